@@ -1,0 +1,182 @@
+/**
+ * The app's settings (`settings.json` in the app data directory).
+ *
+ * Every key is optional and defaulted; an unknown key or a value of the wrong
+ * shape is refused with a message naming it. Parsing returns a result.
+ *
+ * @module
+ */
+
+import { isJsonObject } from "../protocol/jsonrpc.ts";
+
+/** How the server asks the user on this machine for consent. */
+export type HostDialog =
+  | "auto"
+  | "terminal"
+  | "os"
+  | "deny"
+  | { command: string[] };
+
+/** Every setting, with defaults applied. */
+export interface Settings {
+  /** Port to bind on 127.0.0.1; 0 lets the system choose a free one. */
+  port: number;
+  /** Whether every request needs a bearer token. */
+  requireAuth: boolean;
+  /** Web origins allowed to call the server from a browser. */
+  allowedOrigins: string[];
+  /** Rows a query returns when the client names no limit. */
+  defaultRowLimit: number;
+  /** The most rows a client may ask for. */
+  maxRowLimit: number;
+  /** Statement timeout when the client names none. */
+  queryTimeoutSeconds: number;
+  /** How consent is asked on this machine. */
+  hostDialog: HostDialog;
+  /** The app's "MCP server" switch. */
+  enabled: boolean;
+}
+
+/** The defaults (contract: two allowed web origins of supported AI clients). */
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
+  port: 0,
+  requireAuth: true,
+  allowedOrigins: ["https://claude.ai", "https://chatgpt.com"],
+  defaultRowLimit: 500,
+  maxRowLimit: 10000,
+  queryTimeoutSeconds: 30,
+  hostDialog: "auto",
+  enabled: true,
+});
+
+/** The outcome of {@linkcode parseSettings}. */
+export type SettingsResult = { ok: true; settings: Settings } | {
+  ok: false;
+  message: string;
+};
+
+type Check = (value: unknown) => string | null;
+
+const integer = (min: number, max: number): Check => (value) =>
+  typeof value === "number" && Number.isInteger(value) && value >= min &&
+    value <= max
+    ? null
+    : `must be an integer from ${min} to ${max}`;
+
+const boolean: Check = (value) =>
+  typeof value === "boolean" ? null : "must be true or false";
+
+const origins: Check = (value) => {
+  if (!Array.isArray(value)) return "must be an array of origins";
+  for (const item of value) {
+    if (typeof item !== "string") return "must be an array of origins";
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      return `has "${item}", which is not an origin like https://claude.ai`;
+    }
+    if (url.origin !== item) {
+      return `has "${item}", which is not an origin like https://claude.ai`;
+    }
+  }
+  return null;
+};
+
+const hostDialog: Check = (value) => {
+  if (
+    value === "auto" || value === "terminal" || value === "os" ||
+    value === "deny"
+  ) return null;
+  if (
+    isJsonObject(value) && Object.keys(value).length === 1 &&
+    Array.isArray(value.command) && value.command.length > 0 &&
+    value.command.every((part) => typeof part === "string" && part !== "")
+  ) return null;
+  return 'must be "auto", "terminal", "os", "deny" or {"command": ["program", ...]}';
+};
+
+const CHECKS: Readonly<Record<keyof Settings, Check>> = {
+  port: integer(0, 65535),
+  requireAuth: boolean,
+  allowedOrigins: origins,
+  defaultRowLimit: integer(1, 1_000_000),
+  maxRowLimit: integer(1, 1_000_000),
+  queryTimeoutSeconds: integer(1, 300),
+  hostDialog,
+  enabled: boolean,
+};
+
+/** Parse settings text (an empty file means every default). */
+export function parseSettings(
+  text: string,
+  source = "settings.json",
+): SettingsResult {
+  if (text.trim() === "") return { ok: true, settings: defaults() };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return { ok: false, message: `Cannot parse ${source}: ${detail}` };
+  }
+  if (!isJsonObject(value)) {
+    return {
+      ok: false,
+      message: `Cannot read ${source}: it must be a JSON object`,
+    };
+  }
+  const unknown = Object.keys(value).filter((key) => !(key in CHECKS));
+  if (unknown.length > 0) {
+    return {
+      ok: false,
+      message: `Cannot read ${source}: unknown ${
+        unknown.length === 1 ? "key" : "keys"
+      } ${unknown.map((key) => `"${key}"`).join(", ")} (known: ${
+        Object.keys(CHECKS).join(", ")
+      })`,
+    };
+  }
+  const settings = defaults() as unknown as Record<string, unknown>;
+  for (const [key, check] of Object.entries(CHECKS)) {
+    if (!(key in value)) continue;
+    const problem = check(value[key]);
+    if (problem !== null) {
+      return {
+        ok: false,
+        message: `Cannot read ${source}: "${key}" ${problem}, got ${
+          JSON.stringify(value[key])
+        }`,
+      };
+    }
+    settings[key] = value[key];
+  }
+  const parsed = settings as unknown as Settings;
+  if (parsed.defaultRowLimit > parsed.maxRowLimit) {
+    return {
+      ok: false,
+      message:
+        `Cannot read ${source}: "defaultRowLimit" (${parsed.defaultRowLimit}) exceeds "maxRowLimit" (${parsed.maxRowLimit})`,
+    };
+  }
+  return { ok: true, settings: parsed };
+}
+
+function defaults(): Settings {
+  return structuredClone(DEFAULT_SETTINGS) as Settings;
+}
+
+/** Read settings from a file; a missing file means every default. */
+export async function loadSettings(path: string): Promise<SettingsResult> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { ok: true, settings: defaults() };
+    }
+    const detail = error instanceof Error ? error.message : String(error);
+    return { ok: false, message: `Cannot read ${path}: ${detail}` };
+  }
+  return parseSettings(text, path);
+}

@@ -1,0 +1,52 @@
+/**
+ * What a feature handler sees of a request: never HTTP, only the call.
+ *
+ * @module
+ */
+
+import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
+import type { JsonObject } from "../protocol/jsonrpc.ts";
+import type { Era } from "../protocol/versions.ts";
+
+/** A scope a method or tool may require (contract: "Authentication"). */
+export type Scope = "tools:read" | "tools:write" | "resources:read" | "admin";
+
+/** Who is calling. Authentication decides it; features only read it. */
+export interface Principal {
+  /** Stable key for sessions, cancellation and caches (never the token itself). */
+  readonly key: string;
+  readonly kind: "anonymous" | "token";
+  /** Display name: the token's name, or "anonymous". */
+  readonly name: string;
+  readonly scopes: ReadonlySet<Scope>;
+}
+
+/** A handler's view of one request. */
+export interface CallContext {
+  readonly era: Era;
+  readonly protocolVersion: string;
+  readonly method: string;
+  readonly params: JsonObject;
+  readonly clientCapabilities: JsonObject;
+  readonly clientInfo: ClientInfo | undefined;
+  readonly trace: TraceContext;
+  readonly principal: Principal;
+  /** Aborts when the request is cancelled, times out or its client leaves. */
+  readonly signal: AbortSignal;
+  /** Aborts when the server begins to stop (long-lived streams end cleanly). */
+  readonly shutdown: AbortSignal;
+  /** The legacy session the request belongs to (null in the modern era). */
+  readonly session: { logLevel: string } | null;
+  /** The JSON-RPC id of this request. */
+  readonly id: string | number;
+  /**
+   * Report progress; a no-op without a progressToken. Values must advance:
+   * a non-advancing update is dropped (contract: "Progress streaming").
+   */
+  progress(progress: number, total: number, message: string): void;
+  /** Send a notification on this request's own stream (opens it). */
+  notify(method: string, params: JsonObject): void;
+}
+
+/** A method handler: returns the result object or throws a WireError. */
+export type Handler = (ctx: CallContext) => Promise<JsonObject>;

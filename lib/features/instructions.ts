@@ -1,0 +1,23 @@
+/**
+ * The `instructions` text for the model (contract: "What the service does"),
+ * the same in `server/discover` and legacy `initialize`.
+ *
+ * @module
+ */
+
+import { SERVICE_NAME } from "../protocol/identity.ts";
+
+/** Guidance for the model on how to use this server well. */
+export const INSTRUCTIONS = [
+  `${SERVICE_NAME} gives you the database connections the user saved in their database client:`,
+  "PostgreSQL, MySQL/MariaDB and SQLite. You never see or need a password; you name a connection",
+  "by its id and the app opens it for you.",
+  "",
+  "- Start with `list_connections` to learn which connections you may use and their ids.",
+  "- Explore with `list_tables`, then call `describe_table` before you write any SQL against a",
+  "  table: it gives the real columns, types, keys and indexes, so your query is right the first time.",
+  "- Run SQL with `execute_query`, one statement at a time, and ask only for the rows you need.",
+  "- Every connection carries the user's policy: some are read-only for you, some need the user's",
+  "  approval, destructive statements always do. A refusal is that policy speaking, not a transient",
+  "  error: do not retry it or look for a way around it; tell the user what was refused and why.",
+].join("\n");

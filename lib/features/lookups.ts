@@ -1,0 +1,112 @@
+/**
+ * The methods that name one thing: `tools/call`, `prompts/get`,
+ * `resources/read` and `completion/complete`. An unknown name or URI is
+ * `-32602` (contract: "JSON-RPC methods"); the named entry does the work.
+ *
+ * @module
+ */
+
+import { wire } from "../protocol/errors.ts";
+import { isJsonObject } from "../protocol/jsonrpc.ts";
+import type { Catalog } from "./catalog.ts";
+import type { Handler } from "./context.ts";
+
+function requireString(
+  value: unknown,
+  field: string,
+  method: string,
+): string {
+  if (typeof value !== "string" || value === "") {
+    throw wire.invalidParams(
+      `Invalid params for ${method}: ${field} must be a non-empty string`,
+    );
+  }
+  return value;
+}
+
+/** The lookup handlers over a catalog. */
+export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
+  return {
+    "tools/call": (ctx) => {
+      const name = requireString(ctx.params.name, "params.name", ctx.method);
+      const tool = catalog.tool(name);
+      if (tool === undefined) {
+        throw wire.invalidParams(`Unknown tool "${name}"`, { name });
+      }
+      const args = ctx.params.arguments;
+      if (!isJsonObject(args)) {
+        throw wire.invalidParams(
+          `Invalid params for tools/call: arguments must be an object ({} when the tool takes none)`,
+        );
+      }
+      return tool.call(args, ctx);
+    },
+
+    "prompts/get": (ctx) => {
+      const name = requireString(ctx.params.name, "params.name", ctx.method);
+      const prompt = catalog.prompt(name);
+      if (prompt === undefined) {
+        throw wire.invalidParams(`Unknown prompt "${name}"`, { name });
+      }
+      const args = ctx.params.arguments ?? {};
+      if (
+        !isJsonObject(args) ||
+        !Object.values(args).every((value) => typeof value === "string")
+      ) {
+        throw wire.invalidParams(
+          "Invalid params for prompts/get: arguments must be an object of strings",
+        );
+      }
+      return prompt.get(args as Record<string, string>, ctx);
+    },
+
+    "resources/read": async (ctx) => {
+      const uri = requireString(ctx.params.uri, "params.uri", ctx.method);
+      for (const provider of catalog.resourceProviders) {
+        const result = await provider.read(uri, ctx);
+        if (result !== null) return result;
+      }
+      // Resource-not-found has no code of its own (contract "Protocol errors").
+      throw wire.invalidParams(`Unknown resource "${uri}"`, { uri });
+    },
+
+    "completion/complete": (ctx) => {
+      const { ref, argument } = ctx.params;
+      if (!isJsonObject(ref) || typeof ref.type !== "string") {
+        throw wire.invalidParams(
+          "Invalid params for completion/complete: ref must be an object with a type",
+        );
+      }
+      if (
+        !isJsonObject(argument) || typeof argument.name !== "string" ||
+        typeof argument.value !== "string"
+      ) {
+        throw wire.invalidParams(
+          "Invalid params for completion/complete: argument must be {name, value} strings",
+        );
+      }
+      if (ref.type === "ref/prompt") {
+        const name = requireString(ref.name, "ref.name", ctx.method);
+        if (catalog.prompt(name) === undefined) {
+          throw wire.invalidParams(`Unknown prompt "${name}"`, { name });
+        }
+      } else if (ref.type === "ref/resource") {
+        const uri = requireString(ref.uri, "ref.uri", ctx.method);
+        if (!catalog.templates.some((t) => t.definition.uriTemplate === uri)) {
+          throw wire.invalidParams(`Unknown resource template "${uri}"`, {
+            uri,
+          });
+        }
+      } else {
+        throw wire.invalidParams(
+          `Invalid params for completion/complete: unknown ref type "${ref.type}"`,
+        );
+      }
+      // No completer is registered for this argument: an empty list, which the
+      // completions issue fills from live connection and schema names.
+      return Promise.resolve({
+        completion: { values: [], total: 0, hasMore: false },
+      });
+    },
+  };
+}

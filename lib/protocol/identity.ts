@@ -1,0 +1,56 @@
+/**
+ * The names by which dbport is known on the wire and on disk.
+ *
+ * Everything an embedding app may want to rename lives here and nowhere else:
+ * the service name, the bridge executable, the URL scheme, the token prefix and
+ * the resource URI root. Pure constants, shared by the server and the bridge.
+ *
+ * @module
+ */
+
+/** The service name: serverInfo.name, the `WWW-Authenticate` realm, the app directory. */
+export const SERVICE_NAME = "dbport";
+
+/** Human-readable title shown by clients. */
+export const SERVICE_TITLE = "dbport";
+
+/** Version of this server, reported in serverInfo. */
+export const SERVICE_VERSION = "0.1.0";
+
+/** Home page reported in serverInfo.websiteUrl. */
+export const SERVICE_WEBSITE = "https://dbport.dev";
+
+/** The stdio bridge executable's name. */
+export const BRIDGE_EXECUTABLE = "dbport-mcp";
+
+/** The app's URL scheme (without `://`). */
+export const URL_SCHEME = "dbport";
+
+/** The URL the bridge opens to start the app on demand (contract: "Stdio bridge", rule 2). */
+export const START_MCP_URL = `${URL_SCHEME}://integrations/start-mcp`;
+
+/** Prefix of every plaintext access token. */
+export const TOKEN_PREFIX = "dbp_";
+
+/** Root of every resource URI the server publishes. */
+export const RESOURCE_URI_ROOT = `${URL_SCHEME}://connections`;
+
+/** Result `_meta` key carrying the random id of this server start (the bridge's proof of identity). */
+export const INSTANCE_ID_META_KEY = `${SERVICE_NAME}/instanceId`;
+
+/** Environment variable that overrides the app data directory. */
+export const HOME_ENV = "DBPORT_HOME";
+
+/** File name of the handshake in the app data directory. */
+export const HANDSHAKE_FILE = "mcp-handshake.json";
+
+/** File name of the settings in the app data directory. */
+export const SETTINGS_FILE = "settings.json";
+
+/** The serverInfo object every modern result carries in `_meta`. */
+export const SERVER_INFO = Object.freeze({
+  name: SERVICE_NAME,
+  title: SERVICE_TITLE,
+  version: SERVICE_VERSION,
+  websiteUrl: SERVICE_WEBSITE,
+});

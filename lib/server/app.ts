@@ -1,0 +1,78 @@
+/**
+ * The Hono app: routes and the pre-dispatch checks in the contract's order
+ * (Host, Origin, availability, body cap), then the endpoint.
+ *
+ * Runtime-neutral: `app.fetch` serves under node:http in production and
+ * `app.request()` in tests alike.
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import { availabilityGuard } from "./guards/availability_guard.ts";
+import {
+  bodyLimit,
+  type BodyVariables,
+  MAX_BODY_BYTES,
+} from "./guards/body_limit.ts";
+import { hostGuard } from "./guards/host_guard.ts";
+import { originGuard, preflight } from "./guards/origin_guard.ts";
+import { HttpError } from "./http_error.ts";
+import { type EndpointDeps, mcpEndpoint } from "./mcp_endpoint.ts";
+import { principalMiddleware, type PrincipalVariables } from "./principal.ts";
+import type { ServerState } from "./state.ts";
+import type { Logger } from "../log.ts";
+
+/** What the app is built from. */
+export interface AppDeps extends EndpointDeps {
+  state: ServerState;
+  log: Logger;
+  maxBodyBytes?: number;
+}
+
+/** The path of the single MCP endpoint. */
+export const MCP_PATH = "/mcp";
+
+/** Build the app. */
+export function createApp(
+  deps: AppDeps,
+): Hono<{ Variables: BodyVariables & PrincipalVariables }> {
+  const app = new Hono<{ Variables: BodyVariables & PrincipalVariables }>();
+  app.onError((error) => {
+    if (error instanceof HttpError) return error.toResponse();
+    deps.log(
+      `dbport: unexpected error: ${
+        error instanceof Error ? error.stack : String(error)
+      }`,
+    );
+    return HttpError.plain(500, "internal_error", "Internal error")
+      .toResponse();
+  });
+  app.notFound(() =>
+    HttpError.plain(
+      404,
+      "not_found",
+      `Not found: the MCP endpoint is POST ${MCP_PATH}`,
+    )
+      .toResponse()
+  );
+  app.use("*", hostGuard(deps.state));
+  app.use(MCP_PATH, originGuard(deps.state));
+  app.options(MCP_PATH, preflight());
+  app.post(
+    MCP_PATH,
+    availabilityGuard(deps.state),
+    bodyLimit(deps.maxBodyBytes ?? MAX_BODY_BYTES),
+    principalMiddleware(),
+    mcpEndpoint(deps),
+  );
+  // No GET stream and no session DELETE in either era (contract "HTTP surface").
+  app.all(MCP_PATH, () =>
+    HttpError.plain(
+      405,
+      "method_not_allowed",
+      "Method not allowed: POST JSON-RPC messages to /mcp; there is no GET stream",
+      { allow: "POST, OPTIONS" },
+    ).toResponse());
+  return app;
+}

@@ -1,0 +1,246 @@
+/**
+ * Run one request's handler and answer it: as JSON, or as an SSE stream when
+ * the request carries a progressToken or the method streams (contract:
+ * "Progress streaming", "Request lifecycle").
+ *
+ * @module
+ */
+
+import type { CallContext, Principal } from "../features/context.ts";
+import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
+import {
+  ErrorCode,
+  errorResponse,
+  wire,
+  WireError,
+} from "../protocol/errors.ts";
+import type { JsonObject, JsonRpcId } from "../protocol/jsonrpc.ts";
+import type { Era } from "../protocol/versions.ts";
+import type { Logger } from "../log.ts";
+import { jsonResponse } from "./http_error.ts";
+import { type InFlightRegistry, RequestStopped } from "./inflight.ts";
+import type { MethodSpec } from "./methods.ts";
+import { finishResult } from "./result_envelope.ts";
+import { SseStream } from "./sse_stream.ts";
+
+/** The handler deadline (contract: "Limits"). */
+export const HANDLER_DEADLINE_MS = 330_000;
+
+/** One request, checked and ready to run. */
+export interface Dispatch {
+  spec: MethodSpec;
+  id: JsonRpcId;
+  era: Era;
+  protocolVersion: string;
+  params: JsonObject;
+  clientCapabilities: JsonObject;
+  clientInfo: ClientInfo | undefined;
+  trace: TraceContext;
+  principal: Principal;
+  progressToken: string | number | undefined;
+  session: { logLevel: string } | null;
+  /** Aborts when the client's connection drops. */
+  connection: AbortSignal;
+}
+
+/** What the dispatcher needs. */
+export interface DispatcherDeps {
+  inflight: InFlightRegistry;
+  shutdown: AbortSignal;
+  log: Logger;
+  deadlineMs?: number;
+  keepAliveMs?: number;
+}
+
+const STOPPED: Record<RequestStopped["reason"], () => WireError> = {
+  cancelled: () =>
+    new WireError(
+      ErrorCode.RequestCancelled,
+      "Request cancelled by the client",
+    ),
+  revoked: () =>
+    new WireError(
+      ErrorCode.RequestCancelled,
+      "Request cancelled: its token was revoked",
+    ),
+  disconnected: () =>
+    new WireError(
+      ErrorCode.RequestCancelled,
+      "Request cancelled: the client disconnected",
+    ),
+  deadline: () =>
+    new WireError(
+      ErrorCode.RequestTimeout,
+      "Request timed out: the handler deadline ran out",
+    ),
+  shutdown: () =>
+    new WireError(
+      ErrorCode.ServiceUnavailable,
+      "Service unavailable: the server is shutting down",
+    ),
+};
+
+/** Runs requests. */
+export class Dispatcher {
+  readonly #deps: DispatcherDeps;
+  readonly #deadlineMs: number;
+
+  constructor(deps: DispatcherDeps) {
+    this.#deps = deps;
+    this.#deadlineMs = deps.deadlineMs ?? HANDLER_DEADLINE_MS;
+  }
+
+  /** Run a request; resolves with its answer as soon as the answer starts. */
+  run(request: Dispatch): Promise<Response> {
+    const { inflight, log } = this.#deps;
+    const entry = inflight.add(request.principal.key, request.id);
+    if (entry === null) {
+      const error = wire.invalidRequest(
+        `Invalid request: id ${
+          JSON.stringify(request.id)
+        } is already in use by a running request`,
+      );
+      return Promise.resolve(
+        jsonResponse(error.status, errorResponse(request.id, error)),
+      );
+    }
+    const control = entry.controller;
+    const onDisconnect = () =>
+      control.abort(new RequestStopped("disconnected"));
+    if (request.connection.aborted) onDisconnect();
+    request.connection.addEventListener("abort", onDisconnect, { once: true });
+    const timer = request.spec.deadline
+      ? setTimeout(
+        () => control.abort(new RequestStopped("deadline")),
+        this.#deadlineMs,
+      )
+      : undefined;
+
+    const streaming = request.progressToken !== undefined ||
+      request.spec.streams;
+    let stream: SseStream | null = null;
+    let settle!: (response: Response) => void;
+    const answer = new Promise<Response>((resolve) => settle = resolve);
+    const open = (): SseStream => {
+      if (stream === null) {
+        stream = new SseStream(this.#deps.keepAliveMs);
+        stream.gone.addEventListener("abort", onDisconnect, { once: true });
+        settle(stream.response);
+      }
+      return stream;
+    };
+
+    let lastProgress = -Infinity;
+    const ctx: CallContext = {
+      era: request.era,
+      protocolVersion: request.protocolVersion,
+      method: request.spec.name,
+      params: request.params,
+      clientCapabilities: request.clientCapabilities,
+      clientInfo: request.clientInfo,
+      trace: request.trace,
+      principal: request.principal,
+      signal: control.signal,
+      shutdown: this.#deps.shutdown,
+      session: request.session,
+      id: request.id,
+      progress: (progress, total, message) => {
+        const token = request.progressToken;
+        // A non-advancing update is dropped (contract "Progress streaming").
+        if (token === undefined || !(progress > lastProgress)) return;
+        if (control.signal.aborted) return;
+        lastProgress = progress;
+        open().write({
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: token, progress, total, message },
+        });
+      },
+      notify: (method, params) => {
+        if (control.signal.aborted) return;
+        open().write({ jsonrpc: "2.0", method, params });
+      },
+    };
+
+    const finish = async () => {
+      let message: unknown;
+      let status = 200;
+      let headers: Record<string, string> = {};
+      try {
+        const result = await untilStopped(
+          request.spec.handler(ctx),
+          control.signal,
+        );
+        message = {
+          jsonrpc: "2.0",
+          id: request.id,
+          result: finishResult(
+            result,
+            request.spec,
+            request.era,
+            request.params,
+          ),
+        };
+      } catch (error) {
+        const failure = toWireError(error, log, request.spec.name);
+        message = errorResponse(request.id, failure);
+        status = failure.status;
+        headers = { ...failure.headers };
+      } finally {
+        clearTimeout(timer);
+        request.connection.removeEventListener("abort", onDisconnect);
+        inflight.delete(entry);
+      }
+      const open_ = stream as SseStream | null;
+      if (open_ !== null) {
+        open_.write(message);
+        open_.close();
+      } else if (streaming && status === 200) {
+        const sse = open();
+        sse.write(message);
+        sse.close();
+      } else {
+        settle(jsonResponse(status, message, headers));
+      }
+    };
+    void finish();
+    return answer;
+  }
+}
+
+/** Resolve with the handler, or reject with the stop reason once stopped. */
+function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  // The abandoned handler may still settle later; its outcome is not wanted.
+  work.catch(() => {});
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Map anything a handler threw to a wire error; internal details never leave. */
+export function toWireError(
+  error: unknown,
+  log: Logger,
+  method: string,
+): WireError {
+  if (error instanceof WireError) return error;
+  if (error instanceof RequestStopped) return STOPPED[error.reason]();
+  log(
+    `dbport: ${method} failed: ${
+      error instanceof Error ? error.stack ?? error.message : String(error)
+    }`,
+  );
+  return wire.internal();
+}

@@ -1,0 +1,283 @@
+/**
+ * `POST /mcp`: one JSON-RPC message in, one answer out.
+ *
+ * The body is parsed once and classified; notifications are answered 202; a
+ * request is routed by era — modern requests prove their envelope and mirrored
+ * headers, legacy ones their session — and handed to the dispatcher.
+ *
+ * @module
+ */
+
+import type { Context } from "hono";
+import type { Principal } from "../features/context.ts";
+import { initializeResult } from "../features/discover.ts";
+import {
+  isModernRequest,
+  metaOf,
+  parseEnvelope,
+} from "../protocol/envelope.ts";
+import { ErrorCode, wire, WireError } from "../protocol/errors.ts";
+import { checkContentType, checkMirroredHeaders } from "../protocol/headers.ts";
+import {
+  classifyMessage,
+  isJsonObject,
+  isJsonRpcId,
+  type JsonRpcRequest,
+  parseJsonBody,
+} from "../protocol/jsonrpc.ts";
+import {
+  isLegacyVersion,
+  LEGACY_VERSIONS,
+  SUPPORTED_VERSIONS,
+} from "../protocol/versions.ts";
+import type { Dispatcher } from "./dispatch.ts";
+import type { BodyVariables } from "./guards/body_limit.ts";
+import { HttpError, jsonResponse } from "./http_error.ts";
+import type { InFlightRegistry } from "./inflight.ts";
+import type { MethodTable } from "./methods.ts";
+import type { PrincipalVariables } from "./principal.ts";
+import type { SessionStore } from "./sessions.ts";
+
+/** What the endpoint needs. */
+export interface EndpointDeps {
+  methods: MethodTable;
+  sessions: SessionStore;
+  dispatcher: Dispatcher;
+  inflight: InFlightRegistry;
+}
+
+type Env = { Variables: BodyVariables & PrincipalVariables };
+
+/** The `POST /mcp` handler. */
+export function mcpEndpoint(deps: EndpointDeps) {
+  return function mcpEndpoint(c: Context<Env>): Promise<Response> {
+    const parsed = parseJsonBody(c.get("body"));
+    if (!parsed.ok) {
+      throw HttpError.wire(new WireError(ErrorCode.ParseError, parsed.reason));
+    }
+    const message = classifyMessage(parsed.value);
+    switch (message.kind) {
+      case "invalid":
+        throw HttpError.wire(wire.invalidRequest(message.reason), message.id);
+      case "response":
+        throw HttpError.wire(
+          wire.invalidRequest(
+            "Invalid request: a JSON-RPC response cannot be sent to the server",
+          ),
+          message.id,
+        );
+      case "notification":
+        // Pre-dispatch check 4: only notifications/cancelled is acted on; it
+        // cancels a request of the same principal only (contract "Cancellation").
+        if (
+          message.method === "notifications/cancelled" &&
+          isJsonRpcId(message.params.requestId)
+        ) {
+          deps.inflight.cancel(
+            c.get("principal").key,
+            message.params.requestId,
+          );
+        }
+        return Promise.resolve(new Response(null, { status: 202 }));
+      case "request": {
+        const headers = c.req.raw.headers;
+        const principal = c.get("principal");
+        const connection = c.req.raw.signal;
+        return isModernRequest(
+            message.params,
+            headers.get("mcp-protocol-version"),
+          )
+          ? modern(deps, message, headers, principal, connection)
+          : legacy(deps, message, headers, principal, connection);
+      }
+    }
+  };
+}
+
+function modern(
+  deps: EndpointDeps,
+  message: JsonRpcRequest,
+  headers: Headers,
+  principal: Principal,
+  connection: AbortSignal,
+): Promise<Response> {
+  const parsed = parseEnvelope(message.params);
+  if (!parsed.ok) throw HttpError.wire(parsed.error, message.id);
+  const { envelope } = parsed;
+  const mismatch = checkMirroredHeaders(
+    headers,
+    message,
+    envelope.protocolVersion,
+  );
+  if (mismatch !== null) throw HttpError.wire(mismatch, message.id);
+  const spec = deps.methods.get(message.method);
+  if (spec === undefined || !spec.eras.includes("modern")) {
+    throw HttpError.wire(wire.methodNotFound(message.method), message.id);
+  }
+  return deps.dispatcher.run({
+    spec,
+    id: message.id,
+    era: "modern",
+    protocolVersion: envelope.protocolVersion,
+    params: message.params,
+    clientCapabilities: envelope.clientCapabilities,
+    clientInfo: envelope.clientInfo,
+    trace: envelope.trace,
+    principal,
+    progressToken: envelope.progressToken,
+    session: null,
+    connection,
+  });
+}
+
+function legacy(
+  deps: EndpointDeps,
+  message: JsonRpcRequest,
+  headers: Headers,
+  principal: Principal,
+  connection: AbortSignal,
+): Promise<Response> {
+  const contentType = checkContentType(headers);
+  if (contentType !== null) throw HttpError.wire(contentType, message.id);
+  if (message.method === "initialize") {
+    return Promise.resolve(initialize(deps, message, principal));
+  }
+  const spec = deps.methods.get(message.method);
+  if (spec === undefined || !spec.eras.includes("legacy")) {
+    throw HttpError.wire(wire.methodNotFound(message.method), message.id);
+  }
+  const sessionId = headers.get("mcp-session-id");
+  if (sessionId === null) {
+    throw HttpError.wire(
+      wire.invalidRequest(
+        "Invalid request: the Mcp-Session-Id header is missing (call initialize first, or send the 2026-07-28 _meta envelope)",
+      ),
+      message.id,
+    );
+  }
+  const found = deps.sessions.lookup(sessionId.trim(), principal.key);
+  if (!found.ok) {
+    throw HttpError.wire(
+      new WireError(
+        ErrorCode.SessionNotFound,
+        found.problem === "unknown"
+          ? "Session not found: it ended or was evicted; call initialize again"
+          : "Session not found for this token; call initialize again",
+      ),
+      message.id,
+    );
+  }
+  const { session } = found;
+  const version = headers.get("mcp-protocol-version")?.trim();
+  if (version !== undefined) {
+    if (!isLegacyVersion(version)) {
+      throw HttpError.wire(unsupportedVersion(version), message.id);
+    }
+    if (version !== session.protocolVersion) {
+      throw HttpError.wire(
+        wire.headerMismatch(
+          "MCP-Protocol-Version",
+          `is "${version}" but the session negotiated "${session.protocolVersion}"`,
+        ),
+        message.id,
+      );
+    }
+  }
+  const token = metaOf(message.params)?.progressToken;
+  if (
+    token !== undefined &&
+    !(typeof token === "string" ||
+      (typeof token === "number" && Number.isSafeInteger(token)))
+  ) {
+    throw HttpError.wire(
+      wire.invalidParams(
+        'Invalid params: _meta["progressToken"] must be a string or an integer',
+      ),
+      message.id,
+    );
+  }
+  return deps.dispatcher.run({
+    spec,
+    id: message.id,
+    era: "legacy",
+    protocolVersion: session.protocolVersion,
+    params: message.params,
+    clientCapabilities: session.clientCapabilities,
+    clientInfo: session.clientInfo,
+    trace: {},
+    principal,
+    progressToken: token,
+    session,
+    connection,
+  });
+}
+
+function unsupportedVersion(version: unknown): WireError {
+  return new WireError(
+    ErrorCode.UnsupportedProtocolVersion,
+    `Unsupported protocol version ${
+      JSON.stringify(version)
+    }: initialize accepts ${
+      LEGACY_VERSIONS.join(", ")
+    }; 2026-07-28 clients call server/discover with the _meta envelope instead`,
+    { supported: [...SUPPORTED_VERSIONS], requested: version },
+  );
+}
+
+/** Legacy `initialize`: negotiate, mint a session bound to the principal. */
+function initialize(
+  deps: EndpointDeps,
+  message: JsonRpcRequest,
+  principal: Principal,
+): Response {
+  const { protocolVersion, capabilities, clientInfo } = message.params;
+  if (
+    typeof protocolVersion !== "string" || !isLegacyVersion(protocolVersion)
+  ) {
+    throw HttpError.wire(unsupportedVersion(protocolVersion), message.id);
+  }
+  if (capabilities !== undefined && !isJsonObject(capabilities)) {
+    throw HttpError.wire(
+      wire.invalidParams(
+        "Invalid params for initialize: capabilities must be an object",
+      ),
+      message.id,
+    );
+  }
+  if (
+    clientInfo !== undefined &&
+    (!isJsonObject(clientInfo) || typeof clientInfo.name !== "string")
+  ) {
+    throw HttpError.wire(
+      wire.invalidParams(
+        "Invalid params for initialize: clientInfo must be an object with a string name",
+      ),
+      message.id,
+    );
+  }
+  const session = deps.sessions.create({
+    protocolVersion,
+    principalKey: principal.key,
+    clientCapabilities: capabilities ?? {},
+    ...(clientInfo === undefined ? {} : {
+      clientInfo: {
+        name: clientInfo.name as string,
+        ...(typeof clientInfo.title === "string"
+          ? { title: clientInfo.title }
+          : {}),
+        ...(typeof clientInfo.version === "string"
+          ? { version: clientInfo.version }
+          : {}),
+      },
+    }),
+  });
+  return jsonResponse(
+    200,
+    {
+      jsonrpc: "2.0",
+      id: message.id,
+      result: initializeResult(protocolVersion),
+    },
+    { "mcp-session-id": session.id },
+  );
+}

@@ -1,0 +1,199 @@
+/**
+ * A running dbport server: settings loaded and watched, the app bound on
+ * 127.0.0.1, the handshake written, and an orderly stop.
+ *
+ * @module
+ */
+
+import { writeFileAtomic } from "../app/atomic_file.ts";
+import { type FileWatch, watchFile } from "../app/file_watch.ts";
+import {
+  inspectHandshake,
+  removeHandshakeIfOurs,
+  writeHandshake,
+} from "../app/handshake_file.ts";
+import { ensureAppDataDir, inAppDir } from "../app/paths.ts";
+import { loadSettings, parseSettings, type Settings } from "../app/settings.ts";
+import { Catalog } from "../features/catalog.ts";
+import type { SubscriptionSource } from "../features/listen.ts";
+import { type Logger, stderrLogger } from "../log.ts";
+import { CursorCodec } from "../protocol/cursor.ts";
+import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
+import { HANDSHAKE_FILE, SETTINGS_FILE } from "../protocol/identity.ts";
+import { MODERN_VERSION } from "../protocol/versions.ts";
+import { createApp, MCP_PATH } from "./app.ts";
+import { Dispatcher } from "./dispatch.ts";
+import { InFlightRegistry } from "./inflight.ts";
+import { listen, type Listener } from "./listener.ts";
+import { buildMethodTable } from "./methods.ts";
+import { SessionStore } from "./sessions.ts";
+import type { ServerState } from "./state.ts";
+
+/** How to start a server. */
+export interface StartOptions {
+  /** The app data directory (settings, handshake). */
+  home: string;
+  /** Overrides `settings.port` (tests bind port 0). */
+  port?: number;
+  catalog?: Catalog;
+  subscriptionSources?: readonly SubscriptionSource[];
+  log?: Logger;
+  /** Transport idle timeout; the contract's 30 s unless a test shortens it. */
+  idleTimeoutMs?: number;
+  /** How long in-flight requests may finish at shutdown. */
+  drainMs?: number;
+  /** Handler deadline; the contract's 330 s unless a test shortens it. */
+  deadlineMs?: number;
+  /** SSE keep-alive interval; the contract's 15 s unless a test shortens it. */
+  keepAliveMs?: number;
+  /** Settings re-read interval. */
+  watchIntervalMs?: number;
+}
+
+/** A started server. */
+export interface RunningServer {
+  readonly port: number;
+  /** `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string;
+  readonly instanceId: string;
+  readonly handshakePath: string;
+  readonly state: ServerState;
+  /** Stop: refuse new requests, let running ones finish, close, clean up. */
+  stop(): Promise<void>;
+}
+
+/** Start a server. Throws when the settings are invalid or the port is taken. */
+export async function startServer(
+  options: StartOptions,
+): Promise<RunningServer> {
+  const log = options.log ?? stderrLogger;
+  await ensureAppDataDir(options.home);
+  const settingsPath = inAppDir(options.home, SETTINGS_FILE);
+  const handshakePath = inAppDir(options.home, HANDSHAKE_FILE);
+  const loaded = await loadSettings(settingsPath);
+  if (!loaded.ok) throw new Error(loaded.message);
+
+  const instanceId = crypto.randomUUID();
+  const state: ServerState = {
+    settings: loaded.settings,
+    port: 0,
+    stopping: false,
+    instanceId,
+  };
+  const inflight = new InFlightRegistry();
+  const shutdown = new AbortController();
+  const methods = buildMethodTable({
+    catalog: options.catalog ?? new Catalog(),
+    cursors: new CursorCodec(),
+    instanceId,
+    subscriptionSources: options.subscriptionSources ?? [],
+  });
+  const app = createApp({
+    state,
+    log,
+    methods,
+    sessions: new SessionStore(),
+    inflight,
+    dispatcher: new Dispatcher({
+      inflight,
+      shutdown: shutdown.signal,
+      log,
+      ...(options.deadlineMs === undefined
+        ? {}
+        : { deadlineMs: options.deadlineMs }),
+      ...(options.keepAliveMs === undefined
+        ? {}
+        : { keepAliveMs: options.keepAliveMs }),
+    }),
+  });
+
+  const listener: Listener = await listen(app.fetch, {
+    port: options.port ?? loaded.settings.port,
+    ...(options.idleTimeoutMs === undefined
+      ? {}
+      : { idleTimeoutMs: options.idleTimeoutMs }),
+  });
+  state.port = listener.port;
+
+  const previous = await inspectHandshake(handshakePath);
+  if (previous.kind === "live") {
+    log(
+      `dbport: another dbport server (pid ${previous.pid}) also runs; bridges will now reach this one`,
+    );
+  }
+  await writeHandshake(handshakePath, {
+    version: HANDSHAKE_VERSION,
+    port: listener.port,
+    pid: Deno.pid,
+    instanceId,
+    protocolVersion: MODERN_VERSION,
+    startedAt: new Date().toISOString(),
+    token: null,
+    expiresAt: null,
+  });
+
+  const watch: FileWatch = watchFile(
+    settingsPath,
+    await Deno.readTextFile(settingsPath).catch(() => null),
+    (text) => applySettings(state, text, settingsPath, log),
+    options.watchIntervalMs,
+  );
+
+  let stopped: Promise<void> | null = null;
+  return {
+    port: listener.port,
+    url: `http://127.0.0.1:${listener.port}${MCP_PATH}`,
+    instanceId,
+    handshakePath,
+    state,
+    stop() {
+      stopped ??= (async () => {
+        state.stopping = true;
+        watch.stop();
+        // Long-lived streams (subscriptions/listen) end with a complete result.
+        shutdown.abort();
+        if (!(await inflight.drain(options.drainMs ?? 5_000))) {
+          inflight.stopAll("shutdown");
+          await inflight.drain(1_000);
+        }
+        await listener.close();
+        await removeHandshakeIfOurs(handshakePath, instanceId);
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Apply re-read settings; an invalid file keeps the settings in force. */
+function applySettings(
+  state: ServerState,
+  text: string | null,
+  path: string,
+  log: Logger,
+): void {
+  const parsed = parseSettings(text ?? "", path);
+  if (!parsed.ok) {
+    log(`dbport: ${parsed.message}; keeping the settings in force`);
+    return;
+  }
+  const next: Settings = parsed.settings;
+  if (next.port !== state.settings.port && next.port !== 0) {
+    log(
+      `dbport: "port" changed to ${next.port}; it takes effect at the next start`,
+    );
+  }
+  state.settings = next;
+}
+
+/** Write settings (used by the CLI and tests). */
+export async function saveSettings(
+  home: string,
+  settings: Partial<Settings>,
+): Promise<void> {
+  await ensureAppDataDir(home);
+  await writeFileAtomic(
+    inAppDir(home, SETTINGS_FILE),
+    JSON.stringify(settings, null, 2) + "\n",
+    0o600,
+  );
+}

@@ -1,0 +1,93 @@
+/**
+ * Legacy-era sessions (contract: "Legacy session").
+ *
+ * A session is minted by `initialize`, bound to the principal that created it,
+ * and lives until the server stops; the store holds at most 16 and evicts the
+ * least recently used.
+ *
+ * @module
+ */
+
+import type { ClientInfo } from "../protocol/envelope.ts";
+import type { JsonObject } from "../protocol/jsonrpc.ts";
+
+/** The most sessions kept at once. */
+export const MAX_SESSIONS = 16;
+
+/** One legacy session. */
+export interface LegacySession {
+  id: string;
+  protocolVersion: string;
+  /** The principal key of the token that created it. */
+  principalKey: string;
+  clientCapabilities: JsonObject;
+  clientInfo?: ClientInfo;
+  /** Level set by `logging/setLevel`. */
+  logLevel: string;
+  createdAt: number;
+}
+
+/** Why a session id was refused. */
+export type SessionLookup = { ok: true; session: LegacySession } | {
+  ok: false;
+  problem: "unknown" | "other_principal";
+};
+
+/** An LRU store of legacy sessions. */
+export class SessionStore {
+  // A Map iterates in insertion order: re-inserting on use keeps the least
+  // recently used session first.
+  readonly #sessions = new Map<string, LegacySession>();
+  readonly #capacity: number;
+
+  constructor(capacity = MAX_SESSIONS) {
+    this.#capacity = capacity;
+  }
+
+  /** Mint a session; evicts the least recently used one when full. */
+  create(
+    init: Omit<LegacySession, "id" | "createdAt" | "logLevel">,
+  ): LegacySession {
+    const session: LegacySession = {
+      ...init,
+      id: crypto.randomUUID(),
+      logLevel: "info",
+      createdAt: Date.now(),
+    };
+    this.#sessions.set(session.id, session);
+    while (this.#sessions.size > this.#capacity) {
+      const oldest = this.#sessions.keys().next().value as string;
+      this.#sessions.delete(oldest);
+    }
+    return session;
+  }
+
+  /** Find a session for a principal and mark it used. */
+  lookup(id: string, principalKey: string): SessionLookup {
+    const session = this.#sessions.get(id);
+    if (session === undefined) return { ok: false, problem: "unknown" };
+    if (session.principalKey !== principalKey) {
+      return { ok: false, problem: "other_principal" };
+    }
+    this.#sessions.delete(id);
+    this.#sessions.set(id, session);
+    return { ok: true, session };
+  }
+
+  /** Drop every session bound to a principal (its token was revoked). */
+  dropPrincipal(principalKey: string): number {
+    let dropped = 0;
+    for (const [id, session] of this.#sessions) {
+      if (session.principalKey === principalKey) {
+        this.#sessions.delete(id);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  /** How many sessions are open. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+}

@@ -1,0 +1,97 @@
+// deno-lint-ignore-file no-console
+/**
+ * dbport's entry: `serve` runs the MCP server; the other commands are the
+ * app's management CLI (`deno task dbport <command>`).
+ *
+ * @module
+ */
+
+import { appDataDir } from "./lib/app/paths.ts";
+import { loadSettings } from "./lib/app/settings.ts";
+import {
+  SERVICE_NAME,
+  SERVICE_VERSION,
+  SETTINGS_FILE,
+} from "./lib/protocol/identity.ts";
+import { startServer } from "./lib/server/server.ts";
+import { inAppDir } from "./lib/app/paths.ts";
+
+const USAGE =
+  `${SERVICE_NAME} ${SERVICE_VERSION}: the local MCP server of your database client
+
+Usage: deno task dbport <command>
+
+Commands:
+  serve              Start the MCP server on 127.0.0.1 (also: deno task serve)
+  settings           Print the settings in force and where they live
+  help               Show this help
+
+Environment:
+  DBPORT_HOME        The app data directory (default: the platform's app config directory)`;
+
+async function serve(): Promise<number> {
+  const home = appDataDir();
+  const server = await startServer({ home });
+  const base = server.url.slice(0, -"/mcp".length);
+  console.log(`${SERVICE_NAME} ${SERVICE_VERSION} is listening on ${base}`);
+  console.log(`  MCP endpoint:   ${server.url}`);
+  console.log(`  Handshake file: ${server.handshakePath}`);
+  console.log(`  Settings:       ${inAppDir(home, SETTINGS_FILE)}`);
+  console.log("");
+  console.log(
+    'Next: point an MCP client at the endpoint (see README.md, "Connect a client").',
+  );
+  console.log("Press Ctrl+C to stop.");
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => {
+      console.log(`\n${SERVICE_NAME}: stopping…`);
+      server.stop().then(resolve);
+    };
+    Deno.addSignalListener("SIGINT", stop);
+    if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", stop);
+  });
+  await stopped;
+  return 0;
+}
+
+async function settings(): Promise<number> {
+  const home = appDataDir();
+  const path = inAppDir(home, SETTINGS_FILE);
+  const loaded = await loadSettings(path);
+  if (!loaded.ok) {
+    console.error(loaded.message);
+    return 1;
+  }
+  console.log(`# ${path}`);
+  console.log(JSON.stringify(loaded.settings, null, 2));
+  return 0;
+}
+
+const COMMANDS: Record<string, () => Promise<number>> = {
+  serve,
+  settings,
+  help: () => {
+    console.log(USAGE);
+    return Promise.resolve(0);
+  },
+};
+
+if (import.meta.main) {
+  const [name = "help", ...rest] = Deno.args;
+  const command = COMMANDS[name];
+  if (command === undefined || rest.includes("--help")) {
+    if (command === undefined) console.error(`Unknown command "${name}"\n`);
+    console.log(USAGE);
+    Deno.exit(command === undefined ? 2 : 0);
+  }
+  try {
+    Deno.exit(await command());
+  } catch (error) {
+    console.error(
+      `${SERVICE_NAME}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+    Deno.exit(1);
+  }
+}

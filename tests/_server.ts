@@ -1,0 +1,240 @@
+/**
+ * Test helpers: a real server on a free port in a temporary app directory, and
+ * requests built the way real clients send them.
+ *
+ * @module
+ */
+
+import type { Settings } from "../lib/app/settings.ts";
+import { silentLogger } from "../lib/log.ts";
+import {
+  META_CLIENT_CAPABILITIES,
+  META_PROTOCOL_VERSION,
+} from "../lib/protocol/envelope.ts";
+import type { JsonObject } from "../lib/protocol/jsonrpc.ts";
+import { MODERN_VERSION } from "../lib/protocol/versions.ts";
+import {
+  type RunningServer,
+  saveSettings,
+  type StartOptions,
+  startServer,
+} from "../lib/server/server.ts";
+
+/** A started server that cleans up after itself. */
+export interface TestServer extends AsyncDisposable {
+  readonly server: RunningServer;
+  readonly home: string;
+  readonly url: string;
+  readonly port: number;
+}
+
+/** Start a server in a fresh temporary home. Use with `await using`. */
+export async function startTestServer(
+  options: Partial<StartOptions> & { settings?: Partial<Settings> } = {},
+): Promise<TestServer> {
+  const home = options.home ??
+    await Deno.makeTempDir({ prefix: "dbport-test-" });
+  if (options.settings !== undefined) {
+    await saveSettings(home, options.settings);
+  }
+  const { settings: _settings, ...rest } = options;
+  const server = await startServer({
+    log: silentLogger,
+    watchIntervalMs: 50,
+    drainMs: 500,
+    ...rest,
+    home,
+    port: 0,
+  });
+  return {
+    server,
+    home,
+    url: server.url,
+    port: server.port,
+    async [Symbol.asyncDispose]() {
+      await server.stop();
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** The `_meta` envelope of a modern request. */
+export function envelope(extra: JsonObject = {}): JsonObject {
+  return {
+    [META_PROTOCOL_VERSION]: MODERN_VERSION,
+    [META_CLIENT_CAPABILITIES]: {},
+    ...extra,
+  };
+}
+
+/** A modern JSON-RPC request body. */
+export function modernRequest(
+  method: string,
+  params: JsonObject = {},
+  id: string | number = 1,
+  meta: JsonObject = {},
+): JsonObject {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: { ...params, _meta: envelope(meta) },
+  };
+}
+
+/** The mirrored headers a modern client sends for a body. */
+export function modernHeaders(body: JsonObject): Record<string, string> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": MODERN_VERSION,
+  };
+  const method = body.method;
+  if (typeof method === "string" && "id" in body) {
+    headers["mcp-method"] = method;
+  }
+  const params = (body.params ?? {}) as JsonObject;
+  if (
+    (method === "tools/call" || method === "prompts/get") &&
+    typeof params.name === "string"
+  ) {
+    headers["mcp-name"] = params.name;
+  }
+  if (method === "resources/read" && typeof params.uri === "string") {
+    headers["mcp-name"] = params.uri;
+  }
+  return headers;
+}
+
+/** An answer, read whole. */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  // deno-lint-ignore no-explicit-any
+  json: any;
+}
+
+/** POST a raw body with exact headers. */
+export async function post(
+  url: string,
+  body: string | Uint8Array<ArrayBuffer>,
+  headers: Record<string, string>,
+): Promise<Answer> {
+  const response = await fetch(url, { method: "POST", body, headers });
+  const text = await response.text();
+  let json: unknown = undefined;
+  try {
+    json = JSON.parse(text);
+  } catch { /* not JSON: SSE or empty */ }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/** POST a modern request with correct mirrored headers, plus overrides (null removes). */
+export function postModern(
+  url: string,
+  body: JsonObject,
+  overrides: Record<string, string | null> = {},
+): Promise<Answer> {
+  const headers = modernHeaders(body);
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === null) delete headers[name.toLowerCase()];
+    else headers[name.toLowerCase()] = value;
+  }
+  return post(url, JSON.stringify(body), headers);
+}
+
+/** POST a legacy request (no envelope). */
+export function postLegacy(
+  url: string,
+  body: JsonObject,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  return post(url, JSON.stringify(body), {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    ...headers,
+  });
+}
+
+/** Open a legacy session; returns its id. */
+export async function initializeSession(
+  url: string,
+  version = "2025-11-25",
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const answer = await postLegacy(url, {
+    jsonrpc: "2.0",
+    id: "init",
+    method: "initialize",
+    params: {
+      protocolVersion: version,
+      capabilities: {},
+      clientInfo: { name: "test-client", version: "1.0.0" },
+    },
+  }, headers);
+  const id = answer.headers.get("mcp-session-id");
+  if (answer.status !== 200 || id === null) {
+    throw new Error(`initialize failed: ${answer.status} ${answer.text}`);
+  }
+  return id;
+}
+
+/** Send exact bytes over a socket and read the whole answer (the server closes). */
+export async function rawHttp(
+  port: number,
+  request: string | Uint8Array,
+): Promise<{
+  status: number;
+  head: string;
+  body: string;
+}> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const bytes = typeof request === "string"
+      ? new TextEncoder().encode(request)
+      : request;
+    let offset = 0;
+    while (offset < bytes.length) {
+      const n = await conn.write(bytes.subarray(offset)).catch(() => -1);
+      if (n < 0) break;
+      offset += n;
+    }
+    const chunks: Uint8Array[] = [];
+    const buffer = new Uint8Array(65536);
+    for (;;) {
+      const n = await conn.read(buffer).catch(() => null);
+      if (n === null) break;
+      chunks.push(buffer.slice(0, n));
+      const text = new TextDecoder().decode(concat(chunks));
+      if (isComplete(text)) break;
+    }
+    const text = new TextDecoder().decode(concat(chunks));
+    const split = text.indexOf("\r\n\r\n");
+    const head = split < 0 ? text : text.slice(0, split);
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+    return { status, head, body: split < 0 ? "" : text.slice(split + 4) };
+  } finally {
+    conn.close();
+  }
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
+}
+
+/** A response with Content-Length is complete once that many body bytes arrived. */
+function isComplete(text: string): boolean {
+  const split = text.indexOf("\r\n\r\n");
+  if (split < 0) return false;
+  const length = /\r\ncontent-length: (\d+)/i.exec(text.slice(0, split));
+  if (length === null) return false;
+  return new TextEncoder().encode(text.slice(split + 4)).length >=
+    Number(length[1]);
+}

@@ -1,0 +1,75 @@
+import { assertEquals, assertStringIncludes } from "@std/assert";
+import {
+  DEFAULT_SETTINGS,
+  loadSettings,
+  parseSettings,
+} from "../../lib/app/settings.ts";
+
+Deno.test("parseSettings() defaults every key", () => {
+  assertEquals(parseSettings("{}"), {
+    ok: true,
+    settings: {
+      ...DEFAULT_SETTINGS,
+      allowedOrigins: ["https://claude.ai", "https://chatgpt.com"],
+    },
+  });
+  assertEquals(parseSettings("").ok, true);
+  assertEquals(DEFAULT_SETTINGS.requireAuth, true);
+  assertEquals(DEFAULT_SETTINGS.defaultRowLimit, 500);
+  assertEquals(DEFAULT_SETTINGS.maxRowLimit, 10000);
+  assertEquals(DEFAULT_SETTINGS.queryTimeoutSeconds, 30);
+  assertEquals(DEFAULT_SETTINGS.port, 0);
+  assertEquals(DEFAULT_SETTINGS.enabled, true);
+});
+
+Deno.test("parseSettings() reads every known key", () => {
+  const settings = {
+    port: 23508,
+    requireAuth: false,
+    allowedOrigins: ["https://app.example"],
+    defaultRowLimit: 100,
+    maxRowLimit: 1000,
+    queryTimeoutSeconds: 60,
+    hostDialog: { command: ["/usr/bin/approve", "--json"] },
+    enabled: false,
+  };
+  assertEquals(parseSettings(JSON.stringify(settings)), { ok: true, settings });
+});
+
+Deno.test("parseSettings() rejects unknown keys, naming them", () => {
+  const result = parseSettings('{"prot": 1, "colour": 2}');
+  assertEquals(result.ok, false);
+  if (!result.ok) {
+    assertStringIncludes(result.message, '"prot"');
+    assertStringIncludes(result.message, '"colour"');
+  }
+});
+
+Deno.test("parseSettings() rejects ill-typed values, quoting the value", () => {
+  const cases: [string, string][] = [
+    ['{"port": 70000}', '"port"'],
+    ['{"port": "80"}', '"port"'],
+    ['{"requireAuth": "yes"}', '"requireAuth"'],
+    ['{"allowedOrigins": "https://claude.ai"}', '"allowedOrigins"'],
+    [
+      '{"allowedOrigins": ["https://claude.ai/path"]}',
+      "https://claude.ai/path",
+    ],
+    ['{"queryTimeoutSeconds": 0}', '"queryTimeoutSeconds"'],
+    ['{"hostDialog": "maybe"}', '"hostDialog"'],
+    ['{"hostDialog": {"command": []}}', '"hostDialog"'],
+    ['{"defaultRowLimit": 600, "maxRowLimit": 500}', '"defaultRowLimit"'],
+    ["[1]", "JSON object"],
+    ["{", "Cannot parse"],
+  ];
+  for (const [text, expected] of cases) {
+    const result = parseSettings(text);
+    assertEquals(result.ok, false, text);
+    if (!result.ok) assertStringIncludes(result.message, expected);
+  }
+});
+
+Deno.test("loadSettings() treats a missing file as the defaults", async () => {
+  const result = await loadSettings("/nonexistent/dbport/settings.json");
+  assertEquals(result.ok, true);
+});

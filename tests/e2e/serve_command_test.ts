@@ -1,0 +1,80 @@
+/**
+ * `main.ts serve` as a user runs it: it prints where it listens and what to do
+ * next, writes the handshake, answers, and on SIGTERM/SIGINT stops and removes
+ * the handshake.
+ */
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { modernRequest, postModern } from "../_server.ts";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+async function runServe(signal: Deno.Signal) {
+  const home = await Deno.makeTempDir({ prefix: "dbport-serve-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-sys",
+      "--allow-ffi",
+      MAIN,
+      "serve",
+    ],
+    env: { DBPORT_HOME: home, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  try {
+    while (!out.includes("Ctrl+C")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += value;
+    }
+    const url = /MCP endpoint:\s+(\S+)/.exec(out)?.[1];
+    assert(url !== undefined, out);
+    assertStringIncludes(out, `${home}/mcp-handshake.json`);
+    const handshake = JSON.parse(
+      await Deno.readTextFile(`${home}/mcp-handshake.json`),
+    );
+    assertEquals(handshake.pid, child.pid);
+    assertEquals(url, `http://127.0.0.1:${handshake.port}/mcp`);
+    const answer = await postModern(url, modernRequest("server/discover"));
+    assertEquals(
+      answer.json.result._meta["dbport/instanceId"],
+      handshake.instanceId,
+    );
+    child.kill(signal);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += value;
+    }
+    const status = await child.status;
+    await child.stderr.cancel();
+    assertEquals(status.code, 0);
+    assertEquals(
+      await Deno.stat(`${home}/mcp-handshake.json`).then(
+        () => true,
+        () => false,
+      ),
+      false,
+    );
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+Deno.test("main.ts serve starts, answers and removes its handshake on SIGTERM", async () => {
+  await runServe("SIGTERM");
+});
+
+Deno.test("main.ts serve stops cleanly on SIGINT", async () => {
+  await runServe("SIGINT");
+});

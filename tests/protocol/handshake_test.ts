@@ -1,0 +1,42 @@
+import { assertEquals } from "@std/assert";
+import { parseHandshake } from "../../lib/protocol/handshake.ts";
+
+const good = {
+  version: 1 as const,
+  port: 1234,
+  pid: 99,
+  instanceId: "abc",
+  protocolVersion: "2026-07-28",
+  startedAt: "2026-11-21T00:00:00.000Z",
+  token: null,
+  expiresAt: null,
+};
+
+Deno.test("parseHandshake() accepts the written shape", () => {
+  assertEquals(parseHandshake(JSON.stringify(good)), {
+    ok: true,
+    handshake: good,
+  });
+});
+
+Deno.test("parseHandshake() refuses malformed handshakes with the field at fault", () => {
+  const cases: [unknown, string][] = [
+    ["{", "not JSON"],
+    [[], "not a JSON object"],
+    [{ ...good, version: 2 }, "version"],
+    [{ ...good, port: 0 }, "port"],
+    [{ ...good, port: 70000 }, "port"],
+    [{ ...good, pid: -1 }, "pid"],
+    [{ ...good, instanceId: "" }, "instanceId"],
+    [{ ...good, token: 5 }, "token"],
+  ];
+  for (const [value, problem] of cases) {
+    const result = parseHandshake(
+      typeof value === "string" ? value : JSON.stringify(value),
+    );
+    assertEquals(result.ok, false);
+    if (!result.ok) {
+      assertEquals(result.problem.includes(problem), true, result.problem);
+    }
+  }
+});

@@ -1,0 +1,304 @@
+/**
+ * The contract's "Protocol errors" table over real HTTP: each code this
+ * foundation can produce, with its HTTP status. (-32021 and -33007 to -33010
+ * arrive with consent and authentication; their statuses are unit-tested in
+ * tests/protocol/errors_test.ts.)
+ */
+import { assertEquals, assertFalse, assertStringIncludes } from "@std/assert";
+import { fixtureCatalog, sleep } from "../_catalog.ts";
+import {
+  initializeSession,
+  modernRequest,
+  post,
+  postLegacy,
+  postModern,
+  startTestServer,
+} from "../_server.ts";
+import { saveSettings } from "../../lib/server/server.ts";
+
+Deno.test("-32700 (400): the body is not JSON, id null", async () => {
+  await using t = await startTestServer();
+  for (const body of ["{nope", "", "\u00ff"]) {
+    const answer = await post(t.url, body, {
+      "content-type": "application/json",
+    });
+    assertEquals(answer.status, 400);
+    assertEquals(answer.json, {
+      jsonrpc: "2.0",
+      id: null,
+      error: answer.json.error,
+    });
+    assertEquals(answer.json.error.code, -32700);
+  }
+});
+
+Deno.test("-32600 (400): a batch, a bad envelope, a bad id", async () => {
+  await using t = await startTestServer();
+  const cases: [unknown, unknown][] = [
+    [[modernRequest("server/discover")], null],
+    [{ jsonrpc: "2.0", id: 3, method: "tools/list", params: [] }, 3],
+    [{ id: 4, method: "tools/list" }, 4],
+    [{ jsonrpc: "2.0", id: 1.5, method: "tools/list" }, null],
+    ["just a string", null],
+  ];
+  for (const [body, id] of cases) {
+    const answer = await post(t.url, JSON.stringify(body), {
+      "content-type": "application/json",
+    });
+    assertEquals(answer.status, 400, JSON.stringify(body));
+    assertEquals(answer.json.error.code, -32600);
+    assertEquals(answer.json.id, id);
+  }
+});
+
+Deno.test("-32601 (404): an unknown method, in both eras", async () => {
+  await using t = await startTestServer();
+  const modern = await postModern(
+    t.url,
+    modernRequest("tools/delete", {}, "u"),
+  );
+  assertEquals(modern.status, 404);
+  assertEquals(modern.json.error.code, -32601);
+  assertEquals(modern.json.id, "u");
+  const session = await initializeSession(t.url);
+  const legacy = await postLegacy(t.url, {
+    jsonrpc: "2.0",
+    id: 2,
+    method: "nope",
+  }, { "mcp-session-id": session });
+  assertEquals(legacy.status, 404);
+  assertEquals(legacy.json.error.code, -32601);
+});
+
+Deno.test("-32602 (400): unknown tool, prompt and resource URI, bad cursor", async () => {
+  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  const cases = [
+    modernRequest("tools/call", { name: "nope", arguments: {} }),
+    modernRequest("tools/call", { name: "echo" }),
+    modernRequest("tools/call", { name: "echo", arguments: [] }),
+    modernRequest("prompts/get", { name: "nope" }),
+    modernRequest("resources/read", { uri: "test://nope" }),
+    modernRequest("tools/list", { cursor: "garbage" }),
+    modernRequest("tools/list", { cursor: 5 }),
+    modernRequest("completion/complete", {
+      ref: { type: "ref/prompt", name: "nope" },
+      argument: { name: "a", value: "" },
+    }),
+  ];
+  for (const body of cases) {
+    const answer = await postModern(t.url, body);
+    assertEquals(answer.status, 400, JSON.stringify(body.params));
+    assertEquals(answer.json.error.code, -32602, JSON.stringify(body.params));
+  }
+});
+
+Deno.test("-32603 (500): a handler failure, with nothing of its message leaked", async () => {
+  const lines: string[] = [];
+  await using t = await startTestServer({
+    catalog: fixtureCatalog(),
+    log: (line) => lines.push(line),
+  });
+  const answer = await postModern(
+    t.url,
+    modernRequest("tools/call", { name: "boom", arguments: {} }, "b"),
+  );
+  assertEquals(answer.status, 500);
+  assertEquals(answer.json.error, { code: -32603, message: "Internal error" });
+  assertEquals(answer.json.id, "b");
+  assertFalse(answer.text.includes("hunter2"));
+  assertFalse(answer.text.includes("db.internal"));
+  assertStringIncludes(lines.join("\n"), "tools/call failed");
+});
+
+Deno.test("-32022 (400): an unsupported version, with data.supported and data.requested", async () => {
+  await using t = await startTestServer();
+  const answer = await postModern(
+    t.url,
+    {
+      ...modernRequest("server/discover"),
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    },
+    { "mcp-protocol-version": "2099-01-01" },
+  );
+  assertEquals(answer.status, 400);
+  assertEquals(answer.json.error.code, -32022);
+  assertEquals(answer.json.error.data, {
+    supported: ["2026-07-28", "2025-11-25", "2025-06-18"],
+    requested: "2099-01-01",
+  });
+});
+
+Deno.test("-33000 (503): new requests while the server stops; running ones may finish", async () => {
+  const t = await startTestServer({ catalog: fixtureCatalog() });
+  try {
+    const running = postModern(
+      t.url,
+      modernRequest(
+        "tools/call",
+        { name: "slow", arguments: { ms: 300 } },
+        "r",
+      ),
+    );
+    await sleep(50);
+    const stopping = t.server.stop();
+    const refused = await postModern(
+      t.url,
+      modernRequest("server/discover", {}, "n"),
+    );
+    assertEquals(refused.status, 503);
+    assertEquals(refused.json.error.code, -33000);
+    const finished = await running;
+    assertEquals(finished.status, 200);
+    assertEquals(finished.json.result.structuredContent, {
+      slept: 300,
+      aborted: false,
+    });
+    await stopping;
+  } finally {
+    await t[Symbol.asyncDispose]();
+  }
+});
+
+Deno.test("-33000 (503): a request still running when the drain time ends is stopped", async () => {
+  const t = await startTestServer({ catalog: fixtureCatalog(), drainMs: 100 });
+  try {
+    const running = postModern(
+      t.url,
+      modernRequest(
+        "tools/call",
+        { name: "slow", arguments: { ms: 10_000 } },
+        "long",
+      ),
+    );
+    await sleep(50);
+    const stopping = t.server.stop();
+    const answer = await running;
+    assertEquals(answer.status, 503);
+    assertEquals(answer.json.error.code, -33000);
+    await stopping;
+  } finally {
+    await t[Symbol.asyncDispose]();
+  }
+});
+
+Deno.test("-33001 (404): an unknown legacy session", async () => {
+  await using t = await startTestServer();
+  const answer = await postLegacy(t.url, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/list",
+  }, { "mcp-session-id": "no-such-session" });
+  assertEquals(answer.status, 404);
+  assertEquals(answer.json.error.code, -33001);
+});
+
+Deno.test("-33002 (200): notifications/cancelled stops the caller's running request", async () => {
+  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  const running = postModern(
+    t.url,
+    modernRequest(
+      "tools/call",
+      { name: "slow", arguments: { ms: 10_000 } },
+      42,
+    ),
+  );
+  await sleep(50);
+  const cancel = await postModern(t.url, {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 42, reason: "user" },
+  });
+  assertEquals(cancel.status, 202);
+  const answer = await running;
+  assertEquals(answer.status, 200);
+  assertEquals(answer.json.id, 42);
+  assertEquals(answer.json.error.code, -33002);
+});
+
+Deno.test("-33002: another principal cannot cancel the request", async () => {
+  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  const running = postModern(
+    t.url,
+    modernRequest("tools/call", { name: "slow", arguments: { ms: 300 } }, 43),
+  );
+  await sleep(50);
+  const cancel = await postModern(
+    t.url,
+    {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 43 },
+    },
+    { authorization: "Bearer someone-else" },
+  );
+  assertEquals(cancel.status, 202);
+  const answer = await running;
+  assertEquals(answer.json.result.structuredContent, {
+    slept: 300,
+    aborted: false,
+  });
+});
+
+Deno.test("-33003 (200): the handler deadline ran out", async () => {
+  await using t = await startTestServer({
+    catalog: fixtureCatalog(),
+    deadlineMs: 100,
+  });
+  const answer = await postModern(
+    t.url,
+    modernRequest(
+      "tools/call",
+      { name: "slow", arguments: { ms: 10_000 } },
+      "d",
+    ),
+  );
+  assertEquals(answer.status, 200);
+  assertEquals(answer.json.error.code, -33003);
+});
+
+Deno.test("-33006 (503): the MCP server switch is off, applied live", async () => {
+  await using t = await startTestServer();
+  assertEquals(
+    (await postModern(t.url, modernRequest("server/discover"))).status,
+    200,
+  );
+  await saveSettings(t.home, { enabled: false });
+  let answer = await postModern(t.url, modernRequest("server/discover"));
+  for (let i = 0; i < 40 && answer.status === 200; i++) {
+    await sleep(25);
+    answer = await postModern(t.url, modernRequest("server/discover"));
+  }
+  assertEquals(answer.status, 503);
+  assertEquals(answer.json.error.code, -33006);
+  await saveSettings(t.home, { enabled: true });
+  for (let i = 0; i < 40 && answer.status === 503; i++) {
+    await sleep(25);
+    answer = await postModern(t.url, modernRequest("server/discover"));
+  }
+  assertEquals(answer.status, 200);
+});
+
+Deno.test("a duplicate id of a running request of the same principal is -32600", async () => {
+  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  const first = postModern(
+    t.url,
+    modernRequest(
+      "tools/call",
+      { name: "slow", arguments: { ms: 200 } },
+      "dup",
+    ),
+  );
+  await sleep(50);
+  const second = await postModern(
+    t.url,
+    modernRequest("tools/call", { name: "slow", arguments: { ms: 1 } }, "dup"),
+  );
+  assertEquals(second.status, 400);
+  assertEquals(second.json.error.code, -32600);
+  assertEquals((await first).status, 200);
+});

@@ -1,0 +1,147 @@
+/**
+ * A server's life: the handshake file, settings re-read while running, and an
+ * orderly stop.
+ */
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStringIncludes,
+} from "@std/assert";
+import { sleep } from "../_catalog.ts";
+import { modernRequest, postModern, startTestServer } from "../_server.ts";
+import { parseHandshake } from "../../lib/protocol/handshake.ts";
+import { saveSettings, startServer } from "../../lib/server/server.ts";
+import { silentLogger } from "../../lib/log.ts";
+
+Deno.test("startServer() writes the handshake after binding, file 0600 in a 0700 directory", async () => {
+  await using t = await startTestServer();
+  const info = await Deno.stat(t.server.handshakePath);
+  assertEquals(info.mode! & 0o777, 0o600);
+  assertEquals((await Deno.stat(t.home)).mode! & 0o777, 0o700);
+  const parsed = parseHandshake(
+    await Deno.readTextFile(t.server.handshakePath),
+  );
+  assert(parsed.ok);
+  assertEquals(parsed.handshake.port, t.port);
+  assertEquals(parsed.handshake.pid, Deno.pid);
+  assertEquals(parsed.handshake.instanceId, t.server.instanceId);
+  assertEquals(parsed.handshake.protocolVersion, "2026-07-28");
+  assert(!Number.isNaN(Date.parse(parsed.handshake.startedAt)));
+  const leftovers = [...Deno.readDirSync(t.home)].map((entry) => entry.name)
+    .filter((name) => name.startsWith("."));
+  assertEquals(leftovers, []);
+});
+
+Deno.test("stop() removes the handshake it wrote", async () => {
+  const t = await startTestServer();
+  await t.server.stop();
+  assertEquals(
+    await Deno.stat(t.server.handshakePath).then(() => true, () => false),
+    false,
+  );
+  await t[Symbol.asyncDispose]();
+});
+
+Deno.test("stop() leaves a handshake that another server wrote since", async () => {
+  const t = await startTestServer();
+  const other = {
+    ...JSON.parse(await Deno.readTextFile(t.server.handshakePath)),
+    instanceId: "someone-else",
+  };
+  await Deno.writeTextFile(t.server.handshakePath, JSON.stringify(other));
+  await t.server.stop();
+  assertEquals(
+    JSON.parse(await Deno.readTextFile(t.server.handshakePath)).instanceId,
+    "someone-else",
+  );
+  await t[Symbol.asyncDispose]();
+});
+
+Deno.test("startServer() replaces a stale handshake whose pid is dead", async () => {
+  const home = await Deno.makeTempDir();
+  const child = new Deno.Command("true").spawn();
+  const { success } = await child.status;
+  assert(success);
+  await Deno.writeTextFile(
+    `${home}/mcp-handshake.json`,
+    JSON.stringify({
+      version: 1,
+      port: 1,
+      pid: child.pid,
+      instanceId: "old",
+      protocolVersion: "2026-07-28",
+      startedAt: "x",
+      token: null,
+      expiresAt: null,
+    }),
+  );
+  await using t = await startTestServer({ home });
+  const parsed = JSON.parse(await Deno.readTextFile(t.server.handshakePath));
+  assertEquals(parsed.instanceId, t.server.instanceId);
+});
+
+Deno.test("startServer() refuses invalid settings with a message naming the key", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${home}/settings.json`,
+      JSON.stringify({ requireAuth: true, colour: "blue" }),
+    );
+    const error = await assertRejects(() =>
+      startServer({ home, port: 0, log: silentLogger })
+    );
+    assertStringIncludes(error.message, '"colour"');
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("settings changes apply within a second; an invalid change keeps the settings in force", async () => {
+  const lines: string[] = [];
+  await using t = await startTestServer({
+    log: (line) => lines.push(line),
+    watchIntervalMs: 250,
+  });
+  const origin = "https://app.example";
+  const status = async () =>
+    (await postModern(t.url, modernRequest("server/discover"), { origin }))
+      .status;
+  assertEquals(await status(), 403);
+  await saveSettings(t.home, { allowedOrigins: [origin] });
+  const started = Date.now();
+  while (await status() !== 200 && Date.now() - started < 2_000) {
+    await sleep(20);
+  }
+  const took = Date.now() - started;
+  assert(took < 1_000, `applied after ${took} ms`);
+  await Deno.writeTextFile(
+    `${t.home}/settings.json`,
+    '{"allowedOrigins": "everyone"}',
+  );
+  await sleep(600);
+  assertEquals(await status(), 200);
+  assertStringIncludes(lines.join("\n"), '"allowedOrigins"');
+});
+
+Deno.test("deleting settings.json goes back to the defaults", async () => {
+  await using t = await startTestServer({ settings: { enabled: false } });
+  assertEquals(
+    (await postModern(t.url, modernRequest("server/discover"))).status,
+    503,
+  );
+  await Deno.remove(`${t.home}/settings.json`);
+  let status = 503;
+  for (let i = 0; i < 40 && status === 503; i++) {
+    await sleep(25);
+    status = (await postModern(t.url, modernRequest("server/discover"))).status;
+  }
+  assertEquals(status, 200);
+});
+
+Deno.test("each start has its own instance id", async () => {
+  await using a = await startTestServer();
+  await using b = await startTestServer();
+  assert(a.server.instanceId !== b.server.instanceId);
+  assert(a.port !== b.port);
+});
