@@ -74,7 +74,12 @@ export class CursorCodec {
     }
     const body = fromBase64Url(cursor.slice(0, dot));
     const mac = fromBase64Url(cursor.slice(dot + 1));
-    if (body === null || mac === null) {
+    // Only the exact text we issued is accepted: base64url's spare bits would
+    // otherwise let several strings stand for one cursor.
+    if (
+      body === null || mac === null ||
+      `${toBase64Url(body)}.${toBase64Url(mac)}` !== cursor
+    ) {
       return { ok: false, problem: "malformed" };
     }
     const genuine = await crypto.subtle.verify(

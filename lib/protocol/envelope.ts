@@ -76,6 +76,27 @@ function envelopeError(key: string, problem: string): WireError {
   );
 }
 
+/**
+ * Read `_meta.progressToken`: absent, a string or an integer; anything else is
+ * `-32602`. Both eras carry it the same way.
+ */
+export function readProgressToken(
+  meta: JsonObject | undefined,
+): { ok: true; value: string | number | undefined } | {
+  ok: false;
+  error: WireError;
+} {
+  const token = meta?.progressToken;
+  if (
+    token === undefined || typeof token === "string" ||
+    (typeof token === "number" && Number.isSafeInteger(token))
+  ) return { ok: true, value: token };
+  return {
+    ok: false,
+    error: envelopeError("progressToken", "must be a string or an integer"),
+  };
+}
+
 /** The result of {@linkcode parseEnvelope}. */
 export type EnvelopeResult = { ok: true; envelope: Envelope } | {
   ok: false;
@@ -156,19 +177,9 @@ export function parseEnvelope(params: JsonObject): EnvelopeResult {
     if (typeof info.version === "string") clientInfo.version = info.version;
     envelope.clientInfo = clientInfo;
   }
-  const token = meta.progressToken;
-  if (token !== undefined) {
-    if (
-      !(typeof token === "string" ||
-        (typeof token === "number" && Number.isSafeInteger(token)))
-    ) {
-      return {
-        ok: false,
-        error: envelopeError("progressToken", "must be a string or an integer"),
-      };
-    }
-    envelope.progressToken = token;
-  }
+  const token = readProgressToken(meta);
+  if (!token.ok) return token;
+  if (token.value !== undefined) envelope.progressToken = token.value;
   for (const key of TRACE_KEYS) {
     const value = meta[key];
     if (value === undefined) continue;

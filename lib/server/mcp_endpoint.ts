@@ -15,6 +15,7 @@ import {
   isModernRequest,
   metaOf,
   parseEnvelope,
+  readProgressToken,
 } from "../protocol/envelope.ts";
 import { ErrorCode, wire, WireError } from "../protocol/errors.ts";
 import { checkContentType, checkMirroredHeaders } from "../protocol/headers.ts";
@@ -26,6 +27,7 @@ import {
   parseJsonBody,
 } from "../protocol/jsonrpc.ts";
 import {
+  type Era,
   isLegacyVersion,
   LEGACY_VERSIONS,
   SUPPORTED_VERSIONS,
@@ -34,7 +36,7 @@ import type { Dispatcher } from "./dispatch.ts";
 import type { BodyVariables } from "./guards/body_limit.ts";
 import { HttpError, jsonResponse } from "./http_error.ts";
 import type { InFlightRegistry } from "./inflight.ts";
-import type { MethodTable } from "./methods.ts";
+import type { MethodSpec, MethodTable } from "./methods.ts";
 import type { PrincipalVariables } from "./principal.ts";
 import type { SessionStore } from "./sessions.ts";
 
@@ -110,10 +112,7 @@ function modern(
     envelope.protocolVersion,
   );
   if (mismatch !== null) throw HttpError.wire(mismatch, message.id);
-  const spec = deps.methods.get(message.method);
-  if (spec === undefined || !spec.eras.includes("modern")) {
-    throw HttpError.wire(wire.methodNotFound(message.method), message.id);
-  }
+  const spec = methodFor(deps, message, "modern");
   return deps.dispatcher.run({
     spec,
     id: message.id,
@@ -142,10 +141,7 @@ function legacy(
   if (message.method === "initialize") {
     return Promise.resolve(initialize(deps, message, principal));
   }
-  const spec = deps.methods.get(message.method);
-  if (spec === undefined || !spec.eras.includes("legacy")) {
-    throw HttpError.wire(wire.methodNotFound(message.method), message.id);
-  }
+  const spec = methodFor(deps, message, "legacy");
   const sessionId = headers.get("mcp-session-id");
   if (sessionId === null) {
     throw HttpError.wire(
@@ -183,19 +179,8 @@ function legacy(
       );
     }
   }
-  const token = metaOf(message.params)?.progressToken;
-  if (
-    token !== undefined &&
-    !(typeof token === "string" ||
-      (typeof token === "number" && Number.isSafeInteger(token)))
-  ) {
-    throw HttpError.wire(
-      wire.invalidParams(
-        'Invalid params: _meta["progressToken"] must be a string or an integer',
-      ),
-      message.id,
-    );
-  }
+  const token = readProgressToken(metaOf(message.params));
+  if (!token.ok) throw HttpError.wire(token.error, message.id);
   return deps.dispatcher.run({
     spec,
     id: message.id,
@@ -206,10 +191,26 @@ function legacy(
     clientInfo: session.clientInfo,
     trace: {},
     principal,
-    progressToken: token,
+    progressToken: token.value,
     session,
     connection,
   });
+}
+
+/**
+ * The method's spec, or `-32601` (HTTP 404) for an unknown method and for one
+ * the request's era does not have (contract "JSON-RPC methods").
+ */
+function methodFor(
+  deps: EndpointDeps,
+  message: JsonRpcRequest,
+  era: Era,
+): MethodSpec {
+  const spec = deps.methods.get(message.method);
+  if (spec === undefined || !spec.eras.includes(era)) {
+    throw HttpError.wire(wire.methodNotFound(message.method), message.id);
+  }
+  return spec;
 }
 
 function unsupportedVersion(version: unknown): WireError {

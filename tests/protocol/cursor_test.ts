@@ -31,9 +31,21 @@ Deno.test("CursorCodec.open() rejects a tampered cursor", async () => {
     ok: false,
     problem: "forged",
   });
-  const flipped = mac!.slice(0, -1) + (mac!.endsWith("A") ? "B" : "A");
+  const middle = mac!.length >> 1;
+  const flipped = mac!.slice(0, middle) + (mac![middle] === "A" ? "B" : "A") +
+    mac!.slice(middle + 1);
+  assertEquals(await codec.open("tools/list", `${body}.${flipped}`), {
+    ok: false,
+    problem: "forged",
+  });
+  // A spare-bit variant of the same MAC is not the text we issued.
+  const last = mac!.at(-1)!;
+  const alphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const sibling = alphabet[alphabet.indexOf(last) ^ 1]!;
   assertEquals(
-    (await codec.open("tools/list", `${body}.${flipped}`)).ok,
+    (await codec.open("tools/list", `${body}.${mac!.slice(0, -1)}${sibling}`))
+      .ok,
     false,
   );
 });
