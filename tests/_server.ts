@@ -19,6 +19,7 @@ import {
   type StartOptions,
   startServer,
 } from "../lib/server/server.ts";
+import { assertSchema } from "./_schema.ts";
 
 /** A started server that cleans up after itself. */
 export interface TestServer extends AsyncDisposable {
@@ -130,8 +131,31 @@ export async function post(
   return { status: response.status, headers: response.headers, text, json };
 }
 
+/**
+ * Check a JSON-RPC answer against the JSON Schema of its revision: every
+ * answer the helpers receive is validated, so no test passes on a malformed
+ * envelope. Non-JSON-RPC bodies (403/404/405 refusals) are left alone.
+ */
+function validateAnswer(answer: Answer, version: string): Answer {
+  const json = answer.json;
+  if (typeof json === "object" && json !== null && json.jsonrpc === "2.0") {
+    const errorDef = version === "2025-06-18"
+      ? "JSONRPCError"
+      : "JSONRPCErrorResponse";
+    const resultDef = version === "2025-06-18"
+      ? "JSONRPCResponse"
+      : "JSONRPCResultResponse";
+    // JSON-RPC 2.0 answers `id: null` when the request's id could not be read
+    // (a parse error, say); MCP's schema only omits it. Both mean "unknown".
+    const { id, ...rest } = json;
+    const checked = "error" in json && id === null ? rest : json;
+    assertSchema(version, "error" in json ? errorDef : resultDef, checked);
+  }
+  return answer;
+}
+
 /** POST a modern request with correct mirrored headers, plus overrides (null removes). */
-export function postModern(
+export async function postModern(
   url: string,
   body: JsonObject,
   overrides: Record<string, string | null> = {},
@@ -141,20 +165,33 @@ export function postModern(
     if (value === null) delete headers[name.toLowerCase()];
     else headers[name.toLowerCase()] = value;
   }
-  return post(url, JSON.stringify(body), headers);
+  return validateAnswer(
+    await post(url, JSON.stringify(body), headers),
+    MODERN_VERSION,
+  );
 }
 
-/** POST a legacy request (no envelope). */
-export function postLegacy(
+/** POST a legacy request (no envelope); validated against its revision's schema. */
+export async function postLegacy(
   url: string,
   body: JsonObject,
   headers: Record<string, string> = {},
 ): Promise<Answer> {
-  return post(url, JSON.stringify(body), {
+  const answer = await post(url, JSON.stringify(body), {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
     ...headers,
   });
+  const params = (body.params ?? {}) as JsonObject;
+  const version = headers["mcp-protocol-version"] ??
+    (typeof params.protocolVersion === "string" &&
+        params.protocolVersion.startsWith("2025-")
+      ? params.protocolVersion
+      : "2025-11-25");
+  return validateAnswer(
+    answer,
+    ["2025-11-25", "2025-06-18"].includes(version) ? version : "2025-11-25",
+  );
 }
 
 /** Open a legacy session; returns its id. */

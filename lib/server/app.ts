@@ -1,6 +1,6 @@
 /**
  * The Hono app: routes and the pre-dispatch checks in the contract's order
- * (Host, Origin, availability, body cap), then the endpoint.
+ * (Host, Origin, body cap), the server switch, then the endpoint.
  *
  * Runtime-neutral: `app.fetch` serves under node:http in production and
  * `app.request()` in tests alike.
@@ -61,8 +61,8 @@ export function createApp(
   app.options(MCP_PATH, preflight());
   app.post(
     MCP_PATH,
-    availabilityGuard(deps.state),
     bodyLimit(deps.maxBodyBytes ?? MAX_BODY_BYTES),
+    availabilityGuard(deps.state),
     principalMiddleware(),
     mcpEndpoint(deps),
   );

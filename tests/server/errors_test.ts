@@ -152,6 +152,8 @@ Deno.test("-33000 (503): new requests while the server stops; running ones may f
     );
     assertEquals(refused.status, 503);
     assertEquals(refused.json.error.code, -33000);
+    assertEquals(refused.json.id, "n");
+    assertEquals(refused.headers.get("retry-after"), "5");
     const finished = await running;
     assertEquals(finished.status, 200);
     assertEquals(finished.json.result.structuredContent, {
@@ -275,6 +277,7 @@ Deno.test("-33006 (503): the MCP server switch is off, applied live", async () =
   }
   assertEquals(answer.status, 503);
   assertEquals(answer.json.error.code, -33006);
+  assertEquals(answer.json.id, 1);
   await saveSettings(t.home, { enabled: true });
   for (let i = 0; i < 40 && answer.status === 503; i++) {
     await sleep(25);
