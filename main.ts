@@ -6,7 +6,7 @@
  * @module
  */
 
-import { appDataDir } from "./lib/app/paths.ts";
+import { appDataDir, inAppDir } from "./lib/app/paths.ts";
 import { loadSettings } from "./lib/app/settings.ts";
 import {
   SERVICE_NAME,
@@ -14,7 +14,6 @@ import {
   SETTINGS_FILE,
 } from "./lib/protocol/identity.ts";
 import { startServer } from "./lib/server/server.ts";
-import { inAppDir } from "./lib/app/paths.ts";
 
 const USAGE =
   `${SERVICE_NAME} ${SERVICE_VERSION}: the local MCP server of your database client

@@ -191,16 +191,14 @@ export class Dispatcher {
         request.connection.removeEventListener("abort", onDisconnect);
         inflight.delete(entry);
       }
-      const open_ = stream as SseStream | null;
-      if (open_ !== null) {
-        open_.write(message);
-        open_.close();
-      } else if (streaming && status === 200) {
-        const sse = open();
+      // An open stream ends with the answer as its last frame; a streaming
+      // request that failed before any frame keeps its HTTP status as JSON.
+      const sse = (stream as SseStream | null) ??
+        (streaming && status === 200 ? open() : null);
+      if (sse === null) settle(jsonResponse(status, message, headers));
+      else {
         sse.write(message);
         sse.close();
-      } else {
-        settle(jsonResponse(status, message, headers));
       }
     };
     void finish();

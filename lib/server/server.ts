@@ -107,11 +107,22 @@ export async function startServer(
     }),
   });
 
+  const port = options.port ?? loaded.settings.port;
   const listener: Listener = await listen(app.fetch, {
-    port: options.port ?? loaded.settings.port,
+    port,
     ...(options.idleTimeoutMs === undefined
       ? {}
       : { idleTimeoutMs: options.idleTimeoutMs }),
+  }).catch((error: unknown) => {
+    const code = (error as { code?: string }).code;
+    throw new Error(
+      code === "EADDRINUSE"
+        ? `Cannot listen on 127.0.0.1:${port}: the port is in use (change "port" in ${settingsPath}, or set it to 0 for a free one)`
+        : `Cannot listen on 127.0.0.1:${port}: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      { cause: error },
+    );
   });
   state.port = listener.port;
 

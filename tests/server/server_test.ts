@@ -145,3 +145,41 @@ Deno.test("each start has its own instance id", async () => {
   assert(a.server.instanceId !== b.server.instanceId);
   assert(a.port !== b.port);
 });
+
+Deno.test("startServer() binds settings.port on 127.0.0.1 when no port is forced", async () => {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const home = await Deno.makeTempDir();
+  await saveSettings(home, { port });
+  const server = await startServer({ home, log: silentLogger });
+  try {
+    assertEquals(server.port, port);
+    assertEquals(server.url, `http://127.0.0.1:${port}/mcp`);
+  } finally {
+    await server.stop();
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("startServer() reports a port that is already taken", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const home = await Deno.makeTempDir();
+  try {
+    await saveSettings(home, { port: (taken.addr as Deno.NetAddr).port });
+    const error = await assertRejects(() =>
+      startServer({ home, log: silentLogger })
+    );
+    assertStringIncludes(error.message, "is in use");
+    assertEquals(
+      await Deno.stat(`${home}/mcp-handshake.json`).then(
+        () => true,
+        () => false,
+      ),
+      false,
+    );
+  } finally {
+    taken.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -188,3 +188,14 @@ Deno.test("modern results carry resultType and serverInfo", async () => {
     );
   }
 });
+
+Deno.test("a modern request's Mcp-Session-Id is ignored and never echoed", async () => {
+  await using t = await startTestServer();
+  const answer = await postModern(t.url, modernRequest("tools/list"), {
+    "mcp-session-id": "stale-or-bogus",
+  });
+  assertEquals(answer.status, 200);
+  assertEquals(answer.headers.get("mcp-session-id"), null);
+  const discover = await postModern(t.url, modernRequest("server/discover"));
+  assertEquals(discover.headers.get("mcp-session-id"), null);
+});
