@@ -1,0 +1,69 @@
+/**
+ * The one method table against the contract's "JSON-RPC methods" and "Cache
+ * hints" tables, row by row.
+ */
+import { assertEquals } from "@std/assert";
+import { Catalog } from "../../lib/features/catalog.ts";
+import { CursorCodec } from "../../lib/protocol/cursor.ts";
+import { buildMethodTable } from "../../lib/server/methods.ts";
+
+const table = buildMethodTable({
+  catalog: new Catalog(),
+  cursors: new CursorCodec(),
+  instanceId: "i",
+});
+
+Deno.test("buildMethodTable() gives each method the contract's scope and era", () => {
+  const contract: [string, string | null, string[]][] = [
+    ["server/discover", null, ["modern"]],
+    ["tools/list", "tools:read", ["modern", "legacy"]],
+    ["tools/call", "tools:read", ["modern", "legacy"]],
+    ["resources/list", "resources:read", ["modern", "legacy"]],
+    ["resources/read", "resources:read", ["modern", "legacy"]],
+    ["resources/templates/list", "resources:read", ["modern", "legacy"]],
+    ["prompts/list", "resources:read", ["modern", "legacy"]],
+    ["prompts/get", "resources:read", ["modern", "legacy"]],
+    ["completion/complete", "resources:read", ["modern", "legacy"]],
+    ["subscriptions/listen", null, ["modern"]],
+    ["initialize", null, ["legacy"]],
+    ["ping", null, ["legacy"]],
+    ["logging/setLevel", null, ["legacy"]],
+  ];
+  assertEquals([...table.keys()].sort(), contract.map(([name]) => name).sort());
+  for (const [name, scope, eras] of contract) {
+    const spec = table.get(name)!;
+    assertEquals([spec.scope, [...spec.eras]], [scope, eras], name);
+  }
+});
+
+Deno.test("buildMethodTable() gives cache hints to exactly the contract's methods", () => {
+  const hinted = Object.fromEntries(
+    [...table.values()].filter((spec) => spec.cache !== null).map((spec) => [
+      spec.name,
+      [spec.cache!.ttlMs, spec.cache!.cacheScope],
+    ]),
+  );
+  assertEquals(hinted, {
+    "server/discover": [3600000, "public"],
+    "prompts/list": [3600000, "public"],
+    "resources/templates/list": [3600000, "public"],
+    "tools/list": [300000, "private"],
+    "resources/list": [30000, "private"],
+    // The per-URI default; each read picks 5 000 to 300 000.
+    "resources/read": [60000, "private"],
+  });
+});
+
+Deno.test("buildMethodTable() exempts only subscriptions/listen from the deadline", () => {
+  const exempt = [...table.values()].filter((spec) => !spec.deadline).map((
+    spec,
+  ) => spec.name);
+  assertEquals(exempt, ["subscriptions/listen"]);
+});
+
+Deno.test("buildMethodTable() lets only tools/call, resources/read and prompts/get ask for input", () => {
+  const asking = [...table.values()].filter((spec) => spec.mayRequireInput).map(
+    (spec) => spec.name,
+  ).sort();
+  assertEquals(asking, ["prompts/get", "resources/read", "tools/call"]);
+});
