@@ -59,6 +59,11 @@ export async function startTestServer(
   };
 }
 
+/** Whether a path exists. */
+export function exists(path: string): Promise<boolean> {
+  return Deno.stat(path).then(() => true, () => false);
+}
+
 /** The `_meta` envelope of a modern request. */
 export function envelope(extra: JsonObject = {}): JsonObject {
   return {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { ErrorCode, WireError } from "./errors.ts";
+import { wire, type WireError } from "./errors.ts";
 import { isJsonObject, type JsonObject } from "./jsonrpc.ts";
 
 /** Read access to request headers (a `Headers` object fits). */
@@ -84,13 +84,7 @@ export function encodeHeaderValue(value: string): string {
   return `${WRAP_PREFIX}${btoa(binary)}${WRAP_SUFFIX}`;
 }
 
-function mismatch(header: string, problem: string): WireError {
-  return new WireError(
-    ErrorCode.HeaderMismatch,
-    `Header mismatch: ${header} ${problem}`,
-    { header },
-  );
-}
+const mismatch = wire.headerMismatch;
 
 /** Whether a Content-Type is `application/json` or any `+json` type. */
 export function isJsonContentType(value: string | null): boolean {

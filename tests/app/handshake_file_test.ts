@@ -1,3 +1,4 @@
+import { exists } from "../_server.ts";
 import { assertEquals } from "@std/assert";
 import {
   inspectHandshake,
@@ -59,7 +60,7 @@ Deno.test("removeHandshakeIfOurs() removes only a handshake naming this pid and 
     assertEquals(await removeHandshakeIfOurs(path, "me"), false);
     await writeHandshake(path, mine("me"));
     assertEquals(await removeHandshakeIfOurs(path, "me"), true);
-    assertEquals(await Deno.stat(path).then(() => true, () => false), false);
+    assertEquals(await exists(path), false);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

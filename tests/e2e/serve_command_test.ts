@@ -4,7 +4,7 @@
  * the handshake.
  */
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { modernRequest, postModern } from "../_server.ts";
+import { exists, modernRequest, postModern } from "../_server.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -57,10 +57,7 @@ async function runServe(signal: Deno.Signal) {
     await child.stderr.cancel();
     assertEquals(status.code, 0);
     assertEquals(
-      await Deno.stat(`${home}/mcp-handshake.json`).then(
-        () => true,
-        () => false,
-      ),
+      await exists(`${home}/mcp-handshake.json`),
       false,
     );
   } finally {

@@ -9,7 +9,12 @@ import {
   assertStringIncludes,
 } from "@std/assert";
 import { sleep } from "../_catalog.ts";
-import { modernRequest, postModern, startTestServer } from "../_server.ts";
+import {
+  exists,
+  modernRequest,
+  postModern,
+  startTestServer,
+} from "../_server.ts";
 import { parseHandshake } from "../../lib/protocol/handshake.ts";
 import { saveSettings, startServer } from "../../lib/server/server.ts";
 import { silentLogger } from "../../lib/log.ts";
@@ -37,7 +42,7 @@ Deno.test("stop() removes the handshake it wrote", async () => {
   const t = await startTestServer();
   await t.server.stop();
   assertEquals(
-    await Deno.stat(t.server.handshakePath).then(() => true, () => false),
+    await exists(t.server.handshakePath),
     false,
   );
   await t[Symbol.asyncDispose]();
@@ -172,10 +177,7 @@ Deno.test("startServer() reports a port that is already taken", async () => {
     );
     assertStringIncludes(error.message, "is in use");
     assertEquals(
-      await Deno.stat(`${home}/mcp-handshake.json`).then(
-        () => true,
-        () => false,
-      ),
+      await exists(`${home}/mcp-handshake.json`),
       false,
     );
   } finally {
