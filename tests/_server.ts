@@ -6,6 +6,7 @@
  */
 
 import type { Settings } from "../lib/app/settings.ts";
+import type { Level } from "../lib/app/tokens.ts";
 import { silentLogger } from "../lib/log.ts";
 import {
   META_CLIENT_CAPABILITIES,
@@ -27,36 +28,91 @@ export interface TestServer extends AsyncDisposable {
   readonly home: string;
   readonly url: string;
   readonly port: number;
+  /**
+   * The plaintext of the server's default test token (null with `token:
+   * null`). The request helpers send it unless a test sets `authorization`.
+   */
+  readonly token: string | null;
+  /** Mint another token; returns its plaintext and id. */
+  mint(
+    level: Level,
+    options?: { name?: string; connections?: string[]; expiresAt?: number },
+  ): Promise<{ plaintext: string; id: string }>;
 }
 
-/** Start a server in a fresh temporary home. Use with `await using`. */
+/** Default `Authorization` per server URL, used by the request helpers. */
+const defaultAuthorization = new Map<string, string>();
+
+/**
+ * Start a server in a fresh temporary home. Use with `await using`.
+ *
+ * Unless `token` says otherwise, a `readOnly` token is minted and the request
+ * helpers authenticate with it, so a test is about its own subject and not
+ * about authentication (tests/server/auth_test.ts is about that).
+ */
 export async function startTestServer(
-  options: Partial<StartOptions> & { settings?: Partial<Settings> } = {},
+  options: Partial<StartOptions> & {
+    settings?: Partial<Settings>;
+    token?: Level | null;
+  } = {},
 ): Promise<TestServer> {
   const home = options.home ??
     await Deno.makeTempDir({ prefix: "dbport-test-" });
   if (options.settings !== undefined) {
     await saveSettings(home, options.settings);
   }
-  const { settings: _settings, ...rest } = options;
+  const { settings: _settings, token: level = "readOnly", ...rest } = options;
   const server = await startServer({
     log: silentLogger,
     watchIntervalMs: 50,
+    tokenPollMs: 50,
     drainMs: 500,
     ...rest,
     home,
     port: 0,
   });
+  const mint: TestServer["mint"] = async (level, extra = {}) => {
+    const created = await server.tokens.create({
+      name: extra.name ?? `test ${level}`,
+      level,
+      connections: extra.connections ?? null,
+      expiresAt: extra.expiresAt ?? null,
+    }, options.now?.());
+    await server.syncTokens();
+    return { plaintext: created.plaintext, id: created.token.id };
+  };
+  const token = level === null ? null : (await mint(level)).plaintext;
+  if (token !== null) defaultAuthorization.set(server.url, `Bearer ${token}`);
   return {
     server,
     home,
     url: server.url,
     port: server.port,
+    token,
+    mint,
     async [Symbol.asyncDispose]() {
+      defaultAuthorization.delete(server.url);
       await server.stop();
       await Deno.remove(home, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/** Headers with the server's default Authorization added, unless the test set one (null removes). */
+function withAuthorization(
+  url: string,
+  headers: Record<string, string | null>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  const given = Object.keys(headers).some((name) =>
+    name.toLowerCase() === "authorization"
+  );
+  const fallback = defaultAuthorization.get(url);
+  if (!given && fallback !== undefined) out.authorization = fallback;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== null) out[name] = value;
+  }
+  return out;
 }
 
 /** Whether a path exists. */
@@ -125,9 +181,13 @@ export interface Answer {
 export async function post(
   url: string,
   body: string | Uint8Array<ArrayBuffer>,
-  headers: Record<string, string>,
+  headers: Record<string, string | null>,
 ): Promise<Answer> {
-  const response = await fetch(url, { method: "POST", body, headers });
+  const response = await fetch(url, {
+    method: "POST",
+    body,
+    headers: withAuthorization(url, headers),
+  });
   const text = await response.text();
   let json: unknown = undefined;
   try {
@@ -165,10 +225,9 @@ export async function postModern(
   body: JsonObject,
   overrides: Record<string, string | null> = {},
 ): Promise<Answer> {
-  const headers = modernHeaders(body);
+  const headers: Record<string, string | null> = modernHeaders(body);
   for (const [name, value] of Object.entries(overrides)) {
-    if (value === null) delete headers[name.toLowerCase()];
-    else headers[name.toLowerCase()] = value;
+    headers[name.toLowerCase()] = value;
   }
   return validateAnswer(
     await post(url, JSON.stringify(body), headers),
@@ -180,7 +239,7 @@ export async function postModern(
 export async function postLegacy(
   url: string,
   body: JsonObject,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | null> = {},
 ): Promise<Answer> {
   const answer = await post(url, JSON.stringify(body), {
     "content-type": "application/json",
@@ -203,7 +262,7 @@ export async function postLegacy(
 export async function initializeSession(
   url: string,
   version = "2025-11-25",
-  headers: Record<string, string> = {},
+  headers: Record<string, string | null> = {},
 ): Promise<string> {
   const answer = await postLegacy(url, {
     jsonrpc: "2.0",

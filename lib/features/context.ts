@@ -15,10 +15,15 @@ export type Scope = "tools:read" | "tools:write" | "resources:read" | "admin";
 export interface Principal {
   /** Stable key for sessions, cancellation and caches (never the token itself). */
   readonly key: string;
-  readonly kind: "anonymous" | "token";
+  /** The anonymous loopback caller, a user token, or the stdio bridge's token. */
+  readonly kind: "anonymous" | "token" | "bridge";
   /** Display name: the token's name, or "anonymous". */
   readonly name: string;
+  /** The token's id (null for the anonymous principal). */
+  readonly tokenId: string | null;
   readonly scopes: ReadonlySet<Scope>;
+  /** Connection ids the token may use; null means all (contract: "Authentication" 3). */
+  readonly connections: ReadonlySet<string> | null;
 }
 
 /** A handler's view of one request. */

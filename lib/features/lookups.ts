@@ -33,6 +33,11 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
       if (tool === undefined) {
         throw wire.invalidParams(`Unknown tool "${name}"`, { name });
       }
+      // tools/call needs tools:read (checked by dispatch) plus the tool's own
+      // scope (contract: "JSON-RPC methods").
+      if (tool.scope !== null && !ctx.principal.scopes.has(tool.scope)) {
+        throw wire.insufficientScope([tool.scope], `the tool "${name}"`);
+      }
       const args = ctx.params.arguments;
       if (!isJsonObject(args)) {
         throw wire.invalidParams(

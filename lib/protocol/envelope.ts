@@ -190,3 +190,18 @@ export function parseEnvelope(params: JsonObject): EnvelopeResult {
   }
   return { ok: true, envelope };
 }
+
+/**
+ * The W3C trace context of a legacy request's `_meta`: string values are
+ * carried through, anything else is ignored (legacy `_meta` has no rules to
+ * enforce).
+ */
+export function traceOf(meta: JsonObject | undefined): TraceContext {
+  const trace: TraceContext = {};
+  if (meta === undefined) return trace;
+  for (const key of TRACE_KEYS) {
+    const value = meta[key];
+    if (typeof value === "string") trace[key] = value;
+  }
+  return trace;
+}

@@ -131,6 +131,19 @@ export const wire = {
     ),
   internal: (message = "Internal error") =>
     new WireError(ErrorCode.InternalError, message),
+  /**
+   * `-33007` (403) from a scope check: `WWW-Authenticate` names the error and
+   * `data.requiredScopes` the scopes (contract: "Authentication" 7).
+   */
+  insufficientScope: (requiredScopes: readonly string[], what: string) =>
+    new WireError(
+      ErrorCode.Forbidden,
+      `Forbidden: ${what} needs the scope ${
+        requiredScopes.map((s) => `"${s}"`).join(" and ")
+      }, which this token does not have`,
+      { requiredScopes: [...requiredScopes].sort() },
+      { "www-authenticate": 'Bearer error="insufficient_scope"' },
+    ),
 } as const;
 
 /** The machine-readable codes a tool error text starts with (contract: "Tool errors"). */

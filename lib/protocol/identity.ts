@@ -54,3 +54,9 @@ export const SERVER_INFO = Object.freeze({
   version: SERVICE_VERSION,
   websiteUrl: SERVICE_WEBSITE,
 });
+
+/** File name of the app's state database (tokens, activity log) in the app data directory. */
+export const STATE_DB_FILE = "state.db";
+
+/** Name of the token each server start mints for the stdio bridge (contract: "Stdio bridge", rule 3). */
+export const BRIDGE_TOKEN_NAME = "__stdio_bridge__";

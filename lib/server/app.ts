@@ -1,6 +1,7 @@
 /**
  * The Hono app: routes and the pre-dispatch checks in the contract's order
- * (Host, Origin, body cap), the server switch, then the endpoint.
+ * (Host, Origin, body cap), the server switch, authentication, then the
+ * endpoint.
  *
  * Runtime-neutral: `app.fetch` serves under node:http in production and
  * `app.request()` in tests alike.
@@ -9,6 +10,11 @@
  */
 
 import { Hono } from "hono";
+import {
+  type AuthDeps,
+  authenticate,
+  type PrincipalVariables,
+} from "./auth/authenticate.ts";
 import { availabilityGuard } from "./guards/availability_guard.ts";
 import {
   bodyLimit,
@@ -19,7 +25,6 @@ import { hostGuard } from "./guards/host_guard.ts";
 import { originGuard, preflight } from "./guards/origin_guard.ts";
 import { HttpError } from "./http_error.ts";
 import { type EndpointDeps, mcpEndpoint } from "./mcp_endpoint.ts";
-import { principalMiddleware, type PrincipalVariables } from "./principal.ts";
 import type { ServerState } from "./state.ts";
 import type { Logger } from "../log.ts";
 
@@ -27,6 +32,7 @@ import type { Logger } from "../log.ts";
 export interface AppDeps extends EndpointDeps {
   state: ServerState;
   log: Logger;
+  auth: AuthDeps;
   maxBodyBytes?: number;
 }
 
@@ -63,7 +69,7 @@ export function createApp(
     MCP_PATH,
     bodyLimit(deps.maxBodyBytes ?? MAX_BODY_BYTES),
     availabilityGuard(deps.state),
-    principalMiddleware(),
+    authenticate(deps.auth),
     mcpEndpoint(deps),
   );
   // No GET stream and no session DELETE in either era (contract "HTTP surface").

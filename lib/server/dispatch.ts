@@ -17,6 +17,7 @@ import {
 import type { JsonObject, JsonRpcId } from "../protocol/jsonrpc.ts";
 import type { Era } from "../protocol/versions.ts";
 import type { Logger } from "../log.ts";
+import { activityEntry, type ActivitySink } from "./activity.ts";
 import { jsonResponse } from "./http_error.ts";
 import { type InFlightRegistry, RequestStopped } from "./inflight.ts";
 import type { MethodSpec } from "./methods.ts";
@@ -50,6 +51,10 @@ export interface DispatcherDeps {
   log: Logger;
   deadlineMs?: number;
   keepAliveMs?: number;
+  /** Where each finished request is logged. */
+  activity?: ActivitySink;
+  /** The clock for log times. */
+  now?: () => number;
 }
 
 const STOPPED: Record<RequestStopped["reason"], () => WireError> = {
@@ -163,14 +168,19 @@ export class Dispatcher {
     };
 
     const finish = async () => {
+      const time = (this.#deps.now ?? Date.now)();
+      const started = performance.now();
       let message: unknown;
       let status = 200;
       let headers: Record<string, string> = {};
+      let ended: { errorCode: number } | { result: JsonObject };
       try {
+        checkScope(request.principal, request.spec);
         const result = await untilStopped(
           request.spec.handler(ctx),
           control.signal,
         );
+        ended = { result };
         message = {
           jsonrpc: "2.0",
           id: request.id,
@@ -183,6 +193,7 @@ export class Dispatcher {
         };
       } catch (error) {
         const failure = toWireError(error, log, request.spec.name);
+        ended = { errorCode: failure.code };
         message = errorResponse(request.id, failure);
         status = failure.status;
         headers = { ...failure.headers };
@@ -191,6 +202,16 @@ export class Dispatcher {
         request.connection.removeEventListener("abort", onDisconnect);
         inflight.delete(entry);
       }
+      this.#deps.activity?.(activityEntry({
+        time,
+        durationMs: performance.now() - started,
+        principal: request.principal,
+        clientInfo: request.clientInfo,
+        method: request.spec.name,
+        params: request.params,
+        trace: request.trace,
+        ended,
+      }));
       // An open stream ends with the answer as its last frame; a streaming
       // request that failed before any frame keeps its HTTP status as JSON.
       const sse = (stream as SseStream | null) ??
@@ -203,6 +224,16 @@ export class Dispatcher {
     };
     void finish();
     return answer;
+  }
+}
+
+/**
+ * The method's own scope (contract: "JSON-RPC methods"); a tool's scope is
+ * checked by `tools/call` once it knows the tool.
+ */
+function checkScope(principal: Principal, spec: MethodSpec): void {
+  if (spec.scope !== null && !principal.scopes.has(spec.scope)) {
+    throw wire.insufficientScope([spec.scope], spec.name);
   }
 }
 

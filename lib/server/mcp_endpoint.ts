@@ -16,6 +16,7 @@ import {
   metaOf,
   parseEnvelope,
   readProgressToken,
+  traceOf,
 } from "../protocol/envelope.ts";
 import { ErrorCode, wire, WireError } from "../protocol/errors.ts";
 import { checkContentType, checkMirroredHeaders } from "../protocol/headers.ts";
@@ -37,7 +38,7 @@ import type { BodyVariables } from "./guards/body_limit.ts";
 import { HttpError, jsonResponse } from "./http_error.ts";
 import type { InFlightRegistry } from "./inflight.ts";
 import type { MethodSpec, MethodTable } from "./methods.ts";
-import type { PrincipalVariables } from "./principal.ts";
+import type { PrincipalVariables } from "./auth/authenticate.ts";
 import type { SessionStore } from "./sessions.ts";
 
 /** What the endpoint needs. */
@@ -179,7 +180,8 @@ function legacy(
       );
     }
   }
-  const token = readProgressToken(metaOf(message.params));
+  const meta = metaOf(message.params);
+  const token = readProgressToken(meta);
   if (!token.ok) throw HttpError.wire(token.error, message.id);
   return deps.dispatcher.run({
     spec,
@@ -189,7 +191,7 @@ function legacy(
     params: message.params,
     clientCapabilities: session.clientCapabilities,
     clientInfo: session.clientInfo,
-    trace: {},
+    trace: traceOf(meta),
     principal,
     progressToken: token.value,
     session,

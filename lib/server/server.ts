@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ActivityLog } from "../app/activity_log.ts";
 import { writeFileAtomic } from "../app/atomic_file.ts";
 import { type FileWatch, watchFile } from "../app/file_watch.ts";
 import {
@@ -14,6 +15,8 @@ import {
 } from "../app/handshake_file.ts";
 import { ensureAppDataDir, inAppDir } from "../app/paths.ts";
 import { loadSettings, parseSettings, type Settings } from "../app/settings.ts";
+import { openStateDb } from "../app/state_db.ts";
+import { TokenStore } from "../app/tokens.ts";
 import { Catalog } from "../features/catalog.ts";
 import type { SubscriptionSource } from "../features/listen.ts";
 import { type Logger, stderrLogger } from "../log.ts";
@@ -22,6 +25,11 @@ import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
 import { HANDSHAKE_FILE, SETTINGS_FILE } from "../protocol/identity.ts";
 import { MODERN_VERSION } from "../protocol/versions.ts";
 import { createApp, MCP_PATH } from "./app.ts";
+import { BridgeTokens } from "./auth/bridge_tokens.ts";
+import { type Rotation, startBridgeRotation } from "./auth/bridge_rotation.ts";
+import { Lockout } from "./auth/lockout.ts";
+import { TokenSync } from "./auth/token_sync.ts";
+import { TokenVerifier } from "./auth/verifier.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { InFlightRegistry } from "./inflight.ts";
 import { listen, type Listener } from "./listener.ts";
@@ -48,6 +56,12 @@ export interface StartOptions {
   keepAliveMs?: number;
   /** Settings re-read interval. */
   watchIntervalMs?: number;
+  /** How often `state.db` is checked for token changes (default 250 ms). */
+  tokenPollMs?: number;
+  /** How often the bridge token's expiry is checked (default 10 s). */
+  rotationCheckMs?: number;
+  /** The clock for token expiry, lockouts, bridge rotation and the log. */
+  now?: () => number;
 }
 
 /** A started server. */
@@ -58,6 +72,14 @@ export interface RunningServer {
   readonly instanceId: string;
   readonly handshakePath: string;
   readonly state: ServerState;
+  /** The user's tokens (the same table the CLI manages). */
+  readonly tokens: TokenStore;
+  /** The activity log. */
+  readonly activity: ActivityLog;
+  /** Re-read the tokens now, without waiting for the next poll. */
+  syncTokens(): Promise<void>;
+  /** The bridge token's rotation (tests drive it with an injected clock). */
+  readonly rotation: Rotation;
   /** Stop: refuse new requests, let running ones finish, close, clean up. */
   stop(): Promise<void>;
 }
@@ -73,6 +95,12 @@ export async function startServer(
   const loaded = await loadSettings(settingsPath);
   if (!loaded.ok) throw new Error(loaded.message);
 
+  const now = options.now ?? Date.now;
+  const db = await openStateDb(options.home);
+  const tokens = new TokenStore(db);
+  const activity = new ActivityLog(db, log);
+  await activity.prune(now());
+
   const instanceId = crypto.randomUUID();
   const state: ServerState = {
     settings: loaded.settings,
@@ -81,7 +109,27 @@ export async function startServer(
     instanceId,
   };
   const inflight = new InFlightRegistry();
+  const sessions = new SessionStore();
   const shutdown = new AbortController();
+  const verifier = new TokenVerifier(instanceId, now);
+  const tokenSync = new TokenSync({
+    store: tokens,
+    verifier,
+    // Revoking a token ends its requests and its sessions (contract
+    // "Authentication" 9, "Request lifecycle").
+    onRevoked: (keys) => {
+      for (const key of keys) {
+        inflight.stopPrincipal(key, "revoked");
+        sessions.dropPrincipal(key);
+      }
+    },
+    log,
+    now,
+    ...(options.tokenPollMs === undefined
+      ? {}
+      : { intervalMs: options.tokenPollMs }),
+  });
+  await tokenSync.start();
   const methods = buildMethodTable({
     catalog: options.catalog ?? new Catalog(),
     cursors: new CursorCodec(),
@@ -92,12 +140,22 @@ export async function startServer(
     state,
     log,
     methods,
-    sessions: new SessionStore(),
+    sessions,
     inflight,
+    auth: {
+      state,
+      verifier,
+      lockout: new Lockout(now),
+      activity: (entry) => activity.record(entry),
+      now,
+      onVerified: (principal) => tokenSync.noteUse(principal),
+    },
     dispatcher: new Dispatcher({
       inflight,
       shutdown: shutdown.signal,
       log,
+      now,
+      activity: (entry) => activity.record(entry),
       ...(options.deadlineMs === undefined
         ? {}
         : { deadlineMs: options.deadlineMs }),
@@ -113,7 +171,9 @@ export async function startServer(
     ...(options.idleTimeoutMs === undefined
       ? {}
       : { idleTimeoutMs: options.idleTimeoutMs }),
-  }).catch((error: unknown) => {
+  }).catch(async (error: unknown) => {
+    await tokenSync.stop();
+    db.close();
     const code = (error as { code?: string }).code;
     throw new Error(
       code === "EADDRINUSE"
@@ -132,15 +192,27 @@ export async function startServer(
       `dbport: another dbport server (pid ${previous.pid}) also runs; bridges will now reach this one`,
     );
   }
-  await writeHandshake(handshakePath, {
-    version: HANDSHAKE_VERSION,
-    port: listener.port,
-    pid: Deno.pid,
-    instanceId,
-    protocolVersion: MODERN_VERSION,
-    startedAt: new Date().toISOString(),
-    token: null,
-    expiresAt: null,
+  const startedAt = new Date(now()).toISOString();
+  // The handshake is written with the first bridge token, and rewritten with
+  // each new one (contract: "Stdio bridge" 3).
+  const rotation = await startBridgeRotation({
+    tokens: new BridgeTokens(now),
+    verifier,
+    publish: (token) =>
+      writeHandshake(handshakePath, {
+        version: HANDSHAKE_VERSION,
+        port: listener.port,
+        pid: Deno.pid,
+        instanceId,
+        protocolVersion: MODERN_VERSION,
+        startedAt,
+        token: token.plaintext,
+        expiresAt: new Date(token.expiresAt).toISOString(),
+      }),
+    log,
+    ...(options.rotationCheckMs === undefined
+      ? {}
+      : { checkMs: options.rotationCheckMs }),
   });
 
   const watch: FileWatch = watchFile(
@@ -157,10 +229,15 @@ export async function startServer(
     instanceId,
     handshakePath,
     state,
+    tokens,
+    activity,
+    rotation,
+    syncTokens: () => tokenSync.poll(),
     stop() {
       stopped ??= (async () => {
         state.stopping = true;
         watch.stop();
+        await tokenSync.stop();
         // Long-lived streams (subscriptions/listen) end with a complete result.
         shutdown.abort();
         if (!(await inflight.drain(options.drainMs ?? 5_000))) {
@@ -168,7 +245,12 @@ export async function startServer(
           await inflight.drain(1_000);
         }
         await listener.close();
+        // The bridge token dies with the server: forgotten here, and its only
+        // copy on disk, the handshake, removed.
+        await rotation.stop();
         await removeHandshakeIfOurs(handshakePath, instanceId);
+        await activity.close();
+        db.close();
       })();
       return stopped;
     },

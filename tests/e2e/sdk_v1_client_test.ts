@@ -13,7 +13,9 @@ Deno.test("SDK v1 client connects through legacy initialize and lists tools", as
   const sdk = new Client({ name: "dbport-e2e-v1", version: "1.0.0" }, {
     capabilities: {},
   });
-  const transport = new StreamableHTTPClientTransport(new URL(t.url));
+  const transport = new StreamableHTTPClientTransport(new URL(t.url), {
+    requestInit: { headers: { authorization: `Bearer ${t.token}` } },
+  });
   await sdk.connect(transport);
   try {
     assertExists(transport.sessionId);
@@ -44,7 +46,9 @@ Deno.test("SDK v1 client connects through legacy initialize and lists tools", as
 Deno.test("SDK v1 client pinned to 2025-06-18 is served in that revision", async () => {
   await using t = await startTestServer();
   const sdk = new Client({ name: "old", version: "1" }, { capabilities: {} });
-  const transport = new StreamableHTTPClientTransport(new URL(t.url));
+  const transport = new StreamableHTTPClientTransport(new URL(t.url), {
+    requestInit: { headers: { authorization: `Bearer ${t.token}` } },
+  });
   // deno-lint-ignore no-explicit-any
   (transport as any).setProtocolVersion?.("2025-06-18");
   await sdk.connect(transport);

@@ -20,7 +20,11 @@ function client(mode: "auto" | { pin: string }) {
 Deno.test("SDK v2 client pinned to 2026-07-28 connects and reads discover", async () => {
   await using t = await startTestServer();
   const sdk = client({ pin: "2026-07-28" });
-  await sdk.connect(new StreamableHTTPClientTransport(new URL(t.url)));
+  await sdk.connect(
+    new StreamableHTTPClientTransport(new URL(t.url), {
+      requestInit: { headers: { authorization: `Bearer ${t.token}` } },
+    }),
+  );
   try {
     assertEquals(sdk.getNegotiatedProtocolVersion(), "2026-07-28");
     const discover = sdk.getDiscoverResult();
@@ -40,7 +44,11 @@ Deno.test("SDK v2 client with auto negotiation picks the modern era and pages to
     catalog: fixtureCatalog(numberedTools(60)),
   });
   const sdk = client("auto");
-  await sdk.connect(new StreamableHTTPClientTransport(new URL(t.url)));
+  await sdk.connect(
+    new StreamableHTTPClientTransport(new URL(t.url), {
+      requestInit: { headers: { authorization: `Bearer ${t.token}` } },
+    }),
+  );
   try {
     assertEquals(sdk.getNegotiatedProtocolVersion(), "2026-07-28");
     // The v2 client follows nextCursor itself: 65 tools arrive over two pages
@@ -62,7 +70,11 @@ Deno.test("SDK v2 client with auto negotiation picks the modern era and pages to
 Deno.test("SDK v2 client receives progress notifications on the request's own stream", async () => {
   await using t = await startTestServer({ catalog: fixtureCatalog() });
   const sdk = client({ pin: "2026-07-28" });
-  await sdk.connect(new StreamableHTTPClientTransport(new URL(t.url)));
+  await sdk.connect(
+    new StreamableHTTPClientTransport(new URL(t.url), {
+      requestInit: { headers: { authorization: `Bearer ${t.token}` } },
+    }),
+  );
   try {
     const seen: number[] = [];
     const result = await sdk.callTool({ name: "progress", arguments: {} }, {

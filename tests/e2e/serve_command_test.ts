@@ -42,7 +42,12 @@ async function runServe(signal: Deno.Signal) {
     );
     assertEquals(handshake.pid, child.pid);
     assertEquals(url, `http://127.0.0.1:${handshake.port}/mcp`);
-    const answer = await postModern(url, modernRequest("server/discover"));
+    // The handshake carries the bridge token, and the server accepts it.
+    assert(handshake.token.startsWith("dbp_"));
+    assert(Date.parse(handshake.expiresAt) > Date.now());
+    const answer = await postModern(url, modernRequest("server/discover"), {
+      authorization: `Bearer ${handshake.token}`,
+    });
     assertEquals(
       answer.json.result._meta["dbport/instanceId"],
       handshake.instanceId,

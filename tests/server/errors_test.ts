@@ -236,7 +236,7 @@ Deno.test("-33002: another principal cannot cancel the request", async () => {
       method: "notifications/cancelled",
       params: { requestId: 43 },
     },
-    { authorization: "Bearer someone-else" },
+    { authorization: `Bearer ${(await t.mint("readOnly")).plaintext}` },
   );
   assertEquals(cancel.status, 202);
   const answer = await running;

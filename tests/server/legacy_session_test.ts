@@ -34,7 +34,9 @@ for (const version of ["2025-11-25", "2025-06-18"]) {
 
 Deno.test("a session id serves later requests of the same token", async () => {
   await using t = await startTestServer();
-  const auth = { authorization: "Bearer token-a" };
+  const auth = {
+    authorization: `Bearer ${(await t.mint("readOnly")).plaintext}`,
+  };
   const session = await initializeSession(t.url, "2025-11-25", auth);
   const answer = await postLegacy(t.url, {
     jsonrpc: "2.0",
@@ -48,9 +50,12 @@ Deno.test("a session id serves later requests of the same token", async () => {
 Deno.test("a session id from a different token is -33001", async () => {
   await using t = await startTestServer();
   const session = await initializeSession(t.url, "2025-11-25", {
-    authorization: "Bearer token-a",
+    authorization: `Bearer ${
+      (await t.mint("readOnly", { name: "a" })).plaintext
+    }`,
   });
-  for (const headers of [{ authorization: "Bearer token-b" }, {}]) {
+  const other = (await t.mint("readOnly", { name: "b" })).plaintext;
+  for (const headers of [{ authorization: `Bearer ${other}` }, {}]) {
     const answer = await postLegacy(t.url, {
       jsonrpc: "2.0",
       id: 1,

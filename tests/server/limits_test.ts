@@ -22,7 +22,7 @@ function discoverWithHeader(size: number): string {
 }
 
 Deno.test("request headers over 16 KB are refused with 431", async () => {
-  await using t = await startTestServer();
+  await using t = await startTestServer({ settings: { requireAuth: false } });
   assertEquals((await rawHttp(t.port, discoverWithHeader(15_000))).status, 200);
   assertEquals((await rawHttp(t.port, discoverWithHeader(17_000))).status, 431);
   assertEquals(
@@ -32,7 +32,7 @@ Deno.test("request headers over 16 KB are refused with 431", async () => {
 });
 
 Deno.test("at most 64 connections are served at once, and the server stays healthy", async () => {
-  await using t = await startTestServer();
+  await using t = await startTestServer({ settings: { requireAuth: false } });
   const open: Deno.Conn[] = [];
   try {
     for (let i = 0; i < 64; i++) {

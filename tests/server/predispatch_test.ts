@@ -49,7 +49,7 @@ Deno.test("Host with a port must name the bound port", async () => {
 });
 
 Deno.test("Host is accepted as localhost, 127.0.0.1 or [::1], with or without the port", async () => {
-  await using t = await startTestServer();
+  await using t = await startTestServer({ settings: { requireAuth: false } });
   for (
     const host of [
       "localhost",

@@ -159,7 +159,11 @@ function rawCall(mcpName: string): Uint8Array {
 }
 
 Deno.test("a control character in a mirrored header is -32020", async () => {
-  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  // Raw HTTP without a bearer header: authentication is not this test's subject.
+  await using t = await startTestServer({
+    settings: { requireAuth: false },
+    catalog: fixtureCatalog(),
+  });
   // A tab passes the HTTP parser and reaches our check.
   const tab = await rawHttp(t.port, rawCall("ec\tho"));
   assertEquals(tab.status, 400);
@@ -171,7 +175,11 @@ Deno.test("a control character in a mirrored header is -32020", async () => {
 });
 
 Deno.test("a non-ASCII mirrored header sent without the base64 wrapper is -32020", async () => {
-  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  // Raw HTTP without a bearer header: authentication is not this test's subject.
+  await using t = await startTestServer({
+    settings: { requireAuth: false },
+    catalog: fixtureCatalog(),
+  });
   const answer = await rawHttp(t.port, rawCall("\xe9cho"));
   assertEquals(answer.status, 400);
   assertEquals(JSON.parse(answer.body).error.code, -32020);

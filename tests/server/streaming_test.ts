@@ -33,7 +33,7 @@ Deno.test("progress frames advance, then the response is the final frame", async
   );
   const response = await fetch(t.url, {
     method: "POST",
-    headers: modernHeaders(body),
+    headers: { ...modernHeaders(body), authorization: `Bearer ${t.token}` },
     body: JSON.stringify(body),
   });
   assertEquals(response.headers.get("content-type"), "text/event-stream");
@@ -83,7 +83,7 @@ Deno.test("an integer progressToken is echoed as an integer", async () => {
   );
   const response = await fetch(t.url, {
     method: "POST",
-    headers: modernHeaders(body),
+    headers: { ...modernHeaders(body), authorization: `Bearer ${t.token}` },
     body: JSON.stringify(body),
   });
   const { frames } = await readStream(response);
@@ -128,7 +128,7 @@ Deno.test("a quiet open stream gets keep-alive comment frames", async () => {
   );
   const response = await fetch(t.url, {
     method: "POST",
-    headers: modernHeaders(body),
+    headers: { ...modernHeaders(body), authorization: `Bearer ${t.token}` },
     body: JSON.stringify(body),
   });
   const { raw, frames } = await readStream(response);
@@ -156,7 +156,7 @@ Deno.test("subscriptions/listen acknowledges first, then ends with a complete re
     }, "listen-1");
     const response = await fetch(t.url, {
       method: "POST",
-      headers: modernHeaders(body),
+      headers: { ...modernHeaders(body), authorization: `Bearer ${t.token}` },
       body: JSON.stringify(body),
     });
     assertEquals(response.headers.get("content-type"), "text/event-stream");
@@ -201,7 +201,7 @@ Deno.test("subscriptions/listen ends when the client closes the stream", async (
   const controller = new AbortController();
   const response = await fetch(t.url, {
     method: "POST",
-    headers: modernHeaders(body),
+    headers: { ...modernHeaders(body), authorization: `Bearer ${t.token}` },
     body: JSON.stringify(body),
     signal: controller.signal,
   });

@@ -8,26 +8,10 @@
 
 import type { MiddlewareHandler } from "hono";
 import { ErrorCode, WireError } from "../../protocol/errors.ts";
-import {
-  classifyMessage,
-  type JsonRpcId,
-  parseJsonBody,
-} from "../../protocol/jsonrpc.ts";
 import { HttpError } from "../http_error.ts";
+import { peekRequest } from "../peek.ts";
 import type { ServerState } from "../state.ts";
 import type { BodyVariables } from "./body_limit.ts";
-
-/**
- * The id of the refused request, so the client can match the error to its
- * request (MODERN-ERA §6). Parsed only on this refusal path.
- */
-function refusedId(body: Uint8Array | undefined): JsonRpcId | null {
-  if (body === undefined) return null;
-  const parsed = parseJsonBody(body);
-  if (!parsed.ok) return null;
-  const message = classifyMessage(parsed.value);
-  return message.kind === "request" ? message.id : null;
-}
 
 /** Refuse requests while the server is switched off or stopping. */
 export function availabilityGuard(
@@ -42,7 +26,7 @@ export function availabilityGuard(
           undefined,
           { "retry-after": "5" },
         ),
-        refusedId(c.get("body")),
+        peekRequest(c.get("body")).id,
       );
     }
     if (!state.settings.enabled) {
@@ -51,7 +35,7 @@ export function availabilityGuard(
           ErrorCode.ServerDisabled,
           "Server disabled: the MCP server is switched off in the app's settings",
         ),
-        refusedId(c.get("body")),
+        peekRequest(c.get("body")).id,
       );
     }
     await next();

@@ -1,0 +1,235 @@
+/**
+ * The activity log in `state.db`: one row per request that reached dispatch
+ * and per failed authentication. SQL text is never stored, only its SHA-256
+ * digest; a presented token is never stored at all.
+ *
+ * Writes are batched: entries queue in memory and are written in one
+ * transaction every 100 ms, so logging never holds up a request. Rows older
+ * than 90 days are pruned when the log opens.
+ *
+ * @module
+ */
+
+import type { InValue, Row } from "@libsql/client";
+import type { StateDb } from "./state_db.ts";
+
+/** How a request ended. */
+export type Outcome = "success" | "denied" | "error" | "rateLimited";
+
+/** One logged request. */
+export interface ActivityEntry {
+  time: number;
+  principalKind: "anonymous" | "token" | "bridge" | "unauthenticated";
+  tokenId: string | null;
+  tokenName: string | null;
+  clientName: string | null;
+  clientVersion: string | null;
+  method: string | null;
+  /** The tool name or resource URI the request named. */
+  target: string | null;
+  connectionId: string | null;
+  outcome: Outcome;
+  /** The JSON-RPC error code, when the request ended with one. */
+  errorCode: number | null;
+  durationMs: number;
+  /** Hex SHA-256 of the SQL text the call carried. */
+  sqlDigest: string | null;
+  traceparent: string | null;
+  tracestate: string | null;
+  baggage: string | null;
+  /** A short, already redacted note (the tool error code, why auth failed). */
+  detail: string | null;
+}
+
+/** A stored entry with its row id. */
+export interface ActivityRow extends ActivityEntry {
+  id: number;
+}
+
+/** A client seen recently, from the log. */
+export interface ClientSeen {
+  name: string;
+  version: string | null;
+  tokenName: string | null;
+  firstSeen: number;
+  lastSeen: number;
+  requests: number;
+}
+
+/** How long rows are kept. */
+export const ACTIVITY_RETENTION_MS = 90 * 86_400_000;
+
+/** A client counts as connected while it was seen this recently. */
+export const CLIENT_WINDOW_MS = 5 * 60_000;
+
+const FLUSH_DELAY_MS = 100;
+const FLUSH_AT = 500;
+/** Past this many unwritten entries (a stuck disk), the oldest are dropped. */
+const MAX_QUEUE = 20_000;
+
+const COLUMNS = [
+  "time",
+  "principal_kind",
+  "token_id",
+  "token_name",
+  "client_name",
+  "client_version",
+  "method",
+  "target",
+  "connection_id",
+  "outcome",
+  "error_code",
+  "duration_ms",
+  "sql_digest",
+  "traceparent",
+  "tracestate",
+  "baggage",
+  "detail",
+] as const;
+
+const INSERT = `INSERT INTO activity (${COLUMNS.join(", ")}) VALUES (${
+  COLUMNS.map(() => "?").join(", ")
+})`;
+
+function toArgs(entry: ActivityEntry): InValue[] {
+  return [
+    entry.time,
+    entry.principalKind,
+    entry.tokenId,
+    entry.tokenName,
+    entry.clientName,
+    entry.clientVersion,
+    entry.method,
+    entry.target,
+    entry.connectionId,
+    entry.outcome,
+    entry.errorCode,
+    entry.durationMs,
+    entry.sqlDigest,
+    entry.traceparent,
+    entry.tracestate,
+    entry.baggage,
+    entry.detail,
+  ];
+}
+
+function fromRow(row: Row): ActivityRow {
+  const text = (value: unknown) =>
+    value === null || value === undefined ? null : String(value);
+  return {
+    id: Number(row.id),
+    time: Number(row.time),
+    principalKind: String(row.principal_kind) as ActivityEntry["principalKind"],
+    tokenId: text(row.token_id),
+    tokenName: text(row.token_name),
+    clientName: text(row.client_name),
+    clientVersion: text(row.client_version),
+    method: text(row.method),
+    target: text(row.target),
+    connectionId: text(row.connection_id),
+    outcome: String(row.outcome) as Outcome,
+    errorCode: row.error_code === null ? null : Number(row.error_code),
+    durationMs: Number(row.duration_ms),
+    sqlDigest: text(row.sql_digest),
+    traceparent: text(row.traceparent),
+    tracestate: text(row.tracestate),
+    baggage: text(row.baggage),
+    detail: text(row.detail),
+  };
+}
+
+/** The activity log. */
+export class ActivityLog {
+  readonly #db: StateDb;
+  readonly #onError: (message: string) => void;
+  #queue: ActivityEntry[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(db: StateDb, onError: (message: string) => void = () => {}) {
+    this.#db = db;
+    this.#onError = onError;
+  }
+
+  /** Queue an entry; it is written within about 100 ms. */
+  record(entry: ActivityEntry): void {
+    this.#queue.push(entry);
+    if (this.#queue.length > MAX_QUEUE) {
+      this.#queue.splice(0, this.#queue.length - MAX_QUEUE);
+    }
+    if (this.#queue.length >= FLUSH_AT) void this.flush();
+    else {this.#timer ??= setTimeout(() => {
+        this.#timer = undefined;
+        void this.flush();
+      }, FLUSH_DELAY_MS);}
+  }
+
+  /** Write every queued entry now. */
+  flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = this.#queue;
+    this.#queue = [];
+    if (batch.length === 0) return this.#writing;
+    this.#writing = this.#writing.then(() =>
+      this.#db.client.batch(
+        batch.map((entry) => ({ sql: INSERT, args: toArgs(entry) })),
+        "write",
+      ).then(
+        () => {},
+        (error) =>
+          this.#onError(
+            `dbport: could not write ${batch.length} activity entries: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+          ),
+      )
+    );
+    return this.#writing;
+  }
+
+  /** Delete rows older than the retention period. */
+  async prune(now = Date.now()): Promise<void> {
+    await this.#db.client.execute({
+      sql: "DELETE FROM activity WHERE time < ?",
+      args: [now - ACTIVITY_RETENTION_MS],
+    });
+  }
+
+  /** The newest `limit` rows after row `afterId`, oldest first. */
+  async recent(limit: number, afterId = 0): Promise<ActivityRow[]> {
+    const result = await this.#db.client.execute({
+      sql: `SELECT * FROM (SELECT * FROM activity WHERE id > ?
+              ORDER BY id DESC LIMIT ?) ORDER BY id`,
+      args: [afterId, limit],
+    });
+    return result.rows.map(fromRow);
+  }
+
+  /** Clients seen within the window before `now`, most recent first. */
+  async clients(now = Date.now()): Promise<ClientSeen[]> {
+    const result = await this.#db.client.execute({
+      sql: `SELECT client_name, client_version, token_name,
+              MIN(time) AS first_seen, MAX(time) AS last_seen,
+              COUNT(*) AS requests
+            FROM activity WHERE client_name IS NOT NULL
+            GROUP BY client_name, client_version, token_name
+            HAVING MAX(time) >= ?
+            ORDER BY last_seen DESC, client_name`,
+      args: [now - CLIENT_WINDOW_MS],
+    });
+    return result.rows.map((row) => ({
+      name: String(row.client_name),
+      version: row.client_version === null ? null : String(row.client_version),
+      tokenName: row.token_name === null ? null : String(row.token_name),
+      firstSeen: Number(row.first_seen),
+      lastSeen: Number(row.last_seen),
+      requests: Number(row.requests),
+    }));
+  }
+
+  /** Write what is queued and stop the timer. */
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The app's state database: a libSQL file `state.db` in the app data
+ * directory holding the access tokens (hashed) and the activity log.
+ *
+ * WAL mode so the server and the CLI read and write it at the same time; the
+ * file and its `-wal`/`-shm` companions are 0600. The schema is created or
+ * upgraded on open, inside one transaction, keyed by `PRAGMA user_version`.
+ *
+ * @module
+ */
+
+import { type Client, createClient } from "@libsql/client";
+import { STATE_DB_FILE } from "../protocol/identity.ts";
+import { ensureAppDataDir, inAppDir } from "./paths.ts";
+
+/** Busy timeout: how long a writer waits for the other process's lock. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** The schema, one entry per version; never edit a shipped entry, append. */
+const MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    `CREATE TABLE tokens (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL,
+      prefix TEXT NOT NULL,
+      salt TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      level TEXT NOT NULL CHECK (level IN ('readOnly', 'readWrite', 'fullAccess')),
+      connections TEXT,
+      created_at INTEGER NOT NULL,
+      expires_at INTEGER,
+      revoked_at INTEGER,
+      last_used_at INTEGER
+    )`,
+    // Bumped in the same transaction as every token change, so a running
+    // server notices a change by reading one row (see tokens.ts).
+    `CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`,
+    `INSERT INTO meta (key, value) VALUES ('tokens_generation', 0)`,
+    `CREATE TABLE activity (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      time INTEGER NOT NULL,
+      principal_kind TEXT NOT NULL,
+      token_id TEXT,
+      token_name TEXT,
+      client_name TEXT,
+      client_version TEXT,
+      method TEXT,
+      target TEXT,
+      connection_id TEXT,
+      outcome TEXT NOT NULL CHECK (outcome IN ('success', 'denied', 'error', 'rateLimited')),
+      error_code INTEGER,
+      duration_ms INTEGER NOT NULL,
+      sql_digest TEXT,
+      traceparent TEXT,
+      tracestate TEXT,
+      baggage TEXT,
+      detail TEXT
+    )`,
+    `CREATE INDEX activity_time ON activity (time)`,
+  ],
+];
+
+/** An open state database. */
+export interface StateDb {
+  readonly client: Client;
+  readonly path: string;
+  close(): void;
+}
+
+/** Open (and create or upgrade) `state.db` in an app data directory. */
+export async function openStateDb(home: string): Promise<StateDb> {
+  await ensureAppDataDir(home);
+  const path = inAppDir(home, STATE_DB_FILE);
+  // Create the file 0600 before SQLite does, so it is never readable by others.
+  const file = await Deno.open(path, {
+    create: true,
+    write: true,
+    mode: 0o600,
+  });
+  file.close();
+  const client = createClient({
+    url: `file:${path}`,
+    timeout: BUSY_TIMEOUT_MS,
+    intMode: "number",
+  });
+  try {
+    await client.execute("PRAGMA journal_mode = WAL");
+    await migrate(client);
+    await restrictCompanions(path);
+  } catch (error) {
+    client.close();
+    throw new Error(
+      `Cannot open the state database ${path}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  return { client, path, close: () => client.close() };
+}
+
+async function migrate(client: Client): Promise<void> {
+  const row = (await client.execute("PRAGMA user_version")).rows[0];
+  const current = Number(row?.[0] ?? 0);
+  if (current > MIGRATIONS.length) {
+    throw new Error(
+      `its schema version ${current} is newer than this dbport (${MIGRATIONS.length}); update dbport`,
+    );
+  }
+  if (current === MIGRATIONS.length) return;
+  const statements = MIGRATIONS.slice(current).flat();
+  await client.batch(
+    [...statements, `PRAGMA user_version = ${MIGRATIONS.length}`],
+    "write",
+  );
+}
+
+/** SQLite creates `-wal` and `-shm` with the umask; narrow them to 0600. */
+async function restrictCompanions(path: string): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    await Deno.chmod(file, 0o600).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
+  }
+}

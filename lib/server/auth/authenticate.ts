@@ -1,0 +1,174 @@
+/**
+ * Authentication of every request (contract: "Authentication",
+ * "Authentication lockout"): the lockout first, then the `Authorization`
+ * header, then the token. Sets the request's principal or refuses with the
+ * contract's code, status and `WWW-Authenticate`.
+ *
+ * Every refusal is a failed attempt counted against the client address and,
+ * when one was presented, the credential (by digest: the plaintext is never
+ * kept); every refusal is logged, without the credential.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import type { Context, MiddlewareHandler } from "hono";
+import type { Principal } from "../../features/context.ts";
+import { META_CLIENT_INFO, metaOf, traceOf } from "../../protocol/envelope.ts";
+import { ErrorCode, WireError } from "../../protocol/errors.ts";
+import { SERVICE_NAME } from "../../protocol/identity.ts";
+import { isJsonObject } from "../../protocol/jsonrpc.ts";
+import { activityEntry, type ActivitySink } from "../activity.ts";
+import type { BodyVariables } from "../guards/body_limit.ts";
+import { HttpError } from "../http_error.ts";
+import { peekRequest } from "../peek.ts";
+import type { ServerState } from "../state.ts";
+import type { Lockout } from "./lockout.ts";
+import { ANONYMOUS } from "./principals.ts";
+import type { TokenVerifier, Verification } from "./verifier.ts";
+
+/** Context variables this middleware provides. */
+export type PrincipalVariables = { principal: Principal };
+
+/** What authentication needs. */
+export interface AuthDeps {
+  state: ServerState;
+  verifier: TokenVerifier;
+  lockout: Lockout;
+  activity: ActivitySink;
+  now: () => number;
+  /** Called with each verified principal (to stamp the token's last use). */
+  onVerified?: (principal: Principal) => void;
+}
+
+/**
+ * RFC 6750 §2.1: the scheme (case-insensitive), one space, a b64token. Our
+ * tokens are base64url, so this accepts every token we mint and more.
+ */
+const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+const REALM = `Bearer realm="${SERVICE_NAME}"`;
+
+/** The refusal for each way a credential can fail. */
+function refusal(
+  problem: "missing" | "malformed" | Exclude<Verification["kind"], "ok">,
+): WireError {
+  switch (problem) {
+    case "missing":
+      return new WireError(
+        ErrorCode.Unauthenticated,
+        "Unauthenticated: send Authorization: Bearer <token> (create a token with: deno task dbport tokens create)",
+        undefined,
+        { "www-authenticate": REALM },
+      );
+    case "malformed":
+      return new WireError(
+        ErrorCode.HeaderMismatch,
+        'Header mismatch: Authorization must be "Bearer <token>"',
+        { header: "Authorization" },
+      );
+    case "unknown":
+    case "revoked":
+      return new WireError(
+        ErrorCode.Unauthenticated,
+        "Unauthenticated: the token is unknown or was revoked",
+        undefined,
+        { "www-authenticate": 'Bearer error="invalid_token"' },
+      );
+    case "expired":
+      return new WireError(
+        ErrorCode.TokenExpired,
+        "Token expired: create a new token in the app (deno task dbport tokens create)",
+        undefined,
+        {
+          "www-authenticate":
+            'Bearer error="invalid_token", error_description="token expired"',
+        },
+      );
+  }
+}
+
+/** The remote address of the connection (node:http), or "unknown". */
+function clientAddress(c: Context): string {
+  const env = c.env as
+    | { incoming?: { socket?: { remoteAddress?: string } } }
+    | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? "unknown";
+}
+
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** Authenticate every request. */
+export function authenticate(
+  deps: AuthDeps,
+): MiddlewareHandler<{ Variables: BodyVariables & PrincipalVariables }> {
+  return async function authenticate(c, next) {
+    const header = c.req.header("authorization");
+    const keys = [`address:${clientAddress(c)}`];
+    if (header !== undefined) keys.push(`credential:${digest(header)}`);
+
+    const refuse = (error: WireError, detail: string, counts: boolean) => {
+      if (counts) deps.lockout.fail(keys);
+      const peeked = peekRequest(c.get("body"));
+      const meta = metaOf(peeked.params);
+      const info = meta?.[META_CLIENT_INFO];
+      deps.activity(activityEntry({
+        time: deps.now(),
+        durationMs: 0,
+        principal: null,
+        clientInfo: isJsonObject(info) && typeof info.name === "string"
+          ? {
+            name: info.name,
+            ...(typeof info.version === "string"
+              ? { version: info.version }
+              : {}),
+          }
+          : undefined,
+        method: peeked.method,
+        params: peeked.params,
+        trace: traceOf(meta),
+        ended: { errorCode: error.code },
+        detail,
+      }));
+      return HttpError.wire(error, peeked.id);
+    };
+
+    // A locked caller is refused before its credential is even looked at;
+    // a valid token does not get it in early (contract "Authentication lockout").
+    const lockedMs = deps.lockout.lockedFor(keys);
+    if (lockedMs > 0) {
+      const seconds = Math.ceil(lockedMs / 1000);
+      throw refuse(
+        new WireError(
+          ErrorCode.RateLimited,
+          `Rate limited: too many failed authentication attempts; try again in ${seconds} s`,
+          { retryAfterSeconds: seconds },
+          { "retry-after": String(seconds) },
+        ),
+        "locked out",
+        false,
+      );
+    }
+
+    if (header === undefined) {
+      if (!deps.state.settings.requireAuth) {
+        c.set("principal", ANONYMOUS);
+        return await next();
+      }
+      throw refuse(refusal("missing"), "no token", true);
+    }
+    const match = BEARER.exec(header);
+    if (match === null) {
+      throw refuse(refusal("malformed"), "malformed Authorization", true);
+    }
+    const verified = await deps.verifier.verify(match[1]!);
+    if (verified.kind !== "ok") {
+      throw refuse(refusal(verified.kind), `${verified.kind} token`, true);
+    }
+    deps.onVerified?.(verified.principal);
+    c.set("principal", verified.principal);
+    await next();
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Keeps a running server's view of the user's tokens in step with `state.db`,
+ * which the CLI (another process) changes: the change counter is polled every
+ * 250 ms and the tokens reloaded when it moves, so a new or revoked token
+ * takes effect within a second, without a restart. A revoked token's
+ * requests and sessions are ended at once (contract: "Authentication" 9).
+ *
+ * @module
+ */
+
+import type { TokenStore } from "../../app/tokens.ts";
+import type { Principal } from "../../features/context.ts";
+import type { Logger } from "../../log.ts";
+import { tokenKey } from "./principals.ts";
+import type { TokenVerifier } from "./verifier.ts";
+
+/** How often the change counter is read. */
+export const TOKEN_POLL_MS = 250;
+
+/** A token's last use is written at most this often. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** What the sync needs. */
+export interface TokenSyncDeps {
+  store: TokenStore;
+  verifier: TokenVerifier;
+  /** Called with the principal keys of tokens that were revoked or deleted. */
+  onRevoked: (principalKeys: string[]) => void;
+  log: Logger;
+  now: () => number;
+  intervalMs?: number;
+}
+
+/** The poller. */
+export class TokenSync {
+  readonly #deps: TokenSyncDeps;
+  #generation = -1;
+  #active = new Set<string>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+  #failing = false;
+  #running: Promise<void> = Promise.resolve();
+  readonly #touched = new Map<string, number>();
+
+  constructor(deps: TokenSyncDeps) {
+    this.#deps = deps;
+  }
+
+  /** Load the tokens, then keep polling. */
+  async start(): Promise<void> {
+    await this.#reload(await this.#deps.store.generation());
+    this.#schedule();
+  }
+
+  /** Read the counter now and reload if it moved. */
+  async poll(): Promise<void> {
+    const generation = await this.#deps.store.generation();
+    if (generation !== this.#generation) await this.#reload(generation);
+  }
+
+  async #reload(generation: number): Promise<void> {
+    const tokens = await this.#deps.store.all();
+    this.#deps.verifier.setUserTokens(tokens);
+    this.#generation = generation;
+    const active = new Set(
+      tokens.filter((t) => t.revokedAt === null).map((t) => t.id),
+    );
+    const gone = [...this.#active].filter((id) => !active.has(id));
+    this.#active = active;
+    if (gone.length > 0) this.#deps.onRevoked(gone.map(tokenKey));
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#running = this.poll().then(
+        () => {
+          this.#failing = false;
+        },
+        (error) => {
+          // Say it once per outage, not four times a second.
+          if (!this.#failing) {
+            this.#deps.log(
+              `dbport: cannot read tokens from the state database: ${
+                error instanceof Error ? error.message : String(error)
+              }; keeping the tokens in force`,
+            );
+          }
+          this.#failing = true;
+        },
+      ).finally(() => this.#schedule());
+    }, this.#deps.intervalMs ?? TOKEN_POLL_MS);
+  }
+
+  /** Stamp a user token's last use, at most once a minute per token. */
+  noteUse(principal: Principal): void {
+    if (principal.kind !== "token" || principal.tokenId === null) return;
+    const now = this.#deps.now();
+    const last = this.#touched.get(principal.tokenId) ?? -Infinity;
+    if (now - last < TOUCH_EVERY_MS) return;
+    this.#touched.set(principal.tokenId, now);
+    this.#deps.store.touch(principal.tokenId, now).catch(() => {
+      // Last use is informational; a busy database must not fail a request.
+    });
+  }
+
+  /** Stop polling; resolves once a poll under way has finished. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+}

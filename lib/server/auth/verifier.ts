@@ -1,0 +1,78 @@
+/**
+ * Checks a presented bearer token against the tokens in force: the user's
+ * (reloaded from `state.db`) and the bridge's (held in memory only).
+ *
+ * Every candidate's salted hash is computed and compared in constant time,
+ * with no early exit, so the time taken does not depend on which token, if
+ * any, matched or how much of it did.
+ *
+ * @module
+ */
+
+import { hashToken, type StoredToken, tokenStatus } from "../../app/tokens.ts";
+import type { Principal } from "../../features/context.ts";
+import { bridgePrincipal, tokenPrincipal } from "./principals.ts";
+
+/** The outcome of {@linkcode TokenVerifier.verify}. */
+export type Verification =
+  | { kind: "ok"; principal: Principal }
+  | { kind: "unknown" }
+  | { kind: "revoked" }
+  | { kind: "expired" };
+
+/** A token the verifier checks against. */
+export type Candidate = StoredToken & { bridge?: boolean };
+
+/** Equal-length strings compared without an early exit. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  let difference = a.length ^ b.length;
+  const length = Math.max(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    difference |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
+  }
+  return difference === 0;
+}
+
+/** The tokens in force and how to check one. */
+export class TokenVerifier {
+  #user: readonly Candidate[] = [];
+  #bridge: readonly Candidate[] = [];
+  readonly #instanceId: string;
+  readonly #now: () => number;
+
+  constructor(instanceId: string, now: () => number = Date.now) {
+    this.#instanceId = instanceId;
+    this.#now = now;
+  }
+
+  /** Replace the user's tokens (after a reload of `state.db`). */
+  setUserTokens(tokens: readonly StoredToken[]): void {
+    this.#user = tokens.map((token) => ({ ...token, bridge: false }));
+  }
+
+  /** Replace the bridge's tokens (after a mint or a rotation). */
+  setBridgeTokens(tokens: readonly StoredToken[]): void {
+    this.#bridge = tokens.map((token) => ({ ...token, bridge: true }));
+  }
+
+  /** Check a presented token. */
+  async verify(plaintext: string): Promise<Verification> {
+    const candidates = [...this.#user, ...this.#bridge];
+    const hashes = await Promise.all(
+      candidates.map((token) => hashToken(token.salt, plaintext)),
+    );
+    let match: Candidate | undefined;
+    candidates.forEach((token, i) => {
+      if (constantTimeEqual(hashes[i]!, token.hash)) match = token;
+    });
+    if (match === undefined) return { kind: "unknown" };
+    const status = tokenStatus(match, this.#now());
+    if (status !== "active") return { kind: status };
+    return {
+      kind: "ok",
+      principal: match.bridge
+        ? bridgePrincipal(match.id, match.name, this.#instanceId)
+        : tokenPrincipal(match),
+    };
+  }
+}
