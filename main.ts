@@ -8,6 +8,10 @@
 
 import { appDataDir, inAppDir } from "./lib/app/paths.ts";
 import { loadSettings } from "./lib/app/settings.ts";
+import { openStateDb, type StateDb } from "./lib/app/state_db.ts";
+import { activityCommand, clientsCommand } from "./lib/cli/activity.ts";
+import { consoleIO, UsageError } from "./lib/cli/io.ts";
+import { tokensCommand, TOKENS_USAGE } from "./lib/cli/tokens.ts";
 import {
   SERVICE_NAME,
   SERVICE_VERSION,
@@ -23,10 +27,34 @@ Usage: deno task dbport <command>
 Commands:
   serve              Start the MCP server on 127.0.0.1 (also: deno task serve)
   settings           Print the settings in force and where they live
+  tokens             Create, list and revoke access tokens (tokens --help)
+  clients            Clients seen in the last 5 minutes [--json]
+  activity           The activity log [--limit N] [--follow] [--json]
   help               Show this help
 
 Environment:
   DBPORT_HOME        The app data directory (default: the platform's app config directory)`;
+
+/** Run a command against the app's state database, closing it after. */
+async function withStateDb(
+  run: (db: StateDb) => Promise<number>,
+): Promise<number> {
+  const db = await openStateDb(appDataDir());
+  try {
+    return await run(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** An abort signal that fires on Ctrl+C or SIGTERM (for --follow). */
+function interrupted(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  Deno.addSignalListener("SIGINT", stop);
+  if (Deno.build.os !== "windows") Deno.addSignalListener("SIGTERM", stop);
+  return controller.signal;
+}
 
 async function serve(): Promise<number> {
   const home = appDataDir();
@@ -66,9 +94,23 @@ async function settings(): Promise<number> {
   return 0;
 }
 
-const COMMANDS: Record<string, () => Promise<number>> = {
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve,
   settings,
+  tokens: (args) => {
+    if (args.length === 0 || args.includes("--help")) {
+      console.log(TOKENS_USAGE);
+      return Promise.resolve(args.length === 0 ? 2 : 0);
+    }
+    return withStateDb((db) => tokensCommand(db, args, consoleIO));
+  },
+  clients: (args) => withStateDb((db) => clientsCommand(db, args, consoleIO)),
+  activity: (args) =>
+    withStateDb((db) =>
+      activityCommand(db, args, consoleIO, {
+        ...(args.includes("--follow") ? { stop: interrupted() } : {}),
+      })
+    ),
   help: () => {
     console.log(USAGE);
     return Promise.resolve(0);
@@ -78,14 +120,18 @@ const COMMANDS: Record<string, () => Promise<number>> = {
 if (import.meta.main) {
   const [name = "help", ...rest] = Deno.args;
   const command = COMMANDS[name];
-  if (command === undefined || rest.includes("--help")) {
+  if (command === undefined || (name !== "tokens" && rest.includes("--help"))) {
     if (command === undefined) console.error(`Unknown command "${name}"\n`);
     console.log(USAGE);
     Deno.exit(command === undefined ? 2 : 0);
   }
   try {
-    Deno.exit(await command());
+    Deno.exit(await command(rest));
   } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(error.message);
+      Deno.exit(2);
+    }
     console.error(
       `${SERVICE_NAME}: ${
         error instanceof Error ? error.message : String(error)

@@ -81,6 +81,7 @@ export const fixtureTools: ToolEntry[] = [
     () => Promise.resolve({ ...text({}), ttlMs: 99, cacheScope: "public" }),
   ),
   tool("writer", () => Promise.resolve(text({ wrote: true })), "tools:write"),
+  tool("approver", () => Promise.resolve(text({ approved: true })), "admin"),
 ];
 
 /** `count` numbered tools, for pagination. */

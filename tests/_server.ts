@@ -56,6 +56,8 @@ export async function startTestServer(
     token?: Level | null;
   } = {},
 ): Promise<TestServer> {
+  // A home the caller passed is the caller's to remove.
+  const ownHome = options.home === undefined;
   const home = options.home ??
     await Deno.makeTempDir({ prefix: "dbport-test-" });
   if (options.settings !== undefined) {
@@ -93,7 +95,7 @@ export async function startTestServer(
     async [Symbol.asyncDispose]() {
       defaultAuthorization.delete(server.url);
       await server.stop();
-      await Deno.remove(home, { recursive: true }).catch(() => {});
+      if (ownHome) await Deno.remove(home, { recursive: true }).catch(() => {});
     },
   };
 }

@@ -212,7 +212,8 @@ export class ActivityLog {
       sql: `SELECT client_name, client_version, token_name,
               MIN(time) AS first_seen, MAX(time) AS last_seen,
               COUNT(*) AS requests
-            FROM activity WHERE client_name IS NOT NULL
+            FROM activity
+            WHERE client_name IS NOT NULL AND principal_kind != 'unauthenticated'
             GROUP BY client_name, client_version, token_name
             HAVING MAX(time) >= ?
             ORDER BY last_seen DESC, client_name`,

@@ -1,0 +1,82 @@
+/**
+ * Command-line flags over `node:util`'s `parseArgs`, strict: an unknown flag or
+ * a missing value is a {@linkcode UsageError} that names it.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { UsageError } from "./io.ts";
+
+/** A flag's kind. */
+export type FlagSpec = Record<string, { type: "string" | "boolean" }>;
+
+/** The parsed flags and positionals. */
+export interface Parsed {
+  flags: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+/** Parse `args` for `command` against `spec`. */
+export function parseFlags(
+  command: string,
+  args: string[],
+  spec: FlagSpec,
+): Parsed {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: spec,
+      strict: true,
+      allowPositionals: true,
+    });
+    return {
+      flags: values as Record<string, string | boolean | undefined>,
+      positionals,
+    };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${command}: ${message.split("\n")[0]}`);
+  }
+}
+
+/** A string flag's value, if given. */
+export function stringFlag(parsed: Parsed, name: string): string | undefined {
+  const value = parsed.flags[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** A positive integer flag, or the fallback. */
+export function integerFlag(
+  parsed: Parsed,
+  name: string,
+  fallback: number,
+  max: number,
+): number {
+  const text = stringFlag(parsed, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > max) {
+    throw new UsageError(
+      `--${name} must be a whole number from 1 to ${max}, got "${text}"`,
+    );
+  }
+  return value;
+}
+
+/** Format a time for humans: ISO 8601 in UTC to the second, or a dash. */
+export function formatTime(ms: number | null): string {
+  return ms === null
+    ? "-"
+    : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** Lay rows out in aligned columns under a header. */
+export function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((title, i) =>
+    Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length))
+  );
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(header), ...rows.map(line)];
+}
