@@ -76,6 +76,8 @@ export interface RunningServer {
   readonly tokens: TokenStore;
   /** The activity log. */
   readonly activity: ActivityLog;
+  /** How many legacy sessions are open. */
+  sessionCount(): number;
   /** Re-read the tokens now, without waiting for the next poll. */
   syncTokens(): Promise<void>;
   /** The bridge token's rotation (tests drive it with an injected clock). */
@@ -233,6 +235,7 @@ export async function startServer(
     activity,
     rotation,
     syncTokens: () => tokenSync.poll(),
+    sessionCount: () => sessions.size,
     stop() {
       stopped ??= (async () => {
         state.stopping = true;

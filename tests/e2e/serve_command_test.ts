@@ -59,8 +59,11 @@ async function runServe(signal: Deno.Signal) {
       out += value;
     }
     const status = await child.status;
-    await child.stderr.cancel();
+    const stderr = await new Response(child.stderr).text();
     assertEquals(status.code, 0);
+    // The bridge token is never printed or logged.
+    assertEquals(out.includes(handshake.token), false);
+    assertEquals(stderr.includes(handshake.token), false);
     assertEquals(
       await exists(`${home}/mcp-handshake.json`),
       false,
