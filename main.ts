@@ -11,7 +11,7 @@ import { loadSettings } from "./lib/app/settings.ts";
 import { openStateDb, type StateDb } from "./lib/app/state_db.ts";
 import { activityCommand, clientsCommand } from "./lib/cli/activity.ts";
 import { consoleIO, UsageError } from "./lib/cli/io.ts";
-import { tokensCommand, TOKENS_USAGE } from "./lib/cli/tokens.ts";
+import { TOKENS_USAGE, tokensCommand } from "./lib/cli/tokens.ts";
 import {
   SERVICE_NAME,
   SERVICE_VERSION,

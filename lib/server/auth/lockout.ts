@@ -65,7 +65,15 @@ export class Lockout {
     }
   }
 
-  /** Drop keys that are neither locked nor counting within the window. */
+  /** How many keys are tracked. */
+  get size(): number {
+    return this.#buckets.size;
+  }
+
+  /**
+   * Drop keys that are neither locked nor counting; under a flood of distinct
+   * keys, also the oldest unlocked ones, down to 90% so the scan is rare.
+   */
   #prune(now: number): void {
     for (const [key, bucket] of this.#buckets) {
       const counting = bucket.failures.some((t) =>
@@ -73,10 +81,10 @@ export class Lockout {
       );
       if (!counting && bucket.lockedUntil <= now) this.#buckets.delete(key);
     }
-    // Under a flood of distinct keys, forget the oldest rather than grow.
-    for (const key of this.#buckets.keys()) {
-      if (this.#buckets.size < MAX_KEYS) break;
-      this.#buckets.delete(key);
+    const target = Math.floor(MAX_KEYS * 0.9);
+    for (const [key, bucket] of this.#buckets) {
+      if (this.#buckets.size <= target) break;
+      if (bucket.lockedUntil <= now) this.#buckets.delete(key);
     }
   }
 }
