@@ -9,6 +9,7 @@
 import { appDataDir, inAppDir } from "./lib/app/paths.ts";
 import { loadSettings } from "./lib/app/settings.ts";
 import { openStateDb, type StateDb } from "./lib/app/state_db.ts";
+import { tokenStatus } from "./lib/app/tokens.ts";
 import { activityCommand, clientsCommand } from "./lib/cli/activity.ts";
 import { consoleIO, UsageError } from "./lib/cli/io.ts";
 import { TOKENS_USAGE, tokensCommand } from "./lib/cli/tokens.ts";
@@ -65,8 +66,16 @@ async function serve(): Promise<number> {
   console.log(`  Handshake file: ${server.handshakePath}`);
   console.log(`  Settings:       ${inAppDir(home, SETTINGS_FILE)}`);
   console.log("");
+  const active = (await server.tokens.list()).filter((token) =>
+    tokenStatus(token, Date.now()) === "active"
+  );
+  if (server.state.settings.requireAuth && active.length === 0) {
+    console.log(
+      "No access token yet. Create one for each HTTP client:\n  deno task dbport tokens create --name NAME --level readOnly",
+    );
+  }
   console.log(
-    'Next: point an MCP client at the endpoint (see README.md, "Connect a client").',
+    'Next: point an MCP client at the endpoint with "Authorization: Bearer <token>" (see README.md, "Connect a client").',
   );
   console.log("Press Ctrl+C to stop.");
   const stopped = new Promise<void>((resolve) => {
