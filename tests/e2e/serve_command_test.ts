@@ -4,24 +4,13 @@
  * the handshake.
  */
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { mainArgs } from "../_main.ts";
 import { exists, modernRequest, postModern } from "../_server.ts";
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 async function runServe(signal: Deno.Signal) {
   const home = await Deno.makeTempDir({ prefix: "dbport-serve-" });
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-sys",
-      "--allow-ffi",
-      MAIN,
-      "serve",
-    ],
+    args: mainArgs("serve"),
     env: { DBPORT_HOME: home, NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",

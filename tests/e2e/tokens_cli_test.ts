@@ -11,22 +11,13 @@ import {
   assertStringIncludes,
 } from "@std/assert";
 import { META_CLIENT_INFO } from "../../lib/protocol/envelope.ts";
+import { mainArgs } from "../_main.ts";
 import {
   modernRequest,
   postModern,
   startTestServer,
   type TestServer,
 } from "../_server.ts";
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const PERMISSIONS = [
-  "--allow-net=127.0.0.1",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-  "--allow-ffi",
-];
 
 interface Run {
   code: number;
@@ -36,7 +27,7 @@ interface Run {
 
 async function dbport(home: string, ...args: string[]): Promise<Run> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, MAIN, ...args],
+    args: mainArgs(...args),
     env: { DBPORT_HOME: home, NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
@@ -268,7 +259,7 @@ Deno.test("clients and activity read back what the server recorded", async () =>
 Deno.test("activity --follow prints new entries as they happen and stops on SIGTERM", async () => {
   await using t = await startTestServer();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, MAIN, "activity", "--follow", "--json"],
+    args: mainArgs("activity", "--follow", "--json"),
     env: { DBPORT_HOME: t.home, NO_COLOR: "1" },
     stdout: "piped",
     stderr: "null",
