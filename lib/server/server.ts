@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ActivityLog } from "../app/activity_log.ts";
+import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
 import { writeFileAtomic } from "../app/atomic_file.ts";
 import { type FileWatch, watchFile } from "../app/file_watch.ts";
 import {
@@ -101,7 +101,7 @@ export async function startServer(
   const db = await openStateDb(options.home);
   const tokens = new TokenStore(db);
   const activity = new ActivityLog(db, log);
-  await activity.prune(now());
+  const record = (entry: ActivityEntry) => activity.record(entry);
 
   const instanceId = crypto.randomUUID();
   const state: ServerState = {
@@ -131,7 +131,13 @@ export async function startServer(
       ? {}
       : { intervalMs: options.tokenPollMs }),
   });
-  await tokenSync.start();
+  try {
+    await activity.prune(now());
+    await tokenSync.start();
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   const methods = buildMethodTable({
     catalog: options.catalog ?? new Catalog(),
     cursors: new CursorCodec(),
@@ -148,7 +154,7 @@ export async function startServer(
       state,
       verifier,
       lockout: new Lockout(now),
-      activity: (entry) => activity.record(entry),
+      activity: record,
       now,
       onVerified: (principal) => tokenSync.noteUse(principal),
     },
@@ -157,7 +163,7 @@ export async function startServer(
       shutdown: shutdown.signal,
       log,
       now,
-      activity: (entry) => activity.record(entry),
+      activity: record,
       ...(options.deadlineMs === undefined
         ? {}
         : { deadlineMs: options.deadlineMs }),
