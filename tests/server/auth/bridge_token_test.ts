@@ -9,7 +9,9 @@ import { parseHandshake } from "../../../lib/protocol/handshake.ts";
 import { fixtureCatalog } from "../../_catalog.ts";
 import { fakeClock } from "../../_clock.ts";
 import {
+  initializeSession,
   modernRequest,
+  postLegacy,
   postModern,
   startTestServer,
   type TestServer,
@@ -92,7 +94,6 @@ Deno.test("rotation keeps the bridge's principal: its session survives a new tok
     catalog: fixtureCatalog(),
     now: clock.now,
   });
-  const { initializeSession, postLegacy } = await import("../../_server.ts");
   const first = (await handshake(t)).token!;
   const session = await initializeSession(t.url, "2025-11-25", {
     authorization: `Bearer ${first}`,

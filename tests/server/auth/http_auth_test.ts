@@ -4,6 +4,7 @@
  * `WWW-Authenticate` and `data`; each level's tools; the anonymous principal.
  */
 import { assertEquals, assertStringIncludes } from "@std/assert";
+import { saveSettings } from "../../../lib/server/server.ts";
 import { fixtureCatalog } from "../../_catalog.ts";
 import { fakeClock } from "../../_clock.ts";
 import {
@@ -256,7 +257,6 @@ Deno.test("with requireAuth false a request without a header is the read-only an
 });
 
 Deno.test("requireAuth switched on at run time takes effect", async () => {
-  const { saveSettings } = await import("../../../lib/server/server.ts");
   await using t = await startTestServer({ settings: { requireAuth: false } });
   const anonymous = { authorization: null };
   assertEquals(
