@@ -11,7 +11,9 @@
  */
 
 import type { Row } from "@libsql/client";
+import { toBase64Url } from "../protocol/base64.ts";
 import { TOKEN_PREFIX } from "../protocol/identity.ts";
+import { sha256Hex } from "./digest.ts";
 import type { StateDb } from "./state_db.ts";
 
 /** A token's permission level (contract: "Authentication" 2). */
@@ -61,39 +63,22 @@ const DISPLAY_PREFIX_LENGTH = TOKEN_PREFIX.length + 6;
 
 /** A fresh plaintext token: the prefix and base64url of 32 random bytes. */
 export function generateToken(): string {
-  return TOKEN_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
+  return TOKEN_PREFIX + toBase64Url(crypto.getRandomValues(new Uint8Array(32)));
 }
 
 /** A fresh salt: base64url of 16 random bytes. */
 export function generateSalt(): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(16)));
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
 /** The stored hash of a plaintext: hex SHA-256 of salt followed by plaintext. */
-export async function hashToken(
-  salt: string,
-  plaintext: string,
-): Promise<string> {
-  const bytes = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(salt + plaintext),
-  );
-  return toHex(new Uint8Array(bytes));
+export function hashToken(salt: string, plaintext: string): string {
+  return sha256Hex(salt + plaintext);
 }
 
 /** The display prefix of a plaintext. */
 export function displayPrefix(plaintext: string): string {
   return plaintext.slice(0, DISPLAY_PREFIX_LENGTH);
-}
-
-/** Lowercase hex of bytes. */
-export function toHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-")
-    .replaceAll("/", "_").replace(/=+$/, "");
 }
 
 /** What `create` needs. */
@@ -150,7 +135,7 @@ export class TokenStore {
           token.name,
           token.prefix,
           salt,
-          await hashToken(salt, plaintext),
+          hashToken(salt, plaintext),
           token.level,
           token.connections === null ? null : JSON.stringify(token.connections),
           token.createdAt,

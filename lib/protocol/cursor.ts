@@ -9,6 +9,8 @@
  * @module
  */
 
+import { fromBase64Url, toBase64Url } from "./base64.ts";
+
 /** Items per page of every list method. */
 export const PAGE_SIZE = 50;
 
@@ -23,26 +25,6 @@ export type CursorResult = { ok: true; after: string } | {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(
-    /=+$/,
-    "",
-  );
-}
-
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
-  const padded = text.replaceAll("-", "+").replaceAll("_", "/") +
-    "===".slice((text.length + 3) % 4);
-  try {
-    return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
-}
 
 /** Seals and opens cursors with one per-process key. */
 export class CursorCodec {

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import type { ActivityEntry, Outcome } from "../app/activity_log.ts";
+import { sha256Hex } from "../app/digest.ts";
 import type { Principal } from "../features/context.ts";
 import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import { ErrorCode, TOOL_ERROR_CODES } from "../protocol/errors.ts";
@@ -42,9 +42,7 @@ export function callDetails(method: string, params: JsonObject): CallDetails {
         details.connectionId = args.connection_id;
       }
       if (typeof args.query === "string") {
-        details.sqlDigest = createHash("sha256").update(args.query).digest(
-          "hex",
-        );
+        details.sqlDigest = sha256Hex(args.query);
       }
     }
   } else if (method === "resources/read" && typeof params.uri === "string") {

@@ -11,8 +11,8 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
+import { sha256Hex } from "../../app/digest.ts";
 import type { Principal } from "../../features/context.ts";
 import { META_CLIENT_INFO, metaOf, traceOf } from "../../protocol/envelope.ts";
 import { ErrorCode, WireError } from "../../protocol/errors.ts";
@@ -96,10 +96,6 @@ function clientAddress(c: Context): string {
   return env?.incoming?.socket?.remoteAddress ?? "unknown";
 }
 
-function digest(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
 /** Authenticate every request. */
 export function authenticate(
   deps: AuthDeps,
@@ -107,7 +103,7 @@ export function authenticate(
   return async function authenticate(c, next) {
     const header = c.req.header("authorization");
     const keys = [`address:${clientAddress(c)}`];
-    if (header !== undefined) keys.push(`credential:${digest(header)}`);
+    if (header !== undefined) keys.push(`credential:${sha256Hex(header)}`);
 
     const refuse = (error: WireError, detail: string, counts: boolean) => {
       if (counts) deps.lockout.fail(keys);
@@ -163,7 +159,7 @@ export function authenticate(
     if (match === null) {
       throw refuse(refusal("malformed"), "malformed Authorization", true);
     }
-    const verified = await deps.verifier.verify(match[1]!);
+    const verified = deps.verifier.verify(match[1]!);
     if (verified.kind !== "ok") {
       throw refuse(refusal(verified.kind), `${verified.kind} token`, true);
     }

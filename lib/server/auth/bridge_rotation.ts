@@ -38,7 +38,7 @@ export async function startBridgeRotation(
 ): Promise<Rotation> {
   const { tokens, verifier } = deps;
   const rotate = async () => {
-    const minted = await tokens.mint();
+    const minted = tokens.mint();
     verifier.setBridgeTokens(tokens.verifiers());
     await deps.publish(minted);
   };

@@ -44,7 +44,7 @@ export class BridgeTokens {
   }
 
   /** Mint a new current token; older ones stay until they expire. */
-  async mint(): Promise<MintedBridgeToken> {
+  mint(): MintedBridgeToken {
     const now = this.#now();
     const plaintext = generateToken();
     const salt = generateSalt();
@@ -58,7 +58,7 @@ export class BridgeTokens {
       name: BRIDGE_TOKEN_NAME,
       prefix: displayPrefix(plaintext),
       salt,
-      hash: await hashToken(salt, plaintext),
+      hash: hashToken(salt, plaintext),
       level: "readWrite",
       connections: null,
       createdAt: now,

@@ -56,15 +56,13 @@ export class TokenVerifier {
   }
 
   /** Check a presented token. */
-  async verify(plaintext: string): Promise<Verification> {
-    const candidates = [...this.#user, ...this.#bridge];
-    const hashes = await Promise.all(
-      candidates.map((token) => hashToken(token.salt, plaintext)),
-    );
+  verify(plaintext: string): Verification {
     let match: Candidate | undefined;
-    candidates.forEach((token, i) => {
-      if (constantTimeEqual(hashes[i]!, token.hash)) match = token;
-    });
+    for (const token of [...this.#user, ...this.#bridge]) {
+      if (constantTimeEqual(hashToken(token.salt, plaintext), token.hash)) {
+        match = token;
+      }
+    }
     if (match === undefined) return { kind: "unknown" };
     const status = tokenStatus(match, this.#now());
     if (status !== "active") return { kind: status };

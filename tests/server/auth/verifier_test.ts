@@ -11,9 +11,9 @@ import {
 } from "../../../lib/server/auth/verifier.ts";
 import { fakeClock } from "../../_clock.ts";
 
-async function stored(
+function stored(
   overrides: Partial<StoredToken> = {},
-): Promise<{ token: StoredToken; plaintext: string }> {
+): { token: StoredToken; plaintext: string } {
   const plaintext = generateToken();
   const salt = generateSalt();
   return {
@@ -23,7 +23,7 @@ async function stored(
       name: "t",
       prefix: plaintext.slice(0, 10),
       salt,
-      hash: await hashToken(salt, plaintext),
+      hash: hashToken(salt, plaintext),
       level: "readWrite",
       connections: ["c1"],
       createdAt: 0,
@@ -42,11 +42,11 @@ Deno.test("constantTimeEqual() compares whole strings of any length", () => {
   assertEquals(constantTimeEqual("", ""), true);
 });
 
-Deno.test("TokenVerifier.verify() names the principal of an active token", async () => {
-  const { token, plaintext } = await stored();
+Deno.test("TokenVerifier.verify() names the principal of an active token", () => {
+  const { token, plaintext } = stored();
   const verifier = new TokenVerifier("instance");
   verifier.setUserTokens([token]);
-  const result = await verifier.verify(plaintext);
+  const result = verifier.verify(plaintext);
   assert(result.kind === "ok");
   assertEquals(result.principal.key, `token:${token.id}`);
   assertEquals(result.principal.kind, "token");
@@ -59,32 +59,32 @@ Deno.test("TokenVerifier.verify() names the principal of an active token", async
   assertEquals([...result.principal.connections!], ["c1"]);
 });
 
-Deno.test("TokenVerifier.verify() tells unknown, revoked and expired apart", async () => {
+Deno.test("TokenVerifier.verify() tells unknown, revoked and expired apart", () => {
   const clock = fakeClock(1_000);
-  const revoked = await stored({ revokedAt: 500 });
-  const expired = await stored({ expiresAt: 1_000 });
+  const revoked = stored({ revokedAt: 500 });
+  const expired = stored({ expiresAt: 1_000 });
   const verifier = new TokenVerifier("instance", clock.now);
   verifier.setUserTokens([revoked.token, expired.token]);
-  assertEquals((await verifier.verify(revoked.plaintext)).kind, "revoked");
-  assertEquals((await verifier.verify(expired.plaintext)).kind, "expired");
-  assertEquals((await verifier.verify(generateToken())).kind, "unknown");
-  assertEquals((await verifier.verify("")).kind, "unknown");
+  assertEquals((verifier.verify(revoked.plaintext)).kind, "revoked");
+  assertEquals((verifier.verify(expired.plaintext)).kind, "expired");
+  assertEquals((verifier.verify(generateToken())).kind, "unknown");
+  assertEquals((verifier.verify("")).kind, "unknown");
 });
 
-Deno.test("TokenVerifier gives every bridge token one principal key", async () => {
-  const one = await stored({ name: "__stdio_bridge__" });
-  const two = await stored({ name: "__stdio_bridge__" });
+Deno.test("TokenVerifier gives every bridge token one principal key", () => {
+  const one = stored({ name: "__stdio_bridge__" });
+  const two = stored({ name: "__stdio_bridge__" });
   const verifier = new TokenVerifier("instance-7");
   verifier.setBridgeTokens([one.token, two.token]);
-  const a = await verifier.verify(one.plaintext);
-  const b = await verifier.verify(two.plaintext);
+  const a = verifier.verify(one.plaintext);
+  const b = verifier.verify(two.plaintext);
   assert(a.kind === "ok" && b.kind === "ok");
   assertEquals(a.principal.key, "bridge:instance-7");
   assertEquals(b.principal.key, "bridge:instance-7");
   assertEquals(a.principal.kind, "bridge");
   assertEquals(a.principal.connections, null);
   // A user token of the same name is an ordinary token.
-  verifier.setUserTokens([(await stored({ name: "__stdio_bridge__" })).token]);
+  verifier.setUserTokens([(stored({ name: "__stdio_bridge__" })).token]);
   verifier.setBridgeTokens([]);
-  assertEquals((await verifier.verify(one.plaintext)).kind, "unknown");
+  assertEquals((verifier.verify(one.plaintext)).kind, "unknown");
 });
