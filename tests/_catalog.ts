@@ -11,6 +11,7 @@ import {
   type ToolEntry,
 } from "../lib/features/catalog.ts";
 import type { JsonObject } from "../lib/protocol/jsonrpc.ts";
+import { sleep } from "../lib/sleep.ts";
 
 const NO_ARGS = { type: "object", additionalProperties: false };
 
@@ -37,18 +38,7 @@ function text(value: JsonObject): JsonObject {
   };
 }
 
-/** Sleep that ends early when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
+export { sleep } from "../lib/sleep.ts";
 
 /** Tools that exercise the transport. */
 export const fixtureTools: ToolEntry[] = [

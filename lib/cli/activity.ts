@@ -11,6 +11,7 @@ import {
   CLIENT_WINDOW_MS,
 } from "../app/activity_log.ts";
 import type { StateDb } from "../app/state_db.ts";
+import { sleep } from "../sleep.ts";
 import { formatTime, integerFlag, parseFlags, table } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
@@ -88,23 +89,11 @@ export async function activityCommand(
   const stop = options.stop;
   const stopped = () => stop?.aborted === true;
   while (!stopped()) {
-    await pause(FOLLOW_POLL_MS, stop);
+    await sleep(FOLLOW_POLL_MS, stop);
     if (stopped()) break;
     print(await log.recent(10_000, last));
   }
   return 0;
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** Run `clients [--json]`. */
