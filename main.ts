@@ -6,14 +6,20 @@
  * @module
  */
 
+import { ensureDemo } from "./lib/app/demo_db.ts";
 import { appDataDir, inAppDir } from "./lib/app/paths.ts";
 import { loadSettings } from "./lib/app/settings.ts";
 import { openStateDb, type StateDb } from "./lib/app/state_db.ts";
 import { tokenStatus } from "./lib/app/tokens.ts";
 import { activityCommand, clientsCommand } from "./lib/cli/activity.ts";
+import {
+  CONNECTIONS_USAGE,
+  connectionsCommand,
+} from "./lib/cli/connections.ts";
 import { consoleIO, UsageError } from "./lib/cli/io.ts";
 import { TOKENS_USAGE, tokensCommand } from "./lib/cli/tokens.ts";
 import {
+  CONNECTIONS_FILE,
   SERVICE_NAME,
   SERVICE_VERSION,
   SETTINGS_FILE,
@@ -28,6 +34,7 @@ Usage: deno task dbport <command>
 Commands:
   serve              Start the MCP server on 127.0.0.1 (also: deno task serve)
   settings           Print the settings in force and where they live
+  connections        Add, list, change, remove and test saved connections (connections --help)
   tokens             Create, list and revoke access tokens (tokens --help)
   clients            Clients seen in the last 5 minutes [--json]
   activity           The activity log [--limit N] [--follow] [--json]
@@ -59,12 +66,24 @@ function interrupted(): AbortSignal {
 
 async function serve(): Promise<number> {
   const home = appDataDir();
+  // With no connections file at all, serve the embedded demo shop.
+  const demo = await ensureDemo(home);
   const server = await startServer({ home });
   const base = server.url.slice(0, -"/mcp".length);
   console.log(`${SERVICE_NAME} ${SERVICE_VERSION} is listening on ${base}`);
   console.log(`  MCP endpoint:   ${server.url}`);
   console.log(`  Handshake file: ${server.handshakePath}`);
   console.log(`  Settings:       ${inAppDir(home, SETTINGS_FILE)}`);
+  console.log(
+    `  Connections:    ${
+      inAppDir(home, CONNECTIONS_FILE)
+    } (${server.connections.all().length} saved)`,
+  );
+  if (demo !== null) {
+    console.log(
+      `  Created the demo connection "${demo.name}" (SQLite: ${demo.url}).`,
+    );
+  }
   console.log("");
   const active = (await server.tokens.list()).filter((token) =>
     tokenStatus(token, Date.now()) === "active"
@@ -113,6 +132,17 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
     }
     return withStateDb((db) => tokensCommand(db, args, consoleIO));
   },
+  connections: (args) => {
+    if (args.length === 0 || args.includes("--help")) {
+      console.log(CONNECTIONS_USAGE);
+      return Promise.resolve(args.length === 0 ? 2 : 0);
+    }
+    return connectionsCommand(
+      inAppDir(appDataDir(), CONNECTIONS_FILE),
+      args,
+      consoleIO,
+    );
+  },
   clients: (args) => withStateDb((db) => clientsCommand(db, args, consoleIO)),
   activity: (args) =>
     withStateDb((db) =>
@@ -129,7 +159,10 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
 if (import.meta.main) {
   const [name = "help", ...rest] = Deno.args;
   const command = COMMANDS[name];
-  if (command === undefined || (name !== "tokens" && rest.includes("--help"))) {
+  if (
+    command === undefined ||
+    (name !== "tokens" && name !== "connections" && rest.includes("--help"))
+  ) {
     if (command === undefined) console.error(`Unknown command "${name}"\n`);
     console.log(USAGE);
     Deno.exit(command === undefined ? 2 : 0);

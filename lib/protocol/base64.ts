@@ -1,14 +1,23 @@
 /**
- * base64url without padding (RFC 4648 §5), for cursors and tokens.
+ * base64 (RFC 4648 §4) for binary cells and header values, and base64url
+ * without padding (§5) for cursors and tokens.
  *
  * @module
  */
 
+/** Encode bytes as standard, padded base64. */
+export function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  // In slices: spreading a whole large value would overflow the call stack.
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
 /** Encode bytes as unpadded base64url. */
 export function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(
+  return toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(
     /=+$/,
     "",
   );

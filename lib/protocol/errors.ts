@@ -135,6 +135,18 @@ export const wire = {
    * `-33007` (403) from a scope check: `WWW-Authenticate` names the error and
    * `data.requiredScopes` the scopes (contract: "Authentication" 7).
    */
+  /**
+   * `-33007` (403) from a connection check: the connection's external access,
+   * AI policy or the token's allowlist hides it (contract: "Authentication" 4).
+   */
+  forbidden: (message: string, data?: unknown) =>
+    new WireError(ErrorCode.Forbidden, message, data),
+  /** `-33003` (HTTP 200): a statement timeout or the handler deadline ran out. */
+  requestTimeout: (message: string) =>
+    new WireError(ErrorCode.RequestTimeout, message),
+  /** `-33002` (HTTP 200): the request was cancelled. */
+  requestCancelled: (message: string) =>
+    new WireError(ErrorCode.RequestCancelled, message),
   insufficientScope: (requiredScopes: readonly string[], what: string) =>
     new WireError(
       ErrorCode.Forbidden,

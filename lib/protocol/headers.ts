@@ -7,6 +7,7 @@
  * @module
  */
 
+import { toBase64 } from "./base64.ts";
 import { wire, type WireError } from "./errors.ts";
 import { isJsonObject, type JsonObject } from "./jsonrpc.ts";
 
@@ -78,10 +79,9 @@ export function encodeHeaderValue(value: string): string {
   const plain = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(value) &&
     !(value.startsWith(WRAP_PREFIX) && value.endsWith(WRAP_SUFFIX));
   if (plain) return value;
-  const bytes = new TextEncoder().encode(value);
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return `${WRAP_PREFIX}${btoa(binary)}${WRAP_SUFFIX}`;
+  return `${WRAP_PREFIX}${
+    toBase64(new TextEncoder().encode(value))
+  }${WRAP_SUFFIX}`;
 }
 
 const mismatch = wire.headerMismatch;

@@ -47,6 +47,15 @@ export const HANDSHAKE_FILE = "mcp-handshake.json";
 /** File name of the settings in the app data directory. */
 export const SETTINGS_FILE = "settings.json";
 
+/** The saved connections, in the app data directory. */
+export const CONNECTIONS_FILE = "connections.json";
+
+/** The demo database `serve` creates when no connection is saved. */
+export const DEMO_DB_FILE = "demo-shop.db";
+
+/** The demo connection's name. */
+export const DEMO_CONNECTION_NAME = "Demo shop";
+
 /** The serverInfo object every modern result carries in `_meta`. */
 export const SERVER_INFO = Object.freeze({
   name: SERVICE_NAME,

@@ -17,12 +17,20 @@ import { ensureAppDataDir, inAppDir } from "../app/paths.ts";
 import { loadSettings, parseSettings, type Settings } from "../app/settings.ts";
 import { openStateDb } from "../app/state_db.ts";
 import { TokenStore } from "../app/tokens.ts";
+import { ConnectionStore } from "../app/connection_store.ts";
+import { loadConnections } from "../app/connections.ts";
+import { DriverPool } from "../db/pool.ts";
 import { Catalog } from "../features/catalog.ts";
+import { databaseTools } from "../features/tools/index.ts";
 import type { SubscriptionSource } from "../features/listen.ts";
 import { type Logger, stderrLogger } from "../log.ts";
 import { CursorCodec } from "../protocol/cursor.ts";
 import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
-import { HANDSHAKE_FILE, SETTINGS_FILE } from "../protocol/identity.ts";
+import {
+  CONNECTIONS_FILE,
+  HANDSHAKE_FILE,
+  SETTINGS_FILE,
+} from "../protocol/identity.ts";
 import { MODERN_VERSION } from "../protocol/versions.ts";
 import { createApp, MCP_PATH } from "./app.ts";
 import { BridgeTokens } from "./auth/bridge_tokens.ts";
@@ -43,6 +51,7 @@ export interface StartOptions {
   home: string;
   /** Overrides `settings.port` (tests bind port 0). */
   port?: number;
+  /** What the server offers; the database tools when not given. */
   catalog?: Catalog;
   subscriptionSources?: readonly SubscriptionSource[];
   log?: Logger;
@@ -54,7 +63,7 @@ export interface StartOptions {
   deadlineMs?: number;
   /** SSE keep-alive interval; the contract's 15 s unless a test shortens it. */
   keepAliveMs?: number;
-  /** Settings re-read interval. */
+  /** Settings and connections re-read interval (default 250 ms). */
   watchIntervalMs?: number;
   /** How often `state.db` is checked for token changes (default 250 ms). */
   tokenPollMs?: number;
@@ -76,6 +85,10 @@ export interface RunningServer {
   readonly tokens: TokenStore;
   /** The activity log. */
   readonly activity: ActivityLog;
+  /** The saved connections in force. */
+  readonly connections: ConnectionStore;
+  /** The open database drivers. */
+  readonly pool: DriverPool;
   /** How many legacy sessions are open. */
   sessionCount(): number;
   /** Re-read the tokens now, without waiting for the next poll. */
@@ -96,6 +109,17 @@ export async function startServer(
   const handshakePath = inAppDir(options.home, HANDSHAKE_FILE);
   const loaded = await loadSettings(settingsPath);
   if (!loaded.ok) throw new Error(loaded.message);
+  const connectionsPath = inAppDir(options.home, CONNECTIONS_FILE);
+  const saved = await loadConnections(connectionsPath);
+  if (!saved.ok) throw new Error(saved.message);
+  const connections = new ConnectionStore(saved.connections);
+  const pool = new DriverPool();
+  // A removed or edited connection's driver closes (edits reopen on next use).
+  connections.onChange((all) => {
+    pool.retain(new Set(all.map((connection) => connection.id))).catch(
+      () => {},
+    );
+  });
 
   const now = options.now ?? Date.now;
   const db = await openStateDb(options.home);
@@ -139,7 +163,13 @@ export async function startServer(
     throw error;
   }
   const methods = buildMethodTable({
-    catalog: options.catalog ?? new Catalog(),
+    catalog: options.catalog ?? new Catalog({
+      tools: databaseTools({
+        connections,
+        pool,
+        settings: () => state.settings,
+      }),
+    }),
     cursors: new CursorCodec(),
     instanceId,
     subscriptionSources: options.subscriptionSources ?? [],
@@ -229,6 +259,12 @@ export async function startServer(
     (text) => applySettings(state, text, settingsPath, log),
     options.watchIntervalMs,
   );
+  const connectionsWatch: FileWatch = watchFile(
+    connectionsPath,
+    await Deno.readTextFile(connectionsPath).catch(() => null),
+    (text) => connections.apply(text, connectionsPath, log),
+    options.watchIntervalMs,
+  );
 
   let stopped: Promise<void> | null = null;
   return {
@@ -239,6 +275,8 @@ export async function startServer(
     state,
     tokens,
     activity,
+    connections,
+    pool,
     rotation,
     syncTokens: () => tokenSync.poll(),
     sessionCount: () => sessions.size,
@@ -246,6 +284,7 @@ export async function startServer(
       stopped ??= (async () => {
         state.stopping = true;
         watch.stop();
+        connectionsWatch.stop();
         await tokenSync.stop();
         // Long-lived streams (subscriptions/listen) end with a complete result.
         shutdown.abort();
@@ -254,6 +293,7 @@ export async function startServer(
           await inflight.drain(1_000);
         }
         await listener.close();
+        await pool.closeAll();
         // The bridge token dies with the server: forgotten here, and its only
         // copy on disk, the handshake, removed.
         await rotation.stop();

@@ -53,8 +53,15 @@ Deno.test("SDK v1 client pinned to 2025-06-18 is served in that revision", async
   (transport as any).setProtocolVersion?.("2025-06-18");
   await sdk.connect(transport);
   try {
+    // The default catalog: the database tools, with their output schemas.
     const { tools } = await sdk.listTools();
-    assertEquals(tools, []);
+    // deno-lint-ignore no-explicit-any
+    assertEquals(tools.map((tool: any) => tool.name), [
+      "describe_table",
+      "execute_query",
+      "list_connections",
+      "list_tables",
+    ]);
   } finally {
     await sdk.close();
   }

@@ -1,0 +1,49 @@
+/**
+ * The saved connections a running server serves: replaced whole when
+ * `connections.json` changes, kept as they were when the new text is
+ * malformed (the problem is logged, naming the field).
+ *
+ * @module
+ */
+
+import type { Logger } from "../log.ts";
+import { parseConnections, type SavedConnection } from "./connections.ts";
+
+/** The current saved connections, with change listeners. */
+export class ConnectionStore {
+  #connections: readonly SavedConnection[];
+  readonly #listeners = new Set<(all: readonly SavedConnection[]) => void>();
+
+  constructor(initial: readonly SavedConnection[] = []) {
+    this.#connections = initial;
+  }
+
+  /** Every saved connection, in file order. */
+  all(): readonly SavedConnection[] {
+    return this.#connections;
+  }
+
+  /** One connection by id (case-insensitive UUID). */
+  byId(id: string): SavedConnection | undefined {
+    const wanted = id.toLowerCase();
+    return this.#connections.find((connection) => connection.id === wanted);
+  }
+
+  /** Apply new file text (null: the file is gone, so nothing is saved). */
+  apply(text: string | null, source: string, log: Logger): boolean {
+    const parsed = parseConnections(text ?? "", source);
+    if (!parsed.ok) {
+      log(`dbport: ${parsed.message}; keeping the connections in force`);
+      return false;
+    }
+    this.#connections = parsed.connections;
+    for (const listener of this.#listeners) listener(this.#connections);
+    return true;
+  }
+
+  /** Be told of every change; returns the unsubscribe function. */
+  onChange(listener: (all: readonly SavedConnection[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}

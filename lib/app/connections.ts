@@ -1,0 +1,230 @@
+/**
+ * The user's saved connections (`connections.json` in the app data directory,
+ * mode 0600): what each connection reaches and the user's policy for it.
+ *
+ * Parsing returns a result naming the exact field at fault; a malformed file
+ * is never overwritten, and a running server keeps what it had.
+ *
+ * @module
+ */
+
+import { isJsonObject } from "../protocol/jsonrpc.ts";
+import { describeTarget } from "../db/target.ts";
+import type { Engine } from "../db/types.ts";
+import { dirname } from "node:path";
+import { writeFileAtomic } from "./atomic_file.ts";
+import { ensureAppDataDir } from "./paths.ts";
+
+/** Whether external (MCP) clients may use a connection, and how far. */
+export const EXTERNAL_ACCESS = ["blocked", "readOnly", "readWrite"] as const;
+/** Whether the AI may use a connection without asking. */
+export const AI_POLICIES = ["alwaysAllow", "askEachTime", "never"] as const;
+/** How statements are confirmed on the host. */
+export const SAFE_MODES = ["silent", "alert", "alertFull", "readOnly"] as const;
+/** The drivers a connection may name. */
+export const DRIVERS = ["postgres", "mysql", "sqlite"] as const;
+
+export type ExternalAccess = typeof EXTERNAL_ACCESS[number];
+export type AiPolicy = typeof AI_POLICIES[number];
+export type SafeMode = typeof SAFE_MODES[number];
+
+/** One saved connection. */
+export interface SavedConnection {
+  /** A UUID. */
+  id: string;
+  name: string;
+  driver: Engine;
+  /** Where it goes; credentials may be in it. */
+  url: string;
+  /** The password, when it is not in the URL. */
+  password?: string;
+  externalAccess: ExternalAccess;
+  aiPolicy: AiPolicy;
+  safeMode: SafeMode;
+}
+
+/** The policy defaults of a new connection. */
+export const CONNECTION_DEFAULTS = Object.freeze(
+  {
+    externalAccess: "readOnly",
+    aiPolicy: "alwaysAllow",
+    safeMode: "alert",
+  } as const,
+);
+
+/** The outcome of parsing connections. */
+export type ConnectionsResult =
+  | { ok: true; connections: SavedConnection[] }
+  | { ok: false; message: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `value` is a UUID in its textual form. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+const KEYS = new Set([
+  "id",
+  "name",
+  "driver",
+  "url",
+  "password",
+  "externalAccess",
+  "aiPolicy",
+  "safeMode",
+]);
+
+/** Check one field of a connection; a problem text or null. */
+export function checkConnectionField(
+  key: string,
+  value: unknown,
+  driver?: string,
+): string | null {
+  const oneOf = (values: readonly string[]) =>
+    typeof value === "string" && values.includes(value)
+      ? null
+      : `must be one of ${values.map((v) => `"${v}"`).join(", ")}`;
+  switch (key) {
+    case "id":
+      return typeof value === "string" && isUuid(value)
+        ? null
+        : "must be a UUID";
+    case "name":
+      return typeof value === "string" && value.trim() !== "" &&
+          value.length <= 200
+        ? null
+        : "must be a non-empty string of at most 200 characters";
+    case "driver":
+      return oneOf(DRIVERS);
+    case "url":
+      if (typeof value !== "string" || value.trim() === "") {
+        return "must be a non-empty string";
+      }
+      return checkUrl(value, driver);
+    case "password":
+      return typeof value === "string" ? null : "must be a string";
+    case "externalAccess":
+      return oneOf(EXTERNAL_ACCESS);
+    case "aiPolicy":
+      return oneOf(AI_POLICIES);
+    case "safeMode":
+      return oneOf(SAFE_MODES);
+  }
+  return `is not a connection field (known: ${[...KEYS].join(", ")})`;
+}
+
+function checkUrl(url: string, driver: string | undefined): string | null {
+  if (driver === "sqlite") {
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+    // A Windows drive letter reads like a one-letter scheme.
+    const ok = scheme === undefined || scheme.length === 1 ||
+      ["file", "libsql", "http", "https", "ws", "wss"].includes(scheme);
+    return ok ? null : "must be a file path, a file: URL or a libsql:// URL";
+  }
+  const pattern = driver === "postgres"
+    ? /^postgres(ql)?:\/\//i
+    : driver === "mysql"
+    ? /^(mysql|mariadb):\/\//i
+    : undefined;
+  if (pattern === undefined) return null;
+  if (!pattern.test(url)) {
+    return `must be a ${
+      driver === "postgres" ? "postgres://" : "mysql://"
+    } URL`;
+  }
+  return describeTarget(driver as Engine, url) === null
+    ? "is not a valid URL"
+    : null;
+}
+
+/** Parse `connections.json` text (an empty file holds no connection). */
+export function parseConnections(
+  text: string,
+  source = "connections.json",
+): ConnectionsResult {
+  if (text.trim() === "") return { ok: true, connections: [] };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      message: `Cannot parse ${source}: ${(error as Error).message}`,
+    };
+  }
+  const fail = (message: string): ConnectionsResult => ({
+    ok: false,
+    message: `Cannot read ${source}: ${message}`,
+  });
+  if (!isJsonObject(value) || !Array.isArray(value.connections)) {
+    return fail('it must be an object {"connections": [...]}');
+  }
+  const extra = Object.keys(value).filter((key) => key !== "connections");
+  if (extra.length > 0) return fail(`unknown key "${extra[0]}"`);
+  const connections: SavedConnection[] = [];
+  const ids = new Set<string>();
+  const names = new Set<string>();
+  for (const [index, item] of value.connections.entries()) {
+    const at = `connections[${index}]`;
+    if (!isJsonObject(item)) return fail(`${at} must be an object`);
+    for (const key of Object.keys(item)) {
+      if (!KEYS.has(key)) {
+        return fail(`${at}.${key} ${checkConnectionField(key, item[key])}`);
+      }
+    }
+    const merged: Record<string, unknown> = { ...CONNECTION_DEFAULTS, ...item };
+    for (const key of ["id", "name", "driver", "url"]) {
+      if (!(key in merged)) return fail(`${at}.${key} is missing`);
+    }
+    for (const [key, field] of Object.entries(merged)) {
+      const problem = checkConnectionField(key, field, String(merged.driver));
+      if (problem !== null) {
+        return fail(`${at}.${key} ${problem}, got ${JSON.stringify(field)}`);
+      }
+    }
+    const connection = merged as unknown as SavedConnection;
+    const id = connection.id.toLowerCase();
+    if (ids.has(id)) return fail(`${at}.id "${connection.id}" is used twice`);
+    const name = connection.name.toLowerCase();
+    if (names.has(name)) {
+      return fail(`${at}.name "${connection.name}" is used twice`);
+    }
+    ids.add(id);
+    names.add(name);
+    connections.push({ ...connection, id });
+  }
+  return { ok: true, connections };
+}
+
+/** Read the saved connections; a missing file holds none. */
+export async function loadConnections(
+  path: string,
+): Promise<ConnectionsResult> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { ok: true, connections: [] };
+    }
+    return {
+      ok: false,
+      message: `Cannot read ${path}: ${(error as Error).message}`,
+    };
+  }
+  return parseConnections(text, path);
+}
+
+/** Write the saved connections atomically, mode 0600. */
+export async function saveConnections(
+  path: string,
+  connections: readonly SavedConnection[],
+): Promise<void> {
+  await ensureAppDataDir(dirname(path));
+  await writeFileAtomic(
+    path,
+    JSON.stringify({ connections }, null, 2) + "\n",
+    0o600,
+  );
+}

@@ -1,0 +1,110 @@
+/**
+ * A remote libSQL database (`libsql://`, `https://`, `wss://`) through
+ * `@libsql/client`. Reads run in a `read` transaction, which the server keeps
+ * read-only. The remote protocol returns a statement's rows whole, so the cap
+ * applies after they arrive; an abort or timeout closes the transaction.
+ *
+ * @module
+ */
+
+import { createClient, type Transaction } from "@libsql/client";
+import { cellMapper, toDbError } from "./sqlite.ts";
+import { describeSqliteTable } from "./sqlite_schema.ts";
+import { stoppable } from "./stoppable.ts";
+import type { Driver, TableSummary } from "./types.ts";
+
+/** How to reach one remote libSQL database. */
+export interface RemoteConfig {
+  url: string;
+  authToken?: string;
+  secrets: readonly string[];
+}
+
+/** Open a remote libSQL driver; nothing connects until the first call. */
+export function openLibsqlRemote(config: RemoteConfig): Driver {
+  const client = createClient({
+    url: config.url,
+    ...(config.authToken === undefined ? {} : { authToken: config.authToken }),
+    intMode: "bigint",
+  });
+  const secrets = config.secrets;
+
+  const read = async <T>(
+    options: { signal: AbortSignal; timeoutMs: number },
+    work: (tx: Transaction) => Promise<T>,
+  ): Promise<T> => {
+    let tx: Transaction | null = null;
+    try {
+      return await stoppable(
+        async () => {
+          tx = await client.transaction("read");
+          return await work(tx);
+        },
+        options,
+        () => tx?.close(),
+      );
+    } catch (error) {
+      throw toDbError(error, secrets);
+    } finally {
+      (tx as Transaction | null)?.close();
+    }
+  };
+
+  const rowsOf = (
+    options: { signal: AbortSignal; timeoutMs: number },
+    text: string,
+    args: (string | null)[] = [],
+  ) =>
+    read(options, async (tx) => {
+      const result = await tx.execute({ sql: text, args });
+      return result.rows.map((row) => ({ ...row }) as Record<string, unknown>);
+    });
+
+  return {
+    engine: "sqlite",
+    async version(options) {
+      const [row] = await rowsOf(options, "select sqlite_version() as v");
+      return `libSQL (SQLite ${String(row?.v ?? "")})`;
+    },
+    async listTables(options) {
+      const rows = await rowsOf(
+        options,
+        `select name, type from sqlite_schema
+          where type in ('table', 'view') and name not like 'sqlite\\_%' escape '\\'
+          order by name`,
+      );
+      return rows.map((row): TableSummary => ({
+        name: String(row.name),
+        schema: "main",
+        type: row.type === "view" ? "view" : "table",
+      }));
+    },
+    describeTable(table, options) {
+      // The same catalog queries as a local file, through the remote protocol.
+      return describeSqliteTable(
+        (text, params = []) =>
+          rowsOf(options, text, params as (string | null)[]),
+        table,
+        options.schema,
+      );
+    },
+    query: (text, options) =>
+      read(options, async (tx) => {
+        const result = await tx.execute(text);
+        const truncated = result.rows.length > options.maxRows;
+        const mappers = result.columnTypes.map(cellMapper);
+        return {
+          columns: [...result.columns],
+          rows: result.rows.slice(0, options.maxRows).map((row) =>
+            result.columns.map((_, i) => mappers[i]!(row[i]))
+          ),
+          rowsAffected: 0,
+          truncated,
+        };
+      }),
+    close() {
+      client.close();
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,299 @@
+/**
+ * MySQL and MariaDB through mysql2: a lazily-connecting pool whose sessions
+ * are read-only by default (`SET SESSION TRANSACTION READ ONLY`, which also
+ * refuses DDL, whose implicit commit would otherwise escape a read-only
+ * transaction), reads inside `START TRANSACTION READ ONLY`, rows counted as
+ * they stream and cut at the cap, and stopping by `KILL QUERY` from a second
+ * connection. A killed connection is destroyed, never returned to the pool.
+ *
+ * @module
+ */
+
+import mysql from "mysql2";
+import { DbError } from "./errors.ts";
+import { describeMysqlTable, listMysqlTables } from "./mysql_schema.ts";
+import { redact } from "./redact.ts";
+import { stoppable } from "./stoppable.ts";
+import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
+import { isoDateTime, plainCell } from "./values.ts";
+
+/** How to reach one MySQL or MariaDB database. */
+export interface MysqlConfig {
+  url: string;
+  password?: string;
+  secrets: readonly string[];
+  idleMs?: number;
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+type Connection = mysql.PoolConnection;
+type Row = Record<string, unknown>;
+
+/** What a query's `fields` event tells about one column. */
+interface Field {
+  name: string;
+  columnType: number;
+  columnLength: number;
+}
+
+/** Open a MySQL/MariaDB driver; nothing connects until the first call. */
+export function openMysql(config: MysqlConfig): Driver {
+  const base = {
+    uri: config.url,
+    ...(config.password === undefined ? {} : { password: config.password }),
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    dateStrings: true,
+    multipleStatements: false,
+  };
+  const pool = mysql.createPool({
+    ...base,
+    connectionLimit: 4,
+    maxIdle: 4,
+    idleTimeout: config.idleMs ?? 60_000,
+  });
+  pool.on("connection", (connection) => {
+    // Every pooled session is read-only and in UTC until the write path
+    // asks otherwise for one transaction.
+    const ignore = () => {};
+    connection.query("SET SESSION TRANSACTION READ ONLY", ignore);
+    connection.query("SET time_zone = '+00:00'", ignore);
+  });
+  const secrets = config.secrets;
+
+  const acquire = (signal: AbortSignal) =>
+    new Promise<Connection>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(
+          new DbError(
+            "cancelled",
+            "the query was not started: the request was cancelled",
+          ),
+        );
+        return;
+      }
+      pool.getConnection((error, connection) =>
+        error ? reject(toDbError(error, secrets)) : resolve(connection)
+      );
+    });
+
+  /** KILL QUERY from a separate short-lived connection. */
+  const kill = async (threadId: number) => {
+    const side = mysql.createConnection(base);
+    try {
+      await side.promise().query(`KILL QUERY ${Number(threadId)}`);
+    } catch {
+      // ER_NO_SUCH_THREAD: it already ended.
+    } finally {
+      side.destroy();
+    }
+  };
+
+  /** Run our own statement with the caller's limits. */
+  const exec = async (
+    text: string,
+    params: unknown[],
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<Row[]> => {
+    const connection = await acquire(options.signal);
+    let killed = false;
+    try {
+      return await stoppable(
+        () =>
+          new Promise<Row[]>((resolve, reject) =>
+            connection.query(
+              text,
+              params,
+              (error, rows) => error ? reject(error) : resolve(rows as Row[]),
+            )
+          ),
+        options,
+        () => {
+          killed = true;
+          return kill(connection.threadId);
+        },
+      );
+    } catch (error) {
+      throw toDbError(error, secrets);
+    } finally {
+      if (killed) connection.destroy();
+      else connection.release();
+    }
+  };
+
+  return {
+    engine: "mysql",
+    async version(options) {
+      const [row] = await exec("select version() as v", [], options);
+      const version = String(row?.v ?? "");
+      return `${/mariadb/i.test(version) ? "MariaDB" : "MySQL"} ${version}`;
+    },
+    listTables: (options) =>
+      listMysqlTables((text, params) => exec(text, params, options), options),
+    describeTable: (table, options) =>
+      describeMysqlTable(
+        (text, params) => exec(text, params, options),
+        table,
+        options.schema,
+      ),
+    async query(text, options) {
+      const connection = await acquire(options.signal);
+      const state = { killed: false };
+      try {
+        await simple(connection, "START TRANSACTION READ ONLY");
+        return await stoppable(
+          () =>
+            streamRows(connection, text, options, () => {
+              state.killed = true;
+              return kill(connection.threadId);
+            }),
+          options,
+          () => {
+            state.killed = true;
+            return kill(connection.threadId);
+          },
+        );
+      } catch (error) {
+        throw toDbError(error, secrets);
+      } finally {
+        if (state.killed) connection.destroy();
+        else {
+          await simple(connection, "ROLLBACK").catch(() => {});
+          connection.release();
+        }
+      }
+    },
+    close: () => new Promise<void>((resolve) => pool.end(() => resolve())),
+  };
+}
+
+function simple(connection: Connection, text: string): Promise<void> {
+  return new Promise((resolve, reject) =>
+    connection.query(text, (error) => (error ? reject(error) : resolve()))
+  );
+}
+
+/**
+ * Stream one statement's rows, keeping at most `maxRows + 1`. Once past the
+ * cap the rest is not wanted: `cut` kills the query, and the interruption
+ * that follows ends the stream as a truncated result, not an error.
+ */
+function streamRows(
+  connection: Connection,
+  text: string,
+  options: QueryOptions,
+  cut: () => Promise<void>,
+): Promise<QueryResult> {
+  return new Promise((resolve, reject) => {
+    const limit = options.maxRows + 1;
+    const kept: unknown[][] = [];
+    let fields: Field[] = [];
+    let rowsAffected = 0;
+    let cutting = false;
+    const query = connection.query({ sql: text, rowsAsArray: true });
+    query.on("fields", (list: Field[]) => (fields = list));
+    query.on("result", (row: unknown) => {
+      if (!Array.isArray(row)) {
+        rowsAffected += Number(
+          (row as { affectedRows?: number }).affectedRows ?? 0,
+        );
+        return;
+      }
+      if (kept.length < limit) kept.push(row);
+      if (kept.length >= limit && !cutting) {
+        cutting = true;
+        cut().catch(() => {});
+      }
+    });
+    const finish = () => {
+      const truncated = kept.length > options.maxRows;
+      if (truncated) kept.length = options.maxRows;
+      const mappers = fields.map(cellMapper);
+      resolve({
+        columns: fields.map((field) => field.name),
+        rows: kept.map((row) =>
+          row.map((value, i) => (mappers[i] ?? plainCell)(value))
+        ),
+        rowsAffected,
+        truncated,
+      });
+    };
+    query.on("error", (error: { errno?: number }) => {
+      // 1317: query execution was interrupted, by our own cut.
+      if (cutting && error.errno === 1317) finish();
+      else reject(error);
+    });
+    query.on("end", finish);
+  });
+}
+
+const TINY = 1;
+const LONGLONG = 8;
+const NEWDECIMAL = 246;
+const TIMESTAMP = 7;
+const DATETIME = 12;
+const BIT = 16;
+
+/** The JSON mapping for one column (values.ts), by its wire type. */
+function cellMapper(field: Field): (value: unknown) => Cell {
+  if (field.columnType === TINY && field.columnLength === 1) {
+    // BOOLEAN is TINYINT(1).
+    return (value) => value === null ? null : Number(value) !== 0;
+  }
+  if (field.columnType === LONGLONG || field.columnType === NEWDECIMAL) {
+    // 64-bit integers and decimals are text, whatever their size.
+    return (value) => value === null ? null : String(value);
+  }
+  if (field.columnType === DATETIME) {
+    return (value) => value === null ? null : isoDateTime(String(value), false);
+  }
+  if (field.columnType === TIMESTAMP) {
+    return (value) => value === null ? null : isoDateTime(String(value), true);
+  }
+  if (field.columnType === BIT) {
+    return (value) => {
+      if (!(value instanceof Uint8Array)) return plainCell(value);
+      let number = 0n;
+      for (const byte of value) number = (number << 8n) | BigInt(byte);
+      return field.columnLength === 1 ? number === 1n : plainCell(number);
+    };
+  }
+  return plainCell;
+}
+
+const CONNECT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ECONNRESET",
+  "EPIPE",
+  "PROTOCOL_CONNECTION_LOST",
+  "ER_ACCESS_DENIED_ERROR",
+  "ER_BAD_DB_ERROR",
+  "ER_CON_COUNT_ERROR",
+  "ER_DBACCESS_DENIED_ERROR",
+  "ER_HOST_NOT_PRIVILEGED",
+]);
+
+/** A mysql2 failure as a redacted DbError. */
+export function toDbError(error: unknown, secrets: readonly string[]): DbError {
+  if (error instanceof DbError) return error;
+  const e = error as { code?: string; errno?: number; message?: string };
+  const code = e.code ?? "";
+  const text = redact(
+    `${e.message ?? String(error)}${code ? ` [${code}]` : ""}`,
+    secrets,
+  );
+  if (code === "ETIMEDOUT") {
+    return new DbError(
+      "connect_timeout",
+      `the database did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`,
+    );
+  }
+  if (e.errno === 1792) return new DbError("read_only", text);
+  if (e.errno === 3024 || e.errno === 1969) return new DbError("timeout", text);
+  if (CONNECT_CODES.has(code)) return new DbError("connect", text);
+  return new DbError("query", text);
+}

@@ -1,0 +1,134 @@
+/**
+ * The open drivers, one per saved connection: opened on first use, reopened
+ * when the connection's URL or password changes, closed when the connection
+ * is removed or the server stops. Each engine pools its own sessions and
+ * closes idle ones; the pool also remembers whether the database answered.
+ *
+ * @module
+ */
+
+import { DbError } from "./errors.ts";
+import { openLibsqlRemote } from "./libsql_remote.ts";
+import { openMysql } from "./mysql.ts";
+import { openPostgres } from "./postgres.ts";
+import { openSqlite } from "./sqlite.ts";
+import { describeTarget, sqlitePath } from "./target.ts";
+import type { Driver, Engine } from "./types.ts";
+
+/** What a driver needs to know about a saved connection. */
+export interface DriverSpec {
+  id: string;
+  engine: Engine;
+  url: string;
+  password?: string;
+}
+
+/** A database that answered within this long counts as connected. */
+const CONNECTED_FOR_MS = 5 * 60_000;
+
+interface Entry {
+  key: string;
+  driver: Driver;
+  /** When the database last answered; null when it last failed to. */
+  answeredAt: number | null;
+}
+
+/** Open a driver for a spec (nothing connects yet). */
+export function openDriver(spec: DriverSpec): Driver {
+  const target = describeTarget(spec.engine, spec.url, spec.password);
+  const secrets = target?.secrets ?? [spec.url];
+  const password = spec.password === undefined
+    ? {}
+    : { password: spec.password };
+  switch (spec.engine) {
+    case "postgres":
+      return openPostgres({ url: spec.url, secrets, ...password });
+    case "mysql":
+      return openMysql({ url: spec.url, secrets, ...password });
+    case "sqlite": {
+      const path = sqlitePath(spec.url);
+      if (path !== null) return openSqlite({ path, secrets });
+      const token = new URL(spec.url).searchParams.get("authToken") ??
+        spec.password;
+      const url = spec.url.replace(/[?&]authToken=[^&]*/, "");
+      return openLibsqlRemote({
+        url,
+        secrets,
+        ...(token === undefined ? {} : { authToken: token }),
+      });
+    }
+  }
+}
+
+/** The open drivers of the saved connections. */
+export class DriverPool {
+  readonly #entries = new Map<string, Entry>();
+  readonly #open: (spec: DriverSpec) => Driver;
+  readonly #now: () => number;
+
+  constructor(
+    options: { open?: (spec: DriverSpec) => Driver; now?: () => number } = {},
+  ) {
+    this.#open = options.open ?? openDriver;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The driver for a connection, opening (or reopening) it as needed. */
+  get(spec: DriverSpec): Driver {
+    const key = JSON.stringify([spec.engine, spec.url, spec.password ?? null]);
+    const entry = this.#entries.get(spec.id);
+    if (entry !== undefined && entry.key === key) return entry.driver;
+    if (entry !== undefined) entry.driver.close().catch(() => {});
+    const fresh: Entry = { key, driver: this.#open(spec), answeredAt: null };
+    fresh.driver = this.#observed(fresh);
+    this.#entries.set(spec.id, fresh);
+    return fresh.driver;
+  }
+
+  /** Whether the connection's database answered recently. */
+  isConnected(id: string): boolean {
+    const answeredAt = this.#entries.get(id)?.answeredAt ?? null;
+    return answeredAt !== null && this.#now() - answeredAt < CONNECTED_FOR_MS;
+  }
+
+  /** Close the drivers of connections that are no longer saved. */
+  async retain(ids: ReadonlySet<string>): Promise<void> {
+    const gone = [...this.#entries].filter(([id]) => !ids.has(id));
+    for (const [id] of gone) this.#entries.delete(id);
+    await Promise.allSettled(gone.map(([, entry]) => entry.driver.close()));
+  }
+
+  /** Close every driver. */
+  async closeAll(): Promise<void> {
+    await this.retain(new Set());
+  }
+
+  /** Wrap a driver so each call's outcome updates `answeredAt`. */
+  #observed(entry: Entry): Driver {
+    const inner = entry.driver;
+    const track = <T>(promise: Promise<T>): Promise<T> =>
+      promise.then(
+        (value) => {
+          entry.answeredAt = this.#now();
+          return value;
+        },
+        (error: unknown) => {
+          if (
+            error instanceof DbError &&
+            (error.kind === "connect" || error.kind === "connect_timeout")
+          ) entry.answeredAt = null;
+          else entry.answeredAt = this.#now();
+          throw error;
+        },
+      );
+    return {
+      engine: inner.engine,
+      version: (options) => track(inner.version(options)),
+      listTables: (options) => track(inner.listTables(options)),
+      describeTable: (table, options) =>
+        track(inner.describeTable(table, options)),
+      query: (text, options) => track(inner.query(text, options)),
+      close: () => inner.close(),
+    };
+  }
+}

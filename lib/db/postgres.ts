@@ -1,0 +1,245 @@
+/**
+ * PostgreSQL through postgres.js: a small lazily-connecting pool, reads inside
+ * `BEGIN READ ONLY` that is always rolled back (so even `set_config` leaves no
+ * trace on the pooled session), rows read through a portal and cut at the cap,
+ * and stopping by the protocol's cancel request.
+ *
+ * @module
+ */
+
+import postgres from "postgres";
+import { DbError } from "./errors.ts";
+import {
+  describePostgresTable,
+  listPostgresTables,
+} from "./postgres_schema.ts";
+import { redact } from "./redact.ts";
+import { stoppable } from "./stoppable.ts";
+import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
+import { binaryCell, floatCell, isoDateTime, plainCell } from "./values.ts";
+
+/** How to reach one PostgreSQL database. */
+export interface PostgresConfig {
+  url: string;
+  password?: string;
+  /** Values redacted from every message. */
+  secrets: readonly string[];
+  /** Seconds before an unused pooled connection closes. */
+  idleSeconds?: number;
+}
+
+/** Connect timeout (issue: a database that cannot be reached in 10 s). */
+export const CONNECT_TIMEOUT_SECONDS = 10;
+
+// Statements a portal can stream; utility statements (SHOW, EXPLAIN) return
+// no rows through a postgres.js cursor, so they are read whole (they are small).
+const STREAMABLE = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
+const FETCH_SIZE = 500;
+
+type Sql = ReturnType<typeof postgres>;
+type Column = { name: string; type: number };
+
+/** Open a PostgreSQL driver; nothing connects until the first call. */
+export function openPostgres(config: PostgresConfig): Driver {
+  const sql: Sql = postgres(config.url, {
+    max: 4,
+    idle_timeout: config.idleSeconds ?? 60,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    // Statements vary per call: no server-side prepared statement cache.
+    prepare: false,
+    onnotice: () => {},
+    connection: { application_name: "dbport", TimeZone: "UTC" },
+    ...(config.password === undefined ? {} : { password: config.password }),
+    // Dates and times stay text, converted per column (values.ts).
+    types: {
+      date: {
+        to: 1184,
+        from: [1082, 1083, 1114, 1184, 1266],
+        serialize: (x: unknown) => String(x),
+        parse: (x: string) => x,
+      },
+    },
+  });
+  const fail = (error: unknown) => toDbError(error, config.secrets);
+
+  return {
+    engine: "postgres",
+    async version(options) {
+      const rows = await run(
+        () => sql.unsafe("show server_version"),
+        options,
+        config.secrets,
+      );
+      return `PostgreSQL ${String(rows[0]?.server_version ?? "")}`.trim();
+    },
+    listTables: (options) =>
+      listPostgresTables(
+        (text, params) =>
+          run(
+            () => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
+            options,
+            config.secrets,
+          ),
+        options,
+      ),
+    describeTable: (table, options) =>
+      describePostgresTable(
+        (text, params) =>
+          run(
+            () => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
+            options,
+            config.secrets,
+          ),
+        table,
+        options.schema,
+      ),
+    query: (text, options) =>
+      readQuery(sql, text, options).catch((error) => {
+        throw fail(error);
+      }),
+    async close() {
+      await sql.end({ timeout: 1 });
+    },
+  };
+}
+
+type Row = Record<string, unknown>;
+
+/** Run one of our own metadata statements with the caller's limits. */
+async function run(
+  start: () => postgres.PendingQuery<postgres.Row[]>,
+  options: { signal: AbortSignal; timeoutMs: number },
+  secrets: readonly string[],
+): Promise<Row[]> {
+  let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
+  try {
+    return await stoppable(
+      async () => {
+        pending = start();
+        return [...(await pending)] as Row[];
+      },
+      options,
+      () => pending?.cancel(),
+    );
+  } catch (error) {
+    throw toDbError(error, secrets);
+  }
+}
+
+async function readQuery(
+  sql: Sql,
+  text: string,
+  options: QueryOptions,
+): Promise<QueryResult> {
+  const reserved = await connectReserved(sql, options);
+  let pending: { cancel(): void } | null = null;
+  try {
+    await reserved.unsafe("BEGIN READ ONLY");
+    // A server-side net under our own timer, should a cancel request be lost.
+    await reserved.unsafe(
+      `SET LOCAL statement_timeout = ${options.timeoutMs + 5_000}`,
+    );
+    return await stoppable(
+      async () => {
+        const keyword = /^[\s(]*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ??
+          "";
+        const query = reserved.unsafe(text).values();
+        pending = query;
+        const limit = options.maxRows + 1;
+        const kept: unknown[][] = [];
+        let columns: Column[] | undefined;
+        if (STREAMABLE.has(keyword)) {
+          for await (const chunk of query.cursor(FETCH_SIZE)) {
+            columns ??= (chunk as unknown as { columns?: Column[] }).columns;
+            for (const row of chunk) {
+              if (kept.length < limit) kept.push(row as unknown[]);
+            }
+            if (kept.length >= limit) break;
+          }
+          columns ??=
+            (query as unknown as { statement?: { columns?: Column[] } })
+              .statement?.columns;
+        } else {
+          const all = await query;
+          columns = (all as unknown as { columns?: Column[] }).columns;
+          kept.push(...(all.slice(0, limit) as unknown[][]));
+        }
+        const truncated = kept.length > options.maxRows;
+        if (truncated) kept.length = options.maxRows;
+        const types = (columns ?? []).map((column) => column.type);
+        return {
+          columns: (columns ?? []).map((column) => column.name),
+          rows: kept.map((row) =>
+            row.map((value, i) => pgCell(value, types[i]))
+          ),
+          rowsAffected: 0,
+          truncated,
+        };
+      },
+      options,
+      () => pending?.cancel(),
+    );
+  } finally {
+    await reserved.unsafe("ROLLBACK").catch(() => {});
+    reserved.release();
+  }
+}
+
+async function connectReserved(sql: Sql, options: QueryOptions) {
+  if (options.signal.aborted) {
+    throw new DbError(
+      "cancelled",
+      "the query was not started: the request was cancelled",
+    );
+  }
+  return await sql.reserve();
+}
+
+/** One PostgreSQL value as JSON (values.ts). */
+function pgCell(value: unknown, type: number | undefined): Cell {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 1114:
+      return isoDateTime(String(value), false);
+    case 1184:
+      return isoDateTime(String(value), true);
+    case 700:
+    case 701:
+      return floatCell(Number(value));
+    case 17:
+      return binaryCell(value as Uint8Array);
+  }
+  return plainCell(value);
+}
+
+/** A postgres.js failure as a redacted DbError. */
+export function toDbError(error: unknown, secrets: readonly string[]): DbError {
+  if (error instanceof DbError) return error;
+  const e = error as {
+    code?: string;
+    message?: string;
+    detail?: string;
+    hint?: string;
+  };
+  const code = e.code ?? "";
+  let message = e.message ?? String(error);
+  if (e.detail) message += ` (${e.detail})`;
+  if (e.hint) message += ` Hint: ${e.hint}`;
+  if (/^[0-9A-Z]{5}$/.test(code)) message += ` [SQLSTATE ${code}]`;
+  const text = redact(message, secrets);
+  if (code === "CONNECT_TIMEOUT") {
+    return new DbError(
+      "connect_timeout",
+      `the database did not answer within ${CONNECT_TIMEOUT_SECONDS} s`,
+    );
+  }
+  if (code === "25006") return new DbError("read_only", text);
+  if (code === "57014") return new DbError("timeout", text);
+  if (
+    /^(08|28|3D|53|57P)/.test(code) ||
+    /^(E[A-Z]+|CONNECTION_[A-Z]+)$/.test(code)
+  ) {
+    return new DbError("connect", text);
+  }
+  return new DbError("query", text);
+}

@@ -1,0 +1,94 @@
+/**
+ * Masking what a driver message may leak before it leaves the process:
+ * the connection's own secrets, key=value secrets, URLs with credentials,
+ * addresses, host:port pairs and local paths. At most 600 characters remain.
+ *
+ * @module
+ */
+
+/** The longest message that reaches a client. */
+export const MAX_MESSAGE_LENGTH = 600;
+
+const MASK = "[redacted]";
+
+const SECRET_KEYS = [
+  "host",
+  "hostaddr",
+  "hostname",
+  "server",
+  "port",
+  "user",
+  "username",
+  "uid",
+  "password",
+  "passwd",
+  "pwd",
+  "dbname",
+  "database",
+  "data source",
+  "account",
+  "token",
+  "apikey",
+  "api_key",
+  "secret",
+  "sslcert",
+  "sslkey",
+  "sslrootcert",
+  "authtoken",
+  "auth_token",
+  "connection_string",
+  "dsn",
+];
+
+const KEY_VALUE = new RegExp(
+  `\\b(${
+    SECRET_KEYS.map((key) => key.replace(" ", "\\s")).join("|")
+  })\\s*[=:]\\s*("[^"]*"|'[^']*'|[^\\s,;)]+)`,
+  "gi",
+);
+const URL_WITH_USERINFO = /\b[a-z][a-z0-9+.-]*:\/\/[^\s/@]*@[^\s/]*/gi;
+const URL_ANY =
+  /\b(?:postgres(?:ql)?|mysql|mariadb|libsql|wss?|https?):\/\/[^\s'"]+/gi;
+const IPV4 = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g;
+const IPV6_BRACKETED = /\[[0-9a-f:]+\](?::\d+)?/gi;
+const HOST_PORT = /\b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b/gi;
+const LOCAL_PATH =
+  /(?:[A-Za-z]:\\|\/)(?:Users|home|var|private|tmp|root|etc|opt|srv|mnt|Volumes|run|data)(?:[\\/][^\s'"`,;)]*)*/g;
+const QUOTED_USER =
+  /\b(user|role|for user|access denied for user)\s+("[^"]*"|'[^']*')/gi;
+
+/**
+ * Redact `message`. `secrets` are this connection's own values (host, user,
+ * password, database, port, file path); ones shorter than 3 characters are
+ * skipped so they do not mangle ordinary words.
+ */
+export function redact(
+  message: string,
+  secrets: readonly string[] = [],
+): string {
+  let text = message;
+  const ordered = [...new Set(secrets)]
+    .filter((secret) => secret.length >= 3)
+    .sort((a, b) => b.length - a.length);
+  for (const secret of ordered) {
+    text = text.replace(new RegExp(escapeRegExp(secret), "gi"), MASK);
+  }
+  text = text
+    .replace(URL_WITH_USERINFO, MASK)
+    .replace(URL_ANY, MASK)
+    .replace(KEY_VALUE, (_all, key: string) => `${key}=${MASK}`)
+    .replace(QUOTED_USER, (_all, word: string) => `${word} ${MASK}`)
+    .replace(IPV6_BRACKETED, MASK)
+    .replace(IPV4, MASK)
+    .replace(HOST_PORT, MASK)
+    .replace(LOCAL_PATH, MASK)
+    .trim();
+  if (text.length > MAX_MESSAGE_LENGTH) {
+    text = text.slice(0, MAX_MESSAGE_LENGTH - 1) + "…";
+  }
+  return text;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,270 @@
+/**
+ * SQLite files through libSQL's asynchronous engine (`libsql/promise`, the
+ * engine beneath `@libsql/client`). `@libsql/client` itself steps a local
+ * statement synchronously: a long query would stall the whole server and
+ * could never be interrupted. Here the first step runs off the event loop,
+ * `interrupt()` stops it, and rows stream in batches with the event loop
+ * served between them. Handles are read-only (`PRAGMA query_only`), pooled
+ * and closed when idle. Remote libSQL URLs go through `libsql_remote.ts`.
+ *
+ * @module
+ */
+
+import Database from "libsql/promise";
+import { DbError } from "./errors.ts";
+import { describeSqliteTable, listSqliteTables } from "./sqlite_schema.ts";
+import { redact } from "./redact.ts";
+import { stoppable } from "./stoppable.ts";
+import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
+import {
+  binaryCell,
+  floatCell,
+  integerCell,
+  isoDateTime,
+  jsonCell,
+  plainCell,
+} from "./values.ts";
+
+/** How to open one SQLite file. */
+export interface SqliteConfig {
+  path: string;
+  secrets: readonly string[];
+  idleMs?: number;
+}
+
+interface Handle {
+  db: Database;
+  idleSince: number;
+}
+
+type Row = Record<string, unknown>;
+type Column = { name: string; type: string | null };
+
+const MAX_HANDLES = 4;
+const BUSY_TIMEOUT_MS = 5_000;
+/** How long rows are read before the event loop gets a turn. */
+const SLICE_MS = 20;
+
+/** Open a SQLite driver; the file is opened on first use. */
+export function openSqlite(config: SqliteConfig): Driver {
+  const idle: Handle[] = [];
+  let open = 0;
+  let sweeper: ReturnType<typeof setInterval> | undefined;
+  const idleMs = config.idleMs ?? 60_000;
+
+  const sweep = () => {
+    const now = Date.now();
+    for (let i = idle.length - 1; i >= 0; i--) {
+      if (now - idle[i]!.idleSince > idleMs) {
+        idle.splice(i, 1)[0]!.db.close();
+        open--;
+      }
+    }
+    if (open === 0 && sweeper !== undefined) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  };
+
+  const acquire = async (): Promise<Database> => {
+    const handle = idle.pop();
+    if (handle !== undefined) return handle.db;
+    try {
+      const info = await Deno.stat(config.path);
+      if (!info.isFile) throw new Error("not a regular file");
+    } catch (error) {
+      throw new DbError(
+        "connect",
+        redact(
+          `cannot open the SQLite file ${config.path}: ${
+            error instanceof Deno.errors.NotFound
+              ? "it does not exist"
+              : (error as Error).message
+          }`,
+          config.secrets,
+        ),
+      );
+    }
+    const db = new Database(config.path, { timeout: BUSY_TIMEOUT_MS });
+    open++;
+    try {
+      await db.exec("PRAGMA query_only = ON");
+    } catch (error) {
+      db.close();
+      open--;
+      throw toDbError(error, config.secrets);
+    }
+    if (sweeper === undefined) {
+      const timer = setInterval(sweep, Math.min(idleMs, 10_000));
+      Deno.unrefTimer(timer as unknown as number);
+      sweeper = timer;
+    }
+    return db;
+  };
+  const release = (db: Database) => {
+    if (idle.length < MAX_HANDLES) idle.push({ db, idleSince: Date.now() });
+    else {
+      db.close();
+      open--;
+    }
+  };
+
+  const withDb = async <T>(
+    options: { signal: AbortSignal; timeoutMs: number },
+    work: (db: Database) => Promise<T>,
+  ): Promise<T> => {
+    const db = await acquire();
+    try {
+      return await stoppable(() => work(db), options, () => db.interrupt());
+    } catch (error) {
+      throw toDbError(error, config.secrets);
+    } finally {
+      release(db);
+    }
+  };
+
+  const exec =
+    (options: { signal: AbortSignal; timeoutMs: number }) =>
+    (text: string, params: unknown[] = []) =>
+      withDb(options, async (db) => {
+        const statement = await db.prepare(text);
+        const rows: Row[] = [];
+        for (const row of await statement.iterate(...params)) rows.push(row);
+        return rows;
+      });
+
+  return {
+    engine: "sqlite",
+    async version(options) {
+      const [row] = await exec(options)("select sqlite_version() as v");
+      return `SQLite ${String(row?.v ?? "")}`;
+    },
+    listTables: (options) => listSqliteTables(exec(options), options),
+    describeTable: (table, options) =>
+      describeSqliteTable(exec(options), table, options.schema),
+    query: (text, options) =>
+      withDb(options, (db) => readRows(db, text, options)),
+    close() {
+      if (sweeper !== undefined) clearInterval(sweeper);
+      sweeper = undefined;
+      for (const handle of idle.splice(0)) handle.db.close();
+      open = 0;
+      return Promise.resolve();
+    },
+  };
+}
+
+async function readRows(
+  db: Database,
+  text: string,
+  options: QueryOptions,
+): Promise<QueryResult> {
+  const statement = await db.prepare(text);
+  if (!statement.reader) {
+    // A statement that returns no rows: on this read-only handle the engine
+    // refuses it if it writes (SQLITE_READONLY), and it is run for that.
+    for (const _ of await statement.iterate()) { /* no rows */ }
+    return { columns: [], rows: [], rowsAffected: 0, truncated: false };
+  }
+  statement.safeIntegers(true);
+  statement.raw(true);
+  const columns = (statement.columns() as Column[]) ?? [];
+  const limit = options.maxRows + 1;
+  const kept: unknown[][] = [];
+  // The first step, where a sort or an aggregate does its work, runs off the
+  // event loop; interrupt() reaches it.
+  const rows = await statement.iterate();
+  let sliceStart = performance.now();
+  for (const row of rows) {
+    kept.push(row as unknown[]);
+    if (kept.length >= limit) break;
+    if (performance.now() - sliceStart > SLICE_MS) {
+      // Let the timeout and an abort fire between batches.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (options.signal.aborted) db.interrupt();
+      sliceStart = performance.now();
+    }
+  }
+  const truncated = kept.length > options.maxRows;
+  if (truncated) kept.length = options.maxRows;
+  const mappers = columns.map((column) => cellMapper(column.type));
+  return {
+    columns: columns.map((column) => column.name),
+    rows: kept.map((row) =>
+      row.map((value, i) => (mappers[i] ?? plainCell)(value))
+    ),
+    rowsAffected: 0,
+    truncated,
+  };
+}
+
+/** The JSON mapping of one column by its declared type (values.ts). */
+export function cellMapper(declared: string | null): (value: unknown) => Cell {
+  const type = (declared ?? "").toUpperCase();
+  const or = (map: (value: unknown) => Cell) => (value: unknown): Cell =>
+    value === null || value === undefined ? null : map(value);
+  if (/BOOL/.test(type)) {
+    return or((value) =>
+      typeof value === "bigint" || typeof value === "number"
+        ? Number(value) !== 0
+        : plainCell(value)
+    );
+  }
+  if (/^(BIGINT|INT8|UNSIGNED BIG INT)/.test(type)) {
+    return or((value) =>
+      typeof value === "bigint" ? value.toString() : plainCell(value)
+    );
+  }
+  if (/DECIMAL|NUMERIC|MONEY/.test(type)) {
+    return or((value) =>
+      typeof value === "bigint" || typeof value === "number"
+        ? String(value)
+        : plainCell(value)
+    );
+  }
+  if (/JSON/.test(type)) return or(jsonCell);
+  if (/TIMESTAMPTZ|WITH TIME ZONE/.test(type)) {
+    return or((value) =>
+      typeof value === "string" ? isoDateTime(value, true) : plainCell(value)
+    );
+  }
+  if (/DATETIME|TIMESTAMP/.test(type)) {
+    return or((value) =>
+      typeof value === "string" ? isoDateTime(value, false) : plainCell(value)
+    );
+  }
+  return or((value) => {
+    if (typeof value === "bigint") return integerCell(value);
+    if (typeof value === "number") return floatCell(value);
+    if (value instanceof ArrayBuffer || value instanceof Uint8Array) {
+      return binaryCell(value);
+    }
+    return plainCell(value);
+  });
+}
+
+const CONNECT_CODES = new Set([
+  "SQLITE_CANTOPEN",
+  "SQLITE_NOTADB",
+  "SQLITE_CORRUPT",
+  "SQLITE_PERM",
+  "SQLITE_AUTH",
+]);
+
+/** A libSQL failure as a redacted DbError. */
+export function toDbError(error: unknown, secrets: readonly string[]): DbError {
+  if (error instanceof DbError) return error;
+  const e = error as { code?: string; message?: string };
+  const code = e.code ?? "";
+  const text = redact(
+    `${e.message ?? String(error)}${code ? ` [${code}]` : ""}`,
+    secrets,
+  );
+  if (code.startsWith("SQLITE_READONLY")) return new DbError("read_only", text);
+  if (
+    CONNECT_CODES.has(code.replace(/_[A-Z]+$/, "")) || CONNECT_CODES.has(code)
+  ) {
+    return new DbError("connect", text);
+  }
+  return new DbError("query", text);
+}

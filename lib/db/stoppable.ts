@@ -1,0 +1,68 @@
+/**
+ * Running a statement that the statement timeout or an abort must stop on the
+ * server, not merely stop waiting for.
+ *
+ * @module
+ */
+
+import { DbError } from "./errors.ts";
+
+/** When and why a running statement is stopped. */
+export interface StopOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/**
+ * Run `work`; on timeout or abort call `stop` (the engine's cancel) once. The
+ * statement then fails on the server, and that failure is reported as a
+ * timeout or a cancellation. A statement that finished anyway keeps its result.
+ */
+export async function stoppable<T>(
+  work: () => Promise<T>,
+  options: StopOptions,
+  stop: () => unknown,
+): Promise<T> {
+  if (options.signal.aborted) {
+    throw new DbError(
+      "cancelled",
+      "the query was not started: the request was cancelled",
+    );
+  }
+  let why: "timeout" | "cancelled" | null = null;
+  const fire = (reason: "timeout" | "cancelled") => {
+    if (why !== null) return;
+    why = reason;
+    Promise.resolve().then(stop).catch(() => {});
+  };
+  const timer = setTimeout(() => fire("timeout"), options.timeoutMs);
+  const onAbort = () => fire("cancelled");
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await work();
+  } catch (error) {
+    if (why === "timeout") {
+      throw new DbError(
+        "timeout",
+        `the statement timeout of ${
+          formatSeconds(options.timeoutMs)
+        } ran out and the query was stopped on the database`,
+      );
+    }
+    if (why === "cancelled") {
+      throw new DbError(
+        "cancelled",
+        "the query was stopped on the database: the request was cancelled",
+      );
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function formatSeconds(ms: number): string {
+  const seconds = ms / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}

@@ -1,0 +1,79 @@
+/**
+ * What a saved connection's URL points at: the parts `list_connections` may
+ * show (host, port, database — never a user or password) and the secrets a
+ * driver message must never echo.
+ *
+ * @module
+ */
+
+import type { Engine } from "./types.ts";
+
+/** Where a connection goes, and what must stay secret about it. */
+export interface Target {
+  host: string | null;
+  port: number | null;
+  database: string | null;
+  /** Values redacted from every message about this connection. */
+  secrets: string[];
+}
+
+const DEFAULT_PORTS: Readonly<Record<Engine, number | null>> = {
+  postgres: 5432,
+  mysql: 3306,
+  sqlite: null,
+};
+
+/** Read a connection URL; `null` when it cannot be read at all. */
+export function describeTarget(
+  engine: Engine,
+  url: string,
+  password?: string,
+): Target | null {
+  const extra = password === undefined ? [] : [password];
+  if (engine === "sqlite") {
+    const path = sqlitePath(url);
+    if (path !== null) {
+      const name = path.split(/[\\/]/).at(-1) ?? path;
+      return {
+        host: null,
+        port: null,
+        database: name,
+        secrets: [path, url, ...extra],
+      };
+    }
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  const host = parsed.hostname.replace(/^\[|\]$/g, "") || null;
+  const port = parsed.port === "" ? DEFAULT_PORTS[engine] : Number(parsed.port);
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, "")) ||
+    null;
+  const secrets = [
+    decodeURIComponent(parsed.username),
+    decodeURIComponent(parsed.password),
+    parsed.searchParams.get("authToken") ?? "",
+    host ?? "",
+    parsed.port,
+    database ?? "",
+    ...extra,
+  ].filter((value) => value !== "");
+  return { host, port, database, secrets };
+}
+
+/**
+ * The local file of a SQLite URL: a plain path or a `file:` URL. Null for a
+ * remote libSQL URL (`libsql://`, `http(s)://`, `ws(s)://`).
+ */
+export function sqlitePath(url: string): string | null {
+  if (/^(libsql|https?|wss?):/i.test(url)) return null;
+  if (/^file:/i.test(url)) {
+    const rest = url.slice(5).replace(/[?#].*$/, "");
+    // file:///abs, file:/abs and file:relative all name a path.
+    return decodeURIComponent(rest.replace(/^\/\/(?=\/)/, ""));
+  }
+  return url;
+}

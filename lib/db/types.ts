@@ -1,0 +1,115 @@
+/**
+ * One interface over the three engines. A driver knows SQL and its engine,
+ * never MCP: the tools translate what it returns.
+ *
+ * @module
+ */
+
+/** The engines dbport drives. */
+export type Engine = "postgres" | "mysql" | "sqlite";
+
+/** A JSON-safe cell (see `values.ts` for the mapping, the same on every engine). */
+export type Cell =
+  | string
+  | number
+  | boolean
+  | null
+  | Cell[]
+  | { [key: string]: Cell };
+
+/** A table-like object. */
+export interface TableSummary {
+  name: string;
+  /** The schema (PostgreSQL), database (MySQL) or attached database (SQLite). */
+  schema: string;
+  type: "table" | "view" | "materialized_view";
+  /** From engine statistics, so approximate; absent when the engine has none. */
+  rowCount?: number;
+}
+
+/** A column of a table. */
+export interface ColumnDetail {
+  name: string;
+  dataType: string;
+  nullable: boolean;
+  defaultValue: string | null;
+  primaryKey: boolean;
+}
+
+/** An index of a table. */
+export interface IndexDetail {
+  name: string;
+  columns: string[];
+  unique: boolean;
+  primary: boolean;
+  /** The access method (btree, hash, ...), where the engine names one. */
+  method: string | null;
+}
+
+/** A foreign key of a table. */
+export interface ForeignKeyDetail {
+  name: string;
+  columns: string[];
+  referencedSchema: string;
+  referencedTable: string;
+  referencedColumns: string[];
+  onUpdate: string;
+  onDelete: string;
+}
+
+/** Everything `describeTable` knows. */
+export interface TableDetail {
+  name: string;
+  schema: string;
+  type: TableSummary["type"];
+  columns: ColumnDetail[];
+  indexes: IndexDetail[];
+  foreignKeys: ForeignKeyDetail[];
+  /** The DDL, where the engine can give it. */
+  ddl: string | null;
+}
+
+/** How a query runs. */
+export interface QueryOptions {
+  /** Rows to keep; one more is read to know whether the result was cut. */
+  maxRows: number;
+  /** The statement timeout: the query is stopped on the server after it. */
+  timeoutMs: number;
+  /** Aborting stops the query on the server. */
+  signal: AbortSignal;
+}
+
+/** A query's result, bounded by `maxRows`. */
+export interface QueryResult {
+  columns: string[];
+  rows: Cell[][];
+  rowsAffected: number;
+  truncated: boolean;
+}
+
+/** Options shared by the metadata calls. */
+export interface CallOptions {
+  signal: AbortSignal;
+  /** Stops the call on the server when it runs out. */
+  timeoutMs: number;
+}
+
+/** A connection to one database, pooled and opened on first use. */
+export interface Driver {
+  readonly engine: Engine;
+  /** The server's version string (connects if needed). */
+  version(options: CallOptions): Promise<string>;
+  /** Tables, views and materialized views, ordered by schema, then name. */
+  listTables(
+    options: CallOptions & { schema?: string; rowCounts: boolean },
+  ): Promise<TableSummary[]>;
+  /** One table; null when it does not exist. */
+  describeTable(
+    table: string,
+    options: CallOptions & { schema?: string },
+  ): Promise<TableDetail | null>;
+  /** Run one statement the read gate let through, in the engine's read-only mode. */
+  query(sql: string, options: QueryOptions): Promise<QueryResult>;
+  /** Close every pooled connection. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,82 @@
+/**
+ * Building a tool from its parts: the published definition (input schema from
+ * the argument specs, output schema, annotations), argument checking, and the
+ * result envelope — the typed object in `structuredContent` and the same JSON
+ * as the one text item, or a tool error.
+ *
+ * @module
+ */
+
+import { DbError } from "../../db/errors.ts";
+import { toolError, WireError } from "../../protocol/errors.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { ToolEntry } from "../catalog.ts";
+import type { CallContext, Scope } from "../context.ts";
+import {
+  type Arguments,
+  type ArgumentsSpec,
+  checkArguments,
+  inputSchema,
+} from "./arguments.ts";
+import { fromDbError, ToolFailure } from "./failure.ts";
+
+/** The hints a client reads about a tool (MCP `ToolAnnotations`). */
+export interface Annotations {
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** Everything that makes a tool. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  arguments: ArgumentsSpec;
+  outputSchema: JsonObject;
+  annotations: Annotations;
+  /** The tool's own scope on top of `tools:read`, if any. */
+  scope?: Scope;
+  run(args: Arguments, ctx: CallContext): Promise<JsonObject>;
+}
+
+/** A tool's result: the typed object, and the same JSON as text. */
+export function toolResult(structured: JsonObject): JsonObject {
+  return {
+    content: [{ type: "text", text: JSON.stringify(structured) }],
+    structuredContent: structured,
+  };
+}
+
+/** Build a catalog entry from a spec. */
+export function defineTool(spec: ToolSpec): ToolEntry {
+  return {
+    definition: {
+      name: spec.name,
+      title: spec.annotations.title,
+      description: spec.description,
+      inputSchema: inputSchema(spec.arguments),
+      outputSchema: spec.outputSchema,
+      annotations: { ...spec.annotations },
+    },
+    scope: spec.scope ?? null,
+    async call(args, ctx) {
+      const checked = checkArguments(spec.name, spec.arguments, args);
+      try {
+        return toolResult(await spec.run(checked, ctx));
+      } catch (error) {
+        const failure = error instanceof DbError
+          ? fromDbError(error, "the database")
+          : error;
+        if (failure instanceof ToolFailure) {
+          return toolError(failure.code, failure.message);
+        }
+        if (failure instanceof WireError) throw failure;
+        // Anything else is a bug: the dispatcher logs it and answers -32603
+        // with no detail, so nothing unredacted reaches the client.
+        throw failure;
+      }
+    },
+  };
+}

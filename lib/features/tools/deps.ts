@@ -1,0 +1,17 @@
+/**
+ * What the database tools need from the server: the saved connections, the
+ * open drivers and the live settings. Never HTTP.
+ *
+ * @module
+ */
+
+import type { ConnectionStore } from "../../app/connection_store.ts";
+import type { Settings } from "../../app/settings.ts";
+import type { DriverPool } from "../../db/pool.ts";
+
+/** The database tools' view of the server. */
+export interface ToolDeps {
+  connections: ConnectionStore;
+  pool: DriverPool;
+  settings(): Settings;
+}

@@ -1,0 +1,63 @@
+/**
+ * A tool that fails in-band (contract "Tool errors"): a `ToolFailure` becomes
+ * `isError: true` with one text item `code: message`. Driver errors map here
+ * too, except a statement timeout (`-33003`) and a cancellation (`-33002`),
+ * which the contract's "Request lifecycle" makes protocol errors.
+ *
+ * @module
+ */
+
+import { DbError } from "../../db/errors.ts";
+import { type ToolErrorCode, wire, WireError } from "../../protocol/errors.ts";
+
+/** A tool failure the client sees as a tool error. */
+export class ToolFailure extends Error {
+  override name = "ToolFailure";
+  readonly code: ToolErrorCode;
+
+  constructor(code: ToolErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Shorthand for an `invalid_argument` failure. */
+export function invalidArgument(message: string): ToolFailure {
+  return new ToolFailure("invalid_argument", message);
+}
+
+/** A driver error as what the client sees; `where` names the connection. */
+export function fromDbError(
+  error: DbError,
+  where: string,
+): ToolFailure | WireError {
+  switch (error.kind) {
+    case "connect":
+      return new ToolFailure(
+        "not_connected",
+        `cannot reach ${where}: ${error.message}`,
+      );
+    case "connect_timeout":
+      return new ToolFailure(
+        "timeout",
+        `cannot reach ${where}: ${error.message}`,
+      );
+    case "read_only":
+      return new ToolFailure(
+        "denied",
+        `the database refused to write (dbport runs this statement read-only): ${error.message}`,
+      );
+    case "timeout":
+      return wire.requestTimeout(`Request timed out: ${error.message}`);
+    case "cancelled":
+      return wire.requestCancelled(`Request cancelled: ${error.message}`);
+    case "query":
+      return new ToolFailure("query_failed", error.message);
+  }
+}
+
+/** Re-throw a driver error in the client's terms; other errors pass through. */
+export function rethrow(error: unknown, where: string): never {
+  if (error instanceof DbError) throw fromDbError(error, where);
+  throw error;
+}

@@ -1,0 +1,22 @@
+/**
+ * The database tools.
+ *
+ * @module
+ */
+
+import type { ToolEntry } from "../catalog.ts";
+import type { ToolDeps } from "./deps.ts";
+import { describeTableTool } from "./describe_table.ts";
+import { executeQueryTool } from "./execute_query.ts";
+import { listConnectionsTool } from "./list_connections.ts";
+import { listTablesTool } from "./list_tables.ts";
+
+/** Every database tool over the server's connections and drivers. */
+export function databaseTools(deps: ToolDeps): ToolEntry[] {
+  return [
+    listConnectionsTool(deps),
+    listTablesTool(deps),
+    describeTableTool(deps),
+    executeQueryTool(deps),
+  ];
+}

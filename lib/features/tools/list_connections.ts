@@ -1,0 +1,96 @@
+/**
+ * `list_connections`: the connections this caller may use, sorted by name,
+ * never with a user name or password.
+ *
+ * @module
+ */
+
+import { describeTarget } from "../../db/target.ts";
+import type { ToolEntry } from "../catalog.ts";
+import { visibleConnections } from "./access.ts";
+import { defineTool } from "./define.ts";
+import type { ToolDeps } from "./deps.ts";
+
+const TYPE_NAMES = { postgres: "PostgreSQL", mysql: "MySQL", sqlite: "SQLite" };
+
+const nullable = (type: string) => ({ type: [type, "null"] });
+
+/** The `list_connections` tool. */
+export function listConnectionsTool(deps: ToolDeps): ToolEntry {
+  return defineTool({
+    name: "list_connections",
+    description:
+      "List the database connections the user saved and allows you to use: id, name, engine, host, database, whether it is connected, and the user's policy (external_access, ai_policy, safe_mode). Start here: every other tool takes a connection_id from this list.",
+    arguments: { properties: {}, required: [] },
+    outputSchema: {
+      type: "object",
+      properties: {
+        connections: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              id: { type: "string" },
+              name: { type: "string" },
+              type: { type: "string" },
+              host: nullable("string"),
+              port: nullable("integer"),
+              database: nullable("string"),
+              is_connected: { type: "boolean" },
+              external_access: { enum: ["readOnly", "readWrite"] },
+              ai_policy: { enum: ["alwaysAllow", "askEachTime"] },
+              safe_mode: { enum: ["silent", "alert", "alertFull", "readOnly"] },
+            },
+            required: [
+              "id",
+              "name",
+              "type",
+              "host",
+              "port",
+              "database",
+              "is_connected",
+              "external_access",
+              "ai_policy",
+              "safe_mode",
+            ],
+            additionalProperties: false,
+          },
+        },
+      },
+      required: ["connections"],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: "List connections",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    run(_args, ctx) {
+      const collator = new Intl.Collator(undefined, { numeric: true });
+      const connections = visibleConnections(deps, ctx.principal)
+        .sort((a, b) =>
+          collator.compare(a.name, b.name) || (a.id < b.id ? -1 : 1)
+        )
+        .map((connection) => {
+          const target = describeTarget(connection.driver, connection.url);
+          return {
+            id: connection.id,
+            name: connection.name,
+            type: /^mariadb:/i.test(connection.url)
+              ? "MariaDB"
+              : TYPE_NAMES[connection.driver],
+            host: target?.host ?? null,
+            port: target?.port ?? null,
+            database: target?.database ?? null,
+            is_connected: deps.pool.isConnected(connection.id),
+            external_access: connection.externalAccess,
+            ai_policy: connection.aiPolicy,
+            safe_mode: connection.safeMode,
+          };
+        });
+      return Promise.resolve({ connections });
+    },
+  });
+}

@@ -1,0 +1,89 @@
+/**
+ * `list_tables`: the tables, views and materialized views of a connection.
+ *
+ * @module
+ */
+
+import type { ToolEntry } from "../catalog.ts";
+import { resolveConnection } from "./access.ts";
+import { defineTool } from "./define.ts";
+import type { ToolDeps } from "./deps.ts";
+import { rethrow } from "./failure.ts";
+import { CONNECTION_ID, SCHEMA } from "./shared.ts";
+
+/** The `list_tables` tool. */
+export function listTablesTool(deps: ToolDeps): ToolEntry {
+  return defineTool({
+    name: "list_tables",
+    description:
+      "List the tables, views and materialized views of a connection, with their schema. Without schema: every user schema (PostgreSQL), the connection's database (MySQL), main and attached databases (SQLite). include_row_counts adds row counts from engine statistics (approximate on PostgreSQL and MySQL).",
+    arguments: {
+      properties: {
+        connection_id: CONNECTION_ID,
+        schema: SCHEMA,
+        include_row_counts: {
+          type: "boolean",
+          description: "Add row_count to each table (default false).",
+        },
+      },
+      required: ["connection_id"],
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        tables: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              name: { type: "string" },
+              schema: { type: "string" },
+              type: { enum: ["table", "view", "materialized_view"] },
+              row_count: { type: "integer", minimum: 0 },
+            },
+            required: ["name", "schema", "type"],
+            additionalProperties: false,
+          },
+        },
+        row_counts_included: { type: "boolean" },
+        row_counts_are_approximate: { type: "boolean" },
+      },
+      required: ["tables", "row_counts_included", "row_counts_are_approximate"],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: "List tables",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    async run(args, ctx) {
+      const { driver, label } = resolveConnection(
+        deps,
+        ctx.principal,
+        String(args.connection_id),
+      );
+      const rowCounts = args.include_row_counts === true;
+      const tables = await driver.listTables({
+        signal: ctx.signal,
+        timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+        rowCounts,
+        ...(typeof args.schema === "string" ? { schema: args.schema } : {}),
+      }).catch((error) => rethrow(error, label));
+      return {
+        tables: tables.map((table) => ({
+          name: table.name,
+          schema: table.schema,
+          type: table.type,
+          ...(table.rowCount === undefined
+            ? {}
+            : { row_count: table.rowCount }),
+        })),
+        row_counts_included: rowCounts,
+        // SQLite keeps no statistics: its counts are exact COUNT(*)s.
+        row_counts_are_approximate: rowCounts && driver.engine !== "sqlite",
+      };
+    },
+  });
+}

@@ -1,0 +1,170 @@
+/**
+ * Real databases for tests: the same fixture schema on PostgreSQL, MariaDB
+ * and a SQLite file, each in a namespace of its own that is dropped after.
+ * A server that cannot be reached skips its tests with a loud SKIPPED line,
+ * except under CI, where it fails.
+ *
+ * @module
+ */
+
+import Database from "libsql/promise";
+import mysql from "mysql2/promise";
+import postgres from "postgres";
+import type { Engine } from "../lib/db/types.ts";
+
+export const POSTGRES_URL = Deno.env.get("DBPORT_TEST_POSTGRES_URL") ??
+  "postgres://postgres@127.0.0.1:5432/test";
+export const MYSQL_URL = Deno.env.get("DBPORT_TEST_MYSQL_URL") ??
+  "mysql://root@127.0.0.1:3306/test";
+
+/** A fixture database: the URL a saved connection uses, and how to drop it. */
+export interface Fixture extends AsyncDisposable {
+  engine: Engine;
+  /** The URL of the fixture (its own database, schema or file). */
+  url: string;
+  /** The schema tools should name (PostgreSQL schema, MySQL database, "main"). */
+  schema: string;
+  /** Run admin SQL on the fixture (outside dbport). */
+  admin(sql: string): Promise<unknown[]>;
+}
+
+const FIXTURE: Record<Engine, string[]> = {
+  postgres: [
+    `create table authors (id serial primary key, name text not null, born date)`,
+    `create table books (id bigserial primary key,
+       author_id integer not null references authors(id) on delete cascade,
+       title varchar(200) not null unique, price numeric(10,2) default 9.99,
+       in_print boolean not null default true)`,
+    `create index books_author_idx on books(author_id)`,
+    `create view book_titles as select b.title, a.name from books b join authors a on a.id = b.author_id`,
+    `create table kinds (id integer primary key, big bigint, dec numeric(20,5), flag boolean,
+       day date, at timestamptz, doc jsonb, bytes bytea, missing text, words text)`,
+    `insert into authors (name, born) values ('Ada', '1815-12-10'), ('Alan', '1912-06-23')`,
+    `insert into books (author_id, title, price) values (1, 'Notes', 12.50), (2, 'Computing Machinery', 20.00)`,
+    `insert into kinds values (1, 9007199254740993, 12345.67891, true, '2024-02-29',
+       '2024-02-29 13:14:15.123456+00', '{"a": [1, 2.5, "x"]}', '\\x00ff10', null, 'héllo wörld ✓ 日本')`,
+  ],
+  mysql: [
+    `create table authors (id int auto_increment primary key, name varchar(100) not null, born date)`,
+    `create table books (id bigint auto_increment primary key,
+       author_id int not null, title varchar(200) not null unique,
+       price decimal(10,2) default 9.99, in_print boolean not null default true,
+       constraint books_author_fk foreign key (author_id) references authors(id) on delete cascade)`,
+    `create index books_author_idx on books(author_id)`,
+    `create view book_titles as select b.title, a.name from books b join authors a on a.id = b.author_id`,
+    `create table kinds (id int primary key, big bigint, \`dec\` decimal(20,5), flag boolean,
+       day date, at timestamp(6) null, doc json, bytes varbinary(16), missing text, words text)
+       default charset utf8mb4`,
+    `insert into authors (name, born) values ('Ada', '1815-12-10'), ('Alan', '1912-06-23')`,
+    `insert into books (author_id, title, price) values (1, 'Notes', 12.50), (2, 'Computing Machinery', 20.00)`,
+    `insert into kinds values (1, 9007199254740993, 12345.67891, true, '2024-02-29',
+       '2024-02-29 13:14:15.123456', '{"a": [1, 2.5, "x"]}', x'00ff10', null, 'héllo wörld ✓ 日本')`,
+  ],
+  sqlite: [
+    `create table authors (id integer primary key, name text not null, born date)`,
+    `create table books (id integer primary key,
+       author_id integer not null references authors(id) on delete cascade,
+       title varchar(200) not null unique, price decimal(10,2) default 9.99,
+       in_print boolean not null default 1)`,
+    `create index books_author_idx on books(author_id)`,
+    `create view book_titles as select b.title, a.name from books b join authors a on a.id = b.author_id`,
+    `create table kinds (id integer primary key, big bigint, dec decimal(20,5), flag boolean,
+       day date, at timestamptz, doc json, bytes blob, missing text, words text)`,
+    `insert into authors (name, born) values ('Ada', '1815-12-10'), ('Alan', '1912-06-23')`,
+    `insert into books (author_id, title, price) values (1, 'Notes', 12.50), (2, 'Computing Machinery', 20.00)`,
+    `insert into kinds values (1, 9007199254740993, '12345.67891', 1, '2024-02-29',
+       '2024-02-29 13:14:15.123456+00', '{"a": [1, 2.5, "x"]}', x'00ff10', null, 'héllo wörld ✓ 日本')`,
+  ],
+};
+
+const suffix = () => crypto.randomUUID().slice(0, 8);
+
+/** A fixture on `engine`, or null (after a loud SKIPPED line) when unreachable. */
+export async function openFixture(engine: Engine): Promise<Fixture | null> {
+  // A SQLite file is always possible: only a database server may be absent.
+  if (engine === "sqlite") return await sqliteFixture();
+  try {
+    return engine === "postgres"
+      ? await postgresFixture()
+      : await mysqlFixture();
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "";
+    if (
+      Deno.env.get("CI") ||
+      !/^(ECONNREFUSED|ETIMEDOUT|ENOTFOUND|CONNECT_TIMEOUT)$/.test(code)
+    ) {
+      throw error;
+    }
+    // deno-lint-ignore no-console
+    console.error(
+      `SKIPPED: ${engine} is not reachable (${
+        (error as Error).message
+      }); CI never skips`,
+    );
+    return null;
+  }
+}
+
+async function postgresFixture(): Promise<Fixture> {
+  const schema = `dbp_${suffix()}`;
+  const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`create schema ${schema}`);
+  await sql.unsafe(`set search_path = ${schema}`);
+  for (const statement of FIXTURE.postgres) await sql.unsafe(statement);
+  const url = new URL(POSTGRES_URL);
+  return {
+    engine: "postgres",
+    url: url.toString(),
+    schema,
+    admin: async (text) => [...await sql.unsafe(text)],
+    async [Symbol.asyncDispose]() {
+      await sql.unsafe(`drop schema ${schema} cascade`);
+      await sql.end();
+    },
+  };
+}
+
+async function mysqlFixture(): Promise<Fixture> {
+  const schema = `dbp_${suffix()}`;
+  const connection = await mysql.createConnection({ uri: MYSQL_URL });
+  await connection.query(`create database ${schema}`);
+  await connection.query(`use ${schema}`);
+  for (const statement of FIXTURE.mysql) await connection.query(statement);
+  const url = new URL(MYSQL_URL);
+  url.pathname = `/${schema}`;
+  return {
+    engine: "mysql",
+    url: url.toString(),
+    schema,
+    admin: async (text) => (await connection.query(text))[0] as unknown[],
+    async [Symbol.asyncDispose]() {
+      await connection.query(`drop database ${schema}`);
+      await connection.end();
+    },
+  };
+}
+
+async function sqliteFixture(): Promise<Fixture> {
+  const dir = await Deno.makeTempDir({ prefix: "dbport-sqlite-" });
+  const path = `${dir}/fixture.db`;
+  const db = new Database(path, {});
+  for (const statement of FIXTURE.sqlite) await db.exec(statement);
+  return {
+    engine: "sqlite",
+    url: path,
+    schema: "main",
+    admin: async (text) => {
+      const statement = await db.prepare(text);
+      return statement.reader
+        ? [...await statement.iterate()]
+        : (await db.exec(text), []);
+    },
+    async [Symbol.asyncDispose]() {
+      db.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** The engines, for tests that run on each. */
+export const ENGINES: readonly Engine[] = ["postgres", "mysql", "sqlite"];

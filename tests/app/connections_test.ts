@@ -1,0 +1,79 @@
+import { assert, assertEquals } from "@std/assert";
+import { ConnectionStore } from "../../lib/app/connection_store.ts";
+import { parseConnections } from "../../lib/app/connections.ts";
+
+const ID = "0b6f7c8e-1d2a-4e5f-9a0b-1c2d3e4f5a6b";
+const base = {
+  id: ID,
+  name: "Shop",
+  driver: "postgres",
+  url: "postgres://u@h/db",
+};
+
+function problem(connection: unknown): string {
+  const parsed = parseConnections(
+    JSON.stringify({ connections: [connection] }),
+  );
+  assert(!parsed.ok, "expected a refusal");
+  return parsed.message;
+}
+
+Deno.test("parseConnections() applies the policy defaults", () => {
+  const parsed = parseConnections(JSON.stringify({ connections: [base] }));
+  assert(parsed.ok);
+  assertEquals(parsed.connections[0], {
+    ...base,
+    driver: "postgres",
+    externalAccess: "readOnly",
+    aiPolicy: "alwaysAllow",
+    safeMode: "alert",
+  });
+});
+
+Deno.test("parseConnections() names the exact field at fault", () => {
+  assert(
+    problem({ ...base, id: "nope" }).includes(
+      "connections[0].id must be a UUID",
+    ),
+  );
+  assert(
+    problem({ ...base, driver: "oracle" }).includes(
+      "connections[0].driver must be one of",
+    ),
+  );
+  assert(
+    problem({ ...base, url: "mysql://x" }).includes(
+      "connections[0].url must be a postgres:// URL",
+    ),
+  );
+  assert(
+    problem({ ...base, aiPolicy: "sometimes" }).includes(
+      "connections[0].aiPolicy",
+    ),
+  );
+  assert(problem({ ...base, colour: "red" }).includes("connections[0].colour"));
+  const { name: _name, ...nameless } = base;
+  assert(problem(nameless).includes("connections[0].name is missing"));
+  const twice = parseConnections(
+    JSON.stringify({ connections: [base, { ...base, name: "Other" }] }),
+  );
+  assert(!twice.ok && twice.message.includes("connections[1].id"));
+});
+
+Deno.test("ConnectionStore keeps what it had when the new file is malformed", () => {
+  const lines: string[] = [];
+  const store = new ConnectionStore();
+  assert(
+    store.apply(
+      JSON.stringify({ connections: [base] }),
+      "c.json",
+      (l) => lines.push(l),
+    ),
+  );
+  assertEquals(store.all().length, 1);
+  assert(!store.apply("{ not json", "c.json", (l) => lines.push(l)));
+  assertEquals(store.byId(ID.toUpperCase())?.name, "Shop");
+  assert(lines[0]?.includes("keeping the connections in force"));
+  assert(store.apply(null, "c.json", () => {}));
+  assertEquals(store.all().length, 0);
+});

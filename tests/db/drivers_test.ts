@@ -1,0 +1,328 @@
+/**
+ * The three drivers against real PostgreSQL, MariaDB and a SQLite file, with
+ * the same fixture schema on each (tests/_db.ts).
+ */
+
+import { assert, assertEquals, assertRejects } from "@std/assert";
+import { DbError } from "../../lib/db/errors.ts";
+import { openDriver } from "../../lib/db/pool.ts";
+import type { Driver, Engine } from "../../lib/db/types.ts";
+import { sleep } from "../../lib/sleep.ts";
+import { ENGINES, type Fixture, openFixture } from "../_db.ts";
+
+const OPTIONS = { signal: new AbortController().signal, timeoutMs: 10_000 };
+
+async function withDriver(
+  engine: Engine,
+  run: (driver: Driver, fixture: Fixture) => Promise<void>,
+): Promise<void> {
+  await using fixture = await openFixture(engine) ?? undefined;
+  if (fixture === undefined) return;
+  const driver = openDriver({
+    id: crypto.randomUUID(),
+    engine,
+    url: fixture.url,
+  });
+  try {
+    await run(driver, fixture);
+  } finally {
+    await driver.close();
+  }
+}
+
+/** A table name the fixture's engine resolves (PostgreSQL: schema-qualified). */
+function table(fixture: Fixture, name: string): string {
+  return fixture.engine === "postgres" ? `${fixture.schema}.${name}` : name;
+}
+
+const SLEEP: Record<Engine, string> = {
+  postgres: "select pg_sleep(30)",
+  mysql: "select sleep(30)",
+  sqlite:
+    "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select count(*) from c",
+};
+
+const MILLION: Record<Engine, string> = {
+  postgres:
+    "select g, g * 2 as twice, md5(g::text) as hash, now() as at, g::numeric / 7 as ratio from generate_series(1, 1000000) g",
+  mysql:
+    "select seq, seq * 2 as twice, md5(seq) as hash, now() as at, seq / 7 as ratio from seq_1_to_1000000",
+  sqlite:
+    "with recursive g(n) as (select 1 union all select n + 1 from g where n < 1000000) select n, n * 2 as twice, hex(randomblob(16)) as hash, datetime('now') as at, n / 7.0 as ratio from g",
+};
+
+/** Statements of this test still running on the server. */
+async function running(fixture: Fixture, marker: string): Promise<number> {
+  if (fixture.engine === "postgres") {
+    const rows = await fixture.admin(
+      `select pid from pg_stat_activity where query like '%${marker}%' and pid <> pg_backend_pid()`,
+    );
+    return rows.length;
+  }
+  if (fixture.engine === "mysql") {
+    const rows = await fixture.admin(
+      `select id from information_schema.processlist where info like '%${marker}%' and id <> connection_id()`,
+    );
+    return rows.length;
+  }
+  return 0;
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`${engine}: listTables() lists tables and views of the schema, with row counts`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const tables = await driver.listTables({
+        ...OPTIONS,
+        schema: fixture.schema,
+        rowCounts: true,
+      });
+      assertEquals(
+        tables.map((t) => [t.name, t.schema, t.type]),
+        [
+          ["authors", fixture.schema, "table"],
+          ["book_titles", fixture.schema, "view"],
+          ["books", fixture.schema, "table"],
+          ["kinds", fixture.schema, "table"],
+        ],
+      );
+      assertEquals(
+        tables.find((t) => t.name === "book_titles")?.rowCount,
+        undefined,
+      );
+      if (engine === "sqlite") {
+        assertEquals(tables.find((t) => t.name === "authors")?.rowCount, 2);
+      }
+    });
+  });
+
+  Deno.test(`${engine}: describeTable() gives columns, keys, indexes and DDL`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const detail = await driver.describeTable("books", {
+        ...OPTIONS,
+        schema: fixture.schema,
+      });
+      assert(detail !== null);
+      assertEquals(detail.schema, fixture.schema);
+      assertEquals(detail.columns.map((c) => c.name), [
+        "id",
+        "author_id",
+        "title",
+        "price",
+        "in_print",
+      ]);
+      assertEquals(
+        detail.columns.filter((c) => c.primaryKey).map((c) => c.name),
+        ["id"],
+      );
+      assertEquals(
+        detail.columns.find((c) => c.name === "title")?.nullable,
+        false,
+      );
+      assert(
+        detail.columns.find((c) => c.name === "price")?.defaultValue?.includes(
+          "9.99",
+        ),
+      );
+      const fk = detail.foreignKeys[0];
+      assertEquals(detail.foreignKeys.length, 1);
+      assertEquals([
+        fk?.columns,
+        fk?.referencedTable,
+        fk?.referencedColumns,
+        fk?.onDelete,
+      ], [
+        ["author_id"],
+        "authors",
+        ["id"],
+        "CASCADE",
+      ]);
+      assert(
+        detail.indexes.some((i) => i.primary && i.columns.join() === "id"),
+      );
+      assert(
+        detail.indexes.some((i) =>
+          i.unique && !i.primary && i.columns.join() === "title"
+        ),
+      );
+      assert(
+        detail.indexes.some((i) => i.name === "books_author_idx" && !i.unique),
+      );
+      assert(
+        detail.ddl !== null && /create table/i.test(detail.ddl) &&
+          detail.ddl.includes("books"),
+      );
+      assertEquals(await driver.describeTable("no_such_table", OPTIONS), null);
+      const view = await driver.describeTable("book_titles", {
+        ...OPTIONS,
+        schema: fixture.schema,
+      });
+      assertEquals(view?.type, "view");
+      assert(view?.ddl !== null && /view/i.test(view?.ddl ?? ""));
+    });
+  });
+
+  Deno.test(`${engine}: query() maps every type to the same JSON`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const result = await driver.query(
+        `select big, ${
+          engine === "mysql" ? "`dec`" : "dec"
+        }, flag, day, at, doc, bytes, missing, words from ${
+          table(fixture, "kinds")
+        }`,
+        { ...OPTIONS, maxRows: 10 },
+      );
+      assertEquals(result.columns, [
+        "big",
+        "dec",
+        "flag",
+        "day",
+        "at",
+        "doc",
+        "bytes",
+        "missing",
+        "words",
+      ]);
+      assertEquals(result.rows, [[
+        "9007199254740993",
+        "12345.67891",
+        true,
+        "2024-02-29",
+        "2024-02-29T13:14:15.123456Z",
+        { a: [1, 2.5, "x"] },
+        "AP8Q",
+        null,
+        "héllo wörld ✓ 日本",
+      ]]);
+      assertEquals(result.truncated, false);
+    });
+  });
+
+  Deno.test(`${engine}: query() runs read-only: the engine refuses a write`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const error = await assertRejects(
+        () =>
+          driver.query(
+            `insert into ${
+              table(fixture, "authors")
+            } (name) values ('Mallory')`,
+            {
+              ...OPTIONS,
+              maxRows: 10,
+            },
+          ),
+        DbError,
+      );
+      assertEquals(error.kind, "read_only");
+      const rows = await fixture.admin(
+        `select count(*) as n from ${table(fixture, "authors")}`,
+      );
+      assertEquals(Number((rows[0] as { n: unknown }).n), 2);
+    });
+  });
+
+  Deno.test(`${engine}: query() keeps max_rows of a million-row result, in bounded memory`, async () => {
+    await withDriver(engine, async (driver) => {
+      // Warm up, then measure the growth of a second run.
+      await driver.query(MILLION[engine], {
+        ...OPTIONS,
+        timeoutMs: 60_000,
+        maxRows: 10_000,
+      });
+      const before = Deno.memoryUsage().rss;
+      const result = await driver.query(MILLION[engine], {
+        ...OPTIONS,
+        timeoutMs: 60_000,
+        maxRows: 10_000,
+      });
+      const grown = Deno.memoryUsage().rss - before;
+      assertEquals(result.rows.length, 10_000);
+      assertEquals(result.truncated, true);
+      assertEquals(result.columns.length, 5);
+      // A million rows held at once would take hundreds of MB.
+      assert(
+        grown < 120 * 1024 * 1024,
+        `RSS grew by ${Math.round(grown / 1048576)} MB`,
+      );
+    });
+  });
+
+  Deno.test(`${engine}: the statement timeout stops the query on the database`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const error = await assertRejects(
+        () =>
+          driver.query(SLEEP[engine], {
+            ...OPTIONS,
+            timeoutMs: 500,
+            maxRows: 10,
+          }),
+        DbError,
+      );
+      assertEquals(error.kind, "timeout");
+      assert(error.message.includes("0.5 s"), error.message);
+      let left = await running(fixture, SLEEP[engine].slice(7, 20));
+      for (let i = 0; i < 20 && left > 0; i++) {
+        await sleep(100);
+        left = await running(fixture, SLEEP[engine].slice(7, 20));
+      }
+      assertEquals(left, 0, "the statement still runs on the database");
+      // The driver is usable straight after.
+      const next = await driver.query("select 1 as one", {
+        ...OPTIONS,
+        maxRows: 1,
+      });
+      assertEquals(next.rows, [[1]]);
+    });
+  });
+
+  Deno.test(`${engine}: an abort stops the query as cancelled`, async () => {
+    await withDriver(engine, async (driver) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      const error = await assertRejects(
+        () =>
+          driver.query(SLEEP[engine], {
+            signal: controller.signal,
+            timeoutMs: 20_000,
+            maxRows: 10,
+          }),
+        DbError,
+      );
+      assertEquals(error.kind, "cancelled");
+    });
+  });
+}
+
+Deno.test("an unreachable server is a redacted connect error", async () => {
+  for (
+    const [engine, url] of [
+      ["postgres", "postgres://bob:hunter22@127.0.0.1:1/secretdb"],
+      ["mysql", "mysql://bob:hunter22@127.0.0.1:1/secretdb"],
+    ] as const
+  ) {
+    const driver = openDriver({ id: crypto.randomUUID(), engine, url });
+    const error = await assertRejects(() => driver.version(OPTIONS), DbError);
+    await driver.close();
+    assertEquals(error.kind, "connect", `${engine}: ${error.message}`);
+    for (const secret of ["hunter22", "bob", "127.0.0.1", "secretdb"]) {
+      assert(
+        !error.message.includes(secret),
+        `${engine} leaked ${secret}: ${error.message}`,
+      );
+    }
+  }
+});
+
+Deno.test("a missing SQLite file is a connect error, and is not created", async () => {
+  const dir = await Deno.makeTempDir();
+  const driver = openDriver({
+    id: crypto.randomUUID(),
+    engine: "sqlite",
+    url: `${dir}/none.db`,
+  });
+  const error = await assertRejects(() => driver.version(OPTIONS), DbError);
+  await driver.close();
+  assertEquals(error.kind, "connect");
+  assert(!error.message.includes(dir), error.message);
+  assertEquals([...Deno.readDirSync(dir)].length, 0);
+  await Deno.remove(dir, { recursive: true });
+});

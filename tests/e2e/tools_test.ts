@@ -1,0 +1,446 @@
+/**
+ * The read-path tools over HTTP, against real PostgreSQL, MariaDB and a SQLite
+ * file: exact result shapes, each validated against the tool's outputSchema
+ * and the 2026-07-28 CallToolResult schema, the policy matrix, progress, and
+ * the argument rules.
+ */
+
+import Ajv2020 from "ajv/dist/2020";
+import { assert, assertEquals } from "@std/assert";
+import type { SavedConnection } from "../../lib/app/connections.ts";
+import { saveConnections } from "../../lib/app/connections.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import type { Engine } from "../../lib/db/types.ts";
+import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
+import { parseSseEvents } from "../../lib/protocol/sse.ts";
+import { ENGINES, openFixture } from "../_db.ts";
+import { assertSchema } from "../_schema.ts";
+import {
+  modernRequest,
+  postModern,
+  startTestServer,
+  type TestServer,
+} from "../_server.ts";
+
+// deno-lint-ignore no-explicit-any
+const ajv = new (Ajv2020 as any)({ strict: false, allErrors: true });
+
+function connection(
+  fixture: { engine: Engine; url: string },
+  name: string,
+  policy: Partial<SavedConnection> = {},
+): SavedConnection {
+  return {
+    id: crypto.randomUUID(),
+    name,
+    driver: fixture.engine,
+    url: fixture.url,
+    externalAccess: "readOnly",
+    aiPolicy: "alwaysAllow",
+    safeMode: "alert",
+    ...policy,
+  };
+}
+
+async function serverWith(
+  connections: SavedConnection[],
+  settings: JsonObject = {},
+): Promise<TestServer> {
+  const home = await Deno.makeTempDir({ prefix: "dbport-tools-" });
+  await saveConnections(inAppDir(home, CONNECTIONS_FILE), connections);
+  const server = await startTestServer({ home, settings });
+  const dispose = server[Symbol.asyncDispose].bind(server);
+  return Object.assign(server, {
+    async [Symbol.asyncDispose]() {
+      await dispose();
+      await Deno.remove(home, { recursive: true });
+    },
+  });
+}
+
+let nextId = 1;
+/** Call a tool; validates the answer and, for a success, the tool's outputSchema. */
+async function call(
+  server: TestServer,
+  name: string,
+  args: JsonObject,
+  extra: { authorization?: string; meta?: JsonObject } = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<{ status: number; json: any; text: string }> {
+  const answer = await postModern(
+    server.url,
+    modernRequest(
+      "tools/call",
+      { name, arguments: args },
+      nextId++,
+      extra.meta ?? {},
+    ),
+    extra.authorization === undefined
+      ? {}
+      : { authorization: extra.authorization },
+  );
+  const result = answer.json?.result;
+  if (result !== undefined) {
+    assertSchema("2026-07-28", "CallToolResult", result);
+    if (result.isError !== true) {
+      const list = await postModern(
+        server.url,
+        modernRequest("tools/list", {}, nextId++),
+      );
+      const tool = list.json.result.tools.find((t: { name: string }) =>
+        t.name === name
+      );
+      const validate = ajv.compile(tool.outputSchema);
+      assert(
+        validate(result.structuredContent),
+        JSON.stringify(validate.errors),
+      );
+      assertEquals(
+        JSON.parse(result.content[0].text),
+        result.structuredContent,
+      );
+    }
+  }
+  return answer;
+}
+
+function toolErrorText(
+  answer: {
+    json: { result?: { isError?: boolean; content: { text: string }[] } };
+  },
+) {
+  assertEquals(answer.json.result?.isError, true, JSON.stringify(answer.json));
+  return answer.json.result!.content[0]!.text;
+}
+
+for (const engine of ENGINES) {
+  Deno.test(`${engine}: every read tool answers with its exact shape`, async () => {
+    await using fixture = await openFixture(engine) ?? undefined;
+    if (fixture === undefined) return;
+    const saved = connection(fixture, `Fixture ${engine}`);
+    await using server = await serverWith([saved]);
+    const args = { connection_id: saved.id };
+
+    const listed = await call(server, "list_connections", {});
+    const [entry] = listed.json.result.structuredContent.connections;
+    assertEquals(entry.id, saved.id);
+    assertEquals(
+      entry.type,
+      { postgres: "PostgreSQL", mysql: "MySQL", sqlite: "SQLite" }[engine],
+    );
+    assertEquals(entry.is_connected, false);
+    assert(
+      !JSON.stringify(entry).includes("root") &&
+        !JSON.stringify(entry).includes("postgres@"),
+    );
+
+    const tables = await call(server, "list_tables", {
+      ...args,
+      schema: fixture.schema,
+      include_row_counts: true,
+    });
+    const content = tables.json.result.structuredContent;
+    assertEquals(content.tables.map((t: { name: string }) => t.name), [
+      "authors",
+      "book_titles",
+      "books",
+      "kinds",
+    ]);
+    assertEquals(content.row_counts_included, true);
+    assertEquals(content.row_counts_are_approximate, engine !== "sqlite");
+
+    const described = await call(server, "describe_table", {
+      ...args,
+      table: "authors",
+      schema: fixture.schema,
+    });
+    const authors = described.json.result.structuredContent;
+    assertEquals(authors.table, "authors");
+    assertEquals(authors.columns.map((c: { name: string }) => c.name), [
+      "id",
+      "name",
+      "born",
+    ]);
+    assertEquals(authors.columns[1].is_nullable, false);
+
+    const missing = await call(server, "describe_table", {
+      ...args,
+      table: "nope",
+    });
+    assert(toolErrorText(missing).startsWith("not_found: "));
+
+    const table = engine === "postgres"
+      ? `${fixture.schema}.authors`
+      : "authors";
+    const query = await call(server, "execute_query", {
+      ...args,
+      query: `select id, name from ${table} order by id;`,
+      max_rows: 1,
+    });
+    const result = query.json.result.structuredContent;
+    assertEquals(
+      { ...result, execution_time_ms: 0 },
+      {
+        columns: ["id", "name"],
+        rows: [[1, "Ada"]],
+        row_count: 1,
+        rows_affected: 0,
+        execution_time_ms: 0,
+        is_truncated: true,
+      },
+    );
+    const again = await call(server, "list_connections", {});
+    assertEquals(
+      again.json.result.structuredContent.connections[0].is_connected,
+      true,
+    );
+
+    const write = await call(server, "execute_query", {
+      ...args,
+      query: `insert into ${table} (name) values ('x')`,
+    });
+    assert(toolErrorText(write).startsWith("denied: "));
+    const bad = await call(server, "execute_query", {
+      ...args,
+      query: "select nope from nowhere",
+    });
+    const text = toolErrorText(bad);
+    assert(text.startsWith("query_failed: "), text);
+  });
+
+  Deno.test(`${engine}: a statement timeout finishes the request with -33003`, async () => {
+    await using fixture = await openFixture(engine) ?? undefined;
+    if (fixture === undefined) return;
+    const saved = connection(fixture, "Slow");
+    await using server = await serverWith([saved]);
+    const query = {
+      postgres: "select pg_sleep(20)",
+      mysql: "select sleep(20)",
+      sqlite:
+        "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select count(*) from c",
+    }[engine];
+    const answer = await call(server, "execute_query", {
+      connection_id: saved.id,
+      query,
+      timeout_seconds: 1,
+    });
+    assertEquals(answer.status, 200);
+    assertEquals(answer.json.error.code, -33003);
+    assert(
+      answer.json.error.message.includes("1 s"),
+      answer.json.error.message,
+    );
+  });
+}
+
+Deno.test("execute_query with a progressToken streams 0, 0.3 and 1 before the result", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = connection(fixture!, "Progress");
+  await using server = await serverWith([saved]);
+  const answer = await call(server, "execute_query", {
+    connection_id: saved.id,
+    query: "select 1 as one",
+  }, { meta: { progressToken: "p1" } });
+  const frames = parseSseEvents(answer.text).events.map((data) =>
+    JSON.parse(data)
+  );
+  assertEquals(
+    frames.slice(0, 3).map((
+      f,
+    ) => [f.method, f.params.progress, f.params.total]),
+    [
+      ["notifications/progress", 0, 1],
+      ["notifications/progress", 0.3, 1],
+      ["notifications/progress", 1, 1],
+    ],
+  );
+  assert(frames.slice(0, 3).every((f) => typeof f.params.message === "string"));
+  assertEquals(frames[3].result.structuredContent.rows, [[1]]);
+  assertEquals(frames.length, 4);
+});
+
+Deno.test("the policy matrix: external access × AI policy × allowlist", async () => {
+  await using fixture = await openFixture("sqlite");
+  const policies: [Partial<SavedConnection>, "listed" | "denied" | "hidden"][] =
+    [
+      [{ externalAccess: "readOnly", aiPolicy: "alwaysAllow" }, "listed"],
+      [{ externalAccess: "readWrite", aiPolicy: "alwaysAllow" }, "listed"],
+      [{ externalAccess: "readOnly", aiPolicy: "askEachTime" }, "denied"],
+      [{ externalAccess: "readWrite", aiPolicy: "askEachTime" }, "denied"],
+      [{ externalAccess: "blocked", aiPolicy: "alwaysAllow" }, "hidden"],
+      [{ externalAccess: "blocked", aiPolicy: "askEachTime" }, "hidden"],
+      [{ externalAccess: "readOnly", aiPolicy: "never" }, "hidden"],
+      [{ externalAccess: "readWrite", aiPolicy: "never" }, "hidden"],
+    ];
+  const saved = policies.map(([policy], i) =>
+    connection(fixture!, `C${i}`, policy)
+  );
+  await using server = await serverWith(saved);
+  // A token allowlisted for every other connection: the rest are hidden too.
+  const allowed = saved.filter((_, i) => i % 2 === 0).map((c) => c.id);
+  const limited = await server.mint("readOnly", { connections: allowed });
+  for (
+    const [who, authorization] of [["all", undefined], [
+      "allowlist",
+      `Bearer ${limited.plaintext}`,
+    ]] as const
+  ) {
+    const listed = await call(
+      server,
+      "list_connections",
+      {},
+      authorization ? { authorization } : {},
+    );
+    const names = listed.json.result.structuredContent.connections.map((
+      c: { name: string },
+    ) => c.name);
+    for (const [i, [, outcome]] of policies.entries()) {
+      const excluded = who === "allowlist" && i % 2 === 1;
+      const expected = excluded ? "hidden" : outcome;
+      assertEquals(
+        names.includes(`C${i}`),
+        expected !== "hidden",
+        `${who} C${i} listing`,
+      );
+      const answer = await call(server, "list_tables", {
+        connection_id: saved[i]!.id,
+      }, authorization ? { authorization } : {});
+      if (expected === "hidden") {
+        assertEquals(
+          [answer.status, answer.json.error?.code],
+          [403, -33007],
+          `${who} C${i}`,
+        );
+        assertEquals(answer.json.error.data.connectionId, saved[i]!.id);
+      } else if (expected === "denied") {
+        assert(
+          toolErrorText(answer).startsWith(
+            "denied: the user's approval is required",
+          ),
+        );
+      } else {
+        assertEquals(answer.json.result.isError, undefined, `${who} C${i}`);
+      }
+    }
+  }
+});
+
+Deno.test("tool arguments: unknown, missing and mistyped are -32602; values out of range are invalid_argument", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = connection(fixture!, "Args");
+  await using server = await serverWith([saved], {
+    maxRowLimit: 100,
+    defaultRowLimit: 50,
+  });
+  const id = saved.id;
+  const protocol: [string, JsonObject, string][] = [
+    ["list_connections", { connection_id: id }, '"connection_id"'],
+    [
+      "execute_query",
+      { connection_id: id, query: "select 1", dry_run: true },
+      '"dry_run"',
+    ],
+    ["execute_query", { connection_id: id }, '"query" is required'],
+    [
+      "execute_query",
+      { connection_id: id, query: 1 },
+      '"query" must be a string',
+    ],
+    [
+      "list_tables",
+      { connection_id: id, include_row_counts: "true" },
+      '"include_row_counts" must be true or false',
+    ],
+    [
+      "execute_query",
+      { connection_id: id, query: "select 1", max_rows: 1.5 },
+      '"max_rows" must be an integer',
+    ],
+  ];
+  for (const [name, args, mention] of protocol) {
+    const answer = await call(server, name, args);
+    assertEquals([answer.status, answer.json.error?.code], [400, -32602], name);
+    assert(
+      answer.json.error.message.includes(mention),
+      answer.json.error.message,
+    );
+  }
+  const values: [JsonObject, string][] = [
+    [
+      { connection_id: "not-a-uuid", query: "select 1" },
+      "invalid_argument: connection_id",
+    ],
+    [
+      { connection_id: id, query: "   " },
+      "invalid_argument: query must not be blank",
+    ],
+    [
+      { connection_id: id, query: "select 1", max_rows: 101 },
+      "invalid_argument: max_rows must be from 1 to 100",
+    ],
+    [
+      { connection_id: id, query: "select 1", max_rows: 0 },
+      "invalid_argument: max_rows",
+    ],
+    [
+      { connection_id: id, query: "select 1", timeout_seconds: 301 },
+      "invalid_argument: timeout_seconds must be from 1 to 300",
+    ],
+    [
+      { connection_id: id, query: "select " + "1".repeat(102_400) },
+      "invalid_argument: query is",
+    ],
+    [
+      { connection_id: id, query: "select 1; select 2" },
+      "invalid_argument: query holds 2 statements",
+    ],
+    [{ connection_id: crypto.randomUUID(), query: "select 1" }, "not_found: "],
+  ];
+  for (const [args, start] of values) {
+    const text = toolErrorText(await call(server, "execute_query", args));
+    assert(
+      text.startsWith(start),
+      `${text.slice(0, 120)} should start with ${start}`,
+    );
+  }
+});
+
+Deno.test("an unreachable database is not_connected, redacted", async () => {
+  const saved = connection(
+    {
+      engine: "postgres",
+      url: "postgres://carol:pa55word@127.0.0.1:1/private_db",
+    },
+    "Down",
+  );
+  await using server = await serverWith([saved]);
+  const text = toolErrorText(
+    await call(server, "list_tables", { connection_id: saved.id }),
+  );
+  assert(text.startsWith('not_connected: cannot reach "Down"'), text);
+  for (const secret of ["carol", "pa55word", "127.0.0.1", "private_db"]) {
+    assert(!text.includes(secret), text);
+  }
+});
+
+Deno.test("the server reloads connections.json within a second; a malformed file keeps the old list", async () => {
+  await using fixture = await openFixture("sqlite");
+  const first = connection(fixture!, "First");
+  await using server = await serverWith([first]);
+  const path = inAppDir(server.home, CONNECTIONS_FILE);
+  const names = async () =>
+    (await call(server, "list_connections", {})).json.result.structuredContent
+      .connections
+      .map((c: { name: string }) => c.name);
+  await saveConnections(path, [first, connection(fixture!, "Second")]);
+  const deadline = Date.now() + 1_000;
+  while ((await names()).length < 2 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assertEquals(await names(), ["First", "Second"]);
+  await Deno.writeTextFile(path, '{"connections": [{"id": 1}]}');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assertEquals(await names(), ["First", "Second"]);
+  assertEquals(await Deno.readTextFile(path), '{"connections": [{"id": 1}]}');
+});
