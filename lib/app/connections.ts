@@ -10,6 +10,7 @@
 
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
+import type { DriverSpec } from "../db/pool.ts";
 import type { Engine } from "../db/types.ts";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./atomic_file.ts";
@@ -51,6 +52,18 @@ export const CONNECTION_DEFAULTS = Object.freeze(
     safeMode: "alert",
   } as const,
 );
+
+/** What a driver needs of a saved connection (never its policy). */
+export function driverSpec(connection: SavedConnection): DriverSpec {
+  return {
+    id: connection.id,
+    engine: connection.driver,
+    url: connection.url,
+    ...(connection.password === undefined
+      ? {}
+      : { password: connection.password }),
+  };
+}
 
 /** The outcome of parsing connections. */
 export type ConnectionsResult =

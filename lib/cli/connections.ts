@@ -12,6 +12,7 @@ import {
   checkConnectionField,
   CONNECTION_DEFAULTS,
   DRIVERS,
+  driverSpec,
   EXTERNAL_ACCESS,
   loadConnections,
   SAFE_MODES,
@@ -280,14 +281,7 @@ async function test(path: string, args: string[], io: CliIO): Promise<number> {
     parsed.positionals[0],
     "connections test",
   );
-  const driver = openDriver({
-    id: connection.id,
-    engine: connection.driver,
-    url: connection.url,
-    ...(connection.password === undefined
-      ? {}
-      : { password: connection.password }),
-  });
+  const driver = openDriver(driverSpec(connection));
   try {
     const version = await driver.version({
       signal: new AbortController().signal,

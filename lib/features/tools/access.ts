@@ -8,7 +8,11 @@
  * @module
  */
 
-import { isUuid, type SavedConnection } from "../../app/connections.ts";
+import {
+  driverSpec,
+  isUuid,
+  type SavedConnection,
+} from "../../app/connections.ts";
 import type { Driver } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import type { Principal } from "../context.ts";
@@ -85,13 +89,6 @@ export function resolveConnection(
   return {
     connection,
     label,
-    driver: deps.pool.get({
-      id: connection.id,
-      engine: connection.driver,
-      url: connection.url,
-      ...(connection.password === undefined
-        ? {}
-        : { password: connection.password }),
-    }),
+    driver: deps.pool.get(driverSpec(connection)),
   };
 }
