@@ -22,3 +22,44 @@ export function mainArgs(...args: string[]): string[] {
     ...args,
   ];
 }
+
+/** A running `main.ts serve`, read up to its "Press Ctrl+C" line. */
+export interface ServeProcess {
+  child: Deno.ChildProcess;
+  /** Its stdout so far; `readRest()` appends the rest. */
+  out: string;
+  /** The MCP endpoint it printed. */
+  url: string | undefined;
+  /** Read stdout to its end (after the process was told to stop). */
+  readRest(): Promise<string>;
+}
+
+/** Start `main.ts serve` in `home` and wait until it says it is ready. */
+export async function spawnServe(home: string): Promise<ServeProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: mainArgs("serve"),
+    env: { DBPORT_HOME: home, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const serve: ServeProcess = {
+    child,
+    out: "",
+    url: undefined,
+    async readRest() {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return serve.out;
+        serve.out += value;
+      }
+    },
+  };
+  while (!serve.out.includes("Ctrl+C")) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    serve.out += value;
+  }
+  serve.url = /MCP endpoint:\s+(\S+)/.exec(serve.out)?.[1];
+  return serve;
+}

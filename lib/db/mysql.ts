@@ -13,7 +13,7 @@ import mysql from "mysql2";
 import { DbError } from "./errors.ts";
 import { describeMysqlTable, listMysqlTables } from "./mysql_schema.ts";
 import { redact } from "./redact.ts";
-import { stoppable } from "./stoppable.ts";
+import { stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
 import { isoDateTime, plainCell } from "./values.ts";
 
@@ -63,21 +63,14 @@ export function openMysql(config: MysqlConfig): Driver {
   });
   const secrets = config.secrets;
 
-  const acquire = (signal: AbortSignal) =>
-    new Promise<Connection>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(
-          new DbError(
-            "cancelled",
-            "the query was not started: the request was cancelled",
-          ),
-        );
-        return;
-      }
+  const acquire = (signal: AbortSignal) => {
+    throwIfAborted(signal);
+    return new Promise<Connection>((resolve, reject) =>
       pool.getConnection((error, connection) =>
         error ? reject(toDbError(error, secrets)) : resolve(connection)
-      );
-    });
+      )
+    );
+  };
 
   /** KILL QUERY from a separate short-lived connection. */
   const kill = async (threadId: number) => {
@@ -140,25 +133,23 @@ export function openMysql(config: MysqlConfig): Driver {
       ),
     async query(text, options) {
       const connection = await acquire(options.signal);
-      const state = { killed: false };
+      let killed = false;
+      // The cap, the timeout and an abort all stop the query the same way.
+      const stop = () => {
+        killed = true;
+        return kill(connection.threadId);
+      };
       try {
         await simple(connection, "START TRANSACTION READ ONLY");
         return await stoppable(
-          () =>
-            streamRows(connection, text, options, () => {
-              state.killed = true;
-              return kill(connection.threadId);
-            }),
+          () => streamRows(connection, text, options, stop),
           options,
-          () => {
-            state.killed = true;
-            return kill(connection.threadId);
-          },
+          stop,
         );
       } catch (error) {
         throw toDbError(error, secrets);
       } finally {
-        if (state.killed) connection.destroy();
+        if (killed) connection.destroy();
         else {
           await simple(connection, "ROLLBACK").catch(() => {});
           connection.release();

@@ -14,7 +14,7 @@ import {
   listPostgresTables,
 } from "./postgres_schema.ts";
 import { redact } from "./redact.ts";
-import { stoppable } from "./stoppable.ts";
+import { stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
 import { binaryCell, floatCell, isoDateTime, plainCell } from "./values.ts";
 
@@ -131,7 +131,8 @@ async function readQuery(
   text: string,
   options: QueryOptions,
 ): Promise<QueryResult> {
-  const reserved = await connectReserved(sql, options);
+  throwIfAborted(options.signal);
+  const reserved = await sql.reserve();
   let pending: { cancel(): void } | null = null;
   try {
     await reserved.unsafe("BEGIN READ ONLY");
@@ -183,16 +184,6 @@ async function readQuery(
     await reserved.unsafe("ROLLBACK").catch(() => {});
     reserved.release();
   }
-}
-
-async function connectReserved(sql: Sql, options: QueryOptions) {
-  if (options.signal.aborted) {
-    throw new DbError(
-      "cancelled",
-      "the query was not started: the request was cancelled",
-    );
-  }
-  return await sql.reserve();
 }
 
 /** One PostgreSQL value as JSON (values.ts). */

@@ -261,9 +261,8 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
     secrets,
   );
   if (code.startsWith("SQLITE_READONLY")) return new DbError("read_only", text);
-  if (
-    CONNECT_CODES.has(code.replace(/_[A-Z]+$/, "")) || CONNECT_CODES.has(code)
-  ) {
+  // Extended codes (SQLITE_CANTOPEN_ISDIR) belong to their primary code.
+  if ([...CONNECT_CODES].some((c) => code === c || code.startsWith(`${c}_`))) {
     return new DbError("connect", text);
   }
   return new DbError("query", text);

@@ -13,6 +13,16 @@ export interface StopOptions {
   signal: AbortSignal;
 }
 
+/** Refuse to start work for a request that is already cancelled. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) {
+    throw new DbError(
+      "cancelled",
+      "the query was not started: the request was cancelled",
+    );
+  }
+}
+
 /**
  * Run `work`; on timeout or abort call `stop` (the engine's cancel) once. The
  * statement then fails on the server, and that failure is reported as a
@@ -23,12 +33,7 @@ export async function stoppable<T>(
   options: StopOptions,
   stop: () => unknown,
 ): Promise<T> {
-  if (options.signal.aborted) {
-    throw new DbError(
-      "cancelled",
-      "the query was not started: the request was cancelled",
-    );
-  }
+  throwIfAborted(options.signal);
   let why: "timeout" | "cancelled" | null = null;
   const fire = (reason: "timeout" | "cancelled") => {
     if (why !== null) return;

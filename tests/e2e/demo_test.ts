@@ -8,30 +8,19 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { mainArgs } from "../_main.ts";
+import { spawnServe } from "../_main.ts";
 
 Deno.test("serve on an empty DBPORT_HOME creates the demo shop, and an SDK v2 client queries it", async () => {
   const home = await Deno.makeTempDir({ prefix: "dbport-demo-" });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: mainArgs("serve"),
-    env: { DBPORT_HOME: home, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
+  const serve = await spawnServe(home);
   const sdk = new Client(
     { name: "dbport-demo-e2e", version: "1.0.0" },
     { capabilities: {}, versionNegotiation: { mode: { pin: "2026-07-28" } } },
   );
   try {
-    while (!out.includes("Ctrl+C")) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      out += value;
-    }
+    const out = serve.out;
     assertStringIncludes(out, 'Created the demo connection "Demo shop"');
-    const url = /MCP endpoint:\s+(\S+)/.exec(out)?.[1];
+    const url = serve.url;
     assert(url !== undefined, out);
     const handshake = JSON.parse(
       await Deno.readTextFile(`${home}/mcp-handshake.json`),
@@ -96,13 +85,10 @@ Deno.test("serve on an empty DBPORT_HOME creates the demo shop, and an SDK v2 cl
     );
   } finally {
     await sdk.close().catch(() => {});
-    child.kill("SIGTERM");
-    for (;;) {
-      const { done } = await reader.read();
-      if (done) break;
-    }
-    await child.status;
-    await child.stderr.cancel();
+    serve.child.kill("SIGTERM");
+    await serve.readRest();
+    await serve.child.status;
+    await serve.child.stderr.cancel();
     await Deno.remove(home, { recursive: true });
   }
 });

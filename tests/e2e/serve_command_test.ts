@@ -4,26 +4,16 @@
  * the handshake.
  */
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
-import { mainArgs } from "../_main.ts";
+import { spawnServe } from "../_main.ts";
 import { exists, modernRequest, postModern } from "../_server.ts";
 
 async function runServe(signal: Deno.Signal) {
   const home = await Deno.makeTempDir({ prefix: "dbport-serve-" });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: mainArgs("serve"),
-    env: { DBPORT_HOME: home, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
+  const serve = await spawnServe(home);
+  const child = serve.child;
   try {
-    while (!out.includes("Ctrl+C")) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    const url = /MCP endpoint:\s+(\S+)/.exec(out)?.[1];
+    const out = serve.out;
+    const url = serve.url;
     assert(url !== undefined, out);
     assertStringIncludes(out, `${home}/mcp-handshake.json`);
     const handshake = JSON.parse(
@@ -42,16 +32,12 @@ async function runServe(signal: Deno.Signal) {
       handshake.instanceId,
     );
     child.kill(signal);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      out += value;
-    }
+    const all = await serve.readRest();
     const status = await child.status;
     const stderr = await new Response(child.stderr).text();
     assertEquals(status.code, 0);
     // The bridge token is never printed or logged.
-    assertEquals(out.includes(handshake.token), false);
+    assertEquals(all.includes(handshake.token), false);
     assertEquals(stderr.includes(handshake.token), false);
     assertEquals(
       await exists(`${home}/mcp-handshake.json`),

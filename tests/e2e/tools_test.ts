@@ -60,6 +60,24 @@ async function serverWith(
 }
 
 let nextId = 1;
+
+// deno-lint-ignore no-explicit-any
+const validators = new Map<string, any>();
+/** The compiled outputSchema of a tool, as this server publishes it. */
+async function outputValidator(server: TestServer, name: string) {
+  const key = `${server.url} ${name}`;
+  if (!validators.has(key)) {
+    const list = await postModern(
+      server.url,
+      modernRequest("tools/list", {}, nextId++),
+    );
+    const tool = list.json.result.tools.find((t: { name: string }) =>
+      t.name === name
+    );
+    validators.set(key, ajv.compile(tool.outputSchema));
+  }
+  return validators.get(key);
+}
 /** Call a tool; validates the answer and, for a success, the tool's outputSchema. */
 async function call(
   server: TestServer,
@@ -84,14 +102,7 @@ async function call(
   if (result !== undefined) {
     assertSchema("2026-07-28", "CallToolResult", result);
     if (result.isError !== true) {
-      const list = await postModern(
-        server.url,
-        modernRequest("tools/list", {}, nextId++),
-      );
-      const tool = list.json.result.tools.find((t: { name: string }) =>
-        t.name === name
-      );
-      const validate = ajv.compile(tool.outputSchema);
+      const validate = await outputValidator(server, name);
       assert(
         validate(result.structuredContent),
         JSON.stringify(validate.errors),

@@ -40,6 +40,17 @@ export function visibleConnections(
   );
 }
 
+/** A malformed `connection_id` is the tool error `invalid_argument`. */
+export function checkConnectionId(id: string): void {
+  if (!isUuid(id)) {
+    throw invalidArgument(
+      `connection_id must be a connection's UUID from list_connections, got ${
+        JSON.stringify(id.slice(0, 80))
+      }`,
+    );
+  }
+}
+
 /** A connection a tool may work on, with its driver. */
 export interface Resolved {
   connection: SavedConnection;
@@ -59,13 +70,7 @@ export function resolveConnection(
   principal: Principal,
   id: string,
 ): Resolved {
-  if (!isUuid(id)) {
-    throw invalidArgument(
-      `connection_id must be a connection's UUID from list_connections, got ${
-        JSON.stringify(id.slice(0, 80))
-      }`,
-    );
-  }
+  checkConnectionId(id);
   const connection = deps.connections.byId(id);
   if (connection === undefined) {
     throw new ToolFailure(

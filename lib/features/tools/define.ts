@@ -8,7 +8,7 @@
  */
 
 import { DbError } from "../../db/errors.ts";
-import { toolError, WireError } from "../../protocol/errors.ts";
+import { toolError } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { CallContext, Scope } from "../context.ts";
@@ -72,9 +72,8 @@ export function defineTool(spec: ToolSpec): ToolEntry {
         if (failure instanceof ToolFailure) {
           return toolError(failure.code, failure.message);
         }
-        if (failure instanceof WireError) throw failure;
-        // Anything else is a bug: the dispatcher logs it and answers -32603
-        // with no detail, so nothing unredacted reaches the client.
+        // A WireError is the client's answer as it stands; anything else is a
+        // bug, which the dispatcher logs and answers -32603 with no detail.
         throw failure;
       }
     },

@@ -7,10 +7,9 @@
  * @module
  */
 
-import { isUuid } from "../../app/connections.ts";
 import { checkRead } from "../../db/read_gate.ts";
 import type { ToolEntry } from "../catalog.ts";
-import { resolveConnection } from "./access.ts";
+import { checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { ToolDeps } from "./deps.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -80,7 +79,9 @@ export function executeQueryTool(deps: ToolDeps): ToolEntry {
     async run(args, ctx) {
       const settings = deps.settings();
       const id = String(args.connection_id);
-      if (!isUuid(id)) resolveConnection(deps, ctx.principal, id);
+      // The id's form is checked before the query; the connection itself is
+      // resolved after progress 0.
+      checkConnectionId(id);
       const query = String(args.query);
       if (query.trim() === "") throw invalidArgument("query must not be blank");
       if (query.length > MAX_QUERY_LENGTH) {
