@@ -235,7 +235,6 @@ export async function createDemoDatabase(path: string): Promise<void> {
   try {
     await db.exec(
       [
-        "PRAGMA journal_mode = WAL;",
         "BEGIN;",
         SCHEMA,
         inserts("customers", customers),
@@ -270,13 +269,15 @@ export async function ensureDemo(
   try {
     await Deno.lstat(dbPath);
   } catch {
+    // Built under another name and renamed, so a crash never leaves a half
+    // shop. The rollback journal (not WAL) keeps every committed page in the
+    // main file, so the rename moves the whole database.
     const partial = `${dbPath}.partial`;
-    await Deno.remove(partial).catch(() => {});
-    await createDemoDatabase(partial);
-    await Deno.rename(partial, dbPath);
-    for (const suffix of ["-wal", "-shm"]) {
+    for (const suffix of ["", "-journal", "-wal", "-shm"]) {
       await Deno.remove(partial + suffix).catch(() => {});
     }
+    await createDemoDatabase(partial);
+    await Deno.rename(partial, dbPath);
   }
   const connection: SavedConnection = {
     id: crypto.randomUUID(),
