@@ -7,6 +7,7 @@
  */
 
 import { ensureDemo } from "./lib/app/demo_db.ts";
+import { describeDialog } from "./lib/app/host_dialog.ts";
 import { appDataDir, inAppDir } from "./lib/app/paths.ts";
 import { loadSettings } from "./lib/app/settings.ts";
 import { openStateDb, type StateDb } from "./lib/app/state_db.ts";
@@ -78,6 +79,9 @@ async function serve(): Promise<number> {
     `  Connections:    ${
       inAppDir(home, CONNECTIONS_FILE)
     } (${server.connections.all().length} saved)`,
+  );
+  console.log(
+    `  Approvals:      ${describeDialog(server.state.settings.hostDialog)}`,
   );
   if (demo !== null) {
     console.log(

@@ -62,8 +62,10 @@ export function tokenize(sql: string, dialect: Dialect): Token[] {
     }
     if (c === "/" && next === "*") {
       const start = i;
+      // MySQL `/*! */`, MariaDB `/*M! */` and optimizer hints `/*+ */`.
       const executable = dialect === "mysql" &&
-        (sql[i + 2] === "!" || sql[i + 2] === "+");
+        (sql[i + 2] === "!" || sql[i + 2] === "+" ||
+          (sql[i + 2] === "M" && sql[i + 3] === "!"));
       i = skipBlockComment(sql, i, dialect === "postgres");
       if (executable) push("exec_comment", start, i);
       continue;

@@ -1,7 +1,7 @@
 /**
  * A remote libSQL database (`libsql://`, `https://`, `wss://`) through
  * `@libsql/client`. Reads run in a `read` transaction, which the server keeps
- * read-only. The remote protocol returns a statement's rows whole, so the cap
+ * read-only; writes in a `write` transaction that commits. The remote protocol returns a statement's rows whole, so the cap
  * applies after they arrive; an abort or timeout closes the transaction.
  *
  * @module
@@ -32,13 +32,17 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
   const read = async <T>(
     options: { signal: AbortSignal; timeoutMs: number },
     work: (tx: Transaction) => Promise<T>,
+    mode: "read" | "write" = "read",
   ): Promise<T> => {
     let tx: Transaction | null = null;
     try {
       return await stoppable(
         async () => {
-          tx = await client.transaction("read");
-          return await work(tx);
+          tx = await client.transaction(mode);
+          const result = await work(tx);
+          // A write commits here; closing without it rolls back.
+          if (mode === "write") await tx.commit();
+          return result;
         },
         options,
         () => tx?.close(),
@@ -98,10 +102,10 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
           rows: result.rows.slice(0, options.maxRows).map((row) =>
             result.columns.map((_, i) => mappers[i]!(row[i]))
           ),
-          rowsAffected: 0,
+          rowsAffected: options.mode === "write" ? result.rowsAffected : 0,
           truncated,
         };
-      }),
+      }, options.mode),
     close() {
       client.close();
       return Promise.resolve();

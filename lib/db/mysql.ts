@@ -4,7 +4,8 @@
  * refuses DDL, whose implicit commit would otherwise escape a read-only
  * transaction), reads inside `START TRANSACTION READ ONLY`, rows counted as
  * they stream and cut at the cap, and stopping by `KILL QUERY` from a second
- * connection. A killed connection is destroyed, never returned to the pool.
+ * connection. A killed connection is destroyed, never returned to the pool;
+ * so is one that wrote.
  *
  * @module
  */
@@ -13,7 +14,7 @@ import mysql from "mysql2";
 import { DbError } from "./errors.ts";
 import { describeMysqlTable, listMysqlTables } from "./mysql_schema.ts";
 import { redact } from "./redact.ts";
-import { stoppable, throwIfAborted } from "./stoppable.ts";
+import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
 import { isoDateTime, plainCell } from "./values.ts";
 
@@ -116,6 +117,37 @@ export function openMysql(config: MysqlConfig): Driver {
     }
   };
 
+  /**
+   * A write: the session turns read-write for one transaction, and is then
+   * destroyed, so neither that nor anything the statement set (variables,
+   * temporary tables, locks) reaches a pooled session. A stop before COMMIT
+   * kills the statement and rolls back; COMMIT itself is never stopped.
+   */
+  const write = async (
+    text: string,
+    options: QueryOptions,
+  ): Promise<QueryResult> => {
+    const connection = await acquire(options.signal);
+    const stop = () => kill(connection.threadId);
+    try {
+      await simple(connection, "SET SESSION TRANSACTION READ WRITE");
+      await simple(connection, "START TRANSACTION");
+      const result = await stoppable(
+        () => streamRows(connection, text, options, null),
+        options,
+        stop,
+      );
+      throwIfAborted(options.signal, ROLLED_BACK);
+      await simple(connection, "COMMIT");
+      return result;
+    } catch (error) {
+      await simple(connection, "ROLLBACK").catch(() => {});
+      throw toDbError(error, secrets);
+    } finally {
+      connection.destroy();
+    }
+  };
+
   return {
     engine: "mysql",
     async version(options) {
@@ -132,6 +164,7 @@ export function openMysql(config: MysqlConfig): Driver {
         options.schema,
       ),
     async query(text, options) {
+      if (options.mode === "write") return await write(text, options);
       const connection = await acquire(options.signal);
       let killed = false;
       // The cap, the timeout and an abort all stop the query the same way.
@@ -169,13 +202,14 @@ function simple(connection: Connection, text: string): Promise<void> {
 /**
  * Stream one statement's rows, keeping at most `maxRows + 1`. Once past the
  * cap the rest is not wanted: `cut` kills the query, and the interruption
- * that follows ends the stream as a truncated result, not an error.
+ * that follows ends the stream as a truncated result, not an error. A write
+ * (`cut` null) is never cut: its RETURNING rows past the cap are dropped.
  */
 function streamRows(
   connection: Connection,
   text: string,
   options: QueryOptions,
-  cut: () => Promise<void>,
+  cut: (() => Promise<void>) | null,
 ): Promise<QueryResult> {
   return new Promise((resolve, reject) => {
     const limit = options.maxRows + 1;
@@ -184,7 +218,8 @@ function streamRows(
     let rowsAffected = 0;
     let cutting = false;
     const query = connection.query({ sql: text, rowsAsArray: true });
-    query.on("fields", (list: Field[]) => (fields = list));
+    // A statement without a result set reports undefined fields.
+    query.on("fields", (list: Field[] | undefined) => (fields = list ?? []));
     query.on("result", (row: unknown) => {
       if (!Array.isArray(row)) {
         rowsAffected += Number(
@@ -193,7 +228,7 @@ function streamRows(
         return;
       }
       if (kept.length < limit) kept.push(row);
-      if (kept.length >= limit && !cutting) {
+      if (kept.length >= limit && !cutting && cut !== null) {
         cutting = true;
         cut().catch(() => {});
       }

@@ -2,7 +2,8 @@
  * PostgreSQL through postgres.js: a small lazily-connecting pool, reads inside
  * `BEGIN READ ONLY` that is always rolled back (so even `set_config` leaves no
  * trace on the pooled session), rows read through a portal and cut at the cap,
- * and stopping by the protocol's cancel request.
+ * and stopping by the protocol's cancel request. Writes run in their own
+ * transaction and leave nothing behind on the pooled session (`DISCARD ALL`).
  *
  * @module
  */
@@ -14,7 +15,7 @@ import {
   listPostgresTables,
 } from "./postgres_schema.ts";
 import { redact } from "./redact.ts";
-import { stoppable, throwIfAborted } from "./stoppable.ts";
+import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
 import { binaryCell, floatCell, isoDateTime, plainCell } from "./values.ts";
 
@@ -94,9 +95,10 @@ export function openPostgres(config: PostgresConfig): Driver {
         options.schema,
       ),
     query: (text, options) =>
-      readQuery(sql, text, options).catch((error) => {
-        throw fail(error);
-      }),
+      (options.mode === "write" ? writeQuery : readQuery)(sql, text, options)
+        .catch((error) => {
+          throw fail(error);
+        }),
     async close() {
       await sql.end({ timeout: 1 });
     },
@@ -133,57 +135,132 @@ async function readQuery(
 ): Promise<QueryResult> {
   throwIfAborted(options.signal);
   const reserved = await sql.reserve();
-  let pending: { cancel(): void } | null = null;
   try {
     await reserved.unsafe("BEGIN READ ONLY");
     // A server-side net under our own timer, should a cancel request be lost.
     await reserved.unsafe(
       `SET LOCAL statement_timeout = ${options.timeoutMs + 5_000}`,
     );
-    return await stoppable(
-      async () => {
-        const keyword = /^[\s(]*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ??
-          "";
-        const query = reserved.unsafe(text).values();
-        pending = query;
-        const limit = options.maxRows + 1;
-        const kept: unknown[][] = [];
-        let columns: Column[] | undefined;
-        if (STREAMABLE.has(keyword)) {
-          for await (const chunk of query.cursor(FETCH_SIZE)) {
-            columns ??= (chunk as unknown as { columns?: Column[] }).columns;
-            for (const row of chunk) {
-              if (kept.length < limit) kept.push(row as unknown[]);
-            }
-            if (kept.length >= limit) break;
-          }
-          columns ??=
-            (query as unknown as { statement?: { columns?: Column[] } })
-              .statement?.columns;
-        } else {
-          const all = await query;
-          columns = (all as unknown as { columns?: Column[] }).columns;
-          kept.push(...(all.slice(0, limit) as unknown[][]));
-        }
-        const truncated = kept.length > options.maxRows;
-        if (truncated) kept.length = options.maxRows;
-        const types = (columns ?? []).map((column) => column.type);
-        return {
-          columns: (columns ?? []).map((column) => column.name),
-          rows: kept.map((row) =>
-            row.map((value, i) => pgCell(value, types[i]))
-          ),
-          rowsAffected: 0,
-          truncated,
-        };
-      },
-      options,
-      () => pending?.cancel(),
-    );
+    return await runStatement(reserved, text, options);
   } finally {
     await reserved.unsafe("ROLLBACK").catch(() => {});
     reserved.release();
   }
+}
+
+/** SQLSTATE 25001: the statement cannot run inside a transaction block. */
+const NOT_IN_TRANSACTION = "25001";
+
+/**
+ * Run a write in a transaction (VACUUM, CREATE INDEX CONCURRENTLY and the
+ * like refuse one and run on their own). A stop before COMMIT rolls it back;
+ * once COMMIT is sent it finishes, so the answer never hides a change.
+ */
+async function writeQuery(
+  sql: Sql,
+  text: string,
+  options: QueryOptions,
+): Promise<QueryResult> {
+  throwIfAborted(options.signal);
+  const reserved = await sql.reserve();
+  const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
+  const statement = () => runStatement(reserved, text, options);
+  let open = false;
+  try {
+    await reserved.unsafe("BEGIN");
+    open = true;
+    await reserved.unsafe(`SET LOCAL ${timeout}`);
+    let result: QueryResult;
+    try {
+      result = await statement();
+    } catch (error) {
+      if ((error as { code?: string }).code !== NOT_IN_TRANSACTION) throw error;
+      await reserved.unsafe("ROLLBACK");
+      open = false;
+      await reserved.unsafe(`SET ${timeout}`);
+      return await statement();
+    }
+    throwIfAborted(options.signal, ROLLED_BACK);
+    open = false;
+    await reserved.unsafe("COMMIT");
+    return result;
+  } finally {
+    if (open) await reserved.unsafe("ROLLBACK").catch(() => {});
+    // SET ROLE, temporary tables, prepared statements, advisory locks: none
+    // of it may follow the session back into the pool.
+    await reserved.unsafe("DISCARD ALL").catch(() => {});
+    reserved.release();
+  }
+}
+
+type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
+type Pending = ReturnType<ReturnType<Reserved["unsafe"]>["values"]>;
+
+/** Run the client's statement on a reserved session, stoppable. */
+function runStatement(
+  reserved: Reserved,
+  text: string,
+  options: QueryOptions,
+): Promise<QueryResult> {
+  let pending: { cancel(): void } | null = null;
+  return stoppable(
+    async () => {
+      const query = reserved.unsafe(text).values();
+      pending = query;
+      return await readRows(query, text, options.maxRows);
+    },
+    options,
+    () => pending?.cancel(),
+  );
+}
+
+/**
+ * Read a statement's rows, keeping `maxRows` (one more tells it was cut).
+ * SELECT-like statements stream through a portal; utility statements and
+ * writes (RETURNING) are read whole.
+ */
+async function readRows(
+  query: Pending,
+  text: string,
+  maxRows: number,
+): Promise<QueryResult> {
+  const keyword = /^[\s(]*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "";
+  const limit = maxRows + 1;
+  const kept: unknown[][] = [];
+  let columns: Column[] | undefined;
+  let rowsAffected = 0;
+  if (STREAMABLE.has(keyword)) {
+    for await (const chunk of query.cursor(FETCH_SIZE)) {
+      columns ??= (chunk as unknown as { columns?: Column[] }).columns;
+      for (const row of chunk) {
+        if (kept.length < limit) kept.push(row as unknown[]);
+      }
+      if (kept.length >= limit) break;
+    }
+    columns ??= (query as unknown as { statement?: { columns?: Column[] } })
+      .statement?.columns;
+  } else {
+    const all = await query;
+    const info = all as unknown as {
+      columns?: Column[];
+      count?: number | null;
+      command?: string;
+    };
+    columns = info.columns;
+    if (info.command !== "SELECT" && typeof info.count === "number") {
+      rowsAffected = info.count;
+    }
+    kept.push(...(all.slice(0, limit) as unknown[][]));
+  }
+  const truncated = kept.length > maxRows;
+  if (truncated) kept.length = maxRows;
+  const types = (columns ?? []).map((column) => column.type);
+  return {
+    columns: (columns ?? []).map((column) => column.name),
+    rows: kept.map((row) => row.map((value, i) => pgCell(value, types[i]))),
+    rowsAffected,
+    truncated,
+  };
 }
 
 /** One PostgreSQL value as JSON (values.ts). */

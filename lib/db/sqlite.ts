@@ -14,7 +14,7 @@ import Database from "libsql/promise";
 import { DbError } from "./errors.ts";
 import { describeSqliteTable, listSqliteTables } from "./sqlite_schema.ts";
 import { redact } from "./redact.ts";
-import { stoppable } from "./stoppable.ts";
+import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
 import {
   binaryCell,
@@ -123,6 +123,56 @@ export function openSqlite(config: SqliteConfig): Driver {
     }
   };
 
+  /**
+   * A write: a handle of its own with `query_only` off, `BEGIN IMMEDIATE`,
+   * the statement (VACUUM and a few pragmas refuse a transaction and run on
+   * their own), COMMIT. The handle is closed afterwards, so no pragma or
+   * temporary table it set reaches a pooled one. A stop before COMMIT
+   * interrupts and rolls back; COMMIT itself is never stopped.
+   */
+  const write = async (
+    text: string,
+    options: QueryOptions,
+  ): Promise<QueryResult> => {
+    const db = await acquire();
+    const statement = () =>
+      stoppable(
+        () => readRows(db, text, options, true),
+        options,
+        () => db.interrupt(),
+      );
+    let inTransaction = false;
+    try {
+      await db.exec("PRAGMA query_only = OFF");
+      const before = await totalChanges(db);
+      await db.exec("BEGIN IMMEDIATE");
+      inTransaction = true;
+      let result: QueryResult;
+      try {
+        result = await statement();
+      } catch (error) {
+        if (!/within a transaction/i.test((error as Error).message)) {
+          throw error;
+        }
+        await db.exec("ROLLBACK");
+        inTransaction = false;
+        result = await statement();
+      }
+      throwIfAborted(options.signal, ROLLED_BACK);
+      if (inTransaction) {
+        inTransaction = false;
+        await db.exec("COMMIT");
+      }
+      return { ...result, rowsAffected: (await totalChanges(db)) - before };
+    } catch (error) {
+      if (inTransaction) await db.exec("ROLLBACK").catch(() => {});
+      throw toDbError(error, config.secrets);
+    } finally {
+      db.close();
+      open--;
+    }
+  };
+
   const exec =
     (options: { signal: AbortSignal; timeoutMs: number }) =>
     (text: string, params: unknown[] = []) =>
@@ -143,7 +193,9 @@ export function openSqlite(config: SqliteConfig): Driver {
     describeTable: (table, options) =>
       describeSqliteTable(exec(options), table, options.schema),
     query: (text, options) =>
-      withDb(options, (db) => readRows(db, text, options)),
+      options.mode === "write"
+        ? write(text, options)
+        : withDb(options, (db) => readRows(db, text, options)),
     close() {
       if (sweeper !== undefined) clearInterval(sweeper);
       sweeper = undefined;
@@ -154,14 +206,30 @@ export function openSqlite(config: SqliteConfig): Driver {
   };
 }
 
+/** Rows changed on this handle so far (triggers and cascades included). */
+async function totalChanges(db: Database): Promise<number> {
+  const statement = await db.prepare("select total_changes()");
+  statement.raw(true);
+  for (const row of await statement.iterate()) {
+    return Number((row as unknown[])[0]);
+  }
+  return 0;
+}
+
+/**
+ * Read a statement's rows, keeping `maxRows` (one more tells it was cut). A
+ * write (`drain`) is stepped to its end, its RETURNING rows past the cap
+ * dropped, so that all of it is done.
+ */
 async function readRows(
   db: Database,
   text: string,
   options: QueryOptions,
+  drain = false,
 ): Promise<QueryResult> {
   const statement = await db.prepare(text);
   if (!statement.reader) {
-    // A statement that returns no rows: on this read-only handle the engine
+    // A statement that returns no rows: on a read-only handle the engine
     // refuses it if it writes (SQLITE_READONLY), and it is run for that.
     for (const _ of await statement.iterate()) { /* no rows */ }
     return { columns: [], rows: [], rowsAffected: 0, truncated: false };
@@ -176,8 +244,8 @@ async function readRows(
   const rows = await statement.iterate();
   let sliceStart = performance.now();
   for (const row of rows) {
-    kept.push(row as unknown[]);
-    if (kept.length >= limit) break;
+    if (kept.length < limit) kept.push(row as unknown[]);
+    else if (!drain) break;
     if (performance.now() - sliceStart > SLICE_MS) {
       // Let the timeout and an abort fire between batches.
       await new Promise((resolve) => setTimeout(resolve, 0));

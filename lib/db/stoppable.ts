@@ -14,14 +14,16 @@ export interface StopOptions {
 }
 
 /** Refuse to start work for a request that is already cancelled. */
-export function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) {
-    throw new DbError(
-      "cancelled",
-      "the query was not started: the request was cancelled",
-    );
-  }
+export function throwIfAborted(
+  signal: AbortSignal,
+  message = "the query was not started: the request was cancelled",
+): void {
+  if (signal.aborted) throw new DbError("cancelled", message);
 }
+
+/** What a write stopped between its statement and its COMMIT says. */
+export const ROLLED_BACK =
+  "the statement was rolled back: the request was cancelled before it committed";
 
 /**
  * Run `work`; on timeout or abort call `stop` (the engine's cancel) once. The

@@ -71,6 +71,12 @@ export interface TableDetail {
 
 /** How a query runs. */
 export interface QueryOptions {
+  /**
+   * `read`: inside the engine's read-only mode, always rolled back. `write`:
+   * inside a transaction that commits when the statement succeeds; the
+   * session is reset afterwards, so nothing it set reaches a later call.
+   */
+  mode: "read" | "write";
   /** Rows to keep; one more is read to know whether the result was cut. */
   maxRows: number;
   /** The statement timeout: the query is stopped on the server after it. */
@@ -108,7 +114,11 @@ export interface Driver {
     table: string,
     options: CallOptions & { schema?: string },
   ): Promise<TableDetail | null>;
-  /** Run one statement the read gate let through, in the engine's read-only mode. */
+  /**
+   * Run one statement the classifier let through: a read in the engine's
+   * read-only mode, a write in a transaction. A write that started committing
+   * finishes even when stopped; a stop before that rolls it back.
+   */
   query(sql: string, options: QueryOptions): Promise<QueryResult>;
   /** Close every pooled connection. */
   close(): Promise<void>;

@@ -17,6 +17,8 @@ export const INSTRUCTIONS = [
   "- Explore with `list_tables`, then call `describe_table` before you write any SQL against a",
   "  table: it gives the real columns, types, keys and indexes, so your query is right the first time.",
   "- Run SQL with `execute_query`, one statement at a time, and ask only for the rows you need.",
+  "  Writes run in a transaction; DROP, TRUNCATE and ALTER ... DROP go through",
+  "  `confirm_destructive_operation`, which the user must approve.",
   "- Every connection carries the user's policy: some are read-only for you, some need the user's",
   "  approval, destructive statements always do. A refusal is that policy speaking, not a transient",
   "  error: do not retry it or look for a way around it; tell the user what was refused and why.",

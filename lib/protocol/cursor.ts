@@ -2,14 +2,14 @@
  * Opaque pagination cursors (contract: "Pagination").
  *
  * A cursor names the last item key of the page it follows and the method that
- * issued it, sealed with HMAC-SHA-256 under a key that lives only as long as the
+ * issued it, sealed (`seal.ts`) under a key that lives only as long as the
  * process. A cursor given to another method, altered, or not ours at all is
  * refused; the caller answers `-32602`.
  *
  * @module
  */
 
-import { fromBase64Url, toBase64Url } from "./base64.ts";
+import { Sealer } from "./seal.ts";
 
 /** Items per page of every list method. */
 export const PAGE_SIZE = 50;
@@ -23,60 +23,24 @@ export type CursorResult = { ok: true; after: string } | {
   problem: CursorProblem;
 };
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
-
 /** Seals and opens cursors with one per-process key. */
 export class CursorCodec {
-  #key: Promise<CryptoKey>;
+  #sealer: Sealer;
 
   constructor(secret?: Uint8Array<ArrayBuffer>) {
-    const raw = secret ?? crypto.getRandomValues(new Uint8Array(32));
-    this.#key = crypto.subtle.importKey(
-      "raw",
-      raw,
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign", "verify"],
-    );
+    this.#sealer = new Sealer(secret);
   }
 
   /** A cursor that continues `method` after the item whose key is `after`. */
-  async seal(method: string, after: string): Promise<string> {
-    const body = encoder.encode(JSON.stringify([method, after]));
-    const mac = await crypto.subtle.sign("HMAC", await this.#key, body);
-    return `${toBase64Url(body)}.${toBase64Url(new Uint8Array(mac))}`;
+  seal(method: string, after: string): Promise<string> {
+    return this.#sealer.seal([method, after]);
   }
 
   /** Open a cursor presented to `method`. */
   async open(method: string, cursor: string): Promise<CursorResult> {
-    const dot = cursor.indexOf(".");
-    if (dot <= 0 || dot !== cursor.lastIndexOf(".")) {
-      return { ok: false, problem: "malformed" };
-    }
-    const body = fromBase64Url(cursor.slice(0, dot));
-    const mac = fromBase64Url(cursor.slice(dot + 1));
-    // Only the exact text we issued is accepted: base64url's spare bits would
-    // otherwise let several strings stand for one cursor.
-    if (
-      body === null || mac === null ||
-      `${toBase64Url(body)}.${toBase64Url(mac)}` !== cursor
-    ) {
-      return { ok: false, problem: "malformed" };
-    }
-    const genuine = await crypto.subtle.verify(
-      "HMAC",
-      await this.#key,
-      mac,
-      body,
-    );
-    if (!genuine) return { ok: false, problem: "forged" };
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(decoder.decode(body));
-    } catch {
-      return { ok: false, problem: "malformed" };
-    }
+    const opened = await this.#sealer.open(cursor);
+    if (!opened.ok) return opened;
+    const parsed = opened.value;
     if (
       !Array.isArray(parsed) || parsed.length !== 2 ||
       typeof parsed[0] !== "string" || typeof parsed[1] !== "string"

@@ -38,6 +38,8 @@ import { type Rotation, startBridgeRotation } from "./auth/bridge_rotation.ts";
 import { Lockout } from "./auth/lockout.ts";
 import { TokenSync } from "./auth/token_sync.ts";
 import { TokenVerifier } from "./auth/verifier.ts";
+import { Approvals } from "./approvals.ts";
+import { dialogFor } from "../app/host_dialog.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { InFlightRegistry } from "./inflight.ts";
 import { listen, type Listener } from "./listener.ts";
@@ -69,7 +71,7 @@ export interface StartOptions {
   tokenPollMs?: number;
   /** How often the bridge token's expiry is checked (default 10 s). */
   rotationCheckMs?: number;
-  /** The clock for token expiry, lockouts, bridge rotation and the log. */
+  /** The clock for token expiry, lockouts, bridge rotation, approvals and the log. */
   now?: () => number;
 }
 
@@ -134,6 +136,10 @@ export async function startServer(
     stopping: false,
     instanceId,
   };
+  const approvals = new Approvals({
+    dialog: () => dialogFor(state.settings.hostDialog),
+    now,
+  });
   const inflight = new InFlightRegistry();
   const sessions = new SessionStore();
   const shutdown = new AbortController();
@@ -146,6 +152,7 @@ export async function startServer(
     onRevoked: (keys) => {
       for (const key of keys) {
         inflight.stopPrincipal(key, "revoked");
+        approvals.forget(key);
         sessions.dropPrincipal(key);
       }
     },
@@ -168,6 +175,7 @@ export async function startServer(
         connections,
         pool,
         settings: () => state.settings,
+        consent: approvals,
       }),
     }),
     cursors: new CursorCodec(),

@@ -10,7 +10,12 @@ import type { Driver, Engine } from "../../lib/db/types.ts";
 import { sleep } from "../../lib/sleep.ts";
 import { ENGINES, type Fixture, openFixture } from "../_db.ts";
 
-const OPTIONS = { signal: new AbortController().signal, timeoutMs: 10_000 };
+const OPTIONS = {
+  signal: new AbortController().signal,
+  timeoutMs: 10_000,
+  mode: "read" as const,
+};
+const WRITE = { ...OPTIONS, mode: "write" as const, maxRows: 10 };
 
 async function withDriver(
   engine: Engine,
@@ -40,6 +45,22 @@ const SLEEP: Record<Engine, string> = {
   mysql: "select sleep(30)",
   sqlite:
     "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select count(*) from c",
+};
+
+/** A session setting that would switch the read fence off, were it kept. */
+const SESSION_SET: Record<Engine, string> = {
+  postgres: "set session characteristics as transaction read write",
+  mysql: "set session transaction read write",
+  sqlite: "pragma query_only = off",
+};
+
+/** A write that changes rows first and then takes long. */
+const SLOW_WRITE: Record<Engine, (table: string) => string> = {
+  postgres: (t) =>
+    `with a as (insert into ${t} (name) values ('slow') returning id) select pg_sleep(30) from a`,
+  mysql: (t) => `insert into ${t} (name) select concat('slow', sleep(30))`,
+  sqlite: (t) =>
+    `insert into ${t} (name) with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select 'slow' || count(*) from c`,
 };
 
 const MILLION: Record<Engine, string> = {
@@ -220,6 +241,100 @@ for (const engine of ENGINES) {
     });
   });
 
+  Deno.test(`${engine}: a write commits and reports rows_affected`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const authors = table(fixture, "authors");
+      const inserted = await driver.query(
+        `insert into ${authors} (name) values ('Grace'), ('Edsger')`,
+        WRITE,
+      );
+      assertEquals(inserted.rowsAffected, 2);
+      assertEquals(inserted.rows, []);
+      const updated = await driver.query(
+        `update ${authors} set born = '1906-12-09' where name = 'Grace'`,
+        WRITE,
+      );
+      assertEquals(updated.rowsAffected, 1);
+      const rows = await fixture.admin(
+        `select count(*) as n from ${authors}`,
+      );
+      assertEquals(Number((rows[0] as { n: unknown }).n), 4);
+      // DDL commits too, and reports no rows.
+      const created = await driver.query(
+        `create table ${table(fixture, "made_here")} (id int)`,
+        WRITE,
+      );
+      assertEquals(created.rowsAffected, 0);
+      const listed = await driver.listTables({ ...OPTIONS, rowCounts: false });
+      assert(listed.some((t) => t.name === "made_here"));
+    });
+  });
+
+  Deno.test(`${engine}: RETURNING rows of a write come back capped`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const authors = table(fixture, "authors");
+      // MariaDB has DELETE ... RETURNING; INSERT ... RETURNING since 10.5.
+      const result = await driver.query(
+        `delete from ${authors} where id > 0 returning name`,
+        { ...WRITE, maxRows: 1 },
+      );
+      assertEquals(result.columns, ["name"]);
+      assertEquals(result.rows.length, 1);
+      assertEquals(result.truncated, true);
+      // Every row was deleted, not only the one returned.
+      const rows = await fixture.admin(`select count(*) as n from ${authors}`);
+      assertEquals(Number((rows[0] as { n: unknown }).n), 0);
+    });
+  });
+
+  Deno.test(`${engine}: a failed write rolls back and the next read is still read-only`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const authors = table(fixture, "authors");
+      const error = await assertRejects(
+        () =>
+          driver.query(
+            `insert into ${authors} (id, name) values (1, 'duplicate')`,
+            WRITE,
+          ),
+        DbError,
+      );
+      assertEquals(error.kind, "query");
+      // A session setting made by a write never reaches a pooled read.
+      await driver.query(SESSION_SET[engine], WRITE);
+      const refused = await assertRejects(
+        () =>
+          driver.query(
+            `insert into ${authors} (name) values ('Mallory')`,
+            { ...OPTIONS, maxRows: 1 },
+          ),
+        DbError,
+      );
+      assertEquals(refused.kind, "read_only");
+      const rows = await fixture.admin(`select count(*) as n from ${authors}`);
+      assertEquals(Number((rows[0] as { n: unknown }).n), 2);
+    });
+  });
+
+  Deno.test(`${engine}: a write stopped before it commits is rolled back`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const authors = table(fixture, "authors");
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 300);
+      const error = await assertRejects(
+        () =>
+          driver.query(SLOW_WRITE[engine](authors), {
+            ...WRITE,
+            signal: controller.signal,
+            timeoutMs: 20_000,
+          }),
+        DbError,
+      );
+      assertEquals(error.kind, "cancelled");
+      const rows = await fixture.admin(`select count(*) as n from ${authors}`);
+      assertEquals(Number((rows[0] as { n: unknown }).n), 2);
+    });
+  });
+
   Deno.test(`${engine}: query() keeps max_rows of a million-row result, in bounded memory`, async () => {
     await withDriver(engine, async (driver) => {
       // Warm up, then measure the growth of a second run.
@@ -284,6 +399,7 @@ for (const engine of ENGINES) {
             signal: controller.signal,
             timeoutMs: 20_000,
             maxRows: 10,
+            mode: "read",
           }),
         DbError,
       );

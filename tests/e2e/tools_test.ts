@@ -10,54 +10,16 @@ import { assert, assertEquals } from "@std/assert";
 import type { SavedConnection } from "../../lib/app/connections.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
-import type { Engine } from "../../lib/db/types.ts";
 import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { parseSseEvents } from "../../lib/protocol/sse.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
 import { ENGINES, openFixture } from "../_db.ts";
 import { assertSchema } from "../_schema.ts";
-import {
-  modernRequest,
-  postModern,
-  startTestServer,
-  type TestServer,
-} from "../_server.ts";
+import { modernRequest, postModern, type TestServer } from "../_server.ts";
 
 // deno-lint-ignore no-explicit-any
 const ajv = new (Ajv2020 as any)({ strict: false, allErrors: true });
-
-function connection(
-  fixture: { engine: Engine; url: string },
-  name: string,
-  policy: Partial<SavedConnection> = {},
-): SavedConnection {
-  return {
-    id: crypto.randomUUID(),
-    name,
-    driver: fixture.engine,
-    url: fixture.url,
-    externalAccess: "readOnly",
-    aiPolicy: "alwaysAllow",
-    safeMode: "alert",
-    ...policy,
-  };
-}
-
-async function serverWith(
-  connections: SavedConnection[],
-  settings: JsonObject = {},
-): Promise<TestServer> {
-  const home = await Deno.makeTempDir({ prefix: "dbport-tools-" });
-  await saveConnections(inAppDir(home, CONNECTIONS_FILE), connections);
-  const server = await startTestServer({ home, settings });
-  const dispose = server[Symbol.asyncDispose].bind(server);
-  return Object.assign(server, {
-    async [Symbol.asyncDispose]() {
-      await dispose();
-      await Deno.remove(home, { recursive: true });
-    },
-  });
-}
 
 let nextId = 1;
 
@@ -129,7 +91,7 @@ for (const engine of ENGINES) {
   Deno.test(`${engine}: every read tool answers with its exact shape`, async () => {
     await using fixture = await openFixture(engine) ?? undefined;
     if (fixture === undefined) return;
-    const saved = connection(fixture, `Fixture ${engine}`);
+    const saved = savedConnection(fixture, `Fixture ${engine}`);
     await using server = await serverWith([saved]);
     const args = { connection_id: saved.id };
 
@@ -207,11 +169,13 @@ for (const engine of ENGINES) {
       true,
     );
 
+    // The default test token reads only: a write is refused by scope.
     const write = await call(server, "execute_query", {
       ...args,
       query: `insert into ${table} (name) values ('x')`,
     });
-    assert(toolErrorText(write).startsWith("denied: "));
+    assertEquals([write.status, write.json.error.code], [403, -33007]);
+    assertEquals(write.json.error.data.requiredScopes, ["tools:write"]);
     const bad = await call(server, "execute_query", {
       ...args,
       query: "select nope from nowhere",
@@ -223,7 +187,7 @@ for (const engine of ENGINES) {
   Deno.test(`${engine}: a statement timeout finishes the request with -33003`, async () => {
     await using fixture = await openFixture(engine) ?? undefined;
     if (fixture === undefined) return;
-    const saved = connection(fixture, "Slow");
+    const saved = savedConnection(fixture, "Slow");
     await using server = await serverWith([saved]);
     const query = {
       postgres: "select pg_sleep(20)",
@@ -247,7 +211,7 @@ for (const engine of ENGINES) {
 
 Deno.test("execute_query with a progressToken streams 0, 0.3 and 1 before the result", async () => {
   await using fixture = await openFixture("sqlite");
-  const saved = connection(fixture!, "Progress");
+  const saved = savedConnection(fixture!, "Progress");
   await using server = await serverWith([saved]);
   const answer = await call(server, "execute_query", {
     connection_id: saved.id,
@@ -285,9 +249,10 @@ Deno.test("the policy matrix: external access × AI policy × allowlist", async 
       [{ externalAccess: "readWrite", aiPolicy: "never" }, "hidden"],
     ];
   const saved = policies.map(([policy], i) =>
-    connection(fixture!, `C${i}`, policy)
+    savedConnection(fixture!, `C${i}`, policy)
   );
-  await using server = await serverWith(saved);
+  // askEachTime asks the host dialog, which refuses here.
+  await using server = await serverWith(saved, { hostDialog: "deny" });
   // A token allowlisted for every other connection: the rest are hidden too.
   const allowed = saved.filter((_, i) => i % 2 === 0).map((c) => c.id);
   const limited = await server.mint("readOnly", { connections: allowed });
@@ -327,7 +292,7 @@ Deno.test("the policy matrix: external access × AI policy × allowlist", async 
       } else if (expected === "denied") {
         assert(
           toolErrorText(answer).startsWith(
-            "denied: the user's approval is required",
+            'denied: listing its tables on "C',
           ),
         );
       } else {
@@ -339,7 +304,7 @@ Deno.test("the policy matrix: external access × AI policy × allowlist", async 
 
 Deno.test("tool arguments: unknown, missing and mistyped are -32602; values out of range are invalid_argument", async () => {
   await using fixture = await openFixture("sqlite");
-  const saved = connection(fixture!, "Args");
+  const saved = savedConnection(fixture!, "Args");
   await using server = await serverWith([saved], {
     maxRowLimit: 100,
     defaultRowLimit: 50,
@@ -418,7 +383,7 @@ Deno.test("tool arguments: unknown, missing and mistyped are -32602; values out 
 });
 
 Deno.test("an unreachable database is not_connected, redacted", async () => {
-  const saved = connection(
+  const saved = savedConnection(
     {
       engine: "postgres",
       url: "postgres://carol:pa55word@127.0.0.1:1/private_db",
@@ -437,14 +402,14 @@ Deno.test("an unreachable database is not_connected, redacted", async () => {
 
 Deno.test("the server reloads connections.json within a second; a malformed file keeps the old list", async () => {
   await using fixture = await openFixture("sqlite");
-  const first = connection(fixture!, "First");
+  const first = savedConnection(fixture!, "First");
   await using server = await serverWith([first]);
   const path = inAppDir(server.home, CONNECTIONS_FILE);
   const names = async () =>
     (await call(server, "list_connections", {})).json.result.structuredContent
       .connections
       .map((c: { name: string }) => c.name);
-  await saveConnections(path, [first, connection(fixture!, "Second")]);
+  await saveConnections(path, [first, savedConnection(fixture!, "Second")]);
   const deadline = Date.now() + 1_000;
   while ((await names()).length < 2 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -13,9 +13,11 @@ import {
   isUuid,
   type SavedConnection,
 } from "../../app/connections.ts";
+import type { Classified } from "../../db/classifier.ts";
 import type { Driver } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
-import type { Principal } from "../context.ts";
+import { consentReasons } from "../consent.ts";
+import type { CallContext, Principal } from "../context.ts";
 import type { ToolDeps } from "./deps.ts";
 import { invalidArgument, ToolFailure } from "./failure.ts";
 
@@ -61,9 +63,9 @@ export interface Resolved {
 
 /**
  * Resolve `connection_id` for a tool call: a malformed id is
- * `invalid_argument`, an unknown one `not_found`, a hidden one `-33007`, and
- * one whose AI policy asks each time is `denied` until the consent flow can
- * ask the user.
+ * `invalid_argument`, an unknown one `not_found`, a hidden one `-33007`.
+ * Consent (an `askEachTime` connection's first use, Safe Mode) is
+ * {@linkcode admit}'s.
  */
 export function resolveConnection(
   deps: ToolDeps,
@@ -84,16 +86,39 @@ export function resolveConnection(
       { connectionId: id },
     );
   }
-  const label = JSON.stringify(connection.name);
-  if (connection.aiPolicy === "askEachTime") {
-    throw new ToolFailure(
-      "denied",
-      `the user's approval is required before an AI client uses ${label}, and this server cannot ask for it yet; the user can set its AI policy to "alwaysAllow"`,
-    );
-  }
   return {
     connection,
-    label,
+    label: JSON.stringify(connection.name),
     driver: deps.pool.get(driverSpec(connection)),
   };
+}
+
+/**
+ * Get the user's consent where the connection's policy asks for it: the
+ * first use of an `askEachTime` connection by this client, and for a
+ * statement what Safe Mode, its tier and its danger require.
+ */
+export async function admit(
+  deps: ToolDeps,
+  ctx: CallContext,
+  connection: SavedConnection,
+  statement: Classified | null,
+  operation: string,
+): Promise<void> {
+  const firstUse = connection.aiPolicy === "askEachTime" &&
+    !deps.consent.granted(ctx.principal, connection.id);
+  const reasons = consentReasons(connection, statement, firstUse);
+  if (reasons.length === 0) return;
+  await deps.consent.obtain(ctx, {
+    kind: statement === null
+      ? "connection"
+      : statement.tier === "read"
+      ? "read"
+      : statement.tier,
+    connection,
+    statement: statement?.text ?? null,
+    operation,
+    reasons,
+    grantsConnection: firstUse,
+  });
 }

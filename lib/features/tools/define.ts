@@ -11,6 +11,7 @@ import { DbError } from "../../db/errors.ts";
 import { toolError } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
+import { NeedsInput } from "../consent.ts";
 import type { CallContext, Scope } from "../context.ts";
 import {
   type Arguments,
@@ -66,6 +67,8 @@ export function defineTool(spec: ToolSpec): ToolEntry {
       try {
         return toolResult(await spec.run(checked, ctx));
       } catch (error) {
+        // The user must answer first: the result is input_required.
+        if (error instanceof NeedsInput) return error.result;
         const failure = error instanceof DbError
           ? fromDbError(error, "the database")
           : error;

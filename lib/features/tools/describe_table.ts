@@ -6,7 +6,7 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import { resolveConnection } from "./access.ts";
+import { admit, resolveConnection } from "./access.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { defineTool } from "./define.ts";
 import type { ToolDeps } from "./deps.ts";
@@ -120,11 +120,12 @@ export function describeTableTool(deps: ToolDeps): ToolEntry {
     async run(args, ctx) {
       const table = String(args.table);
       if (table.trim() === "") throw invalidArgument("table must not be blank");
-      const { driver, label } = resolveConnection(
+      const { connection, driver, label } = resolveConnection(
         deps,
         ctx.principal,
         String(args.connection_id),
       );
+      await admit(deps, ctx, connection, null, "reading its schema");
       const schema = typeof args.schema === "string" ? args.schema : undefined;
       const detail = await driver.describeTable(table, {
         signal: ctx.signal,

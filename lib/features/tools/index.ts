@@ -5,6 +5,7 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
+import { confirmDestructiveTool } from "./confirm_destructive.ts";
 import type { ToolDeps } from "./deps.ts";
 import { describeTableTool } from "./describe_table.ts";
 import { executeQueryTool } from "./execute_query.ts";
@@ -18,5 +19,6 @@ export function databaseTools(deps: ToolDeps): ToolEntry[] {
     listTablesTool(deps),
     describeTableTool(deps),
     executeQueryTool(deps),
+    confirmDestructiveTool(deps),
   ];
 }

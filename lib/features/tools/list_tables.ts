@@ -5,7 +5,7 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import { resolveConnection } from "./access.ts";
+import { admit, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { ToolDeps } from "./deps.ts";
 import { rethrow } from "./failure.ts";
@@ -59,11 +59,12 @@ export function listTablesTool(deps: ToolDeps): ToolEntry {
       openWorldHint: false,
     },
     async run(args, ctx) {
-      const { driver, label } = resolveConnection(
+      const { connection, driver, label } = resolveConnection(
         deps,
         ctx.principal,
         String(args.connection_id),
       );
+      await admit(deps, ctx, connection, null, "listing its tables");
       const rowCounts = args.include_row_counts === true;
       const tables = await driver.listTables({
         signal: ctx.signal,

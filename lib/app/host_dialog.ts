@@ -1,0 +1,346 @@
+/**
+ * The host dialog: how the server asks the user on this machine for consent,
+ * chosen by `settings.hostDialog`. `"terminal"` asks on the server's own
+ * terminal, `"os"` shows the desktop's dialog (`osascript` on macOS, `zenity`
+ * or `kdialog` on Linux), `"deny"` refuses everything, `{"command": [...]}`
+ * runs a program with the request as JSON on standard input (exit code 0
+ * approves), and `"auto"` picks the terminal, else the OS dialog, else deny.
+ *
+ * The dialog's absence is never an approval.
+ *
+ * @module
+ */
+
+import type { HostDialog as Setting } from "./settings.ts";
+
+/** What the user is asked, as a dialog shows it (and a command reads it). */
+export interface DialogRequest {
+  kind: "read" | "write" | "destructive" | "connection";
+  connection: { id: string; name: string };
+  client: string;
+  token: string;
+  statement: string | null;
+  safeMode: string;
+  /** One line: "Allow a query on "Demo shop"?" */
+  message: string;
+  /** Why the user is asked. */
+  reasons: string[];
+}
+
+/**
+ * The user's answer: `approve`, `deny`, `dismissed` (closed or timed out
+ * without an answer) or `unavailable` (no way to ask; `why` says why).
+ */
+export type DialogAnswer =
+  | { answer: "approve" | "deny" | "dismissed" }
+  | { answer: "unavailable"; why: string };
+
+/** A way to ask the user. */
+export interface Dialog {
+  ask(request: DialogRequest, signal: AbortSignal): Promise<DialogAnswer>;
+}
+
+/** The dialog for a `hostDialog` setting. */
+export function dialogFor(
+  setting: Setting,
+  env: DialogEnv = hostEnv(),
+): Dialog {
+  if (typeof setting === "object") return commandDialog(setting.command);
+  switch (setting) {
+    case "deny":
+      return fixed({
+        answer: "unavailable",
+        why:
+          'the user\'s settings refuse every request that needs approval (hostDialog is "deny")',
+      });
+    case "terminal":
+      return env.terminal ? terminalDialog() : fixed({
+        answer: "unavailable",
+        why: 'hostDialog is "terminal" but the server has no terminal',
+      });
+    case "os":
+      return osDialog(env) ?? fixed({
+        answer: "unavailable",
+        why: 'hostDialog is "os" but no desktop dialog is available',
+      });
+    case "auto":
+      if (env.terminal) return terminalDialog();
+      return osDialog(env) ?? fixed({
+        answer: "unavailable",
+        why:
+          "the server has no terminal and no desktop dialog to ask the user (set hostDialog in settings.json)",
+      });
+  }
+}
+
+/** Where a setting asks the user, in words (for `serve`'s banner). */
+export function describeDialog(
+  setting: Setting,
+  env: DialogEnv = hostEnv(),
+): string {
+  if (typeof setting === "object") {
+    return `the command ${JSON.stringify(setting.command[0])} (hostDialog)`;
+  }
+  const os = osDialogName(env);
+  switch (setting) {
+    case "deny":
+      return 'refused (hostDialog is "deny")';
+    case "terminal":
+      return env.terminal ? "asked on this terminal" : "refused: no terminal";
+    case "os":
+      return os ?? "refused: no desktop dialog";
+    case "auto":
+      return env.terminal
+        ? "asked on this terminal"
+        : os ?? 'refused: no terminal and no desktop dialog (set "hostDialog")';
+  }
+}
+
+function osDialogName(env: DialogEnv): string | null {
+  const program = osDialogProgram(env);
+  return program === null
+    ? null
+    : program === "osascript"
+    ? "a macOS dialog"
+    : `a ${program} dialog`;
+}
+
+/** The desktop's dialog program, if it has one. */
+function osDialogProgram(
+  env: DialogEnv,
+): "osascript" | "zenity" | "kdialog" | null {
+  if (env.os === "darwin") return env.has("osascript") ? "osascript" : null;
+  if (env.os !== "linux" || !env.display) return null;
+  if (env.has("zenity")) return "zenity";
+  if (env.has("kdialog")) return "kdialog";
+  return null;
+}
+
+/** What the choice depends on. */
+export interface DialogEnv {
+  os: typeof Deno.build.os;
+  terminal: boolean;
+  display: boolean;
+  /** Whether a program is on PATH. */
+  has(program: string): boolean;
+}
+
+/** This process's environment. */
+export function hostEnv(): DialogEnv {
+  return {
+    os: Deno.build.os,
+    terminal: Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
+    display: Boolean(
+      Deno.env.get("DISPLAY") || Deno.env.get("WAYLAND_DISPLAY"),
+    ),
+    has: onPath,
+  };
+}
+
+function onPath(program: string): boolean {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    if (dir === "") continue;
+    try {
+      if (Deno.statSync(`${dir}/${program}`).isFile) return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}
+
+function fixed(answer: DialogAnswer): Dialog {
+  return { ask: () => Promise.resolve(answer) };
+}
+
+/** Run a program; its exit status is the answer. */
+async function run(
+  argv: readonly string[],
+  signal: AbortSignal,
+  input: string | null,
+): Promise<{ code: number; stdout: string } | null> {
+  const [program, ...args] = argv;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(program!, {
+      args,
+      stdin: input === null ? "null" : "piped",
+      stdout: "piped",
+      stderr: "null",
+      signal,
+    }).spawn();
+  } catch {
+    return null;
+  }
+  if (input !== null) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input)).catch(() => {});
+    await writer.close().catch(() => {});
+  }
+  const output = await child.output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+  };
+}
+
+/** `{"command": [...]}`: exit code 0 approves, anything else denies. */
+function commandDialog(argv: readonly string[]): Dialog {
+  return {
+    async ask(request, signal) {
+      const ran = await run(argv, signal, JSON.stringify(request) + "\n");
+      if (ran === null) {
+        return {
+          answer: "unavailable",
+          why: `the hostDialog command ${
+            JSON.stringify(argv[0])
+          } could not be started`,
+        };
+      }
+      return { answer: ran.code === 0 ? "approve" : "deny" };
+    },
+  };
+}
+
+/** The desktop's own dialog, or null when there is none. */
+function osDialog(env: DialogEnv): Dialog | null {
+  const program = osDialogProgram(env);
+  if (program === "osascript") {
+    return {
+      async ask(request, signal) {
+        const ran = await run(
+          [
+            "osascript",
+            "-e",
+            "on run argv",
+            "-e",
+            'display dialog (item 1 of argv) with title "dbport" buttons {"Deny", "Allow"} default button "Deny" cancel button "Deny" with icon caution giving up after 600',
+            "-e",
+            "end run",
+            dialogText(request),
+          ],
+          signal,
+          null,
+        );
+        if (ran === null) return { answer: "dismissed" };
+        if (/gave up:true/.test(ran.stdout)) return { answer: "dismissed" };
+        if (ran.code === 0 && /button returned:Allow/.test(ran.stdout)) {
+          return { answer: "approve" };
+        }
+        return { answer: "deny" };
+      },
+    };
+  }
+  if (program === "zenity") {
+    return {
+      async ask(request, signal) {
+        const ran = await run(
+          [
+            "zenity",
+            "--question",
+            "--title=dbport",
+            "--no-markup",
+            "--ok-label=Allow",
+            "--cancel-label=Deny",
+            `--text=${dialogText(request)}`,
+          ],
+          signal,
+          null,
+        );
+        // 0 Allow, 1 Deny (or closed), 5 timed out.
+        if (ran === null || (ran.code !== 0 && ran.code !== 1)) {
+          return { answer: "dismissed" };
+        }
+        return { answer: ran.code === 0 ? "approve" : "deny" };
+      },
+    };
+  }
+  if (program === "kdialog") {
+    return {
+      async ask(request, signal) {
+        const ran = await run(
+          [
+            "kdialog",
+            "--title",
+            "dbport",
+            "--yesno",
+            dialogText(request),
+          ],
+          signal,
+          null,
+        );
+        // 0 yes, 1 no, anything else closed.
+        if (ran === null || (ran.code !== 0 && ran.code !== 1)) {
+          return { answer: "dismissed" };
+        }
+        return { answer: ran.code === 0 ? "approve" : "deny" };
+      },
+    };
+  }
+  return null;
+}
+
+/** The dialog's text: who asks what, why, and the statement. */
+export function dialogText(request: DialogRequest): string {
+  const lines = [
+    request.message,
+    `Client: ${request.client} (token "${request.token}")`,
+    ...request.reasons.map((reason) => `Because ${reason}.`),
+  ];
+  if (request.statement !== null) lines.push("", request.statement);
+  return lines.join("\n");
+}
+
+let terminalQueue: Promise<unknown> = Promise.resolve();
+let lines: ReadableStreamDefaultReader<string> | null = null;
+// A read outlives a withdrawn question: the next question takes it over.
+let pendingRead: Promise<ReadableStreamReadResult<string>> | null = null;
+
+/** Ask on the server's terminal, one question at a time. */
+function terminalDialog(): Dialog {
+  return {
+    ask(request, signal) {
+      const asked = terminalQueue.then(() => askTerminal(request, signal));
+      terminalQueue = asked.catch(() => {});
+      return asked;
+    },
+  };
+}
+
+async function askTerminal(
+  request: DialogRequest,
+  signal: AbortSignal,
+): Promise<DialogAnswer> {
+  if (signal.aborted) return { answer: "dismissed" };
+  const encoder = new TextEncoder();
+  await Deno.stderr.write(
+    encoder.encode(`\n${dialogText(request)}\nAllow? [y/N] `),
+  );
+  lines ??= Deno.stdin.readable.pipeThrough(new TextDecoderStream())
+    .pipeThrough(splitLines()).getReader();
+  const withdrawn = new Promise<null>((resolve) =>
+    signal.addEventListener("abort", () => resolve(null), { once: true })
+  );
+  pendingRead ??= lines.read();
+  const line = await Promise.race([pendingRead, withdrawn]);
+  if (line !== null) pendingRead = null;
+  if (line === null) {
+    await Deno.stderr.write(
+      encoder.encode("\n(the request ended; question withdrawn)\n"),
+    );
+    return { answer: "dismissed" };
+  }
+  if (line.done) return { answer: "dismissed" };
+  return { answer: /^\s*y(es)?\s*$/i.test(line.value) ? "approve" : "deny" };
+}
+
+function splitLines(): TransformStream<string, string> {
+  let rest = "";
+  return new TransformStream({
+    transform(chunk, controller) {
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop() ?? "";
+      for (const part of parts) controller.enqueue(part);
+    },
+  });
+}

@@ -1,0 +1,378 @@
+/**
+ * Statement classification: which path a statement takes and what consent it
+ * needs. Tiers `read` < `write` < `destructive`, a `dangerous` mark (a DELETE
+ * or UPDATE with no WHERE) and `reach`, set when the statement reaches the
+ * file system or runs code. Everything is read from the lexer's tokens per
+ * dialect, so a keyword inside a string, a quoted name or a comment never
+ * counts, and it fails closed: an unknown leading keyword is a write.
+ *
+ * The engine's read-only mode stays the ground truth for reads; this decides
+ * which statements may get there, and which need the write path and consent.
+ *
+ * @module
+ */
+
+import {
+  DESTRUCTIVE_LEADS,
+  DML_WORDS,
+  EXPLAIN_OPTIONS,
+  FILE_OR_CODE_FUNCTIONS,
+  FILE_OR_CODE_LEADS,
+  LIBRARY_SETTINGS,
+  NOT_A_STATEMENT_BEFORE,
+  READ_LEADS,
+  READ_PRAGMAS,
+  READ_PRAGMAS_WITH_ARGUMENT,
+  SIDE_EFFECT_FUNCTIONS,
+  STATEMENT_STARTS,
+  UNTRUSTED_LANGUAGES,
+} from "./classifier_words.ts";
+import { type Dialect, splitStatements, type Token } from "./lexer.ts";
+
+/** How much a statement may change. */
+export type Tier = "read" | "write" | "destructive";
+
+/** What the classifier found in one statement. */
+export interface Classified {
+  tier: Tier;
+  /** A DELETE or UPDATE with no WHERE: always needs consent. */
+  dangerous: boolean;
+  /** What reaches the file system or runs code; null when nothing does. */
+  reach: string | null;
+  /** The leading keyword (after opening parentheses). */
+  keyword: string;
+  /** The statement without trailing `;` and surrounding comments. */
+  text: string;
+}
+
+/** The outcome of {@linkcode classify}. */
+export type Classification =
+  | ({ ok: true } & Classified)
+  | { ok: false; code: "invalid_argument"; message: string };
+
+const TIER_ORDER: Record<Tier, number> = { read: 0, write: 1, destructive: 2 };
+
+function higher(a: Tier, b: Tier): Tier {
+  return TIER_ORDER[a] >= TIER_ORDER[b] ? a : b;
+}
+
+/** Classify `sql`, which must hold exactly one statement. */
+export function classify(sql: string, dialect: Dialect): Classification {
+  const statements = splitStatements(sql, dialect);
+  if (statements.length === 0) {
+    return {
+      ok: false,
+      code: "invalid_argument",
+      message: "query holds no statement (only comments or semicolons)",
+    };
+  }
+  if (statements.length > 1) {
+    return {
+      ok: false,
+      code: "invalid_argument",
+      message:
+        `query holds ${statements.length} statements; send one statement at a time`,
+    };
+  }
+  const { tokens, text } = statements[0]!;
+  const start = skipParens(tokens, 0);
+  const lead = tokens[start];
+  const { tier, dangerous } = tierAt(tokens, start, dialect);
+  return {
+    ok: true,
+    tier,
+    dangerous,
+    reach: reachOf(tokens, dialect),
+    keyword: lead?.kind === "word" ? lead.text : "",
+    text,
+  };
+}
+
+function skipParens(tokens: readonly Token[], i: number): number {
+  while (tokens[i]?.text === "(") i++;
+  return i;
+}
+
+function word(token: Token | undefined): string {
+  return token?.kind === "word" ? token.text : "";
+}
+
+/** The tier of the statement starting at token `i`. */
+function tierAt(
+  tokens: readonly Token[],
+  i: number,
+  dialect: Dialect,
+): { tier: Tier; dangerous: boolean } {
+  i = skipParens(tokens, i);
+  const lead = tokens[i];
+  // A statement that does not start with a keyword is not one we know.
+  if (lead === undefined) return { tier: "read", dangerous: false };
+  if (lead.kind !== "word") return { tier: "write", dangerous: false };
+  const keyword = lead.text;
+
+  if (
+    keyword === "EXPLAIN" ||
+    // MySQL: DESCRIBE/DESC <statement> is EXPLAIN; DESCRIBE <table> reads.
+    (dialect === "mysql" && (keyword === "DESCRIBE" || keyword === "DESC"))
+  ) {
+    return explained(tokens, i + 1, dialect);
+  }
+  if (keyword === "ANALYZE" || keyword === "ANALYSE") {
+    // MariaDB's ANALYZE <statement> runs the statement; ANALYZE <table>
+    // (every engine) rewrites statistics: a write.
+    const inner = skipParens(tokens, i + 1);
+    const what = word(tokens[inner]);
+    if (dialect === "mysql" && what !== "TABLE" && STATEMENT_STARTS.has(what)) {
+      return tierAt(tokens, inner, dialect);
+    }
+    return { tier: "write", dangerous: false };
+  }
+  if (DESTRUCTIVE_LEADS.has(keyword)) {
+    return { tier: "destructive", dangerous: true };
+  }
+  if (keyword === "ALTER") {
+    return hasWord(tokens, i, "DROP")
+      ? { tier: "destructive", dangerous: true }
+      : { tier: "write", dangerous: false };
+  }
+  if (keyword === "DELETE" || keyword === "UPDATE") {
+    return {
+      tier: higher("write", scan(tokens, i + 1).tier),
+      dangerous: !hasWhere(tokens, i),
+    };
+  }
+  if (keyword === "PRAGMA") {
+    return {
+      tier: dialect === "sqlite" && isReadPragma(tokens, i) ? "read" : "write",
+      dangerous: false,
+    };
+  }
+  if (keyword === "SHOW" || keyword === "HELP") {
+    return { tier: "read", dangerous: false };
+  }
+  if (READ_LEADS.has(keyword)) return scan(tokens, i);
+  // INSERT, CREATE, SET, BEGIN, ... and every keyword we do not know.
+  const inner = scan(tokens, i + 1);
+  return { tier: higher("write", inner.tier), dangerous: inner.dangerous };
+}
+
+/** EXPLAIN [options] <statement>: only ANALYZE runs the statement. */
+function explained(
+  tokens: readonly Token[],
+  i: number,
+  dialect: Dialect,
+): { tier: Tier; dangerous: boolean } {
+  let analyze = false;
+  if (tokens[i]?.text === "(") {
+    // PostgreSQL: EXPLAIN (ANALYZE, BUFFERS) ... / (ANALYZE false)
+    let depth = 0;
+    for (; i < tokens.length; i++) {
+      const token = tokens[i]!;
+      if (token.text === "(") depth++;
+      else if (token.text === ")") {
+        depth--;
+        if (depth === 0) {
+          i++;
+          break;
+        }
+      } else if (
+        (token.text === "ANALYZE" || token.text === "ANALYSE") &&
+        !["FALSE", "OFF", "0"].includes(tokens[i + 1]?.text.toUpperCase() ?? "")
+      ) {
+        analyze = true;
+      }
+    }
+  }
+  while (i < tokens.length) {
+    const token = tokens[i]!;
+    if (token.kind === "word" && EXPLAIN_OPTIONS.has(token.text)) {
+      if (token.text === "ANALYZE" || token.text === "ANALYSE") analyze = true;
+      i++;
+    } else if (token.text === "=") i++;
+    else break;
+  }
+  const inner = skipParens(tokens, i);
+  if (!STATEMENT_STARTS.has(word(tokens[inner]))) {
+    // DESCRIBE <table>, EXPLAIN <table>, EXPLAIN FOR CONNECTION <n>.
+    return { tier: "read", dangerous: false };
+  }
+  const tier = tierAt(tokens, inner, dialect);
+  return analyze ? tier : { tier: "read", dangerous: false };
+}
+
+/**
+ * Scan a statement's body from token `i` for what makes a SELECT-like
+ * statement more than a read: a data-changing statement inside it (a CTE),
+ * `SELECT ... INTO` a table, row locks, functions with side effects, and
+ * DROP/TRUNCATE anywhere.
+ */
+function scan(
+  tokens: readonly Token[],
+  i: number,
+): { tier: Tier; dangerous: boolean } {
+  let tier: Tier = "read";
+  let dangerous = false;
+  for (let k = i; k < tokens.length; k++) {
+    const token = tokens[k]!;
+    const called = calledName(tokens, k);
+    if (called !== null && SIDE_EFFECT_FUNCTIONS.has(called)) {
+      tier = higher(tier, "write");
+      continue;
+    }
+    if (token.kind !== "word") continue;
+    const text = token.text;
+    const before = tokens[k - 1];
+    const after = tokens[k + 1];
+    if (text === "DROP" || text === "TRUNCATE") {
+      return { tier: "destructive", dangerous: true };
+    }
+    if (
+      DML_WORDS.has(text) && after?.text !== "(" &&
+      !NOT_A_STATEMENT_BEFORE.has(before?.text ?? "")
+    ) {
+      tier = higher(tier, "write");
+      if ((text === "DELETE" || text === "UPDATE") && !hasWhere(tokens, k)) {
+        dangerous = true;
+      }
+    } else if (
+      text === "FOR" &&
+      ["UPDATE", "SHARE", "NO", "KEY"].includes(word(after))
+    ) {
+      tier = higher(tier, "write"); // row locks need a read-write transaction
+    } else if (text === "LOCK" && word(after) === "IN") {
+      tier = higher(tier, "write"); // MySQL: LOCK IN SHARE MODE
+    } else if (text === "INTO" && after?.kind !== "param") {
+      // SELECT ... INTO new_table writes; MySQL's INTO @variable does not.
+      tier = higher(tier, "write");
+    }
+  }
+  return { tier, dangerous };
+}
+
+/** Whether the statement (or CTE part) starting at `i` has a WHERE of its own. */
+function hasWhere(tokens: readonly Token[], i: number): boolean {
+  let depth = 0;
+  for (let k = i + 1; k < tokens.length; k++) {
+    const text = tokens[k]!.text;
+    if (text === "(") depth++;
+    else if (text === ")") {
+      depth--;
+      if (depth < 0) return false; // the end of this CTE part
+    } else if (depth === 0 && text === "WHERE" && tokens[k]!.kind === "word") {
+      return true;
+    }
+  }
+  return false;
+}
+
+function hasWord(tokens: readonly Token[], from: number, text: string) {
+  for (let k = from; k < tokens.length; k++) {
+    if (tokens[k]!.kind === "word" && tokens[k]!.text === text) return true;
+  }
+  return false;
+}
+
+/** Words between CREATE and the kind of object it creates. */
+const CREATE_MODIFIERS = new Set([
+  "OR",
+  "REPLACE",
+  "TRUSTED",
+  "PROCEDURAL",
+  "UNLOGGED",
+  "TEMP",
+  "TEMPORARY",
+]);
+
+/** A word, or a quoted name or string without its quotes, upper-cased. */
+function looseName(token: Token | undefined): string {
+  if (token === undefined) return "";
+  if (token.kind === "word") return token.text;
+  if (token.kind === "quoted" || token.kind === "string") {
+    return token.text.slice(1, -1).toUpperCase();
+  }
+  return "";
+}
+
+/** A function's name as written: a word, or a quoted name read loosely. */
+function calledName(tokens: readonly Token[], k: number): string | null {
+  const token = tokens[k]!;
+  if (tokens[k + 1]?.text !== "(" || token.kind === "string") return null;
+  // "pg_read_file"(...) or `load_file`(...): quoted names are read without
+  // their quotes and case, so quoting is no way around the lists.
+  return looseName(token) || null;
+}
+
+/** What in the statement reaches the file system or runs code, if anything. */
+function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
+  if (tokens.some((token) => token.kind === "exec_comment")) {
+    return "a MySQL executable comment /*! ... */ runs as code";
+  }
+  const start = skipParens(tokens, 0);
+  const lead = word(tokens[start]);
+  if (lead in FILE_OR_CODE_LEADS) return FILE_OR_CODE_LEADS[lead]!;
+  if (lead === "DO" && dialect === "postgres") {
+    return "DO runs a block of procedural code";
+  }
+  if (lead === "VACUUM" && hasWord(tokens, start, "INTO")) {
+    return "VACUUM INTO writes a database file";
+  }
+  if (lead === "ALTER" && word(tokens[start + 1]) === "SYSTEM") {
+    return "ALTER SYSTEM writes the server's configuration file";
+  }
+  if (lead === "CREATE") {
+    let k = start + 1;
+    while (CREATE_MODIFIERS.has(word(tokens[k]))) k++;
+    const what = word(tokens[k]);
+    if (what === "LANGUAGE" || what === "EXTENSION") {
+      return `CREATE ${what} installs code`;
+    }
+    if (what === "SERVER" || what === "FOREIGN") {
+      return "a foreign server or table reaches files or other hosts";
+    }
+  }
+  for (let k = 0; k < tokens.length; k++) {
+    const token = tokens[k]!;
+    const name = calledName(tokens, k);
+    if (name !== null && FILE_OR_CODE_FUNCTIONS.has(name)) {
+      return `${name.toLowerCase()}() reaches files, code or SQL text`;
+    }
+    if (token.kind !== "word") continue;
+    if (
+      (token.text === "OUTFILE" || token.text === "DUMPFILE") &&
+      word(tokens[k - 1]) === "INTO"
+    ) {
+      return `INTO ${token.text} writes a file`;
+    }
+    if (token.text === "SONAME") {
+      return "SONAME loads a shared library";
+    }
+    if (LIBRARY_SETTINGS.has(token.text)) {
+      return `${token.text.toLowerCase()} loads libraries`;
+    }
+    if (token.text === "UESCAPE") {
+      return "UESCAPE hides names behind escapes";
+    }
+    const language = looseName(tokens[k + 1]);
+    if (token.text === "LANGUAGE" && UNTRUSTED_LANGUAGES.has(language)) {
+      return `LANGUAGE ${language.toLowerCase()} runs outside the database`;
+    }
+    if (
+      token.text === "U" && tokens[k + 1]?.text === "&" &&
+      tokens[k + 2]?.kind === "quoted" && tokens[k + 3]?.text === "("
+    ) {
+      return "a function named with Unicode escapes";
+    }
+  }
+  return null;
+}
+
+/** `PRAGMA [schema.]name` or `PRAGMA [schema.]name(table)` of a reading pragma. */
+function isReadPragma(tokens: readonly Token[], i: number): boolean {
+  let rest = tokens.slice(i + 1);
+  if (rest[1]?.text === ".") rest = rest.slice(2);
+  const name = rest[0];
+  if (name === undefined || name.kind !== "word") return false;
+  if (rest.length === 1) return READ_PRAGMAS.has(name.text);
+  return READ_PRAGMAS_WITH_ARGUMENT.has(name.text) && rest[1]?.text === "(" &&
+    rest.at(-1)?.text === ")" && !rest.some((token) => token.text === "=");
+}

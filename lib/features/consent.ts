@@ -1,0 +1,95 @@
+/**
+ * Consent as features see it: what a call asks the user, and when a call
+ * must ask at all. How it is asked — an `input_required` form, the host
+ * dialog, or both — is the server's business (`lib/server/approvals.ts`).
+ *
+ * @module
+ */
+
+import type { SavedConnection } from "../app/connections.ts";
+import type { Tier } from "../db/classifier.ts";
+import type { JsonObject } from "../protocol/jsonrpc.ts";
+import type { CallContext, Principal } from "./context.ts";
+
+/** What the user is asked to allow. */
+export type ConsentKind = "read" | "write" | "destructive" | "connection";
+
+/** One question to the user. */
+export interface ConsentAsk {
+  kind: ConsentKind;
+  connection: SavedConnection;
+  /** The statement verbatim, when there is one. */
+  statement: string | null;
+  /** The message's operation: "a query", "a destructive statement". */
+  operation: string;
+  /** Why the user is asked (shown to them). */
+  reasons: string[];
+  /** Approving also grants this client the connection (`aiPolicy: askEachTime`). */
+  grantsConnection: boolean;
+}
+
+/** Asks the user. */
+export interface Consent {
+  /**
+   * Resolve once the user agreed. Otherwise throws: {@linkcode NeedsInput}
+   * (answer the client `input_required`), a `ToolFailure` (`denied`,
+   * `user_cancelled`) or a `WireError` (`-32602` for a bad `requestState`).
+   */
+  obtain(ctx: CallContext, ask: ConsentAsk): Promise<void>;
+  /** Whether `principal` was granted `connectionId` (askEachTime). */
+  granted(principal: Principal, connectionId: string): boolean;
+}
+
+/** Thrown to answer the call with an `input_required` result. */
+export class NeedsInput extends Error {
+  override name = "NeedsInput";
+  readonly result: JsonObject;
+
+  constructor(result: JsonObject) {
+    super("the client must answer an input request");
+    this.result = result;
+  }
+}
+
+/**
+ * Why a statement on `connection` needs consent (none: an empty list). Safe
+ * Mode `alert` asks for writes and `alertFull` for every statement; a
+ * destructive or dangerous statement always asks; so does the first use of
+ * an `askEachTime` connection by a client.
+ */
+export function consentReasons(
+  connection: SavedConnection,
+  statement: { tier: Tier; dangerous: boolean } | null,
+  firstUse: boolean,
+): string[] {
+  const reasons: string[] = [];
+  if (firstUse) {
+    reasons.push(
+      "the connection's AI policy asks before each new client uses it",
+    );
+  }
+  if (statement === null) return reasons;
+  if (statement.tier === "destructive") {
+    reasons.push("the statement drops or truncates data");
+  } else if (statement.dangerous) {
+    reasons.push("the statement changes every row (no WHERE)");
+  }
+  if (
+    (connection.safeMode === "alert" && statement.tier !== "read") ||
+    connection.safeMode === "alertFull"
+  ) {
+    reasons.push(`the connection's Safe Mode is "${connection.safeMode}"`);
+  }
+  return reasons;
+}
+
+/** The `approve_statement` form's description: the statement, bounded. */
+export const DESCRIPTION_LIMIT = 2_000;
+
+/** The statement verbatim with its line breaks, cut at 2,000 characters. */
+export function describeStatement(statement: string): string {
+  const trimmed = statement.trim();
+  return trimmed.length <= DESCRIPTION_LIMIT
+    ? trimmed
+    : `${trimmed.slice(0, DESCRIPTION_LIMIT - 1)}…`;
+}

@@ -1,0 +1,80 @@
+/**
+ * `confirm_destructive_operation`: runs one destructive statement (DROP,
+ * TRUNCATE, ALTER ... DROP) and nothing else. It needs the `admin` scope (a
+ * `fullAccess` token: `readWrite` tokens and the stdio bridge get `-33007`),
+ * a connection open to writes, and always the user's consent (contract:
+ * "Authentication" 2, "Result state of a call").
+ *
+ * @module
+ */
+
+import type { ToolEntry } from "../catalog.ts";
+import { admit, checkConnectionId, resolveConnection } from "./access.ts";
+import { defineTool } from "./define.ts";
+import type { ToolDeps } from "./deps.ts";
+import { invalidArgument } from "./failure.ts";
+import { CONNECTION_ID } from "./shared.ts";
+import {
+  checkWrite,
+  classifyQuery,
+  QUERY,
+  queryText,
+  RESULT_SET_SCHEMA,
+  runClassified,
+  TIMEOUT_SECONDS,
+  timeoutSeconds,
+} from "./statement.ts";
+
+/** The `confirm_destructive_operation` tool. */
+export function confirmDestructiveTool(deps: ToolDeps): ToolEntry {
+  return defineTool({
+    name: "confirm_destructive_operation",
+    description:
+      "Run one destructive statement (DROP, TRUNCATE, ALTER ... DROP) after the user approves it. Every other statement goes through execute_query. Approval comes from the user, never from the client: the call asks them (a form when the client supports elicitation, else a dialog on their machine) and runs only on their yes.",
+    arguments: {
+      properties: {
+        connection_id: CONNECTION_ID,
+        query: QUERY,
+        timeout_seconds: TIMEOUT_SECONDS,
+      },
+      required: ["connection_id", "query"],
+    },
+    outputSchema: RESULT_SET_SCHEMA,
+    annotations: {
+      title: "Confirm destructive operation",
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    scope: "admin",
+    async run(args, ctx) {
+      const settings = deps.settings();
+      const id = String(args.connection_id);
+      checkConnectionId(id);
+      const query = queryText(args);
+      const timeout = timeoutSeconds(args, settings);
+      ctx.progress(0, 1, "Checking the statement");
+      // An unknown connection is not_found before the statement is read.
+      const resolved = resolveConnection(deps, ctx.principal, id);
+      const statement = classifyQuery(query, resolved.connection);
+      if (statement.tier !== "destructive") {
+        throw invalidArgument(
+          "this tool only runs destructive statements (DROP, TRUNCATE, ALTER ... DROP); use execute_query for everything else",
+        );
+      }
+      checkWrite(ctx, resolved.connection);
+      await admit(
+        deps,
+        ctx,
+        resolved.connection,
+        statement,
+        "a destructive statement",
+      );
+      return await runClassified(ctx, resolved, statement, {
+        maxRows: Math.min(settings.defaultRowLimit, settings.maxRowLimit),
+        timeoutSeconds: timeout,
+      });
+    },
+  });
+}

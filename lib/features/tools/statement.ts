@@ -1,0 +1,169 @@
+/**
+ * What `execute_query` and `confirm_destructive_operation` share: checking
+ * the query text and timeout, classifying the statement, the gates a write
+ * passes (contract: "Authentication" 2–4), and running it with progress
+ * (contract: "Progress streaming": 0.0, 0.3, 1.0) into the result set.
+ *
+ * @module
+ */
+
+import type { SavedConnection } from "../../app/connections.ts";
+import type { Settings } from "../../app/settings.ts";
+import { type Classified, classify } from "../../db/classifier.ts";
+import { wire } from "../../protocol/errors.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { CallContext } from "../context.ts";
+import type { Resolved } from "./access.ts";
+import type { Arguments, ArgumentSpec } from "./arguments.ts";
+import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
+
+/** The longest query text, in UTF-16 code units ("100 KB"). */
+export const MAX_QUERY_LENGTH = 102_400;
+/** The longest statement timeout a client may ask for. */
+export const MAX_TIMEOUT_SECONDS = 300;
+
+/** `query`: one statement. */
+export const QUERY: ArgumentSpec = {
+  type: "string",
+  description: "One SQL statement (at most 100 KB).",
+};
+
+/** `timeout_seconds`: the statement timeout. */
+export const TIMEOUT_SECONDS: ArgumentSpec = {
+  type: "integer",
+  minimum: 1,
+  maximum: MAX_TIMEOUT_SECONDS,
+  description:
+    "Statement timeout in seconds, 1-300 (default: the user's query timeout).",
+};
+
+/** The result set both tools answer with. */
+export const RESULT_SET_SCHEMA: JsonObject = {
+  type: "object",
+  properties: {
+    columns: { type: "array", items: { type: "string" } },
+    rows: { type: "array", items: { type: "array" } },
+    row_count: { type: "integer", minimum: 0 },
+    rows_affected: { type: "integer", minimum: 0 },
+    execution_time_ms: { type: "number", minimum: 0 },
+    is_truncated: { type: "boolean" },
+  },
+  required: [
+    "columns",
+    "rows",
+    "row_count",
+    "rows_affected",
+    "execution_time_ms",
+    "is_truncated",
+  ],
+  additionalProperties: false,
+};
+
+/** The query text, checked: not blank, at most 100 KB. */
+export function queryText(args: Arguments): string {
+  const query = String(args.query);
+  if (query.trim() === "") throw invalidArgument("query must not be blank");
+  if (query.length > MAX_QUERY_LENGTH) {
+    throw invalidArgument(
+      `query is ${query.length} characters; the limit is 100KB (${MAX_QUERY_LENGTH} characters)`,
+    );
+  }
+  return query;
+}
+
+/** `timeout_seconds`, or the user's default. */
+export function timeoutSeconds(args: Arguments, settings: Settings): number {
+  const seconds = args.timeout_seconds === undefined
+    ? settings.queryTimeoutSeconds
+    : Number(args.timeout_seconds);
+  if (seconds < 1 || seconds > MAX_TIMEOUT_SECONDS) {
+    throw invalidArgument(
+      `timeout_seconds must be from 1 to ${MAX_TIMEOUT_SECONDS}, got ${seconds}`,
+    );
+  }
+  return seconds;
+}
+
+/**
+ * Classify the query for its connection's engine. More than one statement is
+ * `invalid_argument`; reaching the file system or running code is `denied`,
+ * whatever the token.
+ */
+export function classifyQuery(
+  query: string,
+  connection: SavedConnection,
+): Classified {
+  const result = classify(query, connection.driver);
+  if (!result.ok) throw new ToolFailure(result.code, result.message);
+  if (result.reach !== null) {
+    throw new ToolFailure(
+      "denied",
+      `the statement reaches the file system or runs code (${result.reach}); external clients may never send that, so the user must run it in the app`,
+    );
+  }
+  return result;
+}
+
+/**
+ * The gates of a write: the `tools:write` scope (else `-33007` naming it), a
+ * connection open to writes from external clients, and a Safe Mode that is
+ * not read-only.
+ */
+export function checkWrite(ctx: CallContext, connection: SavedConnection) {
+  if (!ctx.principal.scopes.has("tools:write")) {
+    throw wire.insufficientScope(["tools:write"], "a statement that writes");
+  }
+  if (connection.externalAccess !== "readWrite") {
+    throw new ToolFailure(
+      "denied",
+      "this connection is read only for external clients",
+    );
+  }
+  if (connection.safeMode === "readOnly") {
+    throw new ToolFailure(
+      "denied",
+      `the Safe Mode of ${
+        JSON.stringify(connection.name)
+      } is "readOnly": it refuses every write`,
+    );
+  }
+}
+
+/** Run a classified statement and shape its result set. */
+export async function runClassified(
+  ctx: CallContext,
+  resolved: Resolved,
+  statement: Classified,
+  limits: { maxRows: number; timeoutSeconds: number },
+): Promise<JsonObject> {
+  const write = statement.tier !== "read";
+  ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
+  const started = performance.now();
+  const result = await resolved.driver.query(statement.text, {
+    mode: write ? "write" : "read",
+    maxRows: limits.maxRows,
+    timeoutMs: limits.timeoutSeconds * 1000,
+    signal: ctx.signal,
+  }).catch((error) => rethrow(error, resolved.label));
+  const elapsed = Math.round((performance.now() - started) * 100) / 100;
+  const read = `${result.rows.length} row${
+    result.rows.length === 1 ? "" : "s"
+  }${result.truncated ? ` (cut at max_rows ${limits.maxRows})` : ""}`;
+  ctx.progress(
+    1,
+    1,
+    write
+      ? `Committed: ${result.rowsAffected} row${
+        result.rowsAffected === 1 ? "" : "s"
+      } affected${result.columns.length > 0 ? `, returned ${read}` : ""}`
+      : `Read ${read}`,
+  );
+  return {
+    columns: result.columns,
+    rows: result.rows,
+    row_count: result.rows.length,
+    rows_affected: result.rowsAffected,
+    execution_time_ms: elapsed,
+    is_truncated: result.truncated,
+  };
+}

@@ -1,0 +1,279 @@
+/**
+ * Approvals: how a call that needs the user's consent gets it (contract:
+ * "Result state of a call", "Authentication" 10; MODERN-ERA §10).
+ *
+ * - A modern client that declared form elicitation in this request is
+ *   answered `input_required` with an `approve_statement` form and a sealed
+ *   `requestState`. Its retry must carry the same params; the state is bound
+ *   to the principal, the method, a digest of the params (without `_meta`,
+ *   `requestState`, `inputResponses`) and a 5-minute expiry, and is used once.
+ * - Any other client (legacy clients above all) waits on the host dialog.
+ * - After an accepted form, a `fullAccess` token's form stands in for the host
+ *   dialog; every other principal is asked on the host as well ("confirmed
+ *   twice").
+ *
+ * Connection grants (`aiPolicy: askEachTime`) are remembered per principal
+ * until its token is revoked or the server stops.
+ *
+ * @module
+ */
+
+import { sha256Hex } from "../app/digest.ts";
+import type { Dialog, DialogRequest } from "../app/host_dialog.ts";
+import {
+  type Consent,
+  type ConsentAsk,
+  describeStatement,
+  NeedsInput,
+} from "../features/consent.ts";
+import type { CallContext, Principal } from "../features/context.ts";
+import { ToolFailure } from "../features/tools/failure.ts";
+import { wire } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
+import { Sealer } from "../protocol/seal.ts";
+
+/** The one input request key (contract: the approval form). */
+export const APPROVAL_KEY = "approve_statement";
+/** How long a `requestState` stays valid (contract: "Limits"). */
+export const STATE_LIFETIME_MS = 5 * 60_000;
+
+/** What approvals need from the server. */
+export interface ApprovalDeps {
+  /** The host dialog per the live settings. */
+  dialog(): Dialog;
+  now?: () => number;
+  sealer?: Sealer;
+}
+
+interface State {
+  v: 1;
+  principal: string;
+  method: string;
+  digest: string;
+  expiresAt: number;
+  nonce: string;
+}
+
+/** The server's consent. */
+export class Approvals implements Consent {
+  readonly #deps: ApprovalDeps;
+  readonly #now: () => number;
+  readonly #sealer: Sealer;
+  /** principal key → connection ids it was granted. */
+  readonly #grants = new Map<string, Set<string>>();
+  /** nonce → expiry of states already answered (single use). */
+  readonly #used = new Map<string, number>();
+
+  constructor(deps: ApprovalDeps) {
+    this.#deps = deps;
+    this.#now = deps.now ?? Date.now;
+    this.#sealer = deps.sealer ?? new Sealer();
+  }
+
+  granted(principal: Principal, connectionId: string): boolean {
+    return this.#grants.get(principal.key)?.has(connectionId) ?? false;
+  }
+
+  /** Forget a principal's grants (its token was revoked). */
+  forget(principalKey: string): void {
+    this.#grants.delete(principalKey);
+  }
+
+  async obtain(ctx: CallContext, ask: ConsentAsk): Promise<void> {
+    let formAccepted = false;
+    const state = ctx.params.requestState;
+    if (typeof state === "string" && state !== "") {
+      const opened = await this.#open(state, ctx);
+      const answer = answerOf(ctx.params.inputResponses);
+      if (answer !== null) {
+        this.#use(opened);
+        if (answer !== "approved") {
+          throw new ToolFailure(
+            "denied",
+            `the user did not approve ${ask.operation} on ${
+              JSON.stringify(ask.connection.name)
+            }`,
+          );
+        }
+        formAccepted = true;
+      }
+    }
+    if (!formAccepted && ctx.era === "modern" && declaresForm(ctx)) {
+      // A valid state with no answer asks again (MODERN-ERA §10).
+      throw new NeedsInput(await this.#inputRequired(ctx, ask));
+    }
+    const formStandsIn = formAccepted && ctx.principal.kind === "token" &&
+      ctx.principal.scopes.has("admin");
+    if (!formStandsIn) await this.#askHost(ctx, ask);
+    if (ask.grantsConnection) {
+      let set = this.#grants.get(ctx.principal.key);
+      if (set === undefined) {
+        this.#grants.set(ctx.principal.key, set = new Set());
+      }
+      set.add(ask.connection.id);
+    }
+  }
+
+  async #inputRequired(ctx: CallContext, ask: ConsentAsk): Promise<JsonObject> {
+    const state: State = {
+      v: 1,
+      principal: ctx.principal.key,
+      method: ctx.method,
+      digest: paramsDigest(ctx.params),
+      expiresAt: this.#now() + STATE_LIFETIME_MS,
+      nonce: crypto.randomUUID(),
+    };
+    const name = JSON.stringify(ask.connection.name);
+    return {
+      resultType: "input_required",
+      inputRequests: {
+        [APPROVAL_KEY]: {
+          method: "elicitation/create",
+          params: {
+            mode: "form",
+            message: `Allow ${ask.operation} on ${name}? ${
+              ask.reasons.map((reason) => `Asked because ${reason}.`).join(" ")
+            }`.trim(),
+            requestedSchema: {
+              type: "object",
+              properties: {
+                approved: {
+                  type: "boolean",
+                  title: "Approve",
+                  description: ask.statement === null
+                    ? `Let this client use the connection ${name}.`
+                    : describeStatement(ask.statement),
+                },
+              },
+              required: ["approved"],
+            },
+          },
+        },
+      },
+      requestState: await this.#sealer.seal(state),
+    };
+  }
+
+  /** Open and check a `requestState`; anything wrong is `-32602`. */
+  async #open(text: string, ctx: CallContext): Promise<State> {
+    const refuse = (why: string) =>
+      wire.invalidParams(
+        `Invalid params: requestState ${why}; repeat the call without requestState and inputResponses`,
+      );
+    const opened = await this.#sealer.open(text);
+    if (!opened.ok) {
+      throw refuse(
+        opened.problem === "forged"
+          ? "was altered or was not issued by this server"
+          : "is malformed",
+      );
+    }
+    const state = opened.value as Partial<State>;
+    if (
+      !isJsonObject(state) || state.v !== 1 ||
+      typeof state.expiresAt !== "number" || typeof state.nonce !== "string"
+    ) {
+      throw refuse("is malformed");
+    }
+    if (state.principal !== ctx.principal.key) {
+      throw refuse("belongs to another client");
+    }
+    if (state.method !== ctx.method) {
+      throw refuse(`was issued for ${state.method}, not ${ctx.method}`);
+    }
+    if (state.digest !== paramsDigest(ctx.params)) {
+      throw refuse("was issued for other arguments (they changed)");
+    }
+    if (this.#now() >= state.expiresAt) {
+      throw refuse("has expired (it lives 5 minutes)");
+    }
+    if (this.#used.has(state.nonce)) throw refuse("was already answered");
+    return state as State;
+  }
+
+  #use(state: State): void {
+    const now = this.#now();
+    for (const [nonce, expiresAt] of this.#used) {
+      if (expiresAt <= now) this.#used.delete(nonce);
+    }
+    this.#used.set(state.nonce, state.expiresAt);
+  }
+
+  async #askHost(ctx: CallContext, ask: ConsentAsk): Promise<void> {
+    const name = JSON.stringify(ask.connection.name);
+    const request: DialogRequest = {
+      kind: ask.kind,
+      connection: { id: ask.connection.id, name: ask.connection.name },
+      client: ctx.clientInfo?.name ?? "an MCP client",
+      token: ctx.principal.name,
+      statement: ask.statement,
+      safeMode: ask.connection.safeMode,
+      message: `Allow ${ask.operation} on ${name}?`,
+      reasons: ask.reasons,
+    };
+    const answer = await this.#deps.dialog().ask(request, ctx.signal);
+    switch (answer.answer) {
+      case "approve":
+        return;
+      case "deny":
+        throw new ToolFailure(
+          "denied",
+          `the user did not approve ${ask.operation} on ${name}`,
+        );
+      case "dismissed":
+        throw new ToolFailure(
+          "user_cancelled",
+          `the approval dialog for ${ask.operation} on ${name} was closed without an answer`,
+        );
+      case "unavailable":
+        throw new ToolFailure(
+          "denied",
+          `${ask.operation} on ${name} needs the user's approval, and ${answer.why}`,
+        );
+    }
+  }
+}
+
+/** Whether this request's capabilities declare form elicitation. */
+function declaresForm(ctx: CallContext): boolean {
+  const elicitation = ctx.clientCapabilities.elicitation;
+  if (!isJsonObject(elicitation)) return false;
+  // `{}` means form only (2025-11-25); otherwise `form` must be named.
+  return Object.keys(elicitation).length === 0 || "form" in elicitation;
+}
+
+/** The client's answer under our key: approved, refused, or none. */
+function answerOf(responses: unknown): "approved" | "refused" | null {
+  if (!isJsonObject(responses)) return null;
+  const answer = responses[APPROVAL_KEY];
+  if (!isJsonObject(answer)) return null;
+  // Unknown actions are not an answer (MODERN-ERA §10: ask again).
+  if (
+    answer.action !== "accept" && answer.action !== "decline" &&
+    answer.action !== "cancel"
+  ) return null;
+  const content = answer.content;
+  return answer.action === "accept" && isJsonObject(content) &&
+      content.approved === true
+    ? "approved"
+    : "refused";
+}
+
+/** SHA-256 of the params' canonical JSON, without the retry's own fields. */
+export function paramsDigest(params: JsonObject): string {
+  const { _meta: _m, requestState: _s, inputResponses: _i, ...rest } = params;
+  return sha256Hex(canonical(rest));
+}
+
+/** JSON with object keys sorted, so key order never changes a digest. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isJsonObject(value)) {
+    return `{${
+      Object.keys(value).sort().map((key) =>
+        `${JSON.stringify(key)}:${canonical(value[key])}`
+      ).join(",")
+    }}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,111 @@
+import { assertEquals } from "@std/assert";
+import {
+  describeDialog,
+  type DialogEnv,
+  dialogFor,
+  type DialogRequest,
+  dialogText,
+} from "../../lib/app/host_dialog.ts";
+
+const request: DialogRequest = {
+  kind: "destructive",
+  connection: { id: "c1", name: "Shop" },
+  client: "Claude",
+  token: "laptop",
+  statement: "DROP TABLE orders",
+  safeMode: "alert",
+  message: 'Allow a destructive statement on "Shop"?',
+  reasons: ["the statement drops or truncates data"],
+};
+
+const signal = new AbortController().signal;
+
+function env(overrides: Partial<DialogEnv>): DialogEnv {
+  return {
+    os: "linux",
+    terminal: false,
+    display: false,
+    has: () => false,
+    ...overrides,
+  };
+}
+
+Deno.test("dialogFor() a command gets the request as JSON and exit code 0 approves", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const log = `${dir}/in.json`;
+    const approve = dialogFor({ command: ["sh", "-c", `cat > "$0"`, log] });
+    assertEquals(await approve.ask(request, signal), { answer: "approve" });
+    assertEquals(JSON.parse(await Deno.readTextFile(log)), request);
+    const deny = dialogFor({ command: ["sh", "-c", "exit 3"] });
+    assertEquals(await deny.ask(request, signal), { answer: "deny" });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("dialogFor() a command that cannot start is unavailable, never an approval", async () => {
+  const missing = dialogFor({ command: ["/nonexistent/dbport-approver"] });
+  const answer = await missing.ask(request, signal);
+  assertEquals(answer.answer, "unavailable");
+});
+
+Deno.test('dialogFor() "deny", and "auto" with no terminal and no desktop, refuse', async () => {
+  for (const setting of ["deny", "auto", "os", "terminal"] as const) {
+    const answer = await dialogFor(setting, env({})).ask(request, signal);
+    assertEquals(answer.answer, "unavailable", setting);
+  }
+});
+
+Deno.test("dialogFor() the desktop dialog: Allow, Deny, and a time-out as dismissed", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = Deno.env.get("PATH") ?? "";
+  try {
+    Deno.env.set("PATH", `${dir}:${path}`);
+    for (
+      const [code, answer] of [
+        [0, "approve"],
+        [1, "deny"],
+        [5, "dismissed"],
+      ] as const
+    ) {
+      await Deno.writeTextFile(`${dir}/zenity`, `#!/bin/sh\nexit ${code}\n`, {
+        mode: 0o755,
+      });
+      const dialog = dialogFor(
+        "auto",
+        env({ display: true, has: (p) => p === "zenity" }),
+      );
+      assertEquals(await dialog.ask(request, signal), { answer }, String(code));
+    }
+  } finally {
+    Deno.env.set("PATH", path);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("dialogText() names the client, the reasons and the statement", () => {
+  assertEquals(
+    dialogText(request),
+    'Allow a destructive statement on "Shop"?\nClient: Claude (token "laptop")\nBecause the statement drops or truncates data.\n\nDROP TABLE orders',
+  );
+});
+
+Deno.test("describeDialog() says where serve will ask", () => {
+  assertEquals(
+    describeDialog("auto", env({ terminal: true })),
+    "asked on this terminal",
+  );
+  assertEquals(
+    describeDialog("auto", env({ display: true, has: (p) => p === "kdialog" })),
+    "a kdialog dialog",
+  );
+  assertEquals(
+    describeDialog("auto", env({})),
+    'refused: no terminal and no desktop dialog (set "hostDialog")',
+  );
+  assertEquals(
+    describeDialog({ command: ["/usr/local/bin/approve"] }),
+    'the command "/usr/local/bin/approve" (hostDialog)',
+  );
+});

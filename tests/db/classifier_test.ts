@@ -1,0 +1,71 @@
+import { assert, assertEquals } from "@std/assert";
+import { classify } from "../../lib/db/classifier.ts";
+import { CORPUS, type Expect } from "./_classifier_corpus.ts";
+
+function outcome(sql: string, dialect: Parameters<typeof classify>[1]) {
+  const result = classify(sql, dialect);
+  if (!result.ok) {
+    return /one statement at a time/.test(result.message) ? "multi" : "empty";
+  }
+  if (result.reach !== null) return "reach";
+  if (result.tier === "write" && result.dangerous) return "write!";
+  return result.tier;
+}
+
+Deno.test("the classifier corpus holds at least 150 statements and 40 bypass attempts on every dialect", () => {
+  assert(CORPUS.length >= 150, `only ${CORPUS.length} statements`);
+  const bypasses = CORPUS.filter((c) => c.bypass);
+  assert(bypasses.length >= 40, `only ${bypasses.length} bypass attempts`);
+  for (const dialect of ["postgres", "mysql", "sqlite"] as const) {
+    assert(CORPUS.filter((c) => c.dialect === dialect).length >= 30, dialect);
+    assert(bypasses.some((c) => c.dialect === dialect), dialect);
+  }
+});
+
+Deno.test("classify() gives every corpus statement its expected tier and flags", () => {
+  const wrong: string[] = [];
+  for (const { dialect, sql, expect } of CORPUS) {
+    const got: Expect = outcome(sql, dialect);
+    if (got !== expect) {
+      wrong.push(
+        `${dialect}: ${JSON.stringify(sql)} expected ${expect}, got ${got}`,
+      );
+    }
+  }
+  assertEquals(wrong, []);
+});
+
+Deno.test("classify() refuses more than one statement naming the rule", () => {
+  const result = classify("SELECT 1; SELECT 2", "postgres");
+  assertEquals(result.ok, false);
+  if (!result.ok) {
+    assertEquals(result.code, "invalid_argument");
+    assertEquals(
+      result.message,
+      "query holds 2 statements; send one statement at a time",
+    );
+  }
+});
+
+Deno.test("classify() returns the statement without its trailing semicolon and comments", () => {
+  const result = classify("  -- lead\n SELECT 1 ; -- trail\n", "postgres");
+  assert(result.ok);
+  assertEquals(result.text, "SELECT 1");
+  assertEquals(result.keyword, "SELECT");
+});
+
+Deno.test("classify() marks destructive statements dangerous and names the reach", () => {
+  const drop = classify("DROP TABLE books", "sqlite");
+  assert(drop.ok);
+  assertEquals([drop.tier, drop.dangerous, drop.reach], [
+    "destructive",
+    true,
+    null,
+  ]);
+  const copy = classify("COPY books TO '/tmp/x'", "postgres");
+  assert(copy.ok);
+  assertEquals(
+    copy.reach,
+    "COPY reads or writes files, programs or the client's stream",
+  );
+});
