@@ -248,10 +248,7 @@ function osDialog(env: DialogEnv): Dialog | null {
           null,
         );
         // 0 Allow, 1 Deny (or closed), 5 timed out.
-        if (ran === null || (ran.code !== 0 && ran.code !== 1)) {
-          return { answer: "dismissed" };
-        }
-        return { answer: ran.code === 0 ? "approve" : "deny" };
+        return yesNo(ran);
       },
     };
   }
@@ -270,14 +267,19 @@ function osDialog(env: DialogEnv): Dialog | null {
           null,
         );
         // 0 yes, 1 no, anything else closed.
-        if (ran === null || (ran.code !== 0 && ran.code !== 1)) {
-          return { answer: "dismissed" };
-        }
-        return { answer: ran.code === 0 ? "approve" : "deny" };
+        return yesNo(ran);
       },
     };
   }
   return null;
+}
+
+/** A yes/no dialog's exit code: 0 yes, 1 no, anything else no answer. */
+function yesNo(ran: { code: number } | null): DialogAnswer {
+  if (ran === null || (ran.code !== 0 && ran.code !== 1)) {
+    return { answer: "dismissed" };
+  }
+  return { answer: ran.code === 0 ? "approve" : "deny" };
 }
 
 /** The dialog's text: who asks what, why, and the statement. */
