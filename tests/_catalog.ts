@@ -74,6 +74,16 @@ export const fixtureTools: ToolEntry[] = [
   tool("approver", () => Promise.resolve(text({ approved: true })), "admin"),
 ];
 
+/** A tool whose work cannot be undone once begun, like a COMMIT in flight. */
+export const committingTool: ToolEntry = tool(
+  "committing",
+  async (args, ctx) => {
+    ctx.holdAnswer();
+    await sleep(typeof args.ms === "number" ? args.ms : 300);
+    return text({ committed: true, aborted: ctx.signal.aborted });
+  },
+);
+
 /** `count` numbered tools, for pagination. */
 export function numberedTools(count: number): ToolEntry[] {
   return Array.from(

@@ -168,3 +168,26 @@ async function sqliteFixture(): Promise<Fixture> {
 
 /** The engines, for tests that run on each. */
 export const ENGINES: readonly Engine[] = ["postgres", "mysql", "sqlite"];
+
+/**
+ * How many statements containing `marker` run on the fixture's server now
+ * (other than the asking one). Always 0 for SQLite, which has no server.
+ */
+export async function runningCount(
+  fixture: Fixture,
+  marker: string,
+): Promise<number> {
+  if (fixture.engine === "postgres") {
+    const rows = await fixture.admin(
+      `select pid from pg_stat_activity where state = 'active' and query like '%${marker}%' and pid <> pg_backend_pid()`,
+    );
+    return rows.length;
+  }
+  if (fixture.engine === "mysql") {
+    const rows = await fixture.admin(
+      `select id from information_schema.processlist where info like '%${marker}%' and id <> connection_id()`,
+    );
+    return rows.length;
+  }
+  return 0;
+}

@@ -18,6 +18,7 @@ export function mainArgs(...args: string[]): string[] {
     "--allow-env",
     "--allow-sys",
     "--allow-ffi",
+    "--allow-run",
     MAIN,
     ...args,
   ];

@@ -33,6 +33,7 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
     options: { signal: AbortSignal; timeoutMs: number },
     work: (tx: Transaction) => Promise<T>,
     mode: "read" | "write" = "read",
+    onCommit?: () => void,
   ): Promise<T> => {
     let tx: Transaction | null = null;
     try {
@@ -41,7 +42,10 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
           tx = await client.transaction(mode);
           const result = await work(tx);
           // A write commits here; closing without it rolls back.
-          if (mode === "write") await tx.commit();
+          if (mode === "write") {
+            onCommit?.();
+            await tx.commit();
+          }
           return result;
         },
         options,
@@ -93,19 +97,24 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       );
     },
     query: (text, options) =>
-      read(options, async (tx) => {
-        const result = await tx.execute(text);
-        const truncated = result.rows.length > options.maxRows;
-        const mappers = result.columnTypes.map(cellMapper);
-        return {
-          columns: [...result.columns],
-          rows: result.rows.slice(0, options.maxRows).map((row) =>
-            result.columns.map((_, i) => mappers[i]!(row[i]))
-          ),
-          rowsAffected: options.mode === "write" ? result.rowsAffected : 0,
-          truncated,
-        };
-      }, options.mode),
+      read(
+        options,
+        async (tx) => {
+          const result = await tx.execute(text);
+          const truncated = result.rows.length > options.maxRows;
+          const mappers = result.columnTypes.map(cellMapper);
+          return {
+            columns: [...result.columns],
+            rows: result.rows.slice(0, options.maxRows).map((row) =>
+              result.columns.map((_, i) => mappers[i]!(row[i]))
+            ),
+            rowsAffected: options.mode === "write" ? result.rowsAffected : 0,
+            truncated,
+          };
+        },
+        options.mode,
+        options.onCommit,
+      ),
     close() {
       client.close();
       return Promise.resolve();

@@ -138,6 +138,7 @@ export function openMysql(config: MysqlConfig): Driver {
         stop,
       );
       throwIfAborted(options.signal, ROLLED_BACK);
+      options.onCommit?.();
       await simple(connection, "COMMIT");
       return result;
     } catch (error) {

@@ -182,6 +182,7 @@ async function writeQuery(
     }
     throwIfAborted(options.signal, ROLLED_BACK);
     open = false;
+    options.onCommit?.();
     await reserved.unsafe("COMMIT");
     return result;
   } finally {

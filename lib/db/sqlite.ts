@@ -159,6 +159,7 @@ export function openSqlite(config: SqliteConfig): Driver {
         result = await statement();
       }
       throwIfAborted(options.signal, ROLLED_BACK);
+      options.onCommit?.();
       if (inTransaction) {
         inTransaction = false;
         await db.exec("COMMIT");

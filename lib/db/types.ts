@@ -83,6 +83,11 @@ export interface QueryOptions {
   timeoutMs: number;
   /** Aborting stops the query on the server. */
   signal: AbortSignal;
+  /**
+   * Called as a write's COMMIT is sent: from then on it cannot be undone, and
+   * its outcome is what the caller must report, whatever stops it.
+   */
+  onCommit?: () => void;
 }
 
 /** A query's result, bounded by `maxRows`. */

@@ -49,6 +49,13 @@ export interface CallContext {
    * a non-advancing update is dropped (contract: "Progress streaming").
    */
   progress(progress: number, total: number, message: string): void;
+  /**
+   * The handler's work can no longer be undone (a COMMIT was sent): from now
+   * on a cancellation, deadline or disconnect no longer pre-empts its answer,
+   * so a committed write is reported as committed (contract: "Request
+   * lifecycle").
+   */
+  holdAnswer(): void;
   /** Send a notification on this request's own stream (opens it). */
   notify(method: string, params: JsonObject): void;
 }

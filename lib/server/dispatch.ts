@@ -136,6 +136,7 @@ export class Dispatcher {
     };
 
     let lastProgress = -Infinity;
+    const held = { value: false };
     const ctx: CallContext = {
       era: request.era,
       protocolVersion: request.protocolVersion,
@@ -161,6 +162,9 @@ export class Dispatcher {
           params: { progressToken: token, progress, total, message },
         });
       },
+      holdAnswer: () => {
+        held.value = true;
+      },
       notify: (method, params) => {
         if (control.signal.aborted) return;
         open().write({ jsonrpc: "2.0", method, params });
@@ -179,6 +183,7 @@ export class Dispatcher {
         const result = await untilStopped(
           request.spec.handler(ctx),
           control.signal,
+          held,
         );
         ended = { result };
         message = {
@@ -237,13 +242,22 @@ function checkScope(principal: Principal, spec: MethodSpec): void {
   }
 }
 
-/** Resolve with the handler, or reject with the stop reason once stopped. */
-function untilStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+/**
+ * Resolve with the handler, or reject with the stop reason once stopped —
+ * unless the handler holds its answer (its work can no longer be undone).
+ */
+function untilStopped<T>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  held: { value: boolean },
+): Promise<T> {
   // The abandoned handler may still settle later; its outcome is not wanted.
   work.catch(() => {});
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
+    const onAbort = () => {
+      if (!held.value) reject(signal.reason);
+    };
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(
       (value) => {

@@ -1,7 +1,8 @@
 /**
  * The socket: node:http under Deno through `@hono/node-server`, which gives the
  * transport limits `Deno.serve` cannot (contract: "Limits"): 16 KB of headers
- * (431), 64 concurrent connections, a 30 s idle timeout.
+ * (431), 64 concurrent connections, a 30 s idle timeout, and 30 s to send a
+ * request head however slowly it trickles in.
  *
  * @module
  */
@@ -56,16 +57,35 @@ export function listen(
     // Requests being answered keep their socket: a long statement with no
     // progress must not be cut by the idle timer. Idle sockets are closed.
     const busy = new WeakMap<Socket, number>();
+    // Deno's node:http does not enforce headersTimeout: a client sending a
+    // header byte a second (slow loris) would hold its slot for ever, since
+    // each byte resets the idle timer. So each socket gets `idle` ms to
+    // deliver a whole request head: from its connection, and again after
+    // each answer.
+    const headDeadline = new WeakMap<Socket, ReturnType<typeof setTimeout>>();
+    const armHead = (socket: Socket) => {
+      clearTimeout(headDeadline.get(socket));
+      headDeadline.set(socket, setTimeout(() => socket.destroy(), idle));
+    };
+    server.on("connection", (socket: Socket) => {
+      armHead(socket);
+      socket.once("close", () => clearTimeout(headDeadline.get(socket)));
+    });
     server.on("request", (request: IncomingMessage, response) => {
       const socket = request.socket;
+      clearTimeout(headDeadline.get(socket));
       busy.set(socket, (busy.get(socket) ?? 0) + 1);
-      response.once(
-        "close",
-        () => busy.set(socket, (busy.get(socket) ?? 1) - 1),
-      );
+      response.once("close", () => {
+        const left = (busy.get(socket) ?? 1) - 1;
+        busy.set(socket, left);
+        if (left === 0 && !socket.destroyed) armHead(socket);
+      });
     });
     server.setTimeout(idle, (socket: Socket) => {
-      if ((busy.get(socket) ?? 0) > 0) return;
+      // A request still being worked on keeps its socket; but a client that
+      // stopped reading its answer (bytes waiting to be sent for `idle` ms)
+      // holds its slot as much as a silent one, and is cut.
+      if ((busy.get(socket) ?? 0) > 0 && socket.writableLength === 0) return;
       socket.destroy();
     });
     server.once("error", reject);

@@ -8,7 +8,7 @@ import { DbError } from "../../lib/db/errors.ts";
 import { openDriver } from "../../lib/db/pool.ts";
 import type { Driver, Engine } from "../../lib/db/types.ts";
 import { sleep } from "../../lib/sleep.ts";
-import { ENGINES, type Fixture, openFixture } from "../_db.ts";
+import { ENGINES, type Fixture, openFixture, runningCount } from "../_db.ts";
 
 const OPTIONS = {
   signal: new AbortController().signal,
@@ -73,22 +73,6 @@ const MILLION: Record<Engine, string> = {
 };
 
 /** Statements of this test still running on the server. */
-async function running(fixture: Fixture, marker: string): Promise<number> {
-  if (fixture.engine === "postgres") {
-    const rows = await fixture.admin(
-      `select pid from pg_stat_activity where query like '%${marker}%' and pid <> pg_backend_pid()`,
-    );
-    return rows.length;
-  }
-  if (fixture.engine === "mysql") {
-    const rows = await fixture.admin(
-      `select id from information_schema.processlist where info like '%${marker}%' and id <> connection_id()`,
-    );
-    return rows.length;
-  }
-  return 0;
-}
-
 for (const engine of ENGINES) {
   Deno.test(`${engine}: listTables() lists tables and views of the schema, with row counts`, async () => {
     await withDriver(engine, async (driver, fixture) => {
@@ -374,10 +358,10 @@ for (const engine of ENGINES) {
       );
       assertEquals(error.kind, "timeout");
       assert(error.message.includes("0.5 s"), error.message);
-      let left = await running(fixture, SLEEP[engine].slice(7, 20));
+      let left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
       for (let i = 0; i < 20 && left > 0; i++) {
         await sleep(100);
-        left = await running(fixture, SLEEP[engine].slice(7, 20));
+        left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
       }
       assertEquals(left, 0, "the statement still runs on the database");
       // The driver is usable straight after.

@@ -54,6 +54,7 @@ function ctx(
     session: null,
     id: 1,
     progress() {},
+    holdAnswer() {},
     notify() {},
   };
 }

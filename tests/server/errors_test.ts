@@ -5,7 +5,7 @@
  * tests/protocol/errors_test.ts.)
  */
 import { assertEquals, assertFalse, assertStringIncludes } from "@std/assert";
-import { fixtureCatalog, sleep } from "../_catalog.ts";
+import { committingTool, fixtureCatalog, sleep } from "../_catalog.ts";
 import {
   initializeSession,
   modernRequest,
@@ -304,4 +304,31 @@ Deno.test("a duplicate id of a running request of the same principal is -32600",
   assertEquals(second.status, 400);
   assertEquals(second.json.error.code, -32600);
   assertEquals((await first).status, 200);
+});
+
+Deno.test("a request whose work can no longer be undone answers with its outcome, even when cancelled", async () => {
+  await using t = await startTestServer({
+    catalog: fixtureCatalog([committingTool]),
+  });
+  const running = postModern(
+    t.url,
+    modernRequest(
+      "tools/call",
+      { name: "committing", arguments: { ms: 300 } },
+      "commit-1",
+    ),
+  );
+  await sleep(50);
+  const cancel = await postModern(t.url, {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: "commit-1" },
+  });
+  assertEquals(cancel.status, 202);
+  const answer = await running;
+  assertEquals(answer.status, 200);
+  assertEquals(answer.json.result.structuredContent, {
+    committed: true,
+    aborted: true,
+  });
 });

@@ -6,6 +6,7 @@
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { fixtureCatalog, sleep } from "../_catalog.ts";
 import {
+  modernHeaders,
   modernRequest,
   postModern,
   rawHttp,
@@ -78,6 +79,79 @@ Deno.test("a connection that sends half its headers is closed after the idle tim
   conn.close();
   // Closed, possibly after a 408; never served.
   assertEquals(text.includes("200 OK"), false);
+});
+
+Deno.test("a client trickling its headers a byte at a time is cut after the idle timeout (slow loris)", async () => {
+  await using t = await startTestServer({ idleTimeoutMs: 500 });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+  const started = Date.now();
+  const head = new TextEncoder().encode(
+    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${t.port}\r\nX-Slow: ${
+      "a".repeat(100)
+    }`,
+  );
+  // Each byte comes well within the idle timeout, so only a deadline on the
+  // whole head can stop it.
+  let cut = false;
+  for (const byte of head) {
+    try {
+      await conn.write(new Uint8Array([byte]));
+    } catch {
+      cut = true;
+      break;
+    }
+    await sleep(100);
+    if (Date.now() - started > 5_000) break;
+  }
+  try {
+    conn.close();
+  } catch { /* closed */ }
+  const lived = Date.now() - started;
+  assert(cut, "the server never closed the connection");
+  assert(lived >= 450 && lived < 3_000, `closed after ${lived} ms`);
+});
+
+Deno.test("a client that never reads its answer is cut after the idle timeout", async () => {
+  await using t = await startTestServer({
+    idleTimeoutMs: 500,
+    catalog: fixtureCatalog(),
+    settings: { requireAuth: false },
+  });
+  // echo answers its arguments twice (text and structuredContent): ~8 MB,
+  // far more than the socket buffers hold.
+  const body = JSON.stringify(
+    modernRequest("tools/call", {
+      name: "echo",
+      arguments: { blob: "x".repeat(4 * 1024 * 1024) },
+    }, 1),
+  );
+  const head = Object.entries(modernHeaders(JSON.parse(body))).map((
+    [k, v],
+  ) => `${k}: ${v}\r\n`).join("");
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+  const bytes = new TextEncoder().encode(body);
+  await conn.write(
+    new TextEncoder().encode(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${t.port}\r\n${head}content-length: ${bytes.length}\r\n\r\n`,
+    ),
+  );
+  for (let i = 0; i < bytes.length; i += 65536) {
+    await conn.write(bytes.subarray(i, i + 65536));
+  }
+  // Do not read for a while: the server's write stalls.
+  await sleep(2_500);
+  let read = 0;
+  const buffer = new Uint8Array(65536);
+  for (;;) {
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) break;
+    read += n;
+  }
+  try {
+    conn.close();
+  } catch { /* closed */ }
+  // Cut before the whole answer (over 8 MB) was delivered.
+  assert(read < 8 * 1024 * 1024, `read ${read} bytes: the answer was kept`);
 });
 
 Deno.test("a request being answered is not cut by the idle timeout", async () => {

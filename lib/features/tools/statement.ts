@@ -144,6 +144,7 @@ export async function runClassified(
     maxRows: limits.maxRows,
     timeoutMs: limits.timeoutSeconds * 1000,
     signal: ctx.signal,
+    onCommit: () => ctx.holdAnswer(),
   }).catch((error) => rethrow(error, resolved.label));
   const elapsed = Math.round((performance.now() - started) * 100) / 100;
   const read = `${result.rows.length} row${
