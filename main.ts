@@ -17,13 +17,21 @@ import {
   CONNECTIONS_USAGE,
   connectionsCommand,
 } from "./lib/cli/connections.ts";
+import {
+  installBridge,
+  openUrl,
+  registerUrlHandler,
+} from "./lib/cli/integration.ts";
 import { consoleIO, UsageError } from "./lib/cli/io.ts";
 import { TOKENS_USAGE, tokensCommand } from "./lib/cli/tokens.ts";
 import {
+  BRIDGE_EXECUTABLE,
   CONNECTIONS_FILE,
   SERVICE_NAME,
   SERVICE_VERSION,
   SETTINGS_FILE,
+  START_MCP_URL,
+  URL_SCHEME,
 } from "./lib/protocol/identity.ts";
 import { startServer } from "./lib/server/server.ts";
 
@@ -39,10 +47,15 @@ Commands:
   tokens             Create, list and revoke access tokens (tokens --help)
   clients            Clients seen in the last 5 minutes [--json]
   activity           The activity log [--limit N] [--follow] [--json]
+  open-url URL       Start the server in the background for ${START_MCP_URL}
+  register-url-handler
+                     Make ${URL_SCHEME}:// URLs start the server (Linux; prints the macOS/Windows way)
+  install-bridge     Install the ${BRIDGE_EXECUTABLE} stdio bridge on the PATH (deno install -g)
   help               Show this help
 
 Environment:
-  DBPORT_HOME        The app data directory (default: the platform's app config directory)`;
+  DBPORT_HOME        The app data directory (default: the platform's app config directory)
+  DBPORT_LAUNCH      The command ${BRIDGE_EXECUTABLE} runs to start the server (default: the OS open command)`;
 
 /** Run a command against the app's state database, closing it after. */
 async function withStateDb(
@@ -154,6 +167,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
         ...(args.includes("--follow") ? { stop: interrupted() } : {}),
       })
     ),
+  "open-url": (args) => openUrl(args, consoleIO),
+  "register-url-handler": () => registerUrlHandler(consoleIO),
+  "install-bridge": () => installBridge(consoleIO),
   help: () => {
     console.log(USAGE);
     return Promise.resolve(0);

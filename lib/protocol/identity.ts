@@ -44,6 +44,9 @@ export const HOME_ENV = "DBPORT_HOME";
 /** File name of the handshake in the app data directory. */
 export const HANDSHAKE_FILE = "mcp-handshake.json";
 
+/** The one MCP endpoint's path. */
+export const MCP_PATH = "/mcp";
+
 /** File name of the settings in the app data directory. */
 export const SETTINGS_FILE = "settings.json";
 

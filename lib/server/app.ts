@@ -27,6 +27,7 @@ import { HttpError } from "./http_error.ts";
 import { type EndpointDeps, mcpEndpoint } from "./mcp_endpoint.ts";
 import type { ServerState } from "./state.ts";
 import type { Logger } from "../log.ts";
+import { MCP_PATH } from "../protocol/identity.ts";
 
 /** What the app is built from. */
 export interface AppDeps extends EndpointDeps {
@@ -37,7 +38,7 @@ export interface AppDeps extends EndpointDeps {
 }
 
 /** The path of the single MCP endpoint. */
-export const MCP_PATH = "/mcp";
+export { MCP_PATH };
 
 /** Build the app. */
 export function createApp(

@@ -13,6 +13,7 @@ import { assert, assertEquals, assertRejects } from "@std/assert";
 import type { SavedConnection } from "../../lib/app/connections.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
+import { recordingDialog } from "../_dialog.ts";
 import { type Fixture, openFixture } from "../_db.ts";
 import { assertSchema } from "../_schema.ts";
 import {
@@ -29,24 +30,6 @@ const ACCEPT: Elicit = () => ({
   action: "accept",
   content: { approved: true },
 });
-
-/** A host dialog that records each request and answers with `code`. */
-async function recordingDialog(code: 0 | 1) {
-  const dir = await Deno.makeTempDir({ prefix: "dbport-dialog-" });
-  const log = `${dir}/asked.jsonl`;
-  return {
-    setting: { command: ["sh", "-c", `cat >> "$0"; exit ${code}`, log] },
-    async asked(): Promise<JsonObject[]> {
-      const text = await Deno.readTextFile(log).catch(() => "");
-      return text.split("\n").filter((line) => line !== "").map((line) =>
-        JSON.parse(line)
-      );
-    },
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
 
 interface Setup extends AsyncDisposable {
   fixture: Fixture;

@@ -2,7 +2,7 @@
  * `lib/protocol/` is pure and shared with the stdio bridge, which may import
  * only it and web/Deno APIs: no npm, no node:, nothing outside the folder.
  */
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 
 Deno.test("lib/protocol/ imports nothing but its own files", async () => {
   const dir = new URL("../../lib/protocol/", import.meta.url);
@@ -22,4 +22,39 @@ Deno.test("lib/protocol/ imports nothing but its own files", async () => {
     }
   }
   assertEquals(offenders, []);
+});
+
+Deno.test("bridge.ts reaches only lib/protocol/ and lib/bridge/: no npm, no node:, no server code", async () => {
+  const root = new URL("../../", import.meta.url);
+  const seen = new Set<string>();
+  const offenders: string[] = [];
+  const visit = async (url: URL) => {
+    if (seen.has(url.href)) return;
+    seen.add(url.href);
+    const path = url.href.slice(root.href.length);
+    if (
+      path !== "bridge.ts" &&
+      !/^lib\/(protocol|bridge)\/[a-z0-9_]+\.ts$/.test(path)
+    ) {
+      offenders.push(path);
+      return;
+    }
+    const text = await Deno.readTextFile(url);
+    for (
+      const match of text.matchAll(
+        /(?:import|export)[^"';]*from\s+["']([^"']+)["']/g,
+      )
+    ) {
+      const specifier = match[1]!;
+      if (!specifier.startsWith(".")) {
+        offenders.push(`${path}: ${specifier}`);
+        continue;
+      }
+      await visit(new URL(specifier, url));
+    }
+  };
+  await visit(new URL("bridge.ts", root));
+  assertEquals(offenders, []);
+  // lib/bridge/ itself never reaches back into the server or the app.
+  assert([...seen].some((href) => href.includes("/lib/bridge/")));
 });

@@ -1,0 +1,99 @@
+/**
+ * Finding the server (contract: "Stdio bridge" 2): a trusted handshake, or
+ * else the OS open command on `dbport://integrations/start-mcp` and a poll
+ * every 200 ms for up to 10 s. `DBPORT_LAUNCH` overrides the open command
+ * (embedding apps, tests): a JSON array, or words split on spaces; the URL is
+ * appended.
+ *
+ * @module
+ */
+
+import { ErrorCode } from "../protocol/errors.ts";
+import { SERVICE_NAME, START_MCP_URL } from "../protocol/identity.ts";
+import { readTrusted, type Trust } from "./trust.ts";
+import { BridgeFailure, NOT_RUNNING } from "./upstream.ts";
+
+/** The environment variable that overrides the open command. */
+export const LAUNCH_ENV = "DBPORT_LAUNCH";
+const POLL_MS = 200;
+const WAIT_MS = 10_000;
+
+/** The command that opens `START_MCP_URL` on this OS. */
+export function launchCommand(
+  override: string | undefined,
+  os: typeof Deno.build.os = Deno.build.os,
+): string[] {
+  if (override !== undefined && override.trim() !== "") {
+    const trimmed = override.trim();
+    const parts: unknown = trimmed.startsWith("[")
+      ? JSON.parse(trimmed)
+      : trimmed.split(/\s+/);
+    if (
+      !Array.isArray(parts) || parts.length === 0 ||
+      !parts.every((part) => typeof part === "string")
+    ) {
+      throw new Error(
+        `${LAUNCH_ENV} must be a command or a JSON array of strings`,
+      );
+    }
+    return [...parts, START_MCP_URL];
+  }
+  switch (os) {
+    case "darwin":
+      return ["open", "-g", START_MCP_URL];
+    case "windows":
+      return ["cmd", "/c", "start", "", START_MCP_URL];
+    default:
+      return ["xdg-open", START_MCP_URL];
+  }
+}
+
+/** A trusted handshake: the one on disk, or one a launched server writes. */
+export async function acquire(
+  dir: string,
+  options: { now?: () => number; log: (line: string) => void; launch: boolean },
+): Promise<Extract<Trust, { ok: true }>> {
+  const now = options.now ?? Date.now;
+  const found = await readTrusted(dir, now());
+  if (found.ok) return found;
+  if (!options.launch) {
+    throw new BridgeFailure(
+      ErrorCode.ServiceUnavailable,
+      `${NOT_RUNNING} (${found.problem})`,
+    );
+  }
+  const command = launchCommand(Deno.env.get(LAUNCH_ENV));
+  options.log(
+    `${SERVICE_NAME}-mcp: no trusted handshake (${found.problem}); running ${
+      command.join(" ")
+    }`,
+  );
+  try {
+    const child = new Deno.Command(command[0]!, {
+      args: command.slice(1),
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // The open command returns at once; the app keeps running on its own.
+    child.status.catch(() => {});
+  } catch (error) {
+    options.log(
+      `${SERVICE_NAME}-mcp: could not run ${command[0]}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+  }
+  let last = found.problem;
+  const deadline = Date.now() + WAIT_MS;
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    const trust = await readTrusted(dir, now());
+    if (trust.ok) return trust;
+    last = trust.problem;
+  }
+  throw new BridgeFailure(
+    ErrorCode.ServiceUnavailable,
+    `${NOT_RUNNING}; it did not start within 10 s of opening ${START_MCP_URL} (${last})`,
+  );
+}
