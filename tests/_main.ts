@@ -5,23 +5,14 @@
  * @module
  */
 
+import { SERVE_PERMISSIONS } from "../lib/cli/integration.ts";
+
 /** The entry point. */
 export const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
 /** `deno run` arguments for `main.ts <args>`, with the tasks' permissions. */
 export function mainArgs(...args: string[]): string[] {
-  return [
-    "run",
-    "--allow-net=127.0.0.1",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-sys",
-    "--allow-ffi",
-    "--allow-run",
-    MAIN,
-    ...args,
-  ];
+  return ["run", ...SERVE_PERMISSIONS, MAIN, ...args];
 }
 
 /** A running `main.ts serve`, read up to its "Press Ctrl+C" line. */

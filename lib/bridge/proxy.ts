@@ -27,6 +27,7 @@ import {
   BridgeFailure,
   bridgeMeta,
   type Endpoint,
+  parseJson,
   post,
   statusError,
 } from "./upstream.ts";
@@ -312,12 +313,7 @@ export class Proxy {
     if (type.startsWith("text/event-stream") && response.body !== null) {
       let answer: JsonObject | null = null;
       for await (const data of sseData(response.body)) {
-        let frame: unknown;
-        try {
-          frame = JSON.parse(data);
-        } catch {
-          continue;
-        }
+        const frame = parseJson(data);
         if (isJsonObject(frame) && "id" in frame && !("method" in frame)) {
           answer = frame;
           if (modern) await this.#deps.write(data);
@@ -332,12 +328,7 @@ export class Proxy {
       return answer;
     }
     const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const json = parseJson(text);
     if (!isJsonObject(json) || !("result" in json || "error" in json)) {
       const { code, message } = statusError(response.status, method);
       throw new BridgeFailure(code, message);

@@ -83,6 +83,15 @@ export async function post(
   }
 }
 
+/** JSON text as a value; undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The JSON-RPC error for an HTTP answer without a JSON-RPC body. */
 export function statusError(
   status: number,
@@ -159,13 +168,7 @@ export async function discover(
     undefined,
     signal,
   );
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const json = parseJson(await response.text());
   const result = isJsonObject(json) && isJsonObject(json.result)
     ? json.result
     : undefined;
