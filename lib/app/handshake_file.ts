@@ -6,18 +6,10 @@
  */
 
 import { type Handshake, parseHandshake } from "../protocol/handshake.ts";
+import { isProcessAlive } from "../protocol/process.ts";
 import { writeFileAtomic } from "./atomic_file.ts";
 
-/** Whether a process id names a live process (`kill(pid, 0)`). */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    Deno.kill(pid, 0 as unknown as Deno.Signal);
-    return true;
-  } catch (error) {
-    // EPERM: alive but another user's.
-    return error instanceof Deno.errors.PermissionDenied;
-  }
-}
+export { isProcessAlive };
 
 /** What was found at the handshake path before this server wrote its own. */
 export type PreviousHandshake =

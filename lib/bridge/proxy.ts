@@ -180,8 +180,8 @@ export class Proxy {
     if (method !== "notifications/cancelled") return; // the only one acted on
     const params = isJsonObject(message.params) ? message.params : {};
     this.#inflight.get(JSON.stringify(params.requestId))?.abort();
-    const controller = new AbortController();
-    await this.#send(line, method, undefined, controller.signal).then(
+    // Nobody waits for the answer (202); it may not hang the bridge either.
+    await this.#send(line, method, undefined, AbortSignal.timeout(10_000)).then(
       (response) => response.body?.cancel(),
       () => {},
     );

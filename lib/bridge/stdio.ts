@@ -74,7 +74,9 @@ export class LineWriter {
   /** Queue one line (a newline is added). */
   line(text: string): Promise<void> {
     const bytes = this.#encoder.encode(text.replace(/\n/g, " ") + "\n");
-    this.#queue = this.#queue.then(() => writeAll(this.#write, bytes)).catch(
+    // A client gone (EPIPE) must not stop the lines queued after.
+    this.#queue = this.#queue.then(() => this.#write(bytes)).then(
+      () => {},
       () => {},
     );
     return this.#queue;
@@ -84,11 +86,4 @@ export class LineWriter {
   flushed(): Promise<void> {
     return this.#queue;
   }
-}
-
-async function writeAll(
-  write: (bytes: Uint8Array) => Promise<unknown>,
-  bytes: Uint8Array,
-): Promise<void> {
-  await write(bytes);
 }

@@ -12,6 +12,7 @@
 import { HANDSHAKE_FILE } from "../protocol/identity.ts";
 import { inAppDir } from "../protocol/app_dir.ts";
 import { type Handshake, parseHandshake } from "../protocol/handshake.ts";
+import { isProcessAlive } from "../protocol/process.ts";
 
 /** The outcome of {@linkcode readTrusted}. */
 export type Trust = { ok: true; handshake: Handshake; path: string } | {
@@ -70,7 +71,7 @@ export async function readTrusted(dir: string, now: number): Promise<Trust> {
   const parsed = parseHandshake(await Deno.readTextFile(path));
   if (!parsed.ok) return { ok: false, problem: `${path}: ${parsed.problem}` };
   const handshake = parsed.handshake;
-  if (!isAlive(handshake.pid)) {
+  if (!isProcessAlive(handshake.pid)) {
     return {
       ok: false,
       problem:
@@ -93,15 +94,6 @@ export async function readTrusted(dir: string, now: number): Promise<Trust> {
     };
   }
   return { ok: true, handshake, path };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    Deno.kill(pid, 0 as unknown as Deno.Signal);
-    return true;
-  } catch (error) {
-    return error instanceof Deno.errors.PermissionDenied;
-  }
 }
 
 /**

@@ -8,8 +8,7 @@
  */
 
 import { appDataDir, inAppDir } from "../app/paths.ts";
-import { isProcessAlive } from "../app/handshake_file.ts";
-import { parseHandshake } from "../protocol/handshake.ts";
+import { inspectHandshake } from "../app/handshake_file.ts";
 import {
   BRIDGE_EXECUTABLE,
   HANDSHAKE_FILE,
@@ -42,17 +41,10 @@ export const BRIDGE_PERMISSIONS = [
   "--allow-sys=uid",
 ];
 
+/** The pid of the server whose handshake is live in `home`, if any. */
 async function liveServer(home: string): Promise<number | null> {
-  try {
-    const text = await Deno.readTextFile(inAppDir(home, HANDSHAKE_FILE));
-    const parsed = parseHandshake(text);
-    if (parsed.ok && isProcessAlive(parsed.handshake.pid)) {
-      return parsed.handshake.pid;
-    }
-  } catch {
-    // none
-  }
-  return null;
+  const found = await inspectHandshake(inAppDir(home, HANDSHAKE_FILE));
+  return found.kind === "live" ? found.pid : null;
 }
 
 /** `open-url <url>`: start the server in the background unless one runs. */

@@ -142,7 +142,7 @@ export function openMysql(config: MysqlConfig): Driver {
       await simple(connection, "COMMIT");
       return result;
     } catch (error) {
-      await simple(connection, "ROLLBACK").catch(() => {});
+      // Nothing committed: destroying the session rolls its transaction back.
       throw toDbError(error, secrets);
     } finally {
       connection.destroy();

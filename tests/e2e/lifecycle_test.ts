@@ -20,6 +20,7 @@ import { ENGINES, type Fixture, openFixture, runningCount } from "../_db.ts";
 import {
   type Answer,
   initializeSession,
+  modernHeaders,
   modernRequest,
   postLegacy,
   postModern,
@@ -79,11 +80,7 @@ async function startLong(
       body: JSON.stringify(body),
       signal: options.signal,
       headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "execute_query",
+        ...modernHeaders(body),
         authorization: `Bearer ${server.token}`,
       },
     }).then(async (response): Promise<Answer> => ({

@@ -87,6 +87,16 @@ const QUERIES: Record<
   ],
 };
 
+/** A connection, or null after a pause when the server refused one (past 64). */
+async function connectOrWait(port: number): Promise<Deno.Conn | null> {
+  try {
+    return await Deno.connect({ hostname: "127.0.0.1", port });
+  } catch {
+    await sleep(500);
+    return null;
+  }
+}
+
 /** Slow-loris connections the server closed, and the longest one's life. */
 let lorisCut = 0;
 let lorisLongestMs = 0;
@@ -94,13 +104,8 @@ let lorisLongestMs = 0;
 /** Send a header byte a second until the server closes the connection. */
 async function slowLoris(port: number, until: number): Promise<void> {
   while (Date.now() < until) {
-    let conn: Deno.Conn;
-    try {
-      conn = await Deno.connect({ hostname: "127.0.0.1", port });
-    } catch {
-      await sleep(500);
-      continue;
-    }
+    const conn = await connectOrWait(port);
+    if (conn === null) continue;
     const opened = Date.now();
     const text = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Slow: ${
       "a".repeat(200)
@@ -130,13 +135,8 @@ async function nonReader(
   until: number,
 ): Promise<void> {
   while (Date.now() < until) {
-    let conn: Deno.Conn;
-    try {
-      conn = await Deno.connect({ hostname: "127.0.0.1", port });
-    } catch {
-      await sleep(500);
-      continue;
-    }
+    const conn = await connectOrWait(port);
+    if (conn === null) continue;
     const body = JSON.stringify(modernRequest("tools/call", {
       name: "execute_query",
       arguments: {

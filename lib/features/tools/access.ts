@@ -110,11 +110,7 @@ export async function admit(
   const reasons = consentReasons(connection, statement, firstUse);
   if (reasons.length === 0) return;
   await deps.consent.obtain(ctx, {
-    kind: statement === null
-      ? "connection"
-      : statement.tier === "read"
-      ? "read"
-      : statement.tier,
+    kind: statement?.tier ?? "connection",
     connection,
     statement: statement?.text ?? null,
     operation,

@@ -25,8 +25,6 @@ import {
   timeoutSeconds,
 } from "./statement.ts";
 
-export { MAX_QUERY_LENGTH, MAX_TIMEOUT_SECONDS } from "./statement.ts";
-
 /** The `execute_query` tool. */
 export function executeQueryTool(deps: ToolDeps): ToolEntry {
   return defineTool({
