@@ -35,6 +35,11 @@ export interface Settings {
   hostDialog: HostDialog;
   /** The app's "MCP server" switch. */
   enabled: boolean;
+  /**
+   * Whether the SQL that clients run is kept in the query history (the
+   * `.../history` resource). The activity log keeps only a digest either way.
+   */
+  queryHistory: boolean;
 }
 
 /** The defaults (contract: two allowed web origins of supported AI clients). */
@@ -47,6 +52,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   queryTimeoutSeconds: 30,
   hostDialog: "auto",
   enabled: true,
+  queryHistory: true,
 });
 
 /** The outcome of {@linkcode parseSettings}. */
@@ -105,6 +111,7 @@ const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   queryTimeoutSeconds: integer(1, 300),
   hostDialog,
   enabled: boolean,
+  queryHistory: boolean,
 };
 
 /** Parse settings text (an empty file means every default). */

@@ -1,6 +1,7 @@
 /**
  * The app's state database: a libSQL file `state.db` in the app data
- * directory holding the access tokens (hashed) and the activity log.
+ * directory holding the access tokens (hashed), the activity log and the
+ * query history.
  *
  * WAL mode so the server and the CLI read and write it at the same time; the
  * file and its `-wal`/`-shm` companions are 0600. The schema is created or
@@ -57,6 +58,26 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       detail TEXT
     )`,
     `CREATE INDEX activity_time ON activity (time)`,
+  ],
+  [
+    // The SQL clients ran, per connection, while the "queryHistory" setting
+    // is on (query_history.ts). Kept apart from the activity log, which
+    // stores only a digest of the SQL.
+    `CREATE TABLE query_history (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      time INTEGER NOT NULL,
+      connection_id TEXT NOT NULL,
+      sql TEXT NOT NULL,
+      statement_type TEXT NOT NULL,
+      duration_ms REAL NOT NULL,
+      row_count INTEGER NOT NULL,
+      rows_affected INTEGER NOT NULL,
+      outcome TEXT NOT NULL CHECK (outcome IN ('success', 'error', 'cancelled', 'timeout')),
+      error TEXT,
+      client_name TEXT,
+      token_name TEXT
+    )`,
+    `CREATE INDEX query_history_connection ON query_history (connection_id, id)`,
   ],
 ];
 

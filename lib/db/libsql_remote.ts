@@ -9,9 +9,14 @@
 
 import { createClient, type Transaction } from "@libsql/client";
 import { cellMapper, toDbError } from "./sqlite.ts";
-import { describeSqliteTable } from "./sqlite_schema.ts";
+import { assembleOverview, digest } from "./overview.ts";
+import {
+  describeSqliteTable,
+  sqliteColumns,
+  sqliteSchemaText,
+} from "./sqlite_schema.ts";
 import { stoppable } from "./stoppable.ts";
-import type { Driver, TableSummary } from "./types.ts";
+import type { CallOptions, Driver, TableSummary } from "./types.ts";
 
 /** How to reach one remote libSQL database. */
 export interface RemoteConfig {
@@ -67,6 +72,24 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       const result = await tx.execute({ sql: text, args });
       return result.rows.map((row) => ({ ...row }) as Record<string, unknown>);
     });
+  /** Our own catalog statements (the local file's), with the caller's limits. */
+  const catalog =
+    (options: CallOptions) => (text: string, params?: unknown[]) =>
+      rowsOf(options, text, (params ?? []) as (string | null)[]);
+  // A remote libSQL database has no attached databases: everything is main.
+  const listTables = async (options: CallOptions) => {
+    const rows = await rowsOf(
+      options,
+      `select name, type from sqlite_schema
+        where type in ('table', 'view') and name not like 'sqlite\\_%' escape '\\'
+        order by name`,
+    );
+    return rows.map((row): TableSummary => ({
+      name: String(row.name),
+      schema: "main",
+      type: row.type === "view" ? "view" : "table",
+    }));
+  };
 
   return {
     engine: "sqlite",
@@ -74,27 +97,21 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       const [row] = await rowsOf(options, "select sqlite_version() as v");
       return `libSQL (SQLite ${String(row?.v ?? "")})`;
     },
-    async listTables(options) {
-      const rows = await rowsOf(
-        options,
-        `select name, type from sqlite_schema
-          where type in ('table', 'view') and name not like 'sqlite\\_%' escape '\\'
-          order by name`,
+    listTables: (options) => listTables(options),
+    async overview(options) {
+      const exec = catalog(options);
+      const tables = (await listTables(options)).filter((table) =>
+        options.schema === undefined || table.schema === options.schema
       );
-      return rows.map((row): TableSummary => ({
-        name: String(row.name),
-        schema: "main",
-        type: row.type === "view" ? "view" : "table",
-      }));
+      const columns = await sqliteColumns(exec, "main");
+      return assembleOverview(tables, options.maxTables, columns);
+    },
+    async fingerprint(options) {
+      return digest(await sqliteSchemaText(catalog(options)));
     },
     describeTable(table, options) {
       // The same catalog queries as a local file, through the remote protocol.
-      return describeSqliteTable(
-        (text, params = []) =>
-          rowsOf(options, text, params as (string | null)[]),
-        table,
-        options.schema,
-      );
+      return describeSqliteTable(catalog(options), table, options.schema);
     },
     query: (text, options) =>
       read(

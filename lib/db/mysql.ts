@@ -12,7 +12,13 @@
 
 import mysql from "mysql2";
 import { DbError } from "./errors.ts";
-import { describeMysqlTable, listMysqlTables } from "./mysql_schema.ts";
+import {
+  describeMysqlTable,
+  listMysqlTables,
+  mysqlColumns,
+  mysqlFingerprint,
+} from "./mysql_schema.ts";
+import { assembleOverview } from "./overview.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
@@ -164,6 +170,20 @@ export function openMysql(config: MysqlConfig): Driver {
         table,
         options.schema,
       ),
+    async overview(options) {
+      const run = (text: string, params: unknown[]) =>
+        exec(text, params, options);
+      const schema = options.schema === undefined
+        ? {}
+        : { schema: options.schema };
+      const [tables, columns] = await Promise.all([
+        listMysqlTables(run, { rowCounts: false, ...schema }),
+        mysqlColumns(run, options.schema),
+      ]);
+      return assembleOverview(tables, options.maxTables, columns);
+    },
+    fingerprint: (options) =>
+      mysqlFingerprint((text, params) => exec(text, params, options)),
     async query(text, options) {
       if (options.mode === "write") return await write(text, options);
       const connection = await acquire(options.signal);

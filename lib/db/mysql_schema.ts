@@ -6,6 +6,7 @@
  */
 
 import { quoteIdent } from "./identifiers.ts";
+import type { ColumnRow } from "./overview.ts";
 import type { TableDetail, TableSummary } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -168,4 +169,57 @@ export async function describeMysqlTable(
       ? null
       : String(create["Create Table"] ?? create["Create View"] ?? ""),
   };
+}
+
+/** The columns of every table of one schema (default: the connection's database). */
+export async function mysqlColumns(
+  exec: Exec,
+  schema: string | undefined,
+): Promise<ColumnRow[]> {
+  const rows = await exec(
+    `select table_schema as \`schema\`, table_name as \`table\`,
+            column_name as name, column_type as type,
+            is_nullable as nullable, column_key as \`key\`
+       from information_schema.columns
+      where ${SCHEMA_FILTER}
+      order by table_schema, table_name, ordinal_position`,
+    [schema ?? null, schema ?? null, schema ?? null],
+  );
+  return rows.map((row) => ({
+    schema: String(row.schema),
+    table: String(row.table),
+    name: String(row.name),
+    dataType: String(row.type),
+    nullable: row.nullable === "YES",
+    primaryKey: row.key === "PRI",
+  }));
+}
+
+/**
+ * A digest of the connection's tables and columns. information_schema has no
+ * change counter and GROUP_CONCAT is cut at `group_concat_max_len`, so the
+ * engine sums two CRC32s of every column's description and counts the rows;
+ * the tables' kinds are folded in the same way.
+ */
+export async function mysqlFingerprint(exec: Exec): Promise<string> {
+  const none = [null, null, null];
+  const [[columns], [tables]] = await Promise.all([
+    exec(
+      `select count(*) as n,
+              coalesce(sum(crc32(concat_ws(0x1f, table_schema, table_name,
+                ordinal_position, column_name, column_type, is_nullable, column_key))), 0) as a,
+              coalesce(bit_xor(crc32(concat_ws(0x1e, column_key, is_nullable,
+                column_type, column_name, ordinal_position, table_name, table_schema))), 0) as b
+         from information_schema.columns where ${SCHEMA_FILTER}`,
+      none,
+    ),
+    exec(
+      `select count(*) as n,
+              coalesce(sum(crc32(concat_ws(0x1f, table_schema, table_name, table_type))), 0) as a
+         from information_schema.tables where ${SCHEMA_FILTER}`,
+      none,
+    ),
+  ]);
+  return [columns?.n, columns?.a, columns?.b, tables?.n, tables?.a].map(String)
+    .join(".");
 }

@@ -127,6 +127,8 @@ export class DriverPool {
       listTables: (options) => track(inner.listTables(options)),
       describeTable: (table, options) =>
         track(inner.describeTable(table, options)),
+      overview: (options) => track(inner.overview(options)),
+      fingerprint: (options) => track(inner.fingerprint(options)),
       query: (text, options) => track(inner.query(text, options)),
       close: () => inner.close(),
     };

@@ -10,13 +10,22 @@
 
 import postgres from "postgres";
 import { DbError } from "./errors.ts";
+import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
   listPostgresTables,
+  postgresColumns,
+  postgresFingerprint,
 } from "./postgres_schema.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
-import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
+import type {
+  CallOptions,
+  Cell,
+  Driver,
+  QueryOptions,
+  QueryResult,
+} from "./types.ts";
 import { binaryCell, floatCell, isoDateTime, plainCell } from "./values.ts";
 
 /** How to reach one PostgreSQL database. */
@@ -62,6 +71,14 @@ export function openPostgres(config: PostgresConfig): Driver {
     },
   });
   const fail = (error: unknown) => toDbError(error, config.secrets);
+  /** Our own catalog statements, with the caller's limits. */
+  const catalog =
+    (options: CallOptions) => (text: string, params?: unknown[]) =>
+      run(
+        () => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
+        options,
+        config.secrets,
+      );
 
   return {
     engine: "postgres",
@@ -73,27 +90,20 @@ export function openPostgres(config: PostgresConfig): Driver {
       );
       return `PostgreSQL ${String(rows[0]?.server_version ?? "")}`.trim();
     },
-    listTables: (options) =>
-      listPostgresTables(
-        (text, params) =>
-          run(
-            () => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
-            options,
-            config.secrets,
-          ),
-        options,
-      ),
+    listTables: (options) => listPostgresTables(catalog(options), options),
     describeTable: (table, options) =>
-      describePostgresTable(
-        (text, params) =>
-          run(
-            () => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
-            options,
-            config.secrets,
-          ),
-        table,
-        options.schema,
-      ),
+      describePostgresTable(catalog(options), table, options.schema),
+    async overview(options) {
+      const exec = catalog(options);
+      const tables = await listPostgresTables(exec, {
+        rowCounts: false,
+        ...(options.schema === undefined ? {} : { schema: options.schema }),
+      });
+      const last = tables[Math.min(tables.length, options.maxTables) - 1];
+      const columns = await postgresColumns(exec, options.schema, last ?? null);
+      return assembleOverview(tables, options.maxTables, columns);
+    },
+    fingerprint: (options) => postgresFingerprint(catalog(options)),
     query: (text, options) =>
       (options.mode === "write" ? writeQuery : readQuery)(sql, text, options)
         .catch((error) => {

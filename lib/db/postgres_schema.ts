@@ -6,6 +6,7 @@
  */
 
 import { quoteIdent } from "./identifiers.ts";
+import type { ColumnRow } from "./overview.ts";
 import type { TableDetail, TableSummary } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -210,4 +211,62 @@ function renderTableDdl(
     }
   }
   return statements.join("\n");
+}
+
+// The relations listTables shows, with their live columns and primary key.
+const RELATION_COLUMNS = `from pg_class c
+       join pg_namespace n on n.oid = c.relnamespace
+       join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+       left join pg_index pk on pk.indrelid = c.oid and pk.indisprimary
+      where c.relkind in ('r', 'p', 'f', 'v', 'm') and ${USER_SCHEMAS}
+        and not c.relispartition`;
+
+/**
+ * The columns of every table up to and including `through` (in listTables'
+ * order), so a catalog of thousands of tables is not read whole for the
+ * first hundred.
+ */
+export async function postgresColumns(
+  exec: Exec,
+  schema: string | undefined,
+  through: { schema: string; name: string } | null,
+): Promise<ColumnRow[]> {
+  if (through === null) return [];
+  const rows = await exec(
+    `select n.nspname as schema, c.relname as table, a.attname as name,
+            format_type(a.atttypid, a.atttypmod) as data_type,
+            not a.attnotnull as nullable,
+            coalesce(a.attnum = any(pk.indkey), false) as primary_key
+       ${RELATION_COLUMNS}
+        and ($1::text is null or n.nspname = $1)
+        and (n.nspname collate "C", c.relname collate "C")
+            <= ($2::text collate "C", $3::text collate "C")
+      order by n.nspname collate "C", c.relname collate "C", a.attnum`,
+    [schema ?? null, through.schema, through.name],
+  );
+  return rows.map((row) => ({
+    schema: String(row.schema),
+    table: String(row.table),
+    name: String(row.name),
+    dataType: String(row.data_type),
+    nullable: row.nullable === true,
+    primaryKey: row.primary_key === true,
+  }));
+}
+
+/**
+ * MD5 of every user relation's kind and columns (name, type, nullability,
+ * primary key). A relation without columns still counts, through its kind.
+ */
+export async function postgresFingerprint(exec: Exec): Promise<string> {
+  const [row] = await exec(
+    `select md5(coalesce(string_agg(concat_ws(':', n.nspname, c.relname,
+              c.relkind, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod),
+              a.attnotnull, pk.indkey::text),
+              ',' order by n.nspname, c.relname, a.attnum), '')) as fingerprint
+       ${
+      RELATION_COLUMNS.replace("join pg_attribute", "left join pg_attribute")
+    }`,
+  );
+  return String(row?.fingerprint ?? "");
 }

@@ -12,7 +12,13 @@
 
 import Database from "libsql/promise";
 import { DbError } from "./errors.ts";
-import { describeSqliteTable, listSqliteTables } from "./sqlite_schema.ts";
+import { assembleOverview, digest } from "./overview.ts";
+import {
+  describeSqliteTable,
+  listSqliteTables,
+  sqliteColumns,
+  sqliteSchemaText,
+} from "./sqlite_schema.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
@@ -193,6 +199,20 @@ export function openSqlite(config: SqliteConfig): Driver {
     listTables: (options) => listSqliteTables(exec(options), options),
     describeTable: (table, options) =>
       describeSqliteTable(exec(options), table, options.schema),
+    async overview(options) {
+      const run = exec(options);
+      const schema = options.schema === undefined
+        ? {}
+        : { schema: options.schema };
+      const tables = await listSqliteTables(run, {
+        rowCounts: false,
+        ...schema,
+      });
+      const columns = await sqliteColumns(run, options.schema);
+      return assembleOverview(tables, options.maxTables, columns);
+    },
+    fingerprint: async (options) =>
+      digest(await sqliteSchemaText(exec(options))),
     query: (text, options) =>
       options.mode === "write"
         ? write(text, options)

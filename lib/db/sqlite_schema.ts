@@ -6,6 +6,7 @@
  */
 
 import { quoteIdent } from "./identifiers.ts";
+import type { ColumnRow } from "./overview.ts";
 import type { TableDetail, TableSummary } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -152,4 +153,53 @@ export async function describeSqliteTable(
     };
   }
   return null;
+}
+
+/** The columns of every table and view of the given databases (`main`, attached). */
+export async function sqliteColumns(
+  exec: Exec,
+  only?: string,
+): Promise<ColumnRow[]> {
+  const columns: ColumnRow[] = [];
+  for (const schema of await schemas(exec, only)) {
+    const rows = await exec(
+      `select m.name as tbl, p.name, p.type, p."notnull" as not_null, p.pk
+         from ${quoteIdent(schema, "sqlite")}.sqlite_schema m
+         join pragma_table_xinfo(m.name, ?) p
+        where m.type in ('table', 'view')
+          and m.name not like 'sqlite\\_%' escape '\\' and p.hidden != 1
+        order by m.name, p.cid`,
+      [schema],
+    );
+    for (const row of rows) {
+      columns.push({
+        schema,
+        table: String(row.tbl),
+        name: String(row.name),
+        dataType: String(row.type ?? ""),
+        nullable: Number(row.not_null) === 0 && Number(row.pk) === 0,
+        primaryKey: Number(row.pk) > 0,
+      });
+    }
+  }
+  return columns;
+}
+
+/**
+ * What every database's `sqlite_schema` says, as one text: SQLite keeps each
+ * object's CREATE statement there, so any change to a table shows in it.
+ */
+export async function sqliteSchemaText(exec: Exec): Promise<string> {
+  const parts: string[] = [];
+  for (const schema of await schemas(exec)) {
+    const rows = await exec(
+      `select type, name, sql from ${quoteIdent(schema, "sqlite")}.sqlite_schema
+        order by type, name`,
+    );
+    parts.push(
+      schema,
+      ...rows.map((row) => `${row.type}\u001f${row.name}\u001f${row.sql}`),
+    );
+  }
+  return parts.join("\u001e");
 }

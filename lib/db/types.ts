@@ -69,6 +69,27 @@ export interface TableDetail {
   ddl: string | null;
 }
 
+/** A column as the schema overview gives it. */
+export interface ColumnSummary {
+  name: string;
+  dataType: string;
+  nullable: boolean;
+  primaryKey: boolean;
+}
+
+/** A table with its columns. */
+export interface TableColumns extends TableSummary {
+  columns: ColumnSummary[];
+}
+
+/** The first tables of a connection with their columns, and how many there are. */
+export interface SchemaOverview {
+  /** At most `maxTables`, in `listTables` order. */
+  tables: TableColumns[];
+  /** Every table, view and materialized view. */
+  totalTables: number;
+}
+
 /** How a query runs. */
 export interface QueryOptions {
   /**
@@ -119,6 +140,19 @@ export interface Driver {
     table: string,
     options: CallOptions & { schema?: string },
   ): Promise<TableDetail | null>;
+  /**
+   * The first `maxTables` tables (listTables order) with their columns, in a
+   * bounded number of catalog queries whatever the table count.
+   */
+  overview(
+    options: CallOptions & { schema?: string; maxTables: number },
+  ): Promise<SchemaOverview>;
+  /**
+   * A short value that changes whenever a table, view or column is added,
+   * dropped, renamed or retyped, or a primary key changes: one cheap catalog
+   * query, made to be polled.
+   */
+  fingerprint(options: CallOptions): Promise<string>;
   /**
    * Run one statement the classifier let through: a read in the engine's
    * read-only mode, a write in a transaction. A write that started committing

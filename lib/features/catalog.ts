@@ -8,6 +8,7 @@
 
 import type { CallContext, Scope } from "./context.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
+import type { Completer } from "./completions.ts";
 
 /** A tool as published by `tools/list`, with the scope it needs and its handler. */
 export interface ToolEntry {
@@ -21,6 +22,8 @@ export interface ToolEntry {
 /** A prompt as published by `prompts/list`, with its renderer. */
 export interface PromptEntry {
   definition: JsonObject & { name: string };
+  /** Arguments with fixed choices, in the order completion offers them. */
+  choices?: Readonly<Record<string, readonly string[]>>;
   get(args: Record<string, string>, ctx: CallContext): Promise<JsonObject>;
 }
 
@@ -49,6 +52,8 @@ export class Catalog {
   readonly prompts: readonly PromptEntry[];
   readonly templates: readonly TemplateEntry[];
   readonly resourceProviders: readonly ResourceProvider[];
+  /** Completes argument values; without one every completion is empty. */
+  readonly completer: Completer | null;
   readonly #toolsByName: ReadonlyMap<string, ToolEntry>;
   readonly #promptsByName: ReadonlyMap<string, PromptEntry>;
 
@@ -57,6 +62,7 @@ export class Catalog {
     prompts?: PromptEntry[];
     templates?: TemplateEntry[];
     resourceProviders?: ResourceProvider[];
+    completer?: Completer;
   } = {}) {
     // Sorted by the cursor key with plain code-unit order, which is the order
     // pageAfter() compares in.
@@ -67,6 +73,7 @@ export class Catalog {
       (t) => t.definition.uriTemplate,
     );
     this.resourceProviders = parts.resourceProviders ?? [];
+    this.completer = parts.completer ?? null;
     this.#toolsByName = uniqueMap(this.tools, (t) => t.definition.name, "tool");
     this.#promptsByName = uniqueMap(
       this.prompts,

@@ -90,11 +90,27 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
           "Invalid params for completion/complete: argument must be {name, value} strings",
         );
       }
+      const context = ctx.params.context === undefined
+        ? {}
+        : isJsonObject(ctx.params.context)
+        ? ctx.params.context.arguments ?? {}
+        : null;
+      if (
+        !isJsonObject(context) ||
+        !Object.values(context).every((value) => typeof value === "string")
+      ) {
+        throw wire.invalidParams(
+          "Invalid params for completion/complete: context.arguments must be an object of strings",
+        );
+      }
+      let choices: readonly string[] | undefined;
       if (ref.type === "ref/prompt") {
         const name = requireString(ref.name, "ref.name", ctx.method);
-        if (catalog.prompt(name) === undefined) {
+        const prompt = catalog.prompt(name);
+        if (prompt === undefined) {
           throw wire.invalidParams(`Unknown prompt "${name}"`, { name });
         }
+        choices = prompt.choices?.[argument.name];
       } else if (ref.type === "ref/resource") {
         const uri = requireString(ref.uri, "ref.uri", ctx.method);
         if (!catalog.templates.some((t) => t.definition.uriTemplate === uri)) {
@@ -107,11 +123,16 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
           `Invalid params for completion/complete: unknown ref type "${ref.type}"`,
         );
       }
-      // No completer is registered for this argument: an empty list, which the
-      // completions issue fills from live connection and schema names.
-      return Promise.resolve({
-        completion: { values: [], total: 0, hasMore: false },
-      });
+      if (catalog.completer === null) {
+        return Promise.resolve({
+          completion: { values: [], total: 0, hasMore: false },
+        });
+      }
+      return catalog.completer.complete({
+        argument: { name: argument.name, value: argument.value },
+        context: context as Record<string, string>,
+        ...(choices === undefined ? {} : { choices }),
+      }, ctx);
     },
   };
 }

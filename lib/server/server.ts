@@ -15,13 +15,14 @@ import {
 } from "../app/handshake_file.ts";
 import { ensureAppDataDir, inAppDir } from "../app/paths.ts";
 import { loadSettings, parseSettings, type Settings } from "../app/settings.ts";
+import { QueryHistory } from "../app/query_history.ts";
 import { openStateDb } from "../app/state_db.ts";
 import { TokenStore } from "../app/tokens.ts";
 import { ConnectionStore } from "../app/connection_store.ts";
 import { loadConnections } from "../app/connections.ts";
 import { DriverPool } from "../db/pool.ts";
-import { Catalog } from "../features/catalog.ts";
-import { databaseTools } from "../features/tools/index.ts";
+import type { Catalog } from "../features/catalog.ts";
+import { databaseFeatures } from "../features/index.ts";
 import type { SubscriptionSource } from "../features/listen.ts";
 import { type Logger, stderrLogger } from "../log.ts";
 import { CursorCodec } from "../protocol/cursor.ts";
@@ -87,6 +88,8 @@ export interface RunningServer {
   readonly tokens: TokenStore;
   /** The activity log. */
   readonly activity: ActivityLog;
+  /** The query history. */
+  readonly history: QueryHistory;
   /** The saved connections in force. */
   readonly connections: ConnectionStore;
   /** The open database drivers. */
@@ -128,6 +131,7 @@ export async function startServer(
   const tokens = new TokenStore(db);
   const activity = new ActivityLog(db, log);
   const record = (entry: ActivityEntry) => activity.record(entry);
+  const history = new QueryHistory(db, log);
 
   const instanceId = crypto.randomUUID();
   const state: ServerState = {
@@ -164,23 +168,25 @@ export async function startServer(
   });
   try {
     await activity.prune(now());
+    await history.prune(now());
     await tokenSync.start();
   } catch (error) {
     db.close();
     throw error;
   }
+  const features = databaseFeatures({
+    connections,
+    pool,
+    settings: () => state.settings,
+    consent: approvals,
+    history,
+  });
   const methods = buildMethodTable({
-    catalog: options.catalog ?? new Catalog({
-      tools: databaseTools({
-        connections,
-        pool,
-        settings: () => state.settings,
-        consent: approvals,
-      }),
-    }),
+    catalog: options.catalog ?? features.catalog,
     cursors: new CursorCodec(),
     instanceId,
-    subscriptionSources: options.subscriptionSources ?? [],
+    subscriptionSources: options.subscriptionSources ??
+      (options.catalog === undefined ? features.subscriptionSources : []),
   });
   const app = createApp({
     state,
@@ -283,6 +289,7 @@ export async function startServer(
     state,
     tokens,
     activity,
+    history,
     connections,
     pool,
     rotation,
@@ -307,6 +314,7 @@ export async function startServer(
         await rotation.stop();
         await removeHandshakeIfOurs(handshakePath, instanceId);
         await activity.close();
+        await history.close();
         db.close();
       })();
       return stopped;

@@ -20,6 +20,7 @@ Deno.test("parseSettings() defaults every key", () => {
   assertEquals(DEFAULT_SETTINGS.queryTimeoutSeconds, 30);
   assertEquals(DEFAULT_SETTINGS.port, 0);
   assertEquals(DEFAULT_SETTINGS.enabled, true);
+  assertEquals(DEFAULT_SETTINGS.queryHistory, true);
 });
 
 Deno.test("parseSettings() reads every known key", () => {
@@ -32,6 +33,7 @@ Deno.test("parseSettings() reads every known key", () => {
     queryTimeoutSeconds: 60,
     hostDialog: { command: ["/usr/bin/approve", "--json"] },
     enabled: false,
+    queryHistory: false,
   };
   assertEquals(parseSettings(JSON.stringify(settings)), { ok: true, settings });
 });

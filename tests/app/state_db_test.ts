@@ -16,7 +16,34 @@ Deno.test("openStateDb() creates state.db 0600 in WAL mode, and reopens it", asy
     }
     const again = await openStateDb(home);
     const version = await again.client.execute("PRAGMA user_version");
-    assertEquals(version.rows[0]![0], 1);
+    assertEquals(version.rows[0]![0], 2);
+    again.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("openStateDb() upgrades a version 1 database, keeping its rows", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-state-" });
+  try {
+    const db = await openStateDb(home);
+    // What version 1 left: no query history yet, a token row.
+    await db.client.batch([
+      "DROP TABLE query_history",
+      `INSERT INTO tokens (id, name, prefix, salt, hash, level, created_at)
+         VALUES ('t1', 'kept', 'dbp_x', 's', 'h', 'readOnly', 1)`,
+      "PRAGMA user_version = 1",
+    ], "write");
+    db.close();
+    const again = await openStateDb(home);
+    const version = await again.client.execute("PRAGMA user_version");
+    assertEquals(version.rows[0]![0], 2);
+    const history = await again.client.execute(
+      "SELECT count(*) FROM query_history",
+    );
+    assertEquals(history.rows[0]![0], 0);
+    const tokens = await again.client.execute("SELECT name FROM tokens");
+    assertEquals(tokens.rows.map((row) => row[0]), ["kept"]);
     again.close();
   } finally {
     await Deno.remove(home, { recursive: true });

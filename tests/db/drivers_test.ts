@@ -100,6 +100,67 @@ for (const engine of ENGINES) {
     });
   });
 
+  Deno.test(`${engine}: overview() gives the first tables with their columns and the total`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const schema = fixture.schema;
+      const all = await driver.overview({ ...OPTIONS, schema, maxTables: 100 });
+      assertEquals(all.totalTables, 4);
+      assertEquals(all.tables.map((t) => [t.name, t.type]), [
+        ["authors", "table"],
+        ["book_titles", "view"],
+        ["books", "table"],
+        ["kinds", "table"],
+      ]);
+      const authors = all.tables[0]!;
+      assertEquals(
+        authors.columns.map((c) => [c.name, c.nullable, c.primaryKey]),
+        [
+          ["id", false, true],
+          ["name", false, false],
+          ["born", true, false],
+        ],
+      );
+      assert(
+        /int/i.test(authors.columns[0]!.dataType),
+        authors.columns[0]!.dataType,
+      );
+      assertEquals(
+        all.tables[1]!.columns.map((c) => c.name),
+        ["title", "name"],
+      );
+      const two = await driver.overview({ ...OPTIONS, schema, maxTables: 2 });
+      assertEquals(two.totalTables, 4);
+      assertEquals(two.tables, all.tables.slice(0, 2));
+    });
+  });
+
+  Deno.test(`${engine}: fingerprint() changes with ALTER TABLE, and only then`, async () => {
+    await withDriver(engine, async (driver, fixture) => {
+      const before = await driver.fingerprint(OPTIONS);
+      assertEquals(await driver.fingerprint(OPTIONS), before);
+      await fixture.admin(
+        `insert into ${table(fixture, "authors")} (name) values ('Grace')`,
+      );
+      assertEquals(
+        await driver.fingerprint(OPTIONS),
+        before,
+        "data is not schema",
+      );
+      await fixture.admin(
+        `alter table ${table(fixture, "authors")} add column email varchar(80)`,
+      );
+      const added = await driver.fingerprint(OPTIONS);
+      assert(added !== before, "a new column changes the fingerprint");
+      await fixture.admin(
+        `create table ${table(fixture, "extra")} (id integer)`,
+      );
+      assert(
+        await driver.fingerprint(OPTIONS) !== added,
+        "a new table changes it",
+      );
+    });
+  });
+
   Deno.test(`${engine}: describeTable() gives columns, keys, indexes and DDL`, async () => {
     await withDriver(engine, async (driver, fixture) => {
       const detail = await driver.describeTable("books", {

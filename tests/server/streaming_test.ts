@@ -168,9 +168,10 @@ Deno.test("subscriptions/listen acknowledges first, then ends with a complete re
     assertEquals(frames[0], {
       jsonrpc: "2.0",
       method: "notifications/subscriptions/acknowledged",
-      // Nothing can change yet, so nothing is honoured.
+      // Tools and prompts never change, an unknown kind and a URI that is
+      // not a schema of ours are dropped: only the resource list is honoured.
       params: {
-        notifications: {},
+        notifications: { resourcesListChanged: true },
         _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" },
       },
     });

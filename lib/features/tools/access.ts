@@ -18,7 +18,7 @@ import type { Driver } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import { consentReasons } from "../consent.ts";
 import type { CallContext, Principal } from "../context.ts";
-import type { ToolDeps } from "./deps.ts";
+import type { FeatureDeps } from "../deps.ts";
 import { invalidArgument, ToolFailure } from "./failure.ts";
 
 /** Whether `principal` may see `connection` at all. */
@@ -34,7 +34,7 @@ export function isVisible(
 
 /** The connections `principal` may see. */
 export function visibleConnections(
-  deps: ToolDeps,
+  deps: FeatureDeps,
   principal: Principal,
 ): SavedConnection[] {
   return deps.connections.all().filter((connection) =>
@@ -68,7 +68,7 @@ export interface Resolved {
  * {@linkcode admit}'s.
  */
 export function resolveConnection(
-  deps: ToolDeps,
+  deps: FeatureDeps,
   principal: Principal,
   id: string,
 ): Resolved {
@@ -99,7 +99,7 @@ export function resolveConnection(
  * statement what Safe Mode, its tier and its danger require.
  */
 export async function admit(
-  deps: ToolDeps,
+  deps: FeatureDeps,
   ctx: CallContext,
   connection: SavedConnection,
   statement: Classified | null,

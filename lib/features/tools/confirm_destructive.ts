@@ -11,7 +11,7 @@
 import type { ToolEntry } from "../catalog.ts";
 import { admit, checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
-import type { ToolDeps } from "./deps.ts";
+import type { FeatureDeps } from "../deps.ts";
 import { invalidArgument } from "./failure.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import {
@@ -26,7 +26,7 @@ import {
 } from "./statement.ts";
 
 /** The `confirm_destructive_operation` tool. */
-export function confirmDestructiveTool(deps: ToolDeps): ToolEntry {
+export function confirmDestructiveTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "confirm_destructive_operation",
     description:
@@ -71,7 +71,7 @@ export function confirmDestructiveTool(deps: ToolDeps): ToolEntry {
         statement,
         "a destructive statement",
       );
-      return await runClassified(ctx, resolved, statement, {
+      return await runClassified(deps, ctx, resolved, statement, {
         maxRows: Math.min(settings.defaultRowLimit, settings.maxRowLimit),
         timeoutSeconds: timeout,
       });

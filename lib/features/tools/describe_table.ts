@@ -6,16 +6,18 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import { admit, resolveConnection } from "./access.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { CallContext } from "../context.ts";
+import { admit, resolveConnection, type Resolved } from "./access.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { defineTool } from "./define.ts";
-import type { ToolDeps } from "./deps.ts";
+import type { FeatureDeps } from "../deps.ts";
 import { CONNECTION_ID, SCHEMA } from "./shared.ts";
 
 const strings = { type: "array", items: { type: "string" } };
 
 /** The `describe_table` tool. */
-export function describeTableTool(deps: ToolDeps): ToolEntry {
+export function describeTableTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "describe_table",
     description:
@@ -120,55 +122,75 @@ export function describeTableTool(deps: ToolDeps): ToolEntry {
     async run(args, ctx) {
       const table = String(args.table);
       if (table.trim() === "") throw invalidArgument("table must not be blank");
-      const { connection, driver, label } = resolveConnection(
+      const resolved = resolveConnection(
         deps,
         ctx.principal,
         String(args.connection_id),
       );
-      await admit(deps, ctx, connection, null, "reading its schema");
-      const schema = typeof args.schema === "string" ? args.schema : undefined;
-      const detail = await driver.describeTable(table, {
-        signal: ctx.signal,
-        timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
-        ...(schema === undefined ? {} : { schema }),
-      }).catch((error) => rethrow(error, label));
-      if (detail === null) {
-        throw new ToolFailure(
-          "not_found",
-          `no table or view ${JSON.stringify(table)}${
-            schema === undefined ? "" : ` in schema ${JSON.stringify(schema)}`
-          } on ${label}; list_tables shows what exists`,
-        );
-      }
-      return {
-        table: detail.name,
-        schema: detail.schema,
-        type: detail.type,
-        columns: detail.columns.map((column) => ({
-          name: column.name,
-          data_type: column.dataType,
-          is_nullable: column.nullable,
-          default_value: column.defaultValue,
-          is_primary_key: column.primaryKey,
-        })),
-        indexes: detail.indexes.map((index) => ({
-          name: index.name,
-          columns: index.columns,
-          is_unique: index.unique,
-          is_primary: index.primary,
-          type: index.method,
-        })),
-        foreign_keys: detail.foreignKeys.map((key) => ({
-          name: key.name,
-          columns: key.columns,
-          referenced_schema: key.referencedSchema,
-          referenced_table: key.referencedTable,
-          referenced_columns: key.referencedColumns,
-          on_update: key.onUpdate,
-          on_delete: key.onDelete,
-        })),
-        ...(detail.ddl === null ? {} : { ddl: detail.ddl }),
-      };
+      await admit(deps, ctx, resolved.connection, null, "reading its schema");
+      return await tableDescription(
+        deps,
+        ctx,
+        resolved,
+        table,
+        typeof args.schema === "string" ? args.schema : undefined,
+      );
     },
   });
+}
+
+/**
+ * The `describe_table` payload of one table of a resolved connection (the
+ * tool's, and the `.../tables/{table}` resource's); `not_found` when there is
+ * no such table.
+ */
+export async function tableDescription(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  { driver, label }: Resolved,
+  table: string,
+  schema: string | undefined,
+): Promise<JsonObject> {
+  const detail = await driver.describeTable(table, {
+    signal: ctx.signal,
+    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+    ...(schema === undefined ? {} : { schema }),
+  }).catch((error) => rethrow(error, label));
+  if (detail === null) {
+    throw new ToolFailure(
+      "not_found",
+      `no table or view ${JSON.stringify(table)}${
+        schema === undefined ? "" : ` in schema ${JSON.stringify(schema)}`
+      } on ${label}; list_tables shows what exists`,
+    );
+  }
+  return {
+    table: detail.name,
+    schema: detail.schema,
+    type: detail.type,
+    columns: detail.columns.map((column) => ({
+      name: column.name,
+      data_type: column.dataType,
+      is_nullable: column.nullable,
+      default_value: column.defaultValue,
+      is_primary_key: column.primaryKey,
+    })),
+    indexes: detail.indexes.map((index) => ({
+      name: index.name,
+      columns: index.columns,
+      is_unique: index.unique,
+      is_primary: index.primary,
+      type: index.method,
+    })),
+    foreign_keys: detail.foreignKeys.map((key) => ({
+      name: key.name,
+      columns: key.columns,
+      referenced_schema: key.referencedSchema,
+      referenced_table: key.referencedTable,
+      referenced_columns: key.referencedColumns,
+      on_update: key.onUpdate,
+      on_delete: key.onDelete,
+    })),
+    ...(detail.ddl === null ? {} : { ddl: detail.ddl }),
+  };
 }

@@ -11,7 +11,7 @@
 import type { ToolEntry } from "../catalog.ts";
 import { admit, checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
-import type { ToolDeps } from "./deps.ts";
+import type { FeatureDeps } from "../deps.ts";
 import { invalidArgument, ToolFailure } from "./failure.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import {
@@ -26,7 +26,7 @@ import {
 } from "./statement.ts";
 
 /** The `execute_query` tool. */
-export function executeQueryTool(deps: ToolDeps): ToolEntry {
+export function executeQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "execute_query",
     description:
@@ -80,7 +80,7 @@ export function executeQueryTool(deps: ToolDeps): ToolEntry {
       }
       if (statement.tier === "write") checkWrite(ctx, resolved.connection);
       await admit(deps, ctx, resolved.connection, statement, "a query");
-      return await runClassified(ctx, resolved, statement, {
+      return await runClassified(deps, ctx, resolved, statement, {
         maxRows,
         timeoutSeconds: timeout,
       });

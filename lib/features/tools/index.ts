@@ -6,14 +6,14 @@
 
 import type { ToolEntry } from "../catalog.ts";
 import { confirmDestructiveTool } from "./confirm_destructive.ts";
-import type { ToolDeps } from "./deps.ts";
+import type { FeatureDeps } from "../deps.ts";
 import { describeTableTool } from "./describe_table.ts";
 import { executeQueryTool } from "./execute_query.ts";
 import { listConnectionsTool } from "./list_connections.ts";
 import { listTablesTool } from "./list_tables.ts";
 
 /** Every database tool over the server's connections and drivers. */
-export function databaseTools(deps: ToolDeps): ToolEntry[] {
+export function databaseTools(deps: FeatureDeps): ToolEntry[] {
   return [
     listConnectionsTool(deps),
     listTablesTool(deps),

@@ -7,16 +7,18 @@
 
 import { describeTarget } from "../../db/target.ts";
 import type { ToolEntry } from "../catalog.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { Principal } from "../context.ts";
 import { visibleConnections } from "./access.ts";
 import { defineTool } from "./define.ts";
-import type { ToolDeps } from "./deps.ts";
+import type { FeatureDeps } from "../deps.ts";
 
 const TYPE_NAMES = { postgres: "PostgreSQL", mysql: "MySQL", sqlite: "SQLite" };
 
 const nullable = (type: string) => ({ type: [type, "null"] });
 
 /** The `list_connections` tool. */
-export function listConnectionsTool(deps: ToolDeps): ToolEntry {
+export function listConnectionsTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "list_connections",
     description:
@@ -68,29 +70,35 @@ export function listConnectionsTool(deps: ToolDeps): ToolEntry {
       openWorldHint: false,
     },
     run(_args, ctx) {
-      const collator = new Intl.Collator(undefined, { numeric: true });
-      const connections = visibleConnections(deps, ctx.principal)
-        .sort((a, b) =>
-          collator.compare(a.name, b.name) || (a.id < b.id ? -1 : 1)
-        )
-        .map((connection) => {
-          const target = describeTarget(connection.driver, connection.url);
-          return {
-            id: connection.id,
-            name: connection.name,
-            type: /^mariadb:/i.test(connection.url)
-              ? "MariaDB"
-              : TYPE_NAMES[connection.driver],
-            host: target?.host ?? null,
-            port: target?.port ?? null,
-            database: target?.database ?? null,
-            is_connected: deps.pool.isConnected(connection.id),
-            external_access: connection.externalAccess,
-            ai_policy: connection.aiPolicy,
-            safe_mode: connection.safeMode,
-          };
-        });
-      return Promise.resolve({ connections });
+      return Promise.resolve(connectionList(deps, ctx.principal));
     },
   });
+}
+
+/** The `list_connections` payload (the tool's, and `dbport://connections`'). */
+export function connectionList(
+  deps: FeatureDeps,
+  principal: Principal,
+): JsonObject {
+  const collator = new Intl.Collator(undefined, { numeric: true });
+  const connections = visibleConnections(deps, principal)
+    .sort((a, b) => collator.compare(a.name, b.name) || (a.id < b.id ? -1 : 1))
+    .map((connection) => {
+      const target = describeTarget(connection.driver, connection.url);
+      return {
+        id: connection.id,
+        name: connection.name,
+        type: /^mariadb:/i.test(connection.url)
+          ? "MariaDB"
+          : TYPE_NAMES[connection.driver],
+        host: target?.host ?? null,
+        port: target?.port ?? null,
+        database: target?.database ?? null,
+        is_connected: deps.pool.isConnected(connection.id),
+        external_access: connection.externalAccess,
+        ai_policy: connection.aiPolicy,
+        safe_mode: connection.safeMode,
+      };
+    });
+  return { connections };
 }

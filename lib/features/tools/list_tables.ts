@@ -5,14 +5,16 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import { admit, resolveConnection } from "./access.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { CallContext } from "../context.ts";
+import { admit, resolveConnection, type Resolved } from "./access.ts";
 import { defineTool } from "./define.ts";
-import type { ToolDeps } from "./deps.ts";
+import type { FeatureDeps } from "../deps.ts";
 import { rethrow } from "./failure.ts";
 import { CONNECTION_ID, SCHEMA } from "./shared.ts";
 
 /** The `list_tables` tool. */
-export function listTablesTool(deps: ToolDeps): ToolEntry {
+export function listTablesTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "list_tables",
     description:
@@ -59,32 +61,44 @@ export function listTablesTool(deps: ToolDeps): ToolEntry {
       openWorldHint: false,
     },
     async run(args, ctx) {
-      const { connection, driver, label } = resolveConnection(
+      const resolved = resolveConnection(
         deps,
         ctx.principal,
         String(args.connection_id),
       );
-      await admit(deps, ctx, connection, null, "listing its tables");
-      const rowCounts = args.include_row_counts === true;
-      const tables = await driver.listTables({
-        signal: ctx.signal,
-        timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
-        rowCounts,
+      await admit(deps, ctx, resolved.connection, null, "listing its tables");
+      return await tableList(deps, ctx, resolved, {
+        rowCounts: args.include_row_counts === true,
         ...(typeof args.schema === "string" ? { schema: args.schema } : {}),
-      }).catch((error) => rethrow(error, label));
-      return {
-        tables: tables.map((table) => ({
-          name: table.name,
-          schema: table.schema,
-          type: table.type,
-          ...(table.rowCount === undefined
-            ? {}
-            : { row_count: table.rowCount }),
-        })),
-        row_counts_included: rowCounts,
-        // SQLite keeps no statistics: its counts are exact COUNT(*)s.
-        row_counts_are_approximate: rowCounts && driver.engine !== "sqlite",
-      };
+      });
     },
   });
+}
+
+/**
+ * The `list_tables` payload of a resolved connection (the tool's, and the
+ * `.../tables` resource's).
+ */
+export async function tableList(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  { driver, label }: Resolved,
+  options: { schema?: string; rowCounts: boolean },
+): Promise<JsonObject> {
+  const tables = await driver.listTables({
+    signal: ctx.signal,
+    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+    ...options,
+  }).catch((error) => rethrow(error, label));
+  return {
+    tables: tables.map((table) => ({
+      name: table.name,
+      schema: table.schema,
+      type: table.type,
+      ...(table.rowCount === undefined ? {} : { row_count: table.rowCount }),
+    })),
+    row_counts_included: options.rowCounts,
+    // SQLite keeps no statistics: its counts are exact COUNT(*)s.
+    row_counts_are_approximate: options.rowCounts && driver.engine !== "sqlite",
+  };
 }

@@ -13,6 +13,9 @@ import { type Classified, classify } from "../../db/classifier.ts";
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
+import { DbError } from "../../db/errors.ts";
+import type { QueryResult } from "../../db/types.ts";
+import type { FeatureDeps } from "../deps.ts";
 import type { Resolved } from "./access.ts";
 import type { Arguments, ArgumentSpec } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -129,8 +132,9 @@ export function checkWrite(ctx: CallContext, connection: SavedConnection) {
   }
 }
 
-/** Run a classified statement and shape its result set. */
+/** Run a classified statement, record it in the history, shape its result set. */
 export async function runClassified(
+  deps: FeatureDeps,
   ctx: CallContext,
   resolved: Resolved,
   statement: Classified,
@@ -139,14 +143,20 @@ export async function runClassified(
   const write = statement.tier !== "read";
   ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
   const started = performance.now();
+  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
+  const remember = historyOf(deps, ctx, resolved, statement);
   const result = await resolved.driver.query(statement.text, {
     mode: write ? "write" : "read",
     maxRows: limits.maxRows,
     timeoutMs: limits.timeoutSeconds * 1000,
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
-  }).catch((error) => rethrow(error, resolved.label));
-  const elapsed = Math.round((performance.now() - started) * 100) / 100;
+  }).catch((error) => {
+    remember(elapsed(), null, error);
+    return rethrow(error, resolved.label);
+  });
+  const took = elapsed();
+  remember(took, result, null);
   const read = `${result.rows.length} row${
     result.rows.length === 1 ? "" : "s"
   }${result.truncated ? ` (cut at max_rows ${limits.maxRows})` : ""}`;
@@ -164,7 +174,47 @@ export async function runClassified(
     rows: result.rows,
     row_count: result.rows.length,
     rows_affected: result.rowsAffected,
-    execution_time_ms: elapsed,
+    execution_time_ms: took,
     is_truncated: result.truncated,
+  };
+}
+
+/**
+ * Records the statement's run in the query history while the user keeps it
+ * (setting `queryHistory`). Only statements that reached the database are
+ * recorded; a driver error's text is already redacted.
+ */
+function historyOf(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  resolved: Resolved,
+  statement: Classified,
+): (durationMs: number, result: QueryResult | null, error: unknown) => void {
+  if (!deps.settings().queryHistory) return () => {};
+  return (durationMs, result, error) => {
+    const kind = error instanceof DbError ? error.kind : null;
+    deps.history.record({
+      time: Date.now(),
+      connectionId: resolved.connection.id,
+      sql: statement.text,
+      statementType: statement.tier,
+      durationMs,
+      rowCount: result?.rows.length ?? 0,
+      rowsAffected: result?.rowsAffected ?? 0,
+      outcome: error === null
+        ? "success"
+        : kind === "cancelled"
+        ? "cancelled"
+        : kind === "timeout"
+        ? "timeout"
+        : "error",
+      error: error === null
+        ? null
+        : error instanceof DbError
+        ? error.message
+        : "internal failure",
+      clientName: ctx.clientInfo?.name ?? null,
+      tokenName: ctx.principal.kind === "anonymous" ? null : ctx.principal.name,
+    });
   };
 }

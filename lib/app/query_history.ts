@@ -1,0 +1,199 @@
+/**
+ * The query history in `state.db`: the SQL clients ran, per connection, with
+ * when, how long, how many rows, how it ended and which client sent it. Kept
+ * only while the `queryHistory` setting is on; rows older than 90 days, and
+ * all but the newest 10,000 per connection, are pruned.
+ *
+ * Writes are queued and written together shortly after, like the activity
+ * log's, so recording never holds up a query; reading flushes first, so a
+ * client reading the history sees its own last query.
+ *
+ * @module
+ */
+
+import type { Row } from "@libsql/client";
+import type { StateDb } from "./state_db.ts";
+
+/** How a recorded statement ended. */
+export type HistoryOutcome = "success" | "error" | "cancelled" | "timeout";
+
+/** One statement a client ran. */
+export interface HistoryEntry {
+  time: number;
+  connectionId: string;
+  sql: string;
+  /** The classifier's tier: `read`, `write` or `destructive`. */
+  statementType: string;
+  durationMs: number;
+  rowCount: number;
+  rowsAffected: number;
+  outcome: HistoryOutcome;
+  /** The redacted error text, when it failed. */
+  error: string | null;
+  clientName: string | null;
+  tokenName: string | null;
+}
+
+/** A stored entry with its id. */
+export interface HistoryRow extends HistoryEntry {
+  id: number;
+}
+
+/** The features' view of the history: record a statement, read the newest. */
+export interface HistoryStore {
+  record(entry: HistoryEntry): void;
+  recent(connectionId: string, limit: number): Promise<HistoryRow[]>;
+}
+
+/** How long rows are kept. */
+export const HISTORY_RETENTION_MS = 90 * 86_400_000;
+/** Rows kept per connection. */
+export const HISTORY_PER_CONNECTION = 10_000;
+
+const FLUSH_DELAY_MS = 100;
+const MAX_QUEUE = 10_000;
+
+const COLUMNS = [
+  "time",
+  "connection_id",
+  "sql",
+  "statement_type",
+  "duration_ms",
+  "row_count",
+  "rows_affected",
+  "outcome",
+  "error",
+  "client_name",
+  "token_name",
+] as const;
+
+const INSERT = `INSERT INTO query_history (${COLUMNS.join(", ")}) VALUES (${
+  COLUMNS.map(() => "?").join(", ")
+})`;
+
+function fromRow(row: Row): HistoryRow {
+  const text = (value: unknown) =>
+    value === null || value === undefined ? null : String(value);
+  return {
+    id: Number(row.id),
+    time: Number(row.time),
+    connectionId: String(row.connection_id),
+    sql: String(row.sql),
+    statementType: String(row.statement_type),
+    durationMs: Number(row.duration_ms),
+    rowCount: Number(row.row_count),
+    rowsAffected: Number(row.rows_affected),
+    outcome: String(row.outcome) as HistoryOutcome,
+    error: text(row.error),
+    clientName: text(row.client_name),
+    tokenName: text(row.token_name),
+  };
+}
+
+/** The query history. */
+export class QueryHistory implements HistoryStore {
+  readonly #db: StateDb;
+  readonly #onError: (message: string) => void;
+  #queue: HistoryEntry[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(db: StateDb, onError: (message: string) => void = () => {}) {
+    this.#db = db;
+    this.#onError = onError;
+  }
+
+  /** Queue an entry; it is written within about 100 ms. */
+  record(entry: HistoryEntry): void {
+    this.#queue.push(entry);
+    if (this.#queue.length > MAX_QUEUE) this.#queue.shift();
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined;
+      void this.flush();
+    }, FLUSH_DELAY_MS);
+  }
+
+  /** Write every queued entry now. */
+  flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = this.#queue;
+    this.#queue = [];
+    if (batch.length === 0) return this.#writing;
+    this.#writing = this.#writing.then(() =>
+      this.#db.client.batch(
+        batch.map((entry) => ({
+          sql: INSERT,
+          args: [
+            entry.time,
+            entry.connectionId,
+            entry.sql,
+            entry.statementType,
+            entry.durationMs,
+            entry.rowCount,
+            entry.rowsAffected,
+            entry.outcome,
+            entry.error,
+            entry.clientName,
+            entry.tokenName,
+          ],
+        })),
+        "write",
+      ).then(
+        () => {},
+        (error) =>
+          this.#onError(
+            `dbport: could not write ${batch.length} query history entries: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+          ),
+      )
+    );
+    return this.#writing;
+  }
+
+  /** One connection's newest `limit` entries, newest first. */
+  async recent(connectionId: string, limit: number): Promise<HistoryRow[]> {
+    await this.flush();
+    const result = await this.#db.client.execute({
+      sql: `SELECT * FROM query_history WHERE connection_id = ?
+            ORDER BY id DESC LIMIT ?`,
+      args: [connectionId, limit],
+    });
+    return result.rows.map(fromRow);
+  }
+
+  /** Delete rows past the retention period or the per-connection cap. */
+  async prune(now = Date.now()): Promise<void> {
+    await this.#db.client.batch([
+      {
+        sql: "DELETE FROM query_history WHERE time < ?",
+        args: [now - HISTORY_RETENTION_MS],
+      },
+      {
+        sql: `DELETE FROM query_history WHERE id IN (
+                SELECT id FROM (
+                  SELECT id, row_number() OVER (
+                    PARTITION BY connection_id ORDER BY id DESC) AS n
+                  FROM query_history) WHERE n > ?)`,
+        args: [HISTORY_PER_CONNECTION],
+      },
+    ], "write");
+  }
+
+  /** Forget one connection's history, or all of it. */
+  async clear(connectionId?: string): Promise<void> {
+    await this.flush();
+    await this.#db.client.execute(
+      connectionId === undefined ? "DELETE FROM query_history" : {
+        sql: "DELETE FROM query_history WHERE connection_id = ?",
+        args: [connectionId],
+      },
+    );
+  }
+
+  /** Write what is queued and stop the timer. */
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Everything dbport offers over the saved connections: the tools, prompts,
+ * resources and templates, completions, and the notifications
+ * `subscriptions/listen` delivers.
+ *
+ * @module
+ */
+
+import { Catalog } from "./catalog.ts";
+import { databaseCompleter } from "./completions.ts";
+import type { FeatureDeps } from "./deps.ts";
+import type { SubscriptionSource } from "./listen.ts";
+import { databasePrompts } from "./prompts/index.ts";
+import { connectionResources } from "./resources/provider.ts";
+import { RESOURCE_TEMPLATES } from "./resources/templates.ts";
+import { resourceSubscriptions } from "./subscriptions/resource_source.ts";
+import { SchemaWatch } from "./subscriptions/schema_watch.ts";
+import { databaseTools } from "./tools/index.ts";
+
+/** The catalog and the subscription sources over `deps`. */
+export function databaseFeatures(deps: FeatureDeps): {
+  catalog: Catalog;
+  subscriptionSources: SubscriptionSource[];
+} {
+  return {
+    catalog: new Catalog({
+      tools: databaseTools(deps),
+      prompts: databasePrompts(deps),
+      templates: [...RESOURCE_TEMPLATES],
+      resourceProviders: [connectionResources(deps)],
+      completer: databaseCompleter(deps),
+    }),
+    subscriptionSources: [
+      resourceSubscriptions(deps, new SchemaWatch(deps)),
+    ],
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The `dbport://connections/{id}/schema` payload: every table with its
+ * columns, cut at 100 tables (with `truncated` and `total_tables`).
+ *
+ * @module
+ */
+
+import type { SchemaOverview } from "../../db/types.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { CallContext } from "../context.ts";
+import type { FeatureDeps } from "../deps.ts";
+import type { Resolved } from "../tools/access.ts";
+import { rethrow } from "../tools/failure.ts";
+
+/** Tables the schema resource shows in full. */
+export const SCHEMA_MAX_TABLES = 100;
+
+/** Read a connection's schema overview with the user's query timeout. */
+export function readOverview(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  { driver, label }: Resolved,
+  maxTables: number,
+  schema?: string,
+): Promise<SchemaOverview> {
+  return driver.overview({
+    signal: ctx.signal,
+    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+    maxTables,
+    ...(schema === undefined ? {} : { schema }),
+  }).catch((error) => rethrow(error, label));
+}
+
+/** The schema resource's payload. */
+export async function schemaPayload(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  resolved: Resolved,
+): Promise<JsonObject> {
+  const overview = await readOverview(deps, ctx, resolved, SCHEMA_MAX_TABLES);
+  return {
+    connection_id: resolved.connection.id,
+    connection: resolved.connection.name,
+    engine: resolved.driver.engine,
+    tables: overview.tables.map((table) => ({
+      name: table.name,
+      schema: table.schema,
+      type: table.type,
+      columns: table.columns.map((column) => ({
+        name: column.name,
+        data_type: column.dataType,
+        is_nullable: column.nullable,
+        is_primary_key: column.primaryKey,
+      })),
+    })),
+    total_tables: overview.totalTables,
+    truncated: overview.totalTables > overview.tables.length,
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * What `subscriptions/listen` delivers (issue 7; MODERN-ERA §11):
+ * `notifications/resources/list_changed` when the set of resources this
+ * principal sees changes (a connection added, removed, blocked, its policy
+ * changed, opened or closed), and `notifications/resources/updated` when a
+ * subscribed connection's schema changes. Tools and prompts never change
+ * while the server runs, so those requests are not honoured.
+ *
+ * @module
+ */
+
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { CallContext } from "../context.ts";
+import type { FeatureDeps } from "../deps.ts";
+import type { SubscriptionSource } from "../listen.ts";
+import { META_SUBSCRIPTION_ID } from "../../protocol/envelope.ts";
+import { parseResourceUri, schemaUri } from "../resources/uris.ts";
+import { isVisible, visibleConnections } from "../tools/access.ts";
+import { type SchemaWatch } from "./schema_watch.ts";
+
+/** How often the visible resource list is compared with the one last sent. */
+export const LIST_POLL_MS = 1_000;
+
+/** The resource notifications source. */
+export function resourceSubscriptions(
+  deps: FeatureDeps,
+  watch: SchemaWatch,
+  listPollMs = LIST_POLL_MS,
+): SubscriptionSource {
+  /** Whether the principal may read the connection's schema without asking. */
+  const readable = (id: string, ctx: CallContext): boolean => {
+    const connection = deps.connections.byId(id);
+    return connection !== undefined &&
+      isVisible(connection, ctx.principal) &&
+      (connection.aiPolicy !== "askEachTime" ||
+        deps.consent.granted(ctx.principal, connection.id));
+  };
+
+  return {
+    accept(requested, ctx) {
+      // Without resources:read nothing here may be heard.
+      if (!ctx.principal.scopes.has("resources:read")) {
+        return Promise.resolve({});
+      }
+      const honoured: JsonObject = {};
+      if (requested.resourcesListChanged === true) {
+        honoured.resourcesListChanged = true;
+      }
+      const uris = new Set<string>();
+      for (const uri of (requested.resourceSubscriptions ?? []) as string[]) {
+        // Only a connection's schema is subscribable; others are dropped
+        // (issue 7: "subscriptions to URIs the principal cannot read are
+        // dropped"). The honoured URI is the canonical spelling.
+        const parsed = parseResourceUri(uri);
+        if (!parsed.ok || parsed.ref.kind !== "schema") continue;
+        if (!readable(parsed.ref.connectionId, ctx)) continue;
+        uris.add(schemaUri(parsed.ref.connectionId));
+      }
+      if (uris.size > 0) honoured.resourceSubscriptions = [...uris];
+      return Promise.resolve(honoured);
+    },
+
+    async run(honoured, ctx, signal) {
+      const meta = { [META_SUBSCRIPTION_ID]: ctx.id };
+      for (const uri of (honoured.resourceSubscriptions ?? []) as string[]) {
+        const parsed = parseResourceUri(uri);
+        if (!parsed.ok || parsed.ref.kind !== "schema") continue;
+        const id = parsed.ref.connectionId;
+        watch.watch(id, () => {
+          // A connection hidden since the subscription tells nothing more.
+          if (readable(id, ctx)) {
+            ctx.notify("notifications/resources/updated", { uri, _meta: meta });
+          }
+        }, signal);
+      }
+      if (honoured.resourcesListChanged !== true) return;
+      // What the principal's resources are made of: which connections it
+      // sees, under which name and policy, and whether each is connected
+      // (that decides whether its schema is listed).
+      const listKey = () =>
+        visibleConnections(deps, ctx.principal).map((c) =>
+          [
+            c.id,
+            c.name,
+            c.externalAccess,
+            c.aiPolicy,
+            c.safeMode,
+            deps.pool.isConnected(c.id),
+          ].join("|")
+        ).sort().join("\n");
+      let sent = listKey();
+      const check = () => {
+        if (signal.aborted) return;
+        const now = listKey();
+        if (now !== sent && !signal.aborted) {
+          sent = now;
+          ctx.notify("notifications/resources/list_changed", { _meta: meta });
+        }
+      };
+      // connections.json changes are seen at once; opened and closed
+      // connections at the next tick.
+      const unsubscribe = deps.connections.onChange(check);
+      const timer = setInterval(check, listPollMs);
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearInterval(timer);
+          unsubscribe();
+          resolve();
+        };
+        if (signal.aborted) done();
+        else signal.addEventListener("abort", done, { once: true });
+      });
+    },
+  };
+}
