@@ -123,6 +123,10 @@ export interface SdkOptions {
   /** Answers the server's `input_required` forms (declares form elicitation). */
   elicit?: (params: JsonObject) => JsonObject | Promise<JsonObject>;
   check?: SchemaCheck;
+  /** A fetch of the test's own (one that rewrites a request, say). */
+  fetch?: typeof fetch;
+  /** The clientInfo name (default "dbport-e2e"). */
+  name?: string;
 }
 
 /** An SDK v2 client pinned to 2026-07-28, connected with a bearer token. */
@@ -132,7 +136,7 @@ export async function sdkClient(
   options: SdkOptions = {},
 ): Promise<Client> {
   const client = new Client(
-    { name: "dbport-e2e", version: "1.0.0" },
+    { name: options.name ?? "dbport-e2e", version: "1.0.0" },
     {
       capabilities: options.elicit === undefined
         ? {}
@@ -151,7 +155,11 @@ export async function sdkClient(
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
-      ...(options.check === undefined ? {} : { fetch: options.check.fetch }),
+      ...(options.fetch !== undefined
+        ? { fetch: options.fetch }
+        : options.check !== undefined
+        ? { fetch: options.check.fetch }
+        : {}),
     }),
   );
   return client;

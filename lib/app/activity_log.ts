@@ -11,6 +11,7 @@
  */
 
 import type { InValue, Row } from "@libsql/client";
+import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
 
 /** How a request ended. */
@@ -61,11 +62,6 @@ export const ACTIVITY_RETENTION_MS = 90 * 86_400_000;
 
 /** A client counts as connected while it was seen this recently. */
 export const CLIENT_WINDOW_MS = 5 * 60_000;
-
-const FLUSH_DELAY_MS = 100;
-const FLUSH_AT = 500;
-/** Past this many unwritten entries (a stuck disk), the oldest are dropped. */
-const MAX_QUEUE = 20_000;
 
 const COLUMNS = [
   "time",
@@ -141,51 +137,26 @@ function fromRow(row: Row): ActivityRow {
 /** The activity log. */
 export class ActivityLog {
   readonly #db: StateDb;
-  readonly #onError: (message: string) => void;
-  #queue: ActivityEntry[] = [];
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #writing: Promise<void> = Promise.resolve();
+  readonly #writer: BatchWriter<ActivityEntry>;
 
   constructor(db: StateDb, onError: (message: string) => void = () => {}) {
     this.#db = db;
-    this.#onError = onError;
+    this.#writer = new BatchWriter(db, {
+      insert: INSERT,
+      args: toArgs,
+      what: "activity entries",
+      onError,
+    });
   }
 
   /** Queue an entry; it is written within about 100 ms. */
   record(entry: ActivityEntry): void {
-    this.#queue.push(entry);
-    if (this.#queue.length > MAX_QUEUE) {
-      this.#queue.splice(0, this.#queue.length - MAX_QUEUE);
-    }
-    if (this.#queue.length >= FLUSH_AT) void this.flush();
-    else {this.#timer ??= setTimeout(() => {
-        this.#timer = undefined;
-        void this.flush();
-      }, FLUSH_DELAY_MS);}
+    this.#writer.push(entry);
   }
 
   /** Write every queued entry now. */
   flush(): Promise<void> {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const batch = this.#queue;
-    this.#queue = [];
-    if (batch.length === 0) return this.#writing;
-    this.#writing = this.#writing.then(() =>
-      this.#db.client.batch(
-        batch.map((entry) => ({ sql: INSERT, args: toArgs(entry) })),
-        "write",
-      ).then(
-        () => {},
-        (error) =>
-          this.#onError(
-            `dbport: could not write ${batch.length} activity entries: ${
-              error instanceof Error ? error.message : String(error)
-            }`,
-          ),
-      )
-    );
-    return this.#writing;
+    return this.#writer.flush();
   }
 
   /** Delete rows older than the retention period. */

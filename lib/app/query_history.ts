@@ -12,6 +12,7 @@
  */
 
 import type { Row } from "@libsql/client";
+import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
 
 /** How a recorded statement ended. */
@@ -49,9 +50,6 @@ export interface HistoryStore {
 export const HISTORY_RETENTION_MS = 90 * 86_400_000;
 /** Rows kept per connection. */
 export const HISTORY_PER_CONNECTION = 10_000;
-
-const FLUSH_DELAY_MS = 100;
-const MAX_QUEUE = 10_000;
 
 const COLUMNS = [
   "time",
@@ -93,63 +91,39 @@ function fromRow(row: Row): HistoryRow {
 /** The query history. */
 export class QueryHistory implements HistoryStore {
   readonly #db: StateDb;
-  readonly #onError: (message: string) => void;
-  #queue: HistoryEntry[] = [];
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #writing: Promise<void> = Promise.resolve();
+  readonly #writer: BatchWriter<HistoryEntry>;
 
   constructor(db: StateDb, onError: (message: string) => void = () => {}) {
     this.#db = db;
-    this.#onError = onError;
+    this.#writer = new BatchWriter(db, {
+      insert: INSERT,
+      args: (entry) => [
+        entry.time,
+        entry.connectionId,
+        entry.sql,
+        entry.statementType,
+        entry.durationMs,
+        entry.rowCount,
+        entry.rowsAffected,
+        entry.outcome,
+        entry.error,
+        entry.clientName,
+        entry.tokenName,
+      ],
+      what: "query history entries",
+      onError,
+      maxQueue: 10_000,
+    });
   }
 
   /** Queue an entry; it is written within about 100 ms. */
   record(entry: HistoryEntry): void {
-    this.#queue.push(entry);
-    if (this.#queue.length > MAX_QUEUE) this.#queue.shift();
-    this.#timer ??= setTimeout(() => {
-      this.#timer = undefined;
-      void this.flush();
-    }, FLUSH_DELAY_MS);
+    this.#writer.push(entry);
   }
 
   /** Write every queued entry now. */
   flush(): Promise<void> {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const batch = this.#queue;
-    this.#queue = [];
-    if (batch.length === 0) return this.#writing;
-    this.#writing = this.#writing.then(() =>
-      this.#db.client.batch(
-        batch.map((entry) => ({
-          sql: INSERT,
-          args: [
-            entry.time,
-            entry.connectionId,
-            entry.sql,
-            entry.statementType,
-            entry.durationMs,
-            entry.rowCount,
-            entry.rowsAffected,
-            entry.outcome,
-            entry.error,
-            entry.clientName,
-            entry.tokenName,
-          ],
-        })),
-        "write",
-      ).then(
-        () => {},
-        (error) =>
-          this.#onError(
-            `dbport: could not write ${batch.length} query history entries: ${
-              error instanceof Error ? error.message : String(error)
-            }`,
-          ),
-      )
-    );
-    return this.#writing;
+    return this.#writer.flush();
   }
 
   /** One connection's newest `limit` entries, newest first. */

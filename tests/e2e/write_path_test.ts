@@ -5,10 +5,7 @@
  * contract's "Result state of a call" table, and the gates of a write.
  */
 
-import {
-  Client,
-  StreamableHTTPClientTransport,
-} from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import type { SavedConnection } from "../../lib/app/connections.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
@@ -16,6 +13,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { recordingDialog } from "../_dialog.ts";
 import { type Fixture, openFixture } from "../_db.ts";
 import { assertSchema } from "../_schema.ts";
+import { sdkClient } from "../_sdk.ts";
 import {
   initializeSession,
   modernRequest,
@@ -64,33 +62,17 @@ async function setup(
 }
 
 /** An SDK v2 client, pinned to 2026-07-28, declaring form elicitation. */
-async function sdk(
+function sdk(
   url: string,
   token: string,
   elicit: Elicit | null,
   fetchOverride?: typeof fetch,
 ): Promise<Client> {
-  const client = new Client(
-    { name: "approver", version: "1.0.0" },
-    {
-      capabilities: elicit === null ? {} : { elicitation: { form: {} } },
-      versionNegotiation: { mode: { pin: "2026-07-28" } },
-    },
-  );
-  if (elicit !== null) {
-    client.setRequestHandler(
-      "elicitation/create",
-      // deno-lint-ignore no-explicit-any
-      async (request: any) => await elicit(request.params) as any,
-    );
-  }
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-      ...(fetchOverride === undefined ? {} : { fetch: fetchOverride }),
-    }),
-  );
-  return client;
+  return sdkClient(url, token, {
+    name: "approver",
+    ...(elicit === null ? {} : { elicit }),
+    ...(fetchOverride === undefined ? {} : { fetch: fetchOverride }),
+  });
 }
 
 async function count(fixture: Fixture, table = "authors"): Promise<number> {

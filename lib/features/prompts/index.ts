@@ -41,12 +41,12 @@ const AUDIENCE: PromptArgument = {
   choices: ["newcomer", "analyst", "engineer"],
 };
 
-const TABLE: PromptArgument = {
-  name: "table",
-  title: "Table",
-  description: "The table or view name, as stored.",
-  required: true,
-};
+const TABLE: PromptArgument = textArgument(
+  "table",
+  "Table",
+  "The table or view name, as stored.",
+  true,
+);
 
 const AUDIENCES: Readonly<Record<string, string>> = {
   newcomer:
@@ -57,13 +57,21 @@ const AUDIENCES: Readonly<Record<string, string>> = {
     "an engineer: keys, constraints, indexes, naming, and structural risks",
 };
 
+/** A free-text argument. */
+function textArgument(
+  name: string,
+  title: string,
+  description: string,
+  required: boolean,
+): PromptArgument {
+  return { name, title, description, required };
+}
+
 /** Query text echoed into a prompt, at most. */
 const QUERY_ECHO_LIMIT = 8_000;
 
 /** Every prompt over the server's connections. */
 export function databasePrompts(deps: FeatureDeps): PromptEntry[] {
-  const schemaOf = (args: Readonly<Record<string, string>>) => args.schema;
-
   return [
     definePrompt(deps, {
       name: "explain_schema",
@@ -72,13 +80,7 @@ export function databasePrompts(deps: FeatureDeps): PromptEntry[] {
         "A guided tour of a connection's schema: what the tables hold and how they relate, from the live catalog.",
       arguments: [SCHEMA, AUDIENCE],
       async render({ args, resolved, ctx }: RenderInput) {
-        const all = await readOverview(
-          deps,
-          ctx,
-          resolved,
-          200,
-          schemaOf(args),
-        );
+        const all = await readOverview(deps, ctx, resolved, 200, args.schema);
         const sized = await tablesBySize(deps, { args, resolved, ctx });
         const detailed = await details(deps, ctx, resolved, sized, 8);
         return [
@@ -138,22 +140,16 @@ export function databasePrompts(deps: FeatureDeps): PromptEntry[] {
       description:
         "Turn a question into one SQL statement for this connection, grounded in the live schema.",
       arguments: [
-        {
-          name: "question",
-          title: "Question",
-          description: "What you want to know, in words.",
-          required: true,
-        },
+        textArgument(
+          "question",
+          "Question",
+          "What you want to know, in words.",
+          true,
+        ),
         SCHEMA,
       ],
       async render({ args, resolved, ctx }) {
-        const all = await readOverview(
-          deps,
-          ctx,
-          resolved,
-          150,
-          schemaOf(args),
-        );
+        const all = await readOverview(deps, ctx, resolved, 150, args.schema);
         const relevant = mentioned(args.question!, all.tables);
         const detailed = await details(
           deps,
@@ -192,23 +188,12 @@ export function databasePrompts(deps: FeatureDeps): PromptEntry[] {
       description:
         "Review a SQL statement against the live schema: correctness, then cost, then risk.",
       arguments: [
-        {
-          name: "query",
-          title: "Query",
-          description: "The SQL statement to review.",
-          required: true,
-        },
+        textArgument("query", "Query", "The SQL statement to review.", true),
         SCHEMA,
       ],
       async render({ args, resolved, ctx }) {
         const query = args.query!;
-        const all = await readOverview(
-          deps,
-          ctx,
-          resolved,
-          1_000,
-          schemaOf(args),
-        );
+        const all = await readOverview(deps, ctx, resolved, 1_000, args.schema);
         const referenced = await details(
           deps,
           ctx,
@@ -253,28 +238,22 @@ export function databasePrompts(deps: FeatureDeps): PromptEntry[] {
       description:
         "Plan a schema change: the migration, its rollback and a verification query, from the live structure and the connection's Safe Mode.",
       arguments: [
-        {
-          name: "change",
-          title: "Change",
-          description: "The change you want, in words.",
-          required: true,
-        },
-        {
-          name: "table",
-          title: "Table",
-          description: "The table the change is about, if one.",
-          required: false,
-        },
+        textArgument(
+          "change",
+          "Change",
+          "The change you want, in words.",
+          true,
+        ),
+        textArgument(
+          "table",
+          "Table",
+          "The table the change is about, if one.",
+          false,
+        ),
         SCHEMA,
       ],
       async render({ args, resolved, ctx }) {
-        const all = await readOverview(
-          deps,
-          ctx,
-          resolved,
-          150,
-          schemaOf(args),
-        );
+        const all = await readOverview(deps, ctx, resolved, 150, args.schema);
         const named = args.table === undefined
           ? []
           : all.tables.filter((table) => table.name === args.table);

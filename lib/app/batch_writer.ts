@@ -1,0 +1,84 @@
+/**
+ * Rows queued in memory and written to `state.db` together: one transaction
+ * shortly after the first queued row (or at once past a batch size), so
+ * recording never holds up a request. Used by the activity log and the query
+ * history.
+ *
+ * @module
+ */
+
+import type { InValue } from "@libsql/client";
+import type { StateDb } from "./state_db.ts";
+
+/** How a batch writer writes. */
+export interface BatchOptions<T> {
+  /** One row's INSERT statement. */
+  insert: string;
+  /** The INSERT's arguments for one entry. */
+  args(entry: T): InValue[];
+  /** What the rows are, for the error message: "activity entries". */
+  what: string;
+  /** Told when a batch could not be written (it is dropped). */
+  onError(message: string): void;
+  /** Queued rows are written this long after the first (default 100 ms). */
+  delayMs?: number;
+  /** A batch this big is written at once (default 500). */
+  flushAt?: number;
+  /** Past this many unwritten rows (a stuck disk) the oldest are dropped. */
+  maxQueue?: number;
+}
+
+/** A queue of rows written in batches. */
+export class BatchWriter<T> {
+  readonly #db: StateDb;
+  readonly #options: BatchOptions<T>;
+  #queue: T[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(db: StateDb, options: BatchOptions<T>) {
+    this.#db = db;
+    this.#options = options;
+  }
+
+  /** Queue an entry. */
+  push(entry: T): void {
+    const { delayMs = 100, flushAt = 500, maxQueue = 20_000 } = this.#options;
+    this.#queue.push(entry);
+    if (this.#queue.length > maxQueue) {
+      this.#queue.splice(0, this.#queue.length - maxQueue);
+    }
+    if (this.#queue.length >= flushAt) void this.flush();
+    else {
+      this.#timer ??= setTimeout(() => {
+        this.#timer = undefined;
+        void this.flush();
+      }, delayMs);
+    }
+  }
+
+  /** Write every queued entry now; resolves when written (or given up). */
+  flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = this.#queue;
+    this.#queue = [];
+    if (batch.length === 0) return this.#writing;
+    const { insert, args, what, onError } = this.#options;
+    this.#writing = this.#writing.then(() =>
+      this.#db.client.batch(
+        batch.map((entry) => ({ sql: insert, args: args(entry) })),
+        "write",
+      ).then(
+        () => {},
+        (error) =>
+          onError(
+            `dbport: could not write ${batch.length} ${what}: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+          ),
+      )
+    );
+    return this.#writing;
+  }
+}
