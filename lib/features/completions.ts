@@ -15,7 +15,7 @@ import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { CallContext } from "./context.ts";
 import type { FeatureDeps } from "./deps.ts";
 import { findConnection } from "./prompts/connection_arg.ts";
-import { visibleConnections } from "./tools/access.ts";
+import { readableWithoutAsking, visibleConnections } from "./tools/access.ts";
 
 /** The most values one answer carries. */
 export const MAX_COMPLETIONS = 100;
@@ -98,9 +98,9 @@ export function databaseCompleter(deps: FeatureDeps): Completer {
     } catch {
       return null;
     }
-    const mustAsk = connection.aiPolicy === "askEachTime" &&
-      !deps.consent.granted(ctx.principal, connection.id);
-    return mustAsk ? null : connection;
+    return readableWithoutAsking(deps, connection, ctx.principal)
+      ? connection
+      : null;
   };
 
   const tablesOf = async (

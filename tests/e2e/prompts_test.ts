@@ -185,7 +185,10 @@ Deno.test("prompts/get refuses bad arguments with -32602 naming them", async () 
   await using fixture = (await openFixture("sqlite"))!;
   const saved = savedConnection(fixture, "Shop");
   const hidden = savedConnection(fixture, "Secret", { aiPolicy: "never" });
-  await using server = await serverWith([saved, hidden]);
+  const careful = savedConnection(fixture, "Careful", {
+    aiPolicy: "askEachTime",
+  });
+  await using server = await serverWith([saved, hidden, careful]);
   const client = await sdkClient(server.url, server.token!);
   try {
     const cases: [Any, string][] = [
@@ -250,7 +253,14 @@ Deno.test("prompts/get refuses bad arguments with -32602 naming them", async () 
       ref: { type: "ref/prompt", name: "explain_schema" },
       argument: { name: "connection", value: "" },
     });
-    assertEquals(names.completion.values, ["Shop"]);
+    assertEquals(names.completion.values, ["Careful", "Shop"]);
+    // Completion cannot ask: a connection not yet approved gives no tables.
+    const tables = await client.complete({
+      ref: { type: "ref/prompt", name: "explain_table" },
+      argument: { name: "table", value: "" },
+      context: { arguments: { connection: "Careful" } },
+    });
+    assertEquals(tables.completion.values, []);
   } finally {
     await client.close();
   }

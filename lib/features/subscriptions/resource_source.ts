@@ -15,7 +15,7 @@ import type { FeatureDeps } from "../deps.ts";
 import type { SubscriptionSource } from "../listen.ts";
 import { META_SUBSCRIPTION_ID } from "../../protocol/envelope.ts";
 import { parseResourceUri, schemaUri } from "../resources/uris.ts";
-import { isVisible, visibleConnections } from "../tools/access.ts";
+import { readableWithoutAsking, visibleConnections } from "../tools/access.ts";
 import { type SchemaWatch } from "./schema_watch.ts";
 
 /** How often the visible resource list is compared with the one last sent. */
@@ -31,9 +31,7 @@ export function resourceSubscriptions(
   const readable = (id: string, ctx: CallContext): boolean => {
     const connection = deps.connections.byId(id);
     return connection !== undefined &&
-      isVisible(connection, ctx.principal) &&
-      (connection.aiPolicy !== "askEachTime" ||
-        deps.consent.granted(ctx.principal, connection.id));
+      readableWithoutAsking(deps, connection, ctx.principal);
   };
 
   return {

@@ -32,6 +32,21 @@ export function isVisible(
       principal.connections.has(connection.id));
 }
 
+/**
+ * Whether `principal` may read `connection` without asking the user now:
+ * visible, and granted already if its AI policy asks each new client. What
+ * cannot ask (completion, change notifications) serves only these.
+ */
+export function readableWithoutAsking(
+  deps: FeatureDeps,
+  connection: SavedConnection,
+  principal: Principal,
+): boolean {
+  return isVisible(connection, principal) &&
+    (connection.aiPolicy !== "askEachTime" ||
+      deps.consent.granted(principal, connection.id));
+}
+
 /** The connections `principal` may see. */
 export function visibleConnections(
   deps: FeatureDeps,
