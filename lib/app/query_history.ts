@@ -155,17 +155,6 @@ export class QueryHistory implements HistoryStore {
     ], "write");
   }
 
-  /** Forget one connection's history, or all of it. */
-  async clear(connectionId?: string): Promise<void> {
-    await this.flush();
-    await this.#db.client.execute(
-      connectionId === undefined ? "DELETE FROM query_history" : {
-        sql: "DELETE FROM query_history WHERE connection_id = ?",
-        args: [connectionId],
-      },
-    );
-  }
-
   /** Write what is queued and stop the timer. */
   async close(): Promise<void> {
     await this.flush();

@@ -62,15 +62,3 @@ Deno.test("QueryHistory.prune() drops rows past 90 days", async () => {
     assertEquals((await history.recent("a", 10)).map((r) => r.sql), ["new"]);
   });
 });
-
-Deno.test("QueryHistory.clear() forgets one connection or all", async () => {
-  await withHistory(async (history) => {
-    history.record(entry("a", "x"));
-    history.record(entry("b", "y"));
-    await history.clear("a");
-    assertEquals((await history.recent("a", 10)).length, 0);
-    assertEquals((await history.recent("b", 10)).length, 1);
-    await history.clear();
-    assertEquals((await history.recent("b", 10)).length, 0);
-  });
-});

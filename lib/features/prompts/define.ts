@@ -62,7 +62,7 @@ export const CONNECTION_ARGUMENT: PromptArgument = {
 export const PROMPT_TEXT_LIMIT = 60_000;
 
 /** The arguments of a built prompt, `connection` first. */
-export function promptArguments(spec: PromptSpec): readonly PromptArgument[] {
+function promptArguments(spec: PromptSpec): readonly PromptArgument[] {
   return [CONNECTION_ARGUMENT, ...spec.arguments];
 }
 

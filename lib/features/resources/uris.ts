@@ -47,38 +47,6 @@ export function schemaUri(connectionId: string): string {
   return `${RESOURCE_URI_ROOT}/${connectionId}/schema`;
 }
 
-/** A connection's table list, optionally of one schema. */
-export function tablesUri(connectionId: string, schema?: string): string {
-  return `${RESOURCE_URI_ROOT}/${connectionId}/tables${query({ schema })}`;
-}
-
-/** One table's description. */
-export function tableUri(
-  connectionId: string,
-  table: string,
-  schema?: string,
-): string {
-  return `${RESOURCE_URI_ROOT}/${connectionId}/tables/${
-    encodeURIComponent(table)
-  }${query({ schema })}`;
-}
-
-/** A connection's query history. */
-export function historyUri(connectionId: string, limit?: number): string {
-  return `${RESOURCE_URI_ROOT}/${connectionId}/history${
-    query({ limit: limit === undefined ? undefined : String(limit) })
-  }`;
-}
-
-function query(params: Record<string, string | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    if (value !== undefined) search.set(key, value);
-  }
-  const text = search.toString();
-  return text === "" ? "" : `?${text}`;
-}
-
 const ROOT = new URL(RESOURCE_URI_ROOT);
 
 /** What the query of each kind may carry. */

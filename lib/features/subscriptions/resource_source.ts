@@ -25,7 +25,6 @@ export const LIST_POLL_MS = 1_000;
 export function resourceSubscriptions(
   deps: FeatureDeps,
   watch: SchemaWatch,
-  listPollMs = LIST_POLL_MS,
 ): SubscriptionSource {
   /** Whether the principal may read the connection's schema without asking. */
   const readable = (id: string, ctx: CallContext): boolean => {
@@ -98,7 +97,7 @@ export function resourceSubscriptions(
       // connections.json changes are seen at once; opened and closed
       // connections at the next tick.
       const unsubscribe = deps.connections.onChange(check);
-      const timer = setInterval(check, listPollMs);
+      const timer = setInterval(check, LIST_POLL_MS);
       await new Promise<void>((resolve) => {
         const done = () => {
           clearInterval(timer);

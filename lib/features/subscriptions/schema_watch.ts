@@ -34,11 +34,6 @@ export class SchemaWatch {
     this.#intervalMs = intervalMs;
   }
 
-  /** How many connections are being polled. */
-  get size(): number {
-    return this.#pollers.size;
-  }
-
   /** Call `onChange` on each schema change until `signal` aborts. */
   watch(connectionId: string, onChange: () => void, signal: AbortSignal): void {
     if (signal.aborted) return;
