@@ -71,7 +71,7 @@ export async function startTestServer(
     drainMs: 500,
     ...rest,
     home,
-    port: 0,
+    port: options.port ?? 0,
   });
   const mint: TestServer["mint"] = async (level, extra = {}) => {
     const created = await server.tokens.create({

@@ -103,27 +103,27 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
           "Invalid params for completion/complete: context.arguments must be an object of strings",
         );
       }
+      // A ref to a prompt or template this server does not have completes to
+      // nothing rather than failing: completion is advice while a user types,
+      // and the official conformance suite (completion-complete) asks for a
+      // result for its own prompt name on every server. Malformed refs above
+      // and below stay -32602.
       let choices: readonly string[] | undefined;
+      let known: boolean;
       if (ref.type === "ref/prompt") {
         const name = requireString(ref.name, "ref.name", ctx.method);
         const prompt = catalog.prompt(name);
-        if (prompt === undefined) {
-          throw wire.invalidParams(`Unknown prompt "${name}"`, { name });
-        }
-        choices = prompt.choices?.[argument.name];
+        known = prompt !== undefined;
+        choices = prompt?.choices?.[argument.name];
       } else if (ref.type === "ref/resource") {
         const uri = requireString(ref.uri, "ref.uri", ctx.method);
-        if (!catalog.templates.some((t) => t.definition.uriTemplate === uri)) {
-          throw wire.invalidParams(`Unknown resource template "${uri}"`, {
-            uri,
-          });
-        }
+        known = catalog.templates.some((t) => t.definition.uriTemplate === uri);
       } else {
         throw wire.invalidParams(
           `Invalid params for completion/complete: unknown ref type "${ref.type}"`,
         );
       }
-      if (catalog.completer === null) {
+      if (!known || catalog.completer === null) {
         return Promise.resolve({
           completion: { values: [], total: 0, hasMore: false },
         });

@@ -81,7 +81,7 @@ Deno.test("-32602 (400): unknown tool, prompt and resource URI, bad cursor", asy
     modernRequest("tools/list", { cursor: "garbage" }),
     modernRequest("tools/list", { cursor: 5 }),
     modernRequest("completion/complete", {
-      ref: { type: "ref/prompt", name: "nope" },
+      ref: { type: "ref/nope", name: "nope" },
       argument: { name: "a", value: "" },
     }),
   ];
@@ -89,6 +89,29 @@ Deno.test("-32602 (400): unknown tool, prompt and resource URI, bad cursor", asy
     const answer = await postModern(t.url, body);
     assertEquals(answer.status, 400, JSON.stringify(body.params));
     assertEquals(answer.json.error.code, -32602, JSON.stringify(body.params));
+  }
+});
+
+Deno.test("completion/complete of a prompt or template the server lacks answers empty", async () => {
+  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  const refs = [
+    { type: "ref/prompt", name: "test_prompt_with_arguments" },
+    { type: "ref/resource", uri: "test://nope/{x}" },
+  ];
+  for (const ref of refs) {
+    const answer = await postModern(
+      t.url,
+      modernRequest("completion/complete", {
+        ref,
+        argument: { name: "arg1", value: "par" },
+      }),
+    );
+    assertEquals(answer.status, 200, JSON.stringify(ref));
+    assertEquals(answer.json.result.completion, {
+      values: [],
+      total: 0,
+      hasMore: false,
+    });
   }
 });
 

@@ -1,0 +1,114 @@
+/**
+ * The official MCP conformance suite (`npm:@modelcontextprotocol/conformance`)
+ * under Deno, against a started server in the legacy era with `requireAuth`
+ * off, for every server scenario that applies to a server without the
+ * suite's own test tools, prompts and resources (README, "Conformance" lists
+ * the others and why). The suite talks through a proxy that checks every
+ * message the server sends against the JSON Schema of its revision.
+ */
+
+import { assert, assertEquals, assertMatch } from "@std/assert";
+import { savedConnection, serverWith } from "../_connections.ts";
+import { openFixture } from "../_db.ts";
+import { wireProxy } from "../_wire_proxy.ts";
+
+const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
+
+const SCENARIOS = [
+  "server-initialize",
+  "ping",
+  "logging-set-level",
+  "tools-list",
+  "resources-list",
+  "prompts-list",
+  "completion-complete",
+  "dns-rebinding-protection",
+];
+
+/** A port nobody holds right now. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** Run one scenario; returns the exit code and what the suite printed. */
+async function runScenario(
+  url: string,
+  scenario: string,
+  cwd: string,
+): Promise<{ code: number; out: string }> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      `--config=${CONFIG}`,
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      `--allow-write=${cwd}`,
+      "--allow-env",
+      "--allow-sys",
+      SUITE,
+      "server",
+      "--url",
+      url,
+      "--scenario",
+      scenario,
+    ],
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code,
+    out: decoder.decode(stdout) + decoder.decode(stderr),
+  };
+}
+
+Deno.test("the official conformance suite passes every applicable server scenario (legacy era, requireAuth false)", async (t) => {
+  await using fixture = await openFixture("sqlite");
+  const port = freePort();
+  // The contract refuses any Origin but the configured web origins; the
+  // dns-rebinding scenario sends the server's own loopback origin as the
+  // valid case, so this server lists it (README, "Conformance").
+  await using server = await serverWith(
+    [savedConnection(fixture!, "Shop")],
+    { requireAuth: false, allowedOrigins: [`http://127.0.0.1:${port}`] },
+    { port },
+  );
+  await using proxy = wireProxy(server.url);
+  const cwd = await Deno.makeTempDir({ prefix: "dbport-conformance-" });
+  try {
+    for (const scenario of SCENARIOS) {
+      await t.step(scenario, async () => {
+        // dns-rebinding-protection forges Host, which a proxy would rewrite.
+        const url = scenario === "dns-rebinding-protection"
+          ? server.url
+          : proxy.url;
+        const { code, out } = await runScenario(url, scenario, cwd);
+        assertEquals(code, 0, out);
+        const passed = out.match(/Passed: (\d+)\/(\d+), (\d+) failed/);
+        assert(passed !== null, out);
+        assertEquals(passed[1], passed[2], out);
+        assertEquals(passed[3], "0", out);
+        assertMatch(out, /SUCCESS/);
+      });
+    }
+    await proxy.check.assertValid();
+    // Every proxied scenario's answers were seen and checked.
+    assertEquals([...new Set(proxy.check.seen)].sort(), [
+      "completion/complete",
+      "initialize",
+      "logging/setLevel",
+      "ping",
+      "prompts/list",
+      "resources/list",
+      "tools/list",
+    ]);
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
