@@ -22,6 +22,10 @@ import {
   openUrl,
   registerUrlHandler,
 } from "./lib/cli/integration.ts";
+import {
+  CLIENT_CONFIG_USAGE,
+  clientConfigCommand,
+} from "./lib/cli/client_config.ts";
 import { consoleIO, UsageError } from "./lib/cli/io.ts";
 import { TOKENS_USAGE, tokensCommand } from "./lib/cli/tokens.ts";
 import {
@@ -51,6 +55,9 @@ Commands:
   register-url-handler
                      Make ${URL_SCHEME}:// URLs start the server (Linux; prints the macOS/Windows way)
   install-bridge     Install the ${BRIDGE_EXECUTABLE} stdio bridge on the PATH (deno install -g)
+  client-config CLIENT
+                     Print a configuration snippet for claude-desktop, claude-code,
+                     cursor, vscode or http (client-config --help)
   help               Show this help
 
 Environment:
@@ -170,6 +177,14 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   "open-url": (args) => openUrl(args, consoleIO),
   "register-url-handler": () => registerUrlHandler(consoleIO),
   "install-bridge": () => installBridge(consoleIO),
+  "client-config": (args) => {
+    if (args.length === 0 || args.includes("--help")) {
+      console.log(CLIENT_CONFIG_USAGE);
+      return Promise.resolve(args.length === 0 ? 2 : 0);
+    }
+    const home = appDataDir();
+    return clientConfigCommand(home, () => openStateDb(home), args, consoleIO);
+  },
   help: () => {
     console.log(USAGE);
     return Promise.resolve(0);
@@ -181,7 +196,8 @@ if (import.meta.main) {
   const command = COMMANDS[name];
   if (
     command === undefined ||
-    (name !== "tokens" && name !== "connections" && rest.includes("--help"))
+    (!["tokens", "connections", "client-config"].includes(name) &&
+      rest.includes("--help"))
   ) {
     if (command === undefined) console.error(`Unknown command "${name}"\n`);
     console.log(USAGE);

@@ -83,10 +83,6 @@ const COLUMNS = [
   "detail",
 ] as const;
 
-const INSERT = `INSERT INTO activity (${COLUMNS.join(", ")}) VALUES (${
-  COLUMNS.map(() => "?").join(", ")
-})`;
-
 function toArgs(entry: ActivityEntry): InValue[] {
   return [
     entry.time,
@@ -142,7 +138,8 @@ export class ActivityLog {
   constructor(db: StateDb, onError: (message: string) => void = () => {}) {
     this.#db = db;
     this.#writer = new BatchWriter(db, {
-      insert: INSERT,
+      table: "activity",
+      columns: COLUMNS,
       args: toArgs,
       what: "activity entries",
       onError,

@@ -65,10 +65,6 @@ const COLUMNS = [
   "token_name",
 ] as const;
 
-const INSERT = `INSERT INTO query_history (${COLUMNS.join(", ")}) VALUES (${
-  COLUMNS.map(() => "?").join(", ")
-})`;
-
 function fromRow(row: Row): HistoryRow {
   const text = (value: unknown) =>
     value === null || value === undefined ? null : String(value);
@@ -96,7 +92,8 @@ export class QueryHistory implements HistoryStore {
   constructor(db: StateDb, onError: (message: string) => void = () => {}) {
     this.#db = db;
     this.#writer = new BatchWriter(db, {
-      insert: INSERT,
+      table: "query_history",
+      columns: COLUMNS,
       args: (entry) => [
         entry.time,
         entry.connectionId,

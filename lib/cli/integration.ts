@@ -19,7 +19,8 @@ import {
 import type { CliIO } from "./io.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const BRIDGE = new URL("../../bridge.ts", import.meta.url).pathname;
+/** The bridge's entry in this checkout. */
+export const BRIDGE = new URL("../../bridge.ts", import.meta.url).pathname;
 
 /** The permissions `serve` runs with (the same as `deno task serve`). */
 export const SERVE_PERMISSIONS = [

@@ -54,12 +54,16 @@ export async function tokensCommand(
   }
 }
 
-function parseConnections(text: string | undefined): string[] | null {
+/** `--connections ID,ID` of `command`: null when absent (every connection). */
+export function parseConnections(
+  command: string,
+  text: string | undefined,
+): string[] | null {
   if (text === undefined) return null;
   const ids = text.split(",").map((id) => id.trim());
   if (ids.some((id) => id === "" || /\s/.test(id))) {
     throw new UsageError(
-      `tokens create: --connections must be a comma-separated list of connection ids, got "${text}"`,
+      `${command}: --connections must be a comma-separated list of connection ids, got "${text}"`,
     );
   }
   return [...new Set(ids)];
@@ -102,7 +106,10 @@ async function create(
   const { token, plaintext } = await store.create({
     name,
     level,
-    connections: parseConnections(stringFlag(parsed, "connections")),
+    connections: parseConnections(
+      "tokens create",
+      stringFlag(parsed, "connections"),
+    ),
     expiresAt: lifetime.ms === null ? null : now + lifetime.ms,
   }, now);
   if (parsed.flags.json === true) {

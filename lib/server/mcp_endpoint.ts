@@ -8,6 +8,7 @@
  * @module
  */
 
+import { connectionSignal } from "./connection_signal.ts";
 import type { Context } from "hono";
 import type { Principal } from "../features/context.ts";
 import { initializeResult } from "../features/discover.ts";
@@ -85,7 +86,7 @@ export function mcpEndpoint(deps: EndpointDeps) {
       case "request": {
         const headers = c.req.raw.headers;
         const principal = c.get("principal");
-        const connection = c.req.raw.signal;
+        const connection = connectionSignal(c);
         return isModernRequest(
             message.params,
             headers.get("mcp-protocol-version"),

@@ -487,3 +487,25 @@ Deno.test("a missing SQLite file is a connect error, and is not created", async 
   assertEquals([...Deno.readDirSync(dir)].length, 0);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("postgres: sessions start read-only; a write and a statement that refuses a transaction still run", async () => {
+  await withDriver("postgres", async (driver, fixture) => {
+    const read = await driver.query(
+      "select current_setting('default_transaction_read_only') as ro",
+      { ...OPTIONS, maxRows: 10 },
+    );
+    assertEquals(read.rows, [["on"]]);
+    const t = table(fixture, "books");
+    // CREATE INDEX CONCURRENTLY refuses a transaction block: it runs alone,
+    // with the read-only default lifted for that session only.
+    await driver.query(
+      `create index concurrently books_ro_idx on ${t} (id)`,
+      WRITE,
+    );
+    const after = await driver.query(
+      "select current_setting('default_transaction_read_only') as ro",
+      { ...OPTIONS, maxRows: 10 },
+    );
+    assertEquals(after.rows, [["on"]]);
+  });
+});

@@ -102,11 +102,17 @@ export function authenticate(
 ): MiddlewareHandler<{ Variables: BodyVariables & PrincipalVariables }> {
   return async function authenticate(c, next) {
     const header = c.req.header("authorization");
-    const keys = [`address:${clientAddress(c)}`];
-    if (header !== undefined) keys.push(`credential:${sha256Hex(header)}`);
+    // The credential's key is a hash, computed only when the lockout has
+    // something to look up or count: a clean request skips it.
+    const keys = () => {
+      const address = `address:${clientAddress(c)}`;
+      return header === undefined
+        ? [address]
+        : [address, `credential:${sha256Hex(header)}`];
+    };
 
     const refuse = (error: WireError, detail: string, counts: boolean) => {
-      if (counts) deps.lockout.fail(keys);
+      if (counts) deps.lockout.fail(keys());
       const peeked = peekRequest(c.get("body"));
       const meta = metaOf(peeked.params);
       const info = meta?.[META_CLIENT_INFO];
@@ -133,7 +139,9 @@ export function authenticate(
 
     // A locked caller is refused before its credential is even looked at;
     // a valid token does not get it in early (contract "Authentication lockout").
-    const lockedMs = deps.lockout.lockedFor(keys);
+    const lockedMs = deps.lockout.size === 0
+      ? 0
+      : deps.lockout.lockedFor(keys());
     if (lockedMs > 0) {
       const seconds = Math.ceil(lockedMs / 1000);
       throw refuse(

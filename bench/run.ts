@@ -1,0 +1,357 @@
+// deno-lint-ignore-file no-console
+/**
+ * `deno task bench`: dbport side by side with the raw drivers, MCP Toolbox
+ * for Databases, a minimal SDK v2 server and a bare Hono app, in one run on
+ * loopback, reported as ratios (absolute numbers do not travel between
+ * machines). `--quick` shortens every phase for a smoke run.
+ *
+ * @module
+ */
+
+import mysql from "mysql2/promise";
+import postgres from "postgres";
+import { measureBridge } from "./bridge.ts";
+import { type LoadResult, runLoad } from "./load.ts";
+import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
+import { cpuMicros, ownCpuMicros, peakRssMiB } from "./proc.ts";
+import {
+  benchHome,
+  MYSQL_URL,
+  POSTGRES_URL,
+  startBareDenoServe,
+  startBareHono,
+  startDbport,
+  startSdkV2Peer,
+  startToolbox,
+} from "./targets.ts";
+
+const quick = Deno.args.includes("--quick");
+const SECONDS = quick ? 2 : 5;
+const WARMUP = quick ? 0.5 : 1;
+const ROWS_QUERY =
+  "select g as id, 'name ' || g as name, g * 2.5 as price, (g % 2 = 0) as flag, 'x' || md5(g::text) as note from generate_series(1, 10000) g";
+
+const BENCH_USER = { user: "dbport_bench", password: "bench" };
+
+const lines: string[] = [];
+const checks: { what: string; ok: boolean; detail: string }[] = [];
+
+function out(line = "") {
+  console.log(line);
+  lines.push(line);
+}
+
+function row(name: string, r: LoadResult, extra = ""): string {
+  const cpu = r.cpuPerRequest === null ? "–" : `${r.cpuPerRequest.toFixed(0)}`;
+  return `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${
+    r.p99.toFixed(2)
+  } | ${cpu} | ${r.errors} |${extra}`;
+}
+
+function header(title: string) {
+  out();
+  out(`### ${title}`);
+  out();
+  out("| target | req/s | p50 ms | p99 ms | server CPU µs/req | errors |");
+  out("|---|---:|---:|---:|---:|---:|");
+}
+
+function check(what: string, ok: boolean, detail: string) {
+  checks.push({ what, ok, detail });
+}
+
+async function load(
+  request: () => Promise<boolean>,
+  concurrency: number,
+  pid: number | null,
+): Promise<LoadResult> {
+  try {
+    return await runLoad({
+      concurrency,
+      seconds: SECONDS,
+      warmupSeconds: WARMUP,
+      request,
+      cpu: pid === null ? ownCpuMicros : () => cpuMicros(pid),
+    });
+  } finally {
+    closeConnections();
+  }
+}
+
+/** The MariaDB user Toolbox connects as (it refuses an empty password). */
+async function ensureBenchUser() {
+  const conn = await mysql.createConnection(MYSQL_URL);
+  try {
+    await conn.query(
+      `CREATE USER IF NOT EXISTS '${BENCH_USER.user}'@'%' IDENTIFIED BY '${BENCH_USER.password}'`,
+    );
+    await conn.query(`GRANT SELECT ON *.* TO '${BENCH_USER.user}'@'%'`);
+  } finally {
+    await conn.end();
+  }
+}
+
+const dir = await Deno.makeTempDir({ prefix: "dbport-bench-" });
+const sql = postgres(POSTGRES_URL, { onnotice: () => {} });
+try {
+  await ensureBenchUser();
+  const home = await benchHome(dir, MYSQL_URL);
+  await Deno.writeFile(home.sqlitePath, new Uint8Array());
+
+  out(
+    `# dbport benchmark (${new Date().toISOString()}${quick ? ", quick" : ""})`,
+  );
+  out();
+  out(
+    `Deno ${Deno.version.deno}; ${navigator.hardwareConcurrency} cores; ${SECONDS} s per point after ${WARMUP} s warm-up; closed-loop load from the harness process.`,
+  );
+
+  await using dbport = await startDbport(home);
+  await using toolbox = await startToolbox(dir, home.sqlitePath, BENCH_USER);
+  await using sdk = await startSdkV2Peer();
+
+  const dbportQuery = (id: string, query: string, extra = {}) =>
+    mcpRequest(dbport, "tools/call", {
+      name: "execute_query",
+      arguments: { connection_id: id, query, ...extra },
+    });
+  const toolboxQuery = (tool: string, query: string) =>
+    mcpRequest(toolbox, "tools/call", {
+      name: tool,
+      arguments: { sql: query },
+    });
+  const sdkQuery = (query: string) =>
+    mcpRequest(sdk, "tools/call", {
+      name: "execute_query",
+      arguments: { query },
+    });
+  // Sanity: each target answers right before anything is timed.
+  for (
+    const [name, request] of [
+      ["dbport", dbportQuery(home.ids.postgres, "select 1")],
+      ["Toolbox", toolboxQuery("pg_execute_sql", "select 1")],
+      ["SDK v2", sdkQuery("select 1")],
+    ] as const
+  ) {
+    if (!await request()) throw new Error(`${name} did not answer SELECT 1`);
+  }
+
+  // W1: SELECT 1 on PostgreSQL.
+  const w1: Record<number, Record<string, LoadResult>> = {};
+  for (const c of [1, 8, 64]) {
+    header(`W1 execute_query SELECT 1 on PostgreSQL, concurrency ${c}`);
+    const raw = await load(
+      async () => {
+        await sql`select 1`;
+        return true;
+      },
+      c,
+      null,
+    );
+    const results: Record<string, LoadResult> = {
+      "postgres.js (raw)": raw,
+      dbport: await load(
+        dbportQuery(home.ids.postgres, "select 1"),
+        c,
+        dbport.pid,
+      ),
+      Toolbox: await load(
+        toolboxQuery("pg_execute_sql", "select 1"),
+        c,
+        toolbox.pid,
+      ),
+      "SDK v2 server": await load(sdkQuery("select 1"), c, sdk.pid),
+    };
+    for (const [name, r] of Object.entries(results)) {
+      out(row(name, r, ` ${(r.rps / raw.rps).toFixed(2)}× raw`));
+    }
+    w1[c] = results;
+  }
+  // The ratio column lives in the last cell; make the header say so.
+  const w1c8 = w1[8]!;
+  const d8 = w1c8["dbport"]!;
+  const t8 = w1c8["Toolbox"]!;
+  const r8 = w1c8["postgres.js (raw)"]!;
+  check(
+    "W1 C=8 throughput ≥ 1.1× Toolbox",
+    d8.rps >= 1.1 * t8.rps,
+    `${(d8.rps / t8.rps).toFixed(2)}×`,
+  );
+  check(
+    "W1 C=8 throughput ≥ 0.30× raw driver",
+    d8.rps >= 0.3 * r8.rps,
+    `${(d8.rps / r8.rps).toFixed(2)}×`,
+  );
+  check(
+    "W1 C=8 server CPU per call ≤ Toolbox's",
+    (d8.cpuPerRequest ?? Infinity) <= (t8.cpuPerRequest ?? 0),
+    `${d8.cpuPerRequest?.toFixed(0)} µs vs ${t8.cpuPerRequest?.toFixed(0)} µs`,
+  );
+  check(
+    "W1 C=8 p99 ≤ 5× the driver's p99",
+    d8.p99 <= 5 * r8.p99,
+    `${(d8.p99 / r8.p99).toFixed(2)}×`,
+  );
+
+  // W2: tools/list at concurrency 64, against a bare Hono app of the same body size.
+  const listBytes =
+    new TextEncoder().encode(await callOnce(dbport, "tools/list")).length;
+  await using hono = await startBareHono(listBytes);
+  await using denoServe = await startBareDenoServe(listBytes);
+  header(`W2 tools/list, concurrency 64 (dbport's answer: ${listBytes} bytes)`);
+  const w2: Record<string, LoadResult> = {
+    "bare Hono (fixed body)": await load(
+      mcpRequest(hono, "tools/list"),
+      64,
+      hono.pid,
+    ),
+    dbport: await load(mcpRequest(dbport, "tools/list"), 64, dbport.pid),
+    Toolbox: await load(mcpRequest(toolbox, "tools/list"), 64, toolbox.pid),
+    "SDK v2 server": await load(mcpRequest(sdk, "tools/list"), 64, sdk.pid),
+    "bare Deno.serve (fixed body, not node:http)": await load(
+      mcpRequest(denoServe, "tools/list"),
+      64,
+      denoServe.pid,
+    ),
+  };
+  const floor = w2["bare Hono (fixed body)"]!;
+  for (const [name, r] of Object.entries(w2)) {
+    out(row(name, r, ` ${(r.rps / floor.rps).toFixed(2)}× bare Hono`));
+  }
+  check(
+    "W2 ≥ 1.1× Toolbox",
+    w2.dbport!.rps >= 1.1 * w2.Toolbox!.rps,
+    `${(w2.dbport!.rps / w2.Toolbox!.rps).toFixed(2)}×`,
+  );
+  check(
+    "W2 ≥ 0.3× bare Hono",
+    w2.dbport!.rps >= 0.3 * floor.rps,
+    `${(w2.dbport!.rps / floor.rps).toFixed(2)}×`,
+  );
+
+  // W4: SELECT 1 on MariaDB and SQLite, concurrency 8.
+  for (
+    const [engine, id, tool] of [
+      ["MariaDB", home.ids.mysql, "mysql_execute_sql"],
+      ["SQLite", home.ids.sqlite, "sqlite_execute_sql"],
+    ] as const
+  ) {
+    header(`W4 execute_query SELECT 1 on ${engine}, concurrency 8`);
+    const d = await load(dbportQuery(id, "select 1"), 8, dbport.pid);
+    const t = await load(toolboxQuery(tool, "select 1"), 8, toolbox.pid);
+    out(row("dbport", d));
+    out(row("Toolbox", t));
+    check(
+      `W4 ${engine} ≥ 1.1× Toolbox`,
+      d.rps >= 1.1 * t.rps,
+      `${(d.rps / t.rps).toFixed(2)}×`,
+    );
+  }
+
+  // Bridge: cold start to first answer, and the cost per request.
+  const bridge = await measureBridge(
+    home.home,
+    mcpRequest(dbport, "tools/list"),
+    quick ? 3 : 10,
+    quick ? 100 : 400,
+  );
+  out();
+  out("### Bridge (stdio → HTTP)");
+  out();
+  out(
+    `| spawn → first tools/list answer (median) | via bridge p50 | direct HTTP p50 | overhead p50 |`,
+  );
+  out("|---:|---:|---:|---:|");
+  out(
+    `| ${bridge.startMs.toFixed(0)} ms | ${
+      bridge.viaBridgeP50.toFixed(3)
+    } ms | ${bridge.directP50.toFixed(3)} ms | ${
+      bridge.overheadP50.toFixed(3)
+    } ms |`,
+  );
+  check(
+    "bridge start to first answer ≤ 250 ms",
+    bridge.startMs <= 250,
+    `${bridge.startMs.toFixed(0)} ms`,
+  );
+  check(
+    "bridge per-request overhead ≤ 1 ms p50",
+    bridge.overheadP50 <= 1,
+    `${bridge.overheadP50.toFixed(3)} ms`,
+  );
+} finally {
+  await sql.end();
+  closeConnections();
+}
+
+// W3 last, on a fresh server, so its peak RSS is the 10k-row results' own.
+{
+  await Deno.mkdir(`${dir}/w3`);
+  const home = await benchHome(`${dir}/w3`, MYSQL_URL);
+  await Deno.writeFile(home.sqlitePath, new Uint8Array());
+  await using dbport = await startDbport(home);
+  const sql = postgres(POSTGRES_URL, { onnotice: () => {} });
+  try {
+    const request = mcpRequest(dbport, "tools/call", {
+      name: "execute_query",
+      arguments: {
+        connection_id: home.ids.postgres,
+        query: ROWS_QUERY,
+        max_rows: 10000,
+      },
+    });
+    const first = await callOnce(dbport, "tools/call", {
+      name: "execute_query",
+      arguments: {
+        connection_id: home.ids.postgres,
+        query: ROWS_QUERY,
+        max_rows: 10000,
+      },
+    });
+    if (!first.includes('"is_truncated":false')) {
+      throw new Error(
+        `W3: dbport did not return all 10,000 rows: ${first.slice(0, 300)}`,
+      );
+    }
+    header("W3 execute_query of 10,000 rows × 5 columns, concurrency 8");
+    const driver = await load(
+      async () => {
+        const rows = await sql.unsafe(ROWS_QUERY);
+        return JSON.stringify(rows).length > 0;
+      },
+      8,
+      null,
+    );
+    const d = await load(request, 8, dbport.pid);
+    const rss = peakRssMiB(dbport.pid);
+    out(row("postgres.js fetch + JSON.stringify", driver));
+    out(row("dbport", d, ` peak RSS ${rss.toFixed(0)} MiB`));
+    check(
+      "W3 p50 ≤ 1.5× driver fetch-and-encode",
+      d.p50 <= 1.5 * driver.p50,
+      `${(d.p50 / driver.p50).toFixed(2)}×`,
+    );
+    check("W3 peak RSS ≤ 150 MiB", rss <= 150, `${rss.toFixed(0)} MiB`);
+  } finally {
+    await sql.end();
+    closeConnections();
+  }
+}
+
+await Deno.remove(dir, { recursive: true }).catch(() => {});
+
+out();
+out("### Targets");
+out();
+out("| target | measured | met |");
+out("|---|---:|:---:|");
+for (const c of checks) {
+  out(`| ${c.what} | ${c.detail} | ${c.ok ? "yes" : "**no**"} |`);
+}
+const report = new URL("./last-run.md", import.meta.url).pathname;
+await Deno.writeTextFile(report, lines.join("\n") + "\n");
+console.log(
+  `\nwritten to ${report}; ${
+    checks.filter((c) => c.ok).length
+  }/${checks.length} targets met`,
+);

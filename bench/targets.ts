@@ -1,0 +1,312 @@
+/**
+ * The servers a benchmark run starts, each in its own process on a free
+ * loopback port, against the same databases: dbport (`main.ts serve`), MCP
+ * Toolbox for Databases (its Go binary from npm), the SDK v2 peer, and a
+ * bare Hono app. Each is stopped with the run.
+ *
+ * @module
+ */
+
+import type { SavedConnection } from "../lib/app/connections.ts";
+import { saveConnections } from "../lib/app/connections.ts";
+import { inAppDir } from "../lib/app/paths.ts";
+import { openStateDb } from "../lib/app/state_db.ts";
+import { TokenStore } from "../lib/app/tokens.ts";
+import { SERVE_PERMISSIONS } from "../lib/cli/integration.ts";
+import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
+import { saveSettings } from "../lib/server/server.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/** Where the databases are (the tests' defaults). */
+export const POSTGRES_URL = Deno.env.get("DBPORT_TEST_POSTGRES_URL") ??
+  "postgres://postgres@127.0.0.1:5432/test";
+export const MYSQL_URL = Deno.env.get("DBPORT_TEST_MYSQL_URL") ??
+  "mysql://root@127.0.0.1:3306/test";
+
+/** A started server process. */
+export interface Target extends AsyncDisposable {
+  readonly name: string;
+  readonly url: string;
+  readonly pid: number;
+  /** Extra headers every request carries (Authorization for dbport). */
+  readonly headers: Record<string, string>;
+}
+
+/** A port nobody holds right now. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** Wait until something accepts connections on `port`. */
+async function waitForPort(port: number, child: Deno.ChildProcess) {
+  let exited = false;
+  void child.status.then(() => exited = true);
+  for (let i = 0; i < 300; i++) {
+    if (exited) throw new Error(`the server on port ${port} exited early`);
+    try {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      conn.close();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`nothing listens on 127.0.0.1:${port} after 15 s`);
+}
+
+function stopper(child: Deno.ChildProcess, cleanup?: () => Promise<void>) {
+  return async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    await child.status;
+    await cleanup?.();
+  };
+}
+
+/** The connections dbport serves in a benchmark home. */
+export interface BenchHome {
+  home: string;
+  sqlitePath: string;
+  ids: { postgres: string; mysql: string; sqlite: string };
+  token: string;
+}
+
+/** A dbport home with PostgreSQL, MariaDB and SQLite connections and a readOnly token. */
+export async function benchHome(
+  dir: string,
+  mysqlUrl: string,
+): Promise<BenchHome> {
+  const home = `${dir}/dbport-home`;
+  const sqlitePath = `${dir}/bench.db`;
+  const base = {
+    externalAccess: "readOnly",
+    aiPolicy: "alwaysAllow",
+    safeMode: "silent",
+  } as const;
+  const connections: SavedConnection[] = [
+    {
+      id: crypto.randomUUID(),
+      name: "pg",
+      driver: "postgres",
+      url: POSTGRES_URL,
+      ...base,
+    },
+    {
+      id: crypto.randomUUID(),
+      name: "maria",
+      driver: "mysql",
+      url: mysqlUrl,
+      ...base,
+    },
+    {
+      id: crypto.randomUUID(),
+      name: "lite",
+      driver: "sqlite",
+      url: sqlitePath,
+      ...base,
+    },
+  ];
+  await saveSettings(home, { queryHistory: true });
+  await saveConnections(inAppDir(home, CONNECTIONS_FILE), connections);
+  const db = await openStateDb(home);
+  try {
+    const { plaintext } = await new TokenStore(db).create({
+      name: "bench",
+      level: "readOnly",
+      connections: null,
+      expiresAt: null,
+    });
+    return {
+      home,
+      sqlitePath,
+      ids: {
+        postgres: connections[0]!.id,
+        mysql: connections[1]!.id,
+        sqlite: connections[2]!.id,
+      },
+      token: plaintext,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** `deno run main.ts serve` in `home`, as users run it. */
+export async function startDbport(
+  bench: BenchHome,
+  extraFlags: string[] = [],
+): Promise<Target> {
+  const port = freePort();
+  await saveSettings(bench.home, { port, queryHistory: true });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...SERVE_PERMISSIONS,
+      ...extraFlags,
+      `${ROOT}main.ts`,
+      "serve",
+    ],
+    env: { DBPORT_HOME: bench.home, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await waitForPort(port, child);
+  return {
+    name: "dbport",
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid,
+    headers: { authorization: `Bearer ${bench.token}` },
+    [Symbol.asyncDispose]: stopper(child),
+  };
+}
+
+/** The Toolbox binary shipped in `@toolbox-sdk/server-linux-x64`. */
+async function toolboxBinary(): Promise<string> {
+  const resolved = import.meta.resolve(
+    "npm:@toolbox-sdk/server-linux-x64@1.12.0/package.json",
+  );
+  // Deno resolves npm specifiers to its cache; fall back to the cache path.
+  const candidates = [
+    resolved.startsWith("file:")
+      ? new URL("bin/toolbox", resolved).pathname
+      : "",
+    `${Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`}` +
+    "/npm/registry.npmjs.org/@toolbox-sdk/server-linux-x64/1.12.0/bin/toolbox",
+  ];
+  for (const path of candidates) {
+    if (path !== "" && await Deno.stat(path).then(() => true, () => false)) {
+      await Deno.chmod(path, 0o755);
+      return path;
+    }
+  }
+  throw new Error(
+    `MCP Toolbox binary not found (looked in ${
+      candidates.join(", ")
+    }); run deno install`,
+  );
+}
+
+/** MCP Toolbox for Databases with postgres, mysql and sqlite execute-sql tools. */
+export async function startToolbox(
+  dir: string,
+  sqlitePath: string,
+  mysql: { user: string; password: string },
+): Promise<Target> {
+  const port = freePort();
+  const pg = new URL(POSTGRES_URL);
+  const my = new URL(MYSQL_URL);
+  // Toolbox requires a password; PostgreSQL here trusts loopback, MariaDB
+  // gets the bench user the harness created.
+  const config = `sources:
+  pg:
+    kind: postgres
+    host: ${pg.hostname}
+    port: ${pg.port || 5432}
+    database: ${pg.pathname.slice(1)}
+    user: ${decodeURIComponent(pg.username) || "postgres"}
+    password: ${decodeURIComponent(pg.password) || "bench"}
+  my:
+    kind: mysql
+    host: ${my.hostname}
+    port: ${my.port || 3306}
+    database: ${my.pathname.slice(1)}
+    user: ${mysql.user}
+    password: ${mysql.password}
+  lite:
+    kind: sqlite
+    database: ${sqlitePath}
+tools:
+  pg_execute_sql:
+    kind: postgres-execute-sql
+    source: pg
+    description: Execute SQL on PostgreSQL.
+  mysql_execute_sql:
+    kind: mysql-execute-sql
+    source: my
+    description: Execute SQL on MariaDB.
+  sqlite_execute_sql:
+    kind: sqlite-execute-sql
+    source: lite
+    description: Execute SQL on SQLite.
+`;
+  const file = `${dir}/tools.yaml`;
+  await Deno.writeTextFile(file, config);
+  const child = new Deno.Command(await toolboxBinary(), {
+    args: [
+      "--config",
+      file,
+      "--port",
+      String(port),
+      "--address",
+      "127.0.0.1",
+      "--disable-version-check",
+      "--disable-reload",
+      "--log-level",
+      "ERROR",
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await waitForPort(port, child);
+  return {
+    name: "Toolbox",
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid,
+    headers: {},
+    [Symbol.asyncDispose]: stopper(child),
+  };
+}
+
+/** A Deno script of `bench/peers/` on a free port. */
+async function startPeer(
+  name: string,
+  script: string,
+  args: string[],
+): Promise<Target> {
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net=127.0.0.1",
+      "--allow-env",
+      "--allow-read",
+      "--allow-sys",
+      `${ROOT}bench/peers/${script}`,
+      String(port),
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await waitForPort(port, child);
+  return {
+    name,
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid,
+    headers: {},
+    [Symbol.asyncDispose]: stopper(child),
+  };
+}
+
+/** The minimal SDK v2 server with one execute_query tool. */
+export function startSdkV2Peer(): Promise<Target> {
+  return startPeer("SDK v2 server", "sdk_v2_server.ts", [POSTGRES_URL]);
+}
+
+/** `Deno.serve` answering a fixed body of `bytes` (the HTTP floor without node:http). */
+export function startBareDenoServe(bytes: number): Promise<Target> {
+  return startPeer("bare Deno.serve", "bare_deno_serve.ts", [String(bytes)]);
+}
+
+/** A bare Hono app answering a fixed body of `bytes`. */
+export function startBareHono(bytes: number): Promise<Target> {
+  return startPeer("bare Hono", "bare_hono.ts", [String(bytes)]);
+}
