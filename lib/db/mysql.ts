@@ -22,7 +22,7 @@ import { assembleOverview } from "./overview.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
-import { isoDateTime, plainCell } from "./values.ts";
+import { cellsInPlace, isoDateTime, plainCell } from "./values.ts";
 
 /** How to reach one MySQL or MariaDB database. */
 export interface MysqlConfig {
@@ -260,9 +260,7 @@ function streamRows(
       const mappers = fields.map(cellMapper);
       resolve({
         columns: fields.map((field) => field.name),
-        rows: kept.map((row) =>
-          row.map((value, i) => (mappers[i] ?? plainCell)(value))
-        ),
+        rows: cellsInPlace(kept, mappers),
         rowsAffected,
         truncated,
       });

@@ -26,7 +26,13 @@ import type {
   QueryOptions,
   QueryResult,
 } from "./types.ts";
-import { binaryCell, floatCell, isoDateTime, plainCell } from "./values.ts";
+import {
+  binaryCell,
+  cellsInPlace,
+  floatCell,
+  isoDateTime,
+  plainCell,
+} from "./values.ts";
 
 /** How to reach one PostgreSQL database. */
 export interface PostgresConfig {
@@ -285,7 +291,10 @@ async function readRows(
   const types = (columns ?? []).map((column) => column.type);
   return {
     columns: (columns ?? []).map((column) => column.name),
-    rows: kept.map((row) => row.map((value, i) => pgCell(value, types[i]))),
+    rows: cellsInPlace(
+      kept,
+      types.map((type) => (value: unknown) => pgCell(value, type)),
+    ),
     rowsAffected,
     truncated,
   };

@@ -24,6 +24,7 @@ import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
 import {
   binaryCell,
+  cellsInPlace,
   floatCell,
   integerCell,
   isoDateTime,
@@ -279,9 +280,7 @@ async function readRows(
   const mappers = columns.map((column) => cellMapper(column.type));
   return {
     columns: columns.map((column) => column.name),
-    rows: kept.map((row) =>
-      row.map((value, i) => (mappers[i] ?? plainCell)(value))
-    ),
+    rows: cellsInPlace(kept, mappers),
     rowsAffected: 0,
     truncated,
   };
