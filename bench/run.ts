@@ -26,7 +26,9 @@ import {
 } from "./targets.ts";
 
 const quick = Deno.args.includes("--quick");
-const SECONDS = quick ? 2 : 5;
+/** Measured seconds per contender and point, split over ROUNDS rounds. */
+const SECONDS = quick ? 2 : 9;
+const ROUNDS = quick ? 1 : 3;
 const WARMUP = quick ? 0.5 : 1;
 const ROWS_QUERY =
   "select g as id, 'name ' || g as name, g * 2.5 as price, (g % 2 = 0) as flag, 'x' || md5(g::text) as note from generate_series(1, 10000) g";
@@ -64,18 +66,75 @@ async function load(
   request: () => Promise<boolean>,
   concurrency: number,
   pid: number | null,
+  seconds = SECONDS,
+  warmupSeconds = WARMUP,
 ): Promise<LoadResult> {
   try {
     return await runLoad({
       concurrency,
-      seconds: SECONDS,
-      warmupSeconds: WARMUP,
+      seconds,
+      warmupSeconds,
       request,
       cpu: pid === null ? ownCpuMicros : () => cpuMicros(pid),
     });
   } finally {
     closeConnections();
+    // Let the server see the closes: dbport refuses a 65th connection, and
+    // the next phase's first connection must not race the last 64 closing.
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/** One side of a comparison: a request and the process that serves it. */
+type Contender = [
+  name: string,
+  request: () => Promise<boolean>,
+  pid: number | null,
+];
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * Measure contenders side by side in ROUNDS interleaved rounds (the start
+ * rotating each round), and keep each figure's median: a neighbour's burst on
+ * a shared machine then hurts one round of everyone rather than one
+ * contender's whole figure.
+ */
+async function compare(
+  contenders: Contender[],
+  concurrency: number,
+): Promise<Record<string, LoadResult>> {
+  const rounds: Record<string, LoadResult[]> = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < contenders.length; i++) {
+      const [name, request, pid] = contenders[(i + round) % contenders.length]!;
+      const result = await load(
+        request,
+        concurrency,
+        pid,
+        SECONDS / ROUNDS,
+        round === 0 ? WARMUP : 0.2,
+      );
+      (rounds[name] ??= []).push(result);
+    }
+  }
+  const out: Record<string, LoadResult> = {};
+  for (const [name] of contenders) {
+    const results = rounds[name]!;
+    const cpus = results.map((r) => r.cpuPerRequest).filter((c) => c !== null);
+    out[name] = {
+      requests: results.reduce((sum, r) => sum + r.requests, 0),
+      errors: results.reduce((sum, r) => sum + r.errors, 0),
+      rps: median(results.map((r) => r.rps)),
+      p50: median(results.map((r) => r.p50)),
+      p99: median(results.map((r) => r.p99)),
+      cpuPerRequest: cpus.length === 0 ? null : median(cpus),
+    };
+  }
+  return out;
 }
 
 /** The MariaDB user Toolbox connects as (it refuses an empty password). */
@@ -103,7 +162,7 @@ try {
   );
   out();
   out(
-    `Deno ${Deno.version.deno}; ${navigator.hardwareConcurrency} cores; ${SECONDS} s per point after ${WARMUP} s warm-up; closed-loop load from the harness process.`,
+    `Deno ${Deno.version.deno}; ${navigator.hardwareConcurrency} cores; per point ${SECONDS} s of closed-loop load from the harness process after ${WARMUP} s of warm-up, in ${ROUNDS} interleaved round(s); each figure is the median round.`,
   );
 
   await using dbport = await startDbport(home);
@@ -140,28 +199,16 @@ try {
   const w1: Record<number, Record<string, LoadResult>> = {};
   for (const c of [1, 8, 64]) {
     header(`W1 execute_query SELECT 1 on PostgreSQL, concurrency ${c}`);
-    const raw = await load(
-      async () => {
+    const results = await compare([
+      ["postgres.js (raw)", async () => {
         await sql`select 1`;
         return true;
-      },
-      c,
-      null,
-    );
-    const results: Record<string, LoadResult> = {
-      "postgres.js (raw)": raw,
-      dbport: await load(
-        dbportQuery(home.ids.postgres, "select 1"),
-        c,
-        dbport.pid,
-      ),
-      Toolbox: await load(
-        toolboxQuery("pg_execute_sql", "select 1"),
-        c,
-        toolbox.pid,
-      ),
-      "SDK v2 server": await load(sdkQuery("select 1"), c, sdk.pid),
-    };
+      }, null],
+      ["dbport", dbportQuery(home.ids.postgres, "select 1"), dbport.pid],
+      ["Toolbox", toolboxQuery("pg_execute_sql", "select 1"), toolbox.pid],
+      ["SDK v2 server", sdkQuery("select 1"), sdk.pid],
+    ], c);
+    const raw = results["postgres.js (raw)"]!;
     for (const [name, r] of Object.entries(results)) {
       out(row(name, r, ` ${(r.rps / raw.rps).toFixed(2)}× raw`));
     }
@@ -199,21 +246,17 @@ try {
   await using hono = await startBareHono(listBytes);
   await using denoServe = await startBareDenoServe(listBytes);
   header(`W2 tools/list, concurrency 64 (dbport's answer: ${listBytes} bytes)`);
-  const w2: Record<string, LoadResult> = {
-    "bare Hono (fixed body)": await load(
-      mcpRequest(hono, "tools/list"),
-      64,
-      hono.pid,
-    ),
-    dbport: await load(mcpRequest(dbport, "tools/list"), 64, dbport.pid),
-    Toolbox: await load(mcpRequest(toolbox, "tools/list"), 64, toolbox.pid),
-    "SDK v2 server": await load(mcpRequest(sdk, "tools/list"), 64, sdk.pid),
-    "bare Deno.serve (fixed body, not node:http)": await load(
+  const w2 = await compare([
+    ["bare Hono (fixed body)", mcpRequest(hono, "tools/list"), hono.pid],
+    ["dbport", mcpRequest(dbport, "tools/list"), dbport.pid],
+    ["Toolbox", mcpRequest(toolbox, "tools/list"), toolbox.pid],
+    ["SDK v2 server", mcpRequest(sdk, "tools/list"), sdk.pid],
+    [
+      "bare Deno.serve (fixed body, not node:http)",
       mcpRequest(denoServe, "tools/list"),
-      64,
       denoServe.pid,
-    ),
-  };
+    ],
+  ], 64);
   const floor = w2["bare Hono (fixed body)"]!;
   for (const [name, r] of Object.entries(w2)) {
     out(row(name, r, ` ${(r.rps / floor.rps).toFixed(2)}× bare Hono`));
@@ -237,8 +280,12 @@ try {
     ] as const
   ) {
     header(`W4 execute_query SELECT 1 on ${engine}, concurrency 8`);
-    const d = await load(dbportQuery(id, "select 1"), 8, dbport.pid);
-    const t = await load(toolboxQuery(tool, "select 1"), 8, toolbox.pid);
+    const both = await compare([
+      ["dbport", dbportQuery(id, "select 1"), dbport.pid],
+      ["Toolbox", toolboxQuery(tool, "select 1"), toolbox.pid],
+    ], 8);
+    const d = both.dbport!;
+    const t = both.Toolbox!;
     out(row("dbport", d));
     out(row("Toolbox", t));
     check(
@@ -314,15 +361,15 @@ try {
       );
     }
     header("W3 execute_query of 10,000 rows × 5 columns, concurrency 8");
-    const driver = await load(
-      async () => {
+    const both = await compare([
+      ["driver", async () => {
         const rows = await sql.unsafe(ROWS_QUERY);
         return JSON.stringify(rows).length > 0;
-      },
-      8,
-      null,
-    );
-    const d = await load(request, 8, dbport.pid);
+      }, null],
+      ["dbport", request, dbport.pid],
+    ], 8);
+    const driver = both.driver!;
+    const d = both.dbport!;
     const rss = peakRssMiB(dbport.pid);
     out(row("postgres.js fetch + JSON.stringify", driver));
     out(row("dbport", d, ` peak RSS ${rss.toFixed(0)} MiB`));

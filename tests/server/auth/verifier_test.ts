@@ -88,3 +88,21 @@ Deno.test("TokenVerifier gives every bridge token one principal key", () => {
   verifier.setBridgeTokens([]);
   assertEquals((verifier.verify(one.plaintext)).kind, "unknown");
 });
+
+Deno.test("TokenVerifier remembers a proven token only until the tokens change, and still checks its expiry", () => {
+  const clock = fakeClock(1_000);
+  const token = stored({ expiresAt: 5_000 });
+  const verifier = new TokenVerifier("instance", clock.now);
+  verifier.setUserTokens([token.token]);
+  assertEquals(verifier.verify(token.plaintext).kind, "ok");
+  assertEquals(verifier.verify(token.plaintext).kind, "ok");
+  // Expiry is read on every call, remembered or not.
+  clock.advance(4_000);
+  assertEquals(verifier.verify(token.plaintext).kind, "expired");
+  // A reload without the token (revoked and pruned, say) forgets it.
+  verifier.setUserTokens([]);
+  assertEquals(verifier.verify(token.plaintext).kind, "unknown");
+  // A reload with it revoked says so.
+  verifier.setUserTokens([{ ...token.token, revokedAt: 4_500 }]);
+  assertEquals(verifier.verify(token.plaintext).kind, "revoked");
+});
