@@ -58,13 +58,37 @@ async function waitForPort(port: number, child: Deno.ChildProcess) {
   throw new Error(`nothing listens on 127.0.0.1:${port} after 15 s`);
 }
 
-function stopper(child: Deno.ChildProcess, cleanup?: () => Promise<void>) {
-  return async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* already gone */ }
-    await child.status;
-    await cleanup?.();
+/**
+ * Spawn a server that will listen on `port`, wait until it does, and return
+ * it as a target stopped (SIGTERM) on dispose.
+ */
+async function spawnTarget(
+  name: string,
+  port: number,
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; headers?: Record<string, string> } =
+    {},
+): Promise<Target> {
+  const child = new Deno.Command(command, {
+    args,
+    ...(options.env === undefined ? {} : { env: options.env }),
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await waitForPort(port, child);
+  return {
+    name,
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid,
+    headers: options.headers ?? {},
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      await child.status;
+    },
   };
 }
 
@@ -143,27 +167,16 @@ export async function startDbport(
 ): Promise<Target> {
   const port = freePort();
   await saveSettings(bench.home, { port, queryHistory: true });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...SERVE_PERMISSIONS,
-      ...extraFlags,
-      `${ROOT}main.ts`,
-      "serve",
-    ],
-    env: { DBPORT_HOME: bench.home, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  await waitForPort(port, child);
-  return {
-    name: "dbport",
-    url: `http://127.0.0.1:${port}/mcp`,
-    pid: child.pid,
-    headers: { authorization: `Bearer ${bench.token}` },
-    [Symbol.asyncDispose]: stopper(child),
-  };
+  return await spawnTarget(
+    "dbport",
+    port,
+    Deno.execPath(),
+    ["run", ...SERVE_PERMISSIONS, ...extraFlags, `${ROOT}main.ts`, "serve"],
+    {
+      env: { DBPORT_HOME: bench.home, NO_COLOR: "1" },
+      headers: { authorization: `Bearer ${bench.token}` },
+    },
+  );
 }
 
 /** The Toolbox binary shipped in `@toolbox-sdk/server-linux-x64`. */
@@ -237,31 +250,18 @@ tools:
 `;
   const file = `${dir}/tools.yaml`;
   await Deno.writeTextFile(file, config);
-  const child = new Deno.Command(await toolboxBinary(), {
-    args: [
-      "--config",
-      file,
-      "--port",
-      String(port),
-      "--address",
-      "127.0.0.1",
-      "--disable-version-check",
-      "--disable-reload",
-      "--log-level",
-      "ERROR",
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  await waitForPort(port, child);
-  return {
-    name: "Toolbox",
-    url: `http://127.0.0.1:${port}/mcp`,
-    pid: child.pid,
-    headers: {},
-    [Symbol.asyncDispose]: stopper(child),
-  };
+  return await spawnTarget("Toolbox", port, await toolboxBinary(), [
+    "--config",
+    file,
+    "--port",
+    String(port),
+    "--address",
+    "127.0.0.1",
+    "--disable-version-check",
+    "--disable-reload",
+    "--log-level",
+    "ERROR",
+  ]);
 }
 
 /** A Deno script of `bench/peers/` on a free port. */
@@ -271,29 +271,16 @@ async function startPeer(
   args: string[],
 ): Promise<Target> {
   const port = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net=127.0.0.1",
-      "--allow-env",
-      "--allow-read",
-      "--allow-sys",
-      `${ROOT}bench/peers/${script}`,
-      String(port),
-      ...args,
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  await waitForPort(port, child);
-  return {
-    name,
-    url: `http://127.0.0.1:${port}/mcp`,
-    pid: child.pid,
-    headers: {},
-    [Symbol.asyncDispose]: stopper(child),
-  };
+  return await spawnTarget(name, port, Deno.execPath(), [
+    "run",
+    "--allow-net=127.0.0.1",
+    "--allow-env",
+    "--allow-read",
+    "--allow-sys",
+    `${ROOT}bench/peers/${script}`,
+    String(port),
+    ...args,
+  ]);
 }
 
 /** The minimal SDK v2 server with one execute_query tool. */

@@ -133,6 +133,38 @@ function checked<T extends object>(
   });
 }
 
+/**
+ * An SDK's transport to the shop: HTTP with the shop's token, or the bridge
+ * spawned in the shop's home (v1 and v2 take the same options).
+ */
+function sdkTransport<H, S>(
+  shop: Shop,
+  transport: Transport,
+  Http: new (
+    url: URL,
+    options: { requestInit: { headers: Record<string, string> } },
+  ) => H,
+  Stdio: new (
+    options: {
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      stderr: "ignore";
+    },
+  ) => S,
+): H | S {
+  return transport === "http"
+    ? new Http(new URL(shop.url), {
+      requestInit: { headers: { authorization: `Bearer ${shop.token}` } },
+    })
+    : new Stdio({
+      command: Deno.execPath(),
+      args: BRIDGE,
+      env: { DBPORT_HOME: shop.home },
+      stderr: "ignore",
+    });
+}
+
 /** The approval form's answer: yes. */
 const ACCEPT = { action: "accept", content: { approved: true } };
 
@@ -152,19 +184,9 @@ async function sdkV2(
     // deno-lint-ignore no-explicit-any
     () => (forms++, Promise.resolve(ACCEPT as any)),
   );
-  await client.connect(checked(
-    transport === "http"
-      ? new HttpV2(new URL(shop.url), {
-        requestInit: { headers: { authorization: `Bearer ${shop.token}` } },
-      })
-      : new StdioV2({
-        command: Deno.execPath(),
-        args: BRIDGE,
-        env: { DBPORT_HOME: shop.home },
-        stderr: "ignore",
-      }),
-    check,
-  ));
+  await client.connect(
+    checked(sdkTransport(shop, transport, HttpV2, StdioV2), check),
+  );
   assertEquals(client.getNegotiatedProtocolVersion(), "2026-07-28");
   return {
     async listTools() {
@@ -211,20 +233,9 @@ async function sdkV1(
     () => (forms++, Promise.resolve(ACCEPT)),
   );
   const pin = version === "2025-11-25" ? undefined : version;
-  await client.connect(checked(
-    transport === "http"
-      ? new HttpV1(new URL(shop.url), {
-        requestInit: { headers: { authorization: `Bearer ${shop.token}` } },
-      })
-      : new StdioV1({
-        command: Deno.execPath(),
-        args: BRIDGE,
-        env: { DBPORT_HOME: shop.home },
-        stderr: "ignore",
-      }),
-    check,
-    pin,
-  ));
+  await client.connect(
+    checked(sdkTransport(shop, transport, HttpV1, StdioV1), check, pin),
+  );
   return {
     async listTools() {
       return (await client.listTools()).tools.map((tool: { name: string }) =>
