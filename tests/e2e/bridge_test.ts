@@ -111,10 +111,12 @@ Deno.test("v1 SDK client over the bridge (legacy initialize): tools, progress, a
         { onprogress: (p: { progress: number }) => progress.push(p.progress) },
       );
       // The v1 SDK hands notifications to its handlers a tick after the
-      // response, which removes the progress handler: the last progress (1)
-      // is sent before the response (the raw-stdio test checks the order)
-      // but may reach onprogress too late.
-      assertEquals(progress.slice(0, 2), [0, 0.3]);
+      // response, which removes the progress handler: when the lines arrive
+      // in one chunk (a fast statement), the later ones reach onprogress too
+      // late. All three are sent, in order, before the response: the
+      // raw-stdio test checks that.
+      assert(progress.length >= 1, "no progress reached onprogress");
+      assertEquals(progress, [0, 0.3, 1].slice(0, progress.length));
       assertEquals((read.structuredContent as JsonObject).rows, [[1]]);
       // Legacy results carry no modern fields.
       assertEquals("resultType" in read, false);
