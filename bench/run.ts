@@ -10,14 +10,13 @@
 
 import mysql from "mysql2/promise";
 import postgres from "postgres";
+import { MYSQL_URL, POSTGRES_URL } from "../tests/_db.ts";
 import { measureBridge } from "./bridge.ts";
 import { type LoadResult, runLoad } from "./load.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
 import { cpuMicros, ownCpuMicros, peakRssMiB } from "./proc.ts";
 import {
   benchHome,
-  MYSQL_URL,
-  POSTGRES_URL,
   startBareDenoServe,
   startBareHono,
   startDbport,
@@ -43,19 +42,25 @@ function out(line = "") {
   lines.push(line);
 }
 
-function row(name: string, r: LoadResult, extra = ""): string {
+/** One table row; `extra` fills the column {@linkcode header} named, if any. */
+function row(name: string, r: LoadResult, extra?: string): string {
   const cpu = r.cpuPerRequest === null ? "–" : `${r.cpuPerRequest.toFixed(0)}`;
   return `| ${name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${
     r.p99.toFixed(2)
-  } | ${cpu} | ${r.errors} |${extra}`;
+  } | ${cpu} | ${r.errors} |${extra === undefined ? "" : ` ${extra} |`}`;
 }
 
-function header(title: string) {
+/** A table's title and head, with one more column when `extra` names it. */
+function header(title: string, extra?: string) {
   out();
   out(`### ${title}`);
   out();
-  out("| target | req/s | p50 ms | p99 ms | server CPU µs/req | errors |");
-  out("|---|---:|---:|---:|---:|---:|");
+  out(
+    `| target | req/s | p50 ms | p99 ms | server CPU µs/req | errors |${
+      extra === undefined ? "" : ` ${extra} |`
+    }`,
+  );
+  out(`|---|---:|---:|---:|---:|---:|${extra === undefined ? "" : "---:|"}`);
 }
 
 function check(what: string, ok: boolean, detail: string) {
@@ -66,8 +71,8 @@ async function load(
   request: () => Promise<boolean>,
   concurrency: number,
   pid: number | null,
-  seconds = SECONDS,
-  warmupSeconds = WARMUP,
+  seconds: number,
+  warmupSeconds: number,
 ): Promise<LoadResult> {
   try {
     return await runLoad({
@@ -198,7 +203,10 @@ try {
   // W1: SELECT 1 on PostgreSQL.
   const w1: Record<number, Record<string, LoadResult>> = {};
   for (const c of [1, 8, 64]) {
-    header(`W1 execute_query SELECT 1 on PostgreSQL, concurrency ${c}`);
+    header(
+      `W1 execute_query SELECT 1 on PostgreSQL, concurrency ${c}`,
+      "vs raw",
+    );
     const results = await compare([
       ["postgres.js (raw)", async () => {
         await sql`select 1`;
@@ -210,11 +218,10 @@ try {
     ], c);
     const raw = results["postgres.js (raw)"]!;
     for (const [name, r] of Object.entries(results)) {
-      out(row(name, r, ` ${(r.rps / raw.rps).toFixed(2)}× raw`));
+      out(row(name, r, `${(r.rps / raw.rps).toFixed(2)}×`));
     }
     w1[c] = results;
   }
-  // The ratio column lives in the last cell; make the header say so.
   const w1c8 = w1[8]!;
   const d8 = w1c8["dbport"]!;
   const t8 = w1c8["Toolbox"]!;
@@ -245,7 +252,10 @@ try {
     new TextEncoder().encode(await callOnce(dbport, "tools/list")).length;
   await using hono = await startBareHono(listBytes);
   await using denoServe = await startBareDenoServe(listBytes);
-  header(`W2 tools/list, concurrency 64 (dbport's answer: ${listBytes} bytes)`);
+  header(
+    `W2 tools/list, concurrency 64 (dbport's answer: ${listBytes} bytes)`,
+    "vs bare Hono",
+  );
   const w2 = await compare([
     ["bare Hono (fixed body)", mcpRequest(hono, "tools/list"), hono.pid],
     ["dbport", mcpRequest(dbport, "tools/list"), dbport.pid],
@@ -259,7 +269,7 @@ try {
   ], 64);
   const floor = w2["bare Hono (fixed body)"]!;
   for (const [name, r] of Object.entries(w2)) {
-    out(row(name, r, ` ${(r.rps / floor.rps).toFixed(2)}× bare Hono`));
+    out(row(name, r, `${(r.rps / floor.rps).toFixed(2)}×`));
   }
   check(
     "W2 ≥ 1.1× Toolbox",
@@ -360,7 +370,10 @@ try {
         `W3: dbport did not return all 10,000 rows: ${first.slice(0, 300)}`,
       );
     }
-    header("W3 execute_query of 10,000 rows × 5 columns, concurrency 8");
+    header(
+      "W3 execute_query of 10,000 rows × 5 columns, concurrency 8",
+      "peak RSS",
+    );
     const both = await compare([
       ["driver", async () => {
         const rows = await sql.unsafe(ROWS_QUERY);
@@ -371,8 +384,8 @@ try {
     const driver = both.driver!;
     const d = both.dbport!;
     const rss = peakRssMiB(dbport.pid);
-    out(row("postgres.js fetch + JSON.stringify", driver));
-    out(row("dbport", d, ` peak RSS ${rss.toFixed(0)} MiB`));
+    out(row("postgres.js fetch + JSON.stringify", driver, "–"));
+    out(row("dbport", d, `${rss.toFixed(0)} MiB`));
     check(
       "W3 p50 ≤ 1.5× driver fetch-and-encode",
       d.p50 <= 1.5 * driver.p50,

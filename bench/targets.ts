@@ -7,6 +7,8 @@
  * @module
  */
 
+import { MYSQL_URL, POSTGRES_URL } from "../tests/_db.ts";
+import { freePort } from "../tests/_server.ts";
 import type { SavedConnection } from "../lib/app/connections.ts";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
@@ -18,12 +20,6 @@ import { saveSettings } from "../lib/server/server.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
-/** Where the databases are (the tests' defaults). */
-export const POSTGRES_URL = Deno.env.get("DBPORT_TEST_POSTGRES_URL") ??
-  "postgres://postgres@127.0.0.1:5432/test";
-export const MYSQL_URL = Deno.env.get("DBPORT_TEST_MYSQL_URL") ??
-  "mysql://root@127.0.0.1:3306/test";
-
 /** A started server process. */
 export interface Target extends AsyncDisposable {
   readonly name: string;
@@ -31,14 +27,6 @@ export interface Target extends AsyncDisposable {
   readonly pid: number;
   /** Extra headers every request carries (Authorization for dbport). */
   readonly headers: Record<string, string>;
-}
-
-/** A port nobody holds right now. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 /** Wait until something accepts connections on `port`. */
@@ -181,28 +169,21 @@ export async function startDbport(
 
 /** The Toolbox binary shipped in `@toolbox-sdk/server-linux-x64`. */
 async function toolboxBinary(): Promise<string> {
-  const resolved = import.meta.resolve(
-    "npm:@toolbox-sdk/server-linux-x64@1.12.0/package.json",
-  );
-  // Deno resolves npm specifiers to its cache; fall back to the cache path.
-  const candidates = [
-    resolved.startsWith("file:")
-      ? new URL("bin/toolbox", resolved).pathname
-      : "",
-    `${Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`}` +
-    "/npm/registry.npmjs.org/@toolbox-sdk/server-linux-x64/1.12.0/bin/toolbox",
-  ];
-  for (const path of candidates) {
-    if (path !== "" && await Deno.stat(path).then(() => true, () => false)) {
-      await Deno.chmod(path, 0o755);
-      return path;
-    }
+  // Deno resolves an npm specifier to the package in its cache.
+  const path = new URL(
+    "bin/toolbox",
+    import.meta.resolve(
+      "npm:@toolbox-sdk/server-linux-x64@1.12.0/package.json",
+    ),
+  ).pathname;
+  try {
+    await Deno.chmod(path, 0o755);
+  } catch (error) {
+    throw new Error(
+      `MCP Toolbox binary not found at ${path}: run deno install (${error})`,
+    );
   }
-  throw new Error(
-    `MCP Toolbox binary not found (looked in ${
-      candidates.join(", ")
-    }); run deno install`,
-  );
+  return path;
 }
 
 /** MCP Toolbox for Databases with postgres, mysql and sqlite execute-sql tools. */

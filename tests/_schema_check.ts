@@ -57,7 +57,7 @@ const SERVER_MESSAGES: Readonly<Record<string, string>> = {
 
 const LEGACY_DEFAULT = "2025-11-25";
 
-/** Checks what a server sends; `checked` counts messages, `methods` what was answered. */
+/** Checks what a server sends; `checked` counts the messages, `seen` names them. */
 export class SchemaCheck {
   readonly problems: string[] = [];
   checked = 0;

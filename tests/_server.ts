@@ -117,6 +117,14 @@ function withAuthorization(
   return out;
 }
 
+/** A loopback port nobody holds right now. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
 /** Whether a path exists. */
 export function exists(path: string): Promise<boolean> {
   return Deno.stat(path).then(() => true, () => false);

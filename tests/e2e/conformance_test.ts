@@ -10,6 +10,7 @@
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { openFixture } from "../_db.ts";
+import { freePort } from "../_server.ts";
 import { wireProxy } from "../_wire_proxy.ts";
 
 const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
@@ -25,14 +26,6 @@ const SCENARIOS = [
   "completion-complete",
   "dns-rebinding-protection",
 ];
-
-/** A port nobody holds right now. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
 
 /** Run one scenario; returns the exit code and what the suite printed. */
 async function runScenario(
