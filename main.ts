@@ -8,7 +8,8 @@
 
 import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
-import { appDataDir, inAppDir } from "./lib/app/paths.ts";
+import { appDataDir, ensureAppDataDir, inAppDir } from "./lib/app/paths.ts";
+import { explainStartup } from "./lib/app/startup_error.ts";
 import { loadSettings } from "./lib/app/settings.ts";
 import { openStateDb, type StateDb } from "./lib/app/state_db.ts";
 import { tokenStatus } from "./lib/app/tokens.ts";
@@ -87,9 +88,25 @@ function interrupted(): AbortSignal {
 
 async function serve(): Promise<number> {
   const home = appDataDir();
-  // With no connections file at all, serve the embedded demo shop.
-  const demo = await ensureDemo(home);
-  const server = await startServer({ home });
+  let started;
+  try {
+    // A fresh machine has no app directory yet: make it (0700) first.
+    await ensureAppDataDir(home);
+    // With no connections file at all, serve the embedded demo shop.
+    const demo = await ensureDemo(home);
+    started = { demo, server: await startServer({ home }) };
+  } catch (error) {
+    const port = await loadSettings(inAppDir(home, SETTINGS_FILE))
+      .then((loaded) => loaded.ok ? loaded.settings.port : undefined)
+      .catch(() => undefined);
+    console.error(
+      `${SERVICE_NAME}: cannot start: ${
+        explainStartup(error, { home, ...(port === undefined ? {} : { port }) })
+      }`,
+    );
+    return 1;
+  }
+  const { demo, server } = started;
   const base = server.url.slice(0, -"/mcp".length);
   console.log(`${SERVICE_NAME} ${SERVICE_VERSION} is listening on ${base}`);
   console.log(`  MCP endpoint:   ${server.url}`);

@@ -26,11 +26,21 @@ export interface ServeProcess {
   readRest(): Promise<string>;
 }
 
-/** Start `main.ts serve` in `home` and wait until it says it is ready. */
-export async function spawnServe(home: string): Promise<ServeProcess> {
+/** The repository's root, where `deno task` finds deno.json. */
+export const ROOT = new URL("../", import.meta.url).pathname;
+
+/**
+ * Start `main.ts serve` in `home` and wait until it says it is ready; with
+ * `task`, exactly as the README says: `deno task serve` from the root.
+ */
+export async function spawnServe(
+  home: string,
+  options: { task?: boolean; env?: Record<string, string> } = {},
+): Promise<ServeProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: mainArgs("serve"),
-    env: { DBPORT_HOME: home, NO_COLOR: "1" },
+    args: options.task ? ["task", "serve"] : mainArgs("serve"),
+    cwd: ROOT,
+    env: { DBPORT_HOME: home, NO_COLOR: "1", ...options.env },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

@@ -1,6 +1,6 @@
 /**
  * Validate what the server sends against the official MCP JSON Schemas in
- * `../shared/spec/schema/<version>/schema.json`.
+ * `tests/schema/<version>/schema.json` (copied from the specification; see its README).
  *
  * @module
  */
@@ -9,7 +9,7 @@ import Ajv2020 from "ajv/dist/2020";
 import Ajv from "ajv";
 import { assert } from "@std/assert";
 
-const SCHEMA_ROOT = new URL("../../shared/spec/schema/", import.meta.url);
+const SCHEMA_ROOT = new URL("./schema/", import.meta.url);
 
 type Validate = ((value: unknown) => boolean) & { errors?: unknown };
 const cache = new Map<

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { ensureAppDataDir } from "./paths.ts";
 import Database from "libsql/promise";
 import {
   CONNECTIONS_FILE,
@@ -266,6 +267,7 @@ export async function ensureDemo(
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   const dbPath = inAppDir(home, DEMO_DB_FILE);
+  await ensureAppDataDir(home);
   try {
     await Deno.lstat(dbPath);
   } catch {

@@ -40,6 +40,14 @@ export interface Settings {
    * `.../history` resource). The activity log keeps only a digest either way.
    */
   queryHistory: boolean;
+  /**
+   * The most bytes of JSON text a result's rows may take; rows past it are
+   * left out, and the drivers stop reading there (no read can exhaust the
+   * server's memory).
+   */
+  maxResultBytes: number;
+  /** Longer text cells are cut, with a marker naming what was left out. */
+  maxCellChars: number;
 }
 
 /** The defaults (contract: two allowed web origins of supported AI clients). */
@@ -53,6 +61,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   hostDialog: "auto",
   enabled: true,
   queryHistory: true,
+  maxResultBytes: 1_000_000,
+  maxCellChars: 20_000,
 });
 
 /** The outcome of {@linkcode parseSettings}. */
@@ -112,6 +122,8 @@ const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   hostDialog,
   enabled: boolean,
   queryHistory: boolean,
+  maxResultBytes: integer(10_000, 100_000_000),
+  maxCellChars: integer(100, 10_000_000),
 };
 
 /** Parse settings text (an empty file means every default). */

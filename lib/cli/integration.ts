@@ -24,7 +24,11 @@ export const BRIDGE = new URL("../../bridge.ts", import.meta.url).pathname;
 
 /** The permissions `serve` runs with (the same as `deno task serve`). */
 export const SERVE_PERMISSIONS = [
-  "--allow-net=127.0.0.1",
+  // Never a permission prompt: one would stop every client until a key is
+  // pressed in a terminal no one watches.
+  "--no-prompt",
+  // Any host the user saved; the listener binds 127.0.0.1 by its own code.
+  "--allow-net",
   "--allow-read",
   "--allow-write",
   "--allow-env",
@@ -35,6 +39,8 @@ export const SERVE_PERMISSIONS = [
 
 /** What the bridge needs, and nothing more. */
 export const BRIDGE_PERMISSIONS = [
+  "--no-prompt",
+  // The bridge only ever talks to the local server.
   "--allow-net=127.0.0.1",
   "--allow-read",
   "--allow-env",

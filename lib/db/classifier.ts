@@ -13,13 +13,16 @@
  */
 
 import {
+  DENIED_FUNCTIONS,
   DESTRUCTIVE_LEADS,
   DML_WORDS,
   EXPLAIN_OPTIONS,
   FILE_OR_CODE_FUNCTIONS,
   FILE_OR_CODE_LEADS,
+  FILE_OR_CODE_PREFIXES,
   LIBRARY_SETTINGS,
   NOT_A_STATEMENT_BEFORE,
+  PG_DENIED_RELATIONS,
   READ_LEADS,
   READ_PRAGMAS,
   READ_PRAGMAS_WITH_ARGUMENT,
@@ -27,7 +30,7 @@ import {
   STATEMENT_STARTS,
   UNTRUSTED_LANGUAGES,
 } from "./classifier_words.ts";
-import { type Dialect, splitStatements, type Token } from "./lexer.ts";
+import { type Dialect, split, type Token } from "./lexer.ts";
 
 /** How much a statement may change. */
 export type Tier = "read" | "write" | "destructive";
@@ -43,6 +46,11 @@ export interface Classified {
   keyword: string;
   /** The statement without trailing `;` and surrounding comments. */
   text: string;
+  /**
+   * Why the lexer could not read the text with certainty (an unterminated
+   * quote, a stray control character); such a statement is never a read.
+   */
+  uncertain: string[];
 }
 
 /** The outcome of {@linkcode classify}. */
@@ -58,7 +66,7 @@ function higher(a: Tier, b: Tier): Tier {
 
 /** Classify `sql`, which must hold exactly one statement. */
 export function classify(sql: string, dialect: Dialect): Classification {
-  const statements = splitStatements(sql, dialect);
+  const { statements, uncertain } = split(sql, dialect);
   if (statements.length === 0) {
     return {
       ok: false,
@@ -77,11 +85,14 @@ export function classify(sql: string, dialect: Dialect): Classification {
   const { tokens, text } = statements[0]!;
   const start = skipParens(tokens, 0);
   const lead = tokens[start];
-  const { tier, dangerous } = tierAt(tokens, start, dialect);
+  const found = tierAt(tokens, start, dialect);
+  // Fail closed: what the lexer cannot place is at least a write.
+  const tier = uncertain.length > 0 ? higher(found.tier, "write") : found.tier;
   return {
     ok: true,
     tier,
-    dangerous,
+    dangerous: found.dangerous,
+    uncertain,
     reach: reachOf(tokens, dialect),
     keyword: lead?.kind === "word" ? lead.text : "",
     text,
@@ -333,8 +344,18 @@ function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
   for (let k = 0; k < tokens.length; k++) {
     const token = tokens[k]!;
     const name = calledName(tokens, k);
-    if (name !== null && FILE_OR_CODE_FUNCTIONS.has(name)) {
+    if (name !== null && fileOrCode(name, dialect)) {
       return `${name.toLowerCase()}() reaches files, code or SQL text`;
+    }
+    if (name !== null && name in DENIED_FUNCTIONS) {
+      return DENIED_FUNCTIONS[name]!;
+    }
+    if (
+      dialect === "postgres" && PG_DENIED_RELATIONS.has(looseName(token))
+    ) {
+      return `${
+        looseName(token).toLowerCase()
+      } shows the server's files or configuration`;
     }
     if (token.kind !== "word") continue;
     if (
@@ -364,6 +385,13 @@ function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
     }
   }
   return null;
+}
+
+/** A function that reaches files, code or SQL text, by name or prefix. */
+function fileOrCode(name: string, dialect: Dialect): boolean {
+  return FILE_OR_CODE_FUNCTIONS.has(name) ||
+    (dialect === "postgres" &&
+      FILE_OR_CODE_PREFIXES.some((prefix) => name.startsWith(prefix)));
 }
 
 /** `PRAGMA [schema.]name` or `PRAGMA [schema.]name(table)` of a reading pragma. */

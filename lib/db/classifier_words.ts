@@ -136,12 +136,21 @@ export const SIDE_EFFECT_FUNCTIONS: ReadonlySet<string> = new Set([
   "PG_STAT_STATEMENTS_RESET",
   "PG_IMPORT_SYSTEM_COLLATIONS",
   // MySQL / MariaDB
-  "GET_LOCK",
-  "RELEASE_LOCK",
-  "RELEASE_ALL_LOCKS",
   "MASTER_POS_WAIT",
   "SOURCE_POS_WAIT",
 ]);
+
+/**
+ * Functions refused outright whatever the token, with why: locks that outlive
+ * a request and CPU burners a statement timeout does not stop cleanly
+ * (MariaDB answers a killed BENCHMARK() with 0, as if it had finished).
+ */
+export const DENIED_FUNCTIONS: Readonly<Record<string, string>> = {
+  GET_LOCK: "get_lock() takes a lock that outlives the request",
+  RELEASE_LOCK: "release_lock() releases another session's lock",
+  RELEASE_ALL_LOCKS: "release_all_locks() releases locks",
+  BENCHMARK: "benchmark() burns CPU on the database server",
+};
 
 /** Functions that reach the file system, run code, or run SQL given as text. */
 export const FILE_OR_CODE_FUNCTIONS: ReadonlySet<string> = new Set([
@@ -169,7 +178,14 @@ export const FILE_OR_CODE_FUNCTIONS: ReadonlySet<string> = new Set([
   "QUERY_TO_XML",
   "QUERY_TO_XMLSCHEMA",
   "QUERY_TO_XML_AND_XMLSCHEMA",
+  "CURSOR_TO_XML",
+  "CURSOR_TO_XMLSCHEMA",
   "TS_STAT",
+  "TS_REWRITE",
+  "LOREAD",
+  "LOWRITE",
+  "PG_LOGDIR_LS",
+  "PG_STAT_FILE",
   // MySQL / MariaDB
   "LOAD_FILE",
   "SYS_EXEC",
@@ -250,4 +266,62 @@ export const READ_PRAGMAS: ReadonlySet<string> = new Set([
   "JOURNAL_MODE",
   "FOREIGN_KEYS",
   "AUTO_VACUUM",
+]);
+
+/** Name prefixes of PostgreSQL functions that reach files, code or hosts. */
+export const FILE_OR_CODE_PREFIXES: readonly string[] = [
+  "PG_READ_",
+  "PG_LS_",
+  "PG_FILE_",
+  "DBLINK",
+  "LO_",
+];
+
+/** PostgreSQL functions refused by name (the lists above, PostgreSQL's part). */
+export const PG_DENIED_FUNCTIONS: ReadonlySet<string> = FILE_OR_CODE_FUNCTIONS;
+/** PostgreSQL function name prefixes refused. */
+export const PG_DENIED_FUNCTION_PREFIXES = FILE_OR_CODE_PREFIXES;
+
+/** Views that show the server's files and configuration. */
+export const PG_DENIED_RELATIONS: ReadonlySet<string> = new Set([
+  "PG_HBA_FILE_RULES",
+  "PG_FILE_SETTINGS",
+  "PG_IDENT_FILE_MAPPINGS",
+  "PG_CONFIG",
+]);
+
+/**
+ * Volatile functions of pg_catalog a read may call: they change nothing (the
+ * read-only transaction and DISCARD ALL cover the rest).
+ */
+export const PG_HARMLESS_VOLATILE: ReadonlySet<string> = new Set([
+  "RANDOM",
+  "RANDOM_NORMAL",
+  "CLOCK_TIMESTAMP",
+  "TIMEOFDAY",
+  "GEN_RANDOM_UUID",
+  "UUIDV4",
+  "UUIDV7",
+  "PG_SLEEP",
+  "PG_SLEEP_FOR",
+  "PG_SLEEP_UNTIL",
+  "CURRVAL",
+  "LASTVAL",
+  "PG_DATABASE_SIZE",
+  "PG_RELATION_SIZE",
+  "PG_TOTAL_RELATION_SIZE",
+  "PG_TABLE_SIZE",
+  "PG_INDEXES_SIZE",
+  "PG_TABLESPACE_SIZE",
+  "PG_CURRENT_WAL_LSN",
+  "PG_CURRENT_WAL_INSERT_LSN",
+  "PG_CURRENT_WAL_FLUSH_LSN",
+  "PG_IS_IN_RECOVERY",
+  "PG_LAST_WAL_RECEIVE_LSN",
+  "PG_LAST_WAL_REPLAY_LSN",
+  "PG_LAST_XACT_REPLAY_TIMESTAMP",
+  "PG_IS_WAL_REPLAY_PAUSED",
+  "PG_GET_WAL_REPLAY_PAUSE_STATE",
+  "TXID_CURRENT_IF_ASSIGNED",
+  "PG_CURRENT_XACT_ID_IF_ASSIGNED",
 ]);

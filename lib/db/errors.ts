@@ -30,3 +30,29 @@ export class DbError extends Error {
     this.kind = kind;
   }
 }
+
+/**
+ * A failure that is Deno's permission system rather than the database: a
+ * `deno run` with narrower flags than `deno task serve` gives. Said in
+ * terms the user can act on, never Deno's raw text. Null for anything else.
+ */
+export function permissionProblem(error: unknown): DbError | null {
+  const e = error as { code?: string; message?: string; name?: string };
+  const message = e?.message ?? "";
+  const net =
+    /Requires net access|getaddrinfo EPERM|connect EPERM/.test(message) ||
+    (e?.code === "EPERM" && /getaddrinfo|connect/.test(message));
+  const other = error instanceof Deno.errors.NotCapable ||
+    error instanceof Deno.errors.PermissionDenied ||
+    /Requires (read|write|ffi|env|sys) access/.test(message);
+  if (!net && !other) return null;
+  const what = net
+    ? "network access to this database's host"
+    : `a permission (${
+      /Requires (\w+) access/.exec(message)?.[1] ?? "read"
+    } access)`;
+  return new DbError(
+    "connect",
+    `dbport is running without ${what}; start it with "deno task serve", which allows every host a connection names (it still listens on 127.0.0.1 only)`,
+  );
+}

@@ -3,6 +3,12 @@
  * dollar quotes are read as tokens, never guessed with a regular expression,
  * so a `;` or a keyword inside a string or a comment is never taken for code.
  *
+ * Each rule follows the engine's own scanner (docs/security.md "The lexer"):
+ * PostgreSQL `scan.l`, MySQL/MariaDB `sql_lex.cc`, SQLite `tokenize.c`. What
+ * the lexer cannot place with certainty (an unterminated quote or comment, a
+ * character no engine accepts outside a string) is reported in `uncertain`,
+ * and the classifier treats such a statement as a write, never as a read.
+ *
  * @module
  */
 
@@ -30,34 +36,52 @@ export interface Token {
   end: number;
 }
 
+/** Tokens, and what could not be read with certainty. */
+export interface Lexed {
+  tokens: Token[];
+  /** Why the text cannot be read with certainty; empty when it can. */
+  uncertain: string[];
+}
+
+// Identifier characters of all three engines: ASCII letters, `_`, and every
+// character beyond ASCII (PostgreSQL's \200-\377 bytes of UTF-8, MySQL's
+// multi-byte characters, SQLite's IdChar >= 0x80).
 const WORD_START = /[A-Za-z_\u0080-\uffff]/;
 const WORD_PART = /[A-Za-z0-9_$\u0080-\uffff]/;
 const DIGIT = /[0-9]/;
+/** Whitespace as all three scanners define it: space, \t \n \v \f \r. */
+const SPACE = /[ \t\n\v\f\r]/;
+/** Any other C0 control character or DEL (matched on purpose). */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x1f\x7f]/;
+/** PostgreSQL ends `--` comments at either newline character. */
+const PG_NEWLINE = /[\n\r]/;
 
-/** Split SQL text into tokens. Unterminated quotes run to the end of the text. */
+/** Split SQL text into tokens (see {@linkcode lex} for the uncertainties). */
 export function tokenize(sql: string, dialect: Dialect): Token[] {
+  return lex(sql, dialect).tokens;
+}
+
+/** Split SQL text into tokens, noting what cannot be read with certainty. */
+export function lex(sql: string, dialect: Dialect): Lexed {
   const tokens: Token[] = [];
+  const uncertain: string[] = [];
   let i = 0;
   const n = sql.length;
   const push = (kind: TokenKind, start: number, end: number, text?: string) =>
     tokens.push({ kind, start, end, text: text ?? sql.slice(start, end) });
+  const unterminated = (what: string, start: number) =>
+    uncertain.push(`${what} opened at character ${start + 1} never closes`);
 
   while (i < n) {
     const c = sql[i]!;
     const next = sql[i + 1];
-    if (/\s/.test(c)) {
+    if (SPACE.test(c)) {
       i++;
       continue;
     }
-    // Line comments: `--` everywhere (MySQL wants a space or control char
-    // after it), `#` on MySQL.
-    if (
-      (c === "-" && next === "-" &&
-        (dialect !== "mysql" || i + 2 >= n || /[\s]/.test(sql[i + 2]!))) ||
-      (c === "#" && dialect === "mysql")
-    ) {
-      const eol = sql.indexOf("\n", i);
-      i = eol === -1 ? n : eol + 1;
+    if (isLineComment(sql, i, dialect)) {
+      i = lineEnd(sql, i, dialect);
       continue;
     }
     if (c === "/" && next === "*") {
@@ -67,52 +91,78 @@ export function tokenize(sql: string, dialect: Dialect): Token[] {
         (sql[i + 2] === "!" || sql[i + 2] === "+" ||
           (sql[i + 2] === "M" && sql[i + 3] === "!"));
       i = skipBlockComment(sql, i, dialect === "postgres");
+      if (i < 0) {
+        unterminated("a /* comment", start);
+        i = n;
+      }
       if (executable) push("exec_comment", start, i);
       continue;
     }
     if (c === "'") {
       const start = i;
-      // Backslash escapes in '...' on MySQL only (PostgreSQL: E'...' below).
+      // Backslash escapes in '...' on MySQL only (PostgreSQL: E'...' below;
+      // the PostgreSQL driver keeps standard_conforming_strings on).
       i = skipQuoted(sql, i, "'", dialect === "mysql");
+      if (i < 0) {
+        unterminated("a string", start);
+        i = n;
+      }
       push("string", start, i);
       continue;
     }
     if (dialect === "postgres" && (c === "e" || c === "E") && next === "'") {
       const start = i;
       i = skipQuoted(sql, i + 1, "'", true);
+      if (i < 0) {
+        unterminated("an E'' string", start);
+        i = n;
+      }
       push("string", start, i);
       continue;
     }
     if (c === '"') {
       const start = i;
-      // MySQL (without ANSI_QUOTES) reads "..." as a string with escapes.
+      // MySQL (the driver keeps ANSI_QUOTES off) reads "..." as a string.
       i = skipQuoted(sql, i, '"', dialect === "mysql");
+      if (i < 0) {
+        unterminated("a double quote", start);
+        i = n;
+      }
       push(dialect === "mysql" ? "string" : "quoted", start, i);
       continue;
     }
     if (c === "`" && dialect !== "postgres") {
       const start = i;
       i = skipQuoted(sql, i, "`", false);
+      if (i < 0) {
+        unterminated("a backtick", start);
+        i = n;
+      }
       push("quoted", start, i);
       continue;
     }
     if (c === "[" && dialect === "sqlite") {
       const start = i;
       const close = sql.indexOf("]", i + 1);
+      if (close === -1) unterminated("a [ name", start);
       i = close === -1 ? n : close + 1;
       push("quoted", start, i);
       continue;
     }
     if (c === "$" && dialect === "postgres") {
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i));
+      // scan.l: dolqdelim \$({dolq_start}{dolq_cont}*)?\$ where dolq_start
+      // is [A-Za-z\200-\377_] — letters beyond ASCII start a tag too.
+      const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/
+        .exec(sql.slice(i, i + 256));
       if (tag !== null) {
         const start = i;
         const close = sql.indexOf(tag[0], i + tag[0].length);
+        if (close === -1) unterminated(`the dollar quote ${tag[0]}`, start);
         i = close === -1 ? n : close + tag[0].length;
         push("string", start, i);
         continue;
       }
-      const param = /^\$[0-9]+/.exec(sql.slice(i));
+      const param = /^\$[0-9]+/.exec(sql.slice(i, i + 32));
       if (param !== null) {
         push("param", i, i + param[0].length);
         i += param[0].length;
@@ -140,7 +190,18 @@ export function tokenize(sql: string, dialect: Dialect): Token[] {
       push("word", start, i, sql.slice(start, i).toUpperCase());
       continue;
     }
-    if ((c === "?" || c === ":" || c === "@") && WORD_START.test(next ?? "")) {
+    if (dialect === "sqlite" && "?:@$#".includes(c)) {
+      const end = sqliteVariable(sql, i);
+      if (end > i) {
+        push("param", i, end);
+        i = end;
+        continue;
+      }
+    }
+    if (
+      dialect !== "sqlite" && (c === "?" || c === ":" || c === "@") &&
+      WORD_START.test(next ?? "")
+    ) {
       // Named parameters and MySQL user variables read as one token.
       const start = i;
       i++;
@@ -148,13 +209,78 @@ export function tokenize(sql: string, dialect: Dialect): Token[] {
       push("param", start, i);
       continue;
     }
+    if (CONTROL.test(c)) {
+      uncertain.push(
+        `a control character U+${
+          c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+        } at character ${i + 1}`,
+      );
+    }
     push("punct", i, i + 1);
     i++;
   }
-  return tokens;
+  return { tokens, uncertain };
 }
 
-/** The end of a block comment starting at `i` (nested on PostgreSQL). */
+/**
+ * Whether a line comment starts at `i`. PostgreSQL and SQLite: `--`.
+ * MySQL/MariaDB: `#`, or `--` followed by whitespace, a control character or
+ * the end of the text (`sql_lex.cc`: my_isspace || my_iscntrl).
+ */
+function isLineComment(sql: string, i: number, dialect: Dialect): boolean {
+  const c = sql[i];
+  if (dialect === "mysql") {
+    if (c === "#") return true;
+    if (c !== "-" || sql[i + 1] !== "-") return false;
+    const after = sql[i + 2];
+    return after === undefined || SPACE.test(after) || CONTROL.test(after);
+  }
+  return c === "-" && sql[i + 1] === "-";
+}
+
+/** Where a line comment at `i` ends: past `\n` (PostgreSQL: `\n` or `\r`). */
+function lineEnd(sql: string, i: number, dialect: Dialect): number {
+  for (let k = i; k < sql.length; k++) {
+    const c = sql[k]!;
+    if (c === "\n" || (dialect === "postgres" && PG_NEWLINE.test(c))) {
+      return k + 1;
+    }
+  }
+  return sql.length;
+}
+
+/**
+ * The end of a SQLite variable at `i` (`tokenize.c`): `?NNN`, or `:`, `@`,
+ * `$`, `#` with identifier characters, where a Tcl suffix `(...)` (to the
+ * first `)` or whitespace) and `::` belong to it. `i` when it is none.
+ */
+function sqliteVariable(sql: string, i: number): number {
+  const c = sql[i];
+  let k = i + 1;
+  if (c === "?") {
+    while (k < sql.length && DIGIT.test(sql[k]!)) k++;
+    return k;
+  }
+  let n = 0;
+  for (; k < sql.length; k++) {
+    const ch = sql[k]!;
+    if (WORD_PART.test(ch)) {
+      n++;
+    } else if (ch === "(" && n > 0) {
+      k++;
+      while (k < sql.length && !SPACE.test(sql[k]!) && sql[k] !== ")") k++;
+      if (sql[k] === ")") k++;
+      return k;
+    } else if (ch === ":" && sql[k + 1] === ":") {
+      k++;
+    } else {
+      break;
+    }
+  }
+  return n === 0 ? i : k;
+}
+
+/** The end of a block comment at `i` (nested on PostgreSQL); -1 if unclosed. */
 function skipBlockComment(sql: string, i: number, nested: boolean): number {
   let depth = 0;
   while (i < sql.length) {
@@ -172,10 +298,10 @@ function skipBlockComment(sql: string, i: number, nested: boolean): number {
     }
     i++;
   }
-  return sql.length;
+  return -1;
 }
 
-/** The end of a quoted run starting at `i`; a doubled quote is an escape. */
+/** The end of a quoted run at `i` (a doubled quote escapes); -1 if unclosed. */
 function skipQuoted(
   sql: string,
   i: number,
@@ -198,7 +324,7 @@ function skipQuoted(
     }
     i++;
   }
-  return sql.length;
+  return -1;
 }
 
 /** One statement: its tokens and its text without trailing `;` or comments. */
@@ -207,8 +333,19 @@ export interface Statement {
   text: string;
 }
 
+/** Statements, and what could not be read with certainty in the whole text. */
+export interface Split {
+  statements: Statement[];
+  uncertain: string[];
+}
+
 /** Split into statements; empty ones (a lone `;`, only comments) are dropped. */
 export function splitStatements(sql: string, dialect: Dialect): Statement[] {
+  return split(sql, dialect).statements;
+}
+
+/** {@linkcode splitStatements} with the lexer's uncertainties. */
+export function split(sql: string, dialect: Dialect): Split {
   const statements: Statement[] = [];
   let current: Token[] = [];
   const flush = () => {
@@ -220,10 +357,11 @@ export function splitStatements(sql: string, dialect: Dialect): Statement[] {
     }
     current = [];
   };
-  for (const token of tokenize(sql, dialect)) {
+  const { tokens, uncertain } = lex(sql, dialect);
+  for (const token of tokens) {
     if (token.kind === "semicolon") flush();
     else current.push(token);
   }
   flush();
-  return statements;
+  return { statements, uncertain };
 }

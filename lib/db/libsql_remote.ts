@@ -7,6 +7,7 @@
  * @module
  */
 
+import { Budget } from "./budget.ts";
 import { createClient, type Transaction } from "@libsql/client";
 import { cellMapper, toDbError } from "./sqlite.ts";
 import { assembleOverview, digest } from "./overview.ts";
@@ -93,6 +94,16 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
 
   return {
     engine: "sqlite",
+    // The remote server parses when the statement runs; it has no PREPARE.
+    check: () =>
+      Promise.resolve({
+        ok: true,
+        parsedTier: null,
+        tier: null,
+        dangerous: false,
+        reach: null,
+        why: null,
+      }),
     async version(options) {
       const [row] = await rowsOf(options, "select sqlite_version() as v");
       return `libSQL (SQLite ${String(row?.v ?? "")})`;
@@ -117,16 +128,24 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       read(
         options,
         async (tx) => {
+          // The remote protocol answers whole; the budget still bounds
+          // what is kept and answered.
           const result = await tx.execute(text);
-          const truncated = result.rows.length > options.maxRows;
           const mappers = result.columnTypes.map(cellMapper);
+          const budget = new Budget(options);
+          for (const row of result.rows) {
+            if (
+              !budget.add(result.columns.map((_, i) => mappers[i]!(row[i])))
+            ) {
+              break;
+            }
+          }
           return {
             columns: [...result.columns],
-            rows: result.rows.slice(0, options.maxRows).map((row) =>
-              result.columns.map((_, i) => mappers[i]!(row[i]))
-            ),
+            rows: budget.rows,
             rowsAffected: options.mode === "write" ? result.rowsAffected : 0,
-            truncated,
+            truncated: budget.truncation.rows || budget.truncation.bytes,
+            truncation: budget.truncation,
           };
         },
         options.mode,

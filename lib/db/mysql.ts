@@ -11,7 +11,8 @@
  */
 
 import mysql from "mysql2";
-import { DbError } from "./errors.ts";
+import { Budget } from "./budget.ts";
+import { DbError, permissionProblem } from "./errors.ts";
 import {
   describeMysqlTable,
   listMysqlTables,
@@ -21,8 +22,14 @@ import {
 import { assembleOverview } from "./overview.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
-import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
-import { cellsInPlace, isoDateTime, plainCell } from "./values.ts";
+import type {
+  Cell,
+  Driver,
+  EngineCheck,
+  QueryOptions,
+  QueryResult,
+} from "./types.ts";
+import { isoDateTime, plainCell } from "./values.ts";
 
 /** How to reach one MySQL or MariaDB database. */
 export interface MysqlConfig {
@@ -62,11 +69,7 @@ export function openMysql(config: MysqlConfig): Driver {
     idleTimeout: config.idleMs ?? 60_000,
   });
   pool.on("connection", (connection) => {
-    // Every pooled session is read-only and in UTC until the write path
-    // asks otherwise for one transaction.
-    const ignore = () => {};
-    connection.query("SET SESSION TRANSACTION READ ONLY", ignore);
-    connection.query("SET time_zone = '+00:00'", ignore);
+    setUp(connection).catch(() => connection.destroy());
   });
   const secrets = config.secrets;
 
@@ -155,8 +158,50 @@ export function openMysql(config: MysqlConfig): Driver {
     }
   };
 
+  /**
+   * The server's own parser on a statement that is not a read, without
+   * running it: PREPARE (COM_STMT_PREPARE) finds syntax errors and missing
+   * tables before anyone is asked to approve the statement.
+   */
+  const check = async (
+    text: string,
+    tier: string,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<EngineCheck> => {
+    const none: EngineCheck = {
+      ok: true,
+      parsedTier: null,
+      tier: null,
+      dangerous: false,
+      reach: null,
+      why: null,
+    };
+    if (tier === "read") return none;
+    const connection = await acquire(options.signal);
+    try {
+      await new Promise<void>((resolve, reject) =>
+        connection.prepare(text, (error, statement) => {
+          if (error) return reject(error);
+          statement.close();
+          resolve();
+        })
+      );
+      return none;
+    } catch (error) {
+      const errno = (error as { errno?: number }).errno ?? 0;
+      // Syntax, unknown table, column or database: the run would fail too.
+      if ([1064, 1146, 1054, 1049].includes(errno)) {
+        return { ok: false, message: toDbError(error, secrets).message };
+      }
+      return none; // 1295: a statement PREPARE cannot take.
+    } finally {
+      connection.release();
+    }
+  };
+
   return {
     engine: "mysql",
+    check,
     async version(options) {
       const [row] = await exec("select version() as v", [], options);
       const version = String(row?.v ?? "");
@@ -204,14 +249,43 @@ export function openMysql(config: MysqlConfig): Driver {
         throw toDbError(error, secrets);
       } finally {
         if (killed) connection.destroy();
-        else {
-          await simple(connection, "ROLLBACK").catch(() => {});
-          connection.release();
-        }
+        else await recycle(connection);
       }
     },
     close: () => new Promise<void>((resolve) => pool.end(() => resolve())),
   };
+}
+
+/**
+ * How every pooled session starts: read-only, in UTC, and with the quoting
+ * rules dbport's lexer reads statements by — `"..."` a string (no
+ * ANSI_QUOTES) and backslash escapes on (no NO_BACKSLASH_ESCAPES), whatever
+ * the server's global sql_mode says (docs/security.md "The lexer").
+ */
+async function setUp(connection: Connection): Promise<void> {
+  await simple(connection, "SET SESSION TRANSACTION READ ONLY");
+  await simple(
+    connection,
+    "SET time_zone = '+00:00', sql_mode = TRIM(BOTH ',' FROM REPLACE(REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',ANSI_QUOTES,', ','), ',NO_BACKSLASH_ESCAPES,', ','))",
+  );
+}
+
+/**
+ * Back to the pool after a read: RESET CONNECTION drops user variables,
+ * locks, temporary tables and prepared statements the read left, then the
+ * session is set up again. A session that cannot be reset is destroyed.
+ */
+async function recycle(connection: Connection): Promise<void> {
+  try {
+    await simple(connection, "ROLLBACK");
+    await new Promise<void>((resolve, reject) =>
+      connection.reset((error: unknown) => error ? reject(error) : resolve())
+    );
+    await setUp(connection);
+    connection.release();
+  } catch {
+    connection.destroy();
+  }
 }
 
 function simple(connection: Connection, text: string): Promise<void> {
@@ -233,14 +307,17 @@ function streamRows(
   cut: (() => Promise<void>) | null,
 ): Promise<QueryResult> {
   return new Promise((resolve, reject) => {
-    const limit = options.maxRows + 1;
-    const kept: unknown[][] = [];
+    const budget = new Budget(options);
     let fields: Field[] = [];
+    let mappers: ((value: unknown) => Cell)[] = [];
     let rowsAffected = 0;
     let cutting = false;
     const query = connection.query({ sql: text, rowsAsArray: true });
     // A statement without a result set reports undefined fields.
-    query.on("fields", (list: Field[] | undefined) => (fields = list ?? []));
+    query.on("fields", (list: Field[] | undefined) => {
+      fields = list ?? [];
+      mappers = fields.map(cellMapper);
+    });
     query.on("result", (row: unknown) => {
       if (!Array.isArray(row)) {
         rowsAffected += Number(
@@ -248,23 +325,22 @@ function streamRows(
         );
         return;
       }
-      if (kept.length < limit) kept.push(row);
-      if (kept.length >= limit && !cutting && cut !== null) {
+      if (!budget.open) return;
+      for (let i = 0; i < row.length; i++) row[i] = mappers[i]!(row[i]);
+      if (!budget.add(row as Cell[]) && !cutting && cut !== null) {
+        // Past the budget the rest is not wanted: stop it on the server.
         cutting = true;
         cut().catch(() => {});
       }
     });
-    const finish = () => {
-      const truncated = kept.length > options.maxRows;
-      if (truncated) kept.length = options.maxRows;
-      const mappers = fields.map(cellMapper);
+    const finish = () =>
       resolve({
         columns: fields.map((field) => field.name),
-        rows: cellsInPlace(kept, mappers),
+        rows: budget.rows,
         rowsAffected,
-        truncated,
+        truncated: budget.truncation.rows || budget.truncation.bytes,
+        truncation: budget.truncation,
       });
-    };
     query.on("error", (error: { errno?: number }) => {
       // 1317: query execution was interrupted, by our own cut.
       if (cutting && error.errno === 1317) finish();
@@ -325,6 +401,8 @@ const CONNECT_CODES = new Set([
 /** A mysql2 failure as a redacted DbError. */
 export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   if (error instanceof DbError) return error;
+  const denied = permissionProblem(error);
+  if (denied !== null) return denied;
   const e = error as { code?: string; errno?: number; message?: string };
   const code = e.code ?? "";
   const text = redact(
@@ -335,6 +413,12 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
     return new DbError(
       "connect_timeout",
       `the database did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`,
+    );
+  }
+  if (code === "HANDSHAKE_NO_SSL_SUPPORT") {
+    return new DbError(
+      "connect",
+      `the server does not support SSL/TLS, which the URL's ssl option requires (dbport never falls back to plain text): ${text}`,
     );
   }
   if (e.errno === 1792) return new DbError("read_only", text);

@@ -129,6 +129,7 @@ export class DriverPool {
         track(inner.describeTable(table, options)),
       overview: (options) => track(inner.overview(options)),
       fingerprint: (options) => track(inner.fingerprint(options)),
+      check: (text, tier, options) => track(inner.check(text, tier, options)),
       query: (text, options) => track(inner.query(text, options)),
       close: () => inner.close(),
     };

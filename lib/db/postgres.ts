@@ -9,7 +9,9 @@
  */
 
 import postgres from "postgres";
-import { DbError } from "./errors.ts";
+import { Budget } from "./budget.ts";
+import type { Tier } from "./classifier.ts";
+import { DbError, permissionProblem } from "./errors.ts";
 import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
@@ -17,22 +19,18 @@ import {
   postgresColumns,
   postgresFingerprint,
 } from "./postgres_schema.ts";
+import { parsePostgres } from "./pg_parse.ts";
+import { rawCell } from "./pg_values.ts";
+import { namedReach, needsCatalog, vetPostgresRead } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type {
   CallOptions,
-  Cell,
   Driver,
+  EngineCheck,
   QueryOptions,
   QueryResult,
 } from "./types.ts";
-import {
-  binaryCell,
-  cellsInPlace,
-  floatCell,
-  isoDateTime,
-  plainCell,
-} from "./values.ts";
 
 /** How to reach one PostgreSQL database. */
 export interface PostgresConfig {
@@ -51,13 +49,19 @@ export const CONNECT_TIMEOUT_SECONDS = 10;
 // no rows through a postgres.js cursor, so they are read whole (they are small).
 const STREAMABLE = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
 const FETCH_SIZE = 500;
+/** The first batch of a streamed read, before row sizes are known. */
+const FIRST_BATCH = 16;
 
 type Sql = ReturnType<typeof postgres>;
-type Column = { name: string; type: number };
+type Column = { name: string; type: number; parser?: { array?: boolean } };
 
 /** Open a PostgreSQL driver; nothing connects until the first call. */
 export function openPostgres(config: PostgresConfig): Driver {
   const sql: Sql = postgres(config.url, {
+    // postgres.js splits the host on ":", which breaks an IPv6 literal
+    // ([::1]); the host and port are given on their own.
+    // The typings say string; postgres.js takes a list as well.
+    ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
     max: 4,
     idle_timeout: config.idleSeconds ?? 60,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
@@ -71,6 +75,9 @@ export function openPostgres(config: PostgresConfig): Driver {
       application_name: "dbport",
       TimeZone: "UTC",
       default_transaction_read_only: true,
+      // The lexer and PostgreSQL's parser read '...\' as the server does
+      // only with standard strings (docs/security.md "The lexer").
+      standard_conforming_strings: "on",
     },
     ...(config.password === undefined ? {} : { password: config.password }),
     // Dates and times stay text, converted per column (values.ts).
@@ -117,6 +124,8 @@ export function openPostgres(config: PostgresConfig): Driver {
       return assembleOverview(tables, options.maxTables, columns);
     },
     fingerprint: (options) => postgresFingerprint(catalog(options)),
+    check: (text, tier, options) =>
+      checkStatement(text, tier, catalog(options)),
     query: (text, options) =>
       (options.mode === "write" ? writeQuery : readQuery)(sql, text, options)
         .catch((error) => {
@@ -129,6 +138,21 @@ export function openPostgres(config: PostgresConfig): Driver {
 }
 
 type Row = Record<string, unknown>;
+
+/**
+ * The URL's host (brackets removed) and port, for postgres.js, as one-element
+ * lists: a plain string would be split at ":" (postgres.js 3.4.9, index.js).
+ */
+function hostOf(url: string): { host?: string[]; port?: number[] } {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.hostname.replace(/^\[|\]$/g, "");
+    if (host === "" || host.includes(",")) return {};
+    return { host: [host], port: [Number(parsed.port || 5432)] };
+  } catch {
+    return {};
+  }
+}
 
 /** Run one of our own metadata statements with the caller's limits. */
 async function run(
@@ -173,9 +197,55 @@ async function readQuery(
     await begin;
     return result;
   } finally {
-    await reserved.unsafe("ROLLBACK").catch(() => {});
+    // Pipelined: advisory locks, prepared statements, LISTEN and settings a
+    // read left on the session never reach the next request.
+    const rollback = reserved.unsafe("ROLLBACK").catch(() => {});
+    await reserved.unsafe("DISCARD ALL").catch(() => {});
+    await rollback;
     reserved.release();
   }
+}
+
+/**
+ * PostgreSQL's parser on the statement, and for a read its catalog: the
+ * functions, operators, casts, views and policies it reaches.
+ */
+async function checkStatement(
+  text: string,
+  lexical: Tier,
+  exec: (text: string, params?: unknown[]) => Promise<Row[]>,
+): Promise<EngineCheck> {
+  const parsed = await parsePostgres(text);
+  if (!parsed.ok) return { ok: false, message: parsed.message };
+  if (parsed.analysis === null) {
+    return {
+      ok: true,
+      parsedTier: "write",
+      tier: "write",
+      dangerous: false,
+      reach: null,
+      why: `PostgreSQL reads ${parsed.statements} statements in it`,
+    };
+  }
+  const analysis = parsed.analysis;
+  const reach = namedReach(analysis);
+  const found = {
+    ok: true as const,
+    parsedTier: analysis.tier,
+    tier: analysis.tier,
+    dangerous: analysis.dangerous,
+    reach,
+    why: null as string | null,
+  };
+  if (
+    reach !== null || analysis.tier !== "read" || !needsCatalog(analysis) ||
+    lexical === "destructive"
+  ) return found;
+  const vetted = await vetPostgresRead(
+    (sql, params) => exec(sql, params),
+    analysis,
+  );
+  return { ...found, tier: vetted.tier, reach: vetted.reach, why: vetted.why };
 }
 
 /** SQLSTATE 25001: the statement cannot run inside a transaction block. */
@@ -228,7 +298,7 @@ async function writeQuery(
 }
 
 type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
-type Pending = ReturnType<ReturnType<Reserved["unsafe"]>["values"]>;
+type Pending = ReturnType<ReturnType<Reserved["unsafe"]>["raw"]>;
 
 /** Run the client's statement on a reserved session, stoppable. */
 function runStatement(
@@ -239,9 +309,9 @@ function runStatement(
   let pending: { cancel(): void } | null = null;
   return stoppable(
     async () => {
-      const query = reserved.unsafe(text).values();
+      const query = reserved.unsafe(text).raw();
       pending = query;
-      return await readRows(query, text, options.maxRows);
+      return await readRows(query, text, options);
     },
     options,
     () => pending?.cancel(),
@@ -249,30 +319,53 @@ function runStatement(
 }
 
 /**
- * Read a statement's rows, keeping `maxRows` (one more tells it was cut).
- * SELECT-like statements stream through a portal; utility statements and
- * writes (RETURNING) are read whole.
+ * Read a statement's rows within the answer's budget (rows, bytes, cell
+ * size). SELECT-like statements stream through a portal in batches sized by
+ * the rows seen so far, so a result of huge rows is never held whole; the
+ * portal is closed once the budget is spent. Utility statements and writes
+ * (RETURNING) are read whole. Values arrive raw and are decoded per type
+ * (pg_values.ts).
  */
 async function readRows(
   query: Pending,
   text: string,
-  maxRows: number,
+  options: QueryOptions,
 ): Promise<QueryResult> {
   const keyword = /^[\s(]*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "";
-  const limit = maxRows + 1;
-  const kept: unknown[][] = [];
+  const budget = new Budget({
+    maxRows: options.maxRows,
+    maxBytes: options.maxBytes,
+    maxCellChars: options.maxCellChars,
+  });
   let columns: Column[] | undefined;
   let rowsAffected = 0;
+  const keep = (raw: (Uint8Array | null)[]) => {
+    let size = 0;
+    const row = raw.map((value, i) => {
+      const column = columns![i]!;
+      size += value?.length ?? 0;
+      return rawCell(value, column.type, column.parser?.array === true);
+    });
+    budget.sawRaw(size);
+    return budget.add(row);
+  };
   if (STREAMABLE.has(keyword)) {
-    for await (const chunk of query.cursor(FETCH_SIZE)) {
-      columns ??= (chunk as unknown as { columns?: Column[] }).columns;
+    const portal = query as unknown as { cursorRows: number };
+    for await (
+      const chunk of query.cursor(Math.min(FIRST_BATCH, options.maxRows + 1))
+    ) {
+      columns ??= (chunk as unknown as { columns?: Column[] }).columns ?? [];
+      let more = true;
       for (const row of chunk) {
-        if (kept.length < limit) kept.push(row as unknown[]);
+        if (!(more = keep(row as unknown as (Uint8Array | null)[]))) break;
       }
-      if (kept.length >= limit) break;
+      if (!more) break;
+      // postgres.js reads cursorRows at each Execute (3.4.9): the next batch
+      // holds about 8 MiB of rows of the size seen so far.
+      portal.cursorRows = budget.nextBatch(FETCH_SIZE);
     }
     columns ??= (query as unknown as { statement?: { columns?: Column[] } })
-      .statement?.columns;
+      .statement?.columns ?? [];
   } else {
     const all = await query;
     const info = all as unknown as {
@@ -280,46 +373,28 @@ async function readRows(
       count?: number | null;
       command?: string;
     };
-    columns = info.columns;
+    columns = info.columns ?? [];
     if (info.command !== "SELECT" && typeof info.count === "number") {
       rowsAffected = info.count;
     }
-    kept.push(...(all.slice(0, limit) as unknown[][]));
+    for (const row of all) {
+      if (!keep(row as unknown as (Uint8Array | null)[])) break;
+    }
   }
-  const truncated = kept.length > maxRows;
-  if (truncated) kept.length = maxRows;
-  const types = (columns ?? []).map((column) => column.type);
   return {
-    columns: (columns ?? []).map((column) => column.name),
-    rows: cellsInPlace(
-      kept,
-      types.map((type) => (value: unknown) => pgCell(value, type)),
-    ),
+    columns: columns.map((column) => column.name),
+    rows: budget.rows,
     rowsAffected,
-    truncated,
+    truncated: budget.truncation.rows || budget.truncation.bytes,
+    truncation: budget.truncation,
   };
-}
-
-/** One PostgreSQL value as JSON (values.ts). */
-function pgCell(value: unknown, type: number | undefined): Cell {
-  if (value === null || value === undefined) return null;
-  switch (type) {
-    case 1114:
-      return isoDateTime(String(value), false);
-    case 1184:
-      return isoDateTime(String(value), true);
-    case 700:
-    case 701:
-      return floatCell(Number(value));
-    case 17:
-      return binaryCell(value as Uint8Array);
-  }
-  return plainCell(value);
 }
 
 /** A postgres.js failure as a redacted DbError. */
 export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   if (error instanceof DbError) return error;
+  const denied = permissionProblem(error);
+  if (denied !== null) return denied;
   const e = error as {
     code?: string;
     message?: string;
@@ -336,6 +411,13 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
     return new DbError(
       "connect_timeout",
       `the database did not answer within ${CONNECT_TIMEOUT_SECONDS} s`,
+    );
+  }
+  if (/before secure TLS connection was established/.test(message)) {
+    // postgres.js asks for TLS and, refused, never falls back to plain text.
+    return new DbError(
+      "connect",
+      `the server does not support SSL/TLS, which the URL's sslmode requires (dbport never falls back to plain text): ${text}`,
     );
   }
   if (code === "25006") return new DbError("read_only", text);

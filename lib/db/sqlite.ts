@@ -11,7 +11,8 @@
  */
 
 import Database from "libsql/promise";
-import { DbError } from "./errors.ts";
+import { Budget } from "./budget.ts";
+import { DbError, permissionProblem } from "./errors.ts";
 import { assembleOverview, digest } from "./overview.ts";
 import {
   describeSqliteTable,
@@ -21,10 +22,15 @@ import {
 } from "./sqlite_schema.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
-import type { Cell, Driver, QueryOptions, QueryResult } from "./types.ts";
+import type {
+  Cell,
+  Driver,
+  EngineCheck,
+  QueryOptions,
+  QueryResult,
+} from "./types.ts";
 import {
   binaryCell,
-  cellsInPlace,
   floatCell,
   integerCell,
   isoDateTime,
@@ -191,8 +197,45 @@ export function openSqlite(config: SqliteConfig): Driver {
         return rows;
       });
 
+  /**
+   * SQLite's own parser on a statement that is not a read: preparing it
+   * compiles without running, so a syntax error or a missing table is found
+   * before anyone is asked to approve it.
+   */
+  const check = async (
+    text: string,
+    tier: string,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<EngineCheck> => {
+    const none: EngineCheck = {
+      ok: true,
+      parsedTier: null,
+      tier: null,
+      dangerous: false,
+      reach: null,
+      why: null,
+    };
+    if (tier === "read") return none;
+    try {
+      await withDb(options, async (db) => {
+        await db.prepare(text);
+      });
+      return none;
+    } catch (error) {
+      const message = (error as Error).message;
+      if (
+        /syntax error|no such (table|column)|incomplete input|unrecognized token/i
+          .test(message)
+      ) {
+        return { ok: false, message };
+      }
+      return none;
+    }
+  };
+
   return {
     engine: "sqlite",
+    check,
     async version(options) {
       const [row] = await exec(options)("select sqlite_version() as v");
       return `SQLite ${String(row?.v ?? "")}`;
@@ -254,20 +297,32 @@ async function readRows(
     // A statement that returns no rows: on a read-only handle the engine
     // refuses it if it writes (SQLITE_READONLY), and it is run for that.
     for (const _ of await statement.iterate()) { /* no rows */ }
-    return { columns: [], rows: [], rowsAffected: 0, truncated: false };
+    return {
+      columns: [],
+      rows: [],
+      rowsAffected: 0,
+      truncated: false,
+      truncation: { rows: false, bytes: false, cells: 0 },
+    };
   }
   statement.safeIntegers(true);
   statement.raw(true);
   const columns = (statement.columns() as Column[]) ?? [];
-  const limit = options.maxRows + 1;
-  const kept: unknown[][] = [];
+  const budget = new Budget(options);
+  const mappers = columns.map((column) => cellMapper(column.type));
   // The first step, where a sort or an aggregate does its work, runs off the
   // event loop; interrupt() reaches it.
   const rows = await statement.iterate();
   let sliceStart = performance.now();
   for (const row of rows) {
-    if (kept.length < limit) kept.push(row as unknown[]);
-    else if (!drain) break;
+    if (budget.open) {
+      const cells = row as unknown[];
+      for (let i = 0; i < cells.length; i++) {
+        cells[i] = (mappers[i] ?? plainCell)(cells[i]);
+      }
+      budget.add(cells as Cell[]);
+    }
+    if (!budget.open && !drain) break;
     if (performance.now() - sliceStart > SLICE_MS) {
       // Let the timeout and an abort fire between batches.
       await new Promise((resolve) => setTimeout(resolve, 0));
@@ -275,14 +330,12 @@ async function readRows(
       sliceStart = performance.now();
     }
   }
-  const truncated = kept.length > options.maxRows;
-  if (truncated) kept.length = options.maxRows;
-  const mappers = columns.map((column) => cellMapper(column.type));
   return {
     columns: columns.map((column) => column.name),
-    rows: cellsInPlace(kept, mappers),
+    rows: budget.rows,
     rowsAffected: 0,
-    truncated,
+    truncated: budget.truncation.rows || budget.truncation.bytes,
+    truncation: budget.truncation,
   };
 }
 
@@ -342,6 +395,8 @@ const CONNECT_CODES = new Set([
 /** A libSQL failure as a redacted DbError. */
 export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   if (error instanceof DbError) return error;
+  const denied = permissionProblem(error);
+  if (denied !== null) return denied;
   const e = error as { code?: string; message?: string };
   const code = e.code ?? "";
   const text = redact(

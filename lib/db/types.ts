@@ -5,6 +5,9 @@
  * @module
  */
 
+import type { Truncation } from "./budget.ts";
+import type { Tier } from "./classifier.ts";
+
 /** The engines dbport drives. */
 export type Engine = "postgres" | "mysql" | "sqlite";
 
@@ -100,6 +103,10 @@ export interface QueryOptions {
   mode: "read" | "write";
   /** Rows to keep; one more is read to know whether the result was cut. */
   maxRows: number;
+  /** The rows' JSON text may not grow past this many bytes (budget.ts). */
+  maxBytes: number;
+  /** Longer text cells are cut, with a marker saying how much was left out. */
+  maxCellChars: number;
   /** The statement timeout: the query is stopped on the server after it. */
   timeoutMs: number;
   /** Aborting stops the query on the server. */
@@ -116,7 +123,10 @@ export interface QueryResult {
   columns: string[];
   rows: Cell[][];
   rowsAffected: number;
+  /** Rows were left out (the row cap or the byte budget). */
   truncated: boolean;
+  /** What was left out, and why. */
+  truncation: Truncation;
 }
 
 /** Options shared by the metadata calls. */
@@ -125,6 +135,24 @@ export interface CallOptions {
   /** Stops the call on the server when it runs out. */
   timeoutMs: number;
 }
+
+/**
+ * What the engine itself says of a statement before it runs (`Driver.check`).
+ * `parsedTier` is what the engine's grammar alone says (null: no parser
+ * here); `tier` adds what its catalog says (a read calling a volatile
+ * function is a write). `ok: false` carries the engine's own syntax error.
+ */
+export type EngineCheck =
+  | {
+    ok: true;
+    parsedTier: Tier | null;
+    tier: Tier | null;
+    dangerous: boolean;
+    reach: string | null;
+    /** Why the catalog made a read a write. */
+    why: string | null;
+  }
+  | { ok: false; message: string };
 
 /** A connection to one database, pooled and opened on first use. */
 export interface Driver {
@@ -159,6 +187,13 @@ export interface Driver {
    * finishes even when stopped; a stop before that rolls it back.
    */
   query(sql: string, options: QueryOptions): Promise<QueryResult>;
+  /**
+   * Ask the engine about a statement without running it: its parser (syntax
+   * errors, PostgreSQL's statement tree) and, for what the lexer calls a
+   * read, its catalog. `tier` is the lexer's verdict, which decides how much
+   * must be asked.
+   */
+  check(sql: string, tier: Tier, options: CallOptions): Promise<EngineCheck>;
   /** Close every pooled connection. */
   close(): Promise<void>;
 }

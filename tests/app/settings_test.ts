@@ -34,6 +34,8 @@ Deno.test("parseSettings() reads every known key", () => {
     hostDialog: { command: ["/usr/bin/approve", "--json"] },
     enabled: false,
     queryHistory: false,
+    maxResultBytes: 2_000_000,
+    maxCellChars: 5_000,
   };
   assertEquals(parseSettings(JSON.stringify(settings)), { ok: true, settings });
 });

@@ -340,9 +340,9 @@ const bypasses: [Dialect, string, Expect][] = [
   [P, "SELECT pg_advisory_lock(1)", "write"],
   [P, "SELECT \"nextval\"('books_id_seq')", "write"],
   [P, "SELECT pg_catalog.pg_reload_conf()", "write"],
-  [P, "SELECT lo_unlink(1)", "write"],
+  [P, "SELECT lo_unlink(1)", "reach"],
   [P, "SELECT txid_current()", "write"],
-  [M, "SELECT GET_LOCK('x', 0)", "write"],
+  [M, "SELECT GET_LOCK('x', 0)", "reach"],
   [M, "SELECT NEXTVAL(s)", "write"],
   // Reach hidden in a SELECT
   [P, "SELECT pg_catalog.pg_read_file('/etc/passwd')", "reach"],

@@ -14,6 +14,8 @@ const OPTIONS = {
   signal: new AbortController().signal,
   timeoutMs: 10_000,
   mode: "read" as const,
+  maxBytes: 100_000_000,
+  maxCellChars: 1_000_000,
 };
 const WRITE = { ...OPTIONS, mode: "write" as const, maxRows: 10 };
 
@@ -441,10 +443,10 @@ for (const engine of ENGINES) {
       const error = await assertRejects(
         () =>
           driver.query(SLEEP[engine], {
+            ...OPTIONS,
             signal: controller.signal,
             timeoutMs: 20_000,
             maxRows: 10,
-            mode: "read",
           }),
         DbError,
       );

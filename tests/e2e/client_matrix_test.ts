@@ -289,6 +289,7 @@ function inspector(
         ...options,
         "--",
         "run",
+        `--config=${ROOT}deno.dev.json`,
         "--allow-read",
         "--allow-write",
         "--allow-run",
@@ -300,7 +301,13 @@ function inspector(
       ];
     // The CLI reads `../package.json` relative to its working directory.
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["run", `--config=${ROOT}deno.json`, "-A", INSPECTOR, ...target],
+      args: [
+        "run",
+        `--config=${ROOT}deno.dev.json`,
+        "-A",
+        INSPECTOR,
+        ...target,
+      ],
       cwd: `${dir}/cwd`,
       env: { DBPORT_HOME: shop.home, NO_COLOR: "1" },
       stdout: "piped",

@@ -14,7 +14,7 @@ import { freePort } from "../_server.ts";
 import { wireProxy } from "../_wire_proxy.ts";
 
 const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
-const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
+const CONFIG = new URL("../../deno.dev.json", import.meta.url).pathname;
 
 const SCENARIOS = [
   "server-initialize",

@@ -57,7 +57,7 @@ export function confirmDestructiveTool(deps: FeatureDeps): ToolEntry {
       ctx.progress(0, 1, "Checking the statement");
       // An unknown connection is not_found before the statement is read.
       const resolved = resolveConnection(deps, ctx.principal, id);
-      const statement = classifyQuery(query, resolved.connection);
+      const statement = await classifyQuery(query, resolved, ctx);
       if (statement.tier !== "destructive") {
         throw invalidArgument(
           "this tool only runs destructive statements (DROP, TRUNCATE, ALTER ... DROP); use execute_query for everything else",

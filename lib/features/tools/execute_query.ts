@@ -71,7 +71,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
       const resolved = resolveConnection(deps, ctx.principal, id);
-      const statement = classifyQuery(query, resolved.connection);
+      const statement = await classifyQuery(query, resolved, ctx);
       if (statement.tier === "destructive") {
         throw new ToolFailure(
           "denied",

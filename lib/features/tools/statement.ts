@@ -9,7 +9,8 @@
 
 import type { SavedConnection } from "../../app/connections.ts";
 import type { Settings } from "../../app/settings.ts";
-import { type Classified, classify } from "../../db/classifier.ts";
+import type { Classified } from "../../db/classifier.ts";
+import { checkStatement } from "../../db/statement_check.ts";
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
@@ -50,6 +51,21 @@ export const RESULT_SET_SCHEMA: JsonObject = {
     rows_affected: { type: "integer", minimum: 0 },
     execution_time_ms: { type: "number", minimum: 0 },
     is_truncated: { type: "boolean" },
+    truncation: {
+      type: "object",
+      description:
+        "Present when the answer budget or the cell cap left something out: the reasons (max_rows, bytes, cells), how many cells were cut, and how to get the rest.",
+      properties: {
+        reasons: {
+          type: "array",
+          items: { type: "string", enum: ["max_rows", "bytes", "cells"] },
+        },
+        cut_cells: { type: "integer", minimum: 0 },
+        message: { type: "string" },
+      },
+      required: ["reasons", "cut_cells", "message"],
+      additionalProperties: false,
+    },
   },
   required: [
     "columns",
@@ -88,16 +104,30 @@ export function timeoutSeconds(args: Arguments, settings: Settings): number {
 }
 
 /**
- * Classify the query for its connection's engine. More than one statement is
- * `invalid_argument`; reaching the file system or running code is `denied`,
- * whatever the token.
+ * Classify the query for its connection's engine, by dbport's lexer and the
+ * engine's own parser (and, for a PostgreSQL read, its catalog). More than
+ * one statement is `invalid_argument`; a syntax error is `query_failed` with
+ * the engine's message (never a question to the user); reaching the file
+ * system or running code, or a statement the two readers read differently,
+ * is `denied`, whatever the token.
  */
-export function classifyQuery(
+export async function classifyQuery(
   query: string,
-  connection: SavedConnection,
-): Classified {
-  const result = classify(query, connection.driver);
-  if (!result.ok) throw new ToolFailure(result.code, result.message);
+  resolved: Resolved,
+  ctx: CallContext,
+): Promise<Classified> {
+  const result = await checkStatement(query, resolved.driver, {
+    signal: ctx.signal,
+    timeoutMs: 10_000,
+  }).catch((error) => rethrow(error, resolved.label));
+  if (!result.ok) {
+    throw new ToolFailure(
+      result.code,
+      result.code === "query_failed"
+        ? `${result.message} (the statement was not run)`
+        : result.message,
+    );
+  }
   if (result.reach !== null) {
     throw new ToolFailure(
       "denied",
@@ -140,6 +170,7 @@ export async function runClassified(
   statement: Classified,
   limits: { maxRows: number; timeoutSeconds: number },
 ): Promise<JsonObject> {
+  const settings = deps.settings();
   const write = statement.tier !== "read";
   ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
   const started = performance.now();
@@ -148,6 +179,8 @@ export async function runClassified(
   const result = await resolved.driver.query(statement.text, {
     mode: write ? "write" : "read",
     maxRows: limits.maxRows,
+    maxBytes: settings.maxResultBytes,
+    maxCellChars: settings.maxCellChars,
     timeoutMs: limits.timeoutSeconds * 1000,
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
@@ -157,9 +190,20 @@ export async function runClassified(
   });
   const took = elapsed();
   remember(took, result, null);
+  const cut = [
+    ...(result.truncation.rows ? [`cut at max_rows ${limits.maxRows}`] : []),
+    ...(result.truncation.bytes
+      ? [`cut at the answer budget of ${settings.maxResultBytes} bytes`]
+      : []),
+    ...(result.truncation.cells > 0
+      ? [
+        `${result.truncation.cells} cells cut at ${settings.maxCellChars} characters`,
+      ]
+      : []),
+  ];
   const read = `${result.rows.length} row${
     result.rows.length === 1 ? "" : "s"
-  }${result.truncated ? ` (cut at max_rows ${limits.maxRows})` : ""}`;
+  }${cut.length > 0 ? ` (${cut.join("; ")})` : ""}`;
   ctx.progress(
     1,
     1,
@@ -176,6 +220,21 @@ export async function runClassified(
     rows_affected: result.rowsAffected,
     execution_time_ms: took,
     is_truncated: result.truncated,
+    ...(result.truncation.bytes || result.truncation.cells > 0
+      ? {
+        truncation: {
+          reasons: [
+            ...(result.truncation.rows ? ["max_rows"] : []),
+            ...(result.truncation.bytes ? ["bytes"] : []),
+            ...(result.truncation.cells > 0 ? ["cells"] : []),
+          ],
+          cut_cells: result.truncation.cells,
+          message: `${
+            cut.join("; ")
+          }. To see the rest, select fewer columns, page with LIMIT … OFFSET …, or read long values in parts with substr(column, start, length).`,
+        },
+      }
+      : {}),
   };
 }
 

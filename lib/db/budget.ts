@@ -1,0 +1,137 @@
+/**
+ * The size of an answer, counted while its rows are read: a row cap, a byte
+ * budget for the rows' JSON text and a cap on each cell, so that no result
+ * can grow past what the process (and a model's context) can hold. Drivers
+ * stop fetching as soon as the budget says so; nothing is read whole and
+ * trimmed afterwards (docs/security.md "Bounded answers").
+ *
+ * @module
+ */
+
+import type { Cell } from "./types.ts";
+
+/** The limits of one answer. */
+export interface Limits {
+  /** Rows to keep. */
+  maxRows: number;
+  /** The rows' JSON text, in bytes (approximately: UTF-16 code units). */
+  maxBytes: number;
+  /** The longest text cell kept whole, in characters. */
+  maxCellChars: number;
+}
+
+/** Why rows or cells were left out. */
+export interface Truncation {
+  /** More rows than `maxRows`. */
+  rows: boolean;
+  /** Rows left out because the byte budget was spent. */
+  bytes: boolean;
+  /** How many cells were cut at `maxCellChars`. */
+  cells: number;
+}
+
+/** Where a raw result's batches are sized: about this many bytes at a time. */
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** Counts rows and bytes as they are kept; cuts long cells. */
+export class Budget {
+  readonly rows: Cell[][] = [];
+  readonly truncation: Truncation = { rows: false, bytes: false, cells: 0 };
+  #bytes = 2;
+  #rawBytes = 0;
+  #rawRows = 0;
+
+  constructor(readonly limits: Limits) {}
+
+  /** Whether a further row could still be kept. */
+  get open(): boolean {
+    return !this.truncation.rows && !this.truncation.bytes;
+  }
+
+  /**
+   * Keep one row of mapped cells if it fits; returns whether more rows are
+   * wanted. The row past the cap is what tells that the result was cut.
+   */
+  add(row: Cell[]): boolean {
+    if (!this.open) return false;
+    if (this.rows.length >= this.limits.maxRows) {
+      this.truncation.rows = true;
+      return false;
+    }
+    let size = 3;
+    for (let i = 0; i < row.length; i++) {
+      const cell = this.cut(row[i]!);
+      row[i] = cell;
+      size += jsonSize(cell) + 1;
+    }
+    // The first row is always kept: an answer with no row at all tells the
+    // model nothing about why.
+    if (this.rows.length > 0 && this.#bytes + size > this.limits.maxBytes) {
+      this.truncation.bytes = true;
+      return false;
+    }
+    this.#bytes += size;
+    this.rows.push(row);
+    return true;
+  }
+
+  /** Note a raw row's size on the wire, for sizing the next batch. */
+  sawRaw(bytes: number): void {
+    this.#rawBytes += bytes;
+    this.#rawRows++;
+  }
+
+  /**
+   * How many rows to fetch next: what is still wanted, and no more than
+   * about 8 MiB of rows of the size seen so far.
+   */
+  nextBatch(most: number): number {
+    const wanted = this.limits.maxRows + 1 - this.rows.length;
+    const average = this.#rawRows === 0 ? 1 : this.#rawBytes / this.#rawRows;
+    const bySize = Math.max(1, Math.floor(BATCH_BYTES / Math.max(1, average)));
+    return Math.max(1, Math.min(most, wanted, bySize));
+  }
+
+  /** A cell within `maxCellChars`, with a visible marker where it was cut. */
+  cut(cell: Cell): Cell {
+    const max = this.limits.maxCellChars;
+    if (typeof cell === "string") {
+      if (cell.length <= max) return cell;
+      this.truncation.cells++;
+      return cutText(cell, max);
+    }
+    if (cell !== null && typeof cell === "object") {
+      const text = JSON.stringify(cell);
+      if (text.length <= max) return cell;
+      this.truncation.cells++;
+      return cutText(text, max);
+    }
+    return cell;
+  }
+}
+
+/** `text` cut to `max` characters, ending with what was left out. */
+export function cutText(text: string, max: number): string {
+  let end = max;
+  // Never split a surrogate pair.
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  const rest = text.length - end;
+  return `${text.slice(0, end)}…[cut: ${
+    rest.toLocaleString("en-US")
+  } more characters]`;
+}
+
+/** The length of a cell's JSON text, estimated without building it. */
+function jsonSize(cell: Cell): number {
+  if (cell === null) return 4;
+  switch (typeof cell) {
+    case "string":
+      return cell.length + 2;
+    case "number":
+      return 12;
+    case "boolean":
+      return 5;
+  }
+  return JSON.stringify(cell).length;
+}

@@ -1,0 +1,96 @@
+/**
+ * The README's first command on a machine where dbport never ran: no home
+ * directory and no app directory. `deno task serve` must create the app
+ * directory (0700, parents included), build the demo shop and answer.
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { spawnServe } from "../_main.ts";
+import { modernRequest, postModern } from "../_server.ts";
+
+Deno.test("deno task serve starts on a fresh machine with no HOME and no DBPORT_HOME yet", async () => {
+  const root = await Deno.makeTempDir({ prefix: "dbport-fresh-" });
+  const home = `${root}/home-not-yet`;
+  const appDir = `${home}/.config/nested/dbport`;
+  // The Deno cache is the one this test runs with: a fresh machine would
+  // download the same packages into an empty one.
+  const denoDir = Deno.env.get("DENO_DIR") ??
+    `${Deno.env.get("HOME")}/.cache/deno`;
+  const serve = await spawnServe(appDir, {
+    task: true,
+    env: { HOME: home, DENO_DIR: denoDir },
+  });
+  try {
+    assert(serve.url !== undefined, serve.out);
+    assertStringIncludes(serve.out, "Created the demo connection");
+    assertEquals((await Deno.stat(appDir)).mode! & 0o777, 0o700);
+    const handshake = JSON.parse(
+      await Deno.readTextFile(`${appDir}/mcp-handshake.json`),
+    );
+    const auth = { authorization: `Bearer ${handshake.token}` };
+    const listed = await postModern(
+      serve.url,
+      modernRequest("tools/call", { name: "list_connections", arguments: {} }),
+      auth,
+    );
+    const connections = listed.json.result.structuredContent.connections;
+    assertEquals(connections.length, 1);
+    const counted = await postModern(
+      serve.url,
+      modernRequest("tools/call", {
+        name: "execute_query",
+        arguments: {
+          connection_id: connections[0].id,
+          query: "SELECT count(*) AS n FROM products",
+        },
+      }),
+      auth,
+    );
+    const result = counted.json.result;
+    assert(result.isError !== true, JSON.stringify(result));
+    assert(Number(result.structuredContent.rows[0][0]) > 0);
+  } finally {
+    serve.child.kill("SIGTERM");
+    await serve.readRest();
+    await serve.child.status;
+    await serve.child.stderr.cancel();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("serve explains a start-up failure in one sentence", async () => {
+  const root = await Deno.makeTempDir({ prefix: "dbport-fail-" });
+  try {
+    await Deno.writeTextFile(`${root}/a-file`, "");
+    const cases: [string, (dir: string) => Promise<void>, RegExp][] = [
+      [
+        `${root}/a-file/dbport`,
+        async () => {},
+        /cannot create or write the app directory .* set DBPORT_HOME/,
+      ],
+      [`${root}/damaged`, async (dir) => {
+        await Deno.mkdir(dir);
+        await Deno.writeTextFile(
+          `${dir}/state.db`,
+          "not a database at all, not even close".repeat(40),
+        );
+      }, /the state database in .* is damaged .* move state\.db aside/],
+    ];
+    for (const [dir, prepare, expected] of cases) {
+      await prepare(dir);
+      const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: ["task", "serve"],
+        cwd: new URL("../../", import.meta.url).pathname,
+        env: { DBPORT_HOME: dir, NO_COLOR: "1" },
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(stderr).trim().split("\n").at(-1)!;
+      assertEquals(code, 1);
+      assert(expected.test(text), text);
+      assert(text.startsWith("dbport: cannot start: "), text);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
