@@ -18,9 +18,11 @@ import {
   BridgeFailure,
   discover,
   type Endpoint,
+  parseJson,
 } from "./lib/bridge/upstream.ts";
 import { appDataDir } from "./lib/protocol/app_dir.ts";
 import { ErrorCode } from "./lib/protocol/errors.ts";
+import { isJsonObject, type JsonObject } from "./lib/protocol/jsonrpc.ts";
 import { BRIDGE_EXECUTABLE, MCP_PATH } from "./lib/protocol/identity.ts";
 
 const encoder = new TextEncoder();
@@ -33,7 +35,7 @@ const writer = new LineWriter((bytes) => stdout.write(bytes));
 /** Find the server, prove it, and return where to forward. */
 async function connect(dir: string, launch: boolean): Promise<{
   endpoint: Endpoint;
-  result: Record<string, unknown>;
+  result: JsonObject;
 }> {
   const trusted = await acquire(dir, { log, launch });
   const { handshake } = trusted;
@@ -47,40 +49,44 @@ async function connect(dir: string, launch: boolean): Promise<{
   return { endpoint, result };
 }
 
+/** A failure as the bridge reports it. */
+function asFailure(error: unknown): BridgeFailure {
+  return error instanceof BridgeFailure ? error : new BridgeFailure(
+    ErrorCode.ServiceUnavailable,
+    error instanceof Error ? error.message : String(error),
+  );
+}
+
 async function main(): Promise<number> {
-  let dir: string;
-  let endpoint: Endpoint;
-  let discovered: Record<string, unknown>;
+  const dir = appDataDir();
+  let endpoint: Endpoint | undefined;
+  let proxy: Proxy | null = null;
+  const start = (found: { endpoint: Endpoint; result: JsonObject }) => {
+    endpoint = found.endpoint;
+    log(`${BRIDGE_EXECUTABLE}: forwarding to ${endpoint.url}`);
+    proxy = new Proxy({
+      endpoint: () => endpoint!,
+      // A rotated or revoked token: the server has written a new handshake.
+      refresh: async () => {
+        ({ endpoint } = await connect(dir, false));
+        return endpoint;
+      },
+      discover: found.result,
+      write: (line) => writer.line(line),
+      log,
+    });
+    return proxy;
+  };
+  let failure: BridgeFailure | null = null;
   try {
-    dir = appDataDir();
-    ({ endpoint, result: discovered } = await connect(dir, true));
+    start(await connect(dir, true));
   } catch (error) {
-    const failure = error instanceof BridgeFailure ? error : new BridgeFailure(
-      ErrorCode.ServiceUnavailable,
-      error instanceof Error ? error.message : String(error),
-    );
+    // Stay up: every request is answered with what is wrong and how to fix
+    // it (a client shows that, where an exit shows "Connection closed"), and
+    // the next request looks for a handshake again.
+    failure = asFailure(error);
     log(`${BRIDGE_EXECUTABLE}: ${failure.message}`);
-    await writer.line(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: failure.code, message: failure.message },
-      }),
-    );
-    return 1;
   }
-  log(`${BRIDGE_EXECUTABLE}: forwarding to ${endpoint.url}`);
-  const proxy = new Proxy({
-    endpoint: () => endpoint,
-    // A rotated or revoked token: the server has written a new handshake.
-    refresh: async () => {
-      ({ endpoint } = await connect(dir, false));
-      return endpoint;
-    },
-    discover: discovered,
-    write: (line) => writer.line(line),
-    log,
-  });
   for await (const line of readLines(Deno.stdin.readable)) {
     if ("tooLong" in line) {
       await writer.line(JSON.stringify({
@@ -93,12 +99,42 @@ async function main(): Promise<number> {
       }));
       continue;
     }
-    proxy.handle(line.text);
+    if (proxy === null) {
+      const message = parseJson(line.text);
+      const request = isJsonObject(message) && "id" in message &&
+        typeof message.method === "string";
+      if (!request) {
+        if (message === undefined || !isJsonObject(message)) {
+          await writer.line(JSON.stringify({
+            jsonrpc: "2.0",
+            id: null,
+            error: {
+              code: ErrorCode.ParseError,
+              message: "Parse error: not JSON",
+            },
+          }));
+        }
+        continue; // a notification: nothing to do without a server
+      }
+      try {
+        start(await connect(dir, false));
+      } catch (error) {
+        failure = asFailure(error);
+        await writer.line(JSON.stringify({
+          jsonrpc: "2.0",
+          id: message.id,
+          error: { code: failure.code, message: failure.message },
+        }));
+        continue;
+      }
+    }
+    proxy!.handle(line.text);
   }
   // stdin closed: the client is gone. Nothing may linger.
-  proxy.abortAll();
+  const running = proxy as Proxy | null;
+  running?.abortAll();
   await Promise.race([
-    proxy.settled(),
+    running?.settled() ?? Promise.resolve(),
     new Promise((resolve) => setTimeout(resolve, 500)),
   ]);
   await Promise.race([

@@ -15,7 +15,10 @@ import type { HostDialog as Setting } from "./settings.ts";
 
 /** What the user is asked, as a dialog shows it (and a command reads it). */
 export interface DialogRequest {
+  /** `connection` when the first use of an askEachTime connection is asked. */
   kind: "read" | "write" | "destructive" | "connection";
+  /** The statement's tier, when there is a statement. */
+  tier?: "read" | "write" | "destructive" | null;
   connection: { id: string; name: string };
   client: string;
   token: string;

@@ -68,6 +68,8 @@ export async function acquire(
       command.join(" ")
     }`,
   );
+  // A launch command that cannot run, or fails at once, is not waited for.
+  let failed: string | null = null;
   try {
     const child = new Deno.Command(command[0]!, {
       args: command.slice(1),
@@ -76,17 +78,29 @@ export async function acquire(
       stderr: "null",
     }).spawn();
     // The open command returns at once; the app keeps running on its own.
-    child.status.catch(() => {});
-  } catch (error) {
-    options.log(
-      `${SERVICE_NAME}-mcp: could not run ${command[0]}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+    child.status.then(
+      (status) => {
+        if (!status.success) {
+          failed = `${command[0]} exited with ${status.code}`;
+        }
+      },
+      () => {},
     );
+  } catch (error) {
+    failed = `could not run ${command[0]}: ${
+      error instanceof Error ? error.message : String(error)
+    }`;
   }
   let last = found.problem;
   const deadline = Date.now() + WAIT_MS;
   while (Date.now() < deadline) {
+    if (failed !== null) {
+      options.log(`${SERVICE_NAME}-mcp: ${failed}`);
+      throw new BridgeFailure(
+        ErrorCode.ServiceUnavailable,
+        `${NOT_RUNNING}; the launch command failed (${failed})`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     const trust = await readTrusted(dir, now());
     if (trust.ok) return trust;

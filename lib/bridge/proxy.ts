@@ -9,6 +9,12 @@
  * the answers go back as `inputResponses` with the `requestState`. SSE
  * answers are relayed frame by frame. A 401 re-reads the handshake once.
  *
+ * Every request goes upstream under an id of this bridge's own (unique to its
+ * process), and every line written back carries the client's id again: the
+ * server sees many stdio clients behind one token, each numbering from 0, and
+ * a client's cancellation must reach only its own request (docs/wire.md
+ * "Request ids").
+ *
  * @module
  */
 
@@ -22,7 +28,7 @@ import {
 import { BRIDGE_EXECUTABLE } from "../protocol/identity.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import { LEGACY_VERSIONS, MODERN_VERSION } from "../protocol/versions.ts";
-import { spliceMeta } from "./splice.ts";
+import { replaceId, spliceMeta } from "./splice.ts";
 import {
   BridgeFailure,
   bridgeMeta,
@@ -61,6 +67,10 @@ export class Proxy {
   readonly #inflight = new Map<string, AbortController>();
   readonly #awaiting = new Map<string, (message: JsonObject) => void>();
   readonly #tasks = new Set<Promise<void>>();
+  /** The upstream id of each running request, by the client's id. */
+  readonly #upstream = new Map<string, string>();
+  /** The prefix of this bridge's upstream ids: unique to the process. */
+  readonly #prefix = `${BRIDGE_EXECUTABLE}-${crypto.randomUUID().slice(0, 8)}-`;
   #next = 1;
 
   constructor(deps: ProxyDeps) {
@@ -179,9 +189,23 @@ export class Proxy {
   ): Promise<void> {
     if (method !== "notifications/cancelled") return; // the only one acted on
     const params = isJsonObject(message.params) ? message.params : {};
-    this.#inflight.get(JSON.stringify(params.requestId))?.abort();
+    const key = JSON.stringify(params.requestId);
+    this.#inflight.get(key)?.abort();
+    // The server knows the request by this bridge's id for it; one the
+    // bridge never forwarded is no one's to cancel.
+    const upstream = this.#upstream.get(key);
+    if (upstream === undefined) return;
+    const forwarded = JSON.stringify({
+      ...message,
+      params: { ...params, requestId: upstream },
+    });
     // Nobody waits for the answer (202); it may not hang the bridge either.
-    await this.#send(line, method, undefined, AbortSignal.timeout(10_000)).then(
+    await this.#send(
+      forwarded,
+      method,
+      undefined,
+      AbortSignal.timeout(10_000),
+    ).then(
       (response) => response.body?.cancel(),
       () => {},
     );
@@ -208,11 +232,16 @@ export class Proxy {
     const key = JSON.stringify(id);
     const controller = new AbortController();
     this.#inflight.set(key, controller);
+    const upstreamId = `${this.#prefix}${this.#next++}`;
+    this.#upstream.set(key, upstreamId);
     const params = isJsonObject(message.params) ? message.params : {};
     const meta = isJsonObject(params._meta) ? params._meta : {};
     // A modern client's message goes as it is; anyone else's gets the envelope.
     const modern = typeof meta[META_PROTOCOL_VERSION] === "string";
-    const body = modern ? line : spliceMeta(line, this.#envelope());
+    const body = replaceId(
+      modern ? line : spliceMeta(line, this.#envelope()),
+      upstreamId,
+    );
     const name = method === "resources/read"
       ? params.uri
       : method === "tools/call" || method === "prompts/get"
@@ -260,7 +289,10 @@ export class Proxy {
         error: { code: failure.code, message: failure.message },
       });
     } finally {
-      this.#inflight.delete(key);
+      if (this.#inflight.get(key) === controller) {
+        this.#inflight.delete(key);
+        this.#upstream.delete(key);
+      }
     }
   }
 
@@ -315,8 +347,8 @@ export class Proxy {
       for await (const data of sseData(response.body)) {
         const frame = parseJson(data);
         if (isJsonObject(frame) && "id" in frame && !("method" in frame)) {
-          answer = frame;
-          if (modern) await this.#deps.write(data);
+          answer = { ...frame, id };
+          if (modern) await this.#deps.write(replaceId(data, id));
         } else await this.#deps.write(data);
       }
       if (answer === null) {
@@ -333,7 +365,7 @@ export class Proxy {
       const { code, message } = statusError(response.status, method);
       throw new BridgeFailure(code, message);
     }
-    if (modern) await this.#deps.write(text);
+    if (modern) await this.#deps.write(replaceId(text, id));
     return { ...json, id };
   }
 

@@ -106,3 +106,17 @@ export function spliceMeta(raw: string, meta: JsonObject): string {
   const comma = isEmpty(raw, metaAt) ? "" : ",";
   return `${raw.slice(0, metaAt + 1)}${keys}${comma}${raw.slice(metaAt + 1)}`;
 }
+
+/**
+ * The message in `raw` with its top-level `id` replaced by `id`, the rest of
+ * the text untouched; `raw` unchanged when it has no `id`.
+ */
+export function replaceId(raw: string, id: string | number | null): string {
+  const top = skipSpace(raw, 0);
+  if (raw[top] !== "{") return raw;
+  const at = valueOf(raw, top, "id");
+  if (at === -1) return raw;
+  return `${raw.slice(0, at)}${JSON.stringify(id)}${
+    raw.slice(skipValue(raw, at))
+  }`;
+}

@@ -146,6 +146,33 @@ export function bridgeMeta(capabilities: JsonObject = {}): JsonObject {
   };
 }
 
+/** What a `server/discover` answered with an error means, and what to do. */
+function discoverRefusal(response: Response, error: JsonObject): BridgeFailure {
+  const code = typeof error.code === "number"
+    ? error.code
+    : ErrorCode.ServiceUnavailable;
+  const said = typeof error.message === "string" ? error.message : "";
+  if (code === ErrorCode.RateLimited || response.status === 429) {
+    const wait = response.headers.get("retry-after") ?? "a few";
+    return new BridgeFailure(
+      code,
+      `${SERVICE_NAME} is refusing this machine's address for ${wait} s after repeated failed sign-ins (a client with a revoked or mistyped token keeps retrying): remove or update that client's token, then try again (${said})`,
+    );
+  }
+  if (code === ErrorCode.ServiceUnavailable || response.status === 503) {
+    return new BridgeFailure(
+      code,
+      `${SERVICE_NAME} is running but its MCP server is switched off: turn it on in the app (or set "enabled": true in settings.json) and try again (${said})`,
+    );
+  }
+  return new BridgeFailure(
+    code,
+    `${SERVICE_NAME} refused server/discover: ${
+      said || `HTTP ${response.status}`
+    }`,
+  );
+}
+
 /**
  * Call `server/discover` and require the proof: the answer names the
  * handshake's instanceId (only the process that wrote the 0600 file knows it)
@@ -178,6 +205,14 @@ export async function discover(
       ErrorCode.Unauthenticated,
       "the server refused the bridge token of the handshake",
     );
+  }
+  // A refusal is reported as what it is, with its remedy; only an answer
+  // that is not MCP, or names another instance, fails the proof.
+  const refused = isJsonObject(json) && isJsonObject(json.error)
+    ? json.error
+    : undefined;
+  if (result === undefined && refused !== undefined) {
+    throw discoverRefusal(response, refused);
   }
   if (
     result === undefined || meta[INSTANCE_ID_META_KEY] !== endpoint.instanceId

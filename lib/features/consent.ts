@@ -17,6 +17,8 @@ export type ConsentKind = "read" | "write" | "destructive" | "connection";
 /** One question to the user. */
 export interface ConsentAsk {
   kind: ConsentKind;
+  /** The statement's tier, when there is a statement. */
+  tier: Tier | null;
   connection: SavedConnection;
   /** The statement verbatim, when there is one. */
   statement: string | null;

@@ -203,6 +203,7 @@ export class Approvals implements Consent {
     const name = JSON.stringify(ask.connection.name);
     const request: DialogRequest = {
       kind: ask.kind,
+      tier: ask.tier,
       connection: { id: ask.connection.id, name: ask.connection.name },
       client: ctx.clientInfo?.name ?? "an MCP client",
       token: ctx.principal.name,

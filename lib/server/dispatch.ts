@@ -99,16 +99,6 @@ export class Dispatcher {
   run(request: Dispatch): Promise<Response> {
     const { inflight, log } = this.#deps;
     const entry = inflight.add(request.principal.key, request.id);
-    if (entry === null) {
-      const error = wire.invalidRequest(
-        `Invalid request: id ${
-          JSON.stringify(request.id)
-        } is already in use by a running request`,
-      );
-      return Promise.resolve(
-        jsonResponse(error.status, errorResponse(request.id, error)),
-      );
-    }
     const control = entry.controller;
     const onDisconnect = () =>
       control.abort(new RequestStopped("disconnected"));

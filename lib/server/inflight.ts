@@ -36,9 +36,18 @@ export interface InFlightEntry {
   readonly controller: AbortController;
 }
 
-/** Every running request of this server. */
+/**
+ * Every running request of this server. Several requests of one principal
+ * may share an id: clients that share a token (every stdio client shares the
+ * bridge's) each number their requests from 0, and nothing in the stateless
+ * era makes ids unique across them (docs/wire.md "Request ids"). A
+ * `notifications/cancelled` from a principal stops each of its running
+ * requests with that id; the bridge gives every request it forwards an id of
+ * its own, so a stdio client's cancellation reaches only its own request.
+ */
 export class InFlightRegistry {
-  readonly #entries = new Map<string, InFlightEntry>();
+  readonly #entries = new Map<string, Set<InFlightEntry>>();
+  #size = 0;
   #idle: (() => void)[] = [];
 
   #key(principalKey: string, id: JsonRpcId): string {
@@ -46,41 +55,50 @@ export class InFlightRegistry {
     return `${principalKey}\u0000${typeof id}\u0000${id}`;
   }
 
-  /**
-   * Register a request. Returns null when the same principal already has a
-   * request with this id running (JSON-RPC ids must be unique while in flight).
-   */
-  add(principalKey: string, id: JsonRpcId): InFlightEntry | null {
+  /** Register a request (an id already running for the principal is fine). */
+  add(principalKey: string, id: JsonRpcId): InFlightEntry {
     const key = this.#key(principalKey, id);
-    if (this.#entries.has(key)) return null;
     const entry = { principalKey, id, controller: new AbortController() };
-    this.#entries.set(key, entry);
+    const same = this.#entries.get(key);
+    if (same === undefined) this.#entries.set(key, new Set([entry]));
+    else same.add(entry);
+    this.#size++;
     return entry;
   }
 
   /** Remove a finished request. */
   delete(entry: InFlightEntry): void {
     const key = this.#key(entry.principalKey, entry.id);
-    if (this.#entries.get(key) === entry) this.#entries.delete(key);
-    if (this.#entries.size === 0) {
+    const same = this.#entries.get(key);
+    if (same === undefined || !same.delete(entry)) return;
+    this.#size--;
+    if (same.size === 0) this.#entries.delete(key);
+    if (this.#size === 0) {
       const waiters = this.#idle;
       this.#idle = [];
       for (const wake of waiters) wake();
     }
   }
 
-  /** Cancel a principal's request by id; false when nothing matched. */
+  /** Cancel each of a principal's requests with this id; false when none. */
   cancel(principalKey: string, id: JsonRpcId): boolean {
-    const entry = this.#entries.get(this.#key(principalKey, id));
-    if (entry === undefined) return false;
-    entry.controller.abort(new RequestStopped("cancelled"));
+    const same = this.#entries.get(this.#key(principalKey, id));
+    if (same === undefined) return false;
+    for (const entry of same) {
+      entry.controller.abort(new RequestStopped("cancelled"));
+    }
     return true;
+  }
+
+  /** Every running entry. */
+  *#all(): Iterable<InFlightEntry> {
+    for (const same of this.#entries.values()) yield* same;
   }
 
   /** Stop every request of a principal (its token was revoked). */
   stopPrincipal(principalKey: string, reason: StopReason): number {
     let stopped = 0;
-    for (const entry of this.#entries.values()) {
+    for (const entry of this.#all()) {
       if (entry.principalKey === principalKey) {
         entry.controller.abort(new RequestStopped(reason));
         stopped++;
@@ -91,19 +109,19 @@ export class InFlightRegistry {
 
   /** Stop every running request. */
   stopAll(reason: StopReason): void {
-    for (const entry of this.#entries.values()) {
+    for (const entry of this.#all()) {
       entry.controller.abort(new RequestStopped(reason));
     }
   }
 
   /** How many requests are running. */
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
   }
 
   /** Resolve when nothing runs, or after `ms`; true when it drained. */
   drain(ms: number): Promise<boolean> {
-    if (this.#entries.size === 0) return Promise.resolve(true);
+    if (this.#size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#idle = this.#idle.filter((wake) => wake !== done);

@@ -2,7 +2,9 @@
  * The socket: node:http under Deno through `@hono/node-server`, which gives the
  * transport limits `Deno.serve` cannot (contract: "Limits"): 16 KB of headers
  * (431), 64 concurrent connections, a 30 s idle timeout, and 30 s to send a
- * request head however slowly it trickles in.
+ * request head however slowly it trickles in. A connection past the 64th
+ * waits up to 2 s for a free slot, then gets `503` with `Retry-After: 1` and
+ * a JSON body — never a bare reset (docs/wire.md "Limits").
  *
  * @module
  */
@@ -18,7 +20,23 @@ export interface ListenOptions {
   maxHeaderBytes?: number;
   maxConnections?: number;
   idleTimeoutMs?: number;
+  /** How long a connection past the cap waits for a slot before its 503. */
+  slotWaitMs?: number;
 }
+
+/** What a connection that found no free slot is told. */
+const BUSY_BODY = JSON.stringify({
+  error: "too_many_connections",
+  message:
+    "dbport is serving its maximum of concurrent connections; retry in a second",
+});
+const BUSY_RESPONSE = `HTTP/1.1 503 Service Unavailable\r
+Content-Type: application/json\r
+Retry-After: 1\r
+Content-Length: ${new TextEncoder().encode(BUSY_BODY).length}\r
+Connection: close\r
+\r
+${BUSY_BODY}`;
 
 /** A bound listener. */
 export interface Listener {
@@ -53,7 +71,13 @@ export function listen(
       // breaks Deno.serve and fetch users in the same process.
       overrideGlobalObjects: false,
     }) as Server;
-    server.maxConnections = options.maxConnections ?? 64;
+    // The cap is counted here rather than with server.maxConnections, which
+    // destroys the connection past it with no answer at all.
+    const max = options.maxConnections ?? 64;
+    const slotWait = options.slotWaitMs ?? 2_000;
+    let open = 0;
+    const waiting: { socket: Socket; timer: ReturnType<typeof setTimeout> }[] =
+      [];
     // Requests being answered keep their socket: a long statement with no
     // progress must not be cut by the idle timer. Idle sockets are closed.
     const busy = new WeakMap<Socket, number>();
@@ -67,9 +91,39 @@ export function listen(
       clearTimeout(headDeadline.get(socket));
       headDeadline.set(socket, setTimeout(() => socket.destroy(), idle));
     };
-    server.on("connection", (socket: Socket) => {
+    const admit = (socket: Socket) => {
+      open++;
       armHead(socket);
-      socket.once("close", () => clearTimeout(headDeadline.get(socket)));
+      socket.once("close", () => {
+        clearTimeout(headDeadline.get(socket));
+        open--;
+        const next = waiting.shift();
+        if (next !== undefined) {
+          clearTimeout(next.timer);
+          admit(next.socket);
+          next.socket.resume();
+        }
+      });
+    };
+    server.on("connection", (socket: Socket) => {
+      if (open < max) return admit(socket);
+      // Not read until a slot frees: node:http parses nothing meanwhile.
+      socket.pause();
+      const entry = {
+        socket,
+        timer: setTimeout(() => {
+          const at = waiting.indexOf(entry);
+          if (at !== -1) waiting.splice(at, 1);
+          socket.end(BUSY_RESPONSE);
+          setTimeout(() => socket.destroy(), 1_000).unref?.();
+        }, slotWait),
+      };
+      waiting.push(entry);
+      socket.once("close", () => {
+        clearTimeout(entry.timer);
+        const at = waiting.indexOf(entry);
+        if (at !== -1) waiting.splice(at, 1);
+      });
     });
     server.on("request", (request: IncomingMessage, response) => {
       const socket = request.socket;

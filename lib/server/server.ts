@@ -201,6 +201,7 @@ export async function startServer(
       activity: record,
       now,
       onVerified: (principal) => tokenSync.noteUse(principal),
+      refresh: () => tokenSync.pollSoon(),
     },
     dispatcher: new Dispatcher({
       inflight,

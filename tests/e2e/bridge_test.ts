@@ -275,9 +275,11 @@ Deno.test("the bridge refuses a squatter that cannot prove it is the server", as
       expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
     });
     const bridge = spawnBridge(home);
+    // It stays up and answers each request with what is wrong, by its id.
+    await bridge.send({ jsonrpc: "2.0", id: 41, method: "tools/list" });
     const line = await bridge.line();
     const error = line?.error as { code: number; message: string };
-    assertEquals(line?.id, null);
+    assertEquals(line?.id, 41);
     assertEquals(error.code, -33000);
     assert(
       error.message.startsWith(
@@ -286,10 +288,83 @@ Deno.test("the bridge refuses a squatter that cannot prove it is the server", as
       error.message,
     );
     assert(error.message.includes("delete"), error.message);
-    assertEquals((await bridge.child.status).code, 1);
+    await bridge.close();
+    assertEquals((await bridge.child.status).code, 0);
     assert((await bridge.stderr).includes("did not prove"));
     await bridge.close();
     await bridge.rest();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("a bridge with no server stays up, says how to start dbport per request, and connects once the server is up", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-noserver-" });
+  // A launch command that fails at once is not waited on for 10 s.
+  const bridge = spawnBridge(home, { DBPORT_LAUNCH: "false" });
+  try {
+    const started = performance.now();
+    await bridge.send({
+      jsonrpc: "2.0",
+      id: "first",
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      },
+    });
+    const first = await bridge.line();
+    assert(performance.now() - started < 5_000, "waited for a failed launch");
+    assertEquals(first?.id, "first");
+    const error = first?.error as { code: number; message: string };
+    assertEquals(error.code, -33000);
+    assert(/deno task serve/.test(error.message), error.message);
+    // A server appears: the next request finds its handshake.
+    await using server = await startTestServer({ home });
+    await bridge.send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/list",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    });
+    const listed = await bridge.line();
+    assertEquals(listed?.id, 2);
+    assert(listed?.result, JSON.stringify(listed));
+    void server;
+    await bridge.close();
+    assertEquals((await bridge.child.status).code, 0);
+    await bridge.rest();
+    await bridge.stderr;
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("the bridge reports a switched-off server as what it is, not as a failed proof", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-off-" });
+  try {
+    await using server = await startTestServer({
+      home,
+      settings: { enabled: false },
+    });
+    void server;
+    const bridge = spawnBridge(home);
+    await bridge.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const line = await bridge.line();
+    const error = line?.error as { code: number; message: string };
+    assertEquals(line?.id, 1);
+    assert(/switched off/.test(error.message), error.message);
+    assert(!/did not prove|delete/.test(error.message), error.message);
+    await bridge.close();
+    await bridge.child.status;
+    await bridge.rest();
+    await bridge.stderr;
   } finally {
     await Deno.remove(home, { recursive: true });
   }

@@ -116,13 +116,9 @@ Deno.test("tokens create/list/revoke through the CLI against a running server", 
   assertMatch(json.token, /^dbp_[A-Za-z0-9_-]{43}$/);
   const days = (Date.parse(json.expiresAt) - Date.now()) / 86_400_000;
   assert(days > 89.9 && days <= 90, `expires in ${days} days`);
-  // A new token is accepted within a second, without a restart.
-  const accepted = await until(
-    () => discover(t, json.token).then((a) => a.status),
-    200,
-    1_000,
-  );
-  assert(accepted <= 1_000);
+  // A new token is accepted at once: a miss re-reads the tokens before it
+  // refuses, so the first request after `tokens create` is served.
+  assertEquals((await discover(t, json.token)).status, 200);
 
   const scoped = await dbport(
     t.home,

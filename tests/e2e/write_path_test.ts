@@ -636,7 +636,23 @@ Deno.test("askEachTime: the first use asks, the grant is remembered per token", 
   assertEquals((await list(one.plaintext)).json.result.isError, undefined);
   assertEquals((await list(one.plaintext)).json.result.isError, undefined);
   assertEquals((await dialog.asked()).map((a) => a.kind), ["connection"]);
+  // A first use by a statement asks for the connection too, with its tier.
+  const three = await t.server.mint("readOnly");
+  const read = await callRaw(
+    t,
+    three.plaintext,
+    {
+      connection_id: t.saved.id,
+      query: "SELECT 1",
+    },
+    {},
+    {},
+  );
+  assertEquals(read.json.result.isError, undefined);
+  const asked = await dialog.asked();
+  assertEquals(asked.at(-1)!.kind, "connection");
+  assertEquals(asked.at(-1)!.tier, "read");
   // Another token is another client: asked again.
   assertEquals((await list(two.plaintext)).json.result.isError, undefined);
-  assertEquals((await dialog.asked()).length, 2);
+  assertEquals((await dialog.asked()).length, 3);
 });

@@ -309,24 +309,42 @@ Deno.test("-33006 (503): the MCP server switch is off, applied live", async () =
   assertEquals(answer.status, 200);
 });
 
-Deno.test("a duplicate id of a running request of the same principal is -32600", async () => {
+Deno.test("equal ids of one principal's running requests are both served, and a cancel stops each", async () => {
+  // Two clients sharing a token both number their requests from 0.
   await using t = await startTestServer({ catalog: fixtureCatalog() });
   const first = postModern(
     t.url,
-    modernRequest(
-      "tools/call",
-      { name: "slow", arguments: { ms: 200 } },
-      "dup",
-    ),
+    modernRequest("tools/call", { name: "slow", arguments: { ms: 300 } }, 0),
   );
   await sleep(50);
   const second = await postModern(
     t.url,
-    modernRequest("tools/call", { name: "slow", arguments: { ms: 1 } }, "dup"),
+    modernRequest("tools/call", { name: "slow", arguments: { ms: 1 } }, 0),
   );
-  assertEquals(second.status, 400);
-  assertEquals(second.json.error.code, -32600);
+  assertEquals(second.status, 200);
+  assertEquals(second.json.id, 0);
+  assertEquals(second.json.result.isError ?? false, false);
   assertEquals((await first).status, 200);
+
+  // notifications/cancelled for an id stops every running request with it.
+  const a = postModern(
+    t.url,
+    modernRequest("tools/call", { name: "slow", arguments: { ms: 2000 } }, 7),
+  );
+  const b = postModern(
+    t.url,
+    modernRequest("tools/call", { name: "slow", arguments: { ms: 2000 } }, 7),
+  );
+  await sleep(100);
+  const cancel = await postModern(t.url, {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 7 },
+  });
+  assertEquals(cancel.status, 202);
+  for (const answer of await Promise.all([a, b])) {
+    assertEquals(answer.json.error?.code, -33002, JSON.stringify(answer.json));
+  }
 });
 
 Deno.test("a request whose work can no longer be undone answers with its outcome, even when cancelled", async () => {

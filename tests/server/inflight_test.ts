@@ -3,17 +3,37 @@ import { InFlightRegistry, RequestStopped } from "../../lib/server/inflight.ts";
 
 Deno.test("InFlightRegistry keeps ids of different principals and types apart", () => {
   const registry = new InFlightRegistry();
-  assert(registry.add("a", 1) !== null);
-  assert(registry.add("b", 1) !== null);
-  assert(registry.add("a", "1") !== null);
-  assertEquals(registry.add("a", 1), null);
+  const one = registry.add("a", 1);
+  registry.add("b", 1);
+  const text = registry.add("a", "1");
   assertEquals(registry.size, 3);
+  assertEquals(registry.cancel("a", 1), true);
+  assertEquals(one.controller.signal.aborted, true);
+  assertEquals(text.controller.signal.aborted, false);
+});
+
+Deno.test("InFlightRegistry accepts equal ids from one principal, and cancel() stops each", () => {
+  // Two stdio clients behind one bridge token both number from 0.
+  const registry = new InFlightRegistry();
+  const first = registry.add("bridge", 0);
+  const second = registry.add("bridge", 0);
+  const other = registry.add("bridge", 1);
+  assertEquals(registry.size, 3);
+  assertEquals(registry.cancel("bridge", 0), true);
+  assert(first.controller.signal.aborted && second.controller.signal.aborted);
+  assertEquals(other.controller.signal.aborted, false);
+  registry.delete(first);
+  registry.delete(first);
+  assertEquals(registry.size, 2);
+  registry.delete(second);
+  registry.delete(other);
+  assertEquals(registry.size, 0);
 });
 
 Deno.test("InFlightRegistry.cancel() stops only the named principal's request", () => {
   const registry = new InFlightRegistry();
-  const mine = registry.add("a", 7)!;
-  const theirs = registry.add("b", 7)!;
+  const mine = registry.add("a", 7);
+  const theirs = registry.add("b", 7);
   assertEquals(registry.cancel("b", 8), false);
   assertEquals(registry.cancel("a", 7), true);
   assertEquals(mine.controller.signal.aborted, true);
@@ -27,9 +47,9 @@ Deno.test("InFlightRegistry.cancel() stops only the named principal's request", 
 
 Deno.test("InFlightRegistry.stopPrincipal() stops every request of a revoked token", () => {
   const registry = new InFlightRegistry();
-  const one = registry.add("t", 1)!;
-  const two = registry.add("t", 2)!;
-  const other = registry.add("u", 1)!;
+  const one = registry.add("t", 1);
+  const two = registry.add("t", 2);
+  const other = registry.add("u", 1);
   assertEquals(registry.stopPrincipal("t", "revoked"), 2);
   assertEquals(
     [one, two].map((e) =>
@@ -43,7 +63,7 @@ Deno.test("InFlightRegistry.stopPrincipal() stops every request of a revoked tok
 Deno.test("InFlightRegistry.drain() resolves when the last request ends, or times out", async () => {
   const registry = new InFlightRegistry();
   assertEquals(await registry.drain(10), true);
-  const entry = registry.add("a", 1)!;
+  const entry = registry.add("a", 1);
   assertEquals(await registry.drain(20), false);
   const draining = registry.drain(1_000);
   registry.delete(entry);

@@ -125,7 +125,10 @@ export async function admit(
   const reasons = consentReasons(connection, statement, firstUse);
   if (reasons.length === 0) return;
   await deps.consent.obtain(ctx, {
-    kind: statement?.tier ?? "connection",
+    // The first use of an askEachTime connection asks for the connection
+    // itself; the statement's tier rides along.
+    kind: firstUse || statement === null ? "connection" : statement.tier,
+    tier: statement?.tier ?? null,
     connection,
     statement: statement?.text ?? null,
     operation,

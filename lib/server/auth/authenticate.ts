@@ -1,8 +1,8 @@
 /**
  * Authentication of every request (contract: "Authentication",
- * "Authentication lockout"): the lockout first, then the `Authorization`
- * header, then the token. Sets the request's principal or refuses with the
- * contract's code, status and `WWW-Authenticate`.
+ * "Authentication lockout"): the `Authorization` header, then the token, and
+ * for a request that fails, the lockout. Sets the request's principal or
+ * refuses with the contract's code, status and `WWW-Authenticate`.
  *
  * Every refusal is a failed attempt counted against the client address and,
  * when one was presented, the credential (by digest: the plaintext is never
@@ -39,6 +39,11 @@ export interface AuthDeps {
   now: () => number;
   /** Called with each verified principal (to stamp the token's last use). */
   onVerified?: (principal: Principal) => void;
+  /**
+   * Re-read the tokens now if they changed (at most once per 50 ms): a token
+   * the CLI made a moment ago is known before a miss is refused.
+   */
+  refresh?: () => Promise<void>;
 }
 
 /**
@@ -137,14 +142,18 @@ export function authenticate(
       return HttpError.wire(error, peeked.id);
     };
 
-    // A locked caller is refused before its credential is even looked at;
-    // a valid token does not get it in early (contract "Authentication lockout").
-    const lockedMs = deps.lockout.size === 0
-      ? 0
-      : deps.lockout.lockedFor(keys());
-    if (lockedMs > 0) {
+    // A valid token is served even from a locked-out address: every local
+    // client shares 127.0.0.1, and one misconfigured client must not lock
+    // out the rest (docs/security.md "Lockout"). Verification takes the same
+    // constant time either way; only a request that fails is refused by the
+    // lockout, and only a failure counts toward it.
+    const locked = () => {
+      const lockedMs = deps.lockout.size === 0
+        ? 0
+        : deps.lockout.lockedFor(keys());
+      if (lockedMs <= 0) return null;
       const seconds = Math.ceil(lockedMs / 1000);
-      throw refuse(
+      return refuse(
         new WireError(
           ErrorCode.RateLimited,
           `Rate limited: too many failed authentication attempts; try again in ${seconds} s`,
@@ -154,22 +163,28 @@ export function authenticate(
         "locked out",
         false,
       );
-    }
+    };
+    const fail = (error: WireError, detail: string) =>
+      locked() ?? refuse(error, detail, true);
 
     if (header === undefined) {
       if (!deps.state.settings.requireAuth) {
         c.set("principal", ANONYMOUS);
         return await next();
       }
-      throw refuse(refusal("missing"), "no token", true);
+      throw fail(refusal("missing"), "no token");
     }
     const match = BEARER.exec(header);
     if (match === null) {
-      throw refuse(refusal("malformed"), "malformed Authorization", true);
+      throw fail(refusal("malformed"), "malformed Authorization");
     }
-    const verified = deps.verifier.verify(match[1]!);
+    let verified = deps.verifier.verify(match[1]!);
+    if (verified.kind === "unknown" && deps.refresh !== undefined) {
+      await deps.refresh();
+      verified = deps.verifier.verify(match[1]!);
+    }
     if (verified.kind !== "ok") {
-      throw refuse(refusal(verified.kind), `${verified.kind} token`, true);
+      throw fail(refusal(verified.kind), `${verified.kind} token`);
     }
     deps.onVerified?.(verified.principal);
     c.set("principal", verified.principal);

@@ -52,6 +52,23 @@ export class TokenSync {
     this.#schedule();
   }
 
+  #lastSoon = 0;
+  #soon: Promise<void> = Promise.resolve();
+
+  /**
+   * {@linkcode poll}, at most once per 50 ms however many callers ask (a
+   * verification miss asks, so a flood of bad tokens cannot turn into a
+   * flood of reads of state.db).
+   */
+  pollSoon(): Promise<void> {
+    const now = this.#deps.now();
+    if (now - this.#lastSoon >= 50) {
+      this.#lastSoon = now;
+      this.#soon = this.poll().catch(() => {});
+    }
+    return this.#soon;
+  }
+
   /** Read the counter now and reload if it moved. */
   async poll(): Promise<void> {
     const generation = await this.#deps.store.generation();
