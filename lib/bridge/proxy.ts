@@ -105,7 +105,7 @@ export class Proxy {
       return;
     }
     if (!("id" in message)) {
-      this.#track(this.#notification(line, message, method));
+      this.#track(this.#notification(message, method));
       return;
     }
     const id = message.id as string | number;
@@ -183,7 +183,6 @@ export class Proxy {
   }
 
   async #notification(
-    line: string,
     message: JsonObject,
     method: string,
   ): Promise<void> {
