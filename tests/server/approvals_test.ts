@@ -21,6 +21,7 @@ const connection: SavedConnection = {
 
 const ask: ConsentAsk = {
   kind: "write",
+  tier: "write",
   connection,
   statement: "delete from orders where id = 1",
   operation: "a query",
