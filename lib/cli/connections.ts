@@ -1,8 +1,12 @@
 /**
  * `dbport connections add|list|set|remove|test`: the app's saved connections
- * as a CLI. Secrets are never printed: list shows host, port and database, and
- * `test` prints the server version or the redacted error. A running server
- * picks up changes within a second.
+ * as a CLI. Passwords are never printed: list shows host, port and database;
+ * `test` (and `add`, unless --no-test) prints where it connected and the
+ * server's version, or the error with host, port, database and user left in
+ * (this is the owner's own terminal; only MCP clients get redacted text).
+ * Passwords need not go on the command line: --password-stdin, or --password
+ * with no value on a terminal asks without echo. A running server picks up
+ * changes within a second.
  *
  * @module
  */
@@ -28,16 +32,21 @@ import { type CliIO, UsageError } from "./io.ts";
 /** Usage of the connections command. */
 export const CONNECTIONS_USAGE = `Usage:
   dbport connections add --name NAME --driver ${DRIVERS.join("|")} --url URL
-                         [--password PASSWORD] [--external-access ${
+                         [--password [PASSWORD] | --password-stdin] [--external-access ${
   EXTERNAL_ACCESS.join("|")
 }]
                          [--ai-policy ${AI_POLICIES.join("|")}]
-                         [--safe-mode ${SAFE_MODES.join("|")}] [--json]
+                         [--safe-mode ${
+  SAFE_MODES.join("|")
+}] [--no-test] [--json]
   dbport connections list [--json]
-  dbport connections set ID_OR_NAME [--name ..] [--url ..] [--password ..] [--external-access ..]
+  dbport connections set ID_OR_NAME [--name ..] [--url ..] [--password [..] | --password-stdin] [--external-access ..]
                                     [--ai-policy ..] [--safe-mode ..]
   dbport connections remove ID_OR_NAME
   dbport connections test ID_OR_NAME
+
+--password with no value asks for it on the terminal (no echo); --password-stdin
+reads it from standard input. Either keeps it out of the shell's history.
 
 URL: postgres://user@host:5432/db, mysql://user@host:3306/db, or for sqlite a
 file path, a file: URL or a libsql:// URL. Defaults: --external-access ${CONNECTION_DEFAULTS.externalAccess},
@@ -58,13 +67,95 @@ const FIELD_SPEC = Object.fromEntries(
   Object.keys(FIELD_FLAGS).map((flag) => [flag, { type: "string" as const }]),
 );
 
+/** How a password reaches the CLI other than on the command line. */
+export interface SecretInput {
+  /** All of standard input (for --password-stdin). */
+  stdin(): Promise<string>;
+  /** Ask on the terminal without echo; null when there is no terminal. */
+  ask(prompt: string): Promise<string | null>;
+}
+
+/** Standard input and the terminal of this process. */
+export const processInput: SecretInput = {
+  async stdin() {
+    return await new Response(Deno.stdin.readable).text();
+  },
+  async ask(prompt) {
+    if (!Deno.stdin.isTerminal()) return null;
+    await Deno.stderr.write(new TextEncoder().encode(prompt));
+    Deno.stdin.setRaw(true);
+    try {
+      let secret = "";
+      const buffer = new Uint8Array(64);
+      for (;;) {
+        const n = await Deno.stdin.read(buffer);
+        if (n === null) break;
+        const text = new TextDecoder().decode(buffer.subarray(0, n));
+        if (text.includes("\u0003")) throw new UsageError("cancelled");
+        const end = text.search(/[\r\n]/);
+        if (end !== -1) {
+          secret += text.slice(0, end);
+          break;
+        }
+        for (const c of text) {
+          if (c === "\u007f" || c === "\b") secret = secret.slice(0, -1);
+          else secret += c;
+        }
+      }
+      return secret;
+    } finally {
+      Deno.stdin.setRaw(false);
+      await Deno.stderr.write(new TextEncoder().encode("\n"));
+    }
+  },
+};
+
+/**
+ * `--password` with no value (last, or before another flag) becomes a
+ * question on the terminal; `--password-stdin` reads standard input. Either
+ * way the password ends up as `--password=VALUE` for the flag parser.
+ */
+async function passwordArgs(
+  command: string,
+  args: string[],
+  input: SecretInput,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    if (arg === "--password-stdin") {
+      const text = (await input.stdin()).replace(/\r?\n$/, "");
+      if (text === "") {
+        throw new UsageError(`${command}: --password-stdin read no password`);
+      }
+      out.push(`--password=${text}`);
+    } else if (
+      arg === "--password" && (next === undefined || next.startsWith("--"))
+    ) {
+      const asked = await input.ask("Password: ");
+      if (asked === null) {
+        throw new UsageError(
+          `${command}: --password needs a value; with no terminal to ask on, use --password-stdin`,
+        );
+      }
+      out.push(`--password=${asked}`);
+    } else out.push(arg);
+  }
+  return out;
+}
+
 /** Run `connections <subcommand>` against the file at `path`. */
 export async function connectionsCommand(
   path: string,
-  args: string[],
+  argv: string[],
   io: CliIO,
+  input: SecretInput = processInput,
 ): Promise<number> {
-  const [sub, ...rest] = args;
+  const [sub, ...given] = argv;
+  const rest = sub === "add" || sub === "set"
+    ? await passwordArgs(`connections ${sub}`, given, input)
+    : given;
   switch (sub) {
     case "add":
       return await add(path, rest, io);
@@ -148,6 +239,7 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
   const parsed = parseFlags("connections add", args, {
     ...FIELD_SPEC,
     json: { type: "boolean" },
+    "no-test": { type: "boolean" },
   });
   if (parsed.positionals.length > 0) {
     throw new UsageError(
@@ -179,7 +271,48 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
   if (parsed.flags.json === true) {
     io.out(JSON.stringify(publicView(connection)));
   } else io.out(`Saved connection "${connection.name}" (${connection.id})`);
+  // Saved either way (the database may just be down now); what was found is
+  // said, so a typo in the URL shows at once.
+  if (parsed.flags["no-test"] !== true) await probe(connection, io);
   return 0;
+}
+
+/** Connect and say what was found; whether it answered. */
+async function probe(connection: SavedConnection, io: CliIO): Promise<boolean> {
+  const driver = openDriver(driverSpec(connection), "owner");
+  const where = describeWhere(connection);
+  try {
+    const version = await driver.version({
+      signal: new AbortController().signal,
+      timeoutMs: 15_000,
+    });
+    io.out(`"${connection.name}": connected to ${where}: ${version}`);
+    return true;
+  } catch (error) {
+    const message = error instanceof DbError
+      ? error.message
+      : error instanceof Error
+      ? error.message
+      : String(error);
+    io.err(`"${connection.name}": cannot connect to ${where}: ${message}`);
+    return false;
+  } finally {
+    await driver.close();
+  }
+}
+
+/** Host, port, database and user of a connection, for its owner's eyes. */
+function describeWhere(connection: SavedConnection): string {
+  const target = describeTarget(connection.driver, connection.url);
+  if (target === null) return "(an unreadable URL)";
+  if (target.host === null) return target.database ?? connection.url;
+  let user = "";
+  try {
+    user = decodeURIComponent(new URL(connection.url).username);
+  } catch { /* none */ }
+  return `${user ? `${user}@` : ""}${target.host}:${target.port}/${
+    target.database ?? ""
+  }`;
 }
 
 /** What may be shown of a connection: never a user name or password. */
@@ -281,21 +414,5 @@ async function test(path: string, args: string[], io: CliIO): Promise<number> {
     parsed.positionals[0],
     "connections test",
   );
-  const driver = openDriver(driverSpec(connection));
-  try {
-    const version = await driver.version({
-      signal: new AbortController().signal,
-      timeoutMs: 15_000,
-    });
-    io.out(`"${connection.name}": connected, ${version}`);
-    return 0;
-  } catch (error) {
-    const message = error instanceof DbError
-      ? error.message
-      : "unexpected failure";
-    io.err(`"${connection.name}": cannot connect: ${message}`);
-    return 1;
-  } finally {
-    await driver.close();
-  }
+  return await probe(connection, io) ? 0 : 1;
 }

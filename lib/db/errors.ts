@@ -18,7 +18,19 @@ export type DbErrorKind =
   /** The statement timeout ran out and the query was stopped. */
   | "timeout"
   /** The caller aborted and the query was stopped. */
-  | "cancelled";
+  | "cancelled"
+  /** The caller's request cannot be answered as asked (an ambiguous name). */
+  | "ambiguous";
+
+/** A table name found in more than one schema, when no schema was named. */
+export function ambiguousTable(table: string, schemas: string[]): DbError {
+  return new DbError(
+    "ambiguous",
+    `${JSON.stringify(table)} exists in ${schemas.length} schemas (${
+      schemas.join(", ")
+    }); name the one you mean with the schema argument`,
+  );
+}
 
 /** A driver failure with a redacted message. */
 export class DbError extends Error {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
 import type { TableDetail, TableSummary } from "./types.ts";
@@ -73,11 +74,14 @@ export async function describeMysqlTable(
     `select table_schema as \`schema\`, table_type as type
        from information_schema.tables
       where table_name = ? and ${SCHEMA_FILTER}
-      order by table_schema limit 1`,
+      order by table_schema`,
     [table, schema ?? null, schema ?? null, schema ?? null],
   );
   const head = found[0];
   if (head === undefined) return null;
+  if (schema === undefined && found.length > 1) {
+    throw ambiguousTable(table, found.map((row) => String(row.schema)));
+  }
   const where = [String(head.schema), table];
   const [columns, indexes, foreignKeys, ddl] = await Promise.all([
     exec(

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { ownerOnly } from "./redact.ts";
 import { DbError } from "./errors.ts";
 import { openLibsqlRemote } from "./libsql_remote.ts";
 import { openMysql } from "./mysql.ts";
@@ -34,9 +35,20 @@ interface Entry {
 }
 
 /** Open a driver for a spec (nothing connects yet). */
-export function openDriver(spec: DriverSpec): Driver {
+/**
+ * Open the driver of a connection. Its messages are redacted for `clients`
+ * (the default: host, port, database, user and password never leave the
+ * process); for the `owner` at the local CLI only the password is, so they
+ * can tell what is wrong (docs/security.md "Redaction").
+ */
+export function openDriver(
+  spec: DriverSpec,
+  audience: "clients" | "owner" = "clients",
+): Driver {
   const target = describeTarget(spec.engine, spec.url, spec.password);
-  const secrets = target?.secrets ?? [spec.url];
+  const secrets = audience === "owner"
+    ? ownerOnly(ownerSecrets(spec))
+    : target?.secrets ?? [spec.url];
   const password = spec.password === undefined
     ? {}
     : { password: spec.password };
@@ -58,6 +70,17 @@ export function openDriver(spec: DriverSpec): Driver {
       });
     }
   }
+}
+
+/** What even the owner's own terminal never shows: passwords and tokens. */
+function ownerSecrets(spec: DriverSpec): string[] {
+  const secrets = spec.password === undefined ? [] : [spec.password];
+  try {
+    const url = new URL(spec.url);
+    secrets.push(decodeURIComponent(url.password));
+    secrets.push(url.searchParams.get("authToken") ?? "");
+  } catch { /* a file path has none */ }
+  return secrets.filter((secret) => secret !== "");
 }
 
 /** The open drivers of the saved connections. */

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
 import type { TableDetail, TableSummary } from "./types.ts";
@@ -74,12 +75,14 @@ export async function describePostgresTable(
       where c.relname = $1 and c.relkind in ('r', 'p', 'f', 'v', 'm')
         and ($2::text is null or n.nspname = $2) and ${USER_SCHEMAS}
       order by array_position(current_schemas(false), n.nspname::text) nulls last,
-               n.nspname
-      limit 1`,
+               n.nspname`,
     [table, schema ?? null],
   );
   const head = found[0];
   if (head === undefined) return null;
+  if (schema === undefined && found.length > 1) {
+    throw ambiguousTable(table, found.map((row) => String(row.schema)));
+  }
   const oid = String(head.oid);
   const [columns, indexes, foreignKeys, constraints] = await Promise.all([
     exec(

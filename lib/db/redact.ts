@@ -57,15 +57,34 @@ const LOCAL_PATH =
 const QUOTED_USER =
   /\b(user|role|for user|access denied for user)\s+("[^"]*"|'[^']*')/gi;
 
+const OWNER = Symbol("owner");
+
+/**
+ * Secrets for messages the owner reads at their own terminal (the CLI): only
+ * these values (passwords, tokens) are masked, never the host, port,
+ * database or user, which the owner needs to see to fix a connection.
+ */
+export function ownerOnly(secrets: string[]): readonly string[] {
+  return Object.assign(secrets, { [OWNER]: true });
+}
+
 /**
  * Redact `message`. `secrets` are this connection's own values (host, user,
  * password, database, port, file path); ones shorter than 3 characters are
- * skipped so they do not mangle ordinary words.
+ * skipped so they do not mangle ordinary words. Secrets made by
+ * {@linkcode ownerOnly} mask only themselves.
  */
 export function redact(
   message: string,
   secrets: readonly string[] = [],
 ): string {
+  if ((secrets as { [OWNER]?: boolean })[OWNER] === true) {
+    let text = message;
+    for (const secret of secrets.filter((s) => s.length >= 3)) {
+      text = text.replace(new RegExp(escapeRegExp(secret), "g"), MASK);
+    }
+    return text;
+  }
   let text = message;
   const ordered = [...new Set(secrets)]
     .filter((secret) => secret.length >= 3)

@@ -404,6 +404,16 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
     secrets,
   );
   if (code.startsWith("SQLITE_READONLY")) return new DbError("read_only", text);
+  // A remote libSQL server that cannot be reached (@libsql/client's fetch or
+  // WebSocket failing) is a connection problem, as on the other engines.
+  if (
+    /^HRANA_(WEBSOCKET|HTTP)|^SERVER_ERROR$|^ECONN|^ENOTFOUND$/.test(code) ||
+    /^Fetch failed|fetch failed|error sending request|ECONNREFUSED/i.test(
+      e.message ?? "",
+    )
+  ) {
+    return new DbError("connect", text);
+  }
   // Extended codes (SQLITE_CANTOPEN_ISDIR) belong to their primary code.
   if ([...CONNECT_CODES].some((c) => code === c || code.startsWith(`${c}_`))) {
     return new DbError("connect", text);

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
 import type { TableDetail, TableSummary } from "./types.ts";
@@ -59,7 +60,21 @@ export async function describeSqliteTable(
   table: string,
   schema: string | undefined,
 ): Promise<TableDetail | null> {
-  for (const name of await schemas(exec, schema)) {
+  const searched = await schemas(exec, schema);
+  if (schema === undefined && searched.length > 1) {
+    const holding: string[] = [];
+    for (const name of searched) {
+      const [hit] = await exec(
+        `select 1 as hit from ${
+          quoteIdent(name, "sqlite")
+        }.sqlite_schema where name = ? and type in ('table', 'view')`,
+        [table],
+      );
+      if (hit !== undefined) holding.push(name);
+    }
+    if (holding.length > 1) throw ambiguousTable(table, holding);
+  }
+  for (const name of searched) {
     const quoted = quoteIdent(name, "sqlite");
     const [head] = await exec(
       `select type, sql from ${quoted}.sqlite_schema

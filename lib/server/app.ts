@@ -40,6 +40,13 @@ export interface AppDeps extends EndpointDeps {
 /** The path of the single MCP endpoint. */
 export { MCP_PATH };
 
+/** Whether `error` is only the client closing its connection mid-request. */
+export function clientWentAway(error: unknown): boolean {
+  const e = error as { message?: string; code?: string; name?: string };
+  return e?.message === "aborted" || e?.code === "ECONNRESET" ||
+    e?.code === "ERR_STREAM_PREMATURE_CLOSE" || e?.name === "AbortError";
+}
+
 /** Build the app. */
 export function createApp(
   deps: AppDeps,
@@ -47,6 +54,12 @@ export function createApp(
   const app = new Hono<{ Variables: BodyVariables & PrincipalVariables }>();
   app.onError((error) => {
     if (error instanceof HttpError) return error.toResponse();
+    // A client that hung up mid-request is expected, not an error: nothing
+    // goes to the terminal where approval questions appear.
+    if (clientWentAway(error)) {
+      return HttpError.plain(400, "client_gone", "The client went away")
+        .toResponse();
+    }
     deps.log(
       `dbport: unexpected error: ${
         error instanceof Error ? error.stack : String(error)

@@ -56,7 +56,9 @@ for (const engine of ENGINES) {
       );
       assert(tour.includes("an engineer"), tour);
       assert(tour.includes(`${schema}.authors: id`), tour);
-      assert(tour.includes("Safe Mode: alertFull"), tour);
+      // A read-only connection says so, not what its Safe Mode would ask.
+      assert(tour.includes("this connection is read only"), tour);
+      assert(!tour.includes("Safe Mode"), tour);
       assert(tour.includes(`### ${schema}.books`), tour);
 
       const table = text(
@@ -106,7 +108,7 @@ for (const engine of ENGINES) {
       );
       assert(migration.includes(`### ${schema}.books`), migration);
       assert(migration.includes("rollback"), migration);
-      assert(migration.includes("Safe Mode: alertFull"), migration);
+      assert(migration.includes("this connection is read only"), migration);
 
       // Completions: connection names, tables and schemas of the connection
       // in context, a fixed choice list in its declared order, and nothing

@@ -34,9 +34,9 @@ for (const engine of ENGINES) {
     try {
       const root = "dbport://connections";
       const schemaUri = `${root}/${saved.id}/schema`;
-      // Not connected yet: only the connections list.
+      // Not used yet, and still listed: every connection the caller may see.
       const before = await client.listResources();
-      assertEquals(before.resources.map((r: Any) => r.uri), [root]);
+      assertEquals(before.resources.map((r: Any) => r.uri), [root, schemaUri]);
 
       const connections = payload(await client.readResource({ uri: root }));
       assertEquals(connections.connections.map((c: Any) => c.name), [
@@ -62,7 +62,7 @@ for (const engine of ENGINES) {
       assert(schema.total_tables >= 4);
       assertEquals(schema.truncated, schema.total_tables > 100);
 
-      // The read connected it: now its schema is listed too.
+      // After the read the list is the same.
       const after = await client.listResources(undefined, {
         cacheMode: "bypass",
       });

@@ -546,6 +546,10 @@ Deno.test("the gates of a write: scope, external access, Safe Mode readOnly, des
     text(await call(admin.plaintext, open.id, "drop table books")),
     "denied: this statement drops or truncates data; use confirm_destructive_operation for it",
   );
+  // A client that cannot call confirm_destructive_operation is not sent there.
+  const told = text(await call(writer.plaintext, open.id, "drop table books"));
+  assert(!told.includes("use confirm_destructive_operation"), told);
+  assert(told.includes("ask the user to run it in the app"), told);
   assert(
     text(await call(admin.plaintext, open.id, "attach database 'x' as y"))
       .startsWith("denied: the statement reaches the file system or runs code"),

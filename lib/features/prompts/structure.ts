@@ -41,12 +41,16 @@ export async function header(
     `Engine: ${version} — write SQL in the ${
       ENGINE_NAMES[driver.engine]
     } dialect.`,
-    `External access: ${
-      connection.externalAccess === "readWrite"
-        ? "read and write"
-        : "read only (writes are refused)"
-    }. Safe Mode: ${connection.safeMode} — ${SAFE_MODES[connection.safeMode]}.`,
-    "Run SQL with the execute_query tool; drops and truncates need confirm_destructive_operation and the user's approval.",
+    // A read-only connection is read only, whatever its Safe Mode says
+    // about writes it would never run.
+    connection.externalAccess === "readWrite"
+      ? `External access: read and write. Safe Mode: ${connection.safeMode} — ${
+        SAFE_MODES[connection.safeMode]
+      }.`
+      : "External access: read only — this connection is read only for AI clients: every write is refused, so write only SELECT-style queries.",
+    connection.externalAccess === "readWrite"
+      ? "Run SQL with the execute_query tool; drops and truncates need confirm_destructive_operation and the user's approval."
+      : "Run SQL with the execute_query tool.",
   ].map((line) => `- ${line}`).join("\n");
 }
 

@@ -56,10 +56,10 @@ export function connectionResources(deps: FeatureDeps): ResourceProvider {
   return {
     list(ctx) {
       const items: ResourceItem[] = [CONNECTIONS_ITEM];
-      // One schema resource per visible connection whose database answered
-      // recently (issue 7: "per connected visible connection").
+      // One schema resource per connection the caller may see, whether or
+      // not it was used lately: a client lists before it reads, so a list
+      // of only recently used connections hides the ones not used yet.
       for (const connection of visibleConnections(deps, ctx.principal)) {
-        if (!deps.pool.isConnected(connection.id)) continue;
         items.push({
           uri: schemaUri(connection.id),
           name: `${connection.name} schema`,

@@ -72,8 +72,7 @@ export function resourceSubscriptions(
       }
       if (honoured.resourcesListChanged !== true) return;
       // What the principal's resources are made of: which connections it
-      // sees, under which name and policy, and whether each is connected
-      // (that decides whether its schema is listed).
+      // sees, under which name and policy (every one's schema is listed).
       const listKey = () =>
         visibleConnections(deps, ctx.principal).map((c) =>
           [
@@ -82,7 +81,6 @@ export function resourceSubscriptions(
             c.externalAccess,
             c.aiPolicy,
             c.safeMode,
-            deps.pool.isConnected(c.id),
           ].join("|")
         ).sort().join("\n");
       let sent = listKey();

@@ -62,7 +62,9 @@ export function checkArguments(
   args: JsonObject,
 ): Arguments {
   for (const name of Object.keys(args)) {
-    if (!(name in spec.properties)) {
+    // Own keys only: "__proto__", "toString" and "constructor" are names a
+    // client may send, never arguments a tool takes.
+    if (!Object.hasOwn(spec.properties, name)) {
       const known = Object.keys(spec.properties);
       throw wire.invalidParams(
         `Invalid arguments for ${tool}: unknown argument "${name}" (${
@@ -75,7 +77,7 @@ export function checkArguments(
     }
   }
   for (const name of spec.required) {
-    if (args[name] === undefined) {
+    if (!Object.hasOwn(args, name) || args[name] === undefined) {
       throw wire.invalidParams(
         `Invalid arguments for ${tool}: "${name}" is required`,
         { argument: name },

@@ -73,9 +73,13 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
       const resolved = resolveConnection(deps, ctx.principal, id);
       const statement = await classifyQuery(query, resolved, ctx);
       if (statement.tier === "destructive") {
+        // Name only what this caller can do: confirm_destructive_operation
+        // needs the admin scope, which a bridge or readWrite token lacks.
         throw new ToolFailure(
           "denied",
-          "this statement drops or truncates data; use confirm_destructive_operation for it",
+          ctx.principal.scopes.has("admin")
+            ? "this statement drops or truncates data; use confirm_destructive_operation for it"
+            : "this statement drops or truncates data, which this client may not do: ask the user to run it in the app, or from a client with a fullAccess token (through confirm_destructive_operation)",
         );
       }
       if (statement.tier === "write") checkWrite(ctx, resolved.connection);

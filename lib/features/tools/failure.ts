@@ -53,6 +53,8 @@ export function fromDbError(
       return wire.requestCancelled(`Request cancelled: ${error.message}`);
     case "query":
       return new ToolFailure("query_failed", error.message);
+    case "ambiguous":
+      return new ToolFailure("invalid_argument", error.message);
   }
 }
 
