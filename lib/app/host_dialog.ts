@@ -12,6 +12,7 @@
  */
 
 import type { HostDialog as Setting } from "./settings.ts";
+import { statementForApproval } from "./visible_text.ts";
 
 /** What the user is asked, as a dialog shows it (and a command reads it). */
 export interface DialogRequest {
@@ -292,14 +293,68 @@ export function dialogText(request: DialogRequest): string {
     `Client: ${request.client} (token "${request.token}")`,
     ...request.reasons.map((reason) => `Because ${reason}.`),
   ];
-  if (request.statement !== null) lines.push("", request.statement);
+  if (request.statement !== null) {
+    lines.push("", statementForApproval(request.statement));
+  }
   return lines.join("\n");
 }
 
 let terminalQueue: Promise<unknown> = Promise.resolve();
-let lines: ReadableStreamDefaultReader<string> | null = null;
-// A read outlives a withdrawn question: the next question takes it over.
-let pendingRead: Promise<ReadableStreamReadResult<string>> | null = null;
+
+/** A line typed on the terminal, and when it arrived. */
+interface Typed {
+  text: string;
+  at: number;
+}
+
+/**
+ * Every line typed on the server's terminal, read as it arrives. A question
+ * takes only a line typed after it was shown: anything typed before — a `y`
+ * meant for a question since withdrawn — is discarded, so it can never
+ * answer the next one (docs/security.md "Approvals").
+ */
+export class TerminalLines {
+  #queue: Typed[] = [];
+  #waiting: ((typed: Typed | null) => void) | null = null;
+  #ended = false;
+
+  constructor(source: ReadableStream<string>, now: () => number) {
+    (async () => {
+      for await (const text of source) {
+        const typed = { text, at: now() };
+        const wake = this.#waiting;
+        this.#waiting = null;
+        if (wake !== null) wake(typed);
+        else this.#queue.push(typed);
+      }
+    })().catch(() => {}).finally(() => {
+      this.#ended = true;
+      this.#waiting?.(null);
+      this.#waiting = null;
+    });
+  }
+
+  /** The first line typed at or after `since`; null at end of input or abort. */
+  next(since: number, signal: AbortSignal): Promise<Typed | null> {
+    this.#queue = this.#queue.filter((typed) => typed.at >= since);
+    const ready = this.#queue.shift();
+    if (ready !== undefined) return Promise.resolve(ready);
+    if (this.#ended) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        this.#waiting = null;
+        resolve(null);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#waiting = (typed) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(typed);
+      };
+    });
+  }
+}
+
+let terminal: TerminalLines | null = null;
 
 /** Ask on the server's terminal, one question at a time. */
 function terminalDialog(): Dialog {
@@ -312,31 +367,51 @@ function terminalDialog(): Dialog {
   };
 }
 
-async function askTerminal(
+/** Ask `request` on a terminal whose typed lines come from `lines`. */
+export async function askOnTerminal(
+  request: DialogRequest,
+  signal: AbortSignal,
+  lines: TerminalLines,
+  write: (text: string) => Promise<unknown>,
+  now: () => number,
+): Promise<DialogAnswer> {
+  if (signal.aborted) return { answer: "dismissed" };
+  await write(`\n${dialogText(request)}\nAllow? [y/N] `);
+  const shownAt = now();
+  const line = await lines.next(shownAt, signal);
+  if (line === null) {
+    if (signal.aborted) {
+      await write("\n(the request ended; question withdrawn)\n");
+    }
+    return { answer: "dismissed" };
+  }
+  return { answer: /^\s*y(es)?\s*$/i.test(line.text) ? "approve" : "deny" };
+}
+
+/** A terminal reader over `source` (tests feed their own lines). */
+export function terminalLines(
+  source: ReadableStream<string>,
+  now: () => number = performance.now.bind(performance),
+): TerminalLines {
+  return new TerminalLines(source, now);
+}
+
+function askTerminal(
   request: DialogRequest,
   signal: AbortSignal,
 ): Promise<DialogAnswer> {
-  if (signal.aborted) return { answer: "dismissed" };
+  terminal ??= terminalLines(
+    Deno.stdin.readable.pipeThrough(new TextDecoderStream())
+      .pipeThrough(splitLines()),
+  );
   const encoder = new TextEncoder();
-  await Deno.stderr.write(
-    encoder.encode(`\n${dialogText(request)}\nAllow? [y/N] `),
+  return askOnTerminal(
+    request,
+    signal,
+    terminal,
+    (text) => Deno.stderr.write(encoder.encode(text)),
+    performance.now.bind(performance),
   );
-  lines ??= Deno.stdin.readable.pipeThrough(new TextDecoderStream())
-    .pipeThrough(splitLines()).getReader();
-  const withdrawn = new Promise<null>((resolve) =>
-    signal.addEventListener("abort", () => resolve(null), { once: true })
-  );
-  pendingRead ??= lines.read();
-  const line = await Promise.race([pendingRead, withdrawn]);
-  if (line !== null) pendingRead = null;
-  if (line === null) {
-    await Deno.stderr.write(
-      encoder.encode("\n(the request ended; question withdrawn)\n"),
-    );
-    return { answer: "dismissed" };
-  }
-  if (line.done) return { answer: "dismissed" };
-  return { answer: /^\s*y(es)?\s*$/i.test(line.value) ? "approve" : "deny" };
 }
 
 function splitLines(): TransformStream<string, string> {

@@ -7,6 +7,7 @@
  */
 
 import type { SavedConnection } from "../app/connections.ts";
+import { statementForApproval } from "../app/visible_text.ts";
 import type { Tier } from "../db/classifier.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { CallContext, Principal } from "./context.ts";
@@ -90,7 +91,7 @@ export const DESCRIPTION_LIMIT = 2_000;
 
 /** The statement verbatim with its line breaks, cut at 2,000 characters. */
 export function describeStatement(statement: string): string {
-  const trimmed = statement.trim();
+  const trimmed = statementForApproval(statement.trim());
   return trimmed.length <= DESCRIPTION_LIMIT
     ? trimmed
     : `${trimmed.slice(0, DESCRIPTION_LIMIT - 1)}…`;
