@@ -32,12 +32,11 @@ export function visibleStatement(statement: string): string {
 /** Words, and dollar-quote tags, that use letters beyond ASCII. */
 export function nonAsciiNames(statement: string): string[] {
   const found = new Set<string>();
-  for (const match of statement.matchAll(/\$[^\s$]*[^\x00-\x7f][^\s$]*\$/g)) {
+  for (const match of statement.matchAll(/\$[^\s$]*[^\0-\x7f][^\s$]*\$/g)) {
     found.add(match[0]);
   }
   for (const match of statement.matchAll(/[\p{L}\p{N}_$]+/gu)) {
-    // deno-lint-ignore no-control-regex
-    if (/[^\x00-\x7f]/.test(match[0])) found.add(match[0]);
+    if (/[^\0-\x7f]/.test(match[0])) found.add(match[0]);
   }
   return [...found].slice(0, 5);
 }
