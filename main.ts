@@ -6,6 +6,7 @@
  * @module
  */
 
+import { driverSpec } from "./lib/app/connections.ts";
 import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
 import { appDataDir, ensureAppDataDir, inAppDir } from "./lib/app/paths.ts";
@@ -138,6 +139,7 @@ async function serve(): Promise<number> {
     'Next: point an MCP client at the endpoint with "Authorization: Bearer <token>" (see README.md, "Connect a client").',
   );
   console.log("Press Ctrl+C to stop.");
+  warnAboutLogins(server);
   const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       console.log(`\n${SERVICE_NAME}: stopping…`);
@@ -148,6 +150,32 @@ async function serve(): Promise<number> {
   });
   await stopped;
   return 0;
+}
+
+/**
+ * Say on the terminal which saved logins can do more than read (a superuser,
+ * server files, programs, other sessions), with the command that makes a
+ * least-privilege login for AI reads. Asked in the background: a database
+ * that does not answer is simply not mentioned.
+ */
+function warnAboutLogins(server: Awaited<ReturnType<typeof startServer>>) {
+  for (const connection of server.connections.all()) {
+    if (
+      connection.aiLogin !== undefined || connection.driver === "sqlite" ||
+      connection.externalAccess === "blocked"
+    ) continue;
+    server.pool.get(driverSpec(connection)).loginRisks({
+      signal: AbortSignal.timeout(10_000),
+      timeoutMs: 10_000,
+    }).then((risks) => {
+      if (risks.length === 0) return;
+      console.log(
+        `Warning: the login of "${connection.name}" ${
+          risks.join(", ")
+        }; only dbport's checks keep AI reads read-only. Make a least-privilege login for them:\n  deno task dbport connections harden "${connection.name}" --apply`,
+      );
+    }, () => {});
+  }
 }
 
 async function settings(): Promise<number> {

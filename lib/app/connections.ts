@@ -10,7 +10,7 @@
 
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
-import type { DriverSpec } from "../db/pool.ts";
+import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import type { Engine } from "../db/types.ts";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./atomic_file.ts";
@@ -42,6 +42,11 @@ export interface SavedConnection {
   externalAccess: ExternalAccess;
   aiPolicy: AiPolicy;
   safeMode: SafeMode;
+  /**
+   * A least-privilege login every AI read runs as (made by `connections
+   * harden`); approved writes run as the saved login.
+   */
+  aiLogin?: AiLogin;
 }
 
 /** The policy defaults of a new connection. */
@@ -62,6 +67,9 @@ export function driverSpec(connection: SavedConnection): DriverSpec {
     ...(connection.password === undefined
       ? {}
       : { password: connection.password }),
+    ...(connection.aiLogin === undefined
+      ? {}
+      : { aiLogin: connection.aiLogin }),
   };
 }
 
@@ -86,6 +94,7 @@ const KEYS = new Set([
   "externalAccess",
   "aiPolicy",
   "safeMode",
+  "aiLogin",
 ]);
 
 /** Check one field of a connection; a problem text or null. */
@@ -123,6 +132,12 @@ export function checkConnectionField(
       return oneOf(AI_POLICIES);
     case "safeMode":
       return oneOf(SAFE_MODES);
+    case "aiLogin":
+      return isJsonObject(value) && typeof value.user === "string" &&
+          value.user !== "" && typeof value.password === "string" &&
+          Object.keys(value).every((k) => k === "user" || k === "password")
+        ? null
+        : 'must be {"user": "...", "password": "..."}';
   }
   return `is not a connection field (known: ${[...KEYS].join(", ")})`;
 }

@@ -27,6 +27,7 @@ import { DbError } from "../db/errors.ts";
 import { openDriver } from "../db/pool.ts";
 import { describeTarget } from "../db/target.ts";
 import { type Parsed, parseFlags, stringFlag, table } from "./args.ts";
+import { hardenCommand } from "./harden.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** Usage of the connections command. */
@@ -44,6 +45,10 @@ export const CONNECTIONS_USAGE = `Usage:
                                     [--ai-policy ..] [--safe-mode ..]
   dbport connections remove ID_OR_NAME
   dbport connections test ID_OR_NAME
+  dbport connections harden ID_OR_NAME [--apply] [--user NAME]
+                         Show (and with --apply make) a least-privilege login that
+                         every AI read runs as: no superuser, no file, program or
+                         signal privileges. Approved writes keep the saved login.
 
 --password with no value asks for it on the terminal (no echo); --password-stdin
 reads it from standard input. Either keeps it out of the shell's history.
@@ -167,6 +172,8 @@ export async function connectionsCommand(
       return await remove(path, rest, io);
     case "test":
       return await test(path, rest, io);
+    case "harden":
+      return await hardenCommand(path, rest, io);
     default:
       throw new UsageError(
         sub === undefined
@@ -287,6 +294,23 @@ async function probe(connection: SavedConnection, io: CliIO): Promise<boolean> {
       timeoutMs: 15_000,
     });
     io.out(`"${connection.name}": connected to ${where}: ${version}`);
+    const risks = await driver.loginRisks({
+      signal: new AbortController().signal,
+      timeoutMs: 15_000,
+    }).catch(() => [] as string[]);
+    if (connection.aiLogin !== undefined) {
+      io.out(
+        `"${connection.name}": AI reads run as ${
+          JSON.stringify(connection.aiLogin.user)
+        }${risks.length > 0 ? `, which ${risks.join(", ")}` : ""}`,
+      );
+    } else if (risks.length > 0) {
+      io.out(
+        `Warning: the login of "${connection.name}" ${
+          risks.join(", ")
+        }: only dbport's checks keep AI reads read-only. Make a least-privilege login for them: deno task dbport connections harden "${connection.name}" --apply`,
+      );
+    }
     return true;
   } catch (error) {
     const message = error instanceof DbError

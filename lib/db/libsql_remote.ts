@@ -94,6 +94,9 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
 
   return {
     engine: "sqlite",
+    // A SQLite file has no logins: the file's permissions and query_only are
+    // what there is.
+    loginRisks: () => Promise.resolve([]),
     // The remote server parses when the statement runs; it has no PREPARE.
     check: () =>
       Promise.resolve({

@@ -202,6 +202,10 @@ export function openMysql(config: MysqlConfig): Driver {
   return {
     engine: "mysql",
     check,
+    async loginRisks(options) {
+      const rows = await exec("SHOW GRANTS FOR CURRENT_USER()", [], options);
+      return mysqlRisks(rows.map((row) => String(Object.values(row)[0])));
+    },
     async version(options) {
       const [row] = await exec("select version() as v", [], options);
       const version = String(row?.v ?? "");
@@ -254,6 +258,31 @@ export function openMysql(config: MysqlConfig): Driver {
     },
     close: () => new Promise<void>((resolve) => pool.end(() => resolve())),
   };
+}
+
+/** Global privileges that reach past reading data, in words. */
+const GLOBAL_POWERS: Record<string, string> = {
+  "ALL PRIVILEGES": "holds ALL PRIVILEGES on every database",
+  FILE: "holds FILE (reads and writes files on the server)",
+  SUPER: "holds SUPER",
+  PROCESS: "holds PROCESS (sees every session's statements)",
+  SHUTDOWN: "holds SHUTDOWN",
+  "CONNECTION ADMIN": "holds CONNECTION ADMIN (can end other sessions)",
+};
+
+/** The risks in `SHOW GRANTS` lines (only grants ON *.* reach that far). */
+export function mysqlRisks(grants: readonly string[]): string[] {
+  const risks = new Set<string>();
+  for (const grant of grants) {
+    const match = /^GRANT (.+?) ON \*\.\* TO /i.exec(grant);
+    if (match === null) continue;
+    const privileges = match[1]!.toUpperCase().split(/\s*,\s*/);
+    for (const privilege of privileges) {
+      const power = GLOBAL_POWERS[privilege];
+      if (power !== undefined) risks.add(power);
+    }
+  }
+  return [...risks];
 }
 
 /**

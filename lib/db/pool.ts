@@ -12,6 +12,7 @@ import { DbError } from "./errors.ts";
 import { openLibsqlRemote } from "./libsql_remote.ts";
 import { openMysql } from "./mysql.ts";
 import { openPostgres } from "./postgres.ts";
+import { splitDriver, withLogin } from "./split_driver.ts";
 import { openSqlite } from "./sqlite.ts";
 import { describeTarget, sqlitePath } from "./target.ts";
 import type { Driver, Engine } from "./types.ts";
@@ -22,6 +23,14 @@ export interface DriverSpec {
   engine: Engine;
   url: string;
   password?: string;
+  /** A least-privilege login for every read (`connections harden`). */
+  aiLogin?: AiLogin;
+}
+
+/** A login for AI reads only. */
+export interface AiLogin {
+  user: string;
+  password: string;
 }
 
 /** A database that answered within this long counts as connected. */
@@ -32,6 +41,9 @@ interface Entry {
   driver: Driver;
   /** When the database last answered; null when it last failed to. */
   answeredAt: number | null;
+  /** What the reading login may do beyond reading; null until known. */
+  risks: string[] | null;
+  checkingRisks: boolean;
 }
 
 /** Open a driver for a spec (nothing connects yet). */
@@ -45,6 +57,16 @@ export function openDriver(
   spec: DriverSpec,
   audience: "clients" | "owner" = "clients",
 ): Driver {
+  if (spec.aiLogin !== undefined && spec.engine !== "sqlite") {
+    const { aiLogin, ...owner } = spec;
+    const reader = openDriver({
+      id: spec.id,
+      engine: spec.engine,
+      url: withLogin(spec.url, aiLogin),
+      password: aiLogin.password,
+    }, audience);
+    return splitDriver(reader, openDriver(owner, audience));
+  }
   const target = describeTarget(spec.engine, spec.url, spec.password);
   const secrets = audience === "owner"
     ? ownerOnly(ownerSecrets(spec))
@@ -98,11 +120,22 @@ export class DriverPool {
 
   /** The driver for a connection, opening (or reopening) it as needed. */
   get(spec: DriverSpec): Driver {
-    const key = JSON.stringify([spec.engine, spec.url, spec.password ?? null]);
+    const key = JSON.stringify([
+      spec.engine,
+      spec.url,
+      spec.password ?? null,
+      spec.aiLogin ?? null,
+    ]);
     const entry = this.#entries.get(spec.id);
     if (entry !== undefined && entry.key === key) return entry.driver;
     if (entry !== undefined) entry.driver.close().catch(() => {});
-    const fresh: Entry = { key, driver: this.#open(spec), answeredAt: null };
+    const fresh: Entry = {
+      key,
+      driver: this.#open(spec),
+      answeredAt: null,
+      risks: null,
+      checkingRisks: false,
+    };
     fresh.driver = this.#observed(fresh);
     this.#entries.set(spec.id, fresh);
     return fresh.driver;
@@ -112,6 +145,27 @@ export class DriverPool {
   isConnected(id: string): boolean {
     const answeredAt = this.#entries.get(id)?.answeredAt ?? null;
     return answeredAt !== null && this.#now() - answeredAt < CONNECTED_FOR_MS;
+  }
+
+  /**
+   * What the connection's reading login may do beyond reading, once known:
+   * it is asked once, after the database first answers (null until then).
+   */
+  risks(id: string): string[] | null {
+    return this.#entries.get(id)?.risks ?? null;
+  }
+
+  /** Ask the login's risks once, in the background. */
+  #learnRisks(entry: Entry): void {
+    if (entry.risks !== null || entry.checkingRisks) return;
+    entry.checkingRisks = true;
+    entry.driver.loginRisks({
+      signal: AbortSignal.timeout(10_000),
+      timeoutMs: 10_000,
+    }).then(
+      (risks) => (entry.risks = risks),
+      () => {},
+    ).finally(() => (entry.checkingRisks = false));
   }
 
   /** Close the drivers of connections that are no longer saved. */
@@ -133,6 +187,7 @@ export class DriverPool {
       promise.then(
         (value) => {
           entry.answeredAt = this.#now();
+          this.#learnRisks(entry);
           return value;
         },
         (error: unknown) => {
@@ -153,6 +208,7 @@ export class DriverPool {
       overview: (options) => track(inner.overview(options)),
       fingerprint: (options) => track(inner.fingerprint(options)),
       check: (text, tier, options) => track(inner.check(text, tier, options)),
+      loginRisks: (options) => inner.loginRisks(options),
       query: (text, options) => track(inner.query(text, options)),
       close: () => inner.close(),
     };

@@ -126,6 +126,17 @@ export function openPostgres(config: PostgresConfig): Driver {
     fingerprint: (options) => postgresFingerprint(catalog(options)),
     check: (text, tier, options) =>
       checkStatement(text, tier, catalog(options)),
+    async loginRisks(options) {
+      const [row] = await catalog(options)(LOGIN_RISKS);
+      const risks: string[] = [];
+      if (row?.superuser === true) risks.push("is a superuser");
+      for (const role of String(row?.roles ?? "").split(",")) {
+        if (role !== "") {
+          risks.push(`is a member of ${role} (${ROLE_POWERS[role]})`);
+        }
+      }
+      return risks;
+    },
     query: (text, options) =>
       (options.mode === "write" ? writeQuery : readQuery)(sql, text, options)
         .catch((error) => {
@@ -138,6 +149,22 @@ export function openPostgres(config: PostgresConfig): Driver {
 }
 
 type Row = Record<string, unknown>;
+
+/** Built-in roles that reach past the database (docs/security.md "AI login"). */
+const ROLE_POWERS: Record<string, string> = {
+  pg_read_server_files: "reads any file the server can read",
+  pg_write_server_files: "writes files on the server",
+  pg_execute_server_program: "runs programs on the server",
+  pg_signal_backend: "can cancel or end other sessions",
+};
+
+const LOGIN_RISKS = `
+select r.rolsuper as superuser,
+       (select string_agg(b.rolname, ',' order by b.rolname) from pg_roles b
+         where b.rolname in ('pg_read_server_files', 'pg_write_server_files',
+                             'pg_execute_server_program', 'pg_signal_backend')
+           and pg_has_role(current_user, b.oid, 'MEMBER')) as roles
+  from pg_roles r where r.rolname = current_user`;
 
 /**
  * The URL's host (brackets removed) and port, for postgres.js, as one-element

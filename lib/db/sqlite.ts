@@ -235,6 +235,9 @@ export function openSqlite(config: SqliteConfig): Driver {
 
   return {
     engine: "sqlite",
+    // A SQLite file has no logins: the file's permissions and query_only are
+    // what there is.
+    loginRisks: () => Promise.resolve([]),
     check,
     async version(options) {
       const [row] = await exec(options)("select sqlite_version() as v");

@@ -194,6 +194,13 @@ export interface Driver {
    * must be asked.
    */
   check(sql: string, tier: Tier, options: CallOptions): Promise<EngineCheck>;
+  /**
+   * What the login can do beyond reading data — superuser, reading or writing
+   * the server's files, running programs, signalling other sessions — in
+   * words; empty when nothing. dbport's read-only rules do not rest on it,
+   * but without a least-privilege login they are the only wall.
+   */
+  loginRisks(options: CallOptions): Promise<string[]>;
   /** Close every pooled connection. */
   close(): Promise<void>;
 }

@@ -108,8 +108,31 @@ Deno.test("serve reaches PostgreSQL and MariaDB through localhost, 127.0.0.2 and
       // Redacted for clients: the host and database never appear.
       assert(!text.includes("127.0.0.1") && !/\btest\b/.test(text), text);
     }
-  } finally {
+    // The fixtures log in as superusers: list_connections and the terminal
+    // say so, with the command that makes a login for AI reads.
+    const listed = (await postModern(
+      serve.url!,
+      modernRequest("tools/call", { name: "list_connections", arguments: {} }),
+      { authorization: `Bearer ${token}` },
+    )).json.result.structuredContent.connections as {
+      name: string;
+      login_warning?: string;
+    }[];
+    const warned = listed.find((c) => c.name === "pg localhost");
+    assert(
+      warned?.login_warning?.includes("connections harden"),
+      JSON.stringify(warned),
+    );
     serve.child.kill("SIGTERM");
+    const printed = await serve.readRest();
+    assert(
+      /Warning: the login of "pg localhost" is a superuser/.test(printed),
+      printed,
+    );
+  } finally {
+    try {
+      serve.child.kill("SIGTERM");
+    } catch { /* already stopped */ }
     await serve.readRest();
     await serve.child.status;
     await serve.child.stderr.cancel();

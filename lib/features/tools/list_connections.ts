@@ -42,6 +42,11 @@ export function listConnectionsTool(deps: FeatureDeps): ToolEntry {
               external_access: { enum: ["readOnly", "readWrite"] },
               ai_policy: { enum: ["alwaysAllow", "askEachTime"] },
               safe_mode: { enum: ["silent", "alert", "alertFull", "readOnly"] },
+              login_warning: {
+                type: "string",
+                description:
+                  "Present when the connection's login can do more than read data (a superuser, server files, programs, other sessions): dbport's checks keep AI reads read-only, but the database itself does not.",
+              },
             },
             required: [
               "id",
@@ -98,7 +103,23 @@ export function connectionList(
         external_access: connection.externalAccess,
         ai_policy: connection.aiPolicy,
         safe_mode: connection.safeMode,
+        ...loginWarning(deps.pool.risks(connection.id), connection.name),
       };
     });
   return { connections };
+}
+
+/** The plain warning about a login that can do more than read, if any. */
+export function loginWarning(
+  risks: readonly string[] | null,
+  name: string,
+): { login_warning?: string } {
+  if (risks === null || risks.length === 0) return {};
+  return {
+    login_warning: `The login of ${JSON.stringify(name)} ${
+      risks.join(", ")
+    }: the database itself would let it read or write files or end sessions, so only dbport's checks keep AI reads read-only. The user can make a least-privilege login for AI reads with: deno task dbport connections harden ${
+      JSON.stringify(name)
+    } --apply`,
+  };
 }

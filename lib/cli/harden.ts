@@ -1,0 +1,243 @@
+/**
+ * `dbport connections harden NAME [--apply]`: a least-privilege login for AI
+ * reads, so that the engine's own privileges — not only dbport's classifier —
+ * keep AI clients from reading server files, running programs or ending
+ * other sessions (docs/security.md "AI login"). Without `--apply` it shows
+ * what it would run; with it, it runs that as the saved login, proves the new
+ * login can read and holds no such power, and saves it with the connection.
+ *
+ * @module
+ */
+
+import {
+  driverSpec,
+  loadConnections,
+  saveConnections,
+  type SavedConnection,
+} from "../app/connections.ts";
+import { toBase64Url } from "../protocol/base64.ts";
+import { DbError } from "../db/errors.ts";
+import { quoteIdent } from "../db/identifiers.ts";
+import { openDriver } from "../db/pool.ts";
+import type { Driver } from "../db/types.ts";
+import { parseFlags, stringFlag } from "./args.ts";
+import { type CliIO, UsageError } from "./io.ts";
+
+const CALL = { signal: new AbortController().signal, timeoutMs: 30_000 };
+const WRITE = {
+  ...CALL,
+  mode: "write" as const,
+  maxRows: 100,
+  maxBytes: 1_000_000,
+  maxCellChars: 10_000,
+};
+const READ = { ...WRITE, mode: "read" as const };
+
+/** A plan: the login to make and the statements that make it. */
+export interface HardenPlan {
+  user: string;
+  password: string;
+  statements: string[];
+  /** What the plan cannot do, said to the owner. */
+  notes: string[];
+}
+
+/** A new random password: 32 characters of base64url. */
+function newPassword(): string {
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(24)));
+}
+
+/** A SQL string literal. */
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** The default login name: `dbport_ai_` and the connection id's first part. */
+export function aiUserName(connection: SavedConnection): string {
+  return `dbport_ai_${connection.id.slice(0, 8)}`;
+}
+
+/** PostgreSQL: a role that can log in, read, and nothing else. */
+export async function postgresPlan(
+  owner: Driver,
+  connection: SavedConnection,
+  user: string,
+  password: string,
+): Promise<HardenPlan> {
+  const [row] = (await owner.query(
+    "SELECT current_setting('server_version_num')::int AS v, current_database() AS db, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = " +
+      literal(user) + ") AS present",
+    READ,
+  )).rows;
+  const [version, database, present] = row as [number, string, boolean];
+  const role = quoteIdent(user, "postgres");
+  const statements = [
+    present
+      ? `ALTER ROLE ${role} LOGIN PASSWORD ${literal(password)}`
+      : `CREATE ROLE ${role} LOGIN PASSWORD ${literal(password)}`,
+    `ALTER ROLE ${role} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 8`,
+    `ALTER ROLE ${role} SET default_transaction_read_only = on`,
+    `GRANT CONNECT ON DATABASE ${quoteIdent(database, "postgres")} TO ${role}`,
+  ];
+  const notes: string[] = [];
+  if (version >= 140000) {
+    statements.push(`GRANT pg_read_all_data TO ${role}`);
+  } else {
+    const tables = await owner.listTables({ ...CALL, rowCounts: false });
+    for (const schema of new Set(tables.map((table) => table.schema))) {
+      const name = quoteIdent(schema, "postgres");
+      statements.push(
+        `GRANT USAGE ON SCHEMA ${name} TO ${role}`,
+        `GRANT SELECT ON ALL TABLES IN SCHEMA ${name} TO ${role}`,
+        `ALTER DEFAULT PRIVILEGES IN SCHEMA ${name} GRANT SELECT ON TABLES TO ${role}`,
+      );
+    }
+    notes.push(
+      "PostgreSQL before 14 has no pg_read_all_data: SELECT is granted per schema, and tables made later by other roles need a GRANT of their own.",
+    );
+  }
+  void connection;
+  return { user, password, statements, notes };
+}
+
+/** MySQL/MariaDB: a user with SELECT and SHOW VIEW only. */
+export async function mysqlPlan(
+  owner: Driver,
+  connection: SavedConnection,
+  user: string,
+  password: string,
+): Promise<HardenPlan> {
+  const [row] = (await owner.query("SELECT DATABASE() AS db", READ)).rows;
+  const database = row?.[0] as string | null;
+  const account = `${literal(user)}@'%'`;
+  const scope = database === null
+    ? "*.*"
+    : `${quoteIdent(database, "mysql")}.*`;
+  void connection;
+  return {
+    user,
+    password,
+    statements: [
+      `CREATE USER IF NOT EXISTS ${account} IDENTIFIED BY ${literal(password)}`,
+      `ALTER USER ${account} IDENTIFIED BY ${
+        literal(password)
+      } WITH MAX_USER_CONNECTIONS 8`,
+      `GRANT SELECT, SHOW VIEW ON ${scope} TO ${account}`,
+    ],
+    notes: database === null
+      ? [
+        "The URL names no database: SELECT is granted on every database (still no FILE, SUPER or PROCESS).",
+      ]
+      : [],
+  };
+}
+
+/** Run `connections harden` against the connections file at `path`. */
+export async function hardenCommand(
+  path: string,
+  args: string[],
+  io: CliIO,
+): Promise<number> {
+  const parsed = parseFlags("connections harden", args, {
+    apply: { type: "boolean" },
+    user: { type: "string" },
+  });
+  const loaded = await loadConnections(path);
+  if (!loaded.ok) throw new Error(`${loaded.message}; fix it by hand first`);
+  const key = parsed.positionals[0]?.toLowerCase();
+  if (key === undefined) {
+    throw new UsageError("connections harden: name a connection id or name");
+  }
+  const connection = loaded.connections.find((c) => c.id === key) ??
+    loaded.connections.find((c) => c.name.toLowerCase() === key);
+  if (connection === undefined) {
+    throw new UsageError(
+      `connections harden: no saved connection has the id or name "${
+        parsed.positionals[0]
+      }"`,
+    );
+  }
+  if (connection.driver === "sqlite") {
+    io.out(
+      `"${connection.name}" is a SQLite database: it has no logins. AI reads run on a read-only handle (PRAGMA query_only); keep the file readable only by you.`,
+    );
+    return 0;
+  }
+  const { aiLogin: _current, ...withoutLogin } = connection;
+  const owner = openDriver(driverSpec(withoutLogin), "owner");
+  try {
+    const user = stringFlag(parsed, "user") ?? aiUserName(connection);
+    const password = newPassword();
+    const plan =
+      await (connection.driver === "postgres" ? postgresPlan : mysqlPlan)(
+        owner,
+        connection,
+        user,
+        password,
+      );
+    const masked = (sql: string) => sql.replaceAll(password, "********");
+    io.out(
+      `${parsed.flags.apply ? "Creating" : "Would create"} the login ${
+        JSON.stringify(user)
+      } for AI reads on "${connection.name}":`,
+    );
+    for (const statement of plan.statements) io.out(`  ${masked(statement)};`);
+    for (const note of plan.notes) io.out(`Note: ${note}`);
+    if (parsed.flags.apply !== true) {
+      io.out(
+        "Nothing was changed. Run again with --apply to create it (as the saved login) and use it for every AI read.",
+      );
+      return 0;
+    }
+    for (const statement of plan.statements) {
+      await owner.query(statement, WRITE);
+    }
+    const hardened: SavedConnection = {
+      ...connection,
+      aiLogin: { user, password },
+    };
+    const proven = await prove(hardened);
+    if (proven !== null) {
+      io.err(`The new login does not hold: ${proven}. Nothing was saved.`);
+      return 1;
+    }
+    await saveConnections(
+      path,
+      loaded.connections.map((c) => c.id === connection.id ? hardened : c),
+    );
+    io.out(
+      `Saved: every AI read on "${connection.name}" now runs as ${
+        JSON.stringify(user)
+      }; approved writes run as the saved login.`,
+    );
+    return 0;
+  } catch (error) {
+    const message = error instanceof DbError || error instanceof Error
+      ? error.message
+      : String(error);
+    io.err(`connections harden: ${message}`);
+    return 1;
+  } finally {
+    await owner.close();
+  }
+}
+
+/** Whether the AI login reads and holds no power past reading; why not. */
+async function prove(connection: SavedConnection): Promise<string | null> {
+  const spec = driverSpec(connection);
+  const reader = openDriver({
+    id: spec.id,
+    engine: spec.engine,
+    url: new URL(spec.url).toString(),
+    ...(spec.aiLogin === undefined ? {} : { aiLogin: spec.aiLogin }),
+  }, "owner");
+  try {
+    await reader.query("SELECT 1", READ);
+    const risks = await reader.loginRisks(CALL);
+    return risks.length === 0 ? null : `it ${risks.join(", ")}`;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await reader.close();
+  }
+}

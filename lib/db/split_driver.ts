@@ -1,0 +1,41 @@
+/**
+ * A connection with an AI login: every read — queries in read-only mode,
+ * catalog calls, the parser's catalog checks, fingerprints — runs as the
+ * least-privilege login, and only an approved write runs as the user's saved
+ * login. The engine's own privileges are then the last wall under dbport's
+ * classifier (docs/security.md "AI login").
+ *
+ * @module
+ */
+
+import type { Driver } from "./types.ts";
+
+/** `reader` for everything but writes, which go to `writer`. */
+export function splitDriver(reader: Driver, writer: Driver): Driver {
+  return {
+    engine: reader.engine,
+    version: (options) => reader.version(options),
+    listTables: (options) => reader.listTables(options),
+    describeTable: (table, options) => reader.describeTable(table, options),
+    overview: (options) => reader.overview(options),
+    fingerprint: (options) => reader.fingerprint(options),
+    check: (text, tier, options) => reader.check(text, tier, options),
+    loginRisks: (options) => reader.loginRisks(options),
+    query: (text, options) =>
+      (options.mode === "write" ? writer : reader).query(text, options),
+    async close() {
+      await Promise.allSettled([reader.close(), writer.close()]);
+    },
+  };
+}
+
+/** `url` with its user and password replaced by the AI login's. */
+export function withLogin(
+  url: string,
+  login: { user: string; password: string },
+): string {
+  const parsed = new URL(url);
+  parsed.username = encodeURIComponent(login.user);
+  parsed.password = encodeURIComponent(login.password);
+  return parsed.toString();
+}
