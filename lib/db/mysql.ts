@@ -29,7 +29,7 @@ import type {
   QueryOptions,
   QueryResult,
 } from "./types.ts";
-import { isoDateTime, plainCell } from "./values.ts";
+import { isoDateTime, jsonCell, plainCell } from "./values.ts";
 
 /** How to reach one MySQL or MariaDB database. */
 export interface MysqlConfig {
@@ -60,6 +60,9 @@ export function openMysql(config: MysqlConfig): Driver {
     supportBigNumbers: true,
     bigNumberStrings: true,
     dateStrings: true,
+    // MySQL's JSON type as text, read by jsonCell: parsed by the driver, a
+    // JSON null document would be indistinguishable from SQL NULL.
+    jsonStrings: true,
     multipleStatements: false,
   };
   const pool = mysql.createPool({
@@ -379,6 +382,7 @@ function streamRows(
   });
 }
 
+const JSON_TYPE = 245;
 const TINY = 1;
 const LONGLONG = 8;
 const NEWDECIMAL = 246;
@@ -388,6 +392,9 @@ const BIT = 16;
 
 /** The JSON mapping for one column (values.ts), by its wire type. */
 function cellMapper(field: Field): (value: unknown) => Cell {
+  if (field.columnType === JSON_TYPE) {
+    return (value) => value === null ? null : jsonCell(value);
+  }
   if (field.columnType === TINY && field.columnLength === 1) {
     // BOOLEAN is TINYINT(1).
     return (value) => value === null ? null : Number(value) !== 0;

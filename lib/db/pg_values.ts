@@ -111,20 +111,18 @@ function hexBytes(text: string): Uint8Array {
 }
 
 /**
- * An array literal (`{1,NULL,"a \"b\""}`, nested, with an optional
- * `[1:2]=` bounds prefix) as nested JSON arrays. An unquoted NULL is SQL
- * NULL; a quoted "NULL" is the text NULL.
+ * An array literal (`{1,NULL,"a \"b\""}`, nested) as nested JSON arrays. An
+ * unquoted NULL is SQL NULL; a quoted "NULL" is the text NULL. An array with
+ * explicit bounds (`[0:1]={7,8}`) is given as its text.
  */
 export function parseArray(
   text: string,
   element: number,
   delimiter = ",",
 ): Cell {
+  // Explicit bounds (`[0:1]={7,8}`) have no JSON form: the text, exactly.
+  if (text[0] === "[") return text;
   let i = 0;
-  if (text[0] === "[") {
-    const eq = text.indexOf("=");
-    if (eq !== -1) i = eq + 1;
-  }
   const read = (): Cell[] => {
     // text[i] === "{"
     i++;

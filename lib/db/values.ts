@@ -14,8 +14,10 @@ export function binaryCell(bytes: Uint8Array | ArrayBuffer): string {
   return toBase64(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
 }
 
-/** A float: finite as a number, NaN and infinities as text. */
+/** A float: finite as a number, NaN, infinities and -0 as text. */
 export function floatCell(value: number): number | string {
+  // JSON has no -0: it would read back as 0.
+  if (Object.is(value, -0)) return "-0";
   return Number.isFinite(value) ? value : String(value);
 }
 
@@ -51,11 +53,21 @@ export function isoDateTime(text: string, zoned: boolean): string {
   return `${date}T${time}${zone}`;
 }
 
-/** A JSON document held as text: parsed, or left as text when it does not parse. */
+/**
+ * A JSON document held as text. Objects and arrays are given as JSON; a
+ * scalar document (null, a string, a number, true or false) is given as its
+ * JSON text, so that a JSON `null` ("null") is never mistaken for SQL NULL
+ * (null) and a JSON string `"x"` reads `"\"x\""`. Text that does not parse
+ * is given as it is.
+ */
 export function jsonCell(value: unknown): Cell {
-  if (typeof value !== "string") return plainCell(value);
+  if (typeof value !== "string") {
+    if (value !== null && typeof value === "object") return plainCell(value);
+    return value === null || value === undefined ? null : JSON.stringify(value);
+  }
   try {
-    return JSON.parse(value) as Cell;
+    const parsed = JSON.parse(value) as Cell;
+    return parsed !== null && typeof parsed === "object" ? parsed : value;
   } catch {
     return value;
   }

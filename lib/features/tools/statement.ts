@@ -41,12 +41,20 @@ export const TIMEOUT_SECONDS: ArgumentSpec = {
     "Statement timeout in seconds, 1-300 (default: the user's query timeout).",
 };
 
+/** How a cell is encoded, the same on every engine (lib/db/values.ts). */
+export const CELL_ENCODING =
+  "One array per row, one cell per column. SQL NULL is null. Integers that fit a double exactly are numbers; 64-bit integers past that and decimals/numerics are strings, exactly as stored. Floats are numbers; NaN, Infinity, -Infinity and -0 are strings. Booleans are true/false. Binary (bytea, blob, varbinary) is base64. Dates are YYYY-MM-DD; timestamps are ISO 8601 (with a zone: Z or an offset) at the engine's full precision; infinity and BC dates as the engine writes them. JSON objects and arrays are JSON; a JSON scalar document (null, a string, a number, true/false) is its JSON text, so a JSON null is \"null\" and never null. PostgreSQL arrays are JSON arrays (NULL elements null; an array with explicit bounds as its text). Everything else (intervals, ranges, enums, money, uuid, network addresses, bit strings, geometric types) is the engine's own text. Text longer than the cell cap ends with …[cut: N more characters].";
+
 /** The result set both tools answer with. */
 export const RESULT_SET_SCHEMA: JsonObject = {
   type: "object",
   properties: {
     columns: { type: "array", items: { type: "string" } },
-    rows: { type: "array", items: { type: "array" } },
+    rows: {
+      type: "array",
+      items: { type: "array" },
+      description: CELL_ENCODING,
+    },
     row_count: { type: "integer", minimum: 0 },
     rows_affected: { type: "integer", minimum: 0 },
     execution_time_ms: { type: "number", minimum: 0 },
