@@ -49,6 +49,8 @@ interface Field {
   name: string;
   columnType: number;
   columnLength: number;
+  /** MariaDB's extended metadata: "json" for a JSON column. */
+  extendedFormat?: string;
 }
 
 /** Open a MySQL/MariaDB driver; nothing connects until the first call. */
@@ -392,7 +394,8 @@ const BIT = 16;
 
 /** The JSON mapping for one column (values.ts), by its wire type. */
 function cellMapper(field: Field): (value: unknown) => Cell {
-  if (field.columnType === JSON_TYPE) {
+  // MySQL's JSON type, and MariaDB's JSON (text marked format=json).
+  if (field.columnType === JSON_TYPE || field.extendedFormat === "json") {
     return (value) => value === null ? null : jsonCell(value);
   }
   if (field.columnType === TINY && field.columnLength === 1) {
