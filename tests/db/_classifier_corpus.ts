@@ -257,6 +257,42 @@ const plain: [Dialect, string, Expect][] = [
 ];
 
 const bypasses: [Dialect, string, Expect][] = [
+  // Comment terminators: what each engine ends a line comment at.
+  [P, "SELECT --\r pg_read_file('/etc/hostname') AS leaked\n, 1 AS one", "reach"],
+  [P, "SELECT --\r pg_ls_dir('/') AS l\n, 1", "reach"],
+  [P, "SELECT 1 --\r; DELETE FROM books", "multi"],
+  [P, "ALTER TABLE t --\r DROP COLUMN c\n, ADD COLUMN x int", "destructive"],
+  [P, "CREATE --\r EXTENSION dblink", "reach"],
+  [P, "SELECT 1 -- \f still a comment; DROP TABLE books", "read"],
+  [P, "SELECT 1 -- \v still a comment; DROP TABLE books", "read"],
+  [M, "SELECT 'x' AS a --\u0001 '\nINTO OUTFILE '/tmp/x' -- '", "reach"],
+  [M, "SELECT 'x' AS a --\u007f '\n, LOAD_FILE('/etc/passwd') -- '", "reach"],
+  [M, "DELETE FROM items --\u0001 WHERE id = 1", "write!"],
+  [M, "DELETE FROM items --\u0008 WHERE id = 1", "write!"],
+  [M, "SELECT 1 --", "read"],
+  [S, "SELECT 1 --\r; DELETE FROM books", "read"],
+  // Quote and tag forms: dollar tags with letters beyond ASCII.
+  [P, "SELECT $é$'$é$ AS a, pg_read_file($q$/etc/hostname$q$) AS b --'", "reach"],
+  [P, "DELETE FROM t RETURNING $é$ WHERE $é$", "write!"],
+  [P, "SELECT $日本$ ; $日本$ AS a", "read"],
+  [P, "SELECT $_1$ '; DROP TABLE t; ' $_1$", "read"],
+  [P, "SELECT 'unterminated", "write"],
+  [P, "SELECT 1 /* never closed", "write"],
+  [M, "SELECT \"a\\\"; DROP TABLE t; --\"", "read"],
+  // Parameter forms: SQLite variables with Tcl suffixes swallow quotes.
+  [S, "DELETE FROM items RETURNING @a(')') WHERE 1 ' /* '", "write!"],
+  [S, "DELETE FROM items RETURNING $a(')') WHERE 1 ' /* '", "write!"],
+  [S, "DELETE FROM items RETURNING :a::b(')') WHERE 1 ' /* '", "write!"],
+  [S, "SELECT ?1, :name, @x, $y::z(w), #v", "read"],
+  // Function reach, by name and by prefix.
+  [P, "SELECT ts_rewrite('a'::tsquery, 'SELECT pg_read_file(''x'')')", "reach"],
+  [P, "SELECT * FROM pg_hba_file_rules", "reach"],
+  [P, "SELECT * FROM pg_catalog.pg_file_settings", "reach"],
+  [P, "SELECT lo_get(1)", "reach"],
+  [P, "SELECT dblink_exec('x', 'y')", "reach"],
+  [P, "SELECT pg_read_binary_file('/etc/passwd')", "reach"],
+  [M, "SELECT BENCHMARK(10000000000, MD5('a'))", "reach"],
+  [M, "SELECT RELEASE_LOCK('x')", "reach"],
   // Comment and string tricks
   [P, "SELECT 1 /* */; DROP TABLE books", "multi"],
   [P, "SELECT 1 /* /* nested */ ; DROP TABLE books */", "read"],
