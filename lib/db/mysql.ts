@@ -362,9 +362,13 @@ function streamRows(
       if (!budget.open) return;
       for (let i = 0; i < row.length; i++) row[i] = mappers[i]!(row[i]);
       if (!budget.add(row as Cell[]) && !cutting && cut !== null) {
-        // Past the budget the rest is not wanted: stop it on the server.
+        // Past the budget the rest is not wanted: answer now, read no more
+        // of it, and stop it on the server (`cut` marks the session to be
+        // destroyed, never pooled again).
         cutting = true;
+        connection.pause();
         cut().catch(() => {});
+        finish();
       }
     });
     const finish = () =>
