@@ -17,7 +17,12 @@ import {
   sqliteSchemaText,
 } from "./sqlite_schema.ts";
 import { stoppable } from "./stoppable.ts";
-import type { CallOptions, Driver, TableSummary } from "./types.ts";
+import {
+  type CallOptions,
+  type Driver,
+  NO_OPINION,
+  type TableSummary,
+} from "./types.ts";
 
 /** How to reach one remote libSQL database. */
 export interface RemoteConfig {
@@ -98,15 +103,7 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
     // what there is.
     loginRisks: () => Promise.resolve([]),
     // The remote server parses when the statement runs; it has no PREPARE.
-    check: () =>
-      Promise.resolve({
-        ok: true,
-        parsedTier: null,
-        tier: null,
-        dangerous: false,
-        reach: null,
-        why: null,
-      }),
+    check: () => Promise.resolve(NO_OPINION),
     async version(options) {
       const [row] = await rowsOf(options, "select sqlite_version() as v");
       return `libSQL (SQLite ${String(row?.v ?? "")})`;

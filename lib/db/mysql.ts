@@ -22,12 +22,13 @@ import {
 import { assembleOverview } from "./overview.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
-import type {
-  Cell,
-  Driver,
-  EngineCheck,
-  QueryOptions,
-  QueryResult,
+import {
+  type Cell,
+  type Driver,
+  type EngineCheck,
+  NO_OPINION,
+  type QueryOptions,
+  type QueryResult,
 } from "./types.ts";
 import { isoDateTime, jsonCell, plainCell } from "./values.ts";
 
@@ -173,15 +174,7 @@ export function openMysql(config: MysqlConfig): Driver {
     tier: string,
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<EngineCheck> => {
-    const none: EngineCheck = {
-      ok: true,
-      parsedTier: null,
-      tier: null,
-      dangerous: false,
-      reach: null,
-      why: null,
-    };
-    if (tier === "read") return none;
+    if (tier === "read") return NO_OPINION;
     const connection = await acquire(options.signal);
     try {
       await new Promise<void>((resolve, reject) =>
@@ -191,14 +184,14 @@ export function openMysql(config: MysqlConfig): Driver {
           resolve();
         })
       );
-      return none;
+      return NO_OPINION;
     } catch (error) {
       const errno = (error as { errno?: number }).errno ?? 0;
       // Syntax, unknown table, column or database: the run would fail too.
       if ([1064, 1146, 1054, 1049].includes(errno)) {
         return { ok: false, message: toDbError(error, secrets).message };
       }
-      return none; // 1295: a statement PREPARE cannot take.
+      return NO_OPINION; // 1295: a statement PREPARE cannot take.
     } finally {
       connection.release();
     }

@@ -22,12 +22,13 @@ import {
 } from "./sqlite_schema.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
-import type {
-  Cell,
-  Driver,
-  EngineCheck,
-  QueryOptions,
-  QueryResult,
+import {
+  type Cell,
+  type Driver,
+  type EngineCheck,
+  NO_OPINION,
+  type QueryOptions,
+  type QueryResult,
 } from "./types.ts";
 import {
   binaryCell,
@@ -207,20 +208,12 @@ export function openSqlite(config: SqliteConfig): Driver {
     tier: string,
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<EngineCheck> => {
-    const none: EngineCheck = {
-      ok: true,
-      parsedTier: null,
-      tier: null,
-      dangerous: false,
-      reach: null,
-      why: null,
-    };
-    if (tier === "read") return none;
+    if (tier === "read") return NO_OPINION;
     try {
       await withDb(options, async (db) => {
         await db.prepare(text);
       });
-      return none;
+      return NO_OPINION;
     } catch (error) {
       const message = (error as Error).message;
       if (
@@ -229,7 +222,7 @@ export function openSqlite(config: SqliteConfig): Driver {
       ) {
         return { ok: false, message };
       }
-      return none;
+      return NO_OPINION;
     }
   };
 

@@ -154,6 +154,16 @@ export type EngineCheck =
   }
   | { ok: false; message: string };
 
+/** An engine check with nothing to add: no parser here, no syntax error. */
+export const NO_OPINION: EngineCheck = Object.freeze({
+  ok: true,
+  parsedTier: null,
+  tier: null,
+  dangerous: false,
+  reach: null,
+  why: null,
+});
+
 /** A connection to one database, pooled and opened on first use. */
 export interface Driver {
   readonly engine: Engine;

@@ -258,7 +258,11 @@ const plain: [Dialect, string, Expect][] = [
 
 const bypasses: [Dialect, string, Expect][] = [
   // Comment terminators: what each engine ends a line comment at.
-  [P, "SELECT --\r pg_read_file('/etc/hostname') AS leaked\n, 1 AS one", "reach"],
+  [
+    P,
+    "SELECT --\r pg_read_file('/etc/hostname') AS leaked\n, 1 AS one",
+    "reach",
+  ],
   [P, "SELECT --\r pg_ls_dir('/') AS l\n, 1", "reach"],
   [P, "SELECT 1 --\r; DELETE FROM books", "multi"],
   [P, "ALTER TABLE t --\r DROP COLUMN c\n, ADD COLUMN x int", "destructive"],
@@ -272,13 +276,17 @@ const bypasses: [Dialect, string, Expect][] = [
   [M, "SELECT 1 --", "read"],
   [S, "SELECT 1 --\r; DELETE FROM books", "read"],
   // Quote and tag forms: dollar tags with letters beyond ASCII.
-  [P, "SELECT $é$'$é$ AS a, pg_read_file($q$/etc/hostname$q$) AS b --'", "reach"],
+  [
+    P,
+    "SELECT $é$'$é$ AS a, pg_read_file($q$/etc/hostname$q$) AS b --'",
+    "reach",
+  ],
   [P, "DELETE FROM t RETURNING $é$ WHERE $é$", "write!"],
   [P, "SELECT $日本$ ; $日本$ AS a", "read"],
   [P, "SELECT $_1$ '; DROP TABLE t; ' $_1$", "read"],
   [P, "SELECT 'unterminated", "write"],
   [P, "SELECT 1 /* never closed", "write"],
-  [M, "SELECT \"a\\\"; DROP TABLE t; --\"", "read"],
+  [M, 'SELECT "a\\"; DROP TABLE t; --"', "read"],
   // Parameter forms: SQLite variables with Tcl suffixes swallow quotes.
   [S, "DELETE FROM items RETURNING @a(')') WHERE 1 ' /* '", "write!"],
   [S, "DELETE FROM items RETURNING $a(')') WHERE 1 ' /* '", "write!"],
