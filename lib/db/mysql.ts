@@ -175,8 +175,13 @@ export function openMysql(config: MysqlConfig): Driver {
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<EngineCheck> => {
     if (tier === "read") return NO_OPINION;
-    const connection = await acquire(options.signal);
+    throwIfAborted(options.signal);
+    // A session of its own, not read-only: on a read-only one MariaDB
+    // answers the PREPARE of any write with 1792 and checks nothing else.
+    // It prepares only, never executes, and is closed at once.
+    const connection = mysql.createConnection(base);
     try {
+      await simple(connection as unknown as Connection, `SET ${QUOTING_RULES}`);
       await new Promise<void>((resolve, reject) =>
         connection.prepare(text, (error, statement) => {
           if (error) return reject(error);
@@ -193,7 +198,7 @@ export function openMysql(config: MysqlConfig): Driver {
       }
       return NO_OPINION; // 1295: a statement PREPARE cannot take.
     } finally {
-      connection.release();
+      connection.destroy();
     }
   };
 
@@ -283,6 +288,10 @@ export function mysqlRisks(grants: readonly string[]): string[] {
   return [...risks];
 }
 
+/** The quoting rules dbport's lexer reads MySQL statements by. */
+const QUOTING_RULES =
+  "sql_mode = TRIM(BOTH ',' FROM REPLACE(REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',ANSI_QUOTES,', ','), ',NO_BACKSLASH_ESCAPES,', ','))";
+
 /**
  * How every pooled session starts: read-only, in UTC, and with the quoting
  * rules dbport's lexer reads statements by — `"..."` a string (no
@@ -291,10 +300,7 @@ export function mysqlRisks(grants: readonly string[]): string[] {
  */
 async function setUp(connection: Connection): Promise<void> {
   await simple(connection, "SET SESSION TRANSACTION READ ONLY");
-  await simple(
-    connection,
-    "SET time_zone = '+00:00', sql_mode = TRIM(BOTH ',' FROM REPLACE(REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',ANSI_QUOTES,', ','), ',NO_BACKSLASH_ESCAPES,', ','))",
-  );
+  await simple(connection, `SET time_zone = '+00:00', ${QUOTING_RULES}`);
 }
 
 /**

@@ -94,3 +94,92 @@ Deno.test("serve explains a start-up failure in one sentence", async () => {
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("serve names a port in use in one sentence", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-port-" });
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const port = (taken.addr as Deno.NetAddr).port;
+    await Deno.writeTextFile(`${home}/settings.json`, JSON.stringify({ port }));
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "serve"],
+      cwd: new URL("../../", import.meta.url).pathname,
+      env: { DBPORT_HOME: home, NO_COLOR: "1" },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(stderr).trim().split("\n").at(-1)!;
+    assertEquals(code, 1);
+    assert(text.startsWith("dbport: cannot start: "), text);
+    assert(text.includes(`127.0.0.1:${port}`) && /in use/.test(text), text);
+    assert(/set it to 0|to 0/.test(text), text);
+  } finally {
+    taken.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("with narrower permissions a host is not_connected naming the missing permission, never a prompt", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-perm-" });
+  const { saveConnections } = await import("../../lib/app/connections.ts");
+  const { savedConnection } = await import("../_connections.ts");
+  const { POSTGRES_URL } = await import("../_db.ts");
+  const url = new URL(POSTGRES_URL);
+  url.hostname = "localhost";
+  const saved = savedConnection(
+    { engine: "postgres", url: url.toString() },
+    "Local",
+  );
+  await saveConnections(`${home}/connections.json`, [saved]);
+  // As an older task ran it: net to 127.0.0.1 only, and no --no-prompt.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net=127.0.0.1",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-sys",
+      "--allow-ffi",
+      "--allow-run",
+      new URL("../../main.ts", import.meta.url).pathname,
+      "serve",
+    ],
+    env: { DBPORT_HOME: home, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!out.includes("Ctrl+C")) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    out += value;
+  }
+  try {
+    const endpoint = /MCP endpoint:\s+(\S+)/.exec(out)![1]!;
+    const { token } = JSON.parse(
+      await Deno.readTextFile(`${home}/mcp-handshake.json`),
+    );
+    const answer = await postModern(
+      endpoint,
+      modernRequest("tools/call", {
+        name: "execute_query",
+        arguments: { connection_id: saved.id, query: "SELECT 1" },
+      }),
+      { authorization: `Bearer ${token}` },
+    );
+    const text: string = answer.json.result.content[0].text;
+    assert(text.startsWith("not_connected: "), text);
+    assertStringIncludes(text, "without network access");
+    assertStringIncludes(text, "deno task serve");
+    assert(!/Requires net access|--allow-net flag/.test(text), text);
+  } finally {
+    child.kill("SIGTERM");
+    while (!(await reader.read()).done) { /* drain */ }
+    await child.status;
+    await child.stderr.cancel();
+    await Deno.remove(home, { recursive: true });
+  }
+});

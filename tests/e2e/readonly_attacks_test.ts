@@ -328,3 +328,31 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
     assertEquals(next.structured?.rows, [[1]]);
   });
 }
+
+for (const engine of ["mysql", "sqlite"] as const) {
+  Deno.test(`${engine}: a write with a syntax error is the engine's error, and nobody is asked`, async () => {
+    await using fixture = await openFixture(engine) ?? undefined;
+    if (fixture === undefined) return;
+    const url = fixture.url;
+    const open = savedConnection({ engine, url }, "Open", {
+      externalAccess: "readWrite",
+      safeMode: "alert",
+    });
+    // The host dialog would deny: a question reaching it would say "denied".
+    await using server = await serverWith([open], { hostDialog: "deny" });
+    const writer = (await server.mint("readWrite")).plaintext;
+    for (
+      const sql of [
+        "UPDATE authors SET name = 'x' WHERE",
+        "INSERT INTO no_such_table VALUES (1)",
+      ]
+    ) {
+      const outcome = await call(server, writer, open, sql);
+      assert(
+        outcome.isError &&
+          /^query_failed: .*the statement was not run/.test(outcome.text),
+        `${sql}: ${outcome.text}`,
+      );
+    }
+  });
+}
