@@ -41,28 +41,28 @@ export interface PgVetting {
 
 const LOOKUP = `
 SELECT 'f' AS kind, n.nspname AS schema, p.proname AS name, p.provolatile AS volatility, l.lanname AS language,
-       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END AS body
+       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END AS body, p.prosecdef AS definer
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
  WHERE p.proname = ANY($1::text[]) AND (p.provolatile = 'v' OR n.nspname <> 'pg_catalog')
 UNION ALL
 SELECT 'o', n.nspname, p.proname, p.provolatile, l.lanname,
-       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END
+       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END, p.prosecdef
   FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode
   JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
  WHERE o.oprname = ANY($2::text[]) AND (p.provolatile = 'v' OR n.nspname <> 'pg_catalog')
 UNION ALL
 SELECT 'c', n.nspname, p.proname, p.provolatile, l.lanname,
-       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END
+       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END, p.prosecdef
   FROM pg_cast c JOIN pg_type t ON t.oid = c.casttarget JOIN pg_proc p ON p.oid = c.castfunc
   JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
  WHERE t.typname = ANY($3::text[]) AND (p.provolatile = 'v' OR n.nspname <> 'pg_catalog')
 UNION ALL
-SELECT 'v', n.nspname, c.relname, NULL, NULL, pg_get_viewdef(c.oid)
+SELECT 'v', n.nspname, c.relname, NULL, NULL, pg_get_viewdef(c.oid), NULL
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE c.relkind = 'v' AND c.relname = ANY($4::text[])
    AND n.nspname NOT IN ('pg_catalog', 'information_schema')
 UNION ALL
-SELECT 'p', n.nspname, c.relname, NULL, NULL, pg_get_expr(p.polqual, p.polrelid)
+SELECT 'p', n.nspname, c.relname, NULL, NULL, pg_get_expr(p.polqual, p.polrelid), NULL
   FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE c.relname = ANY($4::text[]) AND p.polqual IS NOT NULL`;
 
@@ -177,6 +177,14 @@ function functionVerdict(row: Record<string, unknown>): PgVetting | null {
     };
   }
   if (builtin) return null;
+  if (row.definer === true) {
+    // It runs with its owner's privileges, which an AI login cannot limit.
+    return {
+      tier: "write",
+      reach: null,
+      why: `${qualified}() is SECURITY DEFINER: it runs as its owner`,
+    };
+  }
   const language = String(row.language);
   if (language !== "sql" && language !== "plpgsql") {
     return {

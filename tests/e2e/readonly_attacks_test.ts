@@ -356,3 +356,43 @@ for (const engine of ["mysql", "sqlite"] as const) {
     }
   });
 }
+
+Deno.test("mysql: a stored function a writer made is a write for a reader, whatever it does", async () => {
+  await using fixture = await openFixture("mysql") ?? undefined;
+  if (fixture === undefined) return;
+  const { server, fenced, reader } = await setUp(fixture);
+  await using _ = server;
+  await fixture.admin(
+    "create function peek() returns text sql security definer return load_file('/etc/hostname')",
+  );
+  const outcome = await call(server, reader, fenced, "SELECT peek() AS leaked");
+  refused(outcome, /tools:write|scope/i, "SELECT peek()");
+  // Built-ins alone cost no look-up and still read.
+  const plain = await call(
+    server,
+    reader,
+    fenced,
+    "SELECT COUNT(*), MAX(id) FROM authors",
+  );
+  assertEquals(plain.structured?.rows, [["2", 2]]);
+});
+
+Deno.test("postgres: a SECURITY DEFINER function is a write for a reader, however harmless it says it is", async () => {
+  await using fixture = await openFixture("postgres") ?? undefined;
+  if (fixture === undefined) return;
+  const { server, fenced, reader } = await setUp(fixture);
+  await using _ = server;
+  await fixture.admin(
+    `create function ${fixture.schema}.inner_read() returns text language sql stable as $f$ select pg_read_file('/etc/hostname') $f$`,
+  );
+  await fixture.admin(
+    `create function ${fixture.schema}.outer_read() returns text language sql stable security definer as $f$ select ${fixture.schema}.inner_read() $f$`,
+  );
+  for (const sql of ["SELECT outer_read()", "SELECT inner_read()"]) {
+    refused(
+      await call(server, reader, fenced, sql),
+      /denied|tools:write|scope/i,
+      sql,
+    );
+  }
+});
