@@ -254,6 +254,8 @@ async function startPeer(
   const port = freePort();
   return await spawnTarget(name, port, Deno.execPath(), [
     "run",
+    // The peers' packages (Hono, the MCP SDK server) are dev dependencies.
+    `--config=${ROOT}deno.dev.json`,
     "--allow-net=127.0.0.1",
     "--allow-env",
     "--allow-read",

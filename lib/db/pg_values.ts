@@ -10,7 +10,7 @@
 import type { Cell } from "./types.ts";
 import { binaryCell, floatCell, isoDateTime, jsonCell } from "./values.ts";
 
-const decoder = new TextDecoder();
+import type { Buffer } from "node:buffer";
 
 /** Element types of PostgreSQL's built-in array types. */
 const ARRAY_ELEMENTS: Readonly<Record<number, number>> = {
@@ -80,7 +80,9 @@ export function rawCell(
   isArray: boolean,
 ): Cell {
   if (value === null) return null;
-  const text = decoder.decode(value);
+  // Buffer's own UTF-8 slice: TextDecoder's checks per call were an eighth
+  // of a 10,000-row read (bench W3 profile).
+  const text = (value as Buffer).toString("utf8");
   const element = ARRAY_ELEMENTS[type];
   if (element !== undefined || isArray) {
     return parseArray(text, element ?? 25, type === 1020 ? ";" : ",");
