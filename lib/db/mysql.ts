@@ -280,12 +280,9 @@ export function openMysql(config: MysqlConfig): Driver {
     async query(text, options) {
       if (options.mode === "write") return await write(text, options);
       const connection = await acquire(options.signal);
-      let killed = false;
+      let killing: Promise<void> | null = null;
       // The cap, the timeout and an abort all stop the query the same way.
-      const stop = () => {
-        killed = true;
-        return kill(connection.threadId);
-      };
+      const stop = () => (killing ??= kill(connection.threadId));
       try {
         await simple(connection, "START TRANSACTION READ ONLY");
         return await stoppable(
@@ -296,8 +293,12 @@ export function openMysql(config: MysqlConfig): Driver {
       } catch (error) {
         throw toDbError(error, secrets);
       } finally {
-        if (killed) connection.destroy();
-        else await recycle(connection);
+        // A killed session is never pooled again; its KILL is seen through
+        // (the side connection closed) before the answer goes out.
+        if (killing !== null) {
+          await (killing as Promise<void>).catch(() => {});
+          connection.destroy();
+        } else await recycle(connection);
       }
     },
     close: () => new Promise<void>((resolve) => pool.end(() => resolve())),
@@ -389,9 +390,22 @@ const QUOTING_RULES =
  * the server's global sql_mode says (docs/security.md "The lexer").
  */
 async function setUp(connection: Connection): Promise<void> {
-  await simple(connection, "SET SESSION TRANSACTION READ ONLY");
-  await simple(connection, `SET time_zone = '+00:00', ${QUOTING_RULES}`);
+  // One round trip: MySQL 8 and MariaDB 11.1+ name the read-only switch
+  // transaction_read_only, older MariaDB tx_read_only (1193 names the other).
+  const rest = `time_zone = '+00:00', ${QUOTING_RULES}`;
+  try {
+    await simple(connection, `SET SESSION ${readOnlyVariable} = 1, ${rest}`);
+  } catch (error) {
+    if ((error as { errno?: number }).errno !== 1193) throw error;
+    readOnlyVariable = readOnlyVariable === "transaction_read_only"
+      ? "tx_read_only"
+      : "transaction_read_only";
+    await simple(connection, `SET SESSION ${readOnlyVariable} = 1, ${rest}`);
+  }
 }
+
+/** The session variable that makes a session read-only, as last found. */
+let readOnlyVariable = "transaction_read_only";
 
 /**
  * Back to the pool after a read: RESET CONNECTION drops user variables,
@@ -400,7 +414,7 @@ async function setUp(connection: Connection): Promise<void> {
  */
 async function recycle(connection: Connection): Promise<void> {
   try {
-    await simple(connection, "ROLLBACK");
+    // RESET CONNECTION also rolls back the read's transaction.
     await new Promise<void>((resolve, reject) =>
       connection.reset((error: unknown) => error ? reject(error) : resolve())
     );
