@@ -125,8 +125,12 @@ export function listen(
         if (at !== -1) waiting.splice(at, 1);
       });
     });
+    // The request each socket is answering: one whose body has not fully
+    // arrived when the idle timer fires is a stalled upload, not work.
+    const current = new WeakMap<Socket, IncomingMessage>();
     server.on("request", (request: IncomingMessage, response) => {
       const socket = request.socket;
+      current.set(socket, request);
       clearTimeout(headDeadline.get(socket));
       busy.set(socket, (busy.get(socket) ?? 0) + 1);
       response.once("close", () => {
@@ -139,7 +143,12 @@ export function listen(
       // A request still being worked on keeps its socket; but a client that
       // stopped reading its answer (bytes waiting to be sent for `idle` ms)
       // holds its slot as much as a silent one, and is cut.
-      if ((busy.get(socket) ?? 0) > 0 && socket.writableLength === 0) return;
+      // A body that stopped arriving holds the slot like a slow loris: cut.
+      const request = current.get(socket);
+      const stalled = request !== undefined && !request.complete;
+      if (
+        (busy.get(socket) ?? 0) > 0 && socket.writableLength === 0 && !stalled
+      ) return;
       socket.destroy();
     });
     server.once("error", reject);

@@ -134,8 +134,10 @@ Deno.test("a client that never reads its answer is cut after the idle timeout", 
       `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${t.port}\r\n${head}content-length: ${bytes.length}\r\n\r\n`,
     ),
   );
-  for (let i = 0; i < bytes.length; i += 65536) {
-    await conn.write(bytes.subarray(i, i + 65536));
+  // conn.write() may take part of a chunk when the socket is full: the rest
+  // is written too, or the server would wait for the body's end.
+  for (let offset = 0; offset < bytes.length;) {
+    offset += await conn.write(bytes.subarray(offset, offset + 65536));
   }
   // Do not read for a while: the server's write stalls.
   await sleep(2_500);
@@ -151,6 +153,35 @@ Deno.test("a client that never reads its answer is cut after the idle timeout", 
   } catch { /* closed */ }
   // Cut before the whole answer (over 8 MB) was delivered.
   assert(read < 8 * 1024 * 1024, `read ${read} bytes: the answer was kept`);
+});
+
+Deno.test("a body that stops arriving is cut after the idle timeout", async () => {
+  await using t = await startTestServer({
+    idleTimeoutMs: 500,
+    catalog: fixtureCatalog(),
+    settings: { requireAuth: false },
+  });
+  const body = JSON.stringify(modernRequest("tools/list", {}, 1));
+  const head = Object.entries(modernHeaders(JSON.parse(body))).map((
+    [k, v],
+  ) => `${k}: ${v}\r\n`).join("");
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+  const started = Date.now();
+  // Headers, and half the body the Content-Length promises; then nothing.
+  await conn.write(
+    new TextEncoder().encode(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${t.port}\r\n${head}content-length: ${
+        body.length * 2
+      }\r\n\r\n${body}`,
+    ),
+  );
+  const buffer = new Uint8Array(1024);
+  while ((await conn.read(buffer).catch(() => null)) !== null) { /* drain */ }
+  const lived = Date.now() - started;
+  try {
+    conn.close();
+  } catch { /* closed */ }
+  assert(lived >= 450 && lived < 3_000, `closed after ${lived} ms`);
 });
 
 Deno.test("a request being answered is not cut by the idle timeout", async () => {
