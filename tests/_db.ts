@@ -191,3 +191,13 @@ export async function runningCount(
   }
   return 0;
 }
+
+/** Options of a driver-level read in tests: generous limits, no deadline worry. */
+export const READ_OPTIONS = {
+  mode: "read" as const,
+  signal: new AbortController().signal,
+  timeoutMs: 10_000,
+  maxRows: 10,
+  maxBytes: 10_000_000,
+  maxCellChars: 1_000_000,
+};

@@ -8,16 +8,9 @@
 import { assertEquals } from "@std/assert";
 import { openDriver } from "../../lib/db/pool.ts";
 import type { Cell, Engine } from "../../lib/db/types.ts";
-import { type Fixture, openFixture } from "../_db.ts";
+import { type Fixture, openFixture, READ_OPTIONS } from "../_db.ts";
 
-const READ = {
-  mode: "read" as const,
-  signal: new AbortController().signal,
-  timeoutMs: 10_000,
-  maxRows: 10,
-  maxBytes: 10_000_000,
-  maxCellChars: 1_000_000,
-};
+const READ = READ_OPTIONS;
 
 /** Column type, a literal the engine stores, and the cell that must come back. */
 type Case = [type: string, literal: string, cell: Cell];

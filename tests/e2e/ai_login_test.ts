@@ -19,19 +19,12 @@ import {
 } from "../../lib/app/connections.ts";
 import { openDriver } from "../../lib/db/pool.ts";
 import { savedConnection } from "../_connections.ts";
-import { type Fixture, openFixture } from "../_db.ts";
+import { type Fixture, openFixture, READ_OPTIONS } from "../_db.ts";
 import { mainArgs } from "../_main.ts";
 import { exists } from "../_server.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 
-const READ = {
-  mode: "read" as const,
-  signal: new AbortController().signal,
-  timeoutMs: 10_000,
-  maxRows: 10,
-  maxBytes: 1_000_000,
-  maxCellChars: 10_000,
-};
+const READ = READ_OPTIONS;
 
 async function dbport(home: string, ...args: string[]) {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {

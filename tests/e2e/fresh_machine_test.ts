@@ -5,6 +5,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { SERVE_PERMISSIONS } from "../../lib/cli/integration.ts";
 import { spawnServe } from "../_main.ts";
 import { modernRequest, postModern } from "../_server.ts";
 
@@ -135,13 +136,9 @@ Deno.test("with narrower permissions a host is not_connected naming the missing 
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      "--allow-net=127.0.0.1",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-sys",
-      "--allow-ffi",
-      "--allow-run",
+      ...SERVE_PERMISSIONS.filter((flag) => flag !== "--no-prompt").map((
+        flag,
+      ) => flag === "--allow-net" ? "--allow-net=127.0.0.1" : flag),
       new URL("../../main.ts", import.meta.url).pathname,
       "serve",
     ],
