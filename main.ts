@@ -136,7 +136,7 @@ async function serve(): Promise<number> {
     );
   }
   console.log(
-    'Next: point an MCP client at the endpoint with "Authorization: Bearer <token>" (see README.md, "Connect a client").',
+    'Next: point an MCP client at the endpoint with "Authorization: Bearer <token>" (see README.md, "Connect a client", and docs/clients.md).',
   );
   console.log("Press Ctrl+C to stop.");
   warnAboutLogins(server);

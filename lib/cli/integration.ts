@@ -178,7 +178,7 @@ export async function installBridge(io: CliIO): Promise<number> {
   }
   io.out(text.trim());
   io.out(
-    `Configure MCP clients with the command "${BRIDGE_EXECUTABLE}" (see README.md, "Connect a client").`,
+    `Configure MCP clients with the command "${BRIDGE_EXECUTABLE}" (see README.md, "Connect a client", and docs/clients.md).`,
   );
   return 0;
 }

@@ -2,7 +2,7 @@
  * The official MCP conformance suite (`npm:@modelcontextprotocol/conformance`)
  * under Deno, against a started server in the legacy era with `requireAuth`
  * off, for every server scenario that applies to a server without the
- * suite's own test tools, prompts and resources (README, "Conformance" lists
+ * suite's own test tools, prompts and resources (docs/clients.md, "Proven with real clients", lists
  * the others and why). The suite talks through a proxy that checks every
  * message the server sends against the JSON Schema of its revision.
  */
@@ -66,7 +66,7 @@ Deno.test("the official conformance suite passes every applicable server scenari
   const port = freePort();
   // The contract refuses any Origin but the configured web origins; the
   // dns-rebinding scenario sends the server's own loopback origin as the
-  // valid case, so this server lists it (README, "Conformance").
+  // valid case, so this server lists it (docs/clients.md, "Proven with real clients").
   await using server = await serverWith(
     [savedConnection(fixture!, "Shop")],
     { requireAuth: false, allowedOrigins: [`http://127.0.0.1:${port}`] },
