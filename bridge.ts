@@ -11,6 +11,7 @@
  * @module
  */
 
+import { messageOf } from "./lib/protocol/message_of.ts";
 import { acquire } from "./lib/bridge/launch.ts";
 import { Proxy } from "./lib/bridge/proxy.ts";
 import { LineWriter, readLines } from "./lib/bridge/stdio.ts";
@@ -53,7 +54,7 @@ async function connect(dir: string, launch: boolean): Promise<{
 function asFailure(error: unknown): BridgeFailure {
   return error instanceof BridgeFailure ? error : new BridgeFailure(
     ErrorCode.ServiceUnavailable,
-    error instanceof Error ? error.message : String(error),
+    messageOf(error),
   );
 }
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { messageOf } from "./lib/protocol/message_of.ts";
 import { driverSpec } from "./lib/app/connections.ts";
 import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
@@ -256,9 +257,7 @@ if (import.meta.main) {
       Deno.exit(2);
     }
     console.error(
-      `${SERVICE_NAME}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `${SERVICE_NAME}: ${messageOf(error)}`,
     );
     Deno.exit(1);
   }

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import type { InValue } from "@libsql/client";
 import type { StateDb } from "./state_db.ts";
 
@@ -90,7 +91,7 @@ export class BatchWriter<T> {
         (error) =>
           onError(
             `dbport: could not write ${batch.length} ${what}: ${
-              error instanceof Error ? error.message : String(error)
+              messageOf(error)
             }`,
           ),
       )

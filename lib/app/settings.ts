@@ -7,6 +7,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 
 /** How the server asks the user on this machine for consent. */
@@ -136,7 +137,7 @@ export function parseSettings(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = messageOf(error);
     return { ok: false, message: `Cannot parse ${source}: ${detail}` };
   }
   if (!isJsonObject(value)) {
@@ -194,7 +195,7 @@ export async function loadSettings(path: string): Promise<SettingsResult> {
     if (error instanceof Deno.errors.NotFound) {
       return { ok: true, settings: defaults() };
     }
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = messageOf(error);
     return { ok: false, message: `Cannot read ${path}: ${detail}` };
   }
   return parseSettings(text, path);

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { HOME_ENV } from "../protocol/identity.ts";
 
 /** What `serve` was doing when it failed. */
@@ -19,7 +20,7 @@ export function explainStartup(
   error: unknown,
   context: StartupContext,
 ): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const code = (error as { code?: string }).code ?? "";
   if (
     error instanceof Deno.errors.PermissionDenied ||

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { type Client, createClient } from "@libsql/client";
 import { STATE_DB_FILE } from "../protocol/identity.ts";
 import { ensureAppDataDir, inAppDir } from "./paths.ts";
@@ -111,9 +112,7 @@ export async function openStateDb(home: string): Promise<StateDb> {
   } catch (error) {
     client.close();
     throw new Error(
-      `Cannot open the state database ${path}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `Cannot open the state database ${path}: ${messageOf(error)}`,
       { cause: error },
     );
   }

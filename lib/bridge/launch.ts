@@ -8,6 +8,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import { SERVICE_NAME, START_MCP_URL } from "../protocol/identity.ts";
 import { readTrusted, type Trust } from "./trust.ts";
@@ -87,9 +88,7 @@ export async function acquire(
       () => {},
     );
   } catch (error) {
-    failed = `could not run ${command[0]}: ${
-      error instanceof Error ? error.message : String(error)
-    }`;
+    failed = `could not run ${command[0]}: ${messageOf(error)}`;
   }
   let last = found.problem;
   const deadline = Date.now() + WAIT_MS;

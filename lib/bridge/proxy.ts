@@ -18,6 +18,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import {
   META_CLIENT_CAPABILITIES,
@@ -279,9 +280,7 @@ export class Proxy {
         ? error
         : new BridgeFailure(
           ErrorCode.InternalError,
-          `the bridge failed: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
+          `the bridge failed: ${messageOf(error)}`,
         );
       this.#deps.log(`${BRIDGE_EXECUTABLE}: ${method}: ${failure.message}`);
       await this.#reply(id, {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { parseArgs } from "node:util";
 import { UsageError } from "./io.ts";
 
@@ -35,7 +36,7 @@ export function parseFlags(
       positionals,
     };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     throw new UsageError(`${command}: ${message.split("\n")[0]}`);
   }
 }

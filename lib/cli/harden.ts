@@ -9,6 +9,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import {
   driverSpec,
   loadConnections,
@@ -236,7 +237,7 @@ async function prove(connection: SavedConnection): Promise<string | null> {
     const risks = await reader.loginRisks(CALL);
     return risks.length === 0 ? null : `it ${risks.join(", ")}`;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return messageOf(error);
   } finally {
     await reader.close();
   }

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { messageOf } from "./message_of.ts";
+
 /** A JSON-RPC id as MCP allows it: a string or an integer (0 is a real id). */
 export type JsonRpcId = string | number;
 
@@ -79,7 +81,7 @@ export function parseJsonBody(bytes: Uint8Array): ParseResult {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = messageOf(error);
     return { ok: false, reason: `Cannot parse body as JSON: ${detail}` };
   }
 }

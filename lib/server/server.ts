@@ -5,6 +5,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
 import { writeFileAtomic } from "../app/atomic_file.ts";
 import { type FileWatch, watchFile } from "../app/file_watch.ts";
@@ -231,9 +232,7 @@ export async function startServer(
     throw new Error(
       code === "EADDRINUSE"
         ? `Cannot listen on 127.0.0.1:${port}: the port is in use (change "port" in ${settingsPath}, or set it to 0 for a free one)`
-        : `Cannot listen on 127.0.0.1:${port}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        : `Cannot listen on 127.0.0.1:${port}: ${messageOf(error)}`,
       { cause: error },
     );
   });

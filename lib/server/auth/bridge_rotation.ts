@@ -8,6 +8,7 @@
  * @module
  */
 
+import { messageOf } from "../../protocol/message_of.ts";
 import type { Logger } from "../../log.ts";
 import type { BridgeTokens, MintedBridgeToken } from "./bridge_tokens.ts";
 import type { TokenVerifier } from "./verifier.ts";
@@ -53,9 +54,7 @@ export async function startBridgeRotation(
   const timer = setInterval(() => {
     running = running.then(tick).catch((error) =>
       deps.log(
-        `dbport: could not rotate the bridge token: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `dbport: could not rotate the bridge token: ${messageOf(error)}`,
       )
     );
   }, deps.checkMs ?? ROTATION_CHECK_MS);

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { messageOf } from "../../protocol/message_of.ts";
 import type { TokenStore } from "../../app/tokens.ts";
 import type { Principal } from "../../features/context.ts";
 import type { Logger } from "../../log.ts";
@@ -99,7 +100,7 @@ export class TokenSync {
           if (!this.#failing) {
             this.#deps.log(
               `dbport: cannot read tokens from the state database: ${
-                error instanceof Error ? error.message : String(error)
+                messageOf(error)
               }; keeping the tokens in force`,
             );
           }
