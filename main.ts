@@ -192,27 +192,39 @@ async function settings(): Promise<number> {
   return 0;
 }
 
+/**
+ * A command with subcommands: with no arguments its usage and exit status 2,
+ * with --help its usage and 0, else `run`.
+ */
+function withUsage(
+  usage: string,
+  run: (args: string[]) => Promise<number>,
+): (args: string[]) => Promise<number> {
+  return (args) => {
+    if (args.length === 0 || args.includes("--help")) {
+      console.log(usage);
+      return Promise.resolve(args.length === 0 ? 2 : 0);
+    }
+    return run(args);
+  };
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve,
   settings,
-  tokens: (args) => {
-    if (args.length === 0 || args.includes("--help")) {
-      console.log(TOKENS_USAGE);
-      return Promise.resolve(args.length === 0 ? 2 : 0);
-    }
-    return withStateDb((db) => tokensCommand(db, args, consoleIO));
-  },
-  connections: (args) => {
-    if (args.length === 0 || args.includes("--help")) {
-      console.log(CONNECTIONS_USAGE);
-      return Promise.resolve(args.length === 0 ? 2 : 0);
-    }
-    return connectionsCommand(
-      inAppDir(appDataDir(), CONNECTIONS_FILE),
-      args,
-      consoleIO,
-    );
-  },
+  tokens: withUsage(
+    TOKENS_USAGE,
+    (args) => withStateDb((db) => tokensCommand(db, args, consoleIO)),
+  ),
+  connections: withUsage(
+    CONNECTIONS_USAGE,
+    (args) =>
+      connectionsCommand(
+        inAppDir(appDataDir(), CONNECTIONS_FILE),
+        args,
+        consoleIO,
+      ),
+  ),
   clients: (args) => withStateDb((db) => clientsCommand(db, args, consoleIO)),
   activity: (args) =>
     withStateDb((db) =>
@@ -223,14 +235,10 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   "open-url": (args) => openUrl(args, consoleIO),
   "register-url-handler": () => registerUrlHandler(consoleIO),
   "install-bridge": () => installBridge(consoleIO),
-  "client-config": (args) => {
-    if (args.length === 0 || args.includes("--help")) {
-      console.log(CLIENT_CONFIG_USAGE);
-      return Promise.resolve(args.length === 0 ? 2 : 0);
-    }
+  "client-config": withUsage(CLIENT_CONFIG_USAGE, (args) => {
     const home = appDataDir();
     return clientConfigCommand(home, () => openStateDb(home), args, consoleIO);
-  },
+  }),
   help: () => {
     console.log(USAGE);
     return Promise.resolve(0);

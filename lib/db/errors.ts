@@ -68,3 +68,14 @@ export function permissionProblem(error: unknown): DbError | null {
     `dbport is running without ${what}; start it with "deno task serve", which allows every host a connection names (it still listens on 127.0.0.1 only)`,
   );
 }
+
+/** The message for a table that is not there, naming the schema if given. */
+export function noSuchTable(
+  table: string,
+  schema: string | undefined,
+  where: string,
+): string {
+  return `no table or view ${JSON.stringify(table)}${
+    schema === undefined ? "" : ` in schema ${JSON.stringify(schema)}`
+  } on ${where}`;
+}

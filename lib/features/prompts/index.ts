@@ -5,6 +5,7 @@
  * @module
  */
 
+import { noSuchTable } from "../../db/errors.ts";
 import { classify } from "../../db/classifier.ts";
 import type { TableSummary } from "../../db/types.ts";
 import type { PromptEntry } from "../catalog.ts";
@@ -323,11 +324,7 @@ async function describeOrFail(
   if (detail === null) {
     throw new ToolFailure(
       "not_found",
-      `no table or view ${JSON.stringify(args.table)}${
-        args.schema === undefined
-          ? ""
-          : ` in schema ${JSON.stringify(args.schema)}`
-      } on ${resolved.label}`,
+      noSuchTable(args.table!, args.schema, resolved.label),
     );
   }
   return detail;

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { noSuchTable } from "../../db/errors.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
@@ -159,9 +160,7 @@ export async function tableDescription(
   if (detail === null) {
     throw new ToolFailure(
       "not_found",
-      `no table or view ${JSON.stringify(table)}${
-        schema === undefined ? "" : ` in schema ${JSON.stringify(schema)}`
-      } on ${label}; list_tables shows what exists`,
+      `${noSuchTable(table, schema, label)}; list_tables shows what exists`,
     );
   }
   return {
