@@ -61,7 +61,6 @@ export function aiUserName(connection: SavedConnection): string {
 /** PostgreSQL: a role that can log in, read, and nothing else. */
 export async function postgresPlan(
   owner: Driver,
-  connection: SavedConnection,
   user: string,
   password: string,
 ): Promise<HardenPlan> {
@@ -97,14 +96,12 @@ export async function postgresPlan(
       "PostgreSQL before 14 has no pg_read_all_data: SELECT is granted per schema, and tables made later by other roles need a GRANT of their own.",
     );
   }
-  void connection;
   return { user, password, statements, notes };
 }
 
 /** MySQL/MariaDB: a user with SELECT and SHOW VIEW only. */
 export async function mysqlPlan(
   owner: Driver,
-  connection: SavedConnection,
   user: string,
   password: string,
 ): Promise<HardenPlan> {
@@ -114,7 +111,6 @@ export async function mysqlPlan(
   const scope = database === null
     ? "*.*"
     : `${quoteIdent(database, "mysql")}.*`;
-  void connection;
   return {
     user,
     password,
@@ -172,7 +168,6 @@ export async function hardenCommand(
     const plan =
       await (connection.driver === "postgres" ? postgresPlan : mysqlPlan)(
         owner,
-        connection,
         user,
         password,
       );
@@ -225,13 +220,7 @@ export async function hardenCommand(
 
 /** Whether the AI login reads and holds no power past reading; why not. */
 async function prove(connection: SavedConnection): Promise<string | null> {
-  const spec = driverSpec(connection);
-  const reader = openDriver({
-    id: spec.id,
-    engine: spec.engine,
-    url: new URL(spec.url).toString(),
-    ...(spec.aiLogin === undefined ? {} : { aiLogin: spec.aiLogin }),
-  }, "owner");
+  const reader = openDriver(driverSpec(connection), "owner");
   try {
     await reader.query("SELECT 1", READ);
     const risks = await reader.loginRisks(CALL);

@@ -17,12 +17,11 @@ import {
   DESTRUCTIVE_LEADS,
   DML_WORDS,
   EXPLAIN_OPTIONS,
-  FILE_OR_CODE_FUNCTIONS,
   FILE_OR_CODE_LEADS,
-  FILE_OR_CODE_PREFIXES,
   LIBRARY_SETTINGS,
   NOT_A_STATEMENT_BEFORE,
   PG_DENIED_RELATIONS,
+  reachesOutside,
   READ_LEADS,
   READ_PRAGMAS,
   READ_PRAGMAS_WITH_ARGUMENT,
@@ -344,7 +343,7 @@ function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
   for (let k = 0; k < tokens.length; k++) {
     const token = tokens[k]!;
     const name = calledName(tokens, k);
-    if (name !== null && fileOrCode(name, dialect)) {
+    if (name !== null && reachesOutside(name, dialect === "postgres")) {
       return `${name.toLowerCase()}() reaches files, code or SQL text`;
     }
     if (name !== null && name in DENIED_FUNCTIONS) {
@@ -385,13 +384,6 @@ function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
     }
   }
   return null;
-}
-
-/** A function that reaches files, code or SQL text, by name or prefix. */
-function fileOrCode(name: string, dialect: Dialect): boolean {
-  return FILE_OR_CODE_FUNCTIONS.has(name) ||
-    (dialect === "postgres" &&
-      FILE_OR_CODE_PREFIXES.some((prefix) => name.startsWith(prefix)));
 }
 
 /** `PRAGMA [schema.]name` or `PRAGMA [schema.]name(table)` of a reading pragma. */

@@ -277,10 +277,16 @@ export const FILE_OR_CODE_PREFIXES: readonly string[] = [
   "LO_",
 ];
 
-/** PostgreSQL functions refused by name (the lists above, PostgreSQL's part). */
-export const PG_DENIED_FUNCTIONS: ReadonlySet<string> = FILE_OR_CODE_FUNCTIONS;
-/** PostgreSQL function name prefixes refused. */
-export const PG_DENIED_FUNCTION_PREFIXES = FILE_OR_CODE_PREFIXES;
+/**
+ * Whether an upper-cased function name reaches files, code or SQL text: by
+ * name on every engine, by prefix on PostgreSQL (the lexer's and the
+ * catalog check's one rule).
+ */
+export function reachesOutside(name: string, postgres: boolean): boolean {
+  return FILE_OR_CODE_FUNCTIONS.has(name) ||
+    (postgres &&
+      FILE_OR_CODE_PREFIXES.some((prefix) => name.startsWith(prefix)));
+}
 
 /** Views that show the server's files and configuration. */
 export const PG_DENIED_RELATIONS: ReadonlySet<string> = new Set([

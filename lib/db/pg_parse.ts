@@ -119,11 +119,7 @@ export function analyze(statement: Node): PgAnalysis {
   };
   if (kind === "ExplainStmt") {
     // EXPLAIN plans without running; EXPLAIN ANALYZE runs its statement.
-    if (explainAnalyzes(body)) {
-      const inner = analyze(body.query as Node);
-      return inner;
-    }
-    return found;
+    return explainAnalyzes(body) ? analyze(body.query as Node) : found;
   }
   if (kind.startsWith("Drop") || kind === "TruncateStmt") {
     found.tier = "destructive";
@@ -142,11 +138,16 @@ function explainAnalyzes(body: Node): boolean {
   for (const option of (body.options as Node[] | undefined) ?? []) {
     const element = option.DefElem as Node | undefined;
     if (element?.defname !== "analyze") continue;
-    const arg = element.arg as Node | undefined;
-    if (arg === undefined) return true;
-    const text = JSON.stringify(arg).toLowerCase();
-    // ANALYZE false / off / 0 plans only.
-    if (!/"(false|off|0)"|"boolval":\{\}|"ival":\{\}/.test(text)) return true;
+    // `ANALYZE false|off|no|0` plans only; anything else (no value, true,
+    // on, 1, a value we do not know) runs the statement.
+    const arg = element.arg as
+      | { String?: { sval?: string }; Integer?: { ival?: number } }
+      | undefined;
+    const text = arg?.String?.sval?.toLowerCase();
+    const off = (text !== undefined &&
+      ["false", "off", "no", "0", "f", "n"].includes(text)) ||
+      (arg?.Integer !== undefined && (arg.Integer.ival ?? 0) === 0);
+    if (!off) return true;
   }
   return false;
 }

@@ -17,10 +17,9 @@
 
 import type { Tier } from "./classifier.ts";
 import {
-  PG_DENIED_FUNCTION_PREFIXES,
-  PG_DENIED_FUNCTIONS,
   PG_DENIED_RELATIONS,
   PG_HARMLESS_VOLATILE,
+  reachesOutside,
 } from "./classifier_words.ts";
 import { parsePostgres, type PgAnalysis, type PgName } from "./pg_parse.ts";
 
@@ -71,11 +70,7 @@ const MAX_DEPTH = 8;
 
 /** A name's own reach, by the deny lists; null when it has none. */
 export function deniedFunction(name: string): string | null {
-  const upper = name.toUpperCase();
-  if (
-    PG_DENIED_FUNCTIONS.has(upper) ||
-    PG_DENIED_FUNCTION_PREFIXES.some((prefix) => upper.startsWith(prefix))
-  ) {
+  if (reachesOutside(name.toUpperCase(), true)) {
     return `${name.toLowerCase()}() reaches files, code, other hosts or SQL text`;
   }
   return null;
@@ -96,20 +91,14 @@ export function namedReach(analysis: PgAnalysis): string | null {
   return null;
 }
 
-/** Whether the statement names anything the catalog must be asked about. */
-export function needsCatalog(analysis: PgAnalysis): boolean {
-  return analysis.functions.length > 0 || analysis.relations.length > 0 ||
-    analysis.castTypes.length > 0 || analysis.operators.length > 0;
-}
-
 /** Ask the catalog about everything `analysis` names, following views. */
 export async function vetPostgresRead(
   exec: CatalogExec,
   analysis: PgAnalysis,
 ): Promise<PgVetting> {
   const seen = { functions: new Set<string>(), relations: new Set<string>() };
-  let pending: PgAnalysis | null = analysis;
-  for (let depth = 0; pending !== null; depth++) {
+  let pending = analysis;
+  for (let depth = 0;; depth++) {
     const reach = namedReach(pending);
     if (reach !== null) return { tier: "write", reach, why: reach };
     if (depth >= MAX_DEPTH) {
@@ -121,10 +110,11 @@ export async function vetPostgresRead(
     }
     const functions = fresh(pending.functions, seen.functions);
     const relations = fresh(pending.relations, seen.relations);
+    // Nothing (more) to ask: no round trip at all.
     if (
       functions.length === 0 && relations.length === 0 &&
       pending.operators.length === 0 && pending.castTypes.length === 0
-    ) break;
+    ) return { tier: "read", reach: null, why: null };
     const rows = await exec(LOOKUP, [
       arrayLiteral(functions),
       arrayLiteral([...new Set(pending.operators)]),
@@ -151,13 +141,9 @@ export async function vetPostgresRead(
       const verdict = functionVerdict(row);
       if (verdict !== null) return verdict;
     }
-    pending = next.functions.length + next.relations.length +
-          next.operators.length + next.castTypes.length + (next.reach ? 1 : 0) >
-        0
-      ? next
-      : null;
+    // What the views and policies name is looked up in the next round.
+    pending = next;
   }
-  return { tier: "read", reach: null, why: null };
 }
 
 /** What one catalog row about a function means for a read; null when harmless. */

@@ -10,7 +10,6 @@
 
 import postgres from "postgres";
 import { Budget } from "./budget.ts";
-import type { Tier } from "./classifier.ts";
 import { DbError, permissionProblem } from "./errors.ts";
 import { assembleOverview } from "./overview.ts";
 import {
@@ -21,7 +20,7 @@ import {
 } from "./postgres_schema.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { rawCell } from "./pg_values.ts";
-import { namedReach, needsCatalog, vetPostgresRead } from "./pg_vet.ts";
+import { namedReach, vetPostgresRead } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type {
@@ -124,8 +123,8 @@ export function openPostgres(config: PostgresConfig): Driver {
       return assembleOverview(tables, options.maxTables, columns);
     },
     fingerprint: (options) => postgresFingerprint(catalog(options)),
-    check: (text, tier, options) =>
-      checkStatement(text, tier, catalog(options)),
+    // The parser reads every statement whatever the lexer's tier.
+    check: (text, _tier, options) => checkStatement(text, catalog(options)),
     async loginRisks(options) {
       const [row] = await catalog(options)(LOGIN_RISKS);
       const risks: string[] = [];
@@ -239,7 +238,6 @@ async function readQuery(
  */
 async function checkStatement(
   text: string,
-  lexical: Tier,
   exec: (text: string, params?: unknown[]) => Promise<Row[]>,
 ): Promise<EngineCheck> {
   const parsed = await parsePostgres(text);
@@ -264,10 +262,8 @@ async function checkStatement(
     reach,
     why: null as string | null,
   };
-  if (
-    reach !== null || analysis.tier !== "read" || !needsCatalog(analysis) ||
-    lexical === "destructive"
-  ) return found;
+  // Only a read asks the catalog; one naming nothing costs no round trip.
+  if (reach !== null || analysis.tier !== "read") return found;
   const vetted = await vetPostgresRead(
     (sql, params) => exec(sql, params),
     analysis,

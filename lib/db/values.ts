@@ -93,20 +93,3 @@ export function plainCell(value: unknown): Cell {
   }
   return String(value);
 }
-
-/**
- * Map each row's values to JSON cells in place: a second array per row was
- * a whole extra copy of a result in memory (bench W3: 10,000 rows × 8
- * concurrent requests).
- */
-export function cellsInPlace(
-  rows: unknown[][],
-  mappers: readonly ((value: unknown) => Cell)[],
-): Cell[][] {
-  for (const row of rows) {
-    for (let i = 0; i < row.length; i++) {
-      row[i] = (mappers[i] ?? plainCell)(row[i]);
-    }
-  }
-  return rows as Cell[][];
-}

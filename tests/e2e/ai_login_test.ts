@@ -54,13 +54,15 @@ async function hardened(
   const shown = await dbport(home, "harden", "Prod");
   assertEquals(shown.code, 0, shown.err);
   assertStringIncludes(shown.out, "Would create");
-  assert(!shown.out.includes("PASSWORD '") || shown.out.includes("********"));
+  assertStringIncludes(shown.out, "'********'"); // the password, masked
   const applied = await dbport(home, "harden", "Prod", "--apply");
   assertEquals(applied.code, 0, applied.out + applied.err);
   const loaded = await loadConnections(`${home}/connections.json`);
   assert(loaded.ok);
   const connection = loaded.connections[0]!;
   assert(connection.aiLogin !== undefined);
+  // The new password is saved, never printed.
+  assert(!applied.out.includes(connection.aiLogin.password), applied.out);
   const after = await dbport(home, "test", "Prod");
   assertStringIncludes(
     after.out,

@@ -104,7 +104,10 @@ Deno.test("v1 SDK client over the bridge (legacy initialize): tools, progress, a
           name: "execute_query",
           arguments: {
             connection_id: t.connectionId,
-            query: "select 1 as one",
+            // Tens of milliseconds of work, so the progress lines are not all
+            // in the response's chunk (see below).
+            query:
+              "with recursive c(x) as (select 1 union all select x + 1 from c where x < 300000) select min(x) as one from c",
           },
         },
         CallToolResultSchema,

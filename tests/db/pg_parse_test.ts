@@ -1,0 +1,42 @@
+import { assertEquals } from "@std/assert";
+import { parsePostgres } from "../../lib/db/pg_parse.ts";
+
+async function tierOf(sql: string) {
+  const parsed = await parsePostgres(sql);
+  return parsed.ok && parsed.analysis !== null
+    ? `${parsed.analysis.tier}${parsed.analysis.dangerous ? "!" : ""}`
+    : "none";
+}
+
+Deno.test("parsePostgres() runs EXPLAIN's statement only when ANALYZE is on", async () => {
+  const cases: [string, string][] = [
+    ["EXPLAIN DELETE FROM t", "read"],
+    ["EXPLAIN (ANALYZE false) DELETE FROM t", "read"],
+    ["EXPLAIN (ANALYZE off) DELETE FROM t", "read"],
+    ["EXPLAIN (ANALYZE 0) DELETE FROM t", "read"],
+    ["EXPLAIN (ANALYZE) DELETE FROM t", "write!"],
+    ["EXPLAIN (ANALYZE on) DELETE FROM t", "write!"],
+    ["EXPLAIN (ANALYZE 1) DELETE FROM t", "write!"],
+    ["EXPLAIN ANALYZE DROP TABLE t", "none"], // not a statement EXPLAIN takes
+    ["EXPLAIN ANALYZE UPDATE t SET a = 1 WHERE b", "write"],
+  ];
+  for (const [sql, tier] of cases) assertEquals(await tierOf(sql), tier, sql);
+});
+
+Deno.test("parsePostgres() finds writes nested anywhere and keeps a repeated parse apart", async () => {
+  assertEquals(
+    await tierOf("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"),
+    "write!",
+  );
+  assertEquals(await tierOf("SELECT * INTO x FROM t"), "write");
+  assertEquals(await tierOf("SELECT 1 FOR UPDATE"), "write");
+  // A cached parse handed out twice is two objects: one caller's changes
+  // never reach the next.
+  const first = await parsePostgres("SELECT f(1)");
+  const second = await parsePostgres("SELECT f(1)");
+  if (first.ok && first.analysis) first.analysis.functions.length = 0;
+  assertEquals(
+    second.ok && second.analysis?.functions.map((f) => f.name),
+    ["f"],
+  );
+});
