@@ -389,23 +389,15 @@ const QUOTING_RULES =
  * ANSI_QUOTES) and backslash escapes on (no NO_BACKSLASH_ESCAPES), whatever
  * the server's global sql_mode says (docs/security.md "The lexer").
  */
-async function setUp(connection: Connection): Promise<void> {
-  // One round trip: MySQL 8 and MariaDB 11.1+ name the read-only switch
-  // transaction_read_only, older MariaDB tx_read_only (1193 names the other).
-  const rest = `time_zone = '+00:00', ${QUOTING_RULES}`;
-  try {
-    await simple(connection, `SET SESSION ${readOnlyVariable} = 1, ${rest}`);
-  } catch (error) {
-    if ((error as { errno?: number }).errno !== 1193) throw error;
-    readOnlyVariable = readOnlyVariable === "transaction_read_only"
-      ? "tx_read_only"
-      : "transaction_read_only";
-    await simple(connection, `SET SESSION ${readOnlyVariable} = 1, ${rest}`);
-  }
+function setUp(connection: Connection): Promise<void> {
+  // Both queued at once, before anything a caller sends on the session.
+  // (One SET naming the read-only variable would need the server's flavour:
+  // transaction_read_only on MySQL 8 and MariaDB 11.1+, tx_read_only before.)
+  return Promise.all([
+    simple(connection, "SET SESSION TRANSACTION READ ONLY"),
+    simple(connection, `SET time_zone = '+00:00', ${QUOTING_RULES}`),
+  ]).then(() => {});
 }
-
-/** The session variable that makes a session read-only, as last found. */
-let readOnlyVariable = "transaction_read_only";
 
 /**
  * Back to the pool after a read: RESET CONNECTION drops user variables,
