@@ -2,7 +2,7 @@
  * `dbport-mcp`: the stdio bridge. An MCP client configured with nothing but
  * this program reaches whichever dbport server runs on this machine (starting
  * one if needed), speaking newline-delimited JSON-RPC on stdin/stdout. Every
- * diagnostic goes to stderr; stdout carries nothing but JSON-RPC (contract:
+ * diagnostic goes to stderr; stdout carries nothing but JSON-RPC (docs/wire.md
  * "Stdio bridge").
  *
  * It imports only `lib/protocol/`, its own `lib/bridge/` (which imports only

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { ENGINES } from "./lib/db/engines.ts";
 import { messageOf } from "./lib/protocol/message_of.ts";
 import { driverSpec } from "./lib/app/connections.ts";
 import { ensureDemo } from "./lib/app/demo_db.ts";
@@ -162,7 +163,7 @@ async function serve(): Promise<number> {
 function warnAboutLogins(server: Awaited<ReturnType<typeof startServer>>) {
   for (const connection of server.connections.all()) {
     if (
-      connection.aiLogin !== undefined || connection.driver === "sqlite" ||
+      connection.aiLogin !== undefined || !ENGINES[connection.engine].logins ||
       connection.externalAccess === "blocked"
     ) continue;
     server.pool.get(driverSpec(connection)).loginRisks({

@@ -20,7 +20,7 @@ export function savedConnection(
   return {
     id: crypto.randomUUID(),
     name,
-    driver: fixture.engine,
+    engine: fixture.engine,
     url: fixture.url,
     externalAccess: "readOnly",
     aiPolicy: "alwaysAllow",

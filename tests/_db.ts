@@ -1,8 +1,8 @@
 /**
  * Real databases for tests: the same fixture schema on PostgreSQL, MariaDB
  * and a SQLite file, each in a namespace of its own that is dropped after.
- * A server that cannot be reached skips its tests with a loud SKIPPED line,
- * except under CI, where it fails.
+ * A server that cannot be reached has its tests registered as ignored, with a
+ * loud SKIPPED line ({@linkcode needs}), except under CI, where they fail.
  *
  * @module
  */
@@ -79,30 +79,71 @@ const FIXTURE: Record<Engine, string[]> = {
 
 const suffix = () => crypto.randomUUID().slice(0, 8);
 
-/** A fixture on `engine`, or null (after a loud SKIPPED line) when unreachable. */
-export async function openFixture(engine: Engine): Promise<Fixture | null> {
+/**
+ * Why a database server cannot be used here, per engine: probed once per
+ * test file, before its tests are registered, so a test that needs it is
+ * registered as ignored (with the reason on stderr) instead of passing
+ * without having run. Under CI nothing is excused: the tests run and fail.
+ */
+export const UNREACHABLE: Readonly<Partial<Record<Engine, string>>> =
+  Deno.env.get("CI") ? {} : await probeServers();
+
+async function probeServers(): Promise<Partial<Record<Engine, string>>> {
+  const found: Partial<Record<Engine, string>> = {};
+  await Promise.all(
+    ([["postgres", POSTGRES_URL], ["mysql", MYSQL_URL]] as const).map(
+      async ([engine, url]) => {
+        const { hostname, port } = new URL(url);
+        const where = {
+          hostname: hostname.replace(/^\[|\]$/g, ""),
+          port: Number(port || (engine === "postgres" ? 5432 : 3306)),
+        };
+        try {
+          const conn = await Deno.connect(where);
+          conn.close();
+        } catch (error) {
+          found[engine] = `${where.hostname}:${where.port}: ${
+            error instanceof Error ? error.message : String(error)
+          }`;
+        }
+      },
+    ),
+  );
+  return found;
+}
+
+const announced = new Set<Engine>();
+
+/**
+ * The `Deno.test` options of a test that needs `engine`'s server: ignored,
+ * with a loud SKIPPED line, where the server cannot be reached (never in CI).
+ */
+export function needs(...engines: Engine[]): { ignore: boolean } {
+  let ignore = false;
+  for (const engine of engines) {
+    const reason = UNREACHABLE[engine];
+    if (reason === undefined) continue;
+    ignore = true;
+    if (!announced.has(engine)) {
+      announced.add(engine);
+      // deno-lint-ignore no-console
+      console.error(
+        `SKIPPED: the ${engine} tests of this file are ignored: ${reason} (set DBPORT_TEST_${engine.toUpperCase()}_URL; CI never skips)`,
+      );
+    }
+  }
+  return { ignore };
+}
+
+/**
+ * A fixture on `engine`. A test that needs a server declares it with
+ * {@linkcode needs}, so an unreachable one never gets here but under CI,
+ * where the failure is the point.
+ */
+export async function openFixture(engine: Engine): Promise<Fixture> {
   // A SQLite file is always possible: only a database server may be absent.
   if (engine === "sqlite") return await sqliteFixture();
-  try {
-    return engine === "postgres"
-      ? await postgresFixture()
-      : await mysqlFixture();
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? "";
-    if (
-      Deno.env.get("CI") ||
-      !/^(ECONNREFUSED|ETIMEDOUT|ENOTFOUND|CONNECT_TIMEOUT)$/.test(code)
-    ) {
-      throw error;
-    }
-    // deno-lint-ignore no-console
-    console.error(
-      `SKIPPED: ${engine} is not reachable (${
-        (error as Error).message
-      }); CI never skips`,
-    );
-    return null;
-  }
+  return engine === "postgres" ? await postgresFixture() : await mysqlFixture();
 }
 
 async function postgresFixture(): Promise<Fixture> {

@@ -65,7 +65,7 @@ export async function sdkClient(
 }
 
 /**
- * The JSON-RPC code of an error the SDK threw. The contract answers most
+ * The JSON-RPC code of an error the SDK threw. dbport answers most
  * protocol errors with an HTTP error status (-32602 is 400, -33007 is 403),
  * which the SDK reports as an HTTP error carrying the body.
  */

@@ -10,17 +10,27 @@
  * @module
  */
 
+import { oneOf } from "../protocol/one_of.ts";
 import type { InValue, Row } from "@libsql/client";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
 
 /** How a request ended. */
-export type Outcome = "success" | "denied" | "error" | "rateLimited";
+/** Every outcome of a request. */
+export const OUTCOMES = ["success", "denied", "error", "rateLimited"] as const;
+export type Outcome = typeof OUTCOMES[number];
+/** Who made a request. */
+export const PRINCIPAL_KINDS = [
+  "anonymous",
+  "token",
+  "bridge",
+  "unauthenticated",
+] as const;
 
 /** One logged request. */
 export interface ActivityEntry {
   time: number;
-  principalKind: "anonymous" | "token" | "bridge" | "unauthenticated";
+  principalKind: typeof PRINCIPAL_KINDS[number];
   tokenId: string | null;
   tokenName: string | null;
   clientName: string | null;
@@ -111,7 +121,13 @@ function fromRow(row: Row): ActivityRow {
   return {
     id: Number(row.id),
     time: Number(row.time),
-    principalKind: String(row.principal_kind) as ActivityEntry["principalKind"],
+    // Rows are written by this module; a value it never writes reads as
+    // the least trusted kind and outcome.
+    principalKind: oneOf(
+      PRINCIPAL_KINDS,
+      row.principal_kind,
+      "unauthenticated",
+    ),
     tokenId: text(row.token_id),
     tokenName: text(row.token_name),
     clientName: text(row.client_name),
@@ -119,7 +135,7 @@ function fromRow(row: Row): ActivityRow {
     method: text(row.method),
     target: text(row.target),
     connectionId: text(row.connection_id),
-    outcome: String(row.outcome) as Outcome,
+    outcome: oneOf(OUTCOMES, row.outcome, "error"),
     errorCode: row.error_code === null ? null : Number(row.error_code),
     durationMs: Number(row.duration_ms),
     sqlDigest: text(row.sql_digest),

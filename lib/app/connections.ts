@@ -8,10 +8,11 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
-import type { Engine } from "../db/types.ts";
+import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./atomic_file.ts";
 import { ensureAppDataDir } from "./paths.ts";
@@ -22,8 +23,6 @@ export const EXTERNAL_ACCESS = ["blocked", "readOnly", "readWrite"] as const;
 export const AI_POLICIES = ["alwaysAllow", "askEachTime", "never"] as const;
 /** How statements are confirmed on the host. */
 export const SAFE_MODES = ["silent", "alert", "alertFull", "readOnly"] as const;
-/** The drivers a connection may name. */
-export const DRIVERS = ["postgres", "mysql", "sqlite"] as const;
 
 export type ExternalAccess = typeof EXTERNAL_ACCESS[number];
 export type AiPolicy = typeof AI_POLICIES[number];
@@ -34,7 +33,8 @@ export interface SavedConnection {
   /** A UUID. */
   id: string;
   name: string;
-  driver: Engine;
+  /** Read from the old field name `driver` too (files written before 0.2). */
+  engine: Engine;
   /** Where it goes; credentials may be in it. */
   url: string;
   /** The password, when it is not in the URL. */
@@ -62,7 +62,7 @@ export const CONNECTION_DEFAULTS = Object.freeze(
 export function driverSpec(connection: SavedConnection): DriverSpec {
   return {
     id: connection.id,
-    engine: connection.driver,
+    engine: connection.engine,
     url: connection.url,
     ...(connection.password === undefined
       ? {}
@@ -85,10 +85,13 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
+/** The field that named the engine before it was called `engine`. */
+const LEGACY_ENGINE_KEY = "driver";
+
 const KEYS = new Set([
   "id",
   "name",
-  "driver",
+  "engine",
   "url",
   "password",
   "externalAccess",
@@ -101,7 +104,7 @@ const KEYS = new Set([
 export function checkConnectionField(
   key: string,
   value: unknown,
-  driver?: string,
+  engine?: string,
 ): string | null {
   const oneOf = (values: readonly string[]) =>
     typeof value === "string" && values.includes(value)
@@ -117,13 +120,14 @@ export function checkConnectionField(
           value.length <= 200
         ? null
         : "must be a non-empty string of at most 200 characters";
-    case "driver":
-      return oneOf(DRIVERS);
+    case "engine":
+    case LEGACY_ENGINE_KEY:
+      return oneOf(ENGINE_NAMES);
     case "url":
       if (typeof value !== "string" || value.trim() === "") {
         return "must be a non-empty string";
       }
-      return checkUrl(value, driver);
+      return checkUrl(value, engine);
     case "password":
       return typeof value === "string" ? null : "must be a string";
     case "externalAccess":
@@ -142,28 +146,25 @@ export function checkConnectionField(
   return `is not a connection field (known: ${[...KEYS].join(", ")})`;
 }
 
-function checkUrl(url: string, driver: string | undefined): string | null {
-  if (driver === "sqlite") {
-    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+function checkUrl(url: string, engine: string | undefined): string | null {
+  if (!isEngine(engine)) return null;
+  const facts = ENGINES[engine];
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (facts.filePaths) {
     // A Windows drive letter reads like a one-letter scheme.
     const ok = scheme === undefined || scheme.length === 1 ||
-      ["file", "libsql", "http", "https", "ws", "wss"].includes(scheme);
-    return ok ? null : "must be a file path, a file: URL or a libsql:// URL";
+      scheme === "file" || facts.urlSchemes.includes(scheme);
+    return ok
+      ? null
+      : `must be a file path, a file: URL or a ${facts.urlSchemes[0]}:// URL`;
   }
-  const pattern = driver === "postgres"
-    ? /^postgres(ql)?:\/\//i
-    : driver === "mysql"
-    ? /^(mysql|mariadb):\/\//i
-    : undefined;
-  if (pattern === undefined) return null;
-  if (!pattern.test(url)) {
-    return `must be a ${
-      driver === "postgres" ? "postgres://" : "mysql://"
-    } URL`;
+  if (
+    scheme === undefined || !facts.urlSchemes.includes(scheme) ||
+    !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)
+  ) {
+    return `must be a ${facts.urlSchemes[0]}:// URL`;
   }
-  return describeTarget(driver as Engine, url) === null
-    ? "is not a valid URL"
-    : null;
+  return describeTarget(engine, url) === null ? "is not a valid URL" : null;
 }
 
 /** Parse `connections.json` text (an empty file holds no connection). */
@@ -178,7 +179,7 @@ export function parseConnections(
   } catch (error) {
     return {
       ok: false,
-      message: `Cannot parse ${source}: ${(error as Error).message}`,
+      message: `Cannot parse ${source}: ${messageOf(error)}`,
     };
   }
   const fail = (message: string): ConnectionsResult => ({
@@ -196,22 +197,37 @@ export function parseConnections(
   for (const [index, item] of value.connections.entries()) {
     const at = `connections[${index}]`;
     if (!isJsonObject(item)) return fail(`${at} must be an object`);
+    // A file written before the field was renamed says "driver"; its
+    // messages name the field as the file does.
+    const legacy = LEGACY_ENGINE_KEY in item;
+    if (legacy && "engine" in item) {
+      return fail(`${at} names its engine twice ("engine" and "driver")`);
+    }
+    const engineKey = legacy ? LEGACY_ENGINE_KEY : "engine";
     for (const key of Object.keys(item)) {
-      if (!KEYS.has(key)) {
+      if (!KEYS.has(key) && key !== LEGACY_ENGINE_KEY) {
         return fail(`${at}.${key} ${checkConnectionField(key, item[key])}`);
       }
     }
     const merged: Record<string, unknown> = { ...CONNECTION_DEFAULTS, ...item };
-    for (const key of ["id", "name", "driver", "url"]) {
+    for (const key of ["id", "name", engineKey, "url"]) {
       if (!(key in merged)) return fail(`${at}.${key} is missing`);
     }
     for (const [key, field] of Object.entries(merged)) {
-      const problem = checkConnectionField(key, field, String(merged.driver));
+      const problem = checkConnectionField(
+        key,
+        field,
+        String(merged[engineKey]),
+      );
       if (problem !== null) {
         return fail(`${at}.${key} ${problem}, got ${JSON.stringify(field)}`);
       }
     }
-    const connection = merged as unknown as SavedConnection;
+    const { [LEGACY_ENGINE_KEY]: _legacy, ...fields } = merged;
+    const connection = {
+      ...fields,
+      engine: merged[engineKey],
+    } as SavedConnection;
     const id = connection.id.toLowerCase();
     if (ids.has(id)) return fail(`${at}.id "${connection.id}" is used twice`);
     const name = connection.name.toLowerCase();
@@ -238,7 +254,7 @@ export async function loadConnections(
     }
     return {
       ok: false,
-      message: `Cannot read ${path}: ${(error as Error).message}`,
+      message: `Cannot read ${path}: ${messageOf(error)}`,
     };
   }
   return parseConnections(text, path);

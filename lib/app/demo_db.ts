@@ -284,7 +284,7 @@ export async function ensureDemo(
   const connection: SavedConnection = {
     id: crypto.randomUUID(),
     name: DEMO_CONNECTION_NAME,
-    driver: "sqlite",
+    engine: "sqlite",
     url: dbPath,
     externalAccess: "readWrite",
     aiPolicy: "alwaysAllow",

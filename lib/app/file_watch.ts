@@ -27,28 +27,45 @@ export function watchFile(
   intervalMs = 250,
 ): FileWatch {
   let last = initial;
-  let stamp = "";
+  // What stat said at the last read, and at the last tick. A change is read
+  // only once stat has said the same thing twice in a row: an editor that
+  // writes in place truncates first, and a read between the truncation and
+  // the write would report an empty file (seen in CI).
+  let read = "";
+  let previous = "";
   let busy = false;
+  const stampOf = async (): Promise<string> => {
+    try {
+      const info = await Deno.stat(path);
+      return `${info.mtime?.getTime()}:${info.size}:${info.ino}`;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return "gone";
+      throw error;
+    }
+  };
   const tick = async () => {
     if (busy) return;
     busy = true;
     try {
+      const now = await stampOf();
+      const settled = now === previous;
+      previous = now;
+      if (!settled || now === read) return;
       let next: FileText;
       try {
-        const info = await Deno.stat(path);
-        const now = `${info.mtime?.getTime()}:${info.size}:${info.ino}`;
-        if (now === stamp) return;
-        stamp = now;
-        next = await Deno.readTextFile(path);
+        next = now === "gone" ? null : await Deno.readTextFile(path);
       } catch (error) {
         if (!(error instanceof Deno.errors.NotFound)) return;
-        stamp = "";
         next = null;
       }
+      read = now;
       if (next !== last) {
         last = next;
         onChange(next);
       }
+    } catch {
+      // A stat that fails for another reason (permissions) is tried again at
+      // the next tick; the last good text stays in force.
     } finally {
       busy = false;
     }

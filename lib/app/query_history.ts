@@ -11,12 +11,20 @@
  * @module
  */
 
+import { oneOf } from "../protocol/one_of.ts";
 import type { Row } from "@libsql/client";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
 
 /** How a recorded statement ended. */
-export type HistoryOutcome = "success" | "error" | "cancelled" | "timeout";
+/** Every outcome of a statement. */
+export const HISTORY_OUTCOMES = [
+  "success",
+  "error",
+  "cancelled",
+  "timeout",
+] as const;
+export type HistoryOutcome = typeof HISTORY_OUTCOMES[number];
 
 /** One statement a client ran. */
 export interface HistoryEntry {
@@ -77,7 +85,7 @@ function fromRow(row: Row): HistoryRow {
     durationMs: Number(row.duration_ms),
     rowCount: Number(row.row_count),
     rowsAffected: Number(row.rows_affected),
-    outcome: String(row.outcome) as HistoryOutcome,
+    outcome: oneOf(HISTORY_OUTCOMES, row.outcome, "error"),
     error: text(row.error),
     clientName: text(row.client_name),
     tokenName: text(row.token_name),

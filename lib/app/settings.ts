@@ -51,7 +51,7 @@ export interface Settings {
   maxCellChars: number;
 }
 
-/** The defaults (contract: two allowed web origins of supported AI clients). */
+/** The defaults (docs/wire.md "HTTP surface": the web origins of supported AI clients). */
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   port: 0,
   requireAuth: true,
@@ -157,7 +157,7 @@ export function parseSettings(
       })`,
     };
   }
-  const settings = defaults() as unknown as Record<string, unknown>;
+  const settings: Record<string, unknown> = { ...defaults() };
   for (const [key, check] of Object.entries(CHECKS)) {
     if (!(key in value)) continue;
     const problem = check(value[key]);
@@ -171,6 +171,7 @@ export function parseSettings(
     }
     settings[key] = value[key];
   }
+  // Every key was either a default or passed its field's check.
   const parsed = settings as unknown as Settings;
   if (parsed.defaultRowLimit > parsed.maxRowLimit) {
     return {
@@ -183,7 +184,7 @@ export function parseSettings(
 }
 
 function defaults(): Settings {
-  return structuredClone(DEFAULT_SETTINGS) as Settings;
+  return structuredClone<Settings>(DEFAULT_SETTINGS);
 }
 
 /** Read settings from a file; a missing file means every default. */

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { thrown } from "../protocol/thrown.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { HOME_ENV } from "../protocol/identity.ts";
 
@@ -21,7 +22,7 @@ export function explainStartup(
   context: StartupContext,
 ): string {
   const message = messageOf(error);
-  const code = (error as { code?: string }).code ?? "";
+  const { code } = thrown(error);
   if (
     error instanceof Deno.errors.PermissionDenied ||
     error instanceof Deno.errors.NotADirectory ||

@@ -10,13 +10,14 @@
  * @module
  */
 
+import { isOneOf, oneOf } from "../protocol/one_of.ts";
 import type { Row } from "@libsql/client";
 import { toBase64Url } from "../protocol/base64.ts";
 import { TOKEN_PREFIX } from "../protocol/identity.ts";
 import { sha256Hex } from "./digest.ts";
 import type { StateDb } from "./state_db.ts";
 
-/** A token's permission level (contract: "Authentication" 2). */
+/** A token's permission level (docs/wire.md "Authentication" 2). */
 export type Level = "readOnly" | "readWrite" | "fullAccess";
 
 /** Every level, weakest first. */
@@ -24,7 +25,7 @@ export const LEVELS: readonly Level[] = ["readOnly", "readWrite", "fullAccess"];
 
 /** Whether a string names a level. */
 export function isLevel(value: string): value is Level {
-  return (LEVELS as readonly string[]).includes(value);
+  return isOneOf(LEVELS, value);
 }
 
 /** What may be shown about a token: never its plaintext, salt or hash. */
@@ -227,7 +228,8 @@ function fromRow(row: Row): StoredToken {
     prefix: String(row.prefix),
     salt: String(row.salt),
     hash: String(row.hash),
-    level: String(row.level) as Level,
+    // A level this module never writes grants the least.
+    level: oneOf(LEVELS, row.level, "readOnly"),
     connections: typeof connections === "string"
       ? JSON.parse(connections) as string[]
       : null,

@@ -1,5 +1,5 @@
 /**
- * Finding the server (contract: "Stdio bridge" 2): a trusted handshake, or
+ * Finding the server (docs/wire.md "The stdio bridge" 2): a trusted handshake, or
  * else the OS open command on `dbport://integrations/start-mcp` and a poll
  * every 200 ms for up to 10 s. `DBPORT_LAUNCH` overrides the open command
  * (embedding apps, tests): a JSON array, or words split on spaces; the URL is

@@ -1,5 +1,5 @@
 /**
- * The bridge's proxy between one stdio client and the server (contract:
+ * The bridge's proxy between one stdio client and the server (docs/wire.md
  * "Stdio bridge"). A modern client's messages are forwarded as they are. A
  * legacy client (`initialize` 2025-11-25/2025-06-18) gets `initialize` and
  * `ping` answered here from the discover result; its requests get the modern
@@ -437,7 +437,7 @@ export class Proxy {
   }
 }
 
-/** A modern answer as a legacy client expects it (contract: "Versioning" 4). */
+/** A modern answer as a legacy client expects it (docs/wire.md "Versioning" 4). */
 function legacyAnswer(answer: JsonObject): JsonObject {
   if (!isJsonObject(answer.result)) return answer;
   const {

@@ -5,7 +5,7 @@
  * @module
  */
 
-/** The longest line read (contract: "Limits": 10 MB bodies). */
+/** The longest line read (docs/wire.md "Limits": 10 MB bodies). */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 /** One line read: its text, or too long (and skipped to its end). */

@@ -1,5 +1,5 @@
 /**
- * Which handshake the bridge may trust (contract: "Stdio bridge" 7): the app
+ * Which handshake the bridge may trust (docs/wire.md "The stdio bridge" 7): the app
  * directory is this user's and not group/world-writable; the file is a
  * regular file of this user with mode 0600; it parses; its pid is alive; its
  * token has not expired; and on Linux that pid holds the listening port. The

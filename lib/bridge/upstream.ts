@@ -45,7 +45,7 @@ export interface Endpoint {
 export const NOT_RUNNING =
   `${SERVICE_NAME} is not running: start it (\`deno task serve\`, or open the app) and try again`;
 
-/** The headers of a modern request (contract: "Required headers"). */
+/** The headers of a modern request (docs/wire.md "Required headers"). */
 export function upstreamHeaders(
   method: string,
   name: string | undefined,
@@ -176,7 +176,7 @@ function discoverRefusal(response: Response, error: JsonObject): BridgeFailure {
 /**
  * Call `server/discover` and require the proof: the answer names the
  * handshake's instanceId (only the process that wrote the 0600 file knows it)
- * and lists 2026-07-28 (contract: "Stdio bridge" 1, 7, 8).
+ * and lists 2026-07-28 (docs/wire.md "The stdio bridge" 1, 7, 8).
  */
 export async function discover(
   endpoint: Endpoint,

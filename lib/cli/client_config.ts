@@ -8,6 +8,7 @@
  * @module
  */
 
+import { isOneOf } from "../protocol/one_of.ts";
 import { DEFAULT_TOKEN_LIFETIME, parseDuration } from "../app/duration.ts";
 import { isProcessAlive } from "../app/handshake_file.ts";
 import { inAppDir } from "../app/paths.ts";
@@ -255,7 +256,7 @@ export async function clientConfigCommand(
   });
   const [client, extra] = parsed.positionals;
   if (
-    client === undefined || !(CLIENTS as readonly string[]).includes(client)
+    client === undefined || !isOneOf(CLIENTS, client)
   ) {
     throw new UsageError(
       `client-config: name a client, one of ${CLIENTS.join(", ")}${
@@ -275,7 +276,7 @@ export async function clientConfigCommand(
       }
     }
     io.out(
-      stdioSnippet(client as Exclude<ClientName, "http">, await bridgeLaunch()),
+      stdioSnippet(client, await bridgeLaunch()),
     );
     return 0;
   }

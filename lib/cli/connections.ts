@@ -11,11 +11,11 @@
  * @module
  */
 
+import { ENGINE_NAMES } from "../db/engines.ts";
 import {
   AI_POLICIES,
   checkConnectionField,
   CONNECTION_DEFAULTS,
-  DRIVERS,
   driverSpec,
   EXTERNAL_ACCESS,
   loadConnections,
@@ -32,7 +32,9 @@ import { type CliIO, UsageError } from "./io.ts";
 
 /** Usage of the connections command. */
 export const CONNECTIONS_USAGE = `Usage:
-  dbport connections add --name NAME --driver ${DRIVERS.join("|")} --url URL
+  dbport connections add --name NAME --engine ${
+  ENGINE_NAMES.join("|")
+} --url URL
                          [--password [PASSWORD] | --password-stdin] [--external-access ${
   EXTERNAL_ACCESS.join("|")
 }]
@@ -50,6 +52,7 @@ export const CONNECTIONS_USAGE = `Usage:
                          every AI read runs as: no superuser, no file, program or
                          signal privileges. Approved writes keep the saved login.
 
+--driver is the old name of --engine and still works.
 --password with no value asks for it on the terminal (no echo); --password-stdin
 reads it from standard input. Either keeps it out of the shell's history.
 
@@ -60,7 +63,9 @@ file path, a file: URL or a libsql:// URL. Defaults: --external-access ${CONNECT
 /** Flags that map onto connection fields. */
 const FIELD_FLAGS = {
   name: "name",
-  driver: "driver",
+  engine: "engine",
+  // The flag's name before 0.2.
+  driver: "engine",
   url: "url",
   password: "password",
   "external-access": "externalAccess",
@@ -194,7 +199,7 @@ async function load(path: string): Promise<SavedConnection[]> {
 function fieldsOf(
   command: string,
   parsed: Parsed,
-  driver: string | undefined,
+  engine: string | undefined,
 ): Partial<SavedConnection> {
   const fields: Record<string, string> = {};
   for (const [flag, key] of Object.entries(FIELD_FLAGS)) {
@@ -203,7 +208,7 @@ function fieldsOf(
     const problem = checkConnectionField(
       key,
       value,
-      key === "url" ? (stringFlag(parsed, "driver") ?? driver) : driver,
+      key === "url" ? (engineFlag(parsed) ?? engine) : engine,
     );
     if (problem !== null) {
       throw new UsageError(`${command}: --${flag} ${problem}, got "${value}"`);
@@ -211,6 +216,11 @@ function fieldsOf(
     fields[key] = value;
   }
   return fields as Partial<SavedConnection>;
+}
+
+/** `--engine`, or its old name `--driver`. */
+function engineFlag(parsed: Parsed): string | undefined {
+  return stringFlag(parsed, "engine") ?? stringFlag(parsed, "driver");
 }
 
 function find(
@@ -253,16 +263,15 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
       `connections add: unexpected argument "${parsed.positionals[0]}"`,
     );
   }
-  for (const flag of ["name", "driver", "url"]) {
-    if (stringFlag(parsed, flag) === undefined) {
+  for (const flag of ["name", "engine", "url"]) {
+    const given = flag === "engine"
+      ? engineFlag(parsed)
+      : stringFlag(parsed, flag);
+    if (given === undefined) {
       throw new UsageError(`connections add: --${flag} is required`);
     }
   }
-  const fields = fieldsOf(
-    "connections add",
-    parsed,
-    stringFlag(parsed, "driver"),
-  );
+  const fields = fieldsOf("connections add", parsed, engineFlag(parsed));
   const connections = await load(path);
   if (sameName(connections, fields.name!)) {
     throw new UsageError(
@@ -297,7 +306,7 @@ async function probe(connection: SavedConnection, io: CliIO): Promise<boolean> {
     const risks = await driver.loginRisks({
       signal: new AbortController().signal,
       timeoutMs: 15_000,
-    }).catch(() => [] as string[]);
+    }).catch((): string[] => []);
     if (connection.aiLogin !== undefined) {
       io.out(
         `"${connection.name}": AI reads run as ${
@@ -327,7 +336,7 @@ async function probe(connection: SavedConnection, io: CliIO): Promise<boolean> {
 
 /** Host, port, database and user of a connection, for its owner's eyes. */
 function describeWhere(connection: SavedConnection): string {
-  const target = describeTarget(connection.driver, connection.url);
+  const target = describeTarget(connection.engine, connection.url);
   if (target === null) return "(an unreadable URL)";
   if (target.host === null) return target.database ?? connection.url;
   let user = "";
@@ -341,11 +350,13 @@ function describeWhere(connection: SavedConnection): string {
 
 /** What may be shown of a connection: never a user name or password. */
 function publicView(connection: SavedConnection) {
-  const target = describeTarget(connection.driver, connection.url);
+  const target = describeTarget(connection.engine, connection.url);
   return {
     id: connection.id,
     name: connection.name,
-    driver: connection.driver,
+    engine: connection.engine,
+    /** The old name of `engine`, kept for scripts that read it. */
+    driver: connection.engine,
     host: target?.host ?? null,
     port: target?.port ?? null,
     database: target?.database ?? null,
@@ -372,11 +383,11 @@ async function list(path: string, args: string[], io: CliIO): Promise<number> {
   }
   for (
     const line of table(
-      ["ID", "NAME", "DRIVER", "WHERE", "EXTERNAL", "AI POLICY", "SAFE MODE"],
+      ["ID", "NAME", "ENGINE", "WHERE", "EXTERNAL", "AI POLICY", "SAFE MODE"],
       views.map((v) => [
         v.id,
         v.name,
-        v.driver,
+        v.engine,
         v.host === null
           ? (v.database ?? "-")
           : `${v.host}:${v.port}/${v.database ?? ""}`,
@@ -393,12 +404,12 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
   const parsed = parseFlags("connections set", args, FIELD_SPEC);
   const connections = await load(path);
   const current = find(connections, parsed.positionals[0], "connections set");
-  if (stringFlag(parsed, "driver") !== undefined) {
+  if (engineFlag(parsed) !== undefined) {
     throw new UsageError(
-      "connections set: the driver cannot change; remove and add the connection",
+      "connections set: the engine cannot change; remove and add the connection",
     );
   }
-  const fields = fieldsOf("connections set", parsed, current.driver);
+  const fields = fieldsOf("connections set", parsed, current.engine);
   if (Object.keys(fields).length === 0) {
     throw new UsageError("connections set: name at least one field to change");
   }

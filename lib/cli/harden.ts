@@ -20,7 +20,7 @@ import { toBase64Url } from "../protocol/base64.ts";
 import { DbError } from "../db/errors.ts";
 import { quoteIdent } from "../db/identifiers.ts";
 import { openDriver } from "../db/pool.ts";
-import type { Driver } from "../db/types.ts";
+import type { Driver, Engine } from "../db/types.ts";
 import { parseFlags, stringFlag } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
@@ -69,7 +69,11 @@ export async function postgresPlan(
       literal(user) + ") AS present",
     READ,
   )).rows;
-  const [version, database, present] = row as [number, string, boolean];
+  const [version, database, present] = [
+    Number(row?.[0]),
+    String(row?.[1]),
+    row?.[2] === true,
+  ];
   const role = quoteIdent(user, "postgres");
   const statements = [
     present
@@ -106,7 +110,7 @@ export async function mysqlPlan(
   password: string,
 ): Promise<HardenPlan> {
   const [row] = (await owner.query("SELECT DATABASE() AS db", READ)).rows;
-  const database = row?.[0] as string | null;
+  const database = typeof row?.[0] === "string" ? row[0] : null;
   const account = `${literal(user)}@'%'`;
   const scope = database === null
     ? "*.*"
@@ -128,6 +132,13 @@ export async function mysqlPlan(
       : [],
   };
 }
+
+/** How each engine makes a reading login; null where it has no logins. */
+const PLANS: {
+  readonly [E in Engine]:
+    | ((owner: Driver, user: string, password: string) => Promise<HardenPlan>)
+    | null;
+} = { postgres: postgresPlan, mysql: mysqlPlan, sqlite: null };
 
 /** Run `connections harden` against the connections file at `path`. */
 export async function hardenCommand(
@@ -154,7 +165,8 @@ export async function hardenCommand(
       }"`,
     );
   }
-  if (connection.driver === "sqlite") {
+  const makePlan = PLANS[connection.engine];
+  if (makePlan === null) {
     io.out(
       `"${connection.name}" is a SQLite database: it has no logins. AI reads run on a read-only handle (PRAGMA query_only); keep the file readable only by you.`,
     );
@@ -165,12 +177,7 @@ export async function hardenCommand(
   try {
     const user = stringFlag(parsed, "user") ?? aiUserName(connection);
     const password = newPassword();
-    const plan =
-      await (connection.driver === "postgres" ? postgresPlan : mysqlPlan)(
-        owner,
-        user,
-        password,
-      );
+    const plan = await makePlan(owner, user, password);
     const masked = (sql: string) => sql.replaceAll(password, "********");
     io.out(
       `${parsed.flags.apply ? "Creating" : "Would create"} the login ${

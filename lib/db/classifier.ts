@@ -29,6 +29,7 @@ import {
   STATEMENT_STARTS,
   UNTRUSTED_LANGUAGES,
 } from "./classifier_words.ts";
+import { ENGINES } from "./engines.ts";
 import { type Dialect, split, type Token } from "./lexer.ts";
 
 /** How much a statement may change. */
@@ -66,7 +67,8 @@ function higher(a: Tier, b: Tier): Tier {
 /** Classify `sql`, which must hold exactly one statement. */
 export function classify(sql: string, dialect: Dialect): Classification {
   const { statements, uncertain } = split(sql, dialect);
-  if (statements.length === 0) {
+  const [first] = statements;
+  if (first === undefined) {
     return {
       ok: false,
       code: "invalid_argument",
@@ -81,7 +83,7 @@ export function classify(sql: string, dialect: Dialect): Classification {
         `query holds ${statements.length} statements; send one statement at a time`,
     };
   }
-  const { tokens, text } = statements[0]!;
+  const { tokens, text } = first;
   const start = skipParens(tokens, 0);
   const lead = tokens[start];
   const found = tierAt(tokens, start, dialect);
@@ -123,7 +125,8 @@ function tierAt(
   if (
     keyword === "EXPLAIN" ||
     // MySQL: DESCRIBE/DESC <statement> is EXPLAIN; DESCRIBE <table> reads.
-    (dialect === "mysql" && (keyword === "DESCRIBE" || keyword === "DESC"))
+    (ENGINES[dialect].statements.describeExplains &&
+      (keyword === "DESCRIBE" || keyword === "DESC"))
   ) {
     return explained(tokens, i + 1, dialect);
   }
@@ -132,7 +135,10 @@ function tierAt(
     // (every engine) rewrites statistics: a write.
     const inner = skipParens(tokens, i + 1);
     const what = word(tokens[inner]);
-    if (dialect === "mysql" && what !== "TABLE" && STATEMENT_STARTS.has(what)) {
+    if (
+      ENGINES[dialect].statements.analyzeRunsStatement && what !== "TABLE" &&
+      STATEMENT_STARTS.has(what)
+    ) {
       return tierAt(tokens, inner, dialect);
     }
     return { tier: "write", dangerous: false };
@@ -153,7 +159,9 @@ function tierAt(
   }
   if (keyword === "PRAGMA") {
     return {
-      tier: dialect === "sqlite" && isReadPragma(tokens, i) ? "read" : "write",
+      tier: ENGINES[dialect].statements.readPragmas && isReadPragma(tokens, i)
+        ? "read"
+        : "write",
       dangerous: false,
     };
   }
@@ -176,8 +184,7 @@ function explained(
   if (tokens[i]?.text === "(") {
     // PostgreSQL: EXPLAIN (ANALYZE, BUFFERS) ... / (ANALYZE false)
     let depth = 0;
-    for (; i < tokens.length; i++) {
-      const token = tokens[i]!;
+    for (let token = tokens[i]; token !== undefined; token = tokens[++i]) {
       if (token.text === "(") depth++;
       else if (token.text === ")") {
         depth--;
@@ -193,8 +200,7 @@ function explained(
       }
     }
   }
-  while (i < tokens.length) {
-    const token = tokens[i]!;
+  for (let token = tokens[i]; token !== undefined; token = tokens[i]) {
     if (token.kind === "word" && EXPLAIN_OPTIONS.has(token.text)) {
       if (token.text === "ANALYZE" || token.text === "ANALYSE") analyze = true;
       i++;
@@ -222,8 +228,7 @@ function scan(
 ): { tier: Tier; dangerous: boolean } {
   let tier: Tier = "read";
   let dangerous = false;
-  for (let k = i; k < tokens.length; k++) {
-    const token = tokens[k]!;
+  for (let k = i, token = tokens[k]; token !== undefined; token = tokens[++k]) {
     const called = calledName(tokens, k);
     if (called !== null && SIDE_EFFECT_FUNCTIONS.has(called)) {
       tier = higher(tier, "write");
@@ -262,13 +267,12 @@ function scan(
 /** Whether the statement (or CTE part) starting at `i` has a WHERE of its own. */
 function hasWhere(tokens: readonly Token[], i: number): boolean {
   let depth = 0;
-  for (let k = i + 1; k < tokens.length; k++) {
-    const text = tokens[k]!.text;
+  for (const { text, kind } of tokens.slice(i + 1)) {
     if (text === "(") depth++;
     else if (text === ")") {
       depth--;
       if (depth < 0) return false; // the end of this CTE part
-    } else if (depth === 0 && text === "WHERE" && tokens[k]!.kind === "word") {
+    } else if (depth === 0 && text === "WHERE" && kind === "word") {
       return true;
     }
   }
@@ -276,10 +280,9 @@ function hasWhere(tokens: readonly Token[], i: number): boolean {
 }
 
 function hasWord(tokens: readonly Token[], from: number, text: string) {
-  for (let k = from; k < tokens.length; k++) {
-    if (tokens[k]!.kind === "word" && tokens[k]!.text === text) return true;
-  }
-  return false;
+  return tokens.slice(from).some((token) =>
+    token.kind === "word" && token.text === text
+  );
 }
 
 /** Words between CREATE and the kind of object it creates. */
@@ -305,8 +308,8 @@ function looseName(token: Token | undefined): string {
 
 /** A function's name as written: a word, or a quoted name read loosely. */
 function calledName(tokens: readonly Token[], k: number): string | null {
-  const token = tokens[k]!;
-  if (tokens[k + 1]?.text !== "(" || token.kind === "string") return null;
+  const token = tokens[k];
+  if (tokens[k + 1]?.text !== "(" || token?.kind === "string") return null;
   // "pg_read_file"(...) or `load_file`(...): quoted names are read without
   // their quotes and case, so quoting is no way around the lists.
   return looseName(token) || null;
@@ -314,13 +317,17 @@ function calledName(tokens: readonly Token[], k: number): string | null {
 
 /** What in the statement reaches the file system or runs code, if anything. */
 function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
+  const rules = ENGINES[dialect].statements;
   if (tokens.some((token) => token.kind === "exec_comment")) {
     return "a MySQL executable comment /*! ... */ runs as code";
   }
   const start = skipParens(tokens, 0);
   const lead = word(tokens[start]);
-  if (lead in FILE_OR_CODE_LEADS) return FILE_OR_CODE_LEADS[lead]!;
-  if (lead === "DO" && dialect === "postgres") {
+  const leadReach = Object.hasOwn(FILE_OR_CODE_LEADS, lead)
+    ? FILE_OR_CODE_LEADS[lead]
+    : undefined;
+  if (leadReach !== undefined) return leadReach;
+  if (lead === "DO" && rules.anonymousCodeBlocks) {
     return "DO runs a block of procedural code";
   }
   if (lead === "VACUUM" && hasWord(tokens, start, "INTO")) {
@@ -340,17 +347,20 @@ function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
       return "a foreign server or table reaches files or other hosts";
     }
   }
-  for (let k = 0; k < tokens.length; k++) {
-    const token = tokens[k]!;
+  for (const [k, token] of tokens.entries()) {
     const name = calledName(tokens, k);
-    if (name !== null && reachesOutside(name, dialect === "postgres")) {
+    if (
+      name !== null && reachesOutside(name, rules.functionPrefixesReachOutside)
+    ) {
       return `${name.toLowerCase()}() reaches files, code or SQL text`;
     }
-    if (name !== null && name in DENIED_FUNCTIONS) {
-      return DENIED_FUNCTIONS[name]!;
-    }
+    const denied = name !== null && Object.hasOwn(DENIED_FUNCTIONS, name)
+      ? DENIED_FUNCTIONS[name]
+      : undefined;
+    if (denied !== undefined) return denied;
     if (
-      dialect === "postgres" && PG_DENIED_RELATIONS.has(looseName(token))
+      rules.catalogViewsShowFiles &&
+      PG_DENIED_RELATIONS.has(looseName(token))
     ) {
       return `${
         looseName(token).toLowerCase()

@@ -282,9 +282,12 @@ export const FILE_OR_CODE_PREFIXES: readonly string[] = [
  * name on every engine, by prefix on PostgreSQL (the lexer's and the
  * catalog check's one rule).
  */
-export function reachesOutside(name: string, postgres: boolean): boolean {
+export function reachesOutside(
+  name: string,
+  byPrefix: boolean,
+): boolean {
   return FILE_OR_CODE_FUNCTIONS.has(name) ||
-    (postgres &&
+    (byPrefix &&
       FILE_OR_CODE_PREFIXES.some((prefix) => name.startsWith(prefix)));
 }
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-/** What went wrong, in terms the tools map to the contract's outcomes. */
+/** What went wrong, in terms the tools map to the wire reference's outcomes. */
 export type DbErrorKind =
   /** The database could not be reached or refused the login. */
   | "connect"

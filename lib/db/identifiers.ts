@@ -4,11 +4,10 @@
  * @module
  */
 
-import type { Engine } from "./types.ts";
+import { type Engine, ENGINES } from "./engines.ts";
 
 /** Quote an identifier the engine's way, doubling the quote inside it. */
 export function quoteIdent(name: string, engine: Engine): string {
-  return engine === "mysql"
-    ? "`" + name.replaceAll("`", "``") + "`"
-    : '"' + name.replaceAll('"', '""') + '"';
+  const quote = ENGINES[engine].identifierQuote;
+  return quote + name.replaceAll(quote, quote + quote) + quote;
 }

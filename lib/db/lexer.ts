@@ -12,8 +12,10 @@
  * @module
  */
 
-/** The SQL dialects dbport speaks. */
-export type Dialect = "postgres" | "mysql" | "sqlite";
+import { type Engine, ENGINES, type LexicalRules } from "./engines.ts";
+
+/** The SQL dialects dbport speaks: one per engine. */
+export type Dialect = Engine;
 
 /** What a token is. Comments and whitespace produce no token. */
 export type TokenKind =
@@ -54,8 +56,6 @@ const SPACE = /[ \t\n\v\f\r]/;
 /** Any other C0 control character or DEL (matched on purpose). */
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x1f\x7f]/;
-/** PostgreSQL ends `--` comments at either newline character. */
-const PG_NEWLINE = /[\n\r]/;
 
 /** Split SQL text into tokens (see {@linkcode lex} for the uncertainties). */
 export function tokenize(sql: string, dialect: Dialect): Token[] {
@@ -64,6 +64,7 @@ export function tokenize(sql: string, dialect: Dialect): Token[] {
 
 /** Split SQL text into tokens, noting what cannot be read with certainty. */
 export function lex(sql: string, dialect: Dialect): Lexed {
+  const rules = ENGINES[dialect].lexical;
   const tokens: Token[] = [];
   const uncertain: string[] = [];
   let i = 0;
@@ -74,23 +75,23 @@ export function lex(sql: string, dialect: Dialect): Lexed {
     uncertain.push(`${what} opened at character ${start + 1} never closes`);
 
   while (i < n) {
-    const c = sql[i]!;
+    const c = sql.charAt(i);
     const next = sql[i + 1];
     if (SPACE.test(c)) {
       i++;
       continue;
     }
-    if (isLineComment(sql, i, dialect)) {
-      i = lineEnd(sql, i, dialect);
+    if (isLineComment(sql, i, rules)) {
+      i = lineEnd(sql, i, rules);
       continue;
     }
     if (c === "/" && next === "*") {
       const start = i;
       // MySQL `/*! */`, MariaDB `/*M! */` and optimizer hints `/*+ */`.
-      const executable = dialect === "mysql" &&
+      const executable = rules.executableComments &&
         (sql[i + 2] === "!" || sql[i + 2] === "+" ||
           (sql[i + 2] === "M" && sql[i + 3] === "!"));
-      i = skipBlockComment(sql, i, dialect === "postgres");
+      i = skipBlockComment(sql, i, rules.nestedBlockComments);
       if (i < 0) {
         unterminated("a /* comment", start);
         i = n;
@@ -102,7 +103,7 @@ export function lex(sql: string, dialect: Dialect): Lexed {
       const start = i;
       // Backslash escapes in '...' on MySQL only (PostgreSQL: E'...' below;
       // the PostgreSQL driver keeps standard_conforming_strings on).
-      i = skipQuoted(sql, i, "'", dialect === "mysql");
+      i = skipQuoted(sql, i, "'", rules.backslashEscapes);
       if (i < 0) {
         unterminated("a string", start);
         i = n;
@@ -110,7 +111,7 @@ export function lex(sql: string, dialect: Dialect): Lexed {
       push("string", start, i);
       continue;
     }
-    if (dialect === "postgres" && (c === "e" || c === "E") && next === "'") {
+    if (rules.escapeStrings && (c === "e" || c === "E") && next === "'") {
       const start = i;
       i = skipQuoted(sql, i + 1, "'", true);
       if (i < 0) {
@@ -123,15 +124,15 @@ export function lex(sql: string, dialect: Dialect): Lexed {
     if (c === '"') {
       const start = i;
       // MySQL (the driver keeps ANSI_QUOTES off) reads "..." as a string.
-      i = skipQuoted(sql, i, '"', dialect === "mysql");
+      i = skipQuoted(sql, i, '"', rules.backslashEscapes);
       if (i < 0) {
         unterminated("a double quote", start);
         i = n;
       }
-      push(dialect === "mysql" ? "string" : "quoted", start, i);
+      push(rules.doubleQuoted === "string" ? "string" : "quoted", start, i);
       continue;
     }
-    if (c === "`" && dialect !== "postgres") {
+    if (c === "`" && rules.backtickIdentifiers) {
       const start = i;
       i = skipQuoted(sql, i, "`", false);
       if (i < 0) {
@@ -141,7 +142,7 @@ export function lex(sql: string, dialect: Dialect): Lexed {
       push("quoted", start, i);
       continue;
     }
-    if (c === "[" && dialect === "sqlite") {
+    if (c === "[" && rules.bracketIdentifiers) {
       const start = i;
       const close = sql.indexOf("]", i + 1);
       if (close === -1) unterminated("a [ name", start);
@@ -149,7 +150,7 @@ export function lex(sql: string, dialect: Dialect): Lexed {
       push("quoted", start, i);
       continue;
     }
-    if (c === "$" && dialect === "postgres") {
+    if (c === "$" && rules.dollarQuotes) {
       // scan.l: dolqdelim \$({dolq_start}{dolq_cont}*)?\$ where dolq_start
       // is [A-Za-z\200-\377_] — letters beyond ASCII start a tag too.
       const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/
@@ -176,9 +177,9 @@ export function lex(sql: string, dialect: Dialect): Lexed {
     }
     if (DIGIT.test(c) || (c === "." && DIGIT.test(next ?? ""))) {
       const start = i;
-      while (i < n && /[0-9A-Za-z_.]/.test(sql[i]!)) {
+      while (i < n && /[0-9A-Za-z_.]/.test(sql.charAt(i))) {
         // An exponent's sign belongs to the number.
-        if (/[eE]/.test(sql[i]!) && /[+-]/.test(sql[i + 1] ?? "")) i++;
+        if (/[eE]/.test(sql.charAt(i)) && /[+-]/.test(sql[i + 1] ?? "")) i++;
         i++;
       }
       push("number", start, i);
@@ -186,11 +187,11 @@ export function lex(sql: string, dialect: Dialect): Lexed {
     }
     if (WORD_START.test(c)) {
       const start = i;
-      while (i < n && WORD_PART.test(sql[i]!)) i++;
+      while (i < n && WORD_PART.test(sql.charAt(i))) i++;
       push("word", start, i, sql.slice(start, i).toUpperCase());
       continue;
     }
-    if (dialect === "sqlite" && "?:@$#".includes(c)) {
+    if (rules.parameters === "sqlite" && "?:@$#".includes(c)) {
       const end = sqliteVariable(sql, i);
       if (end > i) {
         push("param", i, end);
@@ -199,13 +200,13 @@ export function lex(sql: string, dialect: Dialect): Lexed {
       }
     }
     if (
-      dialect !== "sqlite" && (c === "?" || c === ":" || c === "@") &&
+      rules.parameters === "named" && (c === "?" || c === ":" || c === "@") &&
       WORD_START.test(next ?? "")
     ) {
       // Named parameters and MySQL user variables read as one token.
       const start = i;
       i++;
-      while (i < n && WORD_PART.test(sql[i]!)) i++;
+      while (i < n && WORD_PART.test(sql.charAt(i))) i++;
       push("param", start, i);
       continue;
     }
@@ -227,9 +228,13 @@ export function lex(sql: string, dialect: Dialect): Lexed {
  * MySQL/MariaDB: `#`, or `--` followed by whitespace, a control character or
  * the end of the text (`sql_lex.cc`: my_isspace || my_iscntrl).
  */
-function isLineComment(sql: string, i: number, dialect: Dialect): boolean {
+function isLineComment(
+  sql: string,
+  i: number,
+  rules: LexicalRules,
+): boolean {
   const c = sql[i];
-  if (dialect === "mysql") {
+  if (rules.hashAndSpacedDashComments) {
     if (c === "#") return true;
     if (c !== "-" || sql[i + 1] !== "-") return false;
     const after = sql[i + 2];
@@ -239,10 +244,10 @@ function isLineComment(sql: string, i: number, dialect: Dialect): boolean {
 }
 
 /** Where a line comment at `i` ends: past `\n` (PostgreSQL: `\n` or `\r`). */
-function lineEnd(sql: string, i: number, dialect: Dialect): number {
+function lineEnd(sql: string, i: number, rules: LexicalRules): number {
   for (let k = i; k < sql.length; k++) {
-    const c = sql[k]!;
-    if (c === "\n" || (dialect === "postgres" && PG_NEWLINE.test(c))) {
+    const c = sql[k];
+    if (c === "\n" || (c === "\r" && rules.carriageReturnEndsLineComment)) {
       return k + 1;
     }
   }
@@ -258,17 +263,19 @@ function sqliteVariable(sql: string, i: number): number {
   const c = sql[i];
   let k = i + 1;
   if (c === "?") {
-    while (k < sql.length && DIGIT.test(sql[k]!)) k++;
+    while (k < sql.length && DIGIT.test(sql.charAt(k))) k++;
     return k;
   }
   let n = 0;
   for (; k < sql.length; k++) {
-    const ch = sql[k]!;
+    const ch = sql.charAt(k);
     if (WORD_PART.test(ch)) {
       n++;
     } else if (ch === "(" && n > 0) {
       k++;
-      while (k < sql.length && !SPACE.test(sql[k]!) && sql[k] !== ")") k++;
+      while (k < sql.length && !SPACE.test(sql.charAt(k)) && sql[k] !== ")") {
+        k++;
+      }
       if (sql[k] === ")") k++;
       return k;
     } else if (ch === ":" && sql[k + 1] === ":") {
@@ -349,10 +356,12 @@ export function split(sql: string, dialect: Dialect): Split {
   const statements: Statement[] = [];
   let current: Token[] = [];
   const flush = () => {
-    if (current.length > 0) {
+    const [head] = current;
+    const last = current.at(-1);
+    if (head !== undefined && last !== undefined) {
       statements.push({
         tokens: current,
-        text: sql.slice(current[0]!.start, current.at(-1)!.end),
+        text: sql.slice(head.start, last.end),
       });
     }
     current = [];

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { thrown } from "../protocol/thrown.ts";
 import mysql from "mysql2";
 import { Budget } from "./budget.ts";
 import { tokenize } from "./lexer.ts";
@@ -192,7 +193,7 @@ export function openMysql(config: MysqlConfig): Driver {
       );
       return NO_OPINION;
     } catch (error) {
-      const errno = (error as { errno?: number }).errno ?? 0;
+      const errno = thrown(error).errno ?? 0;
       // Syntax, unknown table, column or database: the run would fail too.
       if ([1064, 1146, 1054, 1049].includes(errno)) {
         return { ok: false, message: toDbError(error, secrets).message };
@@ -280,9 +281,11 @@ export function openMysql(config: MysqlConfig): Driver {
     async query(text, options) {
       if (options.mode === "write") return await write(text, options);
       const connection = await acquire(options.signal);
-      let killing: Promise<void> | null = null;
+      // Set by stop(), which runs in a callback: a holder, not a `let`, so
+      // the finally block below sees what it was set to.
+      const killing: { done: Promise<void> | null } = { done: null };
       // The cap, the timeout and an abort all stop the query the same way.
-      const stop = () => (killing ??= kill(connection.threadId));
+      const stop = () => (killing.done ??= kill(connection.threadId));
       try {
         await simple(connection, "START TRANSACTION READ ONLY");
         return await stoppable(
@@ -295,8 +298,8 @@ export function openMysql(config: MysqlConfig): Driver {
       } finally {
         // A killed session is never pooled again; its KILL is seen through
         // (the side connection closed) before the answer goes out.
-        if (killing !== null) {
-          await (killing as Promise<void>).catch(() => {});
+        if (killing.done !== null) {
+          await killing.done.catch(() => {});
           connection.destroy();
         } else await recycle(connection);
       }
@@ -541,10 +544,10 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   if (error instanceof DbError) return error;
   const denied = permissionProblem(error);
   if (denied !== null) return denied;
-  const e = error as { code?: string; errno?: number; message?: string };
-  const code = e.code ?? "";
+  const e = thrown(error);
+  const code = e.code;
   const text = redact(
-    `${e.message ?? String(error)}${code ? ` [${code}]` : ""}`,
+    `${e.message}${code ? ` [${code}]` : ""}`,
     secrets,
   );
   if (code === "ETIMEDOUT") {

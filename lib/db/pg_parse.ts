@@ -9,6 +9,7 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
 import { loadModule, parseSync } from "libpg-query";
 import type { Tier } from "./classifier.ts";
 
@@ -49,6 +50,23 @@ export function loadPgParser(): Promise<void> {
 
 type Node = Record<string, unknown>;
 
+/** Whether a value of the parse tree is a node (an object, not a list). */
+function isNode(value: unknown): value is Node {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The node under `key`, if it is one. */
+function child(node: Node | undefined, key: string): Node | undefined {
+  const value = node?.[key];
+  return isNode(value) ? value : undefined;
+}
+
+/** The nodes of the list under `key` (none when it is absent). */
+function childList(node: Node | undefined, key: string): Node[] {
+  const value = node?.[key];
+  return Array.isArray(value) ? value.filter(isNode) : [];
+}
+
 /** Top-level statement kinds that only read (the rest are checked below). */
 const READ_STATEMENTS = new Set(["SelectStmt", "VariableShowStmt"]);
 
@@ -84,7 +102,8 @@ export async function parsePostgres(sql: string): Promise<PgParse> {
   if (seen !== undefined) return structuredClone(seen);
   const parsed = await parseOnce(sql);
   if (sql.length <= 4096) {
-    if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+    const oldest = PARSED.keys().next();
+    if (PARSED.size >= PARSED_MAX && !oldest.done) PARSED.delete(oldest.value);
     PARSED.set(sql, structuredClone(parsed));
   }
   return parsed;
@@ -92,22 +111,26 @@ export async function parsePostgres(sql: string): Promise<PgParse> {
 
 async function parseOnce(sql: string): Promise<PgParse> {
   await loadPgParser();
-  let tree: { stmts?: { stmt?: Node }[] };
+  let tree: unknown;
   try {
-    tree = parseSync(sql) as typeof tree;
+    tree = parseSync(sql);
   } catch (error) {
-    return { ok: false, message: (error as Error).message };
+    return { ok: false, message: messageOf(error) };
   }
-  const statements = (tree.stmts ?? []).filter((s) => s.stmt !== undefined);
-  if (statements.length !== 1) {
+  const statements = childList(isNode(tree) ? tree : undefined, "stmts")
+    .map((entry) => child(entry, "stmt"))
+    .filter(isNode);
+  const [only] = statements;
+  if (statements.length !== 1 || only === undefined) {
     return { ok: true, statements: statements.length, analysis: null };
   }
-  return { ok: true, statements: 1, analysis: analyze(statements[0]!.stmt!) };
+  return { ok: true, statements: 1, analysis: analyze(only) };
 }
 
 /** Read one statement's tree. */
 export function analyze(statement: Node): PgAnalysis {
-  const [kind, body] = Object.entries(statement)[0] as [string, Node];
+  const [kind = "", value] = Object.entries(statement)[0] ?? [];
+  const body = isNode(value) ? value : {};
   const found: PgAnalysis = {
     tier: "read",
     dangerous: false,
@@ -119,7 +142,10 @@ export function analyze(statement: Node): PgAnalysis {
   };
   if (kind === "ExplainStmt") {
     // EXPLAIN plans without running; EXPLAIN ANALYZE runs its statement.
-    return explainAnalyzes(body) ? analyze(body.query as Node) : found;
+    const query = child(body, "query");
+    return explainAnalyzes(body) && query !== undefined
+      ? analyze(query)
+      : found;
   }
   if (kind.startsWith("Drop") || kind === "TruncateStmt") {
     found.tier = "destructive";
@@ -135,26 +161,26 @@ export function analyze(statement: Node): PgAnalysis {
 }
 
 function explainAnalyzes(body: Node): boolean {
-  for (const option of (body.options as Node[] | undefined) ?? []) {
-    const element = option.DefElem as Node | undefined;
+  for (const option of childList(body, "options")) {
+    const element = child(option, "DefElem");
     if (element?.defname !== "analyze") continue;
     // `ANALYZE false|off|no|0` plans only; anything else (no value, true,
     // on, 1, a value we do not know) runs the statement.
-    const arg = element.arg as
-      | { String?: { sval?: string }; Integer?: { ival?: number } }
-      | undefined;
-    const text = arg?.String?.sval?.toLowerCase();
+    const arg = child(element, "arg");
+    const sval = child(arg, "String")?.sval;
+    const text = typeof sval === "string" ? sval.toLowerCase() : undefined;
+    const integer = child(arg, "Integer");
     const off = (text !== undefined &&
       ["false", "off", "no", "0", "f", "n"].includes(text)) ||
-      (arg?.Integer !== undefined && (arg.Integer.ival ?? 0) === 0);
+      (integer !== undefined && (integer.ival ?? 0) === 0);
     if (!off) return true;
   }
   return false;
 }
 
 function dropsSomething(body: Node): boolean {
-  for (const command of (body.cmds as Node[] | undefined) ?? []) {
-    const subtype = (command.AlterTableCmd as Node | undefined)?.subtype;
+  for (const command of childList(body, "cmds")) {
+    const subtype = child(command, "AlterTableCmd")?.subtype;
     if (typeof subtype === "string" && subtype.startsWith("AT_Drop")) {
       return true;
     }
@@ -172,14 +198,14 @@ const MODIFYING = new Set([
 function names(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
   return list.map((item) =>
-    String((item as Node).String ? ((item as Node).String as Node).sval : "")
+    String(isNode(item) ? child(item, "String")?.sval ?? "" : "")
   );
 }
 
 function pgName(parts: string[]): PgName {
-  return parts.length > 1
-    ? { schema: parts.at(-2)!, name: parts.at(-1)! }
-    : { schema: null, name: parts[0] ?? "" };
+  const name = parts.at(-1) ?? "";
+  const schema = parts.at(-2);
+  return { schema: schema ?? null, name };
 }
 
 /** Collect what the tree names, at every depth. */
@@ -188,10 +214,11 @@ function walk(value: unknown, found: PgAnalysis): void {
     for (const item of value) walk(item, found);
     return;
   }
-  if (value === null || typeof value !== "object") return;
-  for (const [key, child] of Object.entries(value as Node)) {
-    if (child === null || typeof child !== "object") continue;
-    const node = child as Node;
+  if (!isNode(value)) return;
+  for (const [key, inner] of Object.entries(value)) {
+    if (inner === null || typeof inner !== "object") continue;
+    // A list under a key is walked below; only a node has fields to read.
+    const node = isNode(inner) ? inner : {};
     if (MODIFYING.has(key)) {
       found.tier = higher(found.tier, "write");
       if ((key === "DeleteStmt" || key === "UpdateStmt") && !node.whereClause) {
@@ -208,18 +235,17 @@ function walk(value: unknown, found: PgAnalysis): void {
     } else if (key === "A_Expr") {
       for (const name of names(node.name)) found.operators.push(name);
     } else if (key === "TypeCast") {
-      const type = node.typeName as Node | undefined;
-      const parts = names(type?.names);
-      if (parts.length > 0) found.castTypes.push(parts.at(-1)!);
+      const last = names(child(node, "typeName")?.names).at(-1);
+      if (last !== undefined) found.castTypes.push(last);
     } else if (key === "RangeVar") {
       found.relations.push({
         schema: typeof node.schemaname === "string" ? node.schemaname : null,
         name: String(node.relname ?? ""),
       });
-    } else if (key in REACH_STATEMENTS && found.reach === null) {
-      found.reach = REACH_STATEMENTS[key]!;
+    } else if (found.reach === null && Object.hasOwn(REACH_STATEMENTS, key)) {
+      found.reach = REACH_STATEMENTS[key] ?? null;
     }
-    walk(child, found);
+    walk(inner, found);
   }
 }
 

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { ENGINES } from "./engines.ts";
 import { ownerOnly } from "./redact.ts";
 import { DbError } from "./errors.ts";
 import { openLibsqlRemote } from "./libsql_remote.ts";
@@ -57,7 +58,7 @@ export function openDriver(
   spec: DriverSpec,
   audience: "clients" | "owner" = "clients",
 ): Driver {
-  if (spec.aiLogin !== undefined && spec.engine !== "sqlite") {
+  if (spec.aiLogin !== undefined && ENGINES[spec.engine].logins) {
     const { aiLogin, ...owner } = spec;
     const reader = openDriver({
       id: spec.id,
@@ -71,28 +72,44 @@ export function openDriver(
   const secrets = audience === "owner"
     ? ownerOnly(ownerSecrets(spec))
     : target?.secrets ?? [spec.url];
-  const password = spec.password === undefined
-    ? {}
-    : { password: spec.password };
-  switch (spec.engine) {
-    case "postgres":
-      return openPostgres({ url: spec.url, secrets, ...password });
-    case "mysql":
-      return openMysql({ url: spec.url, secrets, ...password });
-    case "sqlite": {
-      const path = sqlitePath(spec.url);
-      if (path !== null) return openSqlite({ path, secrets });
-      const token = new URL(spec.url).searchParams.get("authToken") ??
-        spec.password;
-      const url = spec.url.replace(/[?&]authToken=[^&]*/, "");
-      return openLibsqlRemote({
-        url,
-        secrets,
-        ...(token === undefined ? {} : { authToken: token }),
-      });
-    }
-  }
+  return OPENERS[spec.engine](spec, secrets);
 }
+
+/**
+ * How each engine's driver is opened (nothing connects yet). The engine's
+ * other facts are in `engines.ts`, which loads no driver.
+ */
+const OPENERS: {
+  readonly [E in Engine]: (
+    spec: DriverSpec,
+    secrets: readonly string[],
+  ) => Driver;
+} = {
+  postgres: ({ url, password }, secrets) =>
+    openPostgres({
+      url,
+      secrets,
+      ...(password === undefined ? {} : { password }),
+    }),
+  mysql: ({ url, password }, secrets) =>
+    openMysql({
+      url,
+      secrets,
+      ...(password === undefined ? {} : { password }),
+    }),
+  sqlite: (spec, secrets) => {
+    const path = sqlitePath(spec.url);
+    if (path !== null) return openSqlite({ path, secrets });
+    const token = new URL(spec.url).searchParams.get("authToken") ??
+      spec.password;
+    const url = spec.url.replace(/[?&]authToken=[^&]*/, "");
+    return openLibsqlRemote({
+      url,
+      secrets,
+      ...(token === undefined ? {} : { authToken: token }),
+    });
+  },
+};
 
 /** What even the owner's own terminal never shows: passwords and tokens. */
 function ownerSecrets(spec: DriverSpec): string[] {

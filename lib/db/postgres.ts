@@ -8,6 +8,8 @@
  * @module
  */
 
+import type { Tier } from "./classifier.ts";
+import { thrown } from "../protocol/thrown.ts";
 import postgres from "postgres";
 import { Budget } from "./budget.ts";
 import { DbError, permissionProblem } from "./errors.ts";
@@ -254,13 +256,20 @@ async function checkStatement(
   }
   const analysis = parsed.analysis;
   const reach = namedReach(analysis);
-  const found = {
-    ok: true as const,
+  const found: {
+    ok: true;
+    parsedTier: Tier;
+    tier: Tier;
+    dangerous: boolean;
+    reach: string | null;
+    why: string | null;
+  } = {
+    ok: true,
     parsedTier: analysis.tier,
     tier: analysis.tier,
     dangerous: analysis.dangerous,
     reach,
-    why: null as string | null,
+    why: null,
   };
   // Only a read asks the catalog; one naming nothing costs no round trip.
   if (reach !== null || analysis.tier !== "read") return found;
@@ -296,7 +305,7 @@ async function writeQuery(
     try {
       result = await statement();
     } catch (error) {
-      if ((error as { code?: string }).code !== NOT_IN_TRANSACTION) throw error;
+      if (thrown(error).code !== NOT_IN_TRANSACTION) throw error;
       await reserved.unsafe("ROLLBACK");
       open = false;
       // Outside a transaction block the session's read-only default would
@@ -418,14 +427,9 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   if (error instanceof DbError) return error;
   const denied = permissionProblem(error);
   if (denied !== null) return denied;
-  const e = error as {
-    code?: string;
-    message?: string;
-    detail?: string;
-    hint?: string;
-  };
-  const code = e.code ?? "";
-  let message = e.message ?? String(error);
+  const e = thrown(error);
+  const code = e.code;
+  let message = e.message;
   if (e.detail) message += ` (${e.detail})`;
   if (e.hint) message += ` Hint: ${e.hint}`;
   if (/^[0-9A-Z]{5}$/.test(code)) message += ` [SQLSTATE ${code}]`;

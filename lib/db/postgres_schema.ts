@@ -5,6 +5,7 @@
  * @module
  */
 
+import { stringsOf } from "../protocol/jsonrpc.ts";
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
@@ -151,17 +152,17 @@ export async function describePostgresTable(
     })),
     indexes: indexes.map((row) => ({
       name: String(row.name),
-      columns: (row.columns as string[]).map(String),
+      columns: stringsOf(row.columns),
       unique: row.unique === true,
       primary: row.primary === true,
       method: String(row.method),
     })),
     foreignKeys: foreignKeys.map((row) => ({
       name: String(row.name),
-      columns: (row.columns as string[]).map(String),
+      columns: stringsOf(row.columns),
       referencedSchema: String(row.ref_schema),
       referencedTable: String(row.ref_table),
-      referencedColumns: (row.ref_columns as string[]).map(String),
+      referencedColumns: stringsOf(row.ref_columns),
       onUpdate: ACTIONS[String(row.on_update)] ?? "NO ACTION",
       onDelete: ACTIONS[String(row.on_delete)] ?? "NO ACTION",
     })),

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { allUrlSchemes } from "./engines.ts";
+
 /** The longest message that reaches a client. */
 export const MAX_MESSAGE_LENGTH = 600;
 
@@ -47,8 +49,11 @@ const KEY_VALUE = new RegExp(
   "gi",
 );
 const URL_WITH_USERINFO = /\b[a-z][a-z0-9+.-]*:\/\/[^\s/@]*@[^\s/]*/gi;
-const URL_ANY =
-  /\b(?:postgres(?:ql)?|mysql|mariadb|libsql|wss?|https?):\/\/[^\s'"]+/gi;
+/** A URL of any scheme a saved connection may use. */
+const URL_ANY = new RegExp(
+  `\\b(?:${allUrlSchemes().join("|")}):\\/\\/[^\\s'"]+`,
+  "gi",
+);
 const IPV4 = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b/g;
 const IPV6_BRACKETED = /\[[0-9a-f:]+\](?::\d+)?/gi;
 const HOST_PORT = /\b[a-z0-9-]+(?:\.[a-z0-9-]+)+:\d{2,5}\b/gi;

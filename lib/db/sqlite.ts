@@ -10,6 +10,8 @@
  * @module
  */
 
+import { messageOf } from "../protocol/message_of.ts";
+import { thrown } from "../protocol/thrown.ts";
 import Database from "libsql/promise";
 import { Budget } from "./budget.ts";
 import { DbError, permissionProblem } from "./errors.ts";
@@ -93,7 +95,7 @@ export function openSqlite(config: SqliteConfig): Driver {
           `cannot open the SQLite file ${config.path}: ${
             error instanceof Deno.errors.NotFound
               ? "it does not exist"
-              : (error as Error).message
+              : messageOf(error)
           }`,
           config.secrets,
         ),
@@ -110,7 +112,7 @@ export function openSqlite(config: SqliteConfig): Driver {
     }
     if (sweeper === undefined) {
       const timer = setInterval(sweep, Math.min(idleMs, 10_000));
-      Deno.unrefTimer(timer as unknown as number);
+      Deno.unrefTimer(timer);
       sweeper = timer;
     }
     return db;
@@ -165,7 +167,7 @@ export function openSqlite(config: SqliteConfig): Driver {
       try {
         result = await statement();
       } catch (error) {
-        if (!/within a transaction/i.test((error as Error).message)) {
+        if (!/within a transaction/i.test(messageOf(error))) {
           throw error;
         }
         await db.exec("ROLLBACK");
@@ -215,7 +217,7 @@ export function openSqlite(config: SqliteConfig): Driver {
       });
       return NO_OPINION;
     } catch (error) {
-      const message = (error as Error).message;
+      const message = messageOf(error);
       if (
         /syntax error|no such (table|column)|incomplete input|unrecognized token/i
           .test(message)
@@ -393,10 +395,10 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   if (error instanceof DbError) return error;
   const denied = permissionProblem(error);
   if (denied !== null) return denied;
-  const e = error as { code?: string; message?: string };
-  const code = e.code ?? "";
+  const e = thrown(error);
+  const code = e.code;
   const text = redact(
-    `${e.message ?? String(error)}${code ? ` [${code}]` : ""}`,
+    `${e.message}${code ? ` [${code}]` : ""}`,
     secrets,
   );
   if (code.startsWith("SQLITE_READONLY")) return new DbError("read_only", text);
@@ -405,7 +407,7 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   if (
     /^HRANA_(WEBSOCKET|HTTP)|^SERVER_ERROR$|^ECONN|^ENOTFOUND$/.test(code) ||
     /^Fetch failed|fetch failed|error sending request|ECONNREFUSED/i.test(
-      e.message ?? "",
+      e.message,
     )
   ) {
     return new DbError("connect", text);

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Engine } from "./types.ts";
+import { type Engine, ENGINES } from "./engines.ts";
 
 /** Where a connection goes, and what must stay secret about it. */
 export interface Target {
@@ -17,12 +17,6 @@ export interface Target {
   secrets: string[];
 }
 
-const DEFAULT_PORTS: Readonly<Record<Engine, number | null>> = {
-  postgres: 5432,
-  mysql: 3306,
-  sqlite: null,
-};
-
 /** Read a connection URL; `null` when it cannot be read at all. */
 export function describeTarget(
   engine: Engine,
@@ -30,7 +24,7 @@ export function describeTarget(
   password?: string,
 ): Target | null {
   const extra = password === undefined ? [] : [password];
-  if (engine === "sqlite") {
+  if (ENGINES[engine].filePaths) {
     const path = sqlitePath(url);
     if (path !== null) {
       const name = path.split(/[\\/]/).at(-1) ?? path;
@@ -49,7 +43,9 @@ export function describeTarget(
     return null;
   }
   const host = parsed.hostname.replace(/^\[|\]$/g, "") || null;
-  const port = parsed.port === "" ? DEFAULT_PORTS[engine] : Number(parsed.port);
+  const port = parsed.port === ""
+    ? ENGINES[engine].defaultPort
+    : Number(parsed.port);
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, "")) ||
     null;
   const secrets = [
@@ -69,7 +65,10 @@ export function describeTarget(
  * remote libSQL URL (`libsql://`, `http(s)://`, `ws(s)://`).
  */
 export function sqlitePath(url: string): string | null {
-  if (/^(libsql|https?|wss?):/i.test(url)) return null;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== undefined && ENGINES.sqlite.urlSchemes.includes(scheme)) {
+    return null;
+  }
   if (/^file:/i.test(url)) {
     const rest = url.slice(5).replace(/[?#].*$/, "");
     // file:///abs, file:/abs and file:relative all name a path.

@@ -8,8 +8,9 @@
 import type { Truncation } from "./budget.ts";
 import type { Tier } from "./classifier.ts";
 
-/** The engines dbport drives. */
-export type Engine = "postgres" | "mysql" | "sqlite";
+import type { Engine } from "./engines.ts";
+
+export type { Engine };
 
 /** A JSON-safe cell (see `values.ts` for the mapping, the same on every engine). */
 export type Cell =

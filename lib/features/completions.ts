@@ -1,5 +1,5 @@
 /**
- * `completion/complete` values (MODERN-ERA §9; issue 7): connection names and
+ * `completion/complete` values (docs/protocol.md "Completions"; issue 7): connection names and
  * ids, schemas and tables of the connection named in `context.arguments`,
  * and a prompt argument's fixed choices in their declared order. Anything
  * else completes to an empty list. Only what the caller may see is offered:

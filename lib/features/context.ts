@@ -8,7 +8,7 @@ import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { Era } from "../protocol/versions.ts";
 
-/** A scope a method or tool may require (contract: "Authentication"). */
+/** A scope a method or tool may require (docs/wire.md "Authentication"). */
 export type Scope = "tools:read" | "tools:write" | "resources:read" | "admin";
 
 /** Who is calling. Authentication decides it; features only read it. */
@@ -22,7 +22,7 @@ export interface Principal {
   /** The token's id (null for the anonymous principal). */
   readonly tokenId: string | null;
   readonly scopes: ReadonlySet<Scope>;
-  /** Connection ids the token may use; null means all (contract: "Authentication" 3). */
+  /** Connection ids the token may use; null means all (docs/wire.md "Authentication" 3). */
   readonly connections: ReadonlySet<string> | null;
 }
 
@@ -46,13 +46,13 @@ export interface CallContext {
   readonly id: string | number;
   /**
    * Report progress; a no-op without a progressToken. Values must advance:
-   * a non-advancing update is dropped (contract: "Progress streaming").
+   * a non-advancing update is dropped (docs/wire.md "Progress streaming").
    */
   progress(progress: number, total: number, message: string): void;
   /**
    * The handler's work can no longer be undone (a COMMIT was sent): from now
    * on a cancellation, deadline or disconnect no longer pre-empts its answer,
-   * so a committed write is reported as committed (contract: "Request
+   * so a committed write is reported as committed (docs/wire.md "Request
    * lifecycle").
    */
   holdAnswer(): void;

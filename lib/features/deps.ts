@@ -10,6 +10,7 @@ import type { ConnectionStore } from "../app/connection_store.ts";
 import type { HistoryStore } from "../app/query_history.ts";
 import type { Settings } from "../app/settings.ts";
 import type { DriverPool } from "../db/pool.ts";
+import type { CallOptions } from "../db/types.ts";
 import type { Consent } from "./consent.ts";
 
 /** The features' view of the server. */
@@ -21,4 +22,19 @@ export interface FeatureDeps {
   consent: Consent;
   /** Where statements clients ran are recorded (while `queryHistory` is on). */
   history: HistoryStore;
+}
+
+/**
+ * A catalog read (schema, version, a table's structure) made for a call: it
+ * stops with the call, and on the database after the user's query timeout
+ * (`queryTimeoutSeconds`), as a query would.
+ */
+export function catalogCall(
+  deps: Pick<FeatureDeps, "settings">,
+  ctx: { signal: AbortSignal },
+): CallOptions {
+  return {
+    signal: ctx.signal,
+    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+  };
 }

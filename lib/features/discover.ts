@@ -1,6 +1,6 @@
 /**
  * `server/discover` (modern) and `initialize` (legacy): who we are and what we
- * can do (contract: "server/discover result", "Legacy session").
+ * can do (docs/wire.md "server/discover result", "Legacy session").
  *
  * @module
  */
@@ -10,7 +10,7 @@ import type { JsonObject } from "../protocol/jsonrpc.ts";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.ts";
 import { INSTRUCTIONS } from "./instructions.ts";
 
-/** Modern capabilities, exactly the contract's table. */
+/** Modern capabilities, exactly the wire reference's table. */
 export const MODERN_CAPABILITIES = Object.freeze({
   tools: { listChanged: false },
   resources: { subscribe: true, listChanged: true },
@@ -21,7 +21,7 @@ export const MODERN_CAPABILITIES = Object.freeze({
 
 /**
  * Legacy capabilities. Legacy clients see `resources.subscribe: false`
- * (contract "Versioning" 4). They also get no change notifications at all —
+ * (docs/wire.md "Versioning" 4). They also get no change notifications at all —
  * there is no GET stream (405) and `subscriptions/listen` is modern-only — so
  * `listChanged` is false as well rather than a promise we could not keep.
  * `logging` is declared because `logging/setLevel` answers in this era.

@@ -1,16 +1,17 @@
 /**
- * The `instructions` text for the model (contract: "What the service does"),
+ * The `instructions` text for the model (docs/wire.md "What the service does"),
  * the same in `server/discover` and legacy `initialize`.
  *
  * @module
  */
 
+import { engineLabels } from "../db/engines.ts";
 import { SERVICE_NAME } from "../protocol/identity.ts";
 
 /** Guidance for the model on how to use this server well. */
 export const INSTRUCTIONS = [
   `${SERVICE_NAME} gives you the database connections the user saved in their database client:`,
-  "PostgreSQL, MySQL/MariaDB and SQLite. You never see or need a password; you name a connection",
+  `${engineLabels()}. You never see or need a password; you name a connection`,
   "by its id and the app opens it for you.",
   "",
   "- Start with `list_connections` to learn which connections you may use and their ids.",

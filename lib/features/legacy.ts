@@ -4,6 +4,7 @@
  * @module
  */
 
+import { isOneOf } from "../protocol/one_of.ts";
 import { wire } from "../protocol/errors.ts";
 import type { Handler } from "./context.ts";
 
@@ -32,7 +33,7 @@ export const setLevel: Handler = (ctx) => {
   const level = ctx.params.level;
   if (
     typeof level !== "string" ||
-    !(LOG_LEVELS as readonly string[]).includes(level)
+    !isOneOf(LOG_LEVELS, level)
   ) {
     return Promise.reject(
       wire.invalidParams(

@@ -1,5 +1,5 @@
 /**
- * `subscriptions/listen` (modern era only; MODERN-ERA §11).
+ * `subscriptions/listen` (modern era only; docs/wire.md "Subscriptions").
  *
  * The stream's first frame acknowledges the subset of the requested
  * notifications the server will deliver; the stream then stays open (kept alive

@@ -1,5 +1,5 @@
 /**
- * The four paged list methods (contract: "Pagination"): `tools/list`,
+ * The four paged list methods (docs/wire.md "Pagination"): `tools/list`,
  * `prompts/list`, `resources/list`, `resources/templates/list`.
  *
  * @module
@@ -67,17 +67,24 @@ function pagedList<T>(
   };
 }
 
+/** The paged list methods. */
+export type ListMethod =
+  | "tools/list"
+  | "resources/list"
+  | "resources/templates/list"
+  | "prompts/list";
+
 /** The list handlers over a catalog. */
 export function listHandlers(
   catalog: Catalog,
   codec: CursorCodec,
   pageSize = PAGE_SIZE,
-): Record<string, Handler> {
+): { readonly [M in ListMethod]: Handler } {
   return {
     "tools/list": pagedList(
       codec,
       "tools",
-      // tools/list shows only what the caller's scopes allow (contract
+      // tools/list shows only what the caller's scopes allow (docs/wire.md
       // "Authentication" 3): a tool needing a scope the caller lacks is hidden.
       (ctx) =>
         catalog.tools.filter((tool) =>

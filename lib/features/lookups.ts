@@ -1,13 +1,13 @@
 /**
  * The methods that name one thing: `tools/call`, `prompts/get`,
  * `resources/read` and `completion/complete`. An unknown name or URI is
- * `-32602` (contract: "JSON-RPC methods"); the named entry does the work.
+ * `-32602` (docs/wire.md "JSON-RPC methods"); the named entry does the work.
  *
  * @module
  */
 
 import { wire } from "../protocol/errors.ts";
-import { isJsonObject } from "../protocol/jsonrpc.ts";
+import { isJsonObject, isStringRecord } from "../protocol/jsonrpc.ts";
 import type { Catalog } from "./catalog.ts";
 import type { Handler } from "./context.ts";
 
@@ -24,8 +24,17 @@ function requireString(
   return value;
 }
 
+/** The methods that name one thing. */
+export type LookupMethod =
+  | "tools/call"
+  | "prompts/get"
+  | "resources/read"
+  | "completion/complete";
+
 /** The lookup handlers over a catalog. */
-export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
+export function lookupHandlers(
+  catalog: Catalog,
+): { readonly [M in LookupMethod]: Handler } {
   return {
     "tools/call": (ctx) => {
       const name = requireString(ctx.params.name, "params.name", ctx.method);
@@ -34,7 +43,7 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
         throw wire.invalidParams(`Unknown tool "${name}"`, { name });
       }
       // tools/call needs tools:read (checked by dispatch) plus the tool's own
-      // scope (contract: "JSON-RPC methods").
+      // scope (docs/wire.md "JSON-RPC methods").
       if (tool.scope !== null && !ctx.principal.scopes.has(tool.scope)) {
         throw wire.insufficientScope([tool.scope], `the tool "${name}"`);
       }
@@ -54,15 +63,12 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
         throw wire.invalidParams(`Unknown prompt "${name}"`, { name });
       }
       const args = ctx.params.arguments ?? {};
-      if (
-        !isJsonObject(args) ||
-        !Object.values(args).every((value) => typeof value === "string")
-      ) {
+      if (!isStringRecord(args)) {
         throw wire.invalidParams(
           "Invalid params for prompts/get: arguments must be an object of strings",
         );
       }
-      return prompt.get(args as Record<string, string>, ctx);
+      return prompt.get(args, ctx);
     },
 
     "resources/read": async (ctx) => {
@@ -71,7 +77,7 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
         const result = await provider.read(uri, ctx);
         if (result !== null) return result;
       }
-      // Resource-not-found has no code of its own (contract "Protocol errors").
+      // Resource-not-found has no code of its own (docs/wire.md "Protocol errors").
       throw wire.invalidParams(`Unknown resource "${uri}"`, { uri });
     },
 
@@ -96,8 +102,7 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
         ? ctx.params.context.arguments ?? {}
         : null;
       if (
-        !isJsonObject(context) ||
-        !Object.values(context).every((value) => typeof value === "string")
+        !isStringRecord(context)
       ) {
         throw wire.invalidParams(
           "Invalid params for completion/complete: context.arguments must be an object of strings",
@@ -130,7 +135,7 @@ export function lookupHandlers(catalog: Catalog): Record<string, Handler> {
       }
       return catalog.completer.complete({
         argument: { name: argument.name, value: argument.value },
-        context: context as Record<string, string>,
+        context,
         ...(choices === undefined ? {} : { choices }),
       }, ctx);
     },

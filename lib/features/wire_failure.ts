@@ -1,7 +1,7 @@
 /**
  * A tool failure where no tool answers: `resources/read` and `prompts/get`
  * cannot return `isError`, so the shared connection and schema code's
- * failures become protocol errors there (contract "Protocol errors").
+ * failures become protocol errors there (docs/wire.md "Protocol errors").
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Where the app keeps its files: shared by the server and the stdio bridge,
- * which must find the same handshake (contract: "Stdio bridge" 6).
+ * which must find the same handshake (docs/wire.md "The stdio bridge" 6).
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * Opaque pagination cursors (contract: "Pagination").
+ * Opaque pagination cursors (docs/wire.md "Pagination").
  *
  * A cursor names the last item key of the page it follows and the method that
  * issued it, sealed (`seal.ts`) under a key that lives only as long as the

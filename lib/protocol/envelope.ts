@@ -1,5 +1,5 @@
 /**
- * The modern-era request envelope: `params._meta` (contract: "Request `_meta`").
+ * The modern-era request envelope: `params._meta` (docs/wire.md "Request `_meta`").
  *
  * @module
  */
@@ -55,7 +55,7 @@ export function metaOf(params: JsonObject): JsonObject | undefined {
 }
 
 /**
- * Whether a request belongs to the modern era (MODERN-ERA §1): its `_meta`
+ * Whether a request belongs to the modern era (docs/wire.md "Versioning"): its `_meta`
  * names a protocol version, or its `MCP-Protocol-Version` header names the
  * modern revision or a later one (then a missing envelope is `-32602`).
  */
@@ -131,7 +131,7 @@ export function parseEnvelope(params: JsonObject): EnvelopeResult {
   }
   if (!isModernVersion(version)) {
     // A legacy version inside a modern envelope is unsupported there: legacy
-    // revisions are reached only through `initialize` (MODERN-ERA §1).
+    // revisions are reached only through `initialize` (docs/wire.md "Versioning").
     return {
       ok: false,
       error: new WireError(

@@ -2,7 +2,7 @@
  * The error model.
  *
  * Wire errors (a JSON-RPC `error` with code, message and optional `data`, plus
- * the HTTP status the contract gives it) are kept apart from tool errors, which
+ * the HTTP status the wire reference gives it) are kept apart from tool errors, which
  * are a successful result with `isError: true` and travel in-band.
  *
  * @module
@@ -10,7 +10,7 @@
 
 import type { JsonRpcId } from "./jsonrpc.ts";
 
-/** Every JSON-RPC error code the service emits (contract: "Protocol errors"). */
+/** Every JSON-RPC error code the service emits (docs/wire.md "Protocol errors"). */
 export const ErrorCode = Object.freeze(
   {
     ParseError: -32700,
@@ -37,7 +37,7 @@ export const ErrorCode = Object.freeze(
 /** A code from {@linkcode ErrorCode}. */
 export type ErrorCodeValue = typeof ErrorCode[keyof typeof ErrorCode];
 
-/** The HTTP status each code is answered with (contract: "Protocol errors" table). */
+/** The HTTP status each code is answered with (docs/wire.md "Protocol errors" table). */
 export const HTTP_STATUS: Readonly<Record<ErrorCodeValue, number>> = Object
   .freeze({
     [-32700]: 400,
@@ -90,7 +90,7 @@ export class WireError extends Error {
     this.headers = headers;
   }
 
-  /** The HTTP status the contract assigns to this code. */
+  /** The HTTP status the wire reference assigns to this code. */
   get status(): number {
     return HTTP_STATUS[this.code];
   }
@@ -133,11 +133,11 @@ export const wire = {
     new WireError(ErrorCode.InternalError, message),
   /**
    * `-33007` (403) from a scope check: `WWW-Authenticate` names the error and
-   * `data.requiredScopes` the scopes (contract: "Authentication" 7).
+   * `data.requiredScopes` the scopes (docs/wire.md "Authentication" 7).
    */
   /**
    * `-33007` (403) from a connection check: the connection's external access,
-   * AI policy or the token's allowlist hides it (contract: "Authentication" 4).
+   * AI policy or the token's allowlist hides it (docs/wire.md "Authentication" 4).
    */
   forbidden: (message: string, data?: unknown) =>
     new WireError(ErrorCode.Forbidden, message, data),
@@ -158,7 +158,7 @@ export const wire = {
     ),
 } as const;
 
-/** The machine-readable codes a tool error text starts with (contract: "Tool errors"). */
+/** The machine-readable codes a tool error text starts with (docs/wire.md "Tool errors"). */
 export const TOOL_ERROR_CODES = Object.freeze(
   [
     "invalid_argument",

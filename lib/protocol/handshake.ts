@@ -1,6 +1,6 @@
 /**
  * The handshake file's shape: what the server writes after binding its port and
- * what the bridge reads to find it (contract: "Stdio bridge").
+ * what the bridge reads to find it (docs/wire.md "The stdio bridge").
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * Mirrored request headers of the modern era (contract: "Required headers").
+ * Mirrored request headers of the modern era (docs/wire.md "Required headers").
  *
  * Each check returns the first disagreement as a `-32020` wire error, or null.
  * Header names are case-insensitive; values are case-sensitive.
@@ -210,7 +210,7 @@ export function checkParamHeaders(
 
 /**
  * Find a field by case-insensitive name: the object's own keys first, then
- * nested objects breadth-first (contract: "descending into nested objects").
+ * nested objects breadth-first (docs/wire.md "Required headers": descending into nested objects).
  */
 function findField(
   root: JsonObject,

@@ -26,7 +26,7 @@ export const BRIDGE_EXECUTABLE = "dbport-mcp";
 /** The app's URL scheme (without `://`). */
 export const URL_SCHEME = "dbport";
 
-/** The URL the bridge opens to start the app on demand (contract: "Stdio bridge", rule 2). */
+/** The URL the bridge opens to start the app on demand (docs/wire.md "The stdio bridge", rule 2). */
 export const START_MCP_URL = `${URL_SCHEME}://integrations/start-mcp`;
 
 /** Prefix of every plaintext access token. */
@@ -70,5 +70,5 @@ export const SERVER_INFO = Object.freeze({
 /** File name of the app's state database (tokens, activity log) in the app data directory. */
 export const STATE_DB_FILE = "state.db";
 
-/** Name of the token each server start mints for the stdio bridge (contract: "Stdio bridge", rule 3). */
+/** Name of the token each server start mints for the stdio bridge (docs/wire.md "The stdio bridge", rule 3). */
 export const BRIDGE_TOKEN_NAME = "__stdio_bridge__";

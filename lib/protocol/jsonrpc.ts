@@ -56,6 +56,21 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Whether a value is an object whose every value is a string. */
+export function isStringRecord(
+  value: unknown,
+): value is Record<string, string> {
+  return isJsonObject(value) &&
+    Object.values(value).every((item) => typeof item === "string");
+}
+
+/** The strings of a list (none when it is not a list). */
+export function stringsOf(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === "string")
+    : [];
+}
+
 /** Whether a value is a usable id: a string, or an integer that JSON can carry exactly. */
 export function isJsonRpcId(value: unknown): value is JsonRpcId {
   return typeof value === "string" ||

@@ -1,7 +1,7 @@
 /**
  * Sealed text: a JSON value and its HMAC-SHA-256 under a key that lives only
  * as long as the process, as `base64url(json).base64url(mac)`. Cursors
- * (contract: "Pagination") and approval states (contract: "Authentication"
+ * (docs/wire.md "Pagination") and approval states (docs/wire.md "Authentication"
  * 10) are both sealed: the client holds them, so they are attacker-controlled
  * and must be refused when altered or not ours.
  *

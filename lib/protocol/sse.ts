@@ -1,5 +1,5 @@
 /**
- * Server-sent events framing (contract: "Progress streaming").
+ * Server-sent events framing (docs/wire.md "Progress streaming").
  *
  * Frames are `data: <JSON>` with no event name; a comment frame keeps a quiet
  * stream alive under the transport's 30 s idle timeout.

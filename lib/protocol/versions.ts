@@ -1,5 +1,5 @@
 /**
- * Protocol revisions and eras (contract: "Versioning").
+ * Protocol revisions and eras (docs/wire.md "Versioning").
  *
  * @module
  */
@@ -16,7 +16,7 @@ export const LEGACY_VERSIONS: readonly string[] = Object.freeze([
 /**
  * The live list of accepted versions, newest first, served by `server/discover`
  * and in `data.supported` of `-32022`. `2025-03-26` is deliberately absent: it
- * requires JSON-RPC batching, which is not implemented (contract "Versioning" 1).
+ * requires JSON-RPC batching, which is not implemented (docs/wire.md "Versioning" 1).
  */
 export const SUPPORTED_VERSIONS: readonly string[] = Object.freeze([
   MODERN_VERSION,

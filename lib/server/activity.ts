@@ -107,15 +107,12 @@ export function outcomeOf(
   if (result.isError !== true) {
     return { outcome: "success", errorCode: null, detail: null };
   }
-  // A tool error's text starts with its machine code (contract: "Tool errors").
+  // A tool error's text starts with its machine code (docs/wire.md "Tool errors").
   const content = Array.isArray(result.content) ? result.content[0] : undefined;
   const text = isJsonObject(content) && typeof content.text === "string"
     ? content.text
     : "";
-  const code =
-    (TOOL_ERROR_CODES as readonly string[]).find((c) =>
-      text.startsWith(`${c}:`)
-    ) ?? null;
+  const code = TOOL_ERROR_CODES.find((c) => text.startsWith(`${c}:`)) ?? null;
   return {
     outcome: code === "denied" || code === "user_cancelled"
       ? "denied"

@@ -1,5 +1,5 @@
 /**
- * The Hono app: routes and the pre-dispatch checks in the contract's order
+ * The Hono app: routes and the pre-dispatch checks in the wire reference's order
  * (Host, Origin, body cap), the server switch, authentication, then the
  * endpoint.
  *
@@ -9,18 +9,12 @@
  * @module
  */
 
+import { thrown } from "../protocol/thrown.ts";
+import type { AppEnv } from "./env.ts";
 import { Hono } from "hono";
-import {
-  type AuthDeps,
-  authenticate,
-  type PrincipalVariables,
-} from "./auth/authenticate.ts";
+import { type AuthDeps, authenticate } from "./auth/authenticate.ts";
 import { availabilityGuard } from "./guards/availability_guard.ts";
-import {
-  bodyLimit,
-  type BodyVariables,
-  MAX_BODY_BYTES,
-} from "./guards/body_limit.ts";
+import { bodyLimit, MAX_BODY_BYTES } from "./guards/body_limit.ts";
 import { hostGuard } from "./guards/host_guard.ts";
 import { originGuard, preflight } from "./guards/origin_guard.ts";
 import { HttpError } from "./http_error.ts";
@@ -42,16 +36,16 @@ export { MCP_PATH };
 
 /** Whether `error` is only the client closing its connection mid-request. */
 export function clientWentAway(error: unknown): boolean {
-  const e = error as { message?: string; code?: string; name?: string };
-  return e?.message === "aborted" || e?.code === "ECONNRESET" ||
-    e?.code === "ERR_STREAM_PREMATURE_CLOSE" || e?.name === "AbortError";
+  const e = thrown(error);
+  return e.message === "aborted" || e.code === "ECONNRESET" ||
+    e.code === "ERR_STREAM_PREMATURE_CLOSE" || e.name === "AbortError";
 }
 
 /** Build the app. */
 export function createApp(
   deps: AppDeps,
-): Hono<{ Variables: BodyVariables & PrincipalVariables }> {
-  const app = new Hono<{ Variables: BodyVariables & PrincipalVariables }>();
+): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
   app.onError((error) => {
     if (error instanceof HttpError) return error.toResponse();
     // A client that hung up mid-request is expected, not an error: nothing
@@ -86,7 +80,7 @@ export function createApp(
     authenticate(deps.auth),
     mcpEndpoint(deps),
   );
-  // No GET stream and no session DELETE in either era (contract "HTTP surface").
+  // No GET stream and no session DELETE in either era (docs/wire.md "HTTP surface").
   app.all(MCP_PATH, () =>
     HttpError.plain(
       405,

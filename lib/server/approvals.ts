@@ -1,6 +1,6 @@
 /**
- * Approvals: how a call that needs the user's consent gets it (contract:
- * "Result state of a call", "Authentication" 10; MODERN-ERA §10).
+ * Approvals: how a call that needs the user's consent gets it (docs/wire.md
+ * "Result state of a call", "Authentication" 10; docs/wire.md "Asking the user").
  *
  * - A modern client that declared form elicitation in this request is
  *   answered `input_required` with an `approve_statement` form and a sealed
@@ -32,9 +32,9 @@ import { wire } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import { Sealer } from "../protocol/seal.ts";
 
-/** The one input request key (contract: the approval form). */
+/** The one input request key (docs/wire.md "Asking the user"). */
 export const APPROVAL_KEY = "approve_statement";
-/** How long a `requestState` stays valid (contract: "Limits"). */
+/** How long a `requestState` stays valid (docs/wire.md "Limits"). */
 export const STATE_LIFETIME_MS = 5 * 60_000;
 
 /** What approvals need from the server. */
@@ -99,7 +99,7 @@ export class Approvals implements Consent {
       }
     }
     if (!formAccepted && ctx.era === "modern" && declaresForm(ctx)) {
-      // A valid state with no answer asks again (MODERN-ERA §10).
+      // A valid state with no answer asks again (docs/wire.md "Asking the user").
       throw new NeedsInput(await this.#inputRequired(ctx, ask));
     }
     const formStandsIn = formAccepted && ctx.principal.kind === "token" &&
@@ -248,7 +248,7 @@ function answerOf(responses: unknown): "approved" | "refused" | null {
   if (!isJsonObject(responses)) return null;
   const answer = responses[APPROVAL_KEY];
   if (!isJsonObject(answer)) return null;
-  // Unknown actions are not an answer (MODERN-ERA §10: ask again).
+  // Unknown actions are not an answer (docs/wire.md "Asking the user": ask again).
   if (
     answer.action !== "accept" && answer.action !== "decline" &&
     answer.action !== "cancel"

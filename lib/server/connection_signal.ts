@@ -1,6 +1,6 @@
 /**
  * The signal that a client's connection dropped before its answer was sent
- * (contract: "Cancellation" — a disconnect cancels the request).
+ * (docs/wire.md "Cancellation" — a disconnect cancels the request).
  *
  * On `node:http` it comes straight from the ServerResponse's `close`: asking
  * the adapter for `c.req.raw.signal` instead builds a whole web Request for
@@ -11,6 +11,7 @@
  */
 
 import type { Context } from "hono";
+import type { AppEnv } from "./env.ts";
 
 /** The part of a node:http ServerResponse this reads. */
 interface Outgoing {
@@ -25,8 +26,8 @@ function isOutgoing(value: unknown): value is Outgoing {
 }
 
 /** Aborts when the connection closes before the answer was written whole. */
-export function connectionSignal(c: Context): AbortSignal {
-  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+export function connectionSignal(c: Context<AppEnv>): AbortSignal {
+  const outgoing = c.env?.outgoing;
   if (!isOutgoing(outgoing)) return c.req.raw.signal;
   const controller = new AbortController();
   outgoing.on("close", () => {

@@ -1,6 +1,6 @@
 /**
  * Run one request's handler and answer it: as JSON, or as an SSE stream when
- * the request carries a progressToken or the method streams (contract:
+ * the request carries a progressToken or the method streams (docs/wire.md
  * "Progress streaming", "Request lifecycle").
  *
  * @module
@@ -24,7 +24,7 @@ import type { MethodSpec } from "./methods.ts";
 import { finishResult } from "./result_envelope.ts";
 import { SseStream } from "./sse_stream.ts";
 
-/** The handler deadline (contract: "Limits"). */
+/** The handler deadline (docs/wire.md "Limits"). */
 export const HANDLER_DEADLINE_MS = 330_000;
 
 /** One request, checked and ready to run. */
@@ -142,7 +142,7 @@ export class Dispatcher {
       id: request.id,
       progress: (progress, total, message) => {
         const token = request.progressToken;
-        // A non-advancing update is dropped (contract "Progress streaming").
+        // A non-advancing update is dropped (docs/wire.md "Progress streaming").
         if (token === undefined || !(progress > lastProgress)) return;
         if (control.signal.aborted) return;
         lastProgress = progress;
@@ -223,7 +223,7 @@ export class Dispatcher {
 }
 
 /**
- * The method's own scope (contract: "JSON-RPC methods"); a tool's scope is
+ * The method's own scope (docs/wire.md "JSON-RPC methods"); a tool's scope is
  * checked by `tools/call` once it knows the tool.
  */
 function checkScope(principal: Principal, spec: MethodSpec): void {

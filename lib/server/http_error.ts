@@ -26,7 +26,7 @@ export class HttpError extends Error {
     this.headers = headers;
   }
 
-  /** A JSON-RPC error response at the status its code is given by the contract. */
+  /** A JSON-RPC error response at the status its code is given by the wire reference. */
   static wire(error: WireError, id: JsonRpcId | null = null): HttpError {
     return new HttpError(error.status, errorResponse(id, error), {
       ...error.headers,

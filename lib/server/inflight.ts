@@ -1,6 +1,6 @@
 /**
  * The registry of running requests, keyed by principal and JSON-RPC id
- * (contract: "Request lifecycle", "Cancellation").
+ * (docs/wire.md "Request lifecycle", "Cancellation").
  *
  * Each entry owns an AbortController whose signal reaches the handler; the
  * abort reason says why the request ended, and the dispatcher turns it into

@@ -1,6 +1,6 @@
 /**
  * The socket: node:http under Deno through `@hono/node-server`, which gives the
- * transport limits `Deno.serve` cannot (contract: "Limits"): 16 KB of headers
+ * transport limits `Deno.serve` cannot (docs/wire.md "Limits"): 16 KB of headers
  * (431), 64 concurrent connections, a 30 s idle timeout, and 30 s to send a
  * request head however slowly it trickles in. A connection past the 64th
  * waits up to 2 s for a free slot, then gets `503` with `Retry-After: 1` and
@@ -48,7 +48,7 @@ export interface Listener {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Bind `fetch` on 127.0.0.1 with the contract's limits. */
+/** Bind `fetch` on 127.0.0.1 with the wire reference's limits. */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   options: ListenOptions,

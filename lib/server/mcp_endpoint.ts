@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { AppEnv } from "./env.ts";
 import { connectionSignal } from "./connection_signal.ts";
 import type { Context } from "hono";
 import type { Principal } from "../features/context.ts";
@@ -35,11 +36,9 @@ import {
   SUPPORTED_VERSIONS,
 } from "../protocol/versions.ts";
 import type { Dispatcher } from "./dispatch.ts";
-import type { BodyVariables } from "./guards/body_limit.ts";
 import { HttpError, jsonResponse } from "./http_error.ts";
 import type { InFlightRegistry } from "./inflight.ts";
 import type { MethodSpec, MethodTable } from "./methods.ts";
-import type { PrincipalVariables } from "./auth/authenticate.ts";
 import type { SessionStore } from "./sessions.ts";
 
 /** What the endpoint needs. */
@@ -50,11 +49,9 @@ export interface EndpointDeps {
   inflight: InFlightRegistry;
 }
 
-type Env = { Variables: BodyVariables & PrincipalVariables };
-
 /** The `POST /mcp` handler. */
 export function mcpEndpoint(deps: EndpointDeps) {
-  return function mcpEndpoint(c: Context<Env>): Promise<Response> {
+  return function mcpEndpoint(c: Context<AppEnv>): Promise<Response> {
     const parsed = parseJsonBody(c.get("body"));
     if (!parsed.ok) {
       throw HttpError.wire(new WireError(ErrorCode.ParseError, parsed.reason));
@@ -72,7 +69,7 @@ export function mcpEndpoint(deps: EndpointDeps) {
         );
       case "notification":
         // Pre-dispatch check 4: only notifications/cancelled is acted on; it
-        // cancels a request of the same principal only (contract "Cancellation").
+        // cancels a request of the same principal only (docs/wire.md "Cancellation").
         if (
           message.method === "notifications/cancelled" &&
           isJsonRpcId(message.params.requestId)
@@ -202,7 +199,7 @@ function legacy(
 
 /**
  * The method's spec, or `-32601` (HTTP 404) for an unknown method and for one
- * the request's era does not have (contract "JSON-RPC methods").
+ * the request's era does not have (docs/wire.md "JSON-RPC methods").
  */
 function methodFor(
   deps: EndpointDeps,

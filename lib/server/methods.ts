@@ -1,6 +1,6 @@
 /**
  * The one method table: for each JSON-RPC method its era(s), the scope it
- * requires, its cache hint and its handler (contract: "JSON-RPC methods",
+ * requires, its cache hint and its handler (docs/wire.md "JSON-RPC methods",
  * "Cache hints"). Built once at start-up.
  *
  * @module
@@ -16,7 +16,7 @@ import { lookupHandlers } from "../features/lookups.ts";
 import type { CursorCodec } from "../protocol/cursor.ts";
 import type { Era } from "../protocol/versions.ts";
 
-/** A cache hint (contract: "Cache hints"). */
+/** A cache hint (docs/wire.md "Cache hints"). */
 export interface CacheHint {
   readonly ttlMs: number;
   readonly cacheScope: "public" | "private";
@@ -34,7 +34,7 @@ export interface MethodSpec {
   readonly deadline: boolean;
   /** Whether the answer is always an SSE stream. */
   readonly streams: boolean;
-  /** Whether it may answer `input_required` (MODERN-ERA §10). */
+  /** Whether it may answer `input_required` (docs/wire.md "Asking the user"). */
   readonly mayRequireInput: boolean;
   readonly handler: Handler;
 }
@@ -73,9 +73,9 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "tools:read",
       hint(300_000, "private"),
-      lists["tools/list"]!,
+      lists["tools/list"],
     ),
-    spec("tools/call", BOTH, "tools:read", null, lookups["tools/call"]!, {
+    spec("tools/call", BOTH, "tools:read", null, lookups["tools/call"], {
       mayRequireInput: true,
     }),
     spec(
@@ -83,14 +83,14 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "resources:read",
       hint(30_000, "private"),
-      lists["resources/list"]!,
+      lists["resources/list"],
     ),
     spec(
       "resources/read",
       BOTH,
       "resources:read",
       { ttlMs: 60_000, cacheScope: "private", perResult: true },
-      lookups["resources/read"]!,
+      lookups["resources/read"],
       { mayRequireInput: true },
     ),
     spec(
@@ -98,16 +98,16 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "resources:read",
       hint(3_600_000, "public"),
-      lists["resources/templates/list"]!,
+      lists["resources/templates/list"],
     ),
     spec(
       "prompts/list",
       BOTH,
       "resources:read",
       hint(3_600_000, "public"),
-      lists["prompts/list"]!,
+      lists["prompts/list"],
     ),
-    spec("prompts/get", BOTH, "resources:read", null, lookups["prompts/get"]!, {
+    spec("prompts/get", BOTH, "resources:read", null, lookups["prompts/get"], {
       mayRequireInput: true,
     }),
     spec(
@@ -115,9 +115,9 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "resources:read",
       null,
-      lookups["completion/complete"]!,
+      lookups["completion/complete"],
     ),
-    // Exempt from the handler deadline (contract "JSON-RPC methods").
+    // Exempt from the handler deadline (docs/wire.md "JSON-RPC methods").
     spec(
       "subscriptions/listen",
       MODERN,

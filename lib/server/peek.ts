@@ -1,7 +1,7 @@
 /**
  * A look at a body before the endpoint parses it, for refusals that happen
  * earlier (server off, authentication): the request id, so the client can
- * match the error to its request (MODERN-ERA §6), and the method, for the log.
+ * match the error to its request (docs/wire.md "Protocol errors"), and the method, for the log.
  * Parsed only on those refusal paths.
  *
  * @module

@@ -1,9 +1,9 @@
 /**
- * Shape a handler's result for its era (contract: "Result envelope", "Cache
+ * Shape a handler's result for its era (docs/wire.md "Result envelope", "Cache
  * hints", "Versioning" 4).
  *
  * Modern: `resultType` always, serverInfo in `_meta`, cache hints exactly on
- * the methods of the contract's table. Legacy: none of these.
+ * the methods of the wire reference's table. Legacy: none of these.
  *
  * @module
  */

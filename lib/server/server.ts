@@ -5,6 +5,7 @@
  * @module
  */
 
+import { thrown } from "../protocol/thrown.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
 import { writeFileAtomic } from "../app/atomic_file.ts";
@@ -17,7 +18,7 @@ import {
 import { ensureAppDataDir, inAppDir } from "../app/paths.ts";
 import { loadSettings, parseSettings, type Settings } from "../app/settings.ts";
 import { QueryHistory } from "../app/query_history.ts";
-import { openStateDb } from "../app/state_db.ts";
+import { openStateDb, type StateDb } from "../app/state_db.ts";
 import { TokenStore } from "../app/tokens.ts";
 import { ConnectionStore } from "../app/connection_store.ts";
 import { loadConnections } from "../app/connections.ts";
@@ -59,13 +60,13 @@ export interface StartOptions {
   catalog?: Catalog;
   subscriptionSources?: readonly SubscriptionSource[];
   log?: Logger;
-  /** Transport idle timeout; the contract's 30 s unless a test shortens it. */
+  /** Transport idle timeout; the wire reference's 30 s unless a test shortens it. */
   idleTimeoutMs?: number;
   /** How long in-flight requests may finish at shutdown. */
   drainMs?: number;
-  /** Handler deadline; the contract's 330 s unless a test shortens it. */
+  /** Handler deadline; the wire reference's 330 s unless a test shortens it. */
   deadlineMs?: number;
-  /** SSE keep-alive interval; the contract's 15 s unless a test shortens it. */
+  /** SSE keep-alive interval; the wire reference's 15 s unless a test shortens it. */
   keepAliveMs?: number;
   /** Settings and connections re-read interval (default 250 ms). */
   watchIntervalMs?: number;
@@ -97,6 +98,8 @@ export interface RunningServer {
   readonly pool: DriverPool;
   /** How many legacy sessions are open. */
   sessionCount(): number;
+  /** How many requests are running (tests wait on it instead of sleeping). */
+  inFlightCount(): number;
   /** Re-read the tokens now, without waiting for the next poll. */
   syncTokens(): Promise<void>;
   /** The bridge token's rotation (tests drive it with an injected clock). */
@@ -110,13 +113,89 @@ export async function startServer(
   options: StartOptions,
 ): Promise<RunningServer> {
   const log = options.log ?? stderrLogger;
-  await ensureAppDataDir(options.home);
-  const settingsPath = inAppDir(options.home, SETTINGS_FILE);
-  const handshakePath = inAppDir(options.home, HANDSHAKE_FILE);
-  const loaded = await loadSettings(settingsPath);
+  const now = options.now ?? Date.now;
+  const stores = await openStores(options.home, log);
+  const core = buildCore(options, stores, now, log);
+  try {
+    await stores.activity.prune(now());
+    await stores.history.prune(now());
+    await core.tokenSync.start();
+  } catch (error) {
+    stores.db.close();
+    throw error;
+  }
+  const app = buildApp(options, stores, core, now, log);
+  const listener = await bind(options, stores, app).catch(
+    async (error: unknown) => {
+      await core.tokenSync.stop();
+      stores.db.close();
+      throw error;
+    },
+  );
+  core.state.port = listener.port;
+  const rotation = await publishHandshake(
+    options,
+    stores,
+    core,
+    listener,
+    now,
+    log,
+  );
+  const watches = await watchFiles(options, stores, core.state, log);
+
+  let stopped: Promise<void> | null = null;
+  return {
+    port: listener.port,
+    url: `http://127.0.0.1:${listener.port}${MCP_PATH}`,
+    instanceId: core.state.instanceId,
+    handshakePath: stores.paths.handshake,
+    state: core.state,
+    tokens: stores.tokens,
+    activity: stores.activity,
+    history: stores.history,
+    connections: stores.connections,
+    pool: stores.pool,
+    rotation,
+    syncTokens: () => core.tokenSync.poll(),
+    sessionCount: () => core.sessions.size,
+    inFlightCount: () => core.inflight.size,
+    stop() {
+      stopped ??= stop(options, stores, core, listener, rotation, watches);
+      return stopped;
+    },
+  };
+}
+
+/** Where the server's files are. */
+interface Paths {
+  settings: string;
+  connections: string;
+  handshake: string;
+}
+
+/** What the server keeps: settings, connections, drivers, the state database. */
+interface Stores {
+  paths: Paths;
+  settings: Settings;
+  connections: ConnectionStore;
+  pool: DriverPool;
+  db: StateDb;
+  tokens: TokenStore;
+  activity: ActivityLog;
+  history: QueryHistory;
+}
+
+/** Step 1: read the settings and connections, open the state database. */
+async function openStores(home: string, log: Logger): Promise<Stores> {
+  await ensureAppDataDir(home);
+  const paths: Paths = {
+    settings: inAppDir(home, SETTINGS_FILE),
+    connections: inAppDir(home, CONNECTIONS_FILE),
+    handshake: inAppDir(home, HANDSHAKE_FILE),
+  };
+  const loaded = await loadSettings(paths.settings);
   if (!loaded.ok) throw new Error(loaded.message);
-  const connectionsPath = inAppDir(options.home, CONNECTIONS_FILE);
-  const saved = await loadConnections(connectionsPath);
+  const saved = await loadConnections(paths.connections);
   if (!saved.ok) throw new Error(saved.message);
   const connections = new ConnectionStore(saved.connections);
   const pool = new DriverPool();
@@ -126,20 +205,43 @@ export async function startServer(
       () => {},
     );
   });
-
-  const now = options.now ?? Date.now;
-  const db = await openStateDb(options.home);
-  const tokens = new TokenStore(db);
-  const activity = new ActivityLog(db, log);
-  const record = (entry: ActivityEntry) => activity.record(entry);
-  const history = new QueryHistory(db, log);
-
-  const instanceId = crypto.randomUUID();
-  const state: ServerState = {
+  const db = await openStateDb(home);
+  return {
+    paths,
     settings: loaded.settings,
+    connections,
+    pool,
+    db,
+    tokens: new TokenStore(db),
+    activity: new ActivityLog(db, log),
+    history: new QueryHistory(db, log),
+  };
+}
+
+/** The request-independent parts every request goes through. */
+interface Core {
+  state: ServerState;
+  approvals: Approvals;
+  inflight: InFlightRegistry;
+  sessions: SessionStore;
+  /** Aborted at stop: long-lived streams end with a complete result. */
+  shutdown: AbortController;
+  verifier: TokenVerifier;
+  tokenSync: TokenSync;
+}
+
+/** Step 2: the server's state, approvals, requests in flight and token sync. */
+function buildCore(
+  options: StartOptions,
+  stores: Stores,
+  now: () => number,
+  log: Logger,
+): Core {
+  const state: ServerState = {
+    settings: stores.settings,
     port: 0,
     stopping: false,
-    instanceId,
+    instanceId: crypto.randomUUID(),
   };
   const approvals = new Approvals({
     dialog: () => dialogFor(state.settings.hostDialog),
@@ -147,13 +249,12 @@ export async function startServer(
   });
   const inflight = new InFlightRegistry();
   const sessions = new SessionStore();
-  const shutdown = new AbortController();
-  const verifier = new TokenVerifier(instanceId, now);
+  const verifier = new TokenVerifier(state.instanceId, now);
   const tokenSync = new TokenSync({
-    store: tokens,
+    store: stores.tokens,
     verifier,
-    // Revoking a token ends its requests and its sessions (contract
-    // "Authentication" 9, "Request lifecycle").
+    // Revoking a token ends its requests and its sessions (docs/wire.md
+    // "Authentication", "Request lifecycle").
     onRevoked: (keys) => {
       for (const key of keys) {
         inflight.stopPrincipal(key, "revoked");
@@ -167,29 +268,42 @@ export async function startServer(
       ? {}
       : { intervalMs: options.tokenPollMs }),
   });
-  try {
-    await activity.prune(now());
-    await history.prune(now());
-    await tokenSync.start();
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+  return {
+    state,
+    approvals,
+    inflight,
+    sessions,
+    shutdown: new AbortController(),
+    verifier,
+    tokenSync,
+  };
+}
+
+/** Step 3: the features, the method table and the Hono app over them. */
+function buildApp(
+  options: StartOptions,
+  stores: Stores,
+  core: Core,
+  now: () => number,
+  log: Logger,
+) {
+  const { state, inflight, sessions, verifier, tokenSync } = core;
+  const record = (entry: ActivityEntry) => stores.activity.record(entry);
   const features = databaseFeatures({
-    connections,
-    pool,
+    connections: stores.connections,
+    pool: stores.pool,
     settings: () => state.settings,
-    consent: approvals,
-    history,
+    consent: core.approvals,
+    history: stores.history,
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,
     cursors: new CursorCodec(),
-    instanceId,
+    instanceId: state.instanceId,
     subscriptionSources: options.subscriptionSources ??
       (options.catalog === undefined ? features.subscriptionSources : []),
   });
-  const app = createApp({
+  return createApp({
     state,
     log,
     methods,
@@ -206,7 +320,7 @@ export async function startServer(
     },
     dispatcher: new Dispatcher({
       inflight,
-      shutdown: shutdown.signal,
+      shutdown: core.shutdown.signal,
       log,
       now,
       activity: record,
@@ -218,40 +332,58 @@ export async function startServer(
         : { keepAliveMs: options.keepAliveMs }),
     }),
   });
+}
 
-  const port = options.port ?? loaded.settings.port;
-  const listener: Listener = await listen(app.fetch, {
-    port,
-    ...(options.idleTimeoutMs === undefined
-      ? {}
-      : { idleTimeoutMs: options.idleTimeoutMs }),
-  }).catch(async (error: unknown) => {
-    await tokenSync.stop();
-    db.close();
-    const code = (error as { code?: string }).code;
+/** Step 4: listen on 127.0.0.1; a port in use is said in one sentence. */
+async function bind(
+  options: StartOptions,
+  stores: Stores,
+  app: ReturnType<typeof createApp>,
+): Promise<Listener> {
+  const port = options.port ?? stores.settings.port;
+  try {
+    return await listen(app.fetch, {
+      port,
+      ...(options.idleTimeoutMs === undefined
+        ? {}
+        : { idleTimeoutMs: options.idleTimeoutMs }),
+    });
+  } catch (error) {
+    const { code } = thrown(error);
     throw new Error(
       code === "EADDRINUSE"
-        ? `Cannot listen on 127.0.0.1:${port}: the port is in use (change "port" in ${settingsPath}, or set it to 0 for a free one)`
+        ? `Cannot listen on 127.0.0.1:${port}: the port is in use (change "port" in ${stores.paths.settings}, or set it to 0 for a free one)`
         : `Cannot listen on 127.0.0.1:${port}: ${messageOf(error)}`,
       { cause: error },
     );
-  });
-  state.port = listener.port;
+  }
+}
 
-  const previous = await inspectHandshake(handshakePath);
+/**
+ * Step 5: the handshake, written with the first bridge token and rewritten
+ * with each new one (docs/wire.md "The stdio bridge").
+ */
+async function publishHandshake(
+  options: StartOptions,
+  stores: Stores,
+  core: Core,
+  listener: Listener,
+  now: () => number,
+  log: Logger,
+): Promise<Rotation> {
+  const { instanceId } = core.state;
+  const previous = await inspectHandshake(stores.paths.handshake);
   if (previous.kind === "live") {
     log(
       `dbport: another dbport server (pid ${previous.pid}) also runs; bridges will now reach this one`,
     );
   }
   const startedAt = new Date(now()).toISOString();
-  // The handshake is written with the first bridge token, and rewritten with
-  // each new one (contract: "Stdio bridge" 3).
-  const rotation = await startBridgeRotation({
+  return await startBridgeRotation({
     tokens: new BridgeTokens(now),
-    verifier,
+    verifier: core.verifier,
     publish: (token) =>
-      writeHandshake(handshakePath, {
+      writeHandshake(stores.paths.handshake, {
         version: HANDSHAKE_VERSION,
         port: listener.port,
         pid: Deno.pid,
@@ -266,60 +398,59 @@ export async function startServer(
       ? {}
       : { checkMs: options.rotationCheckMs }),
   });
+}
 
-  const watch: FileWatch = watchFile(
-    settingsPath,
-    await Deno.readTextFile(settingsPath).catch(() => null),
-    (text) => applySettings(state, text, settingsPath, log),
-    options.watchIntervalMs,
-  );
-  const connectionsWatch: FileWatch = watchFile(
-    connectionsPath,
-    await Deno.readTextFile(connectionsPath).catch(() => null),
-    (text) => connections.apply(text, connectionsPath, log),
-    options.watchIntervalMs,
-  );
+/** Step 6: follow edits of the settings and connections files. */
+async function watchFiles(
+  options: StartOptions,
+  stores: Stores,
+  state: ServerState,
+  log: Logger,
+): Promise<FileWatch[]> {
+  const { settings, connections } = stores.paths;
+  return [
+    watchFile(
+      settings,
+      await Deno.readTextFile(settings).catch(() => null),
+      (text) => applySettings(state, text, settings, log),
+      options.watchIntervalMs,
+    ),
+    watchFile(
+      connections,
+      await Deno.readTextFile(connections).catch(() => null),
+      (text) => stores.connections.apply(text, connections, log),
+      options.watchIntervalMs,
+    ),
+  ];
+}
 
-  let stopped: Promise<void> | null = null;
-  return {
-    port: listener.port,
-    url: `http://127.0.0.1:${listener.port}${MCP_PATH}`,
-    instanceId,
-    handshakePath,
-    state,
-    tokens,
-    activity,
-    history,
-    connections,
-    pool,
-    rotation,
-    syncTokens: () => tokenSync.poll(),
-    sessionCount: () => sessions.size,
-    stop() {
-      stopped ??= (async () => {
-        state.stopping = true;
-        watch.stop();
-        connectionsWatch.stop();
-        await tokenSync.stop();
-        // Long-lived streams (subscriptions/listen) end with a complete result.
-        shutdown.abort();
-        if (!(await inflight.drain(options.drainMs ?? 5_000))) {
-          inflight.stopAll("shutdown");
-          await inflight.drain(1_000);
-        }
-        await listener.close();
-        await pool.closeAll();
-        // The bridge token dies with the server: forgotten here, and its only
-        // copy on disk, the handshake, removed.
-        await rotation.stop();
-        await removeHandshakeIfOurs(handshakePath, instanceId);
-        await activity.close();
-        await history.close();
-        db.close();
-      })();
-      return stopped;
-    },
-  };
+/** The last step: refuse new requests, let running ones finish, close, clean up. */
+async function stop(
+  options: StartOptions,
+  stores: Stores,
+  core: Core,
+  listener: Listener,
+  rotation: Rotation,
+  watches: readonly FileWatch[],
+): Promise<void> {
+  core.state.stopping = true;
+  for (const watch of watches) watch.stop();
+  await core.tokenSync.stop();
+  // Long-lived streams (subscriptions/listen) end with a complete result.
+  core.shutdown.abort();
+  if (!(await core.inflight.drain(options.drainMs ?? 5_000))) {
+    core.inflight.stopAll("shutdown");
+    await core.inflight.drain(1_000);
+  }
+  await listener.close();
+  await stores.pool.closeAll();
+  // The bridge token dies with the server: forgotten here, and its only
+  // copy on disk, the handshake, removed.
+  await rotation.stop();
+  await removeHandshakeIfOurs(stores.paths.handshake, core.state.instanceId);
+  await stores.activity.close();
+  await stores.history.close();
+  stores.db.close();
 }
 
 /** Apply re-read settings; an invalid file keeps the settings in force. */

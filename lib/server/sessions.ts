@@ -1,5 +1,5 @@
 /**
- * Legacy-era sessions (contract: "Legacy session").
+ * Legacy-era sessions (docs/wire.md "Legacy session").
  *
  * A session is minted by `initialize`, bound to the principal that created it,
  * and lives until the server stops; the store holds at most 16 and evicts the

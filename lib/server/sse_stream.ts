@@ -1,5 +1,5 @@
 /**
- * One request's own SSE response stream (contract: "Progress streaming").
+ * One request's own SSE response stream (docs/wire.md "Progress streaming").
  *
  * @module
  */

@@ -1,4 +1,5 @@
 import { assertEquals } from "@std/assert";
+import { waitUntil } from "../_wait.ts";
 import {
   ACTIVITY_RETENTION_MS,
   type ActivityEntry,
@@ -61,8 +62,10 @@ Deno.test("ActivityLog writes queued entries in order and reads them back", asyn
 Deno.test("ActivityLog.record() flushes by itself within a moment", async () => {
   await withLog(async (log) => {
     log.record(entry());
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assertEquals((await log.recent(10)).length, 1);
+    await waitUntil(
+      "the entry to be flushed without a flush() call",
+      async () => (await log.recent(10)).length === 1,
+    );
   });
 });
 

@@ -1,6 +1,9 @@
 import { assert, assertEquals } from "@std/assert";
 import { ConnectionStore } from "../../lib/app/connection_store.ts";
-import { parseConnections } from "../../lib/app/connections.ts";
+import {
+  parseConnections,
+  saveConnections,
+} from "../../lib/app/connections.ts";
 
 const ID = "0b6f7c8e-1d2a-4e5f-9a0b-1c2d3e4f5a6b";
 const base = {
@@ -19,15 +22,43 @@ function problem(connection: unknown): string {
 }
 
 Deno.test("parseConnections() applies the policy defaults", () => {
-  const parsed = parseConnections(JSON.stringify({ connections: [base] }));
+  const { driver: _old, ...current } = { ...base, engine: "postgres" as const };
+  const parsed = parseConnections(JSON.stringify({ connections: [current] }));
   assert(parsed.ok);
   assertEquals(parsed.connections[0], {
-    ...base,
-    driver: "postgres",
+    ...current,
     externalAccess: "readOnly",
     aiPolicy: "alwaysAllow",
     safeMode: "alert",
   });
+});
+
+Deno.test('parseConnections() reads the engine\'s old field name "driver"', () => {
+  const parsed = parseConnections(JSON.stringify({ connections: [base] }));
+  assert(parsed.ok);
+  assertEquals(parsed.connections[0]?.engine, "postgres");
+  assert(!("driver" in parsed.connections[0]!));
+  assert(
+    problem({ ...base, engine: "postgres" }).includes(
+      'connections[0] names its engine twice ("engine" and "driver")',
+    ),
+  );
+  const { driver: _old, ...none } = base;
+  assert(problem(none).includes("connections[0].engine is missing"));
+});
+
+Deno.test('saveConnections() writes the field as "engine"', async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const parsed = parseConnections(JSON.stringify({ connections: [base] }));
+    assert(parsed.ok);
+    await saveConnections(`${dir}/connections.json`, parsed.connections);
+    const text = await Deno.readTextFile(`${dir}/connections.json`);
+    assert(text.includes('"engine": "postgres"'), text);
+    assert(!text.includes('"driver"'), text);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("parseConnections() names the exact field at fault", () => {

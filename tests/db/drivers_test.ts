@@ -8,7 +8,13 @@ import { DbError } from "../../lib/db/errors.ts";
 import { openDriver } from "../../lib/db/pool.ts";
 import type { Driver, Engine } from "../../lib/db/types.ts";
 import { sleep } from "../../lib/sleep.ts";
-import { ENGINES, type Fixture, openFixture, runningCount } from "../_db.ts";
+import {
+  ENGINES,
+  type Fixture,
+  needs,
+  openFixture,
+  runningCount,
+} from "../_db.ts";
 
 const OPTIONS = {
   signal: new AbortController().signal,
@@ -23,8 +29,7 @@ async function withDriver(
   engine: Engine,
   run: (driver: Driver, fixture: Fixture) => Promise<void>,
 ): Promise<void> {
-  await using fixture = await openFixture(engine) ?? undefined;
-  if (fixture === undefined) return;
+  await using fixture = await openFixture(engine);
   const driver = openDriver({
     id: crypto.randomUUID(),
     engine,
@@ -76,383 +81,456 @@ const MILLION: Record<Engine, string> = {
 
 /** Statements of this test still running on the server. */
 for (const engine of ENGINES) {
-  Deno.test(`${engine}: listTables() lists tables and views of the schema, with row counts`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const tables = await driver.listTables({
-        ...OPTIONS,
-        schema: fixture.schema,
-        rowCounts: true,
+  Deno.test(
+    `${engine}: listTables() lists tables and views of the schema, with row counts`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const tables = await driver.listTables({
+          ...OPTIONS,
+          schema: fixture.schema,
+          rowCounts: true,
+        });
+        assertEquals(
+          tables.map((t) => [t.name, t.schema, t.type]),
+          [
+            ["authors", fixture.schema, "table"],
+            ["book_titles", fixture.schema, "view"],
+            ["books", fixture.schema, "table"],
+            ["kinds", fixture.schema, "table"],
+          ],
+        );
+        assertEquals(
+          tables.find((t) => t.name === "book_titles")?.rowCount,
+          undefined,
+        );
+        if (engine === "sqlite") {
+          assertEquals(tables.find((t) => t.name === "authors")?.rowCount, 2);
+        }
       });
-      assertEquals(
-        tables.map((t) => [t.name, t.schema, t.type]),
-        [
-          ["authors", fixture.schema, "table"],
-          ["book_titles", fixture.schema, "view"],
-          ["books", fixture.schema, "table"],
-          ["kinds", fixture.schema, "table"],
-        ],
-      );
-      assertEquals(
-        tables.find((t) => t.name === "book_titles")?.rowCount,
-        undefined,
-      );
-      if (engine === "sqlite") {
-        assertEquals(tables.find((t) => t.name === "authors")?.rowCount, 2);
-      }
-    });
-  });
+    },
+  );
 
-  Deno.test(`${engine}: overview() gives the first tables with their columns and the total`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const schema = fixture.schema;
-      const all = await driver.overview({ ...OPTIONS, schema, maxTables: 100 });
-      assertEquals(all.totalTables, 4);
-      assertEquals(all.tables.map((t) => [t.name, t.type]), [
-        ["authors", "table"],
-        ["book_titles", "view"],
-        ["books", "table"],
-        ["kinds", "table"],
-      ]);
-      const authors = all.tables[0]!;
-      assertEquals(
-        authors.columns.map((c) => [c.name, c.nullable, c.primaryKey]),
-        [
-          ["id", false, true],
-          ["name", false, false],
-          ["born", true, false],
-        ],
-      );
-      assert(
-        /int/i.test(authors.columns[0]!.dataType),
-        authors.columns[0]!.dataType,
-      );
-      assertEquals(
-        all.tables[1]!.columns.map((c) => c.name),
-        ["title", "name"],
-      );
-      const two = await driver.overview({ ...OPTIONS, schema, maxTables: 2 });
-      assertEquals(two.totalTables, 4);
-      assertEquals(two.tables, all.tables.slice(0, 2));
-    });
-  });
-
-  Deno.test(`${engine}: fingerprint() changes with ALTER TABLE, and only then`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const before = await driver.fingerprint(OPTIONS);
-      assertEquals(await driver.fingerprint(OPTIONS), before);
-      await fixture.admin(
-        `insert into ${table(fixture, "authors")} (name) values ('Grace')`,
-      );
-      assertEquals(
-        await driver.fingerprint(OPTIONS),
-        before,
-        "data is not schema",
-      );
-      await fixture.admin(
-        `alter table ${table(fixture, "authors")} add column email varchar(80)`,
-      );
-      const added = await driver.fingerprint(OPTIONS);
-      assert(added !== before, "a new column changes the fingerprint");
-      await fixture.admin(
-        `create table ${table(fixture, "extra")} (id integer)`,
-      );
-      assert(
-        await driver.fingerprint(OPTIONS) !== added,
-        "a new table changes it",
-      );
-    });
-  });
-
-  Deno.test(`${engine}: describeTable() gives columns, keys, indexes and DDL`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const detail = await driver.describeTable("books", {
-        ...OPTIONS,
-        schema: fixture.schema,
+  Deno.test(
+    `${engine}: overview() gives the first tables with their columns and the total`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const schema = fixture.schema;
+        const all = await driver.overview({
+          ...OPTIONS,
+          schema,
+          maxTables: 100,
+        });
+        assertEquals(all.totalTables, 4);
+        assertEquals(all.tables.map((t) => [t.name, t.type]), [
+          ["authors", "table"],
+          ["book_titles", "view"],
+          ["books", "table"],
+          ["kinds", "table"],
+        ]);
+        const authors = all.tables[0]!;
+        assertEquals(
+          authors.columns.map((c) => [c.name, c.nullable, c.primaryKey]),
+          [
+            ["id", false, true],
+            ["name", false, false],
+            ["born", true, false],
+          ],
+        );
+        assert(
+          /int/i.test(authors.columns[0]!.dataType),
+          authors.columns[0]!.dataType,
+        );
+        assertEquals(
+          all.tables[1]!.columns.map((c) => c.name),
+          ["title", "name"],
+        );
+        const two = await driver.overview({ ...OPTIONS, schema, maxTables: 2 });
+        assertEquals(two.totalTables, 4);
+        assertEquals(two.tables, all.tables.slice(0, 2));
       });
-      assert(detail !== null);
-      assertEquals(detail.schema, fixture.schema);
-      assertEquals(detail.columns.map((c) => c.name), [
-        "id",
-        "author_id",
-        "title",
-        "price",
-        "in_print",
-      ]);
-      assertEquals(
-        detail.columns.filter((c) => c.primaryKey).map((c) => c.name),
-        ["id"],
-      );
-      assertEquals(
-        detail.columns.find((c) => c.name === "title")?.nullable,
-        false,
-      );
-      assert(
-        detail.columns.find((c) => c.name === "price")?.defaultValue?.includes(
-          "9.99",
-        ),
-      );
-      const fk = detail.foreignKeys[0];
-      assertEquals(detail.foreignKeys.length, 1);
-      assertEquals([
-        fk?.columns,
-        fk?.referencedTable,
-        fk?.referencedColumns,
-        fk?.onDelete,
-      ], [
-        ["author_id"],
-        "authors",
-        ["id"],
-        "CASCADE",
-      ]);
-      assert(
-        detail.indexes.some((i) => i.primary && i.columns.join() === "id"),
-      );
-      assert(
-        detail.indexes.some((i) =>
-          i.unique && !i.primary && i.columns.join() === "title"
-        ),
-      );
-      assert(
-        detail.indexes.some((i) => i.name === "books_author_idx" && !i.unique),
-      );
-      assert(
-        detail.ddl !== null && /create table/i.test(detail.ddl) &&
-          detail.ddl.includes("books"),
-      );
-      assertEquals(await driver.describeTable("no_such_table", OPTIONS), null);
-      const view = await driver.describeTable("book_titles", {
-        ...OPTIONS,
-        schema: fixture.schema,
+    },
+  );
+
+  Deno.test(
+    `${engine}: fingerprint() changes with ALTER TABLE, and only then`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const before = await driver.fingerprint(OPTIONS);
+        assertEquals(await driver.fingerprint(OPTIONS), before);
+        await fixture.admin(
+          `insert into ${table(fixture, "authors")} (name) values ('Grace')`,
+        );
+        assertEquals(
+          await driver.fingerprint(OPTIONS),
+          before,
+          "data is not schema",
+        );
+        await fixture.admin(
+          `alter table ${
+            table(fixture, "authors")
+          } add column email varchar(80)`,
+        );
+        const added = await driver.fingerprint(OPTIONS);
+        assert(added !== before, "a new column changes the fingerprint");
+        await fixture.admin(
+          `create table ${table(fixture, "extra")} (id integer)`,
+        );
+        assert(
+          await driver.fingerprint(OPTIONS) !== added,
+          "a new table changes it",
+        );
       });
-      assertEquals(view?.type, "view");
-      assert(view?.ddl !== null && /view/i.test(view?.ddl ?? ""));
-    });
-  });
+    },
+  );
 
-  Deno.test(`${engine}: query() maps every type to the same JSON`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const result = await driver.query(
-        `select big, ${
-          engine === "mysql" ? "`dec`" : "dec"
-        }, flag, day, at, doc, bytes, missing, words from ${
-          table(fixture, "kinds")
-        }`,
-        { ...OPTIONS, maxRows: 10 },
-      );
-      assertEquals(result.columns, [
-        "big",
-        "dec",
-        "flag",
-        "day",
-        "at",
-        "doc",
-        "bytes",
-        "missing",
-        "words",
-      ]);
-      assertEquals(result.rows, [[
-        "9007199254740993",
-        "12345.67891",
-        true,
-        "2024-02-29",
-        "2024-02-29T13:14:15.123456Z",
-        { a: [1, 2.5, "x"] },
-        "AP8Q",
-        null,
-        "héllo wörld ✓ 日本",
-      ]]);
-      assertEquals(result.truncated, false);
-    });
-  });
+  Deno.test(
+    `${engine}: describeTable() gives columns, keys, indexes and DDL`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const detail = await driver.describeTable("books", {
+          ...OPTIONS,
+          schema: fixture.schema,
+        });
+        assert(detail !== null);
+        assertEquals(detail.schema, fixture.schema);
+        assertEquals(detail.columns.map((c) => c.name), [
+          "id",
+          "author_id",
+          "title",
+          "price",
+          "in_print",
+        ]);
+        assertEquals(
+          detail.columns.filter((c) => c.primaryKey).map((c) => c.name),
+          ["id"],
+        );
+        assertEquals(
+          detail.columns.find((c) => c.name === "title")?.nullable,
+          false,
+        );
+        assert(
+          detail.columns.find((c) => c.name === "price")?.defaultValue
+            ?.includes(
+              "9.99",
+            ),
+        );
+        const fk = detail.foreignKeys[0];
+        assertEquals(detail.foreignKeys.length, 1);
+        assertEquals([
+          fk?.columns,
+          fk?.referencedTable,
+          fk?.referencedColumns,
+          fk?.onDelete,
+        ], [
+          ["author_id"],
+          "authors",
+          ["id"],
+          "CASCADE",
+        ]);
+        assert(
+          detail.indexes.some((i) => i.primary && i.columns.join() === "id"),
+        );
+        assert(
+          detail.indexes.some((i) =>
+            i.unique && !i.primary && i.columns.join() === "title"
+          ),
+        );
+        assert(
+          detail.indexes.some((i) =>
+            i.name === "books_author_idx" && !i.unique
+          ),
+        );
+        assert(
+          detail.ddl !== null && /create table/i.test(detail.ddl) &&
+            detail.ddl.includes("books"),
+        );
+        assertEquals(
+          await driver.describeTable("no_such_table", OPTIONS),
+          null,
+        );
+        const view = await driver.describeTable("book_titles", {
+          ...OPTIONS,
+          schema: fixture.schema,
+        });
+        assertEquals(view?.type, "view");
+        assert(view?.ddl !== null && /view/i.test(view?.ddl ?? ""));
+      });
+    },
+  );
 
-  Deno.test(`${engine}: query() runs read-only: the engine refuses a write`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const error = await assertRejects(
-        () =>
-          driver.query(
-            `insert into ${
-              table(fixture, "authors")
-            } (name) values ('Mallory')`,
-            {
+  Deno.test(
+    `${engine}: query() maps every type to the same JSON`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const result = await driver.query(
+          `select big, ${
+            engine === "mysql" ? "`dec`" : "dec"
+          }, flag, day, at, doc, bytes, missing, words from ${
+            table(fixture, "kinds")
+          }`,
+          { ...OPTIONS, maxRows: 10 },
+        );
+        assertEquals(result.columns, [
+          "big",
+          "dec",
+          "flag",
+          "day",
+          "at",
+          "doc",
+          "bytes",
+          "missing",
+          "words",
+        ]);
+        assertEquals(result.rows, [[
+          "9007199254740993",
+          "12345.67891",
+          true,
+          "2024-02-29",
+          "2024-02-29T13:14:15.123456Z",
+          { a: [1, 2.5, "x"] },
+          "AP8Q",
+          null,
+          "héllo wörld ✓ 日本",
+        ]]);
+        assertEquals(result.truncated, false);
+      });
+    },
+  );
+
+  Deno.test(
+    `${engine}: query() runs read-only: the engine refuses a write`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const error = await assertRejects(
+          () =>
+            driver.query(
+              `insert into ${
+                table(fixture, "authors")
+              } (name) values ('Mallory')`,
+              {
+                ...OPTIONS,
+                maxRows: 10,
+              },
+            ),
+          DbError,
+        );
+        assertEquals(error.kind, "read_only");
+        const rows = await fixture.admin(
+          `select count(*) as n from ${table(fixture, "authors")}`,
+        );
+        assertEquals(Number((rows[0] as { n: unknown }).n), 2);
+      });
+    },
+  );
+
+  Deno.test(
+    `${engine}: a write commits and reports rows_affected`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const authors = table(fixture, "authors");
+        const inserted = await driver.query(
+          `insert into ${authors} (name) values ('Grace'), ('Edsger')`,
+          WRITE,
+        );
+        assertEquals(inserted.rowsAffected, 2);
+        assertEquals(inserted.rows, []);
+        const updated = await driver.query(
+          `update ${authors} set born = '1906-12-09' where name = 'Grace'`,
+          WRITE,
+        );
+        assertEquals(updated.rowsAffected, 1);
+        const rows = await fixture.admin(
+          `select count(*) as n from ${authors}`,
+        );
+        assertEquals(Number((rows[0] as { n: unknown }).n), 4);
+        // DDL commits too, and reports no rows.
+        const created = await driver.query(
+          `create table ${table(fixture, "made_here")} (id int)`,
+          WRITE,
+        );
+        assertEquals(created.rowsAffected, 0);
+        const listed = await driver.listTables({
+          ...OPTIONS,
+          rowCounts: false,
+        });
+        assert(listed.some((t) => t.name === "made_here"));
+      });
+    },
+  );
+
+  Deno.test(
+    `${engine}: RETURNING rows of a write come back capped`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const authors = table(fixture, "authors");
+        // MariaDB has DELETE ... RETURNING; INSERT ... RETURNING since 10.5.
+        const result = await driver.query(
+          `delete from ${authors} where id > 0 returning name`,
+          { ...WRITE, maxRows: 1 },
+        );
+        assertEquals(result.columns, ["name"]);
+        assertEquals(result.rows.length, 1);
+        assertEquals(result.truncated, true);
+        // Every row was deleted, not only the one returned.
+        const rows = await fixture.admin(
+          `select count(*) as n from ${authors}`,
+        );
+        assertEquals(Number((rows[0] as { n: unknown }).n), 0);
+      });
+    },
+  );
+
+  Deno.test(
+    `${engine}: a failed write rolls back and the next read is still read-only`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const authors = table(fixture, "authors");
+        const error = await assertRejects(
+          () =>
+            driver.query(
+              `insert into ${authors} (id, name) values (1, 'duplicate')`,
+              WRITE,
+            ),
+          DbError,
+        );
+        assertEquals(error.kind, "query");
+        // A session setting made by a write never reaches a pooled read.
+        await driver.query(SESSION_SET[engine], WRITE);
+        const refused = await assertRejects(
+          () =>
+            driver.query(
+              `insert into ${authors} (name) values ('Mallory')`,
+              { ...OPTIONS, maxRows: 1 },
+            ),
+          DbError,
+        );
+        assertEquals(refused.kind, "read_only");
+        const rows = await fixture.admin(
+          `select count(*) as n from ${authors}`,
+        );
+        assertEquals(Number((rows[0] as { n: unknown }).n), 2);
+      });
+    },
+  );
+
+  Deno.test(
+    `${engine}: a write stopped before it commits is rolled back`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const authors = table(fixture, "authors");
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 300);
+        const error = await assertRejects(
+          () =>
+            driver.query(SLOW_WRITE[engine](authors), {
+              ...WRITE,
+              signal: controller.signal,
+              timeoutMs: 20_000,
+            }),
+          DbError,
+        );
+        assertEquals(error.kind, "cancelled");
+        const rows = await fixture.admin(
+          `select count(*) as n from ${authors}`,
+        );
+        assertEquals(Number((rows[0] as { n: unknown }).n), 2);
+      });
+    },
+  );
+
+  Deno.test(
+    `${engine}: query() keeps max_rows of a million-row result, in bounded memory`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver) => {
+        // Warm up, then measure the growth of a second run.
+        await driver.query(MILLION[engine], {
+          ...OPTIONS,
+          timeoutMs: 60_000,
+          maxRows: 10_000,
+        });
+        const before = Deno.memoryUsage().rss;
+        const result = await driver.query(MILLION[engine], {
+          ...OPTIONS,
+          timeoutMs: 60_000,
+          maxRows: 10_000,
+        });
+        const grown = Deno.memoryUsage().rss - before;
+        assertEquals(result.rows.length, 10_000);
+        assertEquals(result.truncated, true);
+        assertEquals(result.columns.length, 5);
+        // A million rows held at once would take hundreds of MB.
+        assert(
+          grown < 120 * 1024 * 1024,
+          `RSS grew by ${Math.round(grown / 1048576)} MB`,
+        );
+      });
+    },
+  );
+
+  Deno.test(
+    `${engine}: the statement timeout stops the query on the database`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver, fixture) => {
+        const error = await assertRejects(
+          () =>
+            driver.query(SLEEP[engine], {
               ...OPTIONS,
+              timeoutMs: 500,
               maxRows: 10,
-            },
-          ),
-        DbError,
-      );
-      assertEquals(error.kind, "read_only");
-      const rows = await fixture.admin(
-        `select count(*) as n from ${table(fixture, "authors")}`,
-      );
-      assertEquals(Number((rows[0] as { n: unknown }).n), 2);
-    });
-  });
-
-  Deno.test(`${engine}: a write commits and reports rows_affected`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const authors = table(fixture, "authors");
-      const inserted = await driver.query(
-        `insert into ${authors} (name) values ('Grace'), ('Edsger')`,
-        WRITE,
-      );
-      assertEquals(inserted.rowsAffected, 2);
-      assertEquals(inserted.rows, []);
-      const updated = await driver.query(
-        `update ${authors} set born = '1906-12-09' where name = 'Grace'`,
-        WRITE,
-      );
-      assertEquals(updated.rowsAffected, 1);
-      const rows = await fixture.admin(
-        `select count(*) as n from ${authors}`,
-      );
-      assertEquals(Number((rows[0] as { n: unknown }).n), 4);
-      // DDL commits too, and reports no rows.
-      const created = await driver.query(
-        `create table ${table(fixture, "made_here")} (id int)`,
-        WRITE,
-      );
-      assertEquals(created.rowsAffected, 0);
-      const listed = await driver.listTables({ ...OPTIONS, rowCounts: false });
-      assert(listed.some((t) => t.name === "made_here"));
-    });
-  });
-
-  Deno.test(`${engine}: RETURNING rows of a write come back capped`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const authors = table(fixture, "authors");
-      // MariaDB has DELETE ... RETURNING; INSERT ... RETURNING since 10.5.
-      const result = await driver.query(
-        `delete from ${authors} where id > 0 returning name`,
-        { ...WRITE, maxRows: 1 },
-      );
-      assertEquals(result.columns, ["name"]);
-      assertEquals(result.rows.length, 1);
-      assertEquals(result.truncated, true);
-      // Every row was deleted, not only the one returned.
-      const rows = await fixture.admin(`select count(*) as n from ${authors}`);
-      assertEquals(Number((rows[0] as { n: unknown }).n), 0);
-    });
-  });
-
-  Deno.test(`${engine}: a failed write rolls back and the next read is still read-only`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const authors = table(fixture, "authors");
-      const error = await assertRejects(
-        () =>
-          driver.query(
-            `insert into ${authors} (id, name) values (1, 'duplicate')`,
-            WRITE,
-          ),
-        DbError,
-      );
-      assertEquals(error.kind, "query");
-      // A session setting made by a write never reaches a pooled read.
-      await driver.query(SESSION_SET[engine], WRITE);
-      const refused = await assertRejects(
-        () =>
-          driver.query(
-            `insert into ${authors} (name) values ('Mallory')`,
-            { ...OPTIONS, maxRows: 1 },
-          ),
-        DbError,
-      );
-      assertEquals(refused.kind, "read_only");
-      const rows = await fixture.admin(`select count(*) as n from ${authors}`);
-      assertEquals(Number((rows[0] as { n: unknown }).n), 2);
-    });
-  });
-
-  Deno.test(`${engine}: a write stopped before it commits is rolled back`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const authors = table(fixture, "authors");
-      const controller = new AbortController();
-      setTimeout(() => controller.abort(), 300);
-      const error = await assertRejects(
-        () =>
-          driver.query(SLOW_WRITE[engine](authors), {
-            ...WRITE,
-            signal: controller.signal,
-            timeoutMs: 20_000,
-          }),
-        DbError,
-      );
-      assertEquals(error.kind, "cancelled");
-      const rows = await fixture.admin(`select count(*) as n from ${authors}`);
-      assertEquals(Number((rows[0] as { n: unknown }).n), 2);
-    });
-  });
-
-  Deno.test(`${engine}: query() keeps max_rows of a million-row result, in bounded memory`, async () => {
-    await withDriver(engine, async (driver) => {
-      // Warm up, then measure the growth of a second run.
-      await driver.query(MILLION[engine], {
-        ...OPTIONS,
-        timeoutMs: 60_000,
-        maxRows: 10_000,
+            }),
+          DbError,
+        );
+        assertEquals(error.kind, "timeout");
+        assert(error.message.includes("0.5 s"), error.message);
+        let left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
+        for (let i = 0; i < 20 && left > 0; i++) {
+          await sleep(100);
+          left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
+        }
+        assertEquals(left, 0, "the statement still runs on the database");
+        // The driver is usable straight after.
+        const next = await driver.query("select 1 as one", {
+          ...OPTIONS,
+          maxRows: 1,
+        });
+        assertEquals(next.rows, [[1]]);
       });
-      const before = Deno.memoryUsage().rss;
-      const result = await driver.query(MILLION[engine], {
-        ...OPTIONS,
-        timeoutMs: 60_000,
-        maxRows: 10_000,
-      });
-      const grown = Deno.memoryUsage().rss - before;
-      assertEquals(result.rows.length, 10_000);
-      assertEquals(result.truncated, true);
-      assertEquals(result.columns.length, 5);
-      // A million rows held at once would take hundreds of MB.
-      assert(
-        grown < 120 * 1024 * 1024,
-        `RSS grew by ${Math.round(grown / 1048576)} MB`,
-      );
-    });
-  });
+    },
+  );
 
-  Deno.test(`${engine}: the statement timeout stops the query on the database`, async () => {
-    await withDriver(engine, async (driver, fixture) => {
-      const error = await assertRejects(
-        () =>
-          driver.query(SLEEP[engine], {
-            ...OPTIONS,
-            timeoutMs: 500,
-            maxRows: 10,
-          }),
-        DbError,
-      );
-      assertEquals(error.kind, "timeout");
-      assert(error.message.includes("0.5 s"), error.message);
-      let left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
-      for (let i = 0; i < 20 && left > 0; i++) {
-        await sleep(100);
-        left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
-      }
-      assertEquals(left, 0, "the statement still runs on the database");
-      // The driver is usable straight after.
-      const next = await driver.query("select 1 as one", {
-        ...OPTIONS,
-        maxRows: 1,
+  Deno.test(
+    `${engine}: an abort stops the query as cancelled`,
+    needs(engine),
+    async () => {
+      await withDriver(engine, async (driver) => {
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 300);
+        const error = await assertRejects(
+          () =>
+            driver.query(SLEEP[engine], {
+              ...OPTIONS,
+              signal: controller.signal,
+              timeoutMs: 20_000,
+              maxRows: 10,
+            }),
+          DbError,
+        );
+        assertEquals(error.kind, "cancelled");
       });
-      assertEquals(next.rows, [[1]]);
-    });
-  });
-
-  Deno.test(`${engine}: an abort stops the query as cancelled`, async () => {
-    await withDriver(engine, async (driver) => {
-      const controller = new AbortController();
-      setTimeout(() => controller.abort(), 300);
-      const error = await assertRejects(
-        () =>
-          driver.query(SLEEP[engine], {
-            ...OPTIONS,
-            signal: controller.signal,
-            timeoutMs: 20_000,
-            maxRows: 10,
-          }),
-        DbError,
-      );
-      assertEquals(error.kind, "cancelled");
-    });
-  });
+    },
+  );
 }
 
 Deno.test("an unreachable server is a redacted connect error", async () => {
@@ -490,24 +568,28 @@ Deno.test("a missing SQLite file is a connect error, and is not created", async 
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("postgres: sessions start read-only; a write and a statement that refuses a transaction still run", async () => {
-  await withDriver("postgres", async (driver, fixture) => {
-    const read = await driver.query(
-      "select current_setting('default_transaction_read_only') as ro",
-      { ...OPTIONS, maxRows: 10 },
-    );
-    assertEquals(read.rows, [["on"]]);
-    const t = table(fixture, "books");
-    // CREATE INDEX CONCURRENTLY refuses a transaction block: it runs alone,
-    // with the read-only default lifted for that session only.
-    await driver.query(
-      `create index concurrently books_ro_idx on ${t} (id)`,
-      WRITE,
-    );
-    const after = await driver.query(
-      "select current_setting('default_transaction_read_only') as ro",
-      { ...OPTIONS, maxRows: 10 },
-    );
-    assertEquals(after.rows, [["on"]]);
-  });
-});
+Deno.test(
+  "postgres: sessions start read-only; a write and a statement that refuses a transaction still run",
+  needs("postgres"),
+  async () => {
+    await withDriver("postgres", async (driver, fixture) => {
+      const read = await driver.query(
+        "select current_setting('default_transaction_read_only') as ro",
+        { ...OPTIONS, maxRows: 10 },
+      );
+      assertEquals(read.rows, [["on"]]);
+      const t = table(fixture, "books");
+      // CREATE INDEX CONCURRENTLY refuses a transaction block: it runs alone,
+      // with the read-only default lifted for that session only.
+      await driver.query(
+        `create index concurrently books_ro_idx on ${t} (id)`,
+        WRITE,
+      );
+      const after = await driver.query(
+        "select current_setting('default_transaction_read_only') as ro",
+        { ...OPTIONS, maxRows: 10 },
+      );
+      assertEquals(after.rows, [["on"]]);
+    });
+  },
+);

@@ -19,7 +19,7 @@ import {
 } from "../../lib/app/connections.ts";
 import { openDriver } from "../../lib/db/pool.ts";
 import { savedConnection } from "../_connections.ts";
-import { type Fixture, openFixture, READ_OPTIONS } from "../_db.ts";
+import { type Fixture, needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { mainArgs } from "../_main.ts";
 import { exists } from "../_server.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
@@ -72,94 +72,100 @@ async function hardened(
   return connection;
 }
 
-Deno.test("postgres: with an AI login the engine refuses files, programs and other sessions below the classifier", async () => {
-  await using fixture = await openFixture("postgres") ?? undefined;
-  if (fixture === undefined) return;
-  const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
-  let user = "";
-  const marker = `/tmp/dbport-harden-${crypto.randomUUID()}`;
-  try {
-    const connection = await hardened(fixture, home);
-    user = connection.aiLogin!.user;
-    await fixture.admin(
-      `create function ${fixture.schema}.shell() returns int language plpgsql as $f$
+Deno.test(
+  "postgres: with an AI login the engine refuses files, programs and other sessions below the classifier",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openFixture("postgres");
+    const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
+    let user = "";
+    const marker = `/tmp/dbport-harden-${crypto.randomUUID()}`;
+    try {
+      const connection = await hardened(fixture, home);
+      user = connection.aiLogin!.user;
+      await fixture.admin(
+        `create function ${fixture.schema}.shell() returns int language plpgsql as $f$
          begin execute 'COPY (SELECT 1) TO PROGRAM ''touch ${marker}'''; return 1; end $f$`,
-    );
-    const pid = (await fixture.admin("select pg_backend_pid() as pid") as {
-      pid: number;
-    }[])[0]!.pid;
-    const driver = openDriver(driverSpec(connection));
-    try {
-      // Reads work as the AI login.
-      const read = await driver.query(
-        `select count(*)::int from ${fixture.schema}.authors`,
-        READ,
       );
-      assertEquals(read.rows, [[2]]);
-      for (
-        const sql of [
-          "select pg_read_file('/etc/hostname')",
-          "select * from pg_ls_dir('/')",
-          `select ${fixture.schema}.shell()`,
-          `select pg_terminate_backend(${pid})`,
-          "select * from pg_hba_file_rules",
-        ]
-      ) {
-        const error = await assertRejects(() => driver.query(sql, READ));
-        assert(
-          /permission denied|must be a (superuser|member)|not allowed|privilege/i
-            .test((error as Error).message),
-          `${sql}: ${(error as Error).message}`,
+      const pid = (await fixture.admin("select pg_backend_pid() as pid") as {
+        pid: number;
+      }[])[0]!.pid;
+      const driver = openDriver(driverSpec(connection));
+      try {
+        // Reads work as the AI login.
+        const read = await driver.query(
+          `select count(*)::int from ${fixture.schema}.authors`,
+          READ,
         );
+        assertEquals(read.rows, [[2]]);
+        for (
+          const sql of [
+            "select pg_read_file('/etc/hostname')",
+            "select * from pg_ls_dir('/')",
+            `select ${fixture.schema}.shell()`,
+            `select pg_terminate_backend(${pid})`,
+            "select * from pg_hba_file_rules",
+          ]
+        ) {
+          const error = await assertRejects(() => driver.query(sql, READ));
+          assert(
+            /permission denied|must be a (superuser|member)|not allowed|privilege/i
+              .test((error as Error).message),
+            `${sql}: ${(error as Error).message}`,
+          );
+        }
+      } finally {
+        await driver.close();
       }
+      assertEquals(await exists(marker), false, "a program ran");
+      const alive = await fixture.admin(
+        `select count(*)::int as n from pg_stat_activity where pid = ${pid}`,
+      ) as { n: number }[];
+      assertEquals(alive[0]!.n, 1);
     } finally {
-      await driver.close();
+      if (user !== "") {
+        await fixture.admin(`drop owned by "${user}"`).catch(() => {});
+        await fixture.admin(`drop role if exists "${user}"`).catch(() => {});
+      }
+      await Deno.remove(home, { recursive: true });
     }
-    assertEquals(await exists(marker), false, "a program ran");
-    const alive = await fixture.admin(
-      `select count(*)::int as n from pg_stat_activity where pid = ${pid}`,
-    ) as { n: number }[];
-    assertEquals(alive[0]!.n, 1);
-  } finally {
-    if (user !== "") {
-      await fixture.admin(`drop owned by "${user}"`).catch(() => {});
-      await fixture.admin(`drop role if exists "${user}"`).catch(() => {});
-    }
-    await Deno.remove(home, { recursive: true });
-  }
-});
+  },
+);
 
-Deno.test("mysql: with an AI login LOAD_FILE reads nothing and INTO OUTFILE is refused below the classifier", async () => {
-  await using fixture = await openFixture("mysql") ?? undefined;
-  if (fixture === undefined) return;
-  const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
-  let user = "";
-  const outfile = `/tmp/dbport-harden-${crypto.randomUUID()}`;
-  try {
-    const connection = await hardened(fixture, home);
-    user = connection.aiLogin!.user;
-    const driver = openDriver(driverSpec(connection));
+Deno.test(
+  "mysql: with an AI login LOAD_FILE reads nothing and INTO OUTFILE is refused below the classifier",
+  needs("mysql"),
+  async () => {
+    await using fixture = await openFixture("mysql");
+    const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
+    let user = "";
+    const outfile = `/tmp/dbport-harden-${crypto.randomUUID()}`;
     try {
-      const read = await driver.query("select count(*) from authors", READ);
-      assertEquals(read.rows, [["2"]]);
-      const file = await driver.query(
-        "select load_file('/etc/hostname')",
-        READ,
-      );
-      assertEquals(file.rows, [[null]]);
-      const error = await assertRejects(() =>
-        driver.query(`select 'x' into outfile '${outfile}'`, READ)
-      );
-      assert(
-        /access denied|FILE privilege/i.test((error as Error).message),
-        (error as Error).message,
-      );
+      const connection = await hardened(fixture, home);
+      user = connection.aiLogin!.user;
+      const driver = openDriver(driverSpec(connection));
+      try {
+        const read = await driver.query("select count(*) from authors", READ);
+        assertEquals(read.rows, [["2"]]);
+        const file = await driver.query(
+          "select load_file('/etc/hostname')",
+          READ,
+        );
+        assertEquals(file.rows, [[null]]);
+        const error = await assertRejects(() =>
+          driver.query(`select 'x' into outfile '${outfile}'`, READ)
+        );
+        assert(
+          /access denied|FILE privilege/i.test((error as Error).message),
+          (error as Error).message,
+        );
+      } finally {
+        await driver.close();
+      }
+      assertEquals(await exists(outfile), false, "a file was written");
     } finally {
-      await driver.close();
+      if (user !== "") await fixture.admin(`drop user if exists '${user}'@'%'`);
+      await Deno.remove(home, { recursive: true });
     }
-    assertEquals(await exists(outfile), false, "a file was written");
-  } finally {
-    if (user !== "") await fixture.admin(`drop user if exists '${user}'@'%'`);
-    await Deno.remove(home, { recursive: true });
-  }
-});
+  },
+);

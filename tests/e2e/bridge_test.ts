@@ -42,7 +42,7 @@ async function withShop(
 ) {
   await using fixture = await openFixture("sqlite");
   await using dialog = await recordingDialog(0);
-  const saved = savedConnection(fixture!, "Shop", {
+  const saved = savedConnection(fixture, "Shop", {
     externalAccess: "readWrite",
   });
   await using server = await serverWith([saved], {
@@ -53,7 +53,7 @@ async function withShop(
     connectionId: saved.id,
     asked: () => dialog.asked(),
     count: async () => {
-      const rows = await fixture!.admin("select count(*) as n from authors");
+      const rows = await fixture.admin("select count(*) as n from authors");
       return Number((rows[0] as { n: unknown }).n);
     },
   });
@@ -471,7 +471,7 @@ Deno.test("a rotated-out token and a restarted server are recovered by one re-re
 
 Deno.test("stdin EOF ends the bridge within a second, even with a request in flight", async () => {
   await using fixture = await openFixture("sqlite");
-  const saved = savedConnection(fixture!, "Slow");
+  const saved = savedConnection(fixture, "Slow");
   await using server = await serverWith([saved]);
   const bridge = spawnBridge(server.home);
   await bridge.send({
@@ -504,7 +504,7 @@ Deno.test("stdin EOF ends the bridge within a second, even with a request in fli
 
 Deno.test("raw stdio, legacy: progress lines come in order before the answer, which has no modern fields", async () => {
   await using fixture = await openFixture("sqlite");
-  const saved = savedConnection(fixture!, "Raw");
+  const saved = savedConnection(fixture, "Raw");
   await using server = await serverWith([saved]);
   const bridge = spawnBridge(server.home);
   try {

@@ -8,7 +8,7 @@
 
 import { assert, assertEquals } from "@std/assert";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { ENGINES, type Fixture, openFixture } from "../_db.ts";
+import { ENGINES, type Fixture, needs, openFixture } from "../_db.ts";
 import { modernRequest, postModern } from "../_server.ts";
 import { CORPUS } from "../db/_classifier_corpus.ts";
 
@@ -44,57 +44,60 @@ async function fingerprint(fixture: Fixture): Promise<string> {
 }
 
 for (const engine of ENGINES) {
-  Deno.test(`${engine}: every corpus statement on a readOnly connection leaves the database unchanged`, async () => {
-    await using fixture = await openFixture(engine) ?? undefined;
-    if (fixture === undefined) return;
-    // Unqualified names in the corpus resolve to the fixture's schema.
-    const url = engine === "postgres"
-      ? `${fixture.url}?search_path=${fixture.schema}`
-      : fixture.url;
-    const saved = savedConnection({ engine, url }, "Fenced", {
-      externalAccess: "readOnly",
-      safeMode: "silent",
-    });
-    await using server = await serverWith([saved], { hostDialog: "deny" });
-    const admin = await server.mint("fullAccess");
-    const before = await fingerprint(fixture);
-    let reached = 0;
-    for (const { sql } of CORPUS.filter((c) => c.dialect === engine)) {
-      if (sql.trim() === "" || /^[\s;]*$|^\s*(--|#)[^\n]*\n?$/.test(sql)) {
-        continue; // blank text is refused by argument checks
-      }
-      const answer = await postModern(
-        server.url,
-        modernRequest("tools/call", {
-          name: "execute_query",
-          arguments: {
-            connection_id: saved.id,
-            query: sql,
-            timeout_seconds: 5,
-          },
-        }, crypto.randomUUID()),
-        { authorization: `Bearer ${admin.plaintext}` },
-      );
-      assertEquals(answer.status, 200, `${sql}: ${answer.text}`);
-      const result = answer.json.result;
-      const text: string = result.isError ? result.content[0].text : "";
-      const stoppedBefore =
-        /^(invalid_argument|denied): (query holds|this connection is read only|this statement drops|the statement reaches)/
-          .test(text);
-      if (!stoppedBefore) {
-        reached++;
-        // Reaching the engine: a read, a failed query, or the engine's refusal.
-        assert(
-          !result.isError || /^(query_failed|denied): /.test(text),
-          `${sql}: ${text}`,
+  Deno.test(
+    `${engine}: every corpus statement on a readOnly connection leaves the database unchanged`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      // Unqualified names in the corpus resolve to the fixture's schema.
+      const url = engine === "postgres"
+        ? `${fixture.url}?search_path=${fixture.schema}`
+        : fixture.url;
+      const saved = savedConnection({ engine, url }, "Fenced", {
+        externalAccess: "readOnly",
+        safeMode: "silent",
+      });
+      await using server = await serverWith([saved], { hostDialog: "deny" });
+      const admin = await server.mint("fullAccess");
+      const before = await fingerprint(fixture);
+      let reached = 0;
+      for (const { sql } of CORPUS.filter((c) => c.dialect === engine)) {
+        if (sql.trim() === "" || /^[\s;]*$|^\s*(--|#)[^\n]*\n?$/.test(sql)) {
+          continue; // blank text is refused by argument checks
+        }
+        const answer = await postModern(
+          server.url,
+          modernRequest("tools/call", {
+            name: "execute_query",
+            arguments: {
+              connection_id: saved.id,
+              query: sql,
+              timeout_seconds: 5,
+            },
+          }, crypto.randomUUID()),
+          { authorization: `Bearer ${admin.plaintext}` },
+        );
+        assertEquals(answer.status, 200, `${sql}: ${answer.text}`);
+        const result = answer.json.result;
+        const text: string = result.isError ? result.content[0].text : "";
+        const stoppedBefore =
+          /^(invalid_argument|denied): (query holds|this connection is read only|this statement drops|the statement reaches)/
+            .test(text);
+        if (!stoppedBefore) {
+          reached++;
+          // Reaching the engine: a read, a failed query, or the engine's refusal.
+          assert(
+            !result.isError || /^(query_failed|denied): /.test(text),
+            `${sql}: ${text}`,
+          );
+        }
+        assertEquals(
+          await fingerprint(fixture),
+          before,
+          `the database changed after ${JSON.stringify(sql)}`,
         );
       }
-      assertEquals(
-        await fingerprint(fixture),
-        before,
-        `the database changed after ${JSON.stringify(sql)}`,
-      );
-    }
-    assert(reached >= 10, `only ${reached} statements reached ${engine}`);
-  });
+      assert(reached >= 10, `only ${reached} statements reached ${engine}`);
+    },
+  );
 }

@@ -65,7 +65,7 @@ interface Shop {
 async function withShop(run: (shop: Shop) => Promise<void>): Promise<void> {
   await using fixture = await openFixture("sqlite");
   await using dialog = await recordingDialog(0);
-  const saved = savedConnection(fixture!, "Shop", {
+  const saved = savedConnection(fixture, "Shop", {
     externalAccess: "readWrite",
   });
   await using server = await serverWith([saved], {
@@ -78,7 +78,7 @@ async function withShop(run: (shop: Shop) => Promise<void>): Promise<void> {
     token: plaintext,
     connectionId: saved.id,
     async count() {
-      const rows = await fixture!.admin("select count(*) as n from authors");
+      const rows = await fixture.admin("select count(*) as n from authors");
       return Number((rows[0] as { n: unknown }).n);
     },
     async asked() {

@@ -64,11 +64,11 @@ async function runScenario(
 Deno.test("the official conformance suite passes every applicable server scenario (legacy era, requireAuth false)", async (t) => {
   await using fixture = await openFixture("sqlite");
   const port = freePort();
-  // The contract refuses any Origin but the configured web origins; the
+  // dbport refuses any Origin but the configured web origins; the
   // dns-rebinding scenario sends the server's own loopback origin as the
   // valid case, so this server lists it (docs/clients.md, "Proven with real clients").
   await using server = await serverWith(
-    [savedConnection(fixture!, "Shop")],
+    [savedConnection(fixture, "Shop")],
     { requireAuth: false, allowedOrigins: [`http://127.0.0.1:${port}`] },
     { port },
   );

@@ -1,6 +1,6 @@
 /**
  * The request lifecycle against real PostgreSQL, MariaDB and a SQLite file
- * (contract: "Request lifecycle", "Cancellation"): whatever ends a request —
+ * (docs/wire.md "Request lifecycle", "Cancellation"): whatever ends a request —
  * the client's cancellation, a revoked token, a dropped connection, the
  * statement timeout, the handler deadline — the query is stopped on the
  * database too. Another principal's cancellation does nothing.
@@ -16,7 +16,13 @@ import type { Engine } from "../../lib/db/types.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { sleep } from "../../lib/sleep.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { ENGINES, type Fixture, openFixture, runningCount } from "../_db.ts";
+import {
+  ENGINES,
+  type Fixture,
+  needs,
+  openFixture,
+  runningCount,
+} from "../_db.ts";
 import {
   type Answer,
   initializeSession,
@@ -156,7 +162,6 @@ function cancel(server: TestServer, id: string, authorization?: string) {
 
 async function setup(engine: Engine, options: { deadlineMs?: number } = {}) {
   const fixture = await openFixture(engine);
-  if (fixture === null) return null;
   const saved = savedConnection(fixture, "Long");
   const server = await serverWith([saved], {}, {
     ...(options.deadlineMs === undefined
@@ -187,97 +192,115 @@ async function stillServes(server: TestServer, id: string) {
 }
 
 for (const engine of ENGINES) {
-  Deno.test(`${engine}: notifications/cancelled → -33002, and the query is gone within 2 s`, async () => {
-    await using t = await setup(engine) ?? undefined;
-    if (t === undefined) return;
-    const run = await startLong(t.server, t.fixture, t.id);
-    const started = performance.now();
-    assertEquals((await cancel(t.server, run.id)).status, 202);
-    const answer = await run.answer;
-    assertEquals([answer.status, answer.json.error.code], [200, -33002]);
-    await goneWithin(t.fixture, run.marker, 2_000);
-    assert(performance.now() - started < 2_000);
-    await stillServes(t.server, t.id);
-  });
+  Deno.test(
+    `${engine}: notifications/cancelled → -33002, and the query is gone within 2 s`,
+    needs(engine),
+    async () => {
+      await using t = await setup(engine);
+      const run = await startLong(t.server, t.fixture, t.id);
+      const started = performance.now();
+      assertEquals((await cancel(t.server, run.id)).status, 202);
+      const answer = await run.answer;
+      assertEquals([answer.status, answer.json.error.code], [200, -33002]);
+      await goneWithin(t.fixture, run.marker, 2_000);
+      assert(performance.now() - started < 2_000);
+      await stillServes(t.server, t.id);
+    },
+  );
 
-  Deno.test(`${engine}: another principal's cancellation has no effect`, async () => {
-    await using t = await setup(engine) ?? undefined;
-    if (t === undefined) return;
-    const other = await t.server.mint("readOnly");
-    const run = await startLong(t.server, t.fixture, t.id);
-    const refused = await cancel(
-      t.server,
-      run.id,
-      `Bearer ${other.plaintext}`,
-    );
-    assertEquals(refused.status, 202);
-    await sleep(500);
-    if (engine !== "sqlite") {
-      assertEquals(await runningCount(t.fixture, run.marker), 1);
-    }
-    const settled = await Promise.race([
-      run.answer,
-      sleep(10).then(() => null),
-    ]);
-    assertEquals(settled, null, "the request ended on another's cancel");
-    await cancel(t.server, run.id);
-    assertEquals((await run.answer).json.error.code, -33002);
-    await goneWithin(t.fixture, run.marker, 2_000);
-  });
+  Deno.test(
+    `${engine}: another principal's cancellation has no effect`,
+    needs(engine),
+    async () => {
+      await using t = await setup(engine);
+      const other = await t.server.mint("readOnly");
+      const run = await startLong(t.server, t.fixture, t.id);
+      const refused = await cancel(
+        t.server,
+        run.id,
+        `Bearer ${other.plaintext}`,
+      );
+      assertEquals(refused.status, 202);
+      await sleep(500);
+      if (engine !== "sqlite") {
+        assertEquals(await runningCount(t.fixture, run.marker), 1);
+      }
+      const settled = await Promise.race([
+        run.answer,
+        sleep(10).then(() => null),
+      ]);
+      assertEquals(settled, null, "the request ended on another's cancel");
+      await cancel(t.server, run.id);
+      assertEquals((await run.answer).json.error.code, -33002);
+      await goneWithin(t.fixture, run.marker, 2_000);
+    },
+  );
 
-  Deno.test(`${engine}: revoking the token mid-query cancels it within a second`, async () => {
-    await using t = await setup(engine) ?? undefined;
-    if (t === undefined) return;
-    const token = await t.server.mint("readOnly");
-    const run = await startLong(t.server, t.fixture, t.id, {
-      authorization: `Bearer ${token.plaintext}`,
-    });
-    const started = performance.now();
-    // What `dbport tokens revoke` does: the running server notices by polling.
-    await t.server.server.tokens.revoke(token.id);
-    const answer = await run.answer;
-    assertEquals([answer.status, answer.json.error.code], [200, -33002]);
-    assert(
-      performance.now() - started < 1_000,
-      `took ${Math.round(performance.now() - started)} ms`,
-    );
-    await goneWithin(t.fixture, run.marker, 2_000);
-  });
+  Deno.test(
+    `${engine}: revoking the token mid-query cancels it within a second`,
+    needs(engine),
+    async () => {
+      await using t = await setup(engine);
+      const token = await t.server.mint("readOnly");
+      const run = await startLong(t.server, t.fixture, t.id, {
+        authorization: `Bearer ${token.plaintext}`,
+      });
+      const started = performance.now();
+      // What `dbport tokens revoke` does: the running server notices by polling.
+      await t.server.server.tokens.revoke(token.id);
+      const answer = await run.answer;
+      assertEquals([answer.status, answer.json.error.code], [200, -33002]);
+      assert(
+        performance.now() - started < 1_000,
+        `took ${Math.round(performance.now() - started)} ms`,
+      );
+      await goneWithin(t.fixture, run.marker, 2_000);
+    },
+  );
 
-  Deno.test(`${engine}: a client that disconnects mid-query leaves no query running`, async () => {
-    await using t = await setup(engine) ?? undefined;
-    if (t === undefined) return;
-    const controller = new AbortController();
-    const run = await startLong(t.server, t.fixture, t.id, {
-      signal: controller.signal,
-    });
-    controller.abort();
-    await goneWithin(t.fixture, run.marker, 2_000);
-    // The server stays usable and holds no request of that client.
-    await stillServes(t.server, t.id);
-  });
+  Deno.test(
+    `${engine}: a client that disconnects mid-query leaves no query running`,
+    needs(engine),
+    async () => {
+      await using t = await setup(engine);
+      const controller = new AbortController();
+      const run = await startLong(t.server, t.fixture, t.id, {
+        signal: controller.signal,
+      });
+      controller.abort();
+      await goneWithin(t.fixture, run.marker, 2_000);
+      // The server stays usable and holds no request of that client.
+      await stillServes(t.server, t.id);
+    },
+  );
 
-  Deno.test(`${engine}: the statement timeout → -33003, and the query is gone`, async () => {
-    await using t = await setup(engine) ?? undefined;
-    if (t === undefined) return;
-    const run = await startLong(t.server, t.fixture, t.id, {
-      timeoutSeconds: 1,
-    });
-    const answer = await run.answer;
-    assertEquals([answer.status, answer.json.error.code], [200, -33003]);
-    await goneWithin(t.fixture, run.marker, 2_000);
-  });
+  Deno.test(
+    `${engine}: the statement timeout → -33003, and the query is gone`,
+    needs(engine),
+    async () => {
+      await using t = await setup(engine);
+      const run = await startLong(t.server, t.fixture, t.id, {
+        timeoutSeconds: 1,
+      });
+      const answer = await run.answer;
+      assertEquals([answer.status, answer.json.error.code], [200, -33003]);
+      await goneWithin(t.fixture, run.marker, 2_000);
+    },
+  );
 
-  Deno.test(`${engine}: the handler deadline (injected: 1 s) → -33003, and the query is gone`, async () => {
-    await using t = await setup(engine, { deadlineMs: 1_000 }) ?? undefined;
-    if (t === undefined) return;
-    const run = await startLong(t.server, t.fixture, t.id);
-    const answer = await run.answer;
-    assertEquals([answer.status, answer.json.error.code], [200, -33003]);
-    assert(/deadline/.test(answer.json.error.message));
-    await goneWithin(t.fixture, run.marker, 2_000);
-    await stillServes(t.server, t.id);
-  });
+  Deno.test(
+    `${engine}: the handler deadline (injected: 1 s) → -33003, and the query is gone`,
+    needs(engine),
+    async () => {
+      await using t = await setup(engine, { deadlineMs: 1_000 });
+      const run = await startLong(t.server, t.fixture, t.id);
+      const answer = await run.answer;
+      assertEquals([answer.status, answer.json.error.code], [200, -33003]);
+      assert(/deadline/.test(answer.json.error.message));
+      await goneWithin(t.fixture, run.marker, 2_000);
+      await stillServes(t.server, t.id);
+    },
+  );
 }
 
 /** The JSON-RPC messages of an SSE answer, in order. */
@@ -287,59 +310,67 @@ function sseMessages(text: string): JsonObject[] {
   ) => JSON.parse(line.slice(6)) as JsonObject);
 }
 
-Deno.test("postgres: a streamed (progressToken) request is cancelled the same way", async () => {
-  await using t = await setup("postgres") ?? undefined;
-  if (t === undefined) return;
-  const run = await startLong(t.server, t.fixture, t.id, {
-    progressToken: "p",
-  });
-  await cancel(t.server, run.id);
-  const answer = await run.answer;
-  assertEquals(answer.status, 200);
-  const messages = sseMessages(answer.text);
-  assertEquals(
-    messages.slice(0, 2).map((m) => (m.params as JsonObject).progress),
-    [0, 0.3],
-  );
-  assertEquals((messages.at(-1)!.error as JsonObject).code, -33002);
-  await goneWithin(t.fixture, run.marker, 2_000);
-});
+Deno.test(
+  "postgres: a streamed (progressToken) request is cancelled the same way",
+  needs("postgres"),
+  async () => {
+    await using t = await setup("postgres");
+    const run = await startLong(t.server, t.fixture, t.id, {
+      progressToken: "p",
+    });
+    await cancel(t.server, run.id);
+    const answer = await run.answer;
+    assertEquals(answer.status, 200);
+    const messages = sseMessages(answer.text);
+    assertEquals(
+      messages.slice(0, 2).map((m) => (m.params as JsonObject).progress),
+      [0, 0.3],
+    );
+    assertEquals((messages.at(-1)!.error as JsonObject).code, -33002);
+    await goneWithin(t.fixture, run.marker, 2_000);
+  },
+);
 
-Deno.test("postgres: a legacy session's request is cancelled the same way", async () => {
-  await using t = await setup("postgres") ?? undefined;
-  if (t === undefined) return;
-  const authorization = `Bearer ${t.server.token}`;
-  const session = await initializeSession(t.server.url, "2025-11-25", {
-    authorization,
-  });
-  const marker = "m_legacy1";
-  const answer = postLegacy(t.server.url, {
-    jsonrpc: "2.0",
-    id: 7,
-    method: "tools/call",
-    params: {
-      name: "execute_query",
-      arguments: { connection_id: t.id, query: longQuery("postgres", marker) },
-      _meta: { progressToken: "lp" },
-    },
-  }, { authorization, "mcp-session-id": session });
-  await untilRunning(t.fixture, marker);
-  const cancelled = await postLegacy(t.server.url, {
-    jsonrpc: "2.0",
-    method: "notifications/cancelled",
-    params: { requestId: 7 },
-  }, { authorization, "mcp-session-id": session });
-  assertEquals(cancelled.status, 202);
-  const done = await answer;
-  // With a progressToken the legacy answer is an SSE stream: the last frame.
-  const last = sseMessages(done.text).at(-1) as { error?: { code: number } };
-  assertEquals(last.error?.code, -33002);
-  await goneWithin(t.fixture, marker, 2_000);
-});
+Deno.test(
+  "postgres: a legacy session's request is cancelled the same way",
+  needs("postgres"),
+  async () => {
+    await using t = await setup("postgres");
+    const authorization = `Bearer ${t.server.token}`;
+    const session = await initializeSession(t.server.url, "2025-11-25", {
+      authorization,
+    });
+    const marker = "m_legacy1";
+    const answer = postLegacy(t.server.url, {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: {
+        name: "execute_query",
+        arguments: {
+          connection_id: t.id,
+          query: longQuery("postgres", marker),
+        },
+        _meta: { progressToken: "lp" },
+      },
+    }, { authorization, "mcp-session-id": session });
+    await untilRunning(t.fixture, marker);
+    const cancelled = await postLegacy(t.server.url, {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 7 },
+    }, { authorization, "mcp-session-id": session });
+    assertEquals(cancelled.status, 202);
+    const done = await answer;
+    // With a progressToken the legacy answer is an SSE stream: the last frame.
+    const last = sseMessages(done.text).at(-1) as { error?: { code: number } };
+    assertEquals(last.error?.code, -33002);
+    await goneWithin(t.fixture, marker, 2_000);
+  },
+);
 
 Deno.test("SDK v2 client: onprogress receives 0, 0.3 and 1 for execute_query", async () => {
-  await using t = await setup("sqlite") ?? undefined;
-  if (t === undefined) return;
+  await using t = await setup("sqlite");
   const client = new Client(
     { name: "progress", version: "1.0.0" },
     { capabilities: {}, versionNegotiation: { mode: { pin: "2026-07-28" } } },

@@ -11,7 +11,7 @@ import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { ENGINES, openFixture } from "../_db.ts";
+import { ENGINES, needs, openFixture } from "../_db.ts";
 import { SchemaCheck, sdkClient } from "../_sdk.ts";
 import { initializeSession, postLegacy } from "../_server.ts";
 
@@ -43,61 +43,64 @@ function schemaUri(connection: SavedConnection): string {
 }
 
 for (const engine of ENGINES) {
-  Deno.test(`${engine}: listen() hears "updated" within 5 s of ALTER TABLE on a subscribed schema`, async () => {
-    await using fixture = await openFixture(engine) ?? undefined;
-    if (fixture === undefined) return;
-    const saved = savedConnection(fixture, "Shop");
-    const other = savedConnection(fixture, "Other");
-    const hidden = savedConnection(fixture, "Hidden", { aiPolicy: "never" });
-    await using server = await serverWith([saved, other, hidden]);
-    const check = new SchemaCheck();
-    const client = await sdkClient(server.url, server.token!, { check });
-    try {
-      const sub = await client.listen({
-        resourcesListChanged: true,
-        toolsListChanged: true,
-        promptsListChanged: true,
-        resourceSubscriptions: [
-          // Canonicalised: an upper-case id is the same resource.
-          schemaUri(saved).replace(saved.id, saved.id.toUpperCase()),
-          schemaUri(saved),
-          schemaUri(hidden),
-          `dbport://connections/${saved.id}/tables`,
-          "dbport://connections",
-          "file:///etc/passwd",
-        ],
-      });
-      assertEquals(sub.honoredFilter, {
-        resourcesListChanged: true,
-        resourceSubscriptions: [schemaUri(saved)],
-      });
-      // Let the poller take its baseline before the change.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const updated = next(client, "notifications/resources/updated");
-      const started = performance.now();
-      await fixture.admin(
-        `alter table ${
-          engine === "postgres" ? `${fixture.schema}.` : ""
-        }authors add column email varchar(80)`,
-      );
-      const params = await updated.received;
-      assert(performance.now() - started < 5_000);
-      assertEquals(params.uri, schemaUri(saved));
-      assertEquals(
-        params._meta["io.modelcontextprotocol/subscriptionId"] !== undefined,
-        true,
-      );
-      await sub.close();
-      assertEquals(await sub.closed, "local");
-    } finally {
-      await client.close();
-    }
-    await check.assertValid();
-  });
+  Deno.test(
+    `${engine}: listen() hears "updated" within 5 s of ALTER TABLE on a subscribed schema`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      const saved = savedConnection(fixture, "Shop");
+      const other = savedConnection(fixture, "Other");
+      const hidden = savedConnection(fixture, "Hidden", { aiPolicy: "never" });
+      await using server = await serverWith([saved, other, hidden]);
+      const check = new SchemaCheck();
+      const client = await sdkClient(server.url, server.token!, { check });
+      try {
+        const sub = await client.listen({
+          resourcesListChanged: true,
+          toolsListChanged: true,
+          promptsListChanged: true,
+          resourceSubscriptions: [
+            // Canonicalised: an upper-case id is the same resource.
+            schemaUri(saved).replace(saved.id, saved.id.toUpperCase()),
+            schemaUri(saved),
+            schemaUri(hidden),
+            `dbport://connections/${saved.id}/tables`,
+            "dbport://connections",
+            "file:///etc/passwd",
+          ],
+        });
+        assertEquals(sub.honoredFilter, {
+          resourcesListChanged: true,
+          resourceSubscriptions: [schemaUri(saved)],
+        });
+        // Let the poller take its baseline before the change.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const updated = next(client, "notifications/resources/updated");
+        const started = performance.now();
+        await fixture.admin(
+          `alter table ${
+            engine === "postgres" ? `${fixture.schema}.` : ""
+          }authors add column email varchar(80)`,
+        );
+        const params = await updated.received;
+        assert(performance.now() - started < 5_000);
+        assertEquals(params.uri, schemaUri(saved));
+        assertEquals(
+          params._meta["io.modelcontextprotocol/subscriptionId"] !== undefined,
+          true,
+        );
+        await sub.close();
+        assertEquals(await sub.closed, "local");
+      } finally {
+        await client.close();
+      }
+      await check.assertValid();
+    },
+  );
 }
 
 Deno.test("listen() hears list_changed within 5 s when connections.json changes, and nothing for others' changes", async () => {
-  await using fixture = (await openFixture("sqlite"))!;
+  await using fixture = await openFixture("sqlite");
   const saved = savedConnection(fixture, "Shop");
   const stranger = savedConnection(fixture, "Stranger");
   await using server = await serverWith([saved, stranger]);
@@ -136,7 +139,7 @@ Deno.test("listen() hears list_changed within 5 s when connections.json changes,
 });
 
 Deno.test("listen() ends with a complete result when the server stops, and on revocation", async () => {
-  await using fixture = (await openFixture("sqlite"))!;
+  await using fixture = await openFixture("sqlite");
   const saved = savedConnection(fixture, "Shop");
   await using server = await serverWith([saved]);
   const revoked = await server.mint("readOnly");
@@ -162,7 +165,7 @@ Deno.test("listen() ends with a complete result when the server stops, and on re
 });
 
 Deno.test("subscriptions/listen is modern only: a legacy session gets -32601", async () => {
-  await using fixture = (await openFixture("sqlite"))!;
+  await using fixture = await openFixture("sqlite");
   await using server = await serverWith([savedConnection(fixture, "Shop")]);
   const session = await initializeSession(server.url, "2025-11-25");
   const answer = await postLegacy(server.url, {

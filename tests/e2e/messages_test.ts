@@ -5,39 +5,42 @@
 
 import { assert, assertEquals } from "@std/assert";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { openFixture } from "../_db.ts";
+import { needs, openFixture } from "../_db.ts";
 import { modernRequest, postModern, startTestServer } from "../_server.ts";
 
-Deno.test("postgres: describe_table without schema names every schema holding the table", async () => {
-  await using fixture = await openFixture("postgres") ?? undefined;
-  if (fixture === undefined) return;
-  const other = `${fixture.schema}_b`;
-  await fixture.admin(`create schema ${other}`);
-  try {
-    await fixture.admin(`create table ${other}.authors (id int)`);
-    const saved = savedConnection(fixture, "Two schemas");
-    await using server = await serverWith([saved]);
-    const describe = async (args: Record<string, string>) =>
-      (await postModern(
-        server.url,
-        modernRequest("tools/call", {
-          name: "describe_table",
-          arguments: { connection_id: saved.id, table: "authors", ...args },
-        }),
-      )).json.result;
-    const ambiguous = await describe({});
-    assertEquals(ambiguous.isError, true);
-    const text: string = ambiguous.content[0].text;
-    assert(text.startsWith("invalid_argument: "), text);
-    assert(text.includes(fixture.schema) && text.includes(other), text);
-    // Naming the schema answers.
-    const named = await describe({ schema: other });
-    assert(named.isError !== true, JSON.stringify(named));
-    assertEquals(named.structuredContent.schema, other);
-  } finally {
-    await fixture.admin(`drop schema ${other} cascade`);
-  }
-});
+Deno.test(
+  "postgres: describe_table without schema names every schema holding the table",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openFixture("postgres");
+    const other = `${fixture.schema}_b`;
+    await fixture.admin(`create schema ${other}`);
+    try {
+      await fixture.admin(`create table ${other}.authors (id int)`);
+      const saved = savedConnection(fixture, "Two schemas");
+      await using server = await serverWith([saved]);
+      const describe = async (args: Record<string, string>) =>
+        (await postModern(
+          server.url,
+          modernRequest("tools/call", {
+            name: "describe_table",
+            arguments: { connection_id: saved.id, table: "authors", ...args },
+          }),
+        )).json.result;
+      const ambiguous = await describe({});
+      assertEquals(ambiguous.isError, true);
+      const text: string = ambiguous.content[0].text;
+      assert(text.startsWith("invalid_argument: "), text);
+      assert(text.includes(fixture.schema) && text.includes(other), text);
+      // Naming the schema answers.
+      const named = await describe({ schema: other });
+      assert(named.isError !== true, JSON.stringify(named));
+      assertEquals(named.structuredContent.schema, other);
+    } finally {
+      await fixture.admin(`drop schema ${other} cascade`);
+    }
+  },
+);
 
 Deno.test("a client that disconnects mid-request is not logged as an unexpected error", async () => {
   const lines: string[] = [];

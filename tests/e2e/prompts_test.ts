@@ -6,7 +6,7 @@
 
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { ENGINES, openFixture } from "../_db.ts";
+import { ENGINES, needs, openFixture } from "../_db.ts";
 import { SchemaCheck, sdkClient, wireCode } from "../_sdk.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -28,163 +28,168 @@ function text(result: Any): string {
 }
 
 for (const engine of ENGINES) {
-  Deno.test(`${engine}: SDK v2 gets every prompt, rendered from the live schema`, async () => {
-    await using fixture = await openFixture(engine) ?? undefined;
-    if (fixture === undefined) return;
-    const saved = savedConnection(fixture, `Shop ${engine}`, {
-      safeMode: "alertFull",
-    });
-    await using server = await serverWith([saved]);
-    const check = new SchemaCheck();
-    const client = await sdkClient(server.url, server.token!, { check });
-    try {
-      const list = await client.listPrompts();
-      assertEquals(list.prompts.map((p: Any) => p.name), PROMPTS);
-      for (const prompt of list.prompts) {
-        assertEquals(prompt.arguments![0]!.name, "connection");
-        assertEquals(prompt.arguments![0]!.required, true);
+  Deno.test(
+    `${engine}: SDK v2 gets every prompt, rendered from the live schema`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      const saved = savedConnection(fixture, `Shop ${engine}`, {
+        safeMode: "alertFull",
+      });
+      await using server = await serverWith([saved]);
+      const check = new SchemaCheck();
+      const client = await sdkClient(server.url, server.token!, { check });
+      try {
+        const list = await client.listPrompts();
+        assertEquals(list.prompts.map((p: Any) => p.name), PROMPTS);
+        for (const prompt of list.prompts) {
+          assertEquals(prompt.arguments![0]!.name, "connection");
+          assertEquals(prompt.arguments![0]!.required, true);
+        }
+        const schema = fixture.schema;
+        const byName = { connection: saved.name, schema };
+        const byId = { connection: saved.id, schema };
+
+        const tour = text(
+          await client.getPrompt({
+            name: "explain_schema",
+            arguments: { ...byName, audience: "Engineer" },
+          }),
+        );
+        assert(tour.includes("an engineer"), tour);
+        assert(tour.includes(`${schema}.authors: id`), tour);
+        // A read-only connection says so, not what its Safe Mode would ask.
+        assert(tour.includes("this connection is read only"), tour);
+        assert(!tour.includes("Safe Mode"), tour);
+        assert(tour.includes(`### ${schema}.books`), tour);
+
+        const table = text(
+          await client.getPrompt({
+            name: "explain_table",
+            arguments: { ...byId, table: "books" },
+          }),
+        );
+        assert(table.includes(`### ${schema}.books`), table);
+        assert(table.includes("| title |"), table);
+        assert(table.includes(`→ ${schema}.authors(id)`), table);
+        assert(table.includes("three worthwhile"), table);
+        assert(table.includes("Tables it references"), table);
+
+        const sql = text(
+          await client.getPrompt({
+            name: "question_to_sql",
+            arguments: { ...byName, question: "Which authors wrote books?" },
+          }),
+        );
+        assert(sql.includes("> Which authors wrote books?"), sql);
+        assert(sql.includes(`### ${schema}.authors`), sql);
+        assert(sql.includes("never invent"), sql);
+
+        const review = text(
+          await client.getPrompt({
+            name: "review_query",
+            arguments: {
+              ...byName,
+              query: "delete from books",
+            },
+          }),
+        );
+        assert(review.includes("```sql\ndelete from books\n```"), review);
+        assert(review.includes("touches every row"), review);
+        assert(review.includes(`### ${schema}.books`), review);
+
+        const migration = text(
+          await client.getPrompt({
+            name: "write_migration",
+            arguments: {
+              ...byName,
+              change: "add an isbn column",
+              table: "books",
+            },
+          }),
+        );
+        assert(migration.includes(`### ${schema}.books`), migration);
+        assert(migration.includes("rollback"), migration);
+        assert(migration.includes("this connection is read only"), migration);
+
+        // Completions: connection names, tables and schemas of the connection
+        // in context, a fixed choice list in its declared order, and nothing
+        // for free text.
+        const complete = async (
+          ref: Any,
+          name: string,
+          value: string,
+          context?: Any,
+        ) =>
+          (await client.complete({
+            ref,
+            argument: { name, value },
+            ...(context === undefined
+              ? {}
+              : { context: { arguments: context } }),
+          })).completion;
+        const prompt = { type: "ref/prompt", name: "explain_table" };
+        assertEquals((await complete(prompt, "connection", "sho")).values, [
+          saved.name,
+        ]);
+        assertEquals(
+          (await complete(prompt, "table", "b", { connection: saved.name }))
+            .values.filter((v: string) => ["books", "book_titles"].includes(v)),
+          ["book_titles", "books"],
+        );
+        assertEquals(
+          (await complete(prompt, "table", "ook", {
+            connection: saved.name,
+            schema,
+          })).values,
+          ["book_titles", "books"],
+        );
+        assert(
+          (await complete(prompt, "schema", "", { connection: saved.id }))
+            .values.includes(schema),
+        );
+        assertEquals((await complete(prompt, "audience", "")).values, [
+          "newcomer",
+          "analyst",
+          "engineer",
+        ]);
+        assertEquals((await complete(prompt, "audience", "e")).values, [
+          "engineer",
+          "newcomer",
+        ]);
+        assertEquals(
+          (await complete(prompt, "table", "b")).values,
+          [],
+          "no connection in context: nothing",
+        );
+        const template = {
+          type: "ref/resource",
+          uri: "dbport://connections/{connection_id}/tables/{table}{?schema}",
+        };
+        assertEquals((await complete(template, "connection_id", "")).values, [
+          saved.id,
+        ]);
+        assert(
+          (await complete(template, "table", "auth", {
+            connection_id: saved.id,
+          })).values.includes("authors"),
+        );
+        const free = await complete(
+          { type: "ref/prompt", name: "question_to_sql" },
+          "question",
+          "how",
+        );
+        assertEquals(free, { values: [], total: 0, hasMore: false });
+      } finally {
+        await client.close();
       }
-      const schema = fixture.schema;
-      const byName = { connection: saved.name, schema };
-      const byId = { connection: saved.id, schema };
-
-      const tour = text(
-        await client.getPrompt({
-          name: "explain_schema",
-          arguments: { ...byName, audience: "Engineer" },
-        }),
-      );
-      assert(tour.includes("an engineer"), tour);
-      assert(tour.includes(`${schema}.authors: id`), tour);
-      // A read-only connection says so, not what its Safe Mode would ask.
-      assert(tour.includes("this connection is read only"), tour);
-      assert(!tour.includes("Safe Mode"), tour);
-      assert(tour.includes(`### ${schema}.books`), tour);
-
-      const table = text(
-        await client.getPrompt({
-          name: "explain_table",
-          arguments: { ...byId, table: "books" },
-        }),
-      );
-      assert(table.includes(`### ${schema}.books`), table);
-      assert(table.includes("| title |"), table);
-      assert(table.includes(`→ ${schema}.authors(id)`), table);
-      assert(table.includes("three worthwhile"), table);
-      assert(table.includes("Tables it references"), table);
-
-      const sql = text(
-        await client.getPrompt({
-          name: "question_to_sql",
-          arguments: { ...byName, question: "Which authors wrote books?" },
-        }),
-      );
-      assert(sql.includes("> Which authors wrote books?"), sql);
-      assert(sql.includes(`### ${schema}.authors`), sql);
-      assert(sql.includes("never invent"), sql);
-
-      const review = text(
-        await client.getPrompt({
-          name: "review_query",
-          arguments: {
-            ...byName,
-            query: "delete from books",
-          },
-        }),
-      );
-      assert(review.includes("```sql\ndelete from books\n```"), review);
-      assert(review.includes("touches every row"), review);
-      assert(review.includes(`### ${schema}.books`), review);
-
-      const migration = text(
-        await client.getPrompt({
-          name: "write_migration",
-          arguments: {
-            ...byName,
-            change: "add an isbn column",
-            table: "books",
-          },
-        }),
-      );
-      assert(migration.includes(`### ${schema}.books`), migration);
-      assert(migration.includes("rollback"), migration);
-      assert(migration.includes("this connection is read only"), migration);
-
-      // Completions: connection names, tables and schemas of the connection
-      // in context, a fixed choice list in its declared order, and nothing
-      // for free text.
-      const complete = async (
-        ref: Any,
-        name: string,
-        value: string,
-        context?: Any,
-      ) =>
-        (await client.complete({
-          ref,
-          argument: { name, value },
-          ...(context === undefined ? {} : { context: { arguments: context } }),
-        })).completion;
-      const prompt = { type: "ref/prompt", name: "explain_table" };
-      assertEquals((await complete(prompt, "connection", "sho")).values, [
-        saved.name,
-      ]);
-      assertEquals(
-        (await complete(prompt, "table", "b", { connection: saved.name }))
-          .values.filter((v: string) => ["books", "book_titles"].includes(v)),
-        ["book_titles", "books"],
-      );
-      assertEquals(
-        (await complete(prompt, "table", "ook", {
-          connection: saved.name,
-          schema,
-        })).values,
-        ["book_titles", "books"],
-      );
-      assert(
-        (await complete(prompt, "schema", "", { connection: saved.id }))
-          .values.includes(schema),
-      );
-      assertEquals((await complete(prompt, "audience", "")).values, [
-        "newcomer",
-        "analyst",
-        "engineer",
-      ]);
-      assertEquals((await complete(prompt, "audience", "e")).values, [
-        "engineer",
-        "newcomer",
-      ]);
-      assertEquals(
-        (await complete(prompt, "table", "b")).values,
-        [],
-        "no connection in context: nothing",
-      );
-      const template = {
-        type: "ref/resource",
-        uri: "dbport://connections/{connection_id}/tables/{table}{?schema}",
-      };
-      assertEquals((await complete(template, "connection_id", "")).values, [
-        saved.id,
-      ]);
-      assert(
-        (await complete(template, "table", "auth", {
-          connection_id: saved.id,
-        })).values.includes("authors"),
-      );
-      const free = await complete(
-        { type: "ref/prompt", name: "question_to_sql" },
-        "question",
-        "how",
-      );
-      assertEquals(free, { values: [], total: 0, hasMore: false });
-    } finally {
-      await client.close();
-    }
-    await check.assertValid();
-  });
+      await check.assertValid();
+    },
+  );
 }
 
 Deno.test("prompts/get refuses bad arguments with -32602 naming them", async () => {
-  await using fixture = (await openFixture("sqlite"))!;
+  await using fixture = await openFixture("sqlite");
   const saved = savedConnection(fixture, "Shop");
   const hidden = savedConnection(fixture, "Secret", { aiPolicy: "never" });
   const careful = savedConnection(fixture, "Careful", {

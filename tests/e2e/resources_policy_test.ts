@@ -21,7 +21,7 @@ import {
 type Any = any;
 
 Deno.test("resources/list over 120 connected connections walks three pages; a cursor on another method is -32602", async () => {
-  await using fixture = (await openFixture("sqlite"))!;
+  await using fixture = await openFixture("sqlite");
   const saved = Array.from(
     { length: 120 },
     (_, i) => savedConnection(fixture, `Shop ${String(i).padStart(3, "0")}`),
@@ -73,7 +73,7 @@ Deno.test("resources/list over 120 connected connections walks three pages; a cu
 });
 
 Deno.test("resources/read of an askEachTime connection asks first: input_required, then the content", async () => {
-  await using fixture = (await openFixture("sqlite"))!;
+  await using fixture = await openFixture("sqlite");
   await using dialog = await recordingDialog(0);
   const saved = savedConnection(fixture, "Careful", {
     aiPolicy: "askEachTime",
@@ -134,7 +134,7 @@ Deno.test("resources/read of an askEachTime connection asks first: input_require
 
 for (const version of ["2025-11-25", "2025-06-18"]) {
   Deno.test(`legacy ${version}: resources, prompts and completions answer in the legacy shape`, async () => {
-    await using fixture = (await openFixture("sqlite"))!;
+    await using fixture = await openFixture("sqlite");
     const saved = savedConnection(fixture, "Shop");
     await using server = await serverWith([saved]);
     const session = await initializeSession(server.url, version);

@@ -24,7 +24,7 @@ const SLOW =
 
 Deno.test("two stdio clients behind one bridge token: equal ids both answered, and one's cancel leaves the other's request alone", async () => {
   await using fixture = await openFixture("sqlite");
-  const saved = savedConnection(fixture!, "Shared");
+  const saved = savedConnection(fixture, "Shared");
   await using server = await serverWith([saved]);
   const env = { DBPORT_HOME: server.home, DBPORT_LAUNCH: "true" };
   const v2 = new ClientV2({ name: "editor-a", version: "1" });

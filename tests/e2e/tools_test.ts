@@ -14,7 +14,7 @@ import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { parseSseEvents } from "../../lib/protocol/sse.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { ENGINES, openFixture } from "../_db.ts";
+import { ENGINES, needs, openFixture } from "../_db.ts";
 import { assertSchema } from "../_schema.ts";
 import { modernRequest, postModern, type TestServer } from "../_server.ts";
 
@@ -88,130 +88,136 @@ function toolErrorText(
 }
 
 for (const engine of ENGINES) {
-  Deno.test(`${engine}: every read tool answers with its exact shape`, async () => {
-    await using fixture = await openFixture(engine) ?? undefined;
-    if (fixture === undefined) return;
-    const saved = savedConnection(fixture, `Fixture ${engine}`);
-    await using server = await serverWith([saved]);
-    const args = { connection_id: saved.id };
+  Deno.test(
+    `${engine}: every read tool answers with its exact shape`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      const saved = savedConnection(fixture, `Fixture ${engine}`);
+      await using server = await serverWith([saved]);
+      const args = { connection_id: saved.id };
 
-    const listed = await call(server, "list_connections", {});
-    const [entry] = listed.json.result.structuredContent.connections;
-    assertEquals(entry.id, saved.id);
-    assertEquals(
-      entry.type,
-      { postgres: "PostgreSQL", mysql: "MySQL", sqlite: "SQLite" }[engine],
-    );
-    assertEquals(entry.is_connected, false);
-    assert(
-      !JSON.stringify(entry).includes("root") &&
-        !JSON.stringify(entry).includes("postgres@"),
-    );
+      const listed = await call(server, "list_connections", {});
+      const [entry] = listed.json.result.structuredContent.connections;
+      assertEquals(entry.id, saved.id);
+      assertEquals(
+        entry.type,
+        { postgres: "PostgreSQL", mysql: "MySQL", sqlite: "SQLite" }[engine],
+      );
+      assertEquals(entry.is_connected, false);
+      assert(
+        !JSON.stringify(entry).includes("root") &&
+          !JSON.stringify(entry).includes("postgres@"),
+      );
 
-    const tables = await call(server, "list_tables", {
-      ...args,
-      schema: fixture.schema,
-      include_row_counts: true,
-    });
-    const content = tables.json.result.structuredContent;
-    assertEquals(content.tables.map((t: { name: string }) => t.name), [
-      "authors",
-      "book_titles",
-      "books",
-      "kinds",
-    ]);
-    assertEquals(content.row_counts_included, true);
-    assertEquals(content.row_counts_are_approximate, engine !== "sqlite");
+      const tables = await call(server, "list_tables", {
+        ...args,
+        schema: fixture.schema,
+        include_row_counts: true,
+      });
+      const content = tables.json.result.structuredContent;
+      assertEquals(content.tables.map((t: { name: string }) => t.name), [
+        "authors",
+        "book_titles",
+        "books",
+        "kinds",
+      ]);
+      assertEquals(content.row_counts_included, true);
+      assertEquals(content.row_counts_are_approximate, engine !== "sqlite");
 
-    const described = await call(server, "describe_table", {
-      ...args,
-      table: "authors",
-      schema: fixture.schema,
-    });
-    const authors = described.json.result.structuredContent;
-    assertEquals(authors.table, "authors");
-    assertEquals(authors.columns.map((c: { name: string }) => c.name), [
-      "id",
-      "name",
-      "born",
-    ]);
-    assertEquals(authors.columns[1].is_nullable, false);
+      const described = await call(server, "describe_table", {
+        ...args,
+        table: "authors",
+        schema: fixture.schema,
+      });
+      const authors = described.json.result.structuredContent;
+      assertEquals(authors.table, "authors");
+      assertEquals(authors.columns.map((c: { name: string }) => c.name), [
+        "id",
+        "name",
+        "born",
+      ]);
+      assertEquals(authors.columns[1].is_nullable, false);
 
-    const missing = await call(server, "describe_table", {
-      ...args,
-      table: "nope",
-    });
-    assert(toolErrorText(missing).startsWith("not_found: "));
+      const missing = await call(server, "describe_table", {
+        ...args,
+        table: "nope",
+      });
+      assert(toolErrorText(missing).startsWith("not_found: "));
 
-    const table = engine === "postgres"
-      ? `${fixture.schema}.authors`
-      : "authors";
-    const query = await call(server, "execute_query", {
-      ...args,
-      query: `select id, name from ${table} order by id;`,
-      max_rows: 1,
-    });
-    const result = query.json.result.structuredContent;
-    assertEquals(
-      { ...result, execution_time_ms: 0 },
-      {
-        columns: ["id", "name"],
-        rows: [[1, "Ada"]],
-        row_count: 1,
-        rows_affected: 0,
-        execution_time_ms: 0,
-        is_truncated: true,
-      },
-    );
-    const again = await call(server, "list_connections", {});
-    assertEquals(
-      again.json.result.structuredContent.connections[0].is_connected,
-      true,
-    );
+      const table = engine === "postgres"
+        ? `${fixture.schema}.authors`
+        : "authors";
+      const query = await call(server, "execute_query", {
+        ...args,
+        query: `select id, name from ${table} order by id;`,
+        max_rows: 1,
+      });
+      const result = query.json.result.structuredContent;
+      assertEquals(
+        { ...result, execution_time_ms: 0 },
+        {
+          columns: ["id", "name"],
+          rows: [[1, "Ada"]],
+          row_count: 1,
+          rows_affected: 0,
+          execution_time_ms: 0,
+          is_truncated: true,
+        },
+      );
+      const again = await call(server, "list_connections", {});
+      assertEquals(
+        again.json.result.structuredContent.connections[0].is_connected,
+        true,
+      );
 
-    // The default test token reads only: a write is refused by scope.
-    const write = await call(server, "execute_query", {
-      ...args,
-      query: `insert into ${table} (name) values ('x')`,
-    });
-    assertEquals([write.status, write.json.error.code], [403, -33007]);
-    assertEquals(write.json.error.data.requiredScopes, ["tools:write"]);
-    const bad = await call(server, "execute_query", {
-      ...args,
-      query: "select nope from nowhere",
-    });
-    const text = toolErrorText(bad);
-    assert(text.startsWith("query_failed: "), text);
-  });
+      // The default test token reads only: a write is refused by scope.
+      const write = await call(server, "execute_query", {
+        ...args,
+        query: `insert into ${table} (name) values ('x')`,
+      });
+      assertEquals([write.status, write.json.error.code], [403, -33007]);
+      assertEquals(write.json.error.data.requiredScopes, ["tools:write"]);
+      const bad = await call(server, "execute_query", {
+        ...args,
+        query: "select nope from nowhere",
+      });
+      const text = toolErrorText(bad);
+      assert(text.startsWith("query_failed: "), text);
+    },
+  );
 
-  Deno.test(`${engine}: a statement timeout finishes the request with -33003`, async () => {
-    await using fixture = await openFixture(engine) ?? undefined;
-    if (fixture === undefined) return;
-    const saved = savedConnection(fixture, "Slow");
-    await using server = await serverWith([saved]);
-    const query = {
-      postgres: "select pg_sleep(20)",
-      mysql: "select sleep(20)",
-      sqlite:
-        "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select count(*) from c",
-    }[engine];
-    const answer = await call(server, "execute_query", {
-      connection_id: saved.id,
-      query,
-      timeout_seconds: 1,
-    });
-    assertEquals(answer.status, 200);
-    assertEquals(answer.json.error.code, -33003);
-    assert(
-      answer.json.error.message.includes("1 s"),
-      answer.json.error.message,
-    );
-  });
+  Deno.test(
+    `${engine}: a statement timeout finishes the request with -33003`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      const saved = savedConnection(fixture, "Slow");
+      await using server = await serverWith([saved]);
+      const query = {
+        postgres: "select pg_sleep(20)",
+        mysql: "select sleep(20)",
+        sqlite:
+          "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select count(*) from c",
+      }[engine];
+      const answer = await call(server, "execute_query", {
+        connection_id: saved.id,
+        query,
+        timeout_seconds: 1,
+      });
+      assertEquals(answer.status, 200);
+      assertEquals(answer.json.error.code, -33003);
+      assert(
+        answer.json.error.message.includes("1 s"),
+        answer.json.error.message,
+      );
+    },
+  );
 }
 
 Deno.test("execute_query with a progressToken streams 0, 0.3 and 1 before the result", async () => {
   await using fixture = await openFixture("sqlite");
-  const saved = savedConnection(fixture!, "Progress");
+  const saved = savedConnection(fixture, "Progress");
   await using server = await serverWith([saved]);
   const answer = await call(server, "execute_query", {
     connection_id: saved.id,
@@ -249,7 +255,7 @@ Deno.test("the policy matrix: external access × AI policy × allowlist", async 
       [{ externalAccess: "readWrite", aiPolicy: "never" }, "hidden"],
     ];
   const saved = policies.map(([policy], i) =>
-    savedConnection(fixture!, `C${i}`, policy)
+    savedConnection(fixture, `C${i}`, policy)
   );
   // askEachTime asks the host dialog, which refuses here.
   await using server = await serverWith(saved, { hostDialog: "deny" });
@@ -304,7 +310,7 @@ Deno.test("the policy matrix: external access × AI policy × allowlist", async 
 
 Deno.test("tool arguments: unknown, missing and mistyped are -32602; values out of range are invalid_argument", async () => {
   await using fixture = await openFixture("sqlite");
-  const saved = savedConnection(fixture!, "Args");
+  const saved = savedConnection(fixture, "Args");
   await using server = await serverWith([saved], {
     maxRowLimit: 100,
     defaultRowLimit: 50,
@@ -402,14 +408,14 @@ Deno.test("an unreachable database is not_connected, redacted", async () => {
 
 Deno.test("the server reloads connections.json within a second; a malformed file keeps the old list", async () => {
   await using fixture = await openFixture("sqlite");
-  const first = savedConnection(fixture!, "First");
+  const first = savedConnection(fixture, "First");
   await using server = await serverWith([first]);
   const path = inAppDir(server.home, CONNECTIONS_FILE);
   const names = async () =>
     (await call(server, "list_connections", {})).json.result.structuredContent
       .connections
       .map((c: { name: string }) => c.name);
-  await saveConnections(path, [first, savedConnection(fixture!, "Second")]);
+  await saveConnections(path, [first, savedConnection(fixture, "Second")]);
   const deadline = Date.now() + 1_000;
   while ((await names()).length < 2 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -2,7 +2,7 @@
  * The write path end to end: consent through the official SDK v2 client's
  * elicitation handler (it answers `input_required` itself), through the host
  * dialog (a `command` that records what it was asked), each row of the
- * contract's "Result state of a call" table, and the gates of a write.
+ * docs/wire.md "Asking the user", and the gates of a write.
  */
 
 import type { Client } from "@modelcontextprotocol/client";
@@ -40,7 +40,7 @@ async function setup(
   policy: Partial<SavedConnection>,
   settings: JsonObject,
 ): Promise<Setup> {
-  const fixture = (await openFixture("sqlite"))!;
+  const fixture = await openFixture("sqlite");
   const saved = savedConnection(fixture, "Shop", {
     externalAccess: "readWrite",
     ...policy,
@@ -109,7 +109,7 @@ Deno.test("SDK v2: an accepted form runs a write; readWrite is confirmed twice, 
       1,
     );
     assertEquals(await count(t.fixture), 3);
-    // The form: exactly the contract's shape, the statement verbatim.
+    // The form: exactly the wire reference's shape, the statement verbatim.
     assertEquals(forms.length, 1);
     const form = forms[0]!;
     assertEquals(form.mode, "form");
@@ -495,12 +495,12 @@ Deno.test("Safe Mode alertFull asks for reads", async () => {
 
 Deno.test("the gates of a write: scope, external access, Safe Mode readOnly, destructive, file reach", async () => {
   await using fixture = await openFixture("sqlite");
-  const readOnly = savedConnection(fixture!, "Ro");
-  const fenced = savedConnection(fixture!, "Fenced", {
+  const readOnly = savedConnection(fixture, "Ro");
+  const fenced = savedConnection(fixture, "Fenced", {
     externalAccess: "readWrite",
     safeMode: "readOnly",
   });
-  const open = savedConnection(fixture!, "Open", {
+  const open = savedConnection(fixture, "Open", {
     externalAccess: "readWrite",
     safeMode: "silent",
   });
@@ -592,7 +592,7 @@ Deno.test("the gates of a write: scope, external access, Safe Mode readOnly, des
       'denied: a destructive statement on "Open" needs the user\'s approval',
     ),
   );
-  assertEquals(await count(fixture!, "books"), 2);
+  assertEquals(await count(fixture, "books"), 2);
 });
 
 Deno.test("SDK v2: confirm_destructive_operation drops a table after the user's yes", async () => {

@@ -8,8 +8,8 @@ import {
   WireError,
 } from "../../lib/protocol/errors.ts";
 
-Deno.test("HTTP_STATUS gives every code of the contract's Protocol errors table its status", () => {
-  // The contract's table, row by row.
+Deno.test("HTTP_STATUS gives every code of the wire reference's Protocol errors table its status", () => {
+  // The wire reference's table, row by row.
   const table: [number, number][] = [
     [-32700, 400],
     [-32600, 400],

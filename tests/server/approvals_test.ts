@@ -8,11 +8,12 @@ import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { WireError } from "../../lib/protocol/errors.ts";
 import { LEVEL_SCOPES } from "../../lib/server/auth/principals.ts";
 import { Approvals, paramsDigest } from "../../lib/server/approvals.ts";
+import { callContext, principalWith } from "../_fake_driver.ts";
 
 const connection: SavedConnection = {
   id: crypto.randomUUID(),
   name: "Shop",
-  driver: "sqlite",
+  engine: "sqlite",
   url: "/tmp/shop.db",
   externalAccess: "readWrite",
   aiPolicy: "alwaysAllow",
@@ -34,30 +35,15 @@ function ctx(
   capabilities: JsonObject = {},
   era: "modern" | "legacy" = "modern",
 ): CallContext {
-  return {
-    era,
-    protocolVersion: era === "modern" ? "2026-07-28" : "2025-11-25",
-    method: "tools/call",
-    params,
-    clientCapabilities: capabilities,
-    clientInfo: undefined,
-    trace: {},
-    principal: {
-      key: "token:1",
-      kind: "token",
-      name: "agent",
-      tokenId: "1",
-      scopes: LEVEL_SCOPES.readWrite,
-      connections: null,
+  return callContext(
+    principalWith([...LEVEL_SCOPES.readWrite]),
+    {
+      era,
+      protocolVersion: era === "modern" ? "2026-07-28" : "2025-11-25",
+      params,
+      clientCapabilities: capabilities,
     },
-    signal: new AbortController().signal,
-    shutdown: new AbortController().signal,
-    session: null,
-    id: 1,
-    progress() {},
-    holdAnswer() {},
-    notify() {},
-  };
+  );
 }
 
 function dialog(answer: DialogAnswer): Dialog & { asked: number } {

@@ -1,5 +1,5 @@
 /**
- * The dispatcher's method scope check (contract: "JSON-RPC methods"): no
+ * The dispatcher's method scope check (docs/wire.md "JSON-RPC methods"): no
  * level lacks the read scopes, so a principal without them is built here.
  */
 import { assertEquals } from "@std/assert";

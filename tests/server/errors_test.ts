@@ -1,9 +1,10 @@
 /**
- * The contract's "Protocol errors" table over real HTTP: each code this
+ * docs/wire.md's "Protocol errors" table over real HTTP: each code this
  * foundation can produce, with its HTTP status. (-32021 and -33007 to -33010
  * arrive with consent and authentication; their statuses are unit-tested in
  * tests/protocol/errors_test.ts.)
  */
+import { waitUntil } from "../_wait.ts";
 import { assertEquals, assertFalse, assertStringIncludes } from "@std/assert";
 import { committingTool, fixtureCatalog, sleep } from "../_catalog.ts";
 import {
@@ -167,7 +168,10 @@ Deno.test("-33000 (503): new requests while the server stops; running ones may f
         "r",
       ),
     );
-    await sleep(50);
+    await waitUntil(
+      "the request to be running",
+      () => t.server.inFlightCount() >= 1,
+    );
     const stopping = t.server.stop();
     const refused = await postModern(
       t.url,
@@ -200,7 +204,10 @@ Deno.test("-33000 (503): a request still running when the drain time ends is sto
         "long",
       ),
     );
-    await sleep(50);
+    await waitUntil(
+      "the request to be running",
+      () => t.server.inFlightCount() >= 1,
+    );
     const stopping = t.server.stop();
     const answer = await running;
     assertEquals(answer.status, 503);
@@ -232,7 +239,10 @@ Deno.test("-33002 (200): notifications/cancelled stops the caller's running requ
       42,
     ),
   );
-  await sleep(50);
+  await waitUntil(
+    "the request to be running",
+    () => t.server.inFlightCount() >= 1,
+  );
   const cancel = await postModern(t.url, {
     jsonrpc: "2.0",
     method: "notifications/cancelled",
@@ -251,7 +261,10 @@ Deno.test("-33002: another principal cannot cancel the request", async () => {
     t.url,
     modernRequest("tools/call", { name: "slow", arguments: { ms: 300 } }, 43),
   );
-  await sleep(50);
+  await waitUntil(
+    "the request to be running",
+    () => t.server.inFlightCount() >= 1,
+  );
   const cancel = await postModern(
     t.url,
     {
@@ -316,7 +329,10 @@ Deno.test("equal ids of one principal's running requests are both served, and a 
     t.url,
     modernRequest("tools/call", { name: "slow", arguments: { ms: 300 } }, 0),
   );
-  await sleep(50);
+  await waitUntil(
+    "the request to be running",
+    () => t.server.inFlightCount() >= 1,
+  );
   const second = await postModern(
     t.url,
     modernRequest("tools/call", { name: "slow", arguments: { ms: 1 } }, 0),
@@ -335,7 +351,10 @@ Deno.test("equal ids of one principal's running requests are both served, and a 
     t.url,
     modernRequest("tools/call", { name: "slow", arguments: { ms: 2000 } }, 7),
   );
-  await sleep(100);
+  await waitUntil(
+    "the 2 requests to be running",
+    () => t.server.inFlightCount() >= 2,
+  );
   const cancel = await postModern(t.url, {
     jsonrpc: "2.0",
     method: "notifications/cancelled",
@@ -359,7 +378,10 @@ Deno.test("a request whose work can no longer be undone answers with its outcome
       "commit-1",
     ),
   );
-  await sleep(50);
+  await waitUntil(
+    "the request to be running",
+    () => t.server.inFlightCount() >= 1,
+  );
   const cancel = await postModern(t.url, {
     jsonrpc: "2.0",
     method: "notifications/cancelled",

@@ -1,5 +1,5 @@
 /**
- * The contract's "HTTP surface" table, row by row, over real HTTP.
+ * docs/wire.md's "HTTP surface" table, row by row, over real HTTP.
  */
 import { assertEquals, assertStringIncludes } from "@std/assert";
 import { fixtureCatalog } from "../_catalog.ts";

@@ -1,5 +1,5 @@
 /**
- * The contract's "Legacy session" table over real HTTP.
+ * docs/wire.md's "Legacy session" table over real HTTP.
  */
 import { assertEquals, assertExists, assertNotEquals } from "@std/assert";
 import { assertSchema } from "../_schema.ts";
@@ -7,7 +7,7 @@ import { initializeSession, postLegacy, startTestServer } from "../_server.ts";
 import { INSTRUCTIONS } from "../../lib/features/instructions.ts";
 
 for (const version of ["2025-11-25", "2025-06-18"]) {
-  Deno.test(`initialize ${version} opens a session and answers the contract's fields`, async () => {
+  Deno.test(`initialize ${version} opens a session and answers the wire reference's fields`, async () => {
     await using t = await startTestServer();
     const answer = await postLegacy(t.url, {
       jsonrpc: "2.0",

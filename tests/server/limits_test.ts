@@ -1,7 +1,7 @@
 /**
- * The contract's transport limits at the socket: 16 KB headers (431), 64
+ * The wire reference's transport limits at the socket: 16 KB headers (431), 64
  * concurrent connections, the idle timeout. The idle timeout is shortened for
- * the test; production uses the contract's 30 s.
+ * the test; production uses the wire reference's 30 s.
  */
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import { fixtureCatalog, sleep } from "../_catalog.ts";

@@ -1,5 +1,5 @@
 /**
- * The one method table against the contract's "JSON-RPC methods" and "Cache
+ * The one method table against the wire reference's "JSON-RPC methods" and "Cache
  * hints" tables, row by row.
  */
 import { assertEquals } from "@std/assert";
@@ -13,7 +13,7 @@ const table = buildMethodTable({
   instanceId: "i",
 });
 
-Deno.test("buildMethodTable() gives each method the contract's scope and era", () => {
+Deno.test("buildMethodTable() gives each method the wire reference's scope and era", () => {
   const contract: [string, string | null, string[]][] = [
     ["server/discover", null, ["modern"]],
     ["tools/list", "tools:read", ["modern", "legacy"]],
@@ -36,7 +36,7 @@ Deno.test("buildMethodTable() gives each method the contract's scope and era", (
   }
 });
 
-Deno.test("buildMethodTable() gives cache hints to exactly the contract's methods", () => {
+Deno.test("buildMethodTable() gives cache hints to exactly the wire reference's methods", () => {
   const hinted = Object.fromEntries(
     [...table.values()].filter((spec) => spec.cache !== null).map((spec) => [
       spec.name,

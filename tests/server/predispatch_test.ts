@@ -1,5 +1,5 @@
 /**
- * The contract's pre-dispatch checks, in order: Host, Origin, body cap,
+ * The wire reference's pre-dispatch checks, in order: Host, Origin, body cap,
  * notifications, responses sent to the server.
  */
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";

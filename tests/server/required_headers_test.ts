@@ -1,5 +1,5 @@
 /**
- * The contract's "Required headers (modern era)" table over real HTTP: every
+ * docs/wire.md's "Required headers" table over real HTTP: every
  * disagreement, missing header, malformed value or control character is
  * `-32020` (HTTP 400) carrying the request id.
  */

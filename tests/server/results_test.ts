@@ -1,5 +1,5 @@
 /**
- * The contract's "Result envelope", "server/discover result", "Cache hints"
+ * docs/wire.md's "Result envelope", "server/discover result", "Cache hints"
  * and "Pagination" over real HTTP, validated against the 2026-07-28 schema.
  */
 import { assertEquals, assertExists } from "@std/assert";
@@ -16,7 +16,7 @@ import { INSTRUCTIONS } from "../../lib/features/instructions.ts";
 
 const MODERN = "2026-07-28";
 
-Deno.test("server/discover answers exactly the contract's table", async () => {
+Deno.test("server/discover answers exactly the wire reference's table", async () => {
   await using t = await startTestServer();
   const answer = await postModern(t.url, modernRequest("server/discover"));
   assertEquals(answer.json.result, {
@@ -46,7 +46,7 @@ Deno.test("server/discover answers exactly the contract's table", async () => {
   assertSchema(MODERN, "DiscoverResultResponse", answer.json);
 });
 
-Deno.test("the instructions steer the model as the contract says", () => {
+Deno.test("the instructions steer the model as the wire reference says", () => {
   for (
     const phrase of [
       "list_connections",
@@ -59,7 +59,7 @@ Deno.test("the instructions steer the model as the contract says", () => {
   }
 });
 
-Deno.test("cache hints follow the contract's table exactly", async () => {
+Deno.test("cache hints follow the wire reference's table exactly", async () => {
   await using t = await startTestServer({ catalog: fixtureCatalog() });
   const expected: [string, Record<string, unknown>, number, string, string][] =
     [

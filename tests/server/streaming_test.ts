@@ -1,5 +1,5 @@
 /**
- * SSE answers (contract: "Progress streaming", "Events") and
+ * SSE answers (docs/wire.md "Progress streaming", "Progress streaming") and
  * subscriptions/listen, read frame by frame.
  */
 import { assertEquals, assertStringIncludes } from "@std/assert";

@@ -1,5 +1,5 @@
 /**
- * The contract's "Versioning" table and rules over real HTTP.
+ * docs/wire.md's "Versioning" table and rules over real HTTP.
  */
 import { assertEquals } from "@std/assert";
 import { assertSchema } from "../_schema.ts";

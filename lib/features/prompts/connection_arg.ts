@@ -1,7 +1,7 @@
 /**
  * A prompt's `connection` argument: a connection's name (case-insensitive,
  * exact) or its id. Only connections the caller may see are ever matched or
- * named in a message (contract "Authentication" 3-4).
+ * named in a message (docs/wire.md "Authentication" 3-4).
  *
  * @module
  */

@@ -22,32 +22,54 @@ import { asWireError } from "../wire_failure.ts";
 import { findConnection } from "./connection_arg.ts";
 
 /** One argument of a prompt. */
-export interface PromptArgument {
-  name: string;
+export interface PromptArgument<N extends string = string> {
+  name: N;
   title: string;
   description: string;
   required: boolean;
   /** Fixed choices, in the order completion offers them; the first is the default. */
-  choices?: readonly string[];
+  choices?: readonly [string, ...string[]];
 }
 
+/** An argument that always has a value once checked: required, or with a default choice. */
+type Valued = { required: true } | { choices: readonly string[] };
+
+/** The value of a checked argument: one of its choices, or its text. */
+type ValueOf<A> = A extends { choices: readonly (infer C)[] } ? C : string;
+
+/**
+ * The checked arguments of a prompt typed from their declarations:
+ * `connection`, the required ones and those with choices (a default is
+ * filled in) always present, the others optional.
+ */
+export type PromptArgs<A extends readonly PromptArgument[]> =
+  & { readonly connection: string }
+  & {
+    readonly [X in A[number] as X extends Valued ? X["name"] : never]: ValueOf<
+      X
+    >;
+  }
+  & {
+    readonly [X in A[number] as X extends Valued ? never : X["name"]]?: string;
+  };
+
 /** What a prompt's renderer gets. */
-export interface RenderInput {
+export interface RenderInput<Args = Readonly<Record<string, string>>> {
   /** The checked arguments (choices lower-cased, defaults filled in). */
-  args: Readonly<Record<string, string>>;
+  args: Args;
   resolved: Resolved;
   ctx: CallContext;
 }
 
 /** Everything that makes a prompt. */
-export interface PromptSpec {
+export interface PromptSpec<A extends readonly PromptArgument[]> {
   name: string;
   title: string;
   description: string;
   /** `connection` first; it is added by {@linkcode definePrompt}. */
-  arguments: readonly PromptArgument[];
+  arguments: A;
   /** The user message's text (markdown). */
-  render(input: RenderInput): Promise<string>;
+  render(input: RenderInput<PromptArgs<A>>): Promise<string>;
 }
 
 /** The argument every prompt takes. */
@@ -62,12 +84,17 @@ export const CONNECTION_ARGUMENT: PromptArgument = {
 export const PROMPT_TEXT_LIMIT = 60_000;
 
 /** The arguments of a built prompt, `connection` first. */
-function promptArguments(spec: PromptSpec): readonly PromptArgument[] {
+function promptArguments(
+  spec: PromptSpec<readonly PromptArgument[]>,
+): readonly PromptArgument[] {
   return [CONNECTION_ARGUMENT, ...spec.arguments];
 }
 
 /** Build a catalog entry from a spec. */
-export function definePrompt(deps: FeatureDeps, spec: PromptSpec): PromptEntry {
+export function definePrompt<const A extends readonly PromptArgument[]>(
+  deps: FeatureDeps,
+  spec: PromptSpec<A>,
+): PromptEntry {
   const declared = promptArguments(spec);
   return {
     definition: {
@@ -91,8 +118,10 @@ export function definePrompt(deps: FeatureDeps, spec: PromptSpec): PromptEntry {
       ),
     ),
     async get(given, ctx) {
-      const args = checkArguments(spec.name, declared, given);
-      const connection = findConnection(deps, ctx.principal, args.connection!);
+      // checkArguments() holds the values to the declarations the type is
+      // read from: this is the one place the two meet.
+      const args = checkArguments(spec.name, declared, given) as PromptArgs<A>;
+      const connection = findConnection(deps, ctx.principal, args.connection);
       try {
         const resolved = resolve(deps, connection);
         await admit(deps, ctx, connection, null, "reading its schema");
@@ -145,7 +174,7 @@ export function checkArguments(
         );
       }
       if (argument.choices !== undefined) {
-        args[argument.name] = argument.choices[0]!;
+        args[argument.name] = argument.choices[0];
       }
       continue;
     }

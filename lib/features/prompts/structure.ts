@@ -7,17 +7,12 @@
  * @module
  */
 
+import { ENGINES } from "../../db/engines.ts";
 import type { TableColumns, TableDetail } from "../../db/types.ts";
 import type { CallContext } from "../context.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { catalogCall, type FeatureDeps } from "../deps.ts";
 import type { Resolved } from "../tools/access.ts";
 import { rethrow } from "../tools/failure.ts";
-
-const ENGINE_NAMES = {
-  postgres: "PostgreSQL",
-  mysql: "MySQL/MariaDB",
-  sqlite: "SQLite",
-} as const;
 
 const SAFE_MODES = {
   silent: "writes run without asking (within the token's rights)",
@@ -32,14 +27,13 @@ export async function header(
   ctx: CallContext,
   { connection, driver, label }: Resolved,
 ): Promise<string> {
-  const version = await driver.version({
-    signal: ctx.signal,
-    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
-  }).catch((error) => rethrow(error, label));
+  const version = await driver.version(catalogCall(deps, ctx)).catch((error) =>
+    rethrow(error, label)
+  );
   return [
     `Connection: ${label} (id ${connection.id})`,
     `Engine: ${version} — write SQL in the ${
-      ENGINE_NAMES[driver.engine]
+      ENGINES[driver.engine].label
     } dialect.`,
     // A read-only connection is read only, whatever its Safe Mode says
     // about writes it would never run.
@@ -89,8 +83,7 @@ export async function details(
   const found: TableDetail[] = [];
   for (const table of tables.slice(0, max)) {
     const detail = await driver.describeTable(table.name, {
-      signal: ctx.signal,
-      timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+      ...catalogCall(deps, ctx),
       schema: table.schema,
     }).catch((error) => rethrow(error, label));
     if (detail !== null) found.push(detail);

@@ -8,7 +8,7 @@
 import type { SchemaOverview } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { catalogCall, type FeatureDeps } from "../deps.ts";
 import type { Resolved } from "../tools/access.ts";
 import { rethrow } from "../tools/failure.ts";
 
@@ -24,8 +24,7 @@ export function readOverview(
   schema?: string,
 ): Promise<SchemaOverview> {
   return driver.overview({
-    signal: ctx.signal,
-    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+    ...catalogCall(deps, ctx),
     maxTables,
     ...(schema === undefined ? {} : { schema }),
   }).catch((error) => rethrow(error, label));

@@ -85,7 +85,7 @@ export function parseResourceUri(uri: string): ParsedUri {
   } catch {
     return problem("a path segment is not valid percent-encoding");
   }
-  const ref = refOf(segments);
+  let ref = refOf(segments);
   if (typeof ref === "string") return problem(ref);
   const allowed = QUERY_KEYS[ref.kind];
   const seen = new Set<string>();
@@ -105,7 +105,9 @@ export function parseResourceUri(uri: string): ParsedUri {
     seen.add(key);
     if (key === "schema") {
       if (value === "") return problem('"schema" must not be empty');
-      (ref as { schema?: string }).schema = value;
+      if (ref.kind === "tables" || ref.kind === "table") {
+        ref = { ...ref, schema: value };
+      }
     } else if (key === "limit") {
       if (!/^\d{1,6}$/.test(value)) {
         return problem(
@@ -120,7 +122,7 @@ export function parseResourceUri(uri: string): ParsedUri {
           `"limit" must be from 1 to ${HISTORY_MAX_LIMIT}, got ${limit}`,
         );
       }
-      (ref as { limit: number }).limit = limit;
+      if (ref.kind === "history") ref = { ...ref, limit };
     }
   }
   return { ok: true, ref };

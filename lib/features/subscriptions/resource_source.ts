@@ -1,5 +1,5 @@
 /**
- * What `subscriptions/listen` delivers (issue 7; MODERN-ERA §11):
+ * What `subscriptions/listen` delivers (issue 7; docs/wire.md "Subscriptions"):
  * `notifications/resources/list_changed` when the set of resources this
  * principal sees changes (a connection added, removed, blocked, its policy
  * changed, opened or closed), and `notifications/resources/updated` when a
@@ -9,6 +9,7 @@
  * @module
  */
 
+import { stringsOf } from "../../protocol/jsonrpc.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";
@@ -44,7 +45,7 @@ export function resourceSubscriptions(
         honoured.resourcesListChanged = true;
       }
       const uris = new Set<string>();
-      for (const uri of (requested.resourceSubscriptions ?? []) as string[]) {
+      for (const uri of stringsOf(requested.resourceSubscriptions)) {
         // Only a connection's schema is subscribable; others are dropped
         // (issue 7: "subscriptions to URIs the principal cannot read are
         // dropped"). The honoured URI is the canonical spelling.
@@ -59,7 +60,7 @@ export function resourceSubscriptions(
 
     async run(honoured, ctx, signal) {
       const meta = { [META_SUBSCRIPTION_ID]: ctx.id };
-      for (const uri of (honoured.resourceSubscriptions ?? []) as string[]) {
+      for (const uri of stringsOf(honoured.resourceSubscriptions)) {
         const parsed = parseResourceUri(uri);
         if (!parsed.ok || parsed.ref.kind !== "schema") continue;
         const id = parsed.ref.connectionId;

@@ -1,7 +1,7 @@
 /**
  * Which connections a caller may see and use. The connection's external
  * access, its AI policy and the token's allowlist apply on top of each other
- * (contract: "What the service does", "Authentication" 3–4): a connection
+ * (docs/wire.md "What the service does", "Authentication" 3–4): a connection
  * that any of them excludes is hidden from `list_connections` and refused
  * elsewhere with `-33007`.
  *

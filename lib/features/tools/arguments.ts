@@ -9,21 +9,57 @@
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 
-/** One argument of a tool. */
-export interface ArgumentSpec {
-  type: "string" | "integer" | "boolean";
+/** One argument of a tool: a string, an integer or a boolean. */
+export type ArgumentSpec = StringArgument | IntegerArgument | BooleanArgument;
+
+/** A string argument. */
+export interface StringArgument {
+  type: "string";
+  description: string;
+}
+
+/** An integer argument, optionally bounded (the bounds are published). */
+export interface IntegerArgument {
+  type: "integer";
   description: string;
   minimum?: number;
   maximum?: number;
 }
 
-/** A tool's arguments: each spec, and which are required. */
-export interface ArgumentsSpec {
-  properties: Readonly<Record<string, ArgumentSpec>>;
-  required: readonly string[];
+/** A boolean argument. */
+export interface BooleanArgument {
+  type: "boolean";
+  description: string;
 }
 
-/** Checked argument values. */
+/** A tool's arguments: each spec, and which are required. */
+export interface ArgumentsSpec<
+  P extends Readonly<Record<string, ArgumentSpec>> = Readonly<
+    Record<string, ArgumentSpec>
+  >,
+  R extends keyof P & string = keyof P & string,
+> {
+  properties: P;
+  required: readonly R[];
+}
+
+/** The value an argument of spec `S` has once checked. */
+export type ValueOf<S extends ArgumentSpec> = S extends StringArgument ? string
+  : S extends IntegerArgument ? number
+  : boolean;
+
+/**
+ * Checked argument values typed from their specs (as the MCP SDK infers
+ * them from its schemas): required ones present, the others optional.
+ */
+export type ArgumentsOf<
+  P extends Readonly<Record<string, ArgumentSpec>>,
+  R extends keyof P & string,
+> =
+  & { readonly [K in R]: ValueOf<P[K]> }
+  & { readonly [K in Exclude<keyof P & string, R>]?: ValueOf<P[K]> };
+
+/** Checked argument values, untyped. */
 export type Arguments = Readonly<Record<string, string | number | boolean>>;
 
 /** The published `inputSchema` for a tool's arguments. */
@@ -46,7 +82,10 @@ const TYPE_TEXT = {
   boolean: "true or false",
 } as const;
 
-function hasType(value: unknown, type: ArgumentSpec["type"]): boolean {
+function hasType(
+  value: unknown,
+  type: ArgumentSpec["type"],
+): value is string | number | boolean {
   if (type === "integer") {
     return typeof value === "number" && Number.isInteger(value);
   }
@@ -61,10 +100,14 @@ export function checkArguments(
   spec: ArgumentsSpec,
   args: JsonObject,
 ): Arguments {
-  for (const name of Object.keys(args)) {
+  const given: [string, unknown, ArgumentSpec][] = [];
+  for (const [name, value] of Object.entries(args)) {
     // Own keys only: "__proto__", "toString" and "constructor" are names a
     // client may send, never arguments a tool takes.
-    if (!Object.hasOwn(spec.properties, name)) {
+    const argument = Object.hasOwn(spec.properties, name)
+      ? spec.properties[name]
+      : undefined;
+    if (argument === undefined) {
       const known = Object.keys(spec.properties);
       throw wire.invalidParams(
         `Invalid arguments for ${tool}: unknown argument "${name}" (${
@@ -75,6 +118,7 @@ export function checkArguments(
         { argument: name },
       );
     }
+    given.push([name, value, argument]);
   }
   for (const name of spec.required) {
     if (!Object.hasOwn(args, name) || args[name] === undefined) {
@@ -85,8 +129,7 @@ export function checkArguments(
     }
   }
   const checked: Record<string, string | number | boolean> = {};
-  for (const [name, value] of Object.entries(args)) {
-    const argument = spec.properties[name]!;
+  for (const [name, value, argument] of given) {
     if (!hasType(value, argument.type)) {
       throw wire.invalidParams(
         `Invalid arguments for ${tool}: "${name}" must be ${
@@ -95,7 +138,7 @@ export function checkArguments(
         { argument: name },
       );
     }
-    checked[name] = value as string | number | boolean;
+    checked[name] = value;
   }
   return checked;
 }

@@ -2,7 +2,7 @@
  * `confirm_destructive_operation`: runs one destructive statement (DROP,
  * TRUNCATE, ALTER ... DROP) and nothing else. It needs the `admin` scope (a
  * `fullAccess` token: `readWrite` tokens and the stdio bridge get `-33007`),
- * a connection open to writes, and always the user's consent (contract:
+ * a connection open to writes, and always the user's consent (docs/wire.md
  * "Authentication" 2, "Result state of a call").
  *
  * @module
@@ -50,7 +50,7 @@ export function confirmDestructiveTool(deps: FeatureDeps): ToolEntry {
     scope: "admin",
     async run(args, ctx) {
       const settings = deps.settings();
-      const id = String(args.connection_id);
+      const id = args.connection_id;
       checkConnectionId(id);
       const query = queryText(args);
       const timeout = timeoutSeconds(args, settings);

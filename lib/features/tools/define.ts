@@ -14,7 +14,8 @@ import type { ToolEntry } from "../catalog.ts";
 import { NeedsInput } from "../consent.ts";
 import type { CallContext, Scope } from "../context.ts";
 import {
-  type Arguments,
+  type ArgumentsOf,
+  type ArgumentSpec,
   type ArgumentsSpec,
   checkArguments,
   inputSchema,
@@ -30,16 +31,19 @@ export interface Annotations {
   openWorldHint: boolean;
 }
 
-/** Everything that makes a tool. */
-export interface ToolSpec {
+/** Everything that makes a tool; `run` gets arguments typed from their specs. */
+export interface ToolSpec<
+  P extends Readonly<Record<string, ArgumentSpec>>,
+  R extends keyof P & string,
+> {
   name: string;
   description: string;
-  arguments: ArgumentsSpec;
+  arguments: ArgumentsSpec<P, R>;
   outputSchema: JsonObject;
   annotations: Annotations;
   /** The tool's own scope on top of `tools:read`, if any. */
   scope?: Scope;
-  run(args: Arguments, ctx: CallContext): Promise<JsonObject>;
+  run(args: ArgumentsOf<P, R>, ctx: CallContext): Promise<JsonObject>;
 }
 
 /** A tool's result: the typed object, and the same JSON as text. */
@@ -51,7 +55,10 @@ export function toolResult(structured: JsonObject): JsonObject {
 }
 
 /** Build a catalog entry from a spec. */
-export function defineTool(spec: ToolSpec): ToolEntry {
+export function defineTool<
+  const P extends Readonly<Record<string, ArgumentSpec>>,
+  const R extends keyof P & string = never,
+>(spec: ToolSpec<P, R>): ToolEntry {
   return {
     definition: {
       name: spec.name,
@@ -63,7 +70,13 @@ export function defineTool(spec: ToolSpec): ToolEntry {
     },
     scope: spec.scope ?? null,
     async call(args, ctx) {
-      const checked = checkArguments(spec.name, spec.arguments, args);
+      // checkArguments() holds the values to the very specs the type is
+      // read from: this is the one place the two meet.
+      const checked = checkArguments(
+        spec.name,
+        spec.arguments,
+        args,
+      ) as ArgumentsOf<P, R>;
       try {
         return toolResult(await spec.run(checked, ctx));
       } catch (error) {

@@ -12,7 +12,7 @@ import type { CallContext } from "../context.ts";
 import { admit, resolveConnection, type Resolved } from "./access.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { defineTool } from "./define.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { catalogCall, type FeatureDeps } from "../deps.ts";
 import { CONNECTION_ID, SCHEMA } from "./shared.ts";
 
 const strings = { type: "array", items: { type: "string" } };
@@ -121,12 +121,12 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
       openWorldHint: false,
     },
     async run(args, ctx) {
-      const table = String(args.table);
+      const table = args.table;
       if (table.trim() === "") throw invalidArgument("table must not be blank");
       const resolved = resolveConnection(
         deps,
         ctx.principal,
-        String(args.connection_id),
+        args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "reading its schema");
       return await tableDescription(
@@ -134,7 +134,7 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
         ctx,
         resolved,
         table,
-        typeof args.schema === "string" ? args.schema : undefined,
+        args.schema,
       );
     },
   });
@@ -153,8 +153,7 @@ export async function tableDescription(
   schema: string | undefined,
 ): Promise<JsonObject> {
   const detail = await driver.describeTable(table, {
-    signal: ctx.signal,
-    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+    ...catalogCall(deps, ctx),
     ...(schema === undefined ? {} : { schema }),
   }).catch((error) => rethrow(error, label));
   if (detail === null) {

@@ -55,14 +55,13 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
     },
     async run(args, ctx) {
       const settings = deps.settings();
-      const id = String(args.connection_id);
+      const id = args.connection_id;
       // The id's form is checked before the query; the connection itself is
       // resolved after progress 0.
       checkConnectionId(id);
       const query = queryText(args);
-      const maxRows = args.max_rows === undefined
-        ? Math.min(settings.defaultRowLimit, settings.maxRowLimit)
-        : Number(args.max_rows);
+      const maxRows = args.max_rows ??
+        Math.min(settings.defaultRowLimit, settings.maxRowLimit);
       if (maxRows < 1 || maxRows > settings.maxRowLimit) {
         throw invalidArgument(
           `max_rows must be from 1 to ${settings.maxRowLimit} (the user's maximum), got ${maxRows}`,

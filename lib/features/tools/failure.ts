@@ -1,8 +1,8 @@
 /**
- * A tool that fails in-band (contract "Tool errors"): a `ToolFailure` becomes
+ * A tool that fails in-band (docs/wire.md "Tool errors"): a `ToolFailure` becomes
  * `isError: true` with one text item `code: message`. Driver errors map here
  * too, except a statement timeout (`-33003`) and a cancellation (`-33002`),
- * which the contract's "Request lifecycle" makes protocol errors.
+ * which the wire reference's "Request lifecycle" makes protocol errors.
  *
  * @module
  */

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ENGINES } from "../../db/engines.ts";
 import { describeTarget } from "../../db/target.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
@@ -12,8 +13,6 @@ import type { Principal } from "../context.ts";
 import { visibleConnections } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
-
-const TYPE_NAMES = { postgres: "PostgreSQL", mysql: "MySQL", sqlite: "SQLite" };
 
 const nullable = (type: string) => ({ type: [type, "null"] });
 
@@ -89,13 +88,11 @@ export function connectionList(
   const connections = visibleConnections(deps, principal)
     .sort((a, b) => collator.compare(a.name, b.name) || (a.id < b.id ? -1 : 1))
     .map((connection) => {
-      const target = describeTarget(connection.driver, connection.url);
+      const target = describeTarget(connection.engine, connection.url);
       return {
         id: connection.id,
         name: connection.name,
-        type: /^mariadb:/i.test(connection.url)
-          ? "MariaDB"
-          : TYPE_NAMES[connection.driver],
+        type: ENGINES[connection.engine].typeName(connection.url),
         host: target?.host ?? null,
         port: target?.port ?? null,
         database: target?.database ?? null,

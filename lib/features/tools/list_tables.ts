@@ -4,12 +4,13 @@
  * @module
  */
 
+import { ENGINES, enginesWhere, perEngine } from "../../db/engines.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import { admit, resolveConnection, type Resolved } from "./access.ts";
 import { defineTool } from "./define.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { catalogCall, type FeatureDeps } from "../deps.ts";
 import { rethrow } from "./failure.ts";
 import { CONNECTION_ID, SCHEMA } from "./shared.ts";
 
@@ -18,7 +19,11 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "list_tables",
     description:
-      "List the tables, views and materialized views of a connection, with their schema. Without schema: every user schema (PostgreSQL), the connection's database (MySQL), main and attached databases (SQLite). include_row_counts adds row counts from engine statistics (approximate on PostgreSQL and MySQL).",
+      `List the tables, views and materialized views of a connection, with their schema. Without schema: ${
+        perEngine((facts) => facts.unscopedListing)
+      }. include_row_counts adds row counts from engine statistics (approximate on ${
+        enginesWhere((facts) => facts.rowCountsAreEstimates)
+      }).`,
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
@@ -64,12 +69,12 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
       const resolved = resolveConnection(
         deps,
         ctx.principal,
-        String(args.connection_id),
+        args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "listing its tables");
       return await tableList(deps, ctx, resolved, {
         rowCounts: args.include_row_counts === true,
-        ...(typeof args.schema === "string" ? { schema: args.schema } : {}),
+        ...(args.schema === undefined ? {} : { schema: args.schema }),
       });
     },
   });
@@ -86,8 +91,7 @@ export async function tableList(
   options: { schema?: string; rowCounts: boolean },
 ): Promise<JsonObject> {
   const tables = await driver.listTables({
-    signal: ctx.signal,
-    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+    ...catalogCall(deps, ctx),
     ...options,
   }).catch((error) => rethrow(error, label));
   return {
@@ -98,7 +102,7 @@ export async function tableList(
       ...(table.rowCount === undefined ? {} : { row_count: table.rowCount }),
     })),
     row_counts_included: options.rowCounts,
-    // SQLite keeps no statistics: its counts are exact COUNT(*)s.
-    row_counts_are_approximate: options.rowCounts && driver.engine !== "sqlite",
+    row_counts_are_approximate: options.rowCounts &&
+      ENGINES[driver.engine].rowCountsAreEstimates,
   };
 }

@@ -4,17 +4,17 @@
  * @module
  */
 
-import type { ArgumentSpec } from "./arguments.ts";
+import { schemaWords } from "../../db/engines.ts";
+import type { StringArgument } from "./arguments.ts";
 
 /** `connection_id`: a UUID from `list_connections`. */
-export const CONNECTION_ID: ArgumentSpec = {
+export const CONNECTION_ID: StringArgument = {
   type: "string",
   description: "The connection's id (a UUID) from list_connections.",
 };
 
-/** `schema`: a schema (PostgreSQL), database (MySQL) or attached database (SQLite). */
-export const SCHEMA: ArgumentSpec = {
+/** `schema`: what the engine calls a schema (`ENGINES[…].schemaWord`). */
+export const SCHEMA: StringArgument = {
   type: "string",
-  description:
-    "Schema (PostgreSQL), database (MySQL/MariaDB) or attached database (SQLite, e.g. main).",
+  description: `The ${schemaWords()}, e.g. public or main.`,
 };

@@ -1,8 +1,8 @@
 /**
  * What `execute_query` and `confirm_destructive_operation` share: checking
  * the query text and timeout, classifying the statement, the gates a write
- * passes (contract: "Authentication" 2–4), and running it with progress
- * (contract: "Progress streaming": 0.0, 0.3, 1.0) into the result set.
+ * passes (docs/wire.md "Authentication" 2–4), and running it with progress
+ * (docs/wire.md "Progress streaming": 0.0, 0.3, 1.0) into the result set.
  *
  * @module
  */
@@ -18,7 +18,7 @@ import { DbError } from "../../db/errors.ts";
 import type { QueryResult } from "../../db/types.ts";
 import type { FeatureDeps } from "../deps.ts";
 import type { Resolved } from "./access.ts";
-import type { Arguments, ArgumentSpec } from "./arguments.ts";
+import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 
 /** The longest query text, in UTF-16 code units ("100 KB"). */
@@ -27,13 +27,13 @@ export const MAX_QUERY_LENGTH = 102_400;
 export const MAX_TIMEOUT_SECONDS = 300;
 
 /** `query`: one statement. */
-export const QUERY: ArgumentSpec = {
+export const QUERY: StringArgument = {
   type: "string",
   description: "One SQL statement (at most 100 KB).",
 };
 
 /** `timeout_seconds`: the statement timeout. */
-export const TIMEOUT_SECONDS: ArgumentSpec = {
+export const TIMEOUT_SECONDS: IntegerArgument = {
   type: "integer",
   minimum: 1,
   maximum: MAX_TIMEOUT_SECONDS,
@@ -87,8 +87,8 @@ export const RESULT_SET_SCHEMA: JsonObject = {
 };
 
 /** The query text, checked: not blank, at most 100 KB. */
-export function queryText(args: Arguments): string {
-  const query = String(args.query);
+export function queryText(args: { readonly query: string }): string {
+  const { query } = args;
   if (query.trim() === "") throw invalidArgument("query must not be blank");
   if (query.length > MAX_QUERY_LENGTH) {
     throw invalidArgument(
@@ -99,10 +99,11 @@ export function queryText(args: Arguments): string {
 }
 
 /** `timeout_seconds`, or the user's default. */
-export function timeoutSeconds(args: Arguments, settings: Settings): number {
-  const seconds = args.timeout_seconds === undefined
-    ? settings.queryTimeoutSeconds
-    : Number(args.timeout_seconds);
+export function timeoutSeconds(
+  args: { readonly timeout_seconds?: number },
+  settings: Settings,
+): number {
+  const seconds = args.timeout_seconds ?? settings.queryTimeoutSeconds;
   if (seconds < 1 || seconds > MAX_TIMEOUT_SECONDS) {
     throw invalidArgument(
       `timeout_seconds must be from 1 to ${MAX_TIMEOUT_SECONDS}, got ${seconds}`,

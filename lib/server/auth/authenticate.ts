@@ -1,8 +1,8 @@
 /**
- * Authentication of every request (contract: "Authentication",
+ * Authentication of every request (docs/wire.md "Authentication",
  * "Authentication lockout"): the `Authorization` header, then the token, and
  * for a request that fails, the lockout. Sets the request's principal or
- * refuses with the contract's code, status and `WWW-Authenticate`.
+ * refuses with the wire reference's code, status and `WWW-Authenticate`.
  *
  * Every refusal is a failed attempt counted against the client address and,
  * when one was presented, the credential (by digest: the plaintext is never
@@ -12,6 +12,7 @@
  */
 
 import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env.ts";
 import { sha256Hex } from "../../app/digest.ts";
 import type { Principal } from "../../features/context.ts";
 import { META_CLIENT_INFO, metaOf, traceOf } from "../../protocol/envelope.ts";
@@ -19,7 +20,6 @@ import { ErrorCode, WireError } from "../../protocol/errors.ts";
 import { SERVICE_NAME } from "../../protocol/identity.ts";
 import { isJsonObject } from "../../protocol/jsonrpc.ts";
 import { activityEntry, type ActivitySink } from "../activity.ts";
-import type { BodyVariables } from "../guards/body_limit.ts";
 import { HttpError } from "../http_error.ts";
 import { peekRequest } from "../peek.ts";
 import type { ServerState } from "../state.ts";
@@ -94,17 +94,14 @@ function refusal(
 }
 
 /** The remote address of the connection (node:http), or "unknown". */
-function clientAddress(c: Context): string {
-  const env = c.env as
-    | { incoming?: { socket?: { remoteAddress?: string } } }
-    | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? "unknown";
+function clientAddress(c: Context<AppEnv>): string {
+  return c.env?.incoming?.socket.remoteAddress ?? "unknown";
 }
 
 /** Authenticate every request. */
 export function authenticate(
   deps: AuthDeps,
-): MiddlewareHandler<{ Variables: BodyVariables & PrincipalVariables }> {
+): MiddlewareHandler<AppEnv> {
   return async function authenticate(c, next) {
     const header = c.req.header("authorization");
     // The credential's key is a hash, computed only when the lockout has

@@ -1,5 +1,5 @@
 /**
- * Keeps the bridge token fresh (contract: "Stdio bridge" 3): checks the clock
+ * Keeps the bridge token fresh (docs/wire.md "The stdio bridge" 3): checks the clock
  * every few seconds, drops bridge tokens that have expired, and 15 minutes
  * before the current one expires mints the next and publishes it. The new
  * token is accepted before it is published, and the old one until it

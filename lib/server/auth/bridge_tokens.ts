@@ -1,5 +1,5 @@
 /**
- * The stdio bridge's token (contract: "Stdio bridge" 3, "Limits"): minted at
+ * The stdio bridge's token (docs/wire.md "The stdio bridge" 3, "Limits"): minted at
  * each server start, level `readWrite`, all connections, one hour; rotated 15
  * minutes before it expires. The previous token stays valid until its own
  * expiry, so a bridge holding it is never cut off mid-session.

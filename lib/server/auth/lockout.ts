@@ -1,5 +1,5 @@
 /**
- * The authentication lockout (contract: "Authentication lockout"): 5 failed
+ * The authentication lockout (docs/wire.md "Authentication lockout"): 5 failed
  * attempts within 60 seconds lock that caller out for 5 minutes. Failures are
  * counted per key — the client address and the presented credential, each on
  * its own — so one key reaching the limit locks every request that carries it.

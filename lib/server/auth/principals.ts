@@ -1,6 +1,6 @@
 /**
  * Levels, scopes and the principals authentication produces
- * (contract: "Authentication" 2 and 5).
+ * (docs/wire.md "Authentication" 2 and 5).
  *
  * @module
  */
@@ -59,7 +59,7 @@ export function tokenPrincipal(token: {
 /**
  * The principal of a bridge token. Its key is the bridge's, not the token's:
  * rotation mints a new token, and the bridge's requests, cancellations and
- * approvals must survive it (contract: "Stdio bridge" 3).
+ * approvals must survive it (docs/wire.md "The stdio bridge" 3).
  */
 export function bridgePrincipal(
   tokenId: string,

@@ -3,7 +3,7 @@
  * which the CLI (another process) changes: the change counter is polled every
  * 250 ms and the tokens reloaded when it moves, so a new or revoked token
  * takes effect within a second, without a restart. A revoked token's
- * requests and sessions are ended at once (contract: "Authentication" 9).
+ * requests and sessions are ended at once (docs/wire.md "Authentication" 9).
  *
  * @module
  */

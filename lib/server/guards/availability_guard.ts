@@ -1,7 +1,7 @@
 /**
  * The app's "MCP server" switch and shutdown: while `settings.enabled` is
  * false every request gets `-33006` (503); while the server stops, new
- * requests get `-33000` (503) (contract: "Protocol errors").
+ * requests get `-33000` (503) (docs/wire.md "Protocol errors").
  *
  * @module
  */

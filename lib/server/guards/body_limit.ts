@@ -1,5 +1,5 @@
 /**
- * Pre-dispatch check 3 (contract: "Limits"): a body over 10 MB is `-33005`
+ * Pre-dispatch check 3 (docs/wire.md "Limits"): a body over 10 MB is `-33005`
  * (HTTP 413). A declared `Content-Length` over the cap is refused before a byte
  * is read; a chunked body is counted as it arrives and refused as soon as it
  * passes the cap, so nothing past the cap is ever buffered.
@@ -8,6 +8,7 @@
  */
 
 import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env.ts";
 import { ErrorCode, WireError } from "../../protocol/errors.ts";
 import { HttpError } from "../http_error.ts";
 
@@ -33,7 +34,9 @@ function tooLarge(max: number): HttpError {
 /** Read the body once, under the cap, into `c.var.body`. */
 export function bodyLimit(
   max = MAX_BODY_BYTES,
-): MiddlewareHandler<{ Variables: BodyVariables }> {
+): MiddlewareHandler<
+  { Bindings: AppEnv["Bindings"]; Variables: BodyVariables }
+> {
   return async function bodyLimit(c, next) {
     const declared = c.req.header("content-length");
     // Transfer-Encoding takes precedence over Content-Length (RFC 9112 6.3);
@@ -51,9 +54,8 @@ export function bodyLimit(
       if (size > max) throw tooLarge(max);
       chunks.push(chunk);
     };
-    const incoming = (c.env as { incoming?: AsyncIterable<Uint8Array> })
-      ?.incoming;
-    if (incoming !== undefined && Symbol.asyncIterator in incoming) {
+    const incoming = c.env?.incoming;
+    if (incoming !== undefined) {
       // On node:http, read the IncomingMessage itself: asking the adapter
       // for `c.req.raw.body` builds a whole web Request around it, a
       // visible share of each request's CPU (bench W1 profile).

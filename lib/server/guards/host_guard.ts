@@ -1,5 +1,5 @@
 /**
- * Pre-dispatch check 1 (contract: "HTTP surface"): the `Host` header must name
+ * Pre-dispatch check 1 (docs/wire.md "HTTP surface"): the `Host` header must name
  * a loopback host and, when it carries a port, the bound port. This is the
  * DNS-rebinding defence: a page on evil.example resolving to 127.0.0.1 still
  * sends `Host: evil.example`.

@@ -1,5 +1,5 @@
 /**
- * Pre-dispatch check 2 (contract: "HTTP surface"): an `Origin`, when present,
+ * Pre-dispatch check 2 (docs/wire.md "HTTP surface"): an `Origin`, when present,
  * must be one of the allowed web origins. Native clients send none. Allowed
  * origins get CORS headers on every answer and a preflight at `OPTIONS /mcp`.
  *

@@ -1,9 +1,10 @@
 /**
- * The bridge token (contract: "Stdio bridge" 3, "Limits"): minted at start
+ * The bridge token (docs/wire.md "The stdio bridge" 3, "Limits"): minted at start
  * into the handshake, readWrite, rotated 15 minutes before its one-hour
  * expiry with the handshake rewritten, the old one valid until it expires,
  * never listed, gone at shutdown.
  */
+import { waitUntil } from "../../_wait.ts";
 import { assert, assertEquals, assertNotEquals } from "@std/assert";
 import { parseHandshake } from "../../../lib/protocol/handshake.ts";
 import { fixtureCatalog } from "../../_catalog.ts";
@@ -121,7 +122,10 @@ Deno.test("a user token merely named __stdio_bridge__ gets nothing special", asy
     modernRequest("tools/call", { name: "slow", arguments: { ms: 300 } }, 9),
     { authorization: `Bearer ${bridge}` },
   );
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await waitUntil(
+    "the request to be running",
+    () => t.server.inFlightCount() >= 1,
+  );
   await postModern(t.url, {
     jsonrpc: "2.0",
     method: "notifications/cancelled",

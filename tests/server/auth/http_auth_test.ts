@@ -1,6 +1,6 @@
 /**
- * Authentication over real HTTP (contract: "Authentication", "Authentication
- * lockout", "Errors"): every 401/403/429 variant with its exact code,
+ * Authentication over real HTTP (docs/wire.md "Authentication", "Authentication
+ * lockout", "Protocol errors"): every 401/403/429 variant with its exact code,
  * `WWW-Authenticate` and `data`; each level's tools; the anonymous principal.
  */
 import { assertEquals, assertStringIncludes } from "@std/assert";

@@ -1,5 +1,5 @@
 /**
- * The authentication lockout over real HTTP (contract: "Authentication
+ * The authentication lockout over real HTTP (docs/wire.md "Authentication
  * lockout"), driven by an injected clock.
  */
 import { assertEquals } from "@std/assert";

@@ -1,10 +1,11 @@
 /**
- * Revoking a token (contract: "Authentication" 9, "Request lifecycle"): it is
+ * Revoking a token (docs/wire.md "Authentication" 9, "Request lifecycle"): it is
  * refused within a second, its in-flight requests end with -33002, and its
  * legacy sessions are gone.
  */
+import { waitUntil } from "../../_wait.ts";
 import { assert, assertEquals } from "@std/assert";
-import { fixtureCatalog, sleep } from "../../_catalog.ts";
+import { fixtureCatalog } from "../../_catalog.ts";
 import {
   initializeSession,
   modernRequest,
@@ -27,7 +28,10 @@ Deno.test("revoking a token cancels its running requests with -33002", async () 
     t.url,
     modernRequest("tools/call", { name: "slow", arguments: { ms: 300 } }, 5),
   );
-  await sleep(100);
+  await waitUntil(
+    "the 2 requests to be running",
+    () => t.server.inFlightCount() >= 2,
+  );
   const started = Date.now();
   await t.server.tokens.revoke(id);
   const answer = await running;

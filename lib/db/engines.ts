@@ -1,0 +1,254 @@
+/**
+ * Everything that differs per engine, in one table. Every list, check and
+ * text that names engines is derived from {@linkcode ENGINES}; adding an engine
+ * is one entry here plus its driver and its catalog queries, and the compiler
+ * names every other place that needs a decision: `OPENERS` in `pool.ts`,
+ * `PLANS` in `cli/harden.ts`.
+ *
+ * This module is pure data: the lexer and the redaction read it without
+ * loading any driver (docs/development.md "Adding an engine").
+ *
+ * @module
+ */
+
+/** The engines dbport drives. */
+export type Engine = "postgres" | "mysql" | "sqlite";
+
+/**
+ * How the engine's own scanner reads text (docs/security.md "The lexer"):
+ * each field is a rule of PostgreSQL `scan.l`, MySQL/MariaDB `sql_lex.cc` or
+ * SQLite `tokenize.c`, and the lexer has no other dialect branch.
+ */
+export interface LexicalRules {
+  /** `#` starts a line comment, and `--` only when whitespace or a control character (or the end) follows. */
+  hashAndSpacedDashComments: boolean;
+  /** `--` comments also end at `\r` (PostgreSQL: `[\n\r]`), not only at `\n`. */
+  carriageReturnEndsLineComment: boolean;
+  /** Block comments nest: an inner opening needs its own close. */
+  nestedBlockComments: boolean;
+  /** Comments opened by `/*!`, `/*M!` or `/*+` are code the server runs. */
+  executableComments: boolean;
+  /** A backslash escapes the next character inside `'...'` and `"..."`. */
+  backslashEscapes: boolean;
+  /** `E'...'` strings with backslash escapes. */
+  escapeStrings: boolean;
+  /** What `"..."` is (MySQL without ANSI_QUOTES: a string). */
+  doubleQuoted: "identifier" | "string";
+  /** `` `name` `` is a quoted identifier. */
+  backtickIdentifiers: boolean;
+  /** `[name]` is a quoted identifier. */
+  bracketIdentifiers: boolean;
+  /** `$tag$ ... $tag$` strings and `$1` parameters. */
+  dollarQuotes: boolean;
+  /** Parameters: SQLite's `?NNN :a @a $a #a`, or `?name :name @name`. */
+  parameters: "sqlite" | "named";
+}
+
+/** Statement-level facts the classifier needs. */
+export interface StatementRules {
+  /** `DESCRIBE`/`DESC <statement>` is EXPLAIN (MySQL/MariaDB). */
+  describeExplains: boolean;
+  /** `ANALYZE <statement>` runs the statement (MariaDB). */
+  analyzeRunsStatement: boolean;
+  /** Some `PRAGMA`s only read (SQLite). */
+  readPragmas: boolean;
+  /** `DO` runs a block of procedural code (PostgreSQL). */
+  anonymousCodeBlocks: boolean;
+  /** Function-name prefixes reach files and code (`pg_read_…`, `lo_…`). */
+  functionPrefixesReachOutside: boolean;
+  /** Catalog views show server files and configuration (`pg_hba_file_rules`). */
+  catalogViewsShowFiles: boolean;
+}
+
+/** The facts of one engine. */
+export interface EngineFacts {
+  /** The engine's name in texts ("MySQL/MariaDB"). */
+  label: string;
+  /** The name `list_connections` gives a connection's type. */
+  typeName: (url: string) => string;
+  /** What the engine calls a schema ("database" on MySQL). */
+  schemaWord: string;
+  /** What `listTables` without a schema lists ("every user schema"). */
+  unscopedListing: string;
+  /** The URL schemes a saved connection may use; the first is the canonical one. */
+  urlSchemes: readonly string[];
+  /** A plain path or a `file:` URL names a local database file. */
+  filePaths: boolean;
+  /** The port a URL without one goes to; null for a file. */
+  defaultPort: number | null;
+  /** Row counts come from statistics (estimates), not `COUNT(*)`. */
+  rowCountsAreEstimates: boolean;
+  /** The engine has logins, so a least-privilege AI login can be made. */
+  logins: boolean;
+  /** How an identifier is quoted: `"` or `` ` ``. */
+  identifierQuote: '"' | "`";
+  lexical: LexicalRules;
+  statements: StatementRules;
+}
+
+/** The engines' facts. */
+export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
+  postgres: {
+    label: "PostgreSQL",
+    typeName: () => "PostgreSQL",
+    schemaWord: "schema",
+    unscopedListing: "every user schema",
+    urlSchemes: ["postgres", "postgresql"],
+    filePaths: false,
+    defaultPort: 5432,
+    rowCountsAreEstimates: true,
+    logins: true,
+    identifierQuote: '"',
+    lexical: {
+      hashAndSpacedDashComments: false,
+      carriageReturnEndsLineComment: true,
+      nestedBlockComments: true,
+      executableComments: false,
+      // The driver keeps standard_conforming_strings on: only E'' escapes.
+      backslashEscapes: false,
+      escapeStrings: true,
+      doubleQuoted: "identifier",
+      backtickIdentifiers: false,
+      bracketIdentifiers: false,
+      dollarQuotes: true,
+      parameters: "named",
+    },
+    statements: {
+      describeExplains: false,
+      analyzeRunsStatement: false,
+      readPragmas: false,
+      anonymousCodeBlocks: true,
+      functionPrefixesReachOutside: true,
+      catalogViewsShowFiles: true,
+    },
+  },
+  mysql: {
+    label: "MySQL/MariaDB",
+    typeName: (url) => /^mariadb:/i.test(url) ? "MariaDB" : "MySQL",
+    schemaWord: "database",
+    unscopedListing: "the connection's database",
+    urlSchemes: ["mysql", "mariadb"],
+    filePaths: false,
+    defaultPort: 3306,
+    rowCountsAreEstimates: true,
+    logins: true,
+    identifierQuote: "`",
+    lexical: {
+      hashAndSpacedDashComments: true,
+      carriageReturnEndsLineComment: false,
+      nestedBlockComments: false,
+      executableComments: true,
+      backslashEscapes: true,
+      escapeStrings: false,
+      // The driver keeps ANSI_QUOTES off.
+      doubleQuoted: "string",
+      backtickIdentifiers: true,
+      bracketIdentifiers: false,
+      dollarQuotes: false,
+      parameters: "named",
+    },
+    statements: {
+      describeExplains: true,
+      analyzeRunsStatement: true,
+      readPragmas: false,
+      anonymousCodeBlocks: false,
+      functionPrefixesReachOutside: false,
+      catalogViewsShowFiles: false,
+    },
+  },
+  sqlite: {
+    label: "SQLite",
+    typeName: () => "SQLite",
+    schemaWord: "attached database",
+    unscopedListing: "main and attached databases",
+    // Remote libSQL (Turso, sqld) speaks SQLite over these.
+    urlSchemes: ["libsql", "http", "https", "ws", "wss"],
+    filePaths: true,
+    defaultPort: null,
+    // SQLite keeps no statistics: its counts are exact COUNT(*)s.
+    rowCountsAreEstimates: false,
+    logins: false,
+    identifierQuote: '"',
+    lexical: {
+      hashAndSpacedDashComments: false,
+      carriageReturnEndsLineComment: false,
+      nestedBlockComments: false,
+      executableComments: false,
+      backslashEscapes: false,
+      escapeStrings: false,
+      doubleQuoted: "identifier",
+      backtickIdentifiers: true,
+      bracketIdentifiers: true,
+      dollarQuotes: false,
+      parameters: "sqlite",
+    },
+    statements: {
+      describeExplains: false,
+      analyzeRunsStatement: false,
+      readPragmas: true,
+      anonymousCodeBlocks: false,
+      functionPrefixesReachOutside: false,
+      catalogViewsShowFiles: false,
+    },
+  },
+};
+
+/** The engine names, in the table's order. */
+export const ENGINE_NAMES: readonly Engine[] = Object.freeze(
+  Object.keys(ENGINES) as Engine[],
+);
+
+/** Whether `value` names an engine. */
+export function isEngine(value: unknown): value is Engine {
+  return typeof value === "string" && Object.hasOwn(ENGINES, value);
+}
+
+/** "PostgreSQL, MySQL/MariaDB and SQLite". */
+export function engineLabels(): string {
+  return enginesWhere(() => true);
+}
+
+/**
+ * "schema (PostgreSQL), database (MySQL/MariaDB) or attached database
+ * (SQLite)": what the `schema` argument means on each engine.
+ */
+export function schemaWords(): string {
+  return perEngine((facts) => facts.schemaWord, "or");
+}
+
+/**
+ * One fact per engine, each followed by the engine's label, joined with
+ * commas and a last `conjunction`: "schema (PostgreSQL), database
+ * (MySQL/MariaDB) or attached database (SQLite)".
+ */
+export function perEngine(
+  fact: (facts: EngineFacts) => string,
+  conjunction: "and" | "or" | "," = ",",
+): string {
+  return listed(
+    ENGINE_NAMES.map((engine) =>
+      `${fact(ENGINES[engine])} (${ENGINES[engine].label})`
+    ),
+    conjunction,
+  );
+}
+
+/** The labels of the engines for which `test` holds: "PostgreSQL and MySQL/MariaDB". */
+export function enginesWhere(test: (facts: EngineFacts) => boolean): string {
+  return listed(
+    ENGINE_NAMES.filter((engine) => test(ENGINES[engine])).map((engine) =>
+      ENGINES[engine].label
+    ),
+    "and",
+  );
+}
+
+function listed(items: readonly string[], conjunction: string): string {
+  if (items.length < 2 || conjunction === ",") return items.join(", ");
+  return `${items.slice(0, -1).join(", ")} ${conjunction} ${items.at(-1)}`;
+}
+
+/** Every URL scheme of every engine (what the redaction masks). */
+export function allUrlSchemes(): string[] {
+  return ENGINE_NAMES.flatMap((engine) => ENGINES[engine].urlSchemes);
+}
