@@ -21,8 +21,10 @@ import {
   type QueryOptions,
   type QueryResult,
   type TableDetail,
+  type TableQuery,
   type TableSummary,
 } from "../lib/db/types.ts";
+import { CursorCodec } from "../lib/protocol/cursor.ts";
 import type { Consent, ConsentAsk } from "../lib/features/consent.ts";
 import type { CallContext, Principal, Scope } from "../lib/features/context.ts";
 import type { FeatureDeps } from "../lib/features/deps.ts";
@@ -55,13 +57,27 @@ export class FakeDriver implements Driver {
   version() {
     return Promise.resolve("Fake 1.0");
   }
-  listTables(options: { schema?: string; rowCounts: boolean }) {
+  listSchemas() {
+    return Promise.resolve({
+      current: "main",
+      schemas: [{ name: "main", tables: this.tables.length, views: 0 }],
+    });
+  }
+  listTables(options: TableQuery) {
     this.calls.push({
       method: "listTables",
       schema: options.schema,
       rowCounts: options.rowCounts,
     });
-    return Promise.resolve(this.tables);
+    const tables = this.tables.slice(0, options.limit);
+    return Promise.resolve({
+      tables,
+      total: this.tables.length,
+      more: tables.length < this.tables.length,
+    });
+  }
+  searchSchema() {
+    return Promise.resolve({ matches: [], total: 0 });
   }
   describeTable(table: string, options: { schema?: string }) {
     this.calls.push({ method: "describeTable", table, schema: options.schema });
@@ -141,6 +157,7 @@ export function fakeDeps(
       record: (entry) => void recorded.push(entry),
       recent: () => Promise.resolve([]),
     },
+    cursors: new CursorCodec(),
     driver,
     asked,
     recorded,

@@ -49,6 +49,13 @@ export interface Settings {
   maxResultBytes: number;
   /** Longer text cells are cut, with a marker naming what was left out. */
   maxCellChars: number;
+  /**
+   * The answer budget of the discovery tools (`list_schemas`, `list_tables`,
+   * `search_schema`, `describe_table`) and the schema resource, in bytes of
+   * JSON text: what a model reads to find its way should cost a few thousand
+   * tokens, not its whole context. Never more than `maxResultBytes`.
+   */
+  maxDiscoveryBytes: number;
 }
 
 /** The defaults (docs/wire.md "HTTP surface": the web origins of supported AI clients). */
@@ -64,6 +71,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   queryHistory: true,
   maxResultBytes: 1_000_000,
   maxCellChars: 20_000,
+  maxDiscoveryBytes: 60_000,
 });
 
 /** The outcome of {@linkcode parseSettings}. */
@@ -125,6 +133,7 @@ const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   queryHistory: boolean,
   maxResultBytes: integer(10_000, 100_000_000),
   maxCellChars: integer(100, 10_000_000),
+  maxDiscoveryBytes: integer(10_000, 100_000_000),
 };
 
 /** Parse settings text (an empty file means every default). */

@@ -87,9 +87,9 @@ export async function postgresPlan(
   if (version >= 140000) {
     statements.push(`GRANT pg_read_all_data TO ${role}`);
   } else {
-    const tables = await owner.listTables({ ...CALL, rowCounts: false });
-    for (const schema of new Set(tables.map((table) => table.schema))) {
-      const name = quoteIdent(schema, "postgres");
+    const { schemas } = await owner.listSchemas(CALL);
+    for (const schema of schemas) {
+      const name = quoteIdent(schema.name, "postgres");
       statements.push(
         `GRANT USAGE ON SCHEMA ${name} TO ${role}`,
         `GRANT SELECT ON ALL TABLES IN SCHEMA ${name} TO ${role}`,

@@ -78,6 +78,11 @@ export interface EngineFacts {
   defaultPort: number | null;
   /** Row counts come from statistics (estimates), not `COUNT(*)`. */
   rowCountsAreEstimates: boolean;
+  /**
+   * Whether the engine plans a write (EXPLAIN without running it) inside a
+   * read-only transaction; MariaDB refuses with ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION.
+   */
+  plansWritesReadOnly: boolean;
   /** The engine has logins, so a least-privilege AI login can be made. */
   logins: boolean;
   /** How an identifier is quoted: `"` or `` ` ``. */
@@ -97,6 +102,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     filePaths: false,
     defaultPort: 5432,
     rowCountsAreEstimates: true,
+    plansWritesReadOnly: true,
     logins: true,
     identifierQuote: '"',
     lexical: {
@@ -131,6 +137,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     filePaths: false,
     defaultPort: 3306,
     rowCountsAreEstimates: true,
+    plansWritesReadOnly: false,
     logins: true,
     identifierQuote: "`",
     lexical: {
@@ -167,6 +174,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     defaultPort: null,
     // SQLite keeps no statistics: its counts are exact COUNT(*)s.
     rowCountsAreEstimates: false,
+    plansWritesReadOnly: true,
     logins: false,
     identifierQuote: '"',
     lexical: {

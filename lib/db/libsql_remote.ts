@@ -11,18 +11,18 @@ import { Budget } from "./budget.ts";
 import { createClient, type Transaction } from "@libsql/client";
 import { cellMapper, toDbError } from "./sqlite.ts";
 import { assembleOverview, digest } from "./overview.ts";
+
+const MAIN = "main";
 import {
   describeSqliteTable,
+  listSqliteSchemas,
+  listSqliteTables,
+  searchSqlite,
   sqliteColumns,
   sqliteSchemaText,
 } from "./sqlite_schema.ts";
 import { stoppable } from "./stoppable.ts";
-import {
-  type CallOptions,
-  type Driver,
-  NO_OPINION,
-  type TableSummary,
-} from "./types.ts";
+import { type CallOptions, type Driver, NO_OPINION } from "./types.ts";
 
 /** How to reach one remote libSQL database. */
 export interface RemoteConfig {
@@ -82,21 +82,6 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
   const catalog =
     (options: CallOptions) => (text: string, params?: unknown[]) =>
       rowsOf(options, text, (params ?? []) as (string | null)[]);
-  // A remote libSQL database has no attached databases: everything is main.
-  const listTables = async (options: CallOptions) => {
-    const rows = await rowsOf(
-      options,
-      `select name, type from sqlite_schema
-        where type in ('table', 'view') and name not like 'sqlite\\_%' escape '\\'
-        order by name`,
-    );
-    return rows.map((row): TableSummary => ({
-      name: String(row.name),
-      schema: "main",
-      type: row.type === "view" ? "view" : "table",
-    }));
-  };
-
   return {
     engine: "sqlite",
     // A SQLite file has no logins: the file's permissions and query_only are
@@ -108,14 +93,20 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       const [row] = await rowsOf(options, "select sqlite_version() as v");
       return `libSQL (SQLite ${String(row?.v ?? "")})`;
     },
-    listTables: (options) => listTables(options),
+    // A remote libSQL database has no attached databases: everything is
+    // main.
+    listSchemas: (options) => listSqliteSchemas(catalog(options), MAIN),
+    listTables: (options) => listSqliteTables(catalog(options), options, MAIN),
+    searchSchema: (options) => searchSqlite(catalog(options), options, MAIN),
     async overview(options) {
       const exec = catalog(options);
-      const tables = (await listTables(options)).filter((table) =>
-        options.schema === undefined || table.schema === options.schema
-      );
+      const page = await listSqliteTables(exec, {
+        rowCounts: false,
+        limit: options.maxTables,
+        ...(options.schema === undefined ? {} : { schema: options.schema }),
+      }, MAIN);
       const columns = await sqliteColumns(exec, "main");
-      return assembleOverview(tables, options.maxTables, columns);
+      return assembleOverview(page, options.maxTables, columns);
     },
     async fingerprint(options) {
       return digest(await sqliteSchemaText(catalog(options)));

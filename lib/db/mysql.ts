@@ -17,9 +17,11 @@ import { tokenize } from "./lexer.ts";
 import { DbError, permissionProblem } from "./errors.ts";
 import {
   describeMysqlTable,
+  listMysqlSchemas,
   listMysqlTables,
   mysqlColumns,
   mysqlFingerprint,
+  searchMysql,
 } from "./mysql_schema.ts";
 import { assembleOverview } from "./overview.ts";
 import { redact } from "./redact.ts";
@@ -256,8 +258,12 @@ export function openMysql(config: MysqlConfig): Driver {
       const version = String(row?.v ?? "");
       return `${/mariadb/i.test(version) ? "MariaDB" : "MySQL"} ${version}`;
     },
+    listSchemas: (options) =>
+      listMysqlSchemas((text, params) => exec(text, params, options)),
     listTables: (options) =>
       listMysqlTables((text, params) => exec(text, params, options), options),
+    searchSchema: (options) =>
+      searchMysql((text, params) => exec(text, params, options), options),
     describeTable: (table, options) =>
       describeMysqlTable(
         (text, params) => exec(text, params, options),
@@ -270,11 +276,15 @@ export function openMysql(config: MysqlConfig): Driver {
       const schema = options.schema === undefined
         ? {}
         : { schema: options.schema };
-      const [tables, columns] = await Promise.all([
-        listMysqlTables(run, { rowCounts: false, ...schema }),
+      const [page, columns] = await Promise.all([
+        listMysqlTables(run, {
+          rowCounts: false,
+          limit: options.maxTables,
+          ...schema,
+        }),
         mysqlColumns(run, options.schema),
       ]);
-      return assembleOverview(tables, options.maxTables, columns);
+      return assembleOverview(page, options.maxTables, columns);
     },
     fingerprint: (options) =>
       mysqlFingerprint((text, params) => exec(text, params, options)),

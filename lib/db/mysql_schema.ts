@@ -8,7 +8,16 @@
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
-import type { TableDetail, TableSummary } from "./types.ts";
+import { searchResult, searchSql, wordsTable } from "./schema_search.ts";
+import type {
+  SchemaList,
+  SchemaSearch,
+  SearchResult,
+  TableDetail,
+  TablePage,
+  TableQuery,
+  TableSummary,
+} from "./types.ts";
 
 type Row = Record<string, unknown>;
 /** Runs one catalog statement with parameters. */
@@ -24,34 +33,72 @@ const SCHEMA_FILTER = `(
   (? is null and (table_schema = database() or
     (database() is null and table_schema not in ${SYSTEM_SCHEMAS}))))`;
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 function typeOf(tableType: unknown): TableSummary["type"] {
   return /VIEW/.test(String(tableType)) ? "view" : "table";
 }
 
-/** Tables and views of one schema (default: the connection's database). */
+/** The schemas (databases) the login can see, with their table and view counts. */
+export async function listMysqlSchemas(exec: Exec): Promise<SchemaList> {
+  const rows = await exec(
+    `select s.schema_name as name, s.schema_name = database() as current,
+            count(case when t.table_type not like '%VIEW%' then 1 end) as tables,
+            count(case when t.table_type like '%VIEW%' then 1 end) as views
+       from information_schema.schemata s
+       left join information_schema.tables t on t.table_schema = s.schema_name
+      where s.schema_name not in ${SYSTEM_SCHEMAS}
+      group by s.schema_name
+      order by binary s.schema_name`,
+    [],
+  );
+  const current = rows.find((row) => Number(row.current) === 1);
+  return {
+    current: current === undefined ? null : String(current.name),
+    schemas: rows.map((row) => ({
+      name: String(row.name),
+      tables: Number(row.tables),
+      views: Number(row.views),
+    })),
+  };
+}
+
+// The tables list_tables shows: SCHEMA_FILTER, then a pattern.
+const LISTED = `from information_schema.tables
+      where ${SCHEMA_FILTER}
+        and (? is null or locate(lower(?), lower(table_name)) > 0)`;
+
+/**
+ * A page of the tables and views of one schema (default: the connection's
+ * database), ordered by code point (binary), and how many match.
+ */
 export async function listMysqlTables(
   exec: Exec,
-  options: { schema?: string; rowCounts: boolean },
-): Promise<TableSummary[]> {
+  options: TableQuery,
+): Promise<TablePage> {
   const schema = options.schema ?? null;
-  const rows = await exec(
-    `select table_schema as \`schema\`, table_name as name,
-            table_type as type, table_rows as estimate
-       from information_schema.tables
-      where ${SCHEMA_FILTER}
-      order by table_schema, table_name`,
-    [schema, schema, schema],
-  );
-  // information_schema orders by collation; every driver orders by code unit.
-  rows.sort((a, b) =>
-    compare(String(a.schema), String(b.schema)) ||
-    compare(String(a.name), String(b.name))
-  );
-  return rows.map((row) => {
+  const pattern = options.pattern ?? null;
+  const filter = [schema, schema, schema, pattern, pattern];
+  const after = options.after ?? null;
+  const [rows, [count]] = await Promise.all([
+    exec(
+      `select table_schema as \`schema\`, table_name as name,
+              table_type as type, table_rows as estimate
+         ${LISTED}
+          and (? is null or (binary table_schema, binary table_name) > (binary ?, binary ?))
+        order by binary table_schema, binary table_name
+        limit ${
+        options.limit === undefined ? "18446744073709551615" : options.limit + 1
+      }`,
+      [
+        ...filter,
+        after?.schema ?? null,
+        after?.schema ?? null,
+        after?.name ?? null,
+      ],
+    ),
+    exec(`select count(*) as n ${LISTED}`, filter),
+  ]);
+  const more = options.limit !== undefined && rows.length > options.limit;
+  const tables = (more ? rows.slice(0, options.limit) : rows).map((row) => {
     const table: TableSummary = {
       name: String(row.name),
       schema: String(row.schema),
@@ -62,6 +109,51 @@ export async function listMysqlTables(
     }
     return table;
   });
+  return { tables, total: Number(count?.n ?? 0), more };
+}
+
+// Compared as utf8mb4 by code point: information_schema's utf8mb3 columns
+// and the words' connection collation would otherwise be an illegal mix.
+const bin = (column: string) =>
+  `convert(${column} using utf8mb4) collate utf8mb4_bin`;
+
+/** Tables, views and columns matching a search, best first: one statement. */
+export async function searchMysql(
+  exec: Exec,
+  search: SchemaSearch,
+): Promise<SearchResult> {
+  const params: unknown[] = [];
+  const p = (value: unknown) => {
+    params.push(value);
+    return bin("?");
+  };
+  const words = wordsTable(search.words, p);
+  const filter = () => {
+    const schema = search.schema ?? null;
+    params.push(schema, schema, schema);
+    return SCHEMA_FILTER;
+  };
+  const tables = `select ${bin("table_schema")} as schema_name,
+           ${bin("table_name")} as table_name, null as column_name,
+           case when table_type like '%VIEW%' then 'view' else 'table' end as kind,
+           null as data_type,
+           case when table_type like '%VIEW%' then null
+                else ${bin("nullif(table_comment, '')")} end as comment
+      from information_schema.tables where ${filter()}`;
+  const columns = `select ${bin("table_schema")}, ${bin("table_name")},
+           ${bin("column_name")}, 'column', ${bin("column_type")},
+           ${bin("nullif(column_comment, '')")}
+      from information_schema.columns where ${filter()}`;
+  const rows = await exec(
+    searchSql(
+      words,
+      `${tables} union all ${columns}`,
+      search,
+      (hay, needle) => `locate(${needle}, lower(${hay}))`,
+    ),
+    params,
+  );
+  return searchResult(rows);
 }
 
 /** One table, in `schema` or the connection's database. */
@@ -71,7 +163,8 @@ export async function describeMysqlTable(
   schema: string | undefined,
 ): Promise<TableDetail | null> {
   const found = await exec(
-    `select table_schema as \`schema\`, table_type as type
+    `select table_schema as \`schema\`, table_type as type,
+            table_comment as comment
        from information_schema.tables
       where table_name = ? and ${SCHEMA_FILTER}
       order by table_schema`,
@@ -86,7 +179,8 @@ export async function describeMysqlTable(
   const [columns, indexes, foreignKeys, ddl] = await Promise.all([
     exec(
       `select column_name as name, column_type as type, is_nullable as nullable,
-              column_default as default_value, column_key as \`key\`
+              column_default as default_value, column_key as \`key\`,
+              column_comment as comment, data_type as base_type
          from information_schema.columns
         where table_schema = ? and table_name = ?
         order by ordinal_position`,
@@ -166,13 +260,35 @@ export async function describeMysqlTable(
         ? null
         : String(row.default_value),
       primaryKey: row.key === "PRI",
+      comment: row.comment === null || row.comment === ""
+        ? null
+        : String(row.comment),
+      enumValues: String(row.base_type).toLowerCase() === "enum"
+        ? enumValues(String(row.type))
+        : null,
     })),
     indexes: [...byIndex.values()],
+    // A view's comment is the word VIEW.
+    comment: head.comment === null || head.comment === "" ||
+        typeOf(head.type) === "view"
+      ? null
+      : String(head.comment),
     foreignKeys: [...byKey.values()],
     ddl: create === undefined
       ? null
       : String(create["Create Table"] ?? create["Create View"] ?? ""),
   };
+}
+
+/** The values of `enum('a','b''c')`, unquoted. */
+export function enumValues(columnType: string): string[] {
+  const values: string[] = [];
+  for (const match of columnType.matchAll(/'((?:[^'\\]|''|\\.)*)'/g)) {
+    values.push(
+      (match[1] ?? "").replace(/''/g, "'").replace(/\\(.)/g, "$1"),
+    );
+  }
+  return values;
 }
 
 /** The columns of every table of one schema (default: the connection's database). */

@@ -19,12 +19,13 @@ export interface ColumnRow extends ColumnSummary {
 }
 
 /**
- * Join the first `maxTables` of `tables` with their columns. Columns keep the
- * order they come in (the catalog's column order); a table the column query
- * did not see (dropped in between) keeps an empty list.
+ * Join the first `maxTables` of `tables` with their columns; `total` is how
+ * many tables there are in all. Columns keep the order they come in (the
+ * catalog's column order); a table the column query did not see (dropped in
+ * between) keeps an empty list.
  */
 export function assembleOverview(
-  tables: readonly TableSummary[],
+  { tables, total }: { tables: readonly TableSummary[]; total: number },
   maxTables: number,
   columns: Iterable<ColumnRow>,
 ): SchemaOverview {
@@ -42,7 +43,7 @@ export function assembleOverview(
       primaryKey: row.primaryKey,
     });
   }
-  return { tables: kept, totalTables: tables.length };
+  return { tables: kept, totalTables: total };
 }
 
 function key(schema: string, name: string): string {

@@ -219,7 +219,9 @@ export class DriverPool {
     return {
       engine: inner.engine,
       version: (options) => track(inner.version(options)),
+      listSchemas: (options) => track(inner.listSchemas(options)),
       listTables: (options) => track(inner.listTables(options)),
+      searchSchema: (options) => track(inner.searchSchema(options)),
       describeTable: (table, options) =>
         track(inner.describeTable(table, options)),
       overview: (options) => track(inner.overview(options)),

@@ -16,9 +16,11 @@ import { DbError, permissionProblem } from "./errors.ts";
 import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
+  listPostgresSchemas,
   listPostgresTables,
   postgresColumns,
   postgresFingerprint,
+  searchPostgres,
 } from "./postgres_schema.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { rawCell } from "./pg_values.ts";
@@ -111,18 +113,21 @@ export function openPostgres(config: PostgresConfig): Driver {
       );
       return `PostgreSQL ${String(rows[0]?.server_version ?? "")}`.trim();
     },
+    listSchemas: (options) => listPostgresSchemas(catalog(options)),
     listTables: (options) => listPostgresTables(catalog(options), options),
+    searchSchema: (options) => searchPostgres(catalog(options), options),
     describeTable: (table, options) =>
       describePostgresTable(catalog(options), table, options.schema),
     async overview(options) {
       const exec = catalog(options);
-      const tables = await listPostgresTables(exec, {
+      const page = await listPostgresTables(exec, {
         rowCounts: false,
+        limit: options.maxTables,
         ...(options.schema === undefined ? {} : { schema: options.schema }),
       });
-      const last = tables[Math.min(tables.length, options.maxTables) - 1];
+      const last = page.tables.at(-1);
       const columns = await postgresColumns(exec, options.schema, last ?? null);
-      return assembleOverview(tables, options.maxTables, columns);
+      return assembleOverview(page, options.maxTables, columns);
     },
     fingerprint: (options) => postgresFingerprint(catalog(options)),
     // The parser reads every statement whatever the lexer's tier.

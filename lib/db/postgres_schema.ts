@@ -9,7 +9,16 @@ import { stringsOf } from "../protocol/jsonrpc.ts";
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
-import type { TableDetail, TableSummary } from "./types.ts";
+import { searchResult, searchSql, wordsTable } from "./schema_search.ts";
+import type {
+  SchemaList,
+  SchemaSearch,
+  SearchResult,
+  TableDetail,
+  TablePage,
+  TableQuery,
+  TableSummary,
+} from "./types.ts";
 
 type Row = Record<string, unknown>;
 /** Runs one catalog statement with parameters. */
@@ -26,22 +35,71 @@ const KINDS: Readonly<Record<string, TableSummary["type"]>> = {
 const USER_SCHEMAS = `n.nspname not in ('pg_catalog', 'information_schema')
   and n.nspname not like 'pg\\_toast%' and n.nspname not like 'pg\\_temp\\_%'`;
 
-/** Tables, views and materialized views of one schema or of every user schema. */
-export async function listPostgresTables(
-  exec: Exec,
-  options: { schema?: string; rowCounts: boolean },
-): Promise<TableSummary[]> {
+/** The user schemas the login may use, with their table and view counts. */
+export async function listPostgresSchemas(exec: Exec): Promise<SchemaList> {
   const rows = await exec(
-    `select n.nspname as schema, c.relname as name, c.relkind as kind,
-            c.reltuples::float8 as estimate
-       from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    `select n.nspname as name, n.nspname = current_schema() as current,
+            count(c.oid) filter (where c.relkind in ('r', 'p', 'f')) as tables,
+            count(c.oid) filter (where c.relkind in ('v', 'm')) as views
+       from pg_namespace n
+       left join pg_class c on c.relnamespace = n.oid
+        and c.relkind in ('r', 'p', 'f', 'v', 'm') and not c.relispartition
+      where ${USER_SCHEMAS} and has_schema_privilege(n.oid, 'USAGE')
+      group by n.nspname
+      order by n.nspname collate "C"`,
+  );
+  return {
+    current: currentOf(rows),
+    schemas: rows.map((row) => ({
+      name: String(row.name),
+      tables: Number(row.tables),
+      views: Number(row.views),
+    })),
+  };
+}
+
+function currentOf(rows: readonly Row[]): string | null {
+  const row = rows.find((candidate) => candidate.current === true);
+  return row === undefined ? null : String(row.name);
+}
+
+// The relations list_tables shows; $1 schema, $2 pattern.
+const LISTED = `from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where c.relkind in ('r', 'p', 'f', 'v', 'm') and ${USER_SCHEMAS}
         and not c.relispartition
         and ($1::text is null or n.nspname = $1)
-      order by n.nspname collate "C", c.relname collate "C"`,
-    [options.schema ?? null],
-  );
-  return rows.map((row) => {
+        and ($2::text is null or strpos(lower(c.relname), lower($2)) > 0)`;
+
+/**
+ * A page of the tables, views and materialized views of one schema or of
+ * every user schema, and how many match: two statements, the page by its key
+ * (an index range, whatever the catalog's size).
+ */
+export async function listPostgresTables(
+  exec: Exec,
+  options: TableQuery,
+): Promise<TablePage> {
+  const filter = [options.schema ?? null, options.pattern ?? null];
+  const [rows, [count]] = await Promise.all([
+    exec(
+      `select n.nspname as schema, c.relname as name, c.relkind as kind,
+              c.reltuples::float8 as estimate
+         ${LISTED}
+          and ($3::text is null or (n.nspname collate "C", c.relname collate "C")
+               > ($3::text collate "C", $4::text collate "C"))
+        order by n.nspname collate "C", c.relname collate "C"
+        limit $5::int8`,
+      [
+        ...filter,
+        options.after?.schema ?? null,
+        options.after?.name ?? null,
+        options.limit === undefined ? null : options.limit + 1,
+      ],
+    ),
+    exec(`select count(*)::int8 as n ${LISTED}`, filter),
+  ]);
+  const more = options.limit !== undefined && rows.length > options.limit;
+  const tables = (more ? rows.slice(0, options.limit) : rows).map((row) => {
     const table: TableSummary = {
       name: String(row.name),
       schema: String(row.schema),
@@ -54,6 +112,55 @@ export async function listPostgresTables(
     }
     return table;
   });
+  return { tables, total: Number(count?.n ?? 0), more };
+}
+
+/**
+ * Tables, views and columns whose name or comment holds one of the words,
+ * best first: one statement (searchSql() ranks).
+ */
+export async function searchPostgres(
+  exec: Exec,
+  search: SchemaSearch,
+): Promise<SearchResult> {
+  const params: unknown[] = [];
+  const p = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}::text`;
+  };
+  const words = wordsTable(search.words, p);
+  const schema = p(search.schema ?? null);
+  const relations = `c.relkind in ('r', 'p', 'f', 'v', 'm') and ${USER_SCHEMAS}
+       and not c.relispartition and (${schema} is null or n.nspname = ${schema})`;
+  const items = `
+    select n.nspname::text as schema_name, c.relname::text as table_name,
+           null::text as column_name,
+           case c.relkind when 'v' then 'view' when 'm' then 'materialized_view'
+                else 'table' end as kind,
+           null::text as data_type, d.description as comment
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      left join pg_description d on d.objoid = c.oid
+       and d.classoid = 'pg_class'::regclass and d.objsubid = 0
+     where ${relations}
+    union all
+    select n.nspname::text, c.relname::text, a.attname::text, 'column',
+           format_type(a.atttypid, a.atttypmod), d.description
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      join pg_attribute a on a.attrelid = c.oid and a.attnum > 0
+       and not a.attisdropped
+      left join pg_description d on d.objoid = c.oid
+       and d.classoid = 'pg_class'::regclass and d.objsubid = a.attnum
+     where ${relations}`;
+  const rows = await exec(
+    searchSql(
+      words,
+      items,
+      search,
+      (hay, needle) => `strpos(lower(${hay}), ${needle})`,
+    ),
+    params,
+  );
+  return searchResult(rows);
 }
 
 const ACTIONS: Readonly<Record<string, string>> = {
@@ -71,7 +178,8 @@ export async function describePostgresTable(
   schema: string | undefined,
 ): Promise<TableDetail | null> {
   const found = await exec(
-    `select c.oid::int8::text as oid, n.nspname as schema, c.relkind as kind
+    `select c.oid::int8::text as oid, n.nspname as schema, c.relkind as kind,
+            obj_description(c.oid, 'pg_class') as comment
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where c.relname = $1 and c.relkind in ('r', 'p', 'f', 'v', 'm')
         and ($2::text is null or n.nspname = $2) and ${USER_SCHEMAS}
@@ -91,8 +199,14 @@ export async function describePostgresTable(
               not a.attnotnull as nullable,
               pg_get_expr(d.adbin, d.adrelid) as default_value,
               exists (select 1 from pg_index i where i.indrelid = a.attrelid
-                       and i.indisprimary and a.attnum = any(i.indkey)) as pk
+                       and i.indisprimary and a.attnum = any(i.indkey)) as pk,
+              col_description(a.attrelid, a.attnum) as comment,
+              case when t.typtype = 'e' then
+                array(select e.enumlabel::text from pg_enum e
+                       where e.enumtypid = t.oid order by e.enumsortorder)
+              end as enum_values
          from pg_attribute a
+         join pg_type t on t.oid = a.atttypid
          left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
         where a.attrelid = $1::oid and a.attnum > 0 and not a.attisdropped
         order by a.attnum`,
@@ -149,6 +263,8 @@ export async function describePostgresTable(
         ? null
         : String(row.default_value),
       primaryKey: row.pk === true,
+      comment: textOrNull(row.comment),
+      enumValues: row.enum_values === null ? null : stringsOf(row.enum_values),
     })),
     indexes: indexes.map((row) => ({
       name: String(row.name),
@@ -166,6 +282,7 @@ export async function describePostgresTable(
       onUpdate: ACTIONS[String(row.on_update)] ?? "NO ACTION",
       onDelete: ACTIONS[String(row.on_delete)] ?? "NO ACTION",
     })),
+    comment: textOrNull(head.comment),
     ddl: null,
   };
   if (kind === "v" || kind === "m") {
@@ -180,6 +297,10 @@ export async function describePostgresTable(
     detail.ddl = renderTableDdl(detail, constraints, indexes);
   }
   return detail;
+}
+
+function textOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
 }
 
 function qualified(schema: string, table: string): string {

@@ -15,7 +15,9 @@ export function splitDriver(reader: Driver, writer: Driver): Driver {
   return {
     engine: reader.engine,
     version: (options) => reader.version(options),
+    listSchemas: (options) => reader.listSchemas(options),
     listTables: (options) => reader.listTables(options),
+    searchSchema: (options) => reader.searchSchema(options),
     describeTable: (table, options) => reader.describeTable(table, options),
     overview: (options) => reader.overview(options),
     fingerprint: (options) => reader.fingerprint(options),

@@ -18,7 +18,9 @@ import { DbError, permissionProblem } from "./errors.ts";
 import { assembleOverview, digest } from "./overview.ts";
 import {
   describeSqliteTable,
+  listSqliteSchemas,
   listSqliteTables,
+  searchSqlite,
   sqliteColumns,
   sqliteSchemaText,
 } from "./sqlite_schema.ts";
@@ -238,7 +240,9 @@ export function openSqlite(config: SqliteConfig): Driver {
       const [row] = await exec(options)("select sqlite_version() as v");
       return `SQLite ${String(row?.v ?? "")}`;
     },
+    listSchemas: (options) => listSqliteSchemas(exec(options)),
     listTables: (options) => listSqliteTables(exec(options), options),
+    searchSchema: (options) => searchSqlite(exec(options), options),
     describeTable: (table, options) =>
       describeSqliteTable(exec(options), table, options.schema),
     async overview(options) {
@@ -246,12 +250,13 @@ export function openSqlite(config: SqliteConfig): Driver {
       const schema = options.schema === undefined
         ? {}
         : { schema: options.schema };
-      const tables = await listSqliteTables(run, {
+      const page = await listSqliteTables(run, {
         rowCounts: false,
+        limit: options.maxTables,
         ...schema,
       });
       const columns = await sqliteColumns(run, options.schema);
-      return assembleOverview(tables, options.maxTables, columns);
+      return assembleOverview(page, options.maxTables, columns);
     },
     fingerprint: async (options) =>
       digest(await sqliteSchemaText(exec(options))),

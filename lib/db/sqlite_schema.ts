@@ -8,7 +8,17 @@
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
-import type { TableDetail, TableSummary } from "./types.ts";
+import { searchResult, searchSql, wordsTable } from "./schema_search.ts";
+import type {
+  SchemaList,
+  SchemaSearch,
+  SchemaSummary,
+  SearchResult,
+  TableDetail,
+  TablePage,
+  TableQuery,
+  TableSummary,
+} from "./types.ts";
 
 type Row = Record<string, unknown>;
 /** Runs one catalog statement with parameters. */
@@ -22,36 +32,132 @@ async function schemas(exec: Exec, only?: string): Promise<string[]> {
   return only === undefined ? names : names.filter((name) => name === only);
 }
 
-/** Tables and views; SQLite counts rows exactly (it keeps no statistics). */
+/** The databases (`main`, then attached ones), with their table and view counts. */
+export async function listSqliteSchemas(
+  exec: Exec,
+  only?: string,
+): Promise<SchemaList> {
+  const names = await schemas(exec, only);
+  const list: SchemaSummary[] = [];
+  for (const schema of names) {
+    const [row] = await exec(
+      `select count(case when type = 'table' then 1 end) as tables,
+              count(case when type = 'view' then 1 end) as views
+         from ${quoteIdent(schema, "sqlite")}.sqlite_schema
+        where type in ('table', 'view') and ${NOT_INTERNAL}`,
+    );
+    list.push({
+      name: schema,
+      tables: Number(row?.tables ?? 0),
+      views: Number(row?.views ?? 0),
+    });
+  }
+  return { current: names.includes("main") ? "main" : null, schemas: list };
+}
+
+const NOT_INTERNAL = "name not like 'sqlite\\_%' escape '\\'";
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * A page of the tables and views, in attach order, then by name; SQLite
+ * counts rows exactly (it keeps no statistics), so only the page's tables
+ * are counted. The names are read in-process, which costs no round trip.
+ */
 export async function listSqliteTables(
   exec: Exec,
-  options: { schema?: string; rowCounts: boolean },
-): Promise<TableSummary[]> {
-  const tables: TableSummary[] = [];
-  for (const schema of await schemas(exec, options.schema)) {
+  options: TableQuery,
+  only?: string,
+): Promise<TablePage> {
+  const pattern = options.pattern?.toLowerCase();
+  const matched: TableSummary[] = [];
+  const order = await schemas(exec, options.schema ?? only);
+  for (const schema of order) {
     const rows = await exec(
       `select name, type from ${quoteIdent(schema, "sqlite")}.sqlite_schema
-        where type in ('table', 'view') and name not like 'sqlite\\_%' escape '\\'
-        order by name`,
+        where type in ('table', 'view') and ${NOT_INTERNAL}`,
     );
-    for (const row of rows) {
-      const table: TableSummary = {
-        name: String(row.name),
-        schema,
-        type: row.type === "view" ? "view" : "table",
-      };
-      if (options.rowCounts && table.type === "table") {
-        const [count] = await exec(
-          `select count(*) as n from ${quoteIdent(schema, "sqlite")}.${
-            quoteIdent(table.name, "sqlite")
-          }`,
-        );
-        table.rowCount = Number(count?.n ?? 0);
-      }
-      tables.push(table);
+    const names = rows.map((row): TableSummary => ({
+      name: String(row.name),
+      schema,
+      type: row.type === "view" ? "view" : "table",
+    })).filter((table) =>
+      pattern === undefined || table.name.toLowerCase().includes(pattern)
+    ).sort((x, y) => compare(x.name, y.name));
+    matched.push(...names);
+  }
+  const after = options.after;
+  const rank = (schema: string) => {
+    const index = order.indexOf(schema);
+    return index < 0 ? order.length : index;
+  };
+  const start = after === undefined
+    ? 0
+    : matched.findIndex((table) =>
+      (rank(table.schema) - rank(after.schema) ||
+        compare(table.name, after.name)) > 0
+    );
+  const from = start < 0 ? matched.length : start;
+  const end = options.limit === undefined
+    ? matched.length
+    : Math.min(matched.length, from + options.limit);
+  const tables = matched.slice(from, end);
+  if (options.rowCounts) {
+    for (const table of tables) {
+      if (table.type !== "table") continue;
+      const [count] = await exec(
+        `select count(*) as n from ${quoteIdent(table.schema, "sqlite")}.${
+          quoteIdent(table.name, "sqlite")
+        }`,
+      );
+      table.rowCount = Number(count?.n ?? 0);
     }
   }
-  return tables;
+  return { tables, total: matched.length, more: end < matched.length };
+}
+
+/**
+ * Tables, views and columns matching a search, best first: one statement
+ * over every database's `sqlite_schema` and `pragma_table_xinfo`.
+ */
+export async function searchSqlite(
+  exec: Exec,
+  search: SchemaSearch,
+  only?: string,
+): Promise<SearchResult> {
+  const names = await schemas(exec, search.schema ?? only);
+  if (names.length === 0) return { matches: [], total: 0 };
+  const params: unknown[] = [];
+  const p = (value: unknown) => {
+    params.push(value);
+    return "?";
+  };
+  const words = wordsTable(search.words, p);
+  const items = names.map((schema) => {
+    const quoted = quoteIdent(schema, "sqlite");
+    return `select ${p(schema)} as schema_name, m.name as table_name,
+           null as column_name, m.type as kind, null as data_type,
+           null as comment
+      from ${quoted}.sqlite_schema m
+     where m.type in ('table', 'view') and m.${NOT_INTERNAL}
+    union all
+    select ${p(schema)}, m.name, c.name, 'column', c.type, null
+      from ${quoted}.sqlite_schema m
+      join pragma_table_xinfo(m.name, ${p(schema)}) c
+     where m.type in ('table', 'view') and m.${NOT_INTERNAL} and c.hidden != 1`;
+  }).join(" union all ");
+  const rows = await exec(
+    searchSql(
+      words,
+      items,
+      search,
+      (hay, needle) => `instr(lower(${hay}), ${needle})`,
+    ),
+    params,
+  );
+  return searchResult(rows);
 }
 
 /** One table or view, in `schema` or the first database that has it. */
@@ -158,8 +264,12 @@ export async function describeSqliteTable(
             ? null
             : String(column.dflt_value),
           primaryKey: Number(column.pk) > 0,
+          // SQLite keeps no comments, and has no enum type.
+          comment: null,
+          enumValues: null,
         })),
       indexes,
+      comment: null,
       foreignKeys: [...byId.values()],
       ddl: [head.sql, ...indexSql.map((row) => row.sql)]
         .filter((sql) => sql !== null && sql !== undefined)

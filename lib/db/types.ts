@@ -38,6 +38,10 @@ export interface ColumnDetail {
   nullable: boolean;
   defaultValue: string | null;
   primaryKey: boolean;
+  /** `COMMENT ON COLUMN` (PostgreSQL), `COMMENT` (MySQL/MariaDB). */
+  comment: string | null;
+  /** An enum type's allowed values, in order; null for other types. */
+  enumValues: string[] | null;
 }
 
 /** An index of a table. */
@@ -69,8 +73,86 @@ export interface TableDetail {
   columns: ColumnDetail[];
   indexes: IndexDetail[];
   foreignKeys: ForeignKeyDetail[];
+  /** `COMMENT ON TABLE` (PostgreSQL), the table's `COMMENT` (MySQL/MariaDB). */
+  comment: string | null;
   /** The DDL, where the engine can give it. */
   ddl: string | null;
+}
+
+/** A schema (database, attached database) and what it holds. */
+export interface SchemaSummary {
+  name: string;
+  /** Tables (base, partitioned, foreign). */
+  tables: number;
+  /** Views and materialized views. */
+  views: number;
+}
+
+/** The schemas the login can see, and which one unqualified names use. */
+export interface SchemaList {
+  /**
+   * PostgreSQL: the first schema of the search path that exists; MySQL: the
+   * URL's database; SQLite: main. Null when there is none.
+   */
+  current: string | null;
+  /** Ordered by name (SQLite: main first, then attach order). */
+  schemas: SchemaSummary[];
+}
+
+/** Where a table sits in `listTables` order: a page continues after it. */
+export interface TableKey {
+  schema: string;
+  name: string;
+}
+
+/** Which tables `listTables` gives. */
+export interface TableQuery {
+  /** One schema; without it every schema the login sees. */
+  schema?: string;
+  /** Only names that contain this text, whatever the case. */
+  pattern?: string;
+  /** Only tables after this one (a page's last). */
+  after?: TableKey;
+  /** At most this many (all when absent). */
+  limit?: number;
+  rowCounts: boolean;
+}
+
+/** A page of tables, and how many match the query's schema and pattern. */
+export interface TablePage {
+  tables: TableSummary[];
+  /** Every match, before `after` and `limit`. */
+  total: number;
+  /** Tables remain after this page. */
+  more: boolean;
+}
+
+/** What `searchSchema` looks for. */
+export interface SchemaSearch {
+  /** Lower-case words; an object matches when its name or comment contains one. */
+  words: string[];
+  /** Views include materialized views. */
+  kinds: readonly ("table" | "view" | "column")[];
+  schema?: string;
+  limit: number;
+}
+
+/** A table, view or column that matched a search. */
+export interface SchemaMatch {
+  schema: string;
+  table: string;
+  /** The column, for a column match. */
+  column: string | null;
+  kind: TableSummary["type"] | "column";
+  /** A column's type. */
+  dataType: string | null;
+  comment: string | null;
+}
+
+/** The best matches, and how many there were. */
+export interface SearchResult {
+  matches: SchemaMatch[];
+  total: number;
 }
 
 /** A column as the schema overview gives it. */
@@ -170,10 +252,19 @@ export interface Driver {
   readonly engine: Engine;
   /** The server's version string (connects if needed). */
   version(options: CallOptions): Promise<string>;
-  /** Tables, views and materialized views, ordered by schema, then name. */
-  listTables(
-    options: CallOptions & { schema?: string; rowCounts: boolean },
-  ): Promise<TableSummary[]>;
+  /** The schemas the login can see, with their table and view counts. */
+  listSchemas(options: CallOptions): Promise<SchemaList>;
+  /**
+   * Tables, views and materialized views, ordered by schema, then name (by
+   * code unit; SQLite: attach order, then name): one page of them.
+   */
+  listTables(options: CallOptions & TableQuery): Promise<TablePage>;
+  /**
+   * Tables, views and columns whose name or comment contains one of the
+   * words, best first (more words matched; exact name, prefix, substring,
+   * comment only; tables before columns): one catalog query.
+   */
+  searchSchema(options: CallOptions & SchemaSearch): Promise<SearchResult>;
   /** One table; null when it does not exist. */
   describeTable(
     table: string,

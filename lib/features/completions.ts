@@ -80,6 +80,9 @@ export function rank(
   };
 }
 
+/** The most tables of a connection completion looks through. */
+const COMPLETION_TABLES = 10_000;
+
 /** The completer over the server's connections. */
 export function databaseCompleter(deps: FeatureDeps): Completer {
   const cache = new Map<string, { at: number; tables: TableSummary[] }>();
@@ -115,7 +118,9 @@ export function databaseCompleter(deps: FeatureDeps): Completer {
       signal: ctx.signal,
       timeoutMs: Math.min(deps.settings().queryTimeoutSeconds, 10) * 1000,
       rowCounts: false,
-    }).catch(() => null);
+      // Completion ranks names in memory: a bound on what it holds.
+      limit: COMPLETION_TABLES,
+    }).then((page) => page.tables, () => null);
     // A database that cannot be reached completes to nothing, not an error.
     if (tables === null) return [];
     cache.set(connection.id, { at: Date.now(), tables });

@@ -9,6 +9,7 @@
 import type { ConnectionStore } from "../app/connection_store.ts";
 import type { HistoryStore } from "../app/query_history.ts";
 import type { Settings } from "../app/settings.ts";
+import type { CursorCodec } from "../protocol/cursor.ts";
 import type { DriverPool } from "../db/pool.ts";
 import type { CallOptions } from "../db/types.ts";
 import type { Consent } from "./consent.ts";
@@ -22,6 +23,8 @@ export interface FeatureDeps {
   consent: Consent;
   /** Where statements clients ran are recorded (while `queryHistory` is on). */
   history: HistoryStore;
+  /** Seals the cursors of `list_tables` (and the list methods). */
+  cursors: CursorCodec;
 }
 
 /**

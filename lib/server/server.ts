@@ -289,7 +289,11 @@ function buildApp(
 ) {
   const { state, inflight, sessions, verifier, tokenSync } = core;
   const record = (entry: ActivityEntry) => stores.activity.record(entry);
+  // One key for the list methods' cursors and list_tables': a cursor of one
+  // is still refused by the other, by the method it names.
+  const cursors = new CursorCodec();
   const features = databaseFeatures({
+    cursors,
     connections: stores.connections,
     pool: stores.pool,
     settings: () => state.settings,
@@ -298,7 +302,7 @@ function buildApp(
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,
-    cursors: new CursorCodec(),
+    cursors,
     instanceId: state.instanceId,
     subscriptionSources: options.subscriptionSources ??
       (options.catalog === undefined ? features.subscriptionSources : []),

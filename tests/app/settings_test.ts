@@ -36,6 +36,7 @@ Deno.test("parseSettings() reads every known key", () => {
     queryHistory: false,
     maxResultBytes: 2_000_000,
     maxCellChars: 5_000,
+    maxDiscoveryBytes: 30_000,
   };
   assertEquals(parseSettings(JSON.stringify(settings)), { ok: true, settings });
 });

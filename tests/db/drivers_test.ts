@@ -90,7 +90,7 @@ for (const engine of ENGINES) {
           ...OPTIONS,
           schema: fixture.schema,
           rowCounts: true,
-        });
+        }).then((page) => page.tables);
         assertEquals(
           tables.map((t) => [t.name, t.schema, t.type]),
           [
@@ -359,7 +359,7 @@ for (const engine of ENGINES) {
         const listed = await driver.listTables({
           ...OPTIONS,
           rowCounts: false,
-        });
+        }).then((page) => page.tables);
         assert(listed.some((t) => t.name === "made_here"));
       });
     },

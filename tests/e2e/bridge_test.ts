@@ -94,8 +94,11 @@ Deno.test("v1 SDK client over the bridge (legacy initialize): tools, progress, a
         [
           "describe_table",
           "execute_query",
+          "explain_query",
           "list_connections",
+          "list_schemas",
           "list_tables",
+          "search_schema",
         ],
       );
       const progress: number[] = [];
@@ -176,7 +179,7 @@ Deno.test("v2 SDK client over the bridge (modern, forwarded as is): tools, progr
     try {
       assertEquals(client.getNegotiatedProtocolVersion(), "2026-07-28");
       const tools = await client.listTools();
-      assertEquals(tools.tools.length, 4);
+      assertEquals(tools.tools.length, 7);
       const progress: number[] = [];
       const read = await client.callTool({
         name: "execute_query",

@@ -48,7 +48,17 @@ for (const engine of ENGINES) {
           saved.name,
         ]);
 
-        const schema = payload(await client.readResource({ uri: schemaUri }));
+        // The fixture's schema is the default one but on PostgreSQL, where
+        // it is named (the default there is the search path's public).
+        const schema = payload(
+          await client.readResource({
+            uri: engine === "postgres"
+              ? `${schemaUri}?schema=${fixture.schema}`
+              : schemaUri,
+          }),
+        );
+        assertEquals(schema.schema, fixture.schema);
+        assertEquals(schema.schema_is_default, engine !== "postgres");
         const mine = schema.tables.filter((t: Any) =>
           t.schema === fixture.schema
         );
@@ -98,7 +108,7 @@ for (const engine of ENGINES) {
           templates.resourceTemplates.map((t: Any) => t.uriTemplate).sort(),
           [
             `${root}/{connection_id}/history{?limit}`,
-            `${root}/{connection_id}/schema`,
+            `${root}/{connection_id}/schema{?schema}`,
             `${root}/{connection_id}/tables/{table}{?schema}`,
             `${root}/{connection_id}/tables{?schema}`,
           ],

@@ -59,8 +59,11 @@ Deno.test("SDK v1 client pinned to 2025-06-18 is served in that revision", async
     assertEquals(tools.map((tool: any) => tool.name), [
       "describe_table",
       "execute_query",
+      "explain_query",
       "list_connections",
+      "list_schemas",
       "list_tables",
+      "search_schema",
     ]);
   } finally {
     await sdk.close();

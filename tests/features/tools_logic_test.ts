@@ -202,6 +202,10 @@ Deno.test("list_tables and describe_table pass the schema and options through, a
   }, ctx);
   assertEquals(listed.structuredContent, {
     tables: [{ name: "t", schema: "main", type: "table", row_count: 3 }],
+    schema: "main",
+    schema_is_default: false,
+    total: 1,
+    is_truncated: false,
     row_counts_included: true,
     // SQLite's counts are COUNT(*)s (ENGINES.sqlite.rowCountsAreEstimates).
     row_counts_are_approximate: false,

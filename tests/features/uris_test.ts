@@ -20,6 +20,10 @@ Deno.test("parseResourceUri() reads every kind, with its query", () => {
     ok: true,
     ref: { kind: "schema", connectionId: ID },
   });
+  assertEquals(parseResourceUri(`${ROOT}/${ID}/schema?schema=sales`), {
+    ok: true,
+    ref: { kind: "schema", connectionId: ID, schema: "sales" },
+  });
   assertEquals(parseResourceUri(`${ROOT}/${ID}/tables?schema=public`), {
     ok: true,
     ref: { kind: "tables", connectionId: ID, schema: "public" },
@@ -66,9 +70,10 @@ Deno.test("parseResourceUri() names the problem with a URI of ours", () => {
     [`${ROOT}/${ID}/history?limit=ten`, 'got "ten"'],
     [`${ROOT}/${ID}/history?limit=5&limit=6`, "repeated"],
     [
-      `${ROOT}/${ID}/schema?schema=x`,
-      '"schema" is not one this resource takes',
+      `${ROOT}/${ID}/schema?limit=5`,
+      '"limit" is not one this resource takes (it takes schema)',
     ],
+    [`${ROOT}/${ID}/schema?schema=`, "must not be empty"],
     [`${ROOT}/${ID}/tables?schema=`, "must not be empty"],
   ];
   for (const [uri, problem] of cases) {

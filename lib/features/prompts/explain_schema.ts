@@ -5,13 +5,13 @@
  * @module
  */
 
-import { readOverview } from "../resources/schema_payload.ts";
 import type { PromptEntry } from "../catalog.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { definePrompt } from "./define.ts";
 import {
   AUDIENCE,
   AUDIENCES,
+  promptOverview,
   SCHEMA,
   schemaSection,
   tablesBySize,
@@ -27,7 +27,7 @@ export function explainSchemaPrompt(deps: FeatureDeps): PromptEntry {
       "A guided tour of a connection's schema: what the tables hold and how they relate, from the live catalog.",
     arguments: [SCHEMA, AUDIENCE],
     async render({ args, resolved, ctx }) {
-      const all = await readOverview(deps, ctx, resolved, 200, args.schema);
+      const all = await promptOverview(deps, { args, resolved, ctx }, 200);
       const sized = await tablesBySize(deps, { args, resolved, ctx });
       const detailed = await details(deps, ctx, resolved, sized, 8);
       return [

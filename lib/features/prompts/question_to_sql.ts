@@ -5,12 +5,18 @@
  * @module
  */
 
-import { readOverview } from "../resources/schema_payload.ts";
 import type { PromptEntry } from "../catalog.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { definePrompt } from "./define.ts";
-import { blockquote, SCHEMA, schemaSection, textArgument } from "./shared.ts";
-import { details, mentioned, structure } from "./structure.ts";
+import {
+  blockquote,
+  promptOverview,
+  relevantTables,
+  SCHEMA,
+  schemaSection,
+  textArgument,
+} from "./shared.ts";
+import { details, structure } from "./structure.ts";
 
 /** The `question_to_sql` prompt. */
 export function questionToSqlPrompt(deps: FeatureDeps): PromptEntry {
@@ -29,15 +35,16 @@ export function questionToSqlPrompt(deps: FeatureDeps): PromptEntry {
       SCHEMA,
     ],
     async render({ args, resolved, ctx }) {
-      const all = await readOverview(deps, ctx, resolved, 150, args.schema);
-      const relevant = mentioned(args.question, all.tables);
-      const detailed = await details(
+      const input = { args, resolved, ctx };
+      const all = await promptOverview(deps, input, 150);
+      const relevant = await relevantTables(
         deps,
-        ctx,
-        resolved,
-        relevant.length > 0 ? relevant : all.tables,
+        input,
+        args.question,
         6,
+        "largest",
       );
+      const detailed = await details(deps, ctx, resolved, relevant, 6);
       return [
         `Write one SQL statement that answers this question on the connection ${resolved.label}:`,
         "",

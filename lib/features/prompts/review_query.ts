@@ -6,11 +6,15 @@
  */
 
 import { classify } from "../../db/classifier.ts";
-import { readOverview } from "../resources/schema_payload.ts";
 import type { PromptEntry } from "../catalog.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { definePrompt } from "./define.ts";
-import { QUERY_ECHO_LIMIT, SCHEMA, textArgument } from "./shared.ts";
+import {
+  QUERY_ECHO_LIMIT,
+  SCHEMA,
+  tableNames,
+  textArgument,
+} from "./shared.ts";
 import { details, header, mentioned, quoted, structure } from "./structure.ts";
 
 /** The `review_query` prompt. */
@@ -26,12 +30,12 @@ export function reviewQueryPrompt(deps: FeatureDeps): PromptEntry {
     ],
     async render({ args, resolved, ctx }) {
       const { query } = args;
-      const all = await readOverview(deps, ctx, resolved, 1_000, args.schema);
+      const names = await tableNames(deps, { args, resolved, ctx });
       const referenced = await details(
         deps,
         ctx,
         resolved,
-        mentioned(query, all.tables),
+        mentioned(query, names),
         12,
       );
       const verdict = classify(query, resolved.connection.engine);

@@ -5,18 +5,19 @@
  * @module
  */
 
-import { readOverview } from "../resources/schema_payload.ts";
 import type { PromptEntry } from "../catalog.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { definePrompt } from "./define.ts";
 import {
   blockquote,
   describeOrFail,
+  promptOverview,
+  relevantTables,
   SCHEMA,
   schemaSection,
   textArgument,
 } from "./shared.ts";
-import { details, mentioned, structure } from "./structure.ts";
+import { details, structure } from "./structure.ts";
 
 /** The `write_migration` prompt. */
 export function writeMigrationPrompt(deps: FeatureDeps): PromptEntry {
@@ -41,19 +42,25 @@ export function writeMigrationPrompt(deps: FeatureDeps): PromptEntry {
       SCHEMA,
     ],
     async render({ args, resolved, ctx }) {
-      const all = await readOverview(deps, ctx, resolved, 150, args.schema);
+      const input = { args, resolved, ctx };
+      const all = await promptOverview(deps, input, 150);
+      // The named table and the tables its foreign keys reach come first,
+      // then those whose names or columns the change mentions.
       const named = args.table === undefined
-        ? []
-        : all.tables.filter((table) => table.name === args.table);
-      if (args.table !== undefined && named.length === 0) {
-        await describeOrFail(deps, args.table, { args, resolved, ctx });
-      }
-      const targets = [
-        ...named,
-        ...mentioned(args.change, all.tables).filter((table) =>
-          !named.includes(table)
-        ),
+        ? null
+        : await describeOrFail(deps, args.table, input);
+      const targets = named === null ? [] : [
+        { schema: named.schema, name: named.name },
+        ...named.foreignKeys.map((key) => ({
+          schema: key.referencedSchema,
+          name: key.referencedTable,
+        })),
       ];
+      const matched = await relevantTables(deps, input, args.change, 6, "none");
+      const keys = new Set(targets.map((t) => `${t.schema}.${t.name}`));
+      targets.push(
+        ...matched.filter((t) => !keys.has(`${t.schema}.${t.name}`)),
+      );
       const detailed = await details(deps, ctx, resolved, targets, 6);
       return [
         `Write a migration for the connection ${resolved.label}:`,

@@ -116,14 +116,18 @@ async function readRef(
   await admit(deps, ctx, resolved.connection, null, "reading its schema");
   switch (ref.kind) {
     case "schema":
-      return await schemaPayload(deps, ctx, resolved);
+      return await schemaPayload(deps, ctx, resolved, ref.schema);
     case "tables":
       return await tableList(deps, ctx, resolved, {
         rowCounts: false,
         ...(ref.schema === undefined ? {} : { schema: ref.schema }),
       });
     case "table":
-      return await tableDescription(deps, ctx, resolved, ref.table, ref.schema);
+      return await tableDescription(deps, ctx, resolved, ref.table, {
+        ...(ref.schema === undefined ? {} : { schema: ref.schema }),
+        ddl: true,
+        columnOffset: 0,
+      });
     case "history":
       return await historyPayload(deps, resolved, ref.limit);
   }

@@ -1,6 +1,7 @@
 /**
- * The `dbport://connections/{id}/schema` payload: every table with its
- * columns, cut at 100 tables (with `truncated` and `total_tables`).
+ * The `dbport://connections/{id}/schema` payload: one schema's tables with
+ * their columns, cut at 100 tables and at the discovery budget (with
+ * `truncated` and `total_tables`).
  *
  * @module
  */
@@ -10,6 +11,12 @@ import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
 import type { Resolved } from "../tools/access.ts";
+import {
+  discoveryBudget,
+  fitting,
+  otherSchemas,
+  scopeOf,
+} from "../tools/discovery.ts";
 import { rethrow } from "../tools/failure.ts";
 
 /** Tables the schema resource shows in full. */
@@ -30,29 +37,47 @@ export function readOverview(
   }).catch((error) => rethrow(error, label));
 }
 
-/** The schema resource's payload. */
+/** The schema resource's payload: one schema's tables, within the budget. */
 export async function schemaPayload(
   deps: FeatureDeps,
   ctx: CallContext,
   resolved: Resolved,
+  schema: string | undefined,
 ): Promise<JsonObject> {
-  const overview = await readOverview(deps, ctx, resolved, SCHEMA_MAX_TABLES);
-  return {
+  const scope = await scopeOf(deps, ctx, resolved, schema);
+  const overview = await readOverview(
+    deps,
+    ctx,
+    resolved,
+    SCHEMA_MAX_TABLES,
+    scope.schema,
+  );
+  const tables: JsonObject[] = overview.tables.map((table) => ({
+    name: table.name,
+    schema: table.schema,
+    type: table.type,
+    columns: table.columns.map((column) => ({
+      name: column.name,
+      data_type: column.dataType,
+      is_nullable: column.nullable,
+      is_primary_key: column.primaryKey,
+    })),
+  }));
+  const answer: JsonObject = {
     connection_id: resolved.connection.id,
     connection: resolved.connection.name,
     engine: resolved.driver.engine,
-    tables: overview.tables.map((table) => ({
-      name: table.name,
-      schema: table.schema,
-      type: table.type,
-      columns: table.columns.map((column) => ({
-        name: column.name,
-        data_type: column.dataType,
-        is_nullable: column.nullable,
-        is_primary_key: column.primaryKey,
-      })),
-    })),
+    schema: scope.schema ?? null,
+    schema_is_default: scope.defaulted,
+    ...(scope.defaulted && scope.others.length > 0
+      ? { other_schemas: otherSchemas(scope.others) }
+      : {}),
+    tables: [],
     total_tables: overview.totalTables,
-    truncated: overview.totalTables > overview.tables.length,
+    truncated: false,
   };
+  const kept = fitting(tables, discoveryBudget(deps), answer);
+  answer.tables = tables.slice(0, kept);
+  answer.truncated = overview.totalTables > kept;
+  return answer;
 }

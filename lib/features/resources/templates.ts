@@ -13,11 +13,11 @@ const ROOT = RESOURCE_URI_ROOT;
 export const RESOURCE_TEMPLATES: readonly TemplateEntry[] = [
   {
     definition: {
-      uriTemplate: `${ROOT}/{connection_id}/schema`,
+      uriTemplate: `${ROOT}/{connection_id}/schema{?schema}`,
       name: "connection_schema",
       title: "Connection schema",
       description:
-        "Every table of a connection with its columns (name, type, nullability, primary key); the first 100 tables, with truncated and total_tables. Subscribable.",
+        "The tables of one schema with their columns (name, type, nullability, primary key): without ?schema the login's default one (as list_tables). The first 100 tables within the discovery budget, with truncated and total_tables. Subscribable (a change in any schema).",
       mimeType: "application/json",
     },
   },

@@ -4,7 +4,7 @@
  * Parsing returns a result; the caller turns a problem into `-32602`.
  *
  * - `dbport://connections`
- * - `dbport://connections/{connection_id}/schema`
+ * - `dbport://connections/{connection_id}/schema{?schema}`
  * - `dbport://connections/{connection_id}/tables{?schema}`
  * - `dbport://connections/{connection_id}/tables/{table}{?schema}`
  * - `dbport://connections/{connection_id}/history{?limit}`
@@ -23,7 +23,7 @@ import { RESOURCE_URI_ROOT } from "../../protocol/identity.ts";
 /** What a resource URI names. */
 export type ResourceRef =
   | { kind: "connections" }
-  | { kind: "schema"; connectionId: string }
+  | { kind: "schema"; connectionId: string; schema?: string }
   | { kind: "tables"; connectionId: string; schema?: string }
   | { kind: "table"; connectionId: string; table: string; schema?: string }
   | { kind: "history"; connectionId: string; limit: number };
@@ -52,7 +52,7 @@ const ROOT = new URL(RESOURCE_URI_ROOT);
 /** What the query of each kind may carry. */
 const QUERY_KEYS: Readonly<Record<ResourceRef["kind"], readonly string[]>> = {
   connections: [],
-  schema: [],
+  schema: ["schema"],
   tables: ["schema"],
   table: ["schema"],
   history: ["limit"],
@@ -105,7 +105,9 @@ export function parseResourceUri(uri: string): ParsedUri {
     seen.add(key);
     if (key === "schema") {
       if (value === "") return problem('"schema" must not be empty');
-      if (ref.kind === "tables" || ref.kind === "table") {
+      if (
+        ref.kind === "schema" || ref.kind === "tables" || ref.kind === "table"
+      ) {
         ref = { ...ref, schema: value };
       }
     } else if (key === "limit") {

@@ -9,8 +9,12 @@
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 
-/** One argument of a tool: a string, an integer or a boolean. */
-export type ArgumentSpec = StringArgument | IntegerArgument | BooleanArgument;
+/** One argument of a tool: a string, an integer, a boolean or choices. */
+export type ArgumentSpec =
+  | StringArgument
+  | IntegerArgument
+  | BooleanArgument
+  | ChoicesArgument;
 
 /** A string argument. */
 export interface StringArgument {
@@ -32,6 +36,13 @@ export interface BooleanArgument {
   description: string;
 }
 
+/** A list of values from a fixed set (each at most once). */
+export interface ChoicesArgument<T extends string = string> {
+  type: "array";
+  items: { type: "string"; enum: readonly T[] };
+  description: string;
+}
+
 /** A tool's arguments: each spec, and which are required. */
 export interface ArgumentsSpec<
   P extends Readonly<Record<string, ArgumentSpec>> = Readonly<
@@ -46,6 +57,7 @@ export interface ArgumentsSpec<
 /** The value an argument of spec `S` has once checked. */
 export type ValueOf<S extends ArgumentSpec> = S extends StringArgument ? string
   : S extends IntegerArgument ? number
+  : S extends ChoicesArgument<infer T> ? readonly T[]
   : boolean;
 
 /**
@@ -59,14 +71,24 @@ export type ArgumentsOf<
   & { readonly [K in R]: ValueOf<P[K]> }
   & { readonly [K in Exclude<keyof P & string, R>]?: ValueOf<P[K]> };
 
+/** A checked argument value. */
+export type ArgumentValue = string | number | boolean | readonly string[];
+
 /** Checked argument values, untyped. */
-export type Arguments = Readonly<Record<string, string | number | boolean>>;
+export type Arguments = Readonly<Record<string, ArgumentValue>>;
 
 /** The published `inputSchema` for a tool's arguments. */
 export function inputSchema(spec: ArgumentsSpec): JsonObject {
   const properties: JsonObject = {};
   for (const [name, argument] of Object.entries(spec.properties)) {
-    properties[name] = { ...argument };
+    properties[name] = argument.type === "array"
+      ? {
+        type: "array",
+        items: { type: "string", enum: [...argument.items.enum] },
+        uniqueItems: true,
+        description: argument.description,
+      }
+      : { ...argument };
   }
   return {
     type: "object",
@@ -76,22 +98,37 @@ export function inputSchema(spec: ArgumentsSpec): JsonObject {
   };
 }
 
-const TYPE_TEXT = {
-  string: "a string",
-  integer: "an integer",
-  boolean: "true or false",
-} as const;
+function typeText(argument: ArgumentSpec): string {
+  switch (argument.type) {
+    case "string":
+      return "a string";
+    case "integer":
+      return "an integer";
+    case "boolean":
+      return "true or false";
+    case "array":
+      return `a list of distinct values of ${
+        argument.items.enum.map((value) => JSON.stringify(value)).join(", ")
+      }`;
+  }
+}
 
 function hasType(
   value: unknown,
-  type: ArgumentSpec["type"],
-): value is string | number | boolean {
-  if (type === "integer") {
-    return typeof value === "number" && Number.isInteger(value);
+  argument: ArgumentSpec,
+): value is ArgumentValue {
+  switch (argument.type) {
+    case "integer":
+      return typeof value === "number" && Number.isInteger(value);
+    case "string":
+      return typeof value === "string";
+    case "boolean":
+      return typeof value === "boolean";
+    case "array":
+      return Array.isArray(value) &&
+        value.every((item) => argument.items.enum.includes(item)) &&
+        new Set(value).size === value.length;
   }
-  return type === "string"
-    ? typeof value === "string"
-    : typeof value === "boolean";
 }
 
 /** Check `args` against `spec`; throws `-32602` naming the argument at fault. */
@@ -128,12 +165,12 @@ export function checkArguments(
       );
     }
   }
-  const checked: Record<string, string | number | boolean> = {};
+  const checked: Record<string, ArgumentValue> = {};
   for (const [name, value, argument] of given) {
-    if (!hasType(value, argument.type)) {
+    if (!hasType(value, argument)) {
       throw wire.invalidParams(
         `Invalid arguments for ${tool}: "${name}" must be ${
-          TYPE_TEXT[argument.type]
+          typeText(argument)
         }, got ${JSON.stringify(value)}`,
         { argument: name },
       );

@@ -10,6 +10,8 @@ import type { ToolEntry } from "../catalog.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import { admit, resolveConnection, type Resolved } from "./access.ts";
+import { cutText } from "../../db/budget.ts";
+import { discoveryBudget, fitting } from "./discovery.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { defineTool } from "./define.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
@@ -22,7 +24,7 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "describe_table",
     description:
-      "Describe one table or view: columns (type, nullability, default, primary key), indexes, foreign keys and its DDL. Call it before writing SQL against a table you have not seen.",
+      "Describe one table or view: its comment, columns (type, nullability, default, primary key, comment, an enum's allowed values), indexes and foreign keys; the DDL only with include_ddl. Call it before writing SQL against a table you have not seen. A very wide table answers its first columns within the answer budget (is_truncated, total_columns); column_offset reads on.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
@@ -31,6 +33,17 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
           description: "The table or view name, as stored (not quoted).",
         },
         schema: SCHEMA,
+        include_ddl: {
+          type: "boolean",
+          description:
+            "Add the CREATE statement (default false: it repeats every column).",
+        },
+        column_offset: {
+          type: "integer",
+          minimum: 0,
+          description:
+            "Start at this column (0-based; default 0), to read on in a table wider than one answer.",
+        },
       },
       required: ["connection_id", "table"],
     },
@@ -50,6 +63,8 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
               is_nullable: { type: "boolean" },
               default_value: { type: ["string", "null"] },
               is_primary_key: { type: "boolean" },
+              comment: { type: "string" },
+              enum_values: { type: "array", items: { type: "string" } },
             },
             required: [
               "name",
@@ -101,6 +116,14 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
             additionalProperties: false,
           },
         },
+        comment: { type: "string" },
+        total_columns: { type: "integer", minimum: 0 },
+        column_offset: { type: "integer", minimum: 0 },
+        is_truncated: {
+          type: "boolean",
+          description:
+            "Columns were left out at the answer budget: pass column_offset to read on.",
+        },
         ddl: { type: "string" },
       },
       required: [
@@ -110,6 +133,8 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
         "columns",
         "indexes",
         "foreign_keys",
+        "total_columns",
+        "is_truncated",
       ],
       additionalProperties: false,
     },
@@ -129,29 +154,37 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
         args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "reading its schema");
-      return await tableDescription(
-        deps,
-        ctx,
-        resolved,
-        table,
-        args.schema,
-      );
+      return await tableDescription(deps, ctx, resolved, table, {
+        ...(args.schema === undefined ? {} : { schema: args.schema }),
+        ddl: args.include_ddl === true,
+        columnOffset: args.column_offset ?? 0,
+      });
     },
   });
 }
 
+/** What a description holds beyond the table's name. */
+export interface Describing {
+  schema?: string;
+  /** Add the DDL. */
+  ddl: boolean;
+  /** The first column to show. */
+  columnOffset: number;
+}
+
 /**
  * The `describe_table` payload of one table of a resolved connection (the
- * tool's, and the `.../tables/{table}` resource's); `not_found` when there is
- * no such table.
+ * tool's, and the `.../tables/{table}` resource's), within the discovery
+ * budget; `not_found` when there is no such table.
  */
 export async function tableDescription(
   deps: FeatureDeps,
   ctx: CallContext,
   { driver, label }: Resolved,
   table: string,
-  schema: string | undefined,
+  describing: Describing,
 ): Promise<JsonObject> {
+  const { schema, columnOffset } = describing;
   const detail = await driver.describeTable(table, {
     ...catalogCall(deps, ctx),
     ...(schema === undefined ? {} : { schema }),
@@ -159,20 +192,39 @@ export async function tableDescription(
   if (detail === null) {
     throw new ToolFailure(
       "not_found",
-      `${noSuchTable(table, schema, label)}; list_tables shows what exists`,
+      `${
+        noSuchTable(table, schema, label)
+      }; list_tables or search_schema show what exists`,
     );
   }
-  return {
+  if (columnOffset > 0 && columnOffset >= detail.columns.length) {
+    throw invalidArgument(
+      `column_offset is ${columnOffset}, but ${
+        JSON.stringify(detail.name)
+      } has ${detail.columns.length} columns`,
+    );
+  }
+  const columns: JsonObject[] = detail.columns.slice(columnOffset).map((
+    column,
+  ) => ({
+    name: column.name,
+    data_type: column.dataType,
+    is_nullable: column.nullable,
+    default_value: column.defaultValue,
+    is_primary_key: column.primaryKey,
+    ...(column.comment === null ? {} : { comment: column.comment }),
+    ...(column.enumValues === null ? {} : { enum_values: column.enumValues }),
+  }));
+  const budget = discoveryBudget(deps);
+  const answer: JsonObject = {
     table: detail.name,
     schema: detail.schema,
     type: detail.type,
-    columns: detail.columns.map((column) => ({
-      name: column.name,
-      data_type: column.dataType,
-      is_nullable: column.nullable,
-      default_value: column.defaultValue,
-      is_primary_key: column.primaryKey,
-    })),
+    ...(detail.comment === null ? {} : { comment: detail.comment }),
+    columns: [],
+    total_columns: detail.columns.length,
+    ...(columnOffset > 0 ? { column_offset: columnOffset } : {}),
+    is_truncated: false,
     indexes: detail.indexes.map((index) => ({
       name: index.name,
       columns: index.columns,
@@ -189,6 +241,17 @@ export async function tableDescription(
       on_update: key.onUpdate,
       on_delete: key.onDelete,
     })),
-    ...(detail.ddl === null ? {} : { ddl: detail.ddl }),
   };
+  const kept = fitting(columns, budget, answer);
+  answer.columns = columns.slice(0, kept);
+  answer.is_truncated = kept < columns.length;
+  if (describing.ddl && detail.ddl !== null) {
+    // The DDL gets what the budget has left, cut with a marker past that.
+    const room = Math.max(200, budget - JSON.stringify(answer).length - 20);
+    answer.ddl = detail.ddl.length <= room
+      ? detail.ddl
+      : cutText(detail.ddl, room);
+    if (detail.ddl.length > room) answer.is_truncated = true;
+  }
+  return answer;
 }

@@ -1,33 +1,77 @@
 /**
- * `list_tables`: the tables, views and materialized views of a connection.
+ * `list_tables`: the tables, views and materialized views of one schema (by
+ * default the login's own), a page at a time, optionally those whose name
+ * holds a pattern.
  *
  * @module
  */
 
-import { ENGINES, enginesWhere, perEngine } from "../../db/engines.ts";
-import type { ToolEntry } from "../catalog.ts";
+import { ENGINES, enginesWhere } from "../../db/engines.ts";
+import type { TableKey } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { ToolEntry } from "../catalog.ts";
 import type { CallContext } from "../context.ts";
+import { catalogCall, type FeatureDeps } from "../deps.ts";
 import { admit, resolveConnection, type Resolved } from "./access.ts";
 import { defineTool } from "./define.ts";
-import { catalogCall, type FeatureDeps } from "../deps.ts";
-import { rethrow } from "./failure.ts";
+import {
+  discoveryBudget,
+  fitting,
+  limitArgument,
+  limitOf,
+  LIST_LIMIT,
+  otherSchemas,
+  scopeOf,
+} from "./discovery.ts";
+import { invalidArgument, rethrow } from "./failure.ts";
 import { CONNECTION_ID, SCHEMA } from "./shared.ts";
+
+const TOOL = "list_tables";
+const CURSOR_ROOM = 2_048;
+
+/** What a `list_tables` call asks for. */
+export interface TableListing {
+  schema?: string;
+  pattern?: string;
+  limit?: number;
+  cursor?: string;
+  rowCounts: boolean;
+}
+
+const SCHEMA_ENTRY = {
+  type: "object",
+  properties: {
+    name: { type: "string" },
+    tables: { type: "integer", minimum: 0 },
+    views: { type: "integer", minimum: 0 },
+  },
+  required: ["name", "tables", "views"],
+  additionalProperties: false,
+};
 
 /** The `list_tables` tool. */
 export function listTablesTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
-    name: "list_tables",
+    name: TOOL,
     description:
-      `List the tables, views and materialized views of a connection, with their schema. Without schema: ${
-        perEngine((facts) => facts.unscopedListing)
-      }. include_row_counts adds row counts from engine statistics (approximate on ${
+      `List the tables, views and materialized views of one schema, a page at a time (limit, default ${LIST_LIMIT.fallback}; next_cursor continues). Without schema it lists the login's default schema (PostgreSQL's search_path, the connection's MySQL/MariaDB database, SQLite's main) and names the other schemas with their counts. pattern keeps the names that contain it (any case). total counts every match. include_row_counts adds row counts from engine statistics (approximate on ${
         enginesWhere((facts) => facts.rowCountsAreEstimates)
-      }).`,
+      }). To find a table or column by a word, search_schema is faster.`,
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         schema: SCHEMA,
+        pattern: {
+          type: "string",
+          description:
+            "Only tables whose name contains this text, whatever its case.",
+        },
+        limit: limitArgument(LIST_LIMIT, "tables"),
+        cursor: {
+          type: "string",
+          description:
+            "next_cursor of the previous page, with the same connection_id, schema and pattern.",
+        },
         include_row_counts: {
           type: "boolean",
           description: "Add row_count to each table (default false).",
@@ -52,10 +96,42 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
             additionalProperties: false,
           },
         },
+        schema: {
+          type: ["string", "null"],
+          description: "The schema listed; null when every schema is.",
+        },
+        schema_is_default: {
+          type: "boolean",
+          description: "No schema was named: the login's default was listed.",
+        },
+        other_schemas: {
+          type: "array",
+          description:
+            "With the default schema: the others (the first 20), with their table and view counts.",
+          items: SCHEMA_ENTRY,
+        },
+        total: {
+          type: "integer",
+          minimum: 0,
+          description: "Tables matching schema and pattern, on every page.",
+        },
+        is_truncated: {
+          type: "boolean",
+          description: "More tables remain: pass next_cursor.",
+        },
+        next_cursor: { type: "string" },
         row_counts_included: { type: "boolean" },
         row_counts_are_approximate: { type: "boolean" },
       },
-      required: ["tables", "row_counts_included", "row_counts_are_approximate"],
+      required: [
+        "tables",
+        "schema",
+        "schema_is_default",
+        "total",
+        "is_truncated",
+        "row_counts_included",
+        "row_counts_are_approximate",
+      ],
       additionalProperties: false,
     },
     annotations: {
@@ -75,34 +151,115 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
       return await tableList(deps, ctx, resolved, {
         rowCounts: args.include_row_counts === true,
         ...(args.schema === undefined ? {} : { schema: args.schema }),
+        ...(args.pattern === undefined ? {} : { pattern: args.pattern }),
+        ...(args.limit === undefined ? {} : { limit: args.limit }),
+        ...(args.cursor === undefined ? {} : { cursor: args.cursor }),
       });
     },
   });
 }
 
+/** The listing a cursor continues: connection, schema, pattern. */
+type Listing = [string, string | null, string | null];
+
+/**
+ * The table a cursor continues after, if it continues `listing`: a cursor
+ * is sealed with the listing it came from, so one of another connection,
+ * schema or pattern is refused rather than silently skipping tables.
+ */
+async function openCursor(
+  deps: FeatureDeps,
+  cursor: string,
+  listing: Listing,
+): Promise<TableKey> {
+  const opened = await deps.cursors.open(TOOL, cursor);
+  if (!opened.ok) {
+    throw invalidArgument(
+      "cursor is not a cursor of list_tables this server issued; start again without it",
+    );
+  }
+  let state: unknown;
+  try {
+    state = JSON.parse(opened.after);
+  } catch {
+    state = null;
+  }
+  if (
+    !Array.isArray(state) || state.length !== 5 ||
+    state[0] !== listing[0] || state[1] !== listing[1] ||
+    state[2] !== listing[2] || typeof state[3] !== "string" ||
+    typeof state[4] !== "string"
+  ) {
+    throw invalidArgument(
+      "cursor continues another listing (its connection_id, schema or pattern differ); pass the same ones, or start again without cursor",
+    );
+  }
+  return { schema: state[3], name: state[4] };
+}
+
 /**
  * The `list_tables` payload of a resolved connection (the tool's, and the
- * `.../tables` resource's).
+ * `.../tables` resource's): one page within the discovery budget.
  */
 export async function tableList(
   deps: FeatureDeps,
   ctx: CallContext,
-  { driver, label }: Resolved,
-  options: { schema?: string; rowCounts: boolean },
+  resolved: Resolved,
+  listing: TableListing,
 ): Promise<JsonObject> {
-  const tables = await driver.listTables({
+  const limit = limitOf(listing.limit, LIST_LIMIT);
+  if (listing.pattern !== undefined && listing.pattern.length > 200) {
+    throw invalidArgument(
+      `pattern is ${listing.pattern.length} characters; the limit is 200`,
+    );
+  }
+  const bound: Listing = [
+    resolved.connection.id,
+    listing.schema ?? null,
+    listing.pattern ?? null,
+  ];
+  const after = listing.cursor === undefined
+    ? undefined
+    : await openCursor(deps, listing.cursor, bound);
+  const scope = await scopeOf(deps, ctx, resolved, listing.schema);
+  const page = await resolved.driver.listTables({
     ...catalogCall(deps, ctx),
-    ...options,
-  }).catch((error) => rethrow(error, label));
-  return {
-    tables: tables.map((table) => ({
-      name: table.name,
-      schema: table.schema,
-      type: table.type,
-      ...(table.rowCount === undefined ? {} : { row_count: table.rowCount }),
-    })),
-    row_counts_included: options.rowCounts,
-    row_counts_are_approximate: options.rowCounts &&
-      ENGINES[driver.engine].rowCountsAreEstimates,
+    rowCounts: listing.rowCounts,
+    limit,
+    ...(scope.schema === undefined ? {} : { schema: scope.schema }),
+    ...(listing.pattern === undefined || listing.pattern === ""
+      ? {}
+      : { pattern: listing.pattern }),
+    ...(after === undefined ? {} : { after }),
+  }).catch((error) => rethrow(error, resolved.label));
+  const entries: JsonObject[] = page.tables.map((table) => ({
+    name: table.name,
+    schema: table.schema,
+    type: table.type,
+    ...(table.rowCount === undefined ? {} : { row_count: table.rowCount }),
+  }));
+  const answer: JsonObject = {
+    tables: [],
+    schema: scope.schema ?? null,
+    schema_is_default: scope.defaulted,
+    ...(scope.defaulted && scope.others.length > 0
+      ? { other_schemas: otherSchemas(scope.others) }
+      : {}),
+    total: page.total,
+    is_truncated: false,
+    row_counts_included: listing.rowCounts,
+    row_counts_are_approximate: listing.rowCounts &&
+      ENGINES[resolved.driver.engine].rowCountsAreEstimates,
   };
+  // Room for next_cursor, which seals the last name (a few hundred bytes).
+  const kept = fitting(entries, discoveryBudget(deps) - CURSOR_ROOM, answer);
+  const more = page.more || kept < entries.length;
+  const last = page.tables[kept - 1];
+  answer.tables = entries.slice(0, kept);
+  answer.is_truncated = more;
+  if (more && last !== undefined) {
+    const state = [...bound, last.schema, last.name];
+    answer.next_cursor = await deps.cursors.seal(TOOL, JSON.stringify(state));
+  }
+  return answer;
 }

@@ -62,7 +62,7 @@ export const RESULT_SET_SCHEMA: JsonObject = {
     truncation: {
       type: "object",
       description:
-        "Present when the answer budget or the cell cap left something out: the reasons (max_rows, bytes, cells), how many cells were cut, and how to get the rest.",
+        "Present when something was left out: the reasons (max_rows: more rows than asked for; bytes: the answer budget; cells: long values cut at the cell cap), how many cells were cut, and how to get the rest in SQL.",
       properties: {
         reasons: {
           type: "array",
@@ -229,7 +229,9 @@ export async function runClassified(
     rows_affected: result.rowsAffected,
     execution_time_ms: took,
     is_truncated: result.truncated,
-    ...(result.truncation.bytes || result.truncation.cells > 0
+    // Whatever was left out is said, and how to get it (docs/security.md
+    // "Bounded answers").
+    ...(cut.length > 0
       ? {
         truncation: {
           reasons: [

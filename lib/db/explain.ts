@@ -1,0 +1,220 @@
+/**
+ * Query plans: the statement that asks each engine for one, and a summary a
+ * model can act on — the top node's estimated (and, analyzed, actual) rows
+ * and cost, and every full scan of a table. Pure: no driver here.
+ *
+ * @module
+ */
+
+import type { Cell } from "./types.ts";
+import type { Engine } from "./engines.ts";
+
+/** How a plan is asked for. */
+export interface PlanRequest {
+  /** Run the statement too (reads only: the caller checks). */
+  analyze: boolean;
+  /** A MySQL-protocol server is MariaDB (its ANALYZE FORMAT=JSON). */
+  mariadb: boolean;
+}
+
+/** What a plan says, for a model. */
+export interface PlanSummary {
+  /** The top node: the plan's root operation, in the engine's words. */
+  topNode: string | null;
+  estimatedRows: number | null;
+  estimatedCost: number | null;
+  /** With analyze. */
+  actualRows: number | null;
+  actualTimeMs: number | null;
+  /** Tables read whole, with the rows the planner expects there. */
+  fullScans: { table: string; estimatedRows: number | null }[];
+}
+
+/** The plan statement for `text` (one statement, already checked). */
+export const PLAN_STATEMENTS: {
+  readonly [E in Engine]: (text: string, request: PlanRequest) => string;
+} = {
+  postgres: (text, { analyze }) =>
+    `EXPLAIN (FORMAT JSON${analyze ? ", ANALYZE, BUFFERS" : ""}) ${text}`,
+  mysql: (text, { analyze, mariadb }) =>
+    analyze
+      ? mariadb ? `ANALYZE FORMAT=JSON ${text}` : `EXPLAIN ANALYZE ${text}`
+      : `EXPLAIN FORMAT=JSON ${text}`,
+  // SQLite has no analyzing EXPLAIN: the caller counts the rows itself.
+  sqlite: (text) => `EXPLAIN QUERY PLAN ${text}`,
+};
+
+/** The plan as the engine gave it: JSON, or lines of text. */
+export type Plan = Cell;
+
+/**
+ * The engine's plan out of the rows its plan statement returned: PostgreSQL's
+ * and MySQL's JSON document, MySQL's EXPLAIN ANALYZE tree as text, SQLite's
+ * rows as indented lines.
+ */
+export function planOf(engine: Engine, rows: readonly Cell[][]): Plan {
+  if (engine === "sqlite") {
+    const depth = new Map<number, number>();
+    return rows.map((row) => {
+      const id = Number(row[0]);
+      const level = (depth.get(Number(row[1])) ?? -1) + 1;
+      depth.set(id, level);
+      return `${"  ".repeat(level)}${String(row[3] ?? "")}`;
+    });
+  }
+  const first = rows[0]?.[0] ?? null;
+  if (typeof first === "string") {
+    try {
+      return JSON.parse(first);
+    } catch {
+      return first;
+    }
+  }
+  return first;
+}
+
+/** What the plan says, read as far as its shape is known. */
+export function summarizePlan(engine: Engine, plan: Plan): PlanSummary {
+  const summary: PlanSummary = {
+    topNode: null,
+    estimatedRows: null,
+    estimatedCost: null,
+    actualRows: null,
+    actualTimeMs: null,
+    fullScans: [],
+  };
+  if (engine === "postgres") postgresSummary(plan, summary);
+  else if (engine === "mysql") mysqlSummary(plan, summary);
+  else sqliteSummary(plan, summary);
+  return summary;
+}
+
+type Node = { readonly [key: string]: Cell };
+
+function isNode(value: Cell | undefined): value is Node {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function numberOf(value: Cell | undefined): number | null {
+  const number = typeof value === "string" ? Number(value) : value;
+  return typeof number === "number" && Number.isFinite(number) ? number : null;
+}
+
+function postgresSummary(plan: Plan, summary: PlanSummary): void {
+  const document = Array.isArray(plan) ? plan[0] : plan;
+  if (!isNode(document) || !isNode(document.Plan)) return;
+  const top = document.Plan;
+  summary.topNode = typeof top["Node Type"] === "string"
+    ? top["Node Type"]
+    : null;
+  summary.estimatedRows = numberOf(top["Plan Rows"]);
+  summary.estimatedCost = numberOf(top["Total Cost"]);
+  const actual = numberOf(top["Actual Rows"]);
+  if (actual !== null) {
+    summary.actualRows = actual * (numberOf(top["Actual Loops"]) ?? 1);
+  }
+  summary.actualTimeMs = numberOf(document["Execution Time"]);
+  const walk = (node: Node) => {
+    if (node["Node Type"] === "Seq Scan") {
+      const schema = typeof node.Schema === "string" ? `${node.Schema}.` : "";
+      summary.fullScans.push({
+        table: `${schema}${String(node["Relation Name"] ?? "?")}`,
+        estimatedRows: numberOf(node["Plan Rows"]),
+      });
+    }
+    const children = node.Plans;
+    if (Array.isArray(children)) {
+      for (const child of children) if (isNode(child)) walk(child);
+    }
+  };
+  walk(top);
+}
+
+function mysqlSummary(plan: Plan, summary: PlanSummary): void {
+  if (typeof plan === "string") {
+    mysqlTreeSummary(plan, summary);
+    return;
+  }
+  if (!isNode(plan) || !isNode(plan.query_block)) return;
+  const block = plan.query_block;
+  summary.topNode = "query_block";
+  const costInfo = block.cost_info;
+  summary.estimatedCost = numberOf(
+    isNode(costInfo) ? costInfo.query_cost : block.cost,
+  );
+  summary.actualTimeMs = numberOf(block.r_total_time_ms);
+  const tables: Node[] = [];
+  const walk = (value: Cell | undefined) => {
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
+    if (!isNode(value)) return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === "table" && isNode(child) && "table_name" in child) {
+        tables.push(child);
+      }
+      walk(child);
+    }
+  };
+  walk(block);
+  for (const table of tables) {
+    if (table.access_type === "ALL") {
+      summary.fullScans.push({
+        table: String(table.table_name),
+        estimatedRows: numberOf(table.rows ?? table.rows_examined_per_scan),
+      });
+    }
+  }
+  // The rows a single-table plan produces; a join's would be a guess.
+  const only = tables.length === 1 ? tables[0] : undefined;
+  if (only !== undefined) {
+    const rows = numberOf(only.rows ?? only.rows_examined_per_scan);
+    const filtered = numberOf(only.filtered) ?? 100;
+    summary.estimatedRows = rows === null
+      ? null
+      : Math.round(rows * filtered / 100);
+    const actual = numberOf(only.r_rows);
+    const actualFiltered = numberOf(only.r_filtered) ?? 100;
+    summary.actualRows = actual === null
+      ? null
+      : Math.round(actual * actualFiltered / 100);
+  }
+}
+
+/** MySQL's EXPLAIN ANALYZE tree: `-> Node  (cost=… rows=…) (actual time=…..… rows=… loops=…)`. */
+function mysqlTreeSummary(tree: string, summary: PlanSummary): void {
+  const lines = tree.split("\n").filter((line) => line.includes("->"));
+  const top = lines[0];
+  if (top !== undefined) {
+    summary.topNode = top.replace(/^\s*->\s*/, "").replace(/\s*\(.*$/, "");
+    summary.estimatedCost = numberOf(/cost=([\d.e+]+)/.exec(top)?.[1] ?? null);
+    summary.estimatedRows = numberOf(/ rows=([\d.e+]+)/.exec(top)?.[1] ?? null);
+    const actual = /actual time=[\d.]+\.\.([\d.]+) rows=([\d.e+]+)/.exec(top);
+    summary.actualTimeMs = numberOf(actual?.[1] ?? null);
+    summary.actualRows = numberOf(actual?.[2] ?? null);
+  }
+  for (const line of lines) {
+    const scan = /Table scan on (\S+)/.exec(line);
+    if (scan !== null) {
+      summary.fullScans.push({
+        table: scan[1] ?? "?",
+        estimatedRows: numberOf(/ rows=([\d.e+]+)/.exec(line)?.[1] ?? null),
+      });
+    }
+  }
+}
+
+function sqliteSummary(plan: Plan, summary: PlanSummary): void {
+  if (!Array.isArray(plan)) return;
+  const lines = plan.map((line) => String(line).trim());
+  summary.topNode = lines[0] ?? null;
+  for (const line of lines) {
+    // "SCAN t" reads the table whole; "SCAN t USING (COVERING) INDEX i"
+    // reads a whole index, "SEARCH" only a range of one.
+    const scan = /^SCAN (?:TABLE )?(\S+)(?! USING)/.exec(line);
+    if (scan !== null && !/ USING /.test(line)) {
+      summary.fullScans.push({ table: scan[1] ?? "?", estimatedRows: null });
+    }
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * `explain_query`: the engine's plan for one statement, built by dbport (the
+ * model sends the statement, never the EXPLAIN), with a summary a model can
+ * act on. `analyze` runs the statement, so it is for reads only, in the
+ * read-only transaction and under the statement timeout.
+ *
+ * @module
+ */
+
+import {
+  PLAN_STATEMENTS,
+  planOf,
+  type PlanSummary,
+  summarizePlan,
+} from "../../db/explain.ts";
+import { ENGINES } from "../../db/engines.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { ToolEntry } from "../catalog.ts";
+import { catalogCall, type FeatureDeps } from "../deps.ts";
+import { admit, checkConnectionId, resolveConnection } from "./access.ts";
+import { defineTool } from "./define.ts";
+import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
+import { CONNECTION_ID } from "./shared.ts";
+import {
+  classifyQuery,
+  queryText,
+  TIMEOUT_SECONDS,
+  timeoutSeconds,
+} from "./statement.ts";
+
+/** Leading words that already ask for a plan (or, on MariaDB, run one). */
+const PLAN_WORDS = new Set([
+  "EXPLAIN",
+  "ANALYZE",
+  "ANALYSE",
+  "DESCRIBE",
+  "DESC",
+]);
+
+/** Rows a plan may take (SQLite gives one per step). */
+const PLAN_ROWS = 10_000;
+
+/** The `explain_query` tool. */
+export function explainQueryTool(deps: FeatureDeps): ToolEntry {
+  return defineTool({
+    name: "explain_query",
+    description:
+      "Show how the database would run one SQL statement: the engine's own plan (PostgreSQL and MySQL/MariaDB as JSON, SQLite's query plan as lines) and a summary — the top node's estimated rows and cost and each full table scan. Send the statement itself, not EXPLAIN. analyze: true also runs it to add actual rows and time; that is allowed for reads only (in read-only mode, under the statement timeout). Use it before running a query that may be slow on a large table.",
+    arguments: {
+      properties: {
+        connection_id: CONNECTION_ID,
+        query: {
+          type: "string",
+          description: "One SQL statement, without EXPLAIN (at most 100 KB).",
+        },
+        analyze: {
+          type: "boolean",
+          description:
+            "Run the statement to measure it (default false; reads only).",
+        },
+        timeout_seconds: TIMEOUT_SECONDS,
+      },
+      required: ["connection_id", "query"],
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        statement: {
+          type: "string",
+          description: "The plan statement dbport ran.",
+        },
+        analyzed: { type: "boolean" },
+        plan: {
+          description:
+            "The engine's plan: a JSON document (PostgreSQL, MySQL/MariaDB), or lines of text (SQLite, MySQL's EXPLAIN ANALYZE).",
+        },
+        summary: {
+          type: "object",
+          properties: {
+            top_node: { type: ["string", "null"] },
+            estimated_rows: { type: ["number", "null"] },
+            estimated_cost: { type: ["number", "null"] },
+            actual_rows: { type: ["number", "null"] },
+            actual_time_ms: { type: ["number", "null"] },
+            full_scans: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: {
+                  table: { type: "string" },
+                  estimated_rows: { type: ["number", "null"] },
+                },
+                required: ["table", "estimated_rows"],
+                additionalProperties: false,
+              },
+            },
+          },
+          required: [
+            "top_node",
+            "estimated_rows",
+            "estimated_cost",
+            "actual_rows",
+            "actual_time_ms",
+            "full_scans",
+          ],
+          additionalProperties: false,
+        },
+        is_truncated: {
+          type: "boolean",
+          description:
+            "The plan was longer than the answer budget and was cut: the summary reads only what was kept.",
+        },
+      },
+      required: ["statement", "analyzed", "plan", "summary", "is_truncated"],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: "Explain query",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    async run(args, ctx) {
+      const settings = deps.settings();
+      checkConnectionId(args.connection_id);
+      const query = queryText(args);
+      const analyze = args.analyze === true;
+      const timeout = timeoutSeconds(args, settings);
+      ctx.progress(0, 1, "Checking the statement");
+      const resolved = resolveConnection(
+        deps,
+        ctx.principal,
+        args.connection_id,
+      );
+      const statement = await classifyQuery(query, resolved, ctx);
+      if (PLAN_WORDS.has(statement.keyword.toUpperCase())) {
+        throw invalidArgument(
+          `send the statement itself: explain_query builds the ${statement.keyword.toUpperCase()} (drop it from query)`,
+        );
+      }
+      if (analyze && statement.tier !== "read") {
+        throw new ToolFailure(
+          "denied",
+          "analyze runs the statement, and this one writes: explain_query analyzes reads only (without analyze the plan is shown and nothing runs)",
+        );
+      }
+      const engine = resolved.driver.engine;
+      if (statement.tier !== "read" && !ENGINES[engine].plansWritesReadOnly) {
+        throw new ToolFailure(
+          "unsupported",
+          `${
+            ENGINES[engine].label
+          } will not plan a write inside dbport's read-only transaction; explain the SELECT that finds the same rows instead`,
+        );
+      }
+      await admit(deps, ctx, resolved.connection, null, "explaining a query");
+      const mariadb = engine === "mysql" && analyze &&
+        /mariadb/i.test(
+          await resolved.driver.version(catalogCall(deps, ctx)).catch((
+            error,
+          ) => rethrow(error, resolved.label)),
+        );
+      const text = PLAN_STATEMENTS[engine](statement.text, {
+        analyze,
+        mariadb,
+      });
+      ctx.progress(0.3, 1, `Asking ${resolved.label} for the plan`);
+      const limits = {
+        mode: "read" as const,
+        maxRows: PLAN_ROWS,
+        maxBytes: settings.maxResultBytes,
+        // A plan is one cell: the answer budget bounds it, not the cell cap.
+        maxCellChars: settings.maxResultBytes,
+        timeoutMs: timeout * 1000,
+        signal: ctx.signal,
+      };
+      const result = await resolved.driver.query(text, limits).catch((
+        error,
+      ) => rethrow(error, resolved.label));
+      const plan = planOf(engine, result.rows);
+      const summary = summarizePlan(engine, plan);
+      if (analyze && engine === "sqlite") {
+        // SQLite measures nothing itself: count what the read returns.
+        const started = performance.now();
+        const counted = await resolved.driver.query(
+          `select count(*) from (${statement.text})`,
+          { ...limits, maxRows: 1 },
+        ).catch((error) => rethrow(error, resolved.label));
+        summary.actualTimeMs = Math.round((performance.now() - started) * 100) /
+          100;
+        summary.actualRows = Number(counted.rows[0]?.[0] ?? 0);
+      }
+      ctx.progress(1, 1, "Plan read");
+      return {
+        statement: text,
+        analyzed: analyze,
+        plan,
+        summary: summaryAnswer(summary),
+        is_truncated: result.truncated || result.truncation.cells > 0,
+      };
+    },
+  });
+}
+
+function summaryAnswer(summary: PlanSummary): JsonObject {
+  return {
+    top_node: summary.topNode,
+    estimated_rows: summary.estimatedRows,
+    estimated_cost: summary.estimatedCost,
+    actual_rows: summary.actualRows,
+    actual_time_ms: summary.actualTimeMs,
+    full_scans: summary.fullScans.map((scan) => ({
+      table: scan.table,
+      estimated_rows: scan.estimatedRows,
+    })),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * `list_schemas`: the schemas (PostgreSQL), databases (MySQL/MariaDB) or
+ * attached databases (SQLite) the login can see, with what each holds — the
+ * first step on a database the model does not know.
+ *
+ * @module
+ */
+
+import type { ToolEntry } from "../catalog.ts";
+import type { FeatureDeps } from "../deps.ts";
+import { admit, resolveConnection } from "./access.ts";
+import { defineTool } from "./define.ts";
+import {
+  discoveryBudget,
+  fitting,
+  limitArgument,
+  limitOf,
+  LIST_LIMIT,
+  schemasOf,
+} from "./discovery.ts";
+import { CONNECTION_ID } from "./shared.ts";
+
+/** The `list_schemas` tool. */
+export function listSchemasTool(deps: FeatureDeps): ToolEntry {
+  return defineTool({
+    name: "list_schemas",
+    description:
+      "List the schemas (PostgreSQL), databases (MySQL/MariaDB) or attached databases (SQLite) this connection's login can see, each with its number of tables and views, and which one is the default (where unqualified names and list_tables without schema look). pattern keeps the names that contain it.",
+    arguments: {
+      properties: {
+        connection_id: CONNECTION_ID,
+        pattern: {
+          type: "string",
+          description: "Only names that contain this text, whatever its case.",
+        },
+        limit: limitArgument(LIST_LIMIT, "schemas"),
+      },
+      required: ["connection_id"],
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        schemas: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              name: { type: "string" },
+              tables: { type: "integer", minimum: 0 },
+              views: { type: "integer", minimum: 0 },
+              is_default: { type: "boolean" },
+            },
+            required: ["name", "tables", "views", "is_default"],
+            additionalProperties: false,
+          },
+        },
+        default_schema: { type: ["string", "null"] },
+        total: { type: "integer", minimum: 0 },
+        is_truncated: { type: "boolean" },
+      },
+      required: ["schemas", "default_schema", "total", "is_truncated"],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: "List schemas",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    async run(args, ctx) {
+      const limit = limitOf(args.limit, LIST_LIMIT);
+      const resolved = resolveConnection(
+        deps,
+        ctx.principal,
+        args.connection_id,
+      );
+      await admit(deps, ctx, resolved.connection, null, "listing its schemas");
+      const list = await schemasOf(deps, ctx, resolved);
+      const pattern = args.pattern?.toLowerCase() ?? "";
+      const matched = list.schemas.filter((entry) =>
+        entry.name.toLowerCase().includes(pattern)
+      );
+      const entries = matched.slice(0, limit).map((entry) => ({
+        name: entry.name,
+        tables: entry.tables,
+        views: entry.views,
+        is_default: entry.name === list.current,
+      }));
+      const answer = {
+        schemas: entries,
+        default_schema: list.current,
+        total: matched.length,
+        is_truncated: false,
+      };
+      const kept = fitting(entries, discoveryBudget(deps), {
+        ...answer,
+        schemas: [],
+      });
+      return {
+        ...answer,
+        schemas: entries.slice(0, kept),
+        is_truncated: kept < matched.length,
+      };
+    },
+  });
+}

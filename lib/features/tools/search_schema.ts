@@ -1,0 +1,145 @@
+/**
+ * `search_schema`: the tables, views and columns whose name or comment holds
+ * the words of a query, best first, in one catalog query — how a model finds
+ * its way in a database of thousands of tables in one step.
+ *
+ * @module
+ */
+
+import { MAX_SEARCH_WORDS, searchWords } from "../../db/schema_search.ts";
+import type { SchemaSearch } from "../../db/types.ts";
+import type { ToolEntry } from "../catalog.ts";
+import { catalogCall, type FeatureDeps } from "../deps.ts";
+import { admit, resolveConnection } from "./access.ts";
+import { defineTool } from "./define.ts";
+import {
+  discoveryBudget,
+  fitting,
+  limitArgument,
+  limitOf,
+  scopeOf,
+  SEARCH_LIMIT,
+} from "./discovery.ts";
+import { invalidArgument, rethrow } from "./failure.ts";
+import { CONNECTION_ID, SCHEMA } from "./shared.ts";
+
+const KINDS = ["table", "view", "column"] as const;
+
+/** The `search_schema` tool. */
+export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
+  return defineTool({
+    name: "search_schema",
+    description:
+      `Find tables, views and columns whose name or comment contains the words of query (any case), best first: more words matched, then an exact name, a prefix, a substring, a comment; tables before columns. Each match names its schema, table, kind and, for a column, its type. Searches every schema the login sees unless schema is given. limit defaults to ${SEARCH_LIMIT.fallback} (at most ${SEARCH_LIMIT.most}); total counts every match.`,
+    arguments: {
+      properties: {
+        connection_id: CONNECTION_ID,
+        query: {
+          type: "string",
+          description:
+            `Words to look for, separated by spaces (e.g. "customer email"); at most ${MAX_SEARCH_WORDS} are used.`,
+        },
+        kinds: {
+          type: "array",
+          items: { type: "string", enum: KINDS },
+          description:
+            "What to search: table, view (materialized views too), column (default all three).",
+        },
+        schema: SCHEMA,
+        limit: limitArgument(SEARCH_LIMIT, "matches"),
+      },
+      required: ["connection_id", "query"],
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        matches: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              schema: { type: "string" },
+              table: { type: "string" },
+              column: { type: "string" },
+              kind: {
+                enum: ["table", "view", "materialized_view", "column"],
+              },
+              data_type: { type: "string" },
+              comment: { type: "string" },
+            },
+            required: ["schema", "table", "kind"],
+            additionalProperties: false,
+          },
+        },
+        words: { type: "array", items: { type: "string" } },
+        total: { type: "integer", minimum: 0 },
+        is_truncated: { type: "boolean" },
+      },
+      required: ["matches", "words", "total", "is_truncated"],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: "Search schema",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    async run(args, ctx) {
+      const limit = limitOf(args.limit, SEARCH_LIMIT);
+      if (args.query.length > 500) {
+        throw invalidArgument(
+          `query is ${args.query.length} characters; the limit is 500`,
+        );
+      }
+      const words = searchWords(args.query);
+      if (words.length === 0) throw invalidArgument("query must not be blank");
+      const kinds = args.kinds === undefined || args.kinds.length === 0
+        ? KINDS
+        : args.kinds;
+      const resolved = resolveConnection(
+        deps,
+        ctx.principal,
+        args.connection_id,
+      );
+      await admit(deps, ctx, resolved.connection, null, "searching its schema");
+      // A named schema must exist; without one, every schema is searched.
+      if (args.schema !== undefined) {
+        await scopeOf(deps, ctx, resolved, args.schema);
+      }
+      const search: SchemaSearch = {
+        words,
+        kinds,
+        limit,
+        ...(args.schema === undefined ? {} : { schema: args.schema }),
+      };
+      const found = await resolved.driver.searchSchema({
+        ...catalogCall(deps, ctx),
+        ...search,
+      }).catch((error) => rethrow(error, resolved.label));
+      const entries = found.matches.map((match) => ({
+        schema: match.schema,
+        table: match.table,
+        ...(match.column === null ? {} : { column: match.column }),
+        kind: match.kind,
+        ...(match.dataType === null ? {} : { data_type: match.dataType }),
+        ...(match.comment === null ? {} : { comment: match.comment }),
+      }));
+      const answer = {
+        matches: entries,
+        words,
+        total: found.total,
+        is_truncated: false,
+      };
+      const kept = fitting(entries, discoveryBudget(deps), {
+        ...answer,
+        matches: [],
+      });
+      return {
+        ...answer,
+        matches: entries.slice(0, kept),
+        is_truncated: kept < found.total,
+      };
+    },
+  });
+}
