@@ -68,8 +68,8 @@ export interface EngineFacts {
   typeName: (url: string) => string;
   /** What the engine calls a schema ("database" on MySQL). */
   schemaWord: string;
-  /** What `listTables` without a schema lists ("every user schema"). */
-  unscopedListing: string;
+  /** Which schema unqualified names and `list_tables` without one use. */
+  defaultSchema: string;
   /** The URL schemes a saved connection may use; the first is the canonical one. */
   urlSchemes: readonly string[];
   /** A plain path or a `file:` URL names a local database file. */
@@ -97,7 +97,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     label: "PostgreSQL",
     typeName: () => "PostgreSQL",
     schemaWord: "schema",
-    unscopedListing: "every user schema",
+    defaultSchema: "the first schema of the search_path (usually public)",
     urlSchemes: ["postgres", "postgresql"],
     filePaths: false,
     defaultPort: 5432,
@@ -132,7 +132,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     label: "MySQL/MariaDB",
     typeName: (url) => /^mariadb:/i.test(url) ? "MariaDB" : "MySQL",
     schemaWord: "database",
-    unscopedListing: "the connection's database",
+    defaultSchema: "the connection's database",
     urlSchemes: ["mysql", "mariadb"],
     filePaths: false,
     defaultPort: 3306,
@@ -167,7 +167,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     label: "SQLite",
     typeName: () => "SQLite",
     schemaWord: "attached database",
-    unscopedListing: "main and attached databases",
+    defaultSchema: "main",
     // Remote libSQL (Turso, sqld) speaks SQLite over these.
     urlSchemes: ["libsql", "http", "https", "ws", "wss"],
     filePaths: true,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ENGINES, enginesWhere } from "../../db/engines.ts";
+import { ENGINES, enginesWhere, perEngine } from "../../db/engines.ts";
 import type { TableKey } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
@@ -54,7 +54,9 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: TOOL,
     description:
-      `List the tables, views and materialized views of one schema, a page at a time (limit, default ${LIST_LIMIT.fallback}; next_cursor continues). Without schema it lists the login's default schema (PostgreSQL's search_path, the connection's MySQL/MariaDB database, SQLite's main) and names the other schemas with their counts. pattern keeps the names that contain it (any case). total counts every match. include_row_counts adds row counts from engine statistics (approximate on ${
+      `List the tables, views and materialized views of one schema, a page at a time (limit, default ${LIST_LIMIT.fallback}; next_cursor continues). Without schema it lists the login's default schema (${
+        perEngine((facts) => facts.defaultSchema)
+      }) and names the other schemas with their counts. pattern keeps the names that contain it (any case). total counts every match. include_row_counts adds row counts from engine statistics (approximate on ${
         enginesWhere((facts) => facts.rowCountsAreEstimates)
       }). To find a table or column by a word, search_schema is faster.`,
     arguments: {
