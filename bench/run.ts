@@ -12,6 +12,11 @@ import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { MYSQL_URL, POSTGRES_URL } from "../tests/_db.ts";
 import { measureBridge } from "./bridge.ts";
+import {
+  createWideSchema,
+  measureDiscovery,
+  WIDE_TABLES,
+} from "./discovery.ts";
 import { type LoadResult, runLoad } from "./load.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
 import { cpuMicros, ownCpuMicros, peakRssMiB } from "./proc.ts";
@@ -395,6 +400,71 @@ try {
   } finally {
     await sql.end();
     closeConnections();
+  }
+}
+
+// W5 on a fresh server too: five 3 MB cells, cut at the cell cap while read.
+{
+  await Deno.mkdir(`${dir}/w5`);
+  const home = await benchHome(`${dir}/w5`, MYSQL_URL);
+  await Deno.writeFile(home.sqlitePath, new Uint8Array());
+  await using dbport = await startDbport(home);
+  try {
+    const params = {
+      name: "execute_query",
+      arguments: {
+        connection_id: home.ids.postgres,
+        query:
+          "SELECT repeat('x', 3000000) AS big, g FROM generate_series(1, 5) g",
+      },
+    };
+    const first = await callOnce(dbport, "tools/call", params);
+    if (!first.includes("…[cut: 2,980,000 more characters]")) {
+      throw new Error(`W5: cells were not cut: ${first.slice(0, 300)}`);
+    }
+    header("W5 execute_query of five 3 MB cells, concurrency 8", "peak RSS");
+    const both = await compare([
+      ["dbport", mcpRequest(dbport, "tools/call", params), dbport.pid],
+    ], 8);
+    const rss = peakRssMiB(dbport.pid);
+    out(row("dbport", both.dbport!, `${rss.toFixed(0)} MiB`));
+    out();
+    out(
+      `Answer: ${
+        new TextEncoder().encode(first).length.toLocaleString("en-US")
+      } bytes (15 MB of cells without the cap).`,
+    );
+    check("W5 peak RSS ≤ 150 MiB", rss <= 150, `${rss.toFixed(0)} MiB`);
+  } finally {
+    closeConnections();
+  }
+}
+
+// D1: discovery answer sizes on 3,000 tables, beside Toolbox's list_tables.
+{
+  await Deno.mkdir(`${dir}/d1`);
+  const home = await benchHome(`${dir}/d1`, MYSQL_URL);
+  await Deno.writeFile(home.sqlitePath, new Uint8Array());
+  const dropWide = await createWideSchema();
+  try {
+    await using dbport = await startDbport(home);
+    await using toolbox = await startToolbox(
+      `${dir}/d1`,
+      home.sqlitePath,
+      BENCH_USER,
+    );
+    out();
+    out(`### D1 discovery answers on a schema of ${WIDE_TABLES} tables`);
+    out();
+    const sizes = await measureDiscovery(dbport, toolbox, home.ids.postgres);
+    for (const line of sizes.lines) lines.push(line);
+    check(
+      "D1 every dbport discovery answer ≤ 64 KB",
+      sizes.largestDbport <= 64 * 1024,
+      `${sizes.largestDbport.toLocaleString("en-US")} bytes`,
+    );
+  } finally {
+    await dropWide();
   }
 }
 

@@ -228,6 +228,10 @@ tools:
     kind: sqlite-execute-sql
     source: lite
     description: Execute SQL on SQLite.
+  pg_list_tables:
+    kind: postgres-list-tables
+    source: pg
+    description: List PostgreSQL tables.
 `;
   const file = `${dir}/tools.yaml`;
   await Deno.writeTextFile(file, config);

@@ -5,7 +5,6 @@
  * the argument rules.
  */
 
-import Ajv2020 from "ajv/dist/2020";
 import { assert, assertEquals } from "@std/assert";
 import type { SavedConnection } from "../../lib/app/connections.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
@@ -15,77 +14,9 @@ import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { parseSseEvents } from "../../lib/protocol/sse.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { ENGINES, needs, openFixture } from "../_db.ts";
-import { assertSchema } from "../_schema.ts";
-import { modernRequest, postModern, type TestServer } from "../_server.ts";
+import { callTool, toolErrorText } from "../_tool_call.ts";
 
-// deno-lint-ignore no-explicit-any
-const ajv = new (Ajv2020 as any)({ strict: false, allErrors: true });
-
-let nextId = 1;
-
-// deno-lint-ignore no-explicit-any
-const validators = new Map<string, any>();
-/** The compiled outputSchema of a tool, as this server publishes it. */
-async function outputValidator(server: TestServer, name: string) {
-  const key = `${server.url} ${name}`;
-  if (!validators.has(key)) {
-    const list = await postModern(
-      server.url,
-      modernRequest("tools/list", {}, nextId++),
-    );
-    const tool = list.json.result.tools.find((t: { name: string }) =>
-      t.name === name
-    );
-    validators.set(key, ajv.compile(tool.outputSchema));
-  }
-  return validators.get(key);
-}
-/** Call a tool; validates the answer and, for a success, the tool's outputSchema. */
-async function call(
-  server: TestServer,
-  name: string,
-  args: JsonObject,
-  extra: { authorization?: string; meta?: JsonObject } = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<{ status: number; json: any; text: string }> {
-  const answer = await postModern(
-    server.url,
-    modernRequest(
-      "tools/call",
-      { name, arguments: args },
-      nextId++,
-      extra.meta ?? {},
-    ),
-    extra.authorization === undefined
-      ? {}
-      : { authorization: extra.authorization },
-  );
-  const result = answer.json?.result;
-  if (result !== undefined) {
-    assertSchema("2026-07-28", "CallToolResult", result);
-    if (result.isError !== true) {
-      const validate = await outputValidator(server, name);
-      assert(
-        validate(result.structuredContent),
-        JSON.stringify(validate.errors),
-      );
-      assertEquals(
-        JSON.parse(result.content[0].text),
-        result.structuredContent,
-      );
-    }
-  }
-  return answer;
-}
-
-function toolErrorText(
-  answer: {
-    json: { result?: { isError?: boolean; content: { text: string }[] } };
-  },
-) {
-  assertEquals(answer.json.result?.isError, true, JSON.stringify(answer.json));
-  return answer.json.result!.content[0]!.text;
-}
+const call = callTool;
 
 for (const engine of ENGINES) {
   Deno.test(
@@ -163,6 +94,12 @@ for (const engine of ENGINES) {
           rows_affected: 0,
           execution_time_ms: 0,
           is_truncated: true,
+          truncation: {
+            reasons: ["max_rows"],
+            cut_cells: 0,
+            message:
+              "cut at max_rows 1. To see the rest, select fewer columns, page with LIMIT … OFFSET …, or read long values in parts with substr(column, start, length).",
+          },
         },
       );
       const again = await call(server, "list_connections", {});
