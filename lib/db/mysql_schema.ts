@@ -8,7 +8,7 @@
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
-import { searchResult, searchSql, wordsTable } from "./schema_search.ts";
+import { runSearch } from "./schema_search.ts";
 import type {
   SchemaList,
   SchemaSearch,
@@ -122,38 +122,27 @@ export async function searchMysql(
   exec: Exec,
   search: SchemaSearch,
 ): Promise<SearchResult> {
-  const params: unknown[] = [];
-  const p = (value: unknown) => {
-    params.push(value);
-    return bin("?");
-  };
-  const words = wordsTable(search.words, p);
-  const filter = () => {
-    const schema = search.schema ?? null;
-    params.push(schema, schema, schema);
-    return SCHEMA_FILTER;
-  };
-  const tables = `select ${bin("table_schema")} as schema_name,
+  return await runSearch(exec, search, {
+    word: () => bin("?"),
+    plain: () => "?",
+  }, (p) => {
+    const filter = () => {
+      const schema = search.schema ?? null;
+      return SCHEMA_FILTER.replace(/\?/g, () => p(schema));
+    };
+    const tables = `select ${bin("table_schema")} as schema_name,
            ${bin("table_name")} as table_name, null as column_name,
            case when table_type like '%VIEW%' then 'view' else 'table' end as kind,
            null as data_type,
            case when table_type like '%VIEW%' then null
                 else ${bin("nullif(table_comment, '')")} end as comment
       from information_schema.tables where ${filter()}`;
-  const columns = `select ${bin("table_schema")}, ${bin("table_name")},
+    const columns = `select ${bin("table_schema")}, ${bin("table_name")},
            ${bin("column_name")}, 'column', ${bin("column_type")},
            ${bin("nullif(column_comment, '')")}
       from information_schema.columns where ${filter()}`;
-  const rows = await exec(
-    searchSql(
-      words,
-      `${tables} union all ${columns}`,
-      search,
-      (hay, needle) => `locate(${needle}, lower(${hay}))`,
-    ),
-    params,
-  );
-  return searchResult(rows);
+    return `${tables} union all ${columns}`;
+  }, (hay, needle) => `locate(${needle}, lower(${hay}))`);
 }
 
 /** One table, in `schema` or the connection's database. */

@@ -9,7 +9,7 @@ import { stringsOf } from "../protocol/jsonrpc.ts";
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
-import { searchResult, searchSql, wordsTable } from "./schema_search.ts";
+import { runSearch } from "./schema_search.ts";
 import type {
   SchemaList,
   SchemaSearch,
@@ -120,19 +120,19 @@ export async function listPostgresTables(
  * best first: one statement (searchSql() ranks).
  */
 export async function searchPostgres(
-  exec: Exec,
+  exec: (text: string, params: unknown[]) => Promise<Row[]>,
   search: SchemaSearch,
 ): Promise<SearchResult> {
-  const params: unknown[] = [];
-  const p = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}::text`;
-  };
-  const words = wordsTable(search.words, p);
-  const schema = p(search.schema ?? null);
-  const relations = `c.relkind in ('r', 'p', 'f', 'v', 'm') and ${USER_SCHEMAS}
+  const placeholder = (index: number) => `$${index}::text`;
+  return await runSearch(exec, search, {
+    word: placeholder,
+    plain: placeholder,
+  }, (p) => {
+    const schema = p(search.schema ?? null);
+    const relations =
+      `c.relkind in ('r', 'p', 'f', 'v', 'm') and ${USER_SCHEMAS}
        and not c.relispartition and (${schema} is null or n.nspname = ${schema})`;
-  const items = `
+    const items = `
     select n.nspname::text as schema_name, c.relname::text as table_name,
            null::text as column_name,
            case c.relkind when 'v' then 'view' when 'm' then 'materialized_view'
@@ -151,16 +151,8 @@ export async function searchPostgres(
       left join pg_description d on d.objoid = c.oid
        and d.classoid = 'pg_class'::regclass and d.objsubid = a.attnum
      where ${relations}`;
-  const rows = await exec(
-    searchSql(
-      words,
-      items,
-      search,
-      (hay, needle) => `strpos(lower(${hay}), ${needle})`,
-    ),
-    params,
-  );
-  return searchResult(rows);
+    return items;
+  }, (hay, needle) => `strpos(lower(${hay}), ${needle})`);
 }
 
 const ACTIONS: Readonly<Record<string, string>> = {

@@ -33,10 +33,7 @@ export function searchWords(query: string): string[] {
  * The words as a one-column table `word`; `param` adds a parameter and
  * returns its placeholder (called in the order the text uses them).
  */
-export function wordsTable(
-  words: readonly string[],
-  param: (value: unknown) => string,
-): string {
+function wordsTable(words: readonly string[], param: Param): string {
   return words.map((word) => `select ${param(word)} as word`).join(
     " union all ",
   );
@@ -55,7 +52,7 @@ const KIND_NAMES: Readonly<Record<SchemaSearch["kinds"][number], string>> = {
  * then the name equal to a word, starting with one, containing one, only the
  * comment; tables and views before columns; then by name.
  */
-export function searchSql(
+function searchSql(
   words: string,
   items: string,
   search: SchemaSearch,
@@ -87,8 +84,38 @@ export function searchSql(
 
 const KINDS = ["table", "view", "materialized_view", "column"] as const;
 
+/** Adds a parameter and returns its placeholder, in the order the text uses it. */
+export type Param = (value: unknown) => string;
+
+/**
+ * Run a search: `items` builds the engine's searchable rows (adding its own
+ * parameters through the two functions), `word` is a word's placeholder.
+ */
+export async function runSearch(
+  exec: (text: string, params: unknown[]) => Promise<Row[]>,
+  search: SchemaSearch,
+  placeholders: {
+    word: (index: number) => string;
+    plain: (index: number) => string;
+  },
+  items: (param: Param) => string,
+  position: Position,
+): Promise<SearchResult> {
+  const params: unknown[] = [];
+  const add = (placeholder: (index: number) => string): Param => (value) => {
+    params.push(value);
+    return placeholder(params.length);
+  };
+  const words = wordsTable(search.words, add(placeholders.word));
+  const rows = await exec(
+    searchSql(words, items(add(placeholders.plain)), search, position),
+    params,
+  );
+  return searchResult(rows);
+}
+
 /** The rows of {@linkcode searchSql}, read. */
-export function searchResult(rows: readonly Row[]): SearchResult {
+function searchResult(rows: readonly Row[]): SearchResult {
   const matches = rows.map((row): SchemaMatch => ({
     schema: String(row.schema_name),
     table: String(row.table_name),

@@ -8,7 +8,7 @@
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
 import type { ColumnRow } from "./overview.ts";
-import { searchResult, searchSql, wordsTable } from "./schema_search.ts";
+import { runSearch } from "./schema_search.ts";
 import type {
   SchemaList,
   SchemaSearch,
@@ -129,15 +129,14 @@ export async function searchSqlite(
 ): Promise<SearchResult> {
   const names = await schemas(exec, search.schema ?? only);
   if (names.length === 0) return { matches: [], total: 0 };
-  const params: unknown[] = [];
-  const p = (value: unknown) => {
-    params.push(value);
-    return "?";
-  };
-  const words = wordsTable(search.words, p);
-  const items = names.map((schema) => {
-    const quoted = quoteIdent(schema, "sqlite");
-    return `select ${p(schema)} as schema_name, m.name as table_name,
+  const placeholder = () => "?";
+  return await runSearch(exec, search, {
+    word: placeholder,
+    plain: placeholder,
+  }, (p) =>
+    names.map((schema) => {
+      const quoted = quoteIdent(schema, "sqlite");
+      return `select ${p(schema)} as schema_name, m.name as table_name,
            null as column_name, m.type as kind, null as data_type,
            null as comment
       from ${quoted}.sqlite_schema m
@@ -147,17 +146,7 @@ export async function searchSqlite(
       from ${quoted}.sqlite_schema m
       join pragma_table_xinfo(m.name, ${p(schema)}) c
      where m.type in ('table', 'view') and m.${NOT_INTERNAL} and c.hidden != 1`;
-  }).join(" union all ");
-  const rows = await exec(
-    searchSql(
-      words,
-      items,
-      search,
-      (hay, needle) => `instr(lower(${hay}), ${needle})`,
-    ),
-    params,
-  );
-  return searchResult(rows);
+    }).join(" union all "), (hay, needle) => `instr(lower(${hay}), ${needle})`);
 }
 
 /** One table or view, in `schema` or the first database that has it. */
