@@ -276,14 +276,16 @@ export function openMysql(config: MysqlConfig): Driver {
       const schema = options.schema === undefined
         ? {}
         : { schema: options.schema };
-      const [page, columns] = await Promise.all([
-        listMysqlTables(run, {
-          rowCounts: false,
-          limit: options.maxTables,
-          ...schema,
-        }),
-        mysqlColumns(run, options.schema),
-      ]);
+      const page = await listMysqlTables(run, {
+        rowCounts: false,
+        limit: options.maxTables,
+        ...schema,
+      });
+      const columns = await mysqlColumns(
+        run,
+        options.schema,
+        page.tables.at(-1) ?? null,
+      );
       return assembleOverview(page, options.maxTables, columns);
     },
     fingerprint: (options) =>

@@ -280,19 +280,33 @@ export function enumValues(columnType: string): string[] {
   return values;
 }
 
-/** The columns of every table of one schema (default: the connection's database). */
+/**
+ * The columns of every table of one schema (default: the connection's
+ * database) up to and including `through`, in listMysqlTables' (binary)
+ * order, so a catalog of thousands of tables is not read whole for the first
+ * hundred.
+ */
 export async function mysqlColumns(
   exec: Exec,
   schema: string | undefined,
+  through: { schema: string; name: string } | null,
 ): Promise<ColumnRow[]> {
+  if (through === null) return [];
   const rows = await exec(
     `select table_schema as \`schema\`, table_name as \`table\`,
             column_name as name, column_type as type,
             is_nullable as nullable, column_key as \`key\`
        from information_schema.columns
       where ${SCHEMA_FILTER}
+        and (binary table_schema, binary table_name) <= (binary ?, binary ?)
       order by table_schema, table_name, ordinal_position`,
-    [schema ?? null, schema ?? null, schema ?? null],
+    [
+      schema ?? null,
+      schema ?? null,
+      schema ?? null,
+      through.schema,
+      through.name,
+    ],
   );
   return rows.map((row) => ({
     schema: String(row.schema),

@@ -169,9 +169,9 @@ export function questionWords(text: string): string[] {
 }
 
 /**
- * The tables a text is about: those whose names or columns match its words
- * (search_schema's ranking, in every schema unless one is named), then, to
- * make up `max` when `fill` is given, the largest ones.
+ * The tables a text is about: `first` (each once), then those whose names or
+ * columns match its words (search_schema's ranking, in every schema unless
+ * one is named), then, to make up `max` when `fill` says so, the largest.
  */
 export async function relevantTables(
   deps: FeatureDeps,
@@ -179,6 +179,7 @@ export async function relevantTables(
   text: string,
   max: number,
   fill: "largest" | "none",
+  first: readonly TableKey[] = [],
 ): Promise<TableKey[]> {
   const { args, resolved, ctx } = input;
   const found: TableKey[] = [];
@@ -189,8 +190,9 @@ export async function relevantTables(
     seen.add(key);
     found.push(table);
   };
+  for (const table of first) add(table);
   const words = questionWords(text);
-  if (words.length > 0) {
+  if (words.length > 0 && found.length < max) {
     const result = await resolved.driver.searchSchema({
       ...catalogCall(deps, ctx),
       words,

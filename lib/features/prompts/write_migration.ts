@@ -49,17 +49,20 @@ export function writeMigrationPrompt(deps: FeatureDeps): PromptEntry {
       const named = args.table === undefined
         ? null
         : await describeOrFail(deps, args.table, input);
-      const targets = named === null ? [] : [
+      const namedAndNeighbours = named === null ? [] : [
         { schema: named.schema, name: named.name },
         ...named.foreignKeys.map((key) => ({
           schema: key.referencedSchema,
           name: key.referencedTable,
         })),
       ];
-      const matched = await relevantTables(deps, input, args.change, 6, "none");
-      const keys = new Set(targets.map((t) => `${t.schema}.${t.name}`));
-      targets.push(
-        ...matched.filter((t) => !keys.has(`${t.schema}.${t.name}`)),
+      const targets = await relevantTables(
+        deps,
+        input,
+        args.change,
+        6,
+        "none",
+        namedAndNeighbours,
       );
       const detailed = await details(deps, ctx, resolved, targets, 6);
       return [
