@@ -6,9 +6,7 @@
  * @module
  */
 
-import { ENGINES } from "./lib/db/engines.ts";
 import { messageOf } from "./lib/protocol/message_of.ts";
-import { driverSpec } from "./lib/app/connections.ts";
 import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
 import { appDataDir, ensureAppDataDir, inAppDir } from "./lib/app/paths.ts";
@@ -157,27 +155,21 @@ async function serve(): Promise<number> {
 /**
  * Say on the terminal which saved logins can do more than read (a superuser,
  * server files, programs, other sessions), with the command that makes a
- * least-privilege login for AI reads. Asked in the background: a database
- * that does not answer is simply not mentioned.
+ * least-privilege login for AI reads. Said when the pool learns it, after the
+ * connection's first use: connecting to every saved database at start would
+ * load every engine's driver into an idle server (docs/performance.md
+ * "Memory"), and a database that does not answer is simply not mentioned.
  */
 function warnAboutLogins(server: Awaited<ReturnType<typeof startServer>>) {
-  for (const connection of server.connections.all()) {
-    if (
-      connection.aiLogin !== undefined || !ENGINES[connection.engine].logins ||
-      connection.externalAccess === "blocked"
-    ) continue;
-    server.pool.get(driverSpec(connection)).loginRisks({
-      signal: AbortSignal.timeout(10_000),
-      timeoutMs: 10_000,
-    }).then((risks) => {
-      if (risks.length === 0) return;
-      console.log(
-        `Warning: the login of "${connection.name}" ${
-          risks.join(", ")
-        }; only dbport's checks keep AI reads read-only. Make a least-privilege login for them:\n  deno task dbport connections harden "${connection.name}" --apply`,
-      );
-    }, () => {});
-  }
+  server.pool.onRisks((id, risks) => {
+    const connection = server.connections.byId(id);
+    if (connection === undefined || risks.length === 0) return;
+    console.log(
+      `Warning: the login of "${connection.name}" ${
+        risks.join(", ")
+      }; only dbport's checks keep AI reads read-only. Make a least-privilege login for them:\n  deno task dbport connections harden "${connection.name}" --apply`,
+    );
+  });
 }
 
 async function settings(): Promise<number> {

@@ -11,7 +11,7 @@
  */
 
 import { oneOf } from "../protocol/one_of.ts";
-import type { InValue, Row } from "@libsql/client";
+import type { InValue, Row } from "./state_client.ts";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
 

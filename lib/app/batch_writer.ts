@@ -12,7 +12,7 @@
  */
 
 import { messageOf } from "../protocol/message_of.ts";
-import type { InValue } from "@libsql/client";
+import type { InValue } from "./state_client.ts";
 import type { StateDb } from "./state_db.ts";
 
 /** Rows per INSERT: 100 rows of ≤ 20 columns stay far below SQLite's 32,766 variables. */

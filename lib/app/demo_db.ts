@@ -8,7 +8,6 @@
  */
 
 import { ensureAppDataDir } from "./paths.ts";
-import Database from "libsql/promise";
 import {
   CONNECTIONS_FILE,
   DEMO_CONNECTION_NAME,
@@ -232,6 +231,9 @@ export async function createDemoDatabase(path: string): Promise<void> {
     }
   }
 
+  // Imported here: the SQLite driver's native library is loaded only when a
+  // demo is made, not into every idle server (docs/performance.md "Memory").
+  const { default: Database } = await import("libsql/promise");
   const db = new Database(path, {});
   try {
     await db.exec(

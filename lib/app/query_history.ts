@@ -12,7 +12,7 @@
  */
 
 import { oneOf } from "../protocol/one_of.ts";
-import type { Row } from "@libsql/client";
+import type { Row } from "./state_client.ts";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
 

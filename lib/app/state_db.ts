@@ -1,5 +1,5 @@
 /**
- * The app's state database: a libSQL file `state.db` in the app data
+ * The app's state database: a SQLite file `state.db` in the app data
  * directory holding the access tokens (hashed), the activity log and the
  * query history.
  *
@@ -11,7 +11,7 @@
  */
 
 import { messageOf } from "../protocol/message_of.ts";
-import { type Client, createClient } from "@libsql/client";
+import { StateClient } from "./state_client.ts";
 import { STATE_DB_FILE } from "../protocol/identity.ts";
 import { ensureAppDataDir, inAppDir } from "./paths.ts";
 
@@ -84,7 +84,7 @@ const MIGRATIONS: readonly (readonly string[])[] = [
 
 /** An open state database. */
 export interface StateDb {
-  readonly client: Client;
+  readonly client: StateClient;
   readonly path: string;
   close(): void;
 }
@@ -100,11 +100,15 @@ export async function openStateDb(home: string): Promise<StateDb> {
     mode: 0o600,
   });
   file.close();
-  const client = createClient({
-    url: `file:${path}`,
-    timeout: BUSY_TIMEOUT_MS,
-    intMode: "number",
-  });
+  let client: StateClient;
+  try {
+    client = new StateClient(path, BUSY_TIMEOUT_MS);
+  } catch (error) {
+    throw new Error(
+      `Cannot open the state database ${path}: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
   try {
     await client.execute("PRAGMA journal_mode = WAL");
     await migrate(client);
@@ -119,9 +123,9 @@ export async function openStateDb(home: string): Promise<StateDb> {
   return { client, path, close: () => client.close() };
 }
 
-async function migrate(client: Client): Promise<void> {
+async function migrate(client: StateClient): Promise<void> {
   const row = (await client.execute("PRAGMA user_version")).rows[0];
-  const current = Number(row?.[0] ?? 0);
+  const current = Number(row?.user_version ?? 0);
   if (current > MIGRATIONS.length) {
     throw new Error(
       `its schema version ${current} is newer than this dbport (${MIGRATIONS.length}); update dbport`,

@@ -11,7 +11,7 @@
  */
 
 import { isOneOf, oneOf } from "../protocol/one_of.ts";
-import type { Row } from "@libsql/client";
+import type { Row } from "./state_client.ts";
 import { toBase64Url } from "../protocol/base64.ts";
 import { TOKEN_PREFIX } from "../protocol/identity.ts";
 import { sha256Hex } from "./digest.ts";
@@ -214,7 +214,7 @@ export class TokenStore {
     const result = await this.#db.client.execute(
       "SELECT value FROM meta WHERE key = 'tokens_generation'",
     );
-    return Number(result.rows[0]?.[0] ?? 0);
+    return Number(result.rows[0]?.value ?? 0);
   }
 }
 

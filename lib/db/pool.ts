@@ -10,11 +10,8 @@
 import { ENGINES } from "./engines.ts";
 import { ownerOnly } from "./redact.ts";
 import { DbError } from "./errors.ts";
-import { openLibsqlRemote } from "./libsql_remote.ts";
-import { openMysql } from "./mysql.ts";
-import { openPostgres } from "./postgres.ts";
+import { lazyDriver } from "./lazy_driver.ts";
 import { splitDriver, withLogin } from "./split_driver.ts";
-import { openSqlite } from "./sqlite.ts";
 import { describeTarget, sqlitePath } from "./target.ts";
 import type { Driver, Engine } from "./types.ts";
 
@@ -38,6 +35,7 @@ export interface AiLogin {
 const CONNECTED_FOR_MS = 5 * 60_000;
 
 interface Entry {
+  id: string;
   key: string;
   driver: Driver;
   /** When the database last answered; null when it last failed to. */
@@ -76,8 +74,9 @@ export function openDriver(
 }
 
 /**
- * How each engine's driver is opened (nothing connects yet). The engine's
- * other facts are in `engines.ts`, which loads no driver.
+ * How each engine's driver is opened (nothing connects yet, and its module is
+ * imported only at its first call: lazy_driver.ts). The engine's other facts
+ * are in `engines.ts`, which loads no driver.
  */
 const OPENERS: {
   readonly [E in Engine]: (
@@ -86,28 +85,42 @@ const OPENERS: {
   ) => Driver;
 } = {
   postgres: ({ url, password }, secrets) =>
-    openPostgres({
-      url,
-      secrets,
-      ...(password === undefined ? {} : { password }),
-    }),
+    lazyDriver(
+      "postgres",
+      async () =>
+        (await import("./postgres.ts")).openPostgres({
+          url,
+          secrets,
+          ...(password === undefined ? {} : { password }),
+        }),
+    ),
   mysql: ({ url, password }, secrets) =>
-    openMysql({
-      url,
-      secrets,
-      ...(password === undefined ? {} : { password }),
-    }),
+    lazyDriver("mysql", async () =>
+      (await import("./mysql.ts")).openMysql({
+        url,
+        secrets,
+        ...(password === undefined ? {} : { password }),
+      })),
   sqlite: (spec, secrets) => {
     const path = sqlitePath(spec.url);
-    if (path !== null) return openSqlite({ path, secrets });
+    if (path !== null) {
+      return lazyDriver(
+        "sqlite",
+        async () => (await import("./sqlite.ts")).openSqlite({ path, secrets }),
+      );
+    }
     const token = new URL(spec.url).searchParams.get("authToken") ??
       spec.password;
     const url = spec.url.replace(/[?&]authToken=[^&]*/, "");
-    return openLibsqlRemote({
-      url,
-      secrets,
-      ...(token === undefined ? {} : { authToken: token }),
-    });
+    return lazyDriver(
+      "sqlite",
+      async () =>
+        (await import("./libsql_remote.ts")).openLibsqlRemote({
+          url,
+          secrets,
+          ...(token === undefined ? {} : { authToken: token }),
+        }),
+    );
   },
 };
 
@@ -127,6 +140,7 @@ export class DriverPool {
   readonly #entries = new Map<string, Entry>();
   readonly #open: (spec: DriverSpec) => Driver;
   readonly #now: () => number;
+  readonly #riskListeners: ((id: string, risks: string[]) => void)[] = [];
 
   constructor(
     options: { open?: (spec: DriverSpec) => Driver; now?: () => number } = {},
@@ -147,6 +161,7 @@ export class DriverPool {
     if (entry !== undefined && entry.key === key) return entry.driver;
     if (entry !== undefined) entry.driver.close().catch(() => {});
     const fresh: Entry = {
+      id: spec.id,
       key,
       driver: this.#open(spec),
       answeredAt: null,
@@ -172,6 +187,15 @@ export class DriverPool {
     return this.#entries.get(id)?.risks ?? null;
   }
 
+  /**
+   * Be told what a connection's reading login may do beyond reading, once it
+   * is learnt (after its first answer): `serve` says it on the terminal then,
+   * rather than connecting to every saved database at start.
+   */
+  onRisks(listener: (id: string, risks: string[]) => void): void {
+    this.#riskListeners.push(listener);
+  }
+
   /** Ask the login's risks once, in the background. */
   #learnRisks(entry: Entry): void {
     if (entry.risks !== null || entry.checkingRisks) return;
@@ -180,7 +204,10 @@ export class DriverPool {
       signal: AbortSignal.timeout(10_000),
       timeoutMs: 10_000,
     }).then(
-      (risks) => (entry.risks = risks),
+      (risks) => {
+        entry.risks = risks;
+        for (const listener of this.#riskListeners) listener(entry.id, risks);
+      },
       () => {},
     ).finally(() => (entry.checkingRisks = false));
   }

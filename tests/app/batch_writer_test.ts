@@ -20,7 +20,7 @@ Deno.test("BatchWriter writes a batch larger than one INSERT, every row in order
     await writer.flush();
     const rows =
       (await db.client.execute("SELECT n, label FROM t ORDER BY rowid"))
-        .rows.map((row) => [Number(row[0]), String(row[1])]);
+        .rows.map((row) => [Number(row.n), String(row.label)]);
     assertEquals(rows.length, count);
     assertEquals(rows[0], [0, "row 0"]);
     assertEquals(rows[count - 1], [count - 1, `row ${count - 1}`]);

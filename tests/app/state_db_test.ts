@@ -6,7 +6,7 @@ Deno.test("openStateDb() creates state.db 0600 in WAL mode, and reopens it", asy
   try {
     const db = await openStateDb(home);
     const mode = await db.client.execute("PRAGMA journal_mode");
-    assertEquals(mode.rows[0]![0], "wal");
+    assertEquals(mode.rows[0]!.journal_mode, "wal");
     db.close();
     if (Deno.build.os !== "windows") {
       for (const file of ["state.db", "state.db-wal", "state.db-shm"]) {
@@ -16,7 +16,7 @@ Deno.test("openStateDb() creates state.db 0600 in WAL mode, and reopens it", asy
     }
     const again = await openStateDb(home);
     const version = await again.client.execute("PRAGMA user_version");
-    assertEquals(version.rows[0]![0], 2);
+    assertEquals(version.rows[0]!.user_version, 2);
     again.close();
   } finally {
     await Deno.remove(home, { recursive: true });
@@ -37,13 +37,13 @@ Deno.test("openStateDb() upgrades a version 1 database, keeping its rows", async
     db.close();
     const again = await openStateDb(home);
     const version = await again.client.execute("PRAGMA user_version");
-    assertEquals(version.rows[0]![0], 2);
+    assertEquals(version.rows[0]!.user_version, 2);
     const history = await again.client.execute(
-      "SELECT count(*) FROM query_history",
+      "SELECT count(*) AS n FROM query_history",
     );
-    assertEquals(history.rows[0]![0], 0);
+    assertEquals(history.rows[0]!.n, 0);
     const tokens = await again.client.execute("SELECT name FROM tokens");
-    assertEquals(tokens.rows.map((row) => row[0]), ["kept"]);
+    assertEquals(tokens.rows.map((row) => row.name), ["kept"]);
     again.close();
   } finally {
     await Deno.remove(home, { recursive: true });

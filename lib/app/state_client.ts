@@ -1,0 +1,89 @@
+/**
+ * The state database's client: SQLite as Deno builds it in (`node:sqlite`),
+ * with the two calls the app's stores make — `execute` and a `batch` in one
+ * write transaction. The engine is the one libSQL wraps, but `@libsql/client`
+ * loaded its native library and its network stack into every process (about
+ * 25 MiB resident) only for this file; an idle `serve` now loads none
+ * (docs/performance.md "Memory").
+ *
+ * Calls are synchronous underneath, as libSQL's local client was: each is one
+ * short indexed statement, and the server's writes are batched off the
+ * request path (batch_writer.ts).
+ *
+ * @module
+ */
+
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+
+/** A value a statement binds. */
+export type InValue = string | number | bigint | boolean | null | Uint8Array;
+
+/** A statement: its text, or its text and the values of its `?`s. */
+export type InStatement = string | { sql: string; args?: readonly InValue[] };
+
+/** One result row, by column name. */
+export type Row = Record<string, unknown>;
+
+/** What a statement answers. */
+export interface ResultSet {
+  rows: Row[];
+}
+
+/** An open state database file. */
+export class StateClient {
+  readonly #db: DatabaseSync;
+
+  /** Open `path`; a writer waits up to `timeoutMs` for another process's lock. */
+  constructor(path: string, timeoutMs: number) {
+    this.#db = new DatabaseSync(path, { timeout: timeoutMs });
+  }
+
+  /** Run one statement; rows for a query, none for anything else. */
+  execute(statement: InStatement): Promise<ResultSet> {
+    try {
+      return Promise.resolve({ rows: this.#run(statement) });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Run statements in one transaction (`BEGIN IMMEDIATE`: the write lock is
+   * taken first, so two writers wait rather than fail half-way); all or none.
+   */
+  batch(statements: readonly InStatement[], _mode: "write"): Promise<void> {
+    try {
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        for (const statement of statements) this.#run(statement);
+        this.#db.exec("COMMIT");
+      } catch (error) {
+        this.#db.exec("ROLLBACK");
+        throw error;
+      }
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #run(statement: InStatement): Row[] {
+    const { sql, args = [] } = typeof statement === "string"
+      ? { sql: statement }
+      : statement;
+    const prepared = this.#db.prepare(sql);
+    // node:sqlite binds no booleans (libSQL bound them as 1 and 0).
+    const values: SQLInputValue[] = args.map((value) =>
+      typeof value === "boolean" ? (value ? 1 : 0) : value
+    );
+    if (prepared.columns().length === 0) {
+      prepared.run(...values);
+      return [];
+    }
+    return prepared.all(...values) as Row[];
+  }
+}
