@@ -39,6 +39,7 @@ import {
   START_MCP_URL,
   URL_SCHEME,
 } from "./lib/protocol/identity.ts";
+import { sampleLoopDelay } from "./lib/server/loop_delay.ts";
 import { startServer } from "./lib/server/server.ts";
 
 const USAGE =
@@ -140,9 +141,13 @@ async function serve(): Promise<number> {
   );
   console.log("Press Ctrl+C to stop.");
   warnAboutLogins(server);
+  // The bench's event-loop delay probe (loop_delay.ts); off unless asked for.
+  const delayFile = Deno.env.get("DBPORT_LOOP_DELAY_FILE");
+  const stopSampling = delayFile ? sampleLoopDelay(delayFile) : () => {};
   const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       console.log(`\n${SERVICE_NAME}: stopping…`);
+      stopSampling();
       server.stop().then(resolve);
     };
     Deno.addSignalListener("SIGINT", stop);

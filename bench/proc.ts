@@ -31,3 +31,11 @@ export function peakRssMiB(pid: number): number {
 export function ownCpuMicros(): number {
   return cpuMicros(Deno.pid);
 }
+
+/** Resident set size of `pid` now (VmRSS), in MiB. */
+export function rssMiB(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const line = status.split("\n").find((l) => l.startsWith("VmRSS:"));
+  if (line === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(line.replace(/\D+/g, "")) / 1024;
+}

@@ -148,6 +148,11 @@ export async function benchHome(
   }
 }
 
+/** Where a bench server writes its event-loop delay samples. */
+export function loopDelayFile(bench: BenchHome): string {
+  return `${bench.home}/loop-delay.json`;
+}
+
 /** `deno run main.ts serve` in `home`, as users run it. */
 export async function startDbport(
   bench: BenchHome,
@@ -161,7 +166,12 @@ export async function startDbport(
     Deno.execPath(),
     ["run", ...SERVE_PERMISSIONS, ...extraFlags, `${ROOT}main.ts`, "serve"],
     {
-      env: { DBPORT_HOME: bench.home, NO_COLOR: "1" },
+      env: {
+        DBPORT_HOME: bench.home,
+        NO_COLOR: "1",
+        // The server's own event-loop delay probe (lib/server/loop_delay.ts).
+        DBPORT_LOOP_DELAY_FILE: loopDelayFile(bench),
+      },
       headers: { authorization: `Bearer ${bench.token}` },
     },
   );

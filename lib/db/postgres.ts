@@ -51,7 +51,7 @@ export const CONNECT_TIMEOUT_SECONDS = 10;
 // Statements a portal can stream; utility statements (SHOW, EXPLAIN) return
 // no rows through a postgres.js cursor, so they are read whole (they are small).
 const STREAMABLE = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
-const FETCH_SIZE = 500;
+const FETCH_SIZE = 2_000;
 /** The first batch of a streamed read, before row sizes are known. */
 const FIRST_BATCH = 16;
 

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { encodeMessage } from "./json_text.ts";
+
 const encoder = new TextEncoder();
 
 /** The longest a stream may stay silent before a keep-alive comment: half the idle timeout. */
@@ -14,7 +16,7 @@ export const SSE_KEEPALIVE_MS = 15_000;
 
 /** Encode one JSON message as an SSE frame. JSON text never contains a raw newline. */
 export function sseFrame(message: unknown): Uint8Array {
-  return encoder.encode(`data: ${JSON.stringify(message)}\n\n`);
+  return encoder.encode(`data: ${encodeMessage(message)}\n\n`);
 }
 
 /** The keep-alive comment frame. */

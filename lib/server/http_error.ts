@@ -7,6 +7,7 @@
 
 import { errorResponse, type WireError } from "../protocol/errors.ts";
 import type { JsonRpcId } from "../protocol/jsonrpc.ts";
+import { encodeMessage } from "../protocol/json_text.ts";
 
 /** An answer that ends a request early. */
 export class HttpError extends Error {
@@ -59,7 +60,7 @@ export function jsonResponse(
   body: unknown,
   headers: Record<string, string> = {},
 ): Response {
-  return new Response(JSON.stringify(body), {
+  return new Response(encodeMessage(body), {
     status,
     headers: { "content-type": "application/json", ...headers },
   });

@@ -9,6 +9,7 @@
 
 import { DbError } from "../../db/errors.ts";
 import { toolError } from "../../protocol/errors.ts";
+import { knownJson } from "../../protocol/json_text.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { NeedsInput } from "../consent.ts";
@@ -48,9 +49,11 @@ export interface ToolSpec<
 
 /** A tool's result: the typed object, and the same JSON as text. */
 export function toolResult(structured: JsonObject): JsonObject {
+  const text = JSON.stringify(structured);
   return {
-    content: [{ type: "text", text: JSON.stringify(structured) }],
-    structuredContent: structured,
+    content: [{ type: "text", text }],
+    // The message is encoded with this text, not by serialising it again.
+    structuredContent: knownJson(structured, text),
   };
 }
 

@@ -1,0 +1,44 @@
+/**
+ * JSON-RPC messages as text, each value serialised once. A tool result
+ * carries the same JSON twice — as `structuredContent` and as its text item
+ * (docs/wire.md "Tool results") — and the text is already built by then:
+ * re-serialising the object for the message was a second full walk of every
+ * row and a second copy of a large answer in memory (bench W3).
+ *
+ * @module
+ */
+
+/** Objects whose JSON text is already known. */
+const KNOWN = new WeakMap<object, string>();
+
+/** Remember `text` as the JSON of `value` (which must not change after). */
+export function knownJson<T extends object>(value: T, text: string): T {
+  KNOWN.set(value, text);
+  return value;
+}
+
+/**
+ * `JSON.stringify(message)`, with a result's `structuredContent` spliced in
+ * from its known text rather than serialised again. Keys keep their meaning;
+ * `structuredContent` is then the result's last key.
+ */
+export function encodeMessage(message: unknown): string {
+  if (typeof message !== "object" || message === null) {
+    return JSON.stringify(message);
+  }
+  const { result, ...envelope } = message as Record<string, unknown>;
+  if (typeof result !== "object" || result === null) {
+    return JSON.stringify(message);
+  }
+  const { structuredContent, ...rest } = result as Record<string, unknown>;
+  const text = typeof structuredContent === "object" &&
+      structuredContent !== null
+    ? KNOWN.get(structuredContent)
+    : undefined;
+  if (text === undefined) return JSON.stringify(message);
+  const head = JSON.stringify({ ...envelope, result: rest });
+  // head ends with the result's "}" and the message's "}"; an empty result
+  // ("{}") takes no comma before the spliced key.
+  const comma = Object.keys(rest).length === 0 ? "" : ",";
+  return `${head.slice(0, -2)}${comma}"structuredContent":${text}}}`;
+}
