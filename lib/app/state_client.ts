@@ -13,7 +13,11 @@
  * @module
  */
 
-import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import {
+  DatabaseSync,
+  type SQLInputValue,
+  type StatementSync,
+} from "node:sqlite";
 
 /** A value a statement binds. */
 export type InValue = string | number | bigint | boolean | null | Uint8Array;
@@ -29,9 +33,15 @@ export interface ResultSet {
   rows: Row[];
 }
 
+/** Prepared statements kept per text; the stores' texts are few and fixed. */
+const MAX_PREPARED = 256;
+
 /** An open state database file. */
 export class StateClient {
   readonly #db: DatabaseSync;
+  // The token poll, activity and history writes repeat the same texts: each
+  // is parsed once rather than at every call.
+  readonly #prepared = new Map<string, StatementSync>();
 
   /** Open `path`; a writer waits up to `timeoutMs` for another process's lock. */
   constructor(path: string, timeoutMs: number) {
@@ -39,31 +49,27 @@ export class StateClient {
   }
 
   /** Run one statement; rows for a query, none for anything else. */
-  execute(statement: InStatement): Promise<ResultSet> {
-    try {
-      return Promise.resolve({ rows: this.#run(statement) });
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  // deno-lint-ignore require-await
+  async execute(statement: InStatement): Promise<ResultSet> {
+    return { rows: this.#run(statement) };
   }
 
   /**
    * Run statements in one transaction (`BEGIN IMMEDIATE`: the write lock is
    * taken first, so two writers wait rather than fail half-way); all or none.
    */
-  batch(statements: readonly InStatement[], _mode: "write"): Promise<void> {
+  // deno-lint-ignore require-await
+  async batch(
+    statements: readonly InStatement[],
+    _mode: "write",
+  ): Promise<void> {
+    this.#db.exec("BEGIN IMMEDIATE");
     try {
-      this.#db.exec("BEGIN IMMEDIATE");
-      try {
-        for (const statement of statements) this.#run(statement);
-        this.#db.exec("COMMIT");
-      } catch (error) {
-        this.#db.exec("ROLLBACK");
-        throw error;
-      }
-      return Promise.resolve();
+      for (const statement of statements) this.#run(statement);
+      this.#db.exec("COMMIT");
     } catch (error) {
-      return Promise.reject(error);
+      this.#db.exec("ROLLBACK");
+      throw error;
     }
   }
 
@@ -71,11 +77,21 @@ export class StateClient {
     if (this.#db.isOpen) this.#db.close();
   }
 
+  #prepare(sql: string): StatementSync {
+    let prepared = this.#prepared.get(sql);
+    if (prepared === undefined) {
+      if (this.#prepared.size >= MAX_PREPARED) this.#prepared.clear();
+      prepared = this.#db.prepare(sql);
+      this.#prepared.set(sql, prepared);
+    }
+    return prepared;
+  }
+
   #run(statement: InStatement): Row[] {
     const { sql, args = [] } = typeof statement === "string"
       ? { sql: statement }
       : statement;
-    const prepared = this.#db.prepare(sql);
+    const prepared = this.#prepare(sql);
     // node:sqlite binds no booleans (libSQL bound them as 1 and 0).
     const values: SQLInputValue[] = args.map((value) =>
       typeof value === "boolean" ? (value ? 1 : 0) : value

@@ -100,27 +100,21 @@ export async function openStateDb(home: string): Promise<StateDb> {
     mode: 0o600,
   });
   file.close();
-  let client: StateClient;
+  let client: StateClient | null = null;
   try {
     client = new StateClient(path, BUSY_TIMEOUT_MS);
-  } catch (error) {
-    throw new Error(
-      `Cannot open the state database ${path}: ${messageOf(error)}`,
-      { cause: error },
-    );
-  }
-  try {
     await client.execute("PRAGMA journal_mode = WAL");
     await migrate(client);
     await restrictCompanions(path);
   } catch (error) {
-    client.close();
+    client?.close();
     throw new Error(
       `Cannot open the state database ${path}: ${messageOf(error)}`,
       { cause: error },
     );
   }
-  return { client, path, close: () => client.close() };
+  const opened = client;
+  return { client: opened, path, close: () => opened.close() };
 }
 
 async function migrate(client: StateClient): Promise<void> {

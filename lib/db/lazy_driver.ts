@@ -15,31 +15,39 @@ export function lazyDriver(
   engine: Engine,
   load: () => Promise<Driver>,
 ): Driver {
+  let loaded: Driver | null = null;
   let loading: Promise<Driver> | null = null;
-  const driver = () =>
-    loading ??= load().catch((error: unknown) => {
-      loading = null;
-      throw error;
-    });
+  // Once loaded, a call goes straight to the driver: no await of its own on
+  // every later call of the hot path.
+  const on = <T>(call: (driver: Driver) => Promise<T>): Promise<T> => {
+    if (loaded !== null) return call(loaded);
+    loading ??= load().then(
+      (driver) => loaded = driver,
+      (error: unknown) => {
+        loading = null;
+        throw error;
+      },
+    );
+    return loading.then(call);
+  };
   return {
     engine,
-    version: async (options) => (await driver()).version(options),
-    listSchemas: async (options) => (await driver()).listSchemas(options),
-    listTables: async (options) => (await driver()).listTables(options),
-    searchSchema: async (options) => (await driver()).searchSchema(options),
-    describeTable: async (table, options) =>
-      (await driver()).describeTable(table, options),
-    overview: async (options) => (await driver()).overview(options),
-    fingerprint: async (options) => (await driver()).fingerprint(options),
-    check: async (text, tier, options) =>
-      (await driver()).check(text, tier, options),
-    loginRisks: async (options) => (await driver()).loginRisks(options),
-    query: async (text, options) => (await driver()).query(text, options),
+    version: (options) => on((d) => d.version(options)),
+    listSchemas: (options) => on((d) => d.listSchemas(options)),
+    listTables: (options) => on((d) => d.listTables(options)),
+    searchSchema: (options) => on((d) => d.searchSchema(options)),
+    describeTable: (table, options) =>
+      on((d) => d.describeTable(table, options)),
+    overview: (options) => on((d) => d.overview(options)),
+    fingerprint: (options) => on((d) => d.fingerprint(options)),
+    check: (text, tier, options) => on((d) => d.check(text, tier, options)),
+    loginRisks: (options) => on((d) => d.loginRisks(options)),
+    query: (text, options) => on((d) => d.query(text, options)),
     async close() {
       // Never loaded: nothing to close, and nothing worth importing for it.
       if (loading === null) return;
-      const loaded = await loading.catch(() => null);
-      await loaded?.close();
+      const driver = await loading.catch(() => null);
+      await driver?.close();
     },
   };
 }

@@ -23,19 +23,16 @@ export function knownJson<T extends object>(value: T, text: string): T {
  * `structuredContent` is then the result's last key.
  */
 export function encodeMessage(message: unknown): string {
-  if (typeof message !== "object" || message === null) {
-    return JSON.stringify(message);
-  }
-  const { result, ...envelope } = message as Record<string, unknown>;
-  if (typeof result !== "object" || result === null) {
-    return JSON.stringify(message);
-  }
-  const { structuredContent, ...rest } = result as Record<string, unknown>;
-  const text = typeof structuredContent === "object" &&
-      structuredContent !== null
-    ? KNOWN.get(structuredContent)
+  // Looked up first: every other message (most of them) is copied nowhere.
+  const result = (message as { result?: unknown } | null)?.result;
+  const structured = (result as { structuredContent?: unknown } | undefined)
+    ?.structuredContent;
+  const text = typeof structured === "object" && structured !== null
+    ? KNOWN.get(structured)
     : undefined;
   if (text === undefined) return JSON.stringify(message);
+  const { result: _, ...envelope } = message as Record<string, unknown>;
+  const { structuredContent: __, ...rest } = result as Record<string, unknown>;
   const head = JSON.stringify({ ...envelope, result: rest });
   // head ends with the result's "}" and the message's "}"; an empty result
   // ("{}") takes no comma before the spliced key.
