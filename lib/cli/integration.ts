@@ -22,8 +22,12 @@ const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 /** The bridge's entry in this checkout. */
 export const BRIDGE = new URL("../../bridge.ts", import.meta.url).pathname;
 
-/** The permissions `serve` runs with (the same as `deno task serve`). */
+/** The flags `serve` runs with (the same as `deno task serve`). */
 export const SERVE_PERMISSIONS = [
+  // V8's young generation grows to 48 MiB by default; at 4 MiB semi-spaces
+  // RSS under load is 220 -> 165 MiB at the same CPU (docs/performance.md
+  // "Memory").
+  "--v8-flags=--max-semi-space-size=4",
   // Never a permission prompt: one would stop every client until a key is
   // pressed in a terminal no one watches.
   "--no-prompt",

@@ -30,6 +30,14 @@ export interface Truncation {
   cells: number;
 }
 
+/**
+ * A text cell cut while it was decoded ({@linkcode cutUtf8}): counted as a
+ * cut cell and kept as it is.
+ */
+export class CutCell {
+  constructor(readonly text: string) {}
+}
+
 /** Where a raw result's batches are sized: about this many bytes at a time. */
 const BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -52,7 +60,7 @@ export class Budget {
    * Keep one row of mapped cells if it fits; returns whether more rows are
    * wanted. The row past the cap is what tells that the result was cut.
    */
-  add(row: Cell[]): boolean {
+  add(row: (Cell | CutCell)[]): boolean {
     if (!this.open) return false;
     if (this.rows.length >= this.limits.maxRows) {
       this.truncation.rows = true;
@@ -60,7 +68,12 @@ export class Budget {
     }
     let size = 3;
     for (let i = 0; i < row.length; i++) {
-      const cell = this.cut(row[i]!);
+      const value = row[i]!;
+      let cell: Cell;
+      if (value instanceof CutCell) {
+        this.truncation.cells++;
+        cell = value.text;
+      } else cell = this.cut(value);
       row[i] = cell;
       size += jsonSize(cell) + 1;
     }
@@ -71,7 +84,7 @@ export class Budget {
       return false;
     }
     this.#bytes += size;
-    this.rows.push(row);
+    this.rows.push(row as Cell[]);
     return true;
   }
 
@@ -110,17 +123,47 @@ export class Budget {
   }
 }
 
-/** `text` cut to `max` characters, ending with what was left out. */
-export function cutText(text: string, max: number): string {
+/**
+ * `text` cut to `max` characters, ending with what was left out; `length`
+ * is the whole text's when `text` is only its beginning.
+ */
+export function cutText(
+  text: string,
+  max: number,
+  length = text.length,
+): string {
   let end = max;
   // Never split a surrogate pair.
   const code = text.charCodeAt(end - 1);
   if (code >= 0xd800 && code <= 0xdbff) end--;
-  const rest = text.length - end;
+  const rest = length - end;
   return `${text.slice(0, end)}…[cut: ${
     rest.toLocaleString("en-US")
   } more characters]`;
 }
+
+/**
+ * UTF-8 text past `max` characters, cut as {@linkcode cutText} cuts it but
+ * decoding only the bytes it keeps: a 3 MB value is never a 3 MB string
+ * (bench W5). `null` when the text fits and should be decoded as usual.
+ */
+export function cutUtf8(bytes: Uint8Array, max: number): CutCell | null {
+  // A character takes at least one byte: short values need no count.
+  if (bytes.length <= max) return null;
+  // UTF-16 code units, as String.length counts them: one per lead byte, two
+  // for a four-byte sequence (a surrogate pair).
+  let units = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if ((byte & 0xc0) !== 0x80) units += byte >= 0xf0 ? 2 : 1;
+  }
+  if (units <= max) return null;
+  // A code unit takes at most three bytes, so these hold `max` whole ones.
+  const head = DECODER.decode(bytes.subarray(0, 3 * max + 3));
+  return new CutCell(cutText(head, max, units));
+}
+
+const DECODER = new TextDecoder();
 
 /** The length of a cell's JSON text, estimated without building it. */
 function jsonSize(cell: Cell): number {

@@ -46,7 +46,27 @@ export function arrayElement(type: number): number | undefined {
   return ARRAY_ELEMENTS[type];
 }
 
-/** One value's text as a JSON cell, by its type. */
+/** Types whose cell is not the server's text as it is (textCell). */
+const CONVERTED = new Set([
+  16,
+  21,
+  23,
+  26,
+  700,
+  701,
+  17,
+  114,
+  3802,
+  1114,
+  1184,
+]);
+
+/** Whether a column's cell is its text exactly, so it may be cut as bytes. */
+export function isVerbatimText(type: number, isArray: boolean): boolean {
+  return !isArray && ARRAY_ELEMENTS[type] === undefined && !CONVERTED.has(type);
+}
+
+/** One value's text as a JSON cell, by its type (CONVERTED lists the cases). */
 export function textCell(text: string, type: number): Cell {
   switch (type) {
     case 16:

@@ -11,7 +11,7 @@
 import type { Tier } from "./classifier.ts";
 import { thrown } from "../protocol/thrown.ts";
 import postgres from "postgres";
-import { Budget } from "./budget.ts";
+import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
 import { DbError, permissionProblem } from "./errors.ts";
 import { assembleOverview } from "./overview.ts";
 import {
@@ -23,12 +23,13 @@ import {
   searchPostgres,
 } from "./postgres_schema.ts";
 import { parsePostgres } from "./pg_parse.ts";
-import { rawCell } from "./pg_values.ts";
+import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { namedReach, vetPostgresRead } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import type {
   CallOptions,
+  Cell,
   Driver,
   EngineCheck,
   QueryOptions,
@@ -378,10 +379,15 @@ async function readRows(
   let rowsAffected = 0;
   const keep = (raw: (Uint8Array | null)[]) => {
     let size = 0;
-    const row = raw.map((value, i) => {
+    const row = raw.map((value, i): Cell | CutCell => {
       const column = columns![i]!;
+      const isArray = column.parser?.array === true;
       size += value?.length ?? 0;
-      return rawCell(value, column.type, column.parser?.array === true);
+      // A long text is cut before it is decoded (bench W5).
+      const cut = value !== null && isVerbatimText(column.type, isArray)
+        ? cutUtf8(value, options.maxCellChars)
+        : null;
+      return cut ?? rawCell(value, column.type, isArray);
     });
     budget.sawRaw(size);
     return budget.add(row);

@@ -143,6 +143,41 @@ for (const engine of ENGINES_HERE) {
   );
 }
 
+const MULTIBYTE: Record<Engine, string> = {
+  postgres:
+    "SELECT repeat('é', 30000) AS a, 'x' || repeat('😀', 15000) AS b, repeat('日', 20000) AS c",
+  mysql:
+    "SELECT REPEAT('é', 30000) AS a, CONCAT('x', REPEAT('😀', 15000)) AS b, REPEAT('日', 20000) AS c",
+  sqlite:
+    "SELECT replace(printf('%.*c', 30000, 'x'), 'x', 'é') AS a, 'x' || replace(printf('%.*c', 15000, 'x'), 'x', '😀') AS b, replace(printf('%.*c', 20000, 'x'), 'x', '日') AS c",
+};
+
+for (const engine of ENGINES_HERE) {
+  Deno.test(
+    `${engine}: multibyte cells are cut at the cell cap in characters, never inside a pair`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      const saved = savedConnection(fixture, `Multibyte ${engine}`);
+      await using server = await serverWith([saved]);
+      const answer = await callTool(server, "execute_query", {
+        connection_id: saved.id,
+        query: MULTIBYTE[engine],
+      });
+      const result = answer.json.result.structuredContent;
+      assert(result !== undefined, answer.text.slice(0, 500));
+      assertEquals(result.rows, [[
+        `${"é".repeat(20_000)}…[cut: 10,000 more characters]`,
+        // 20,000 units end inside a pair: the cut keeps 19,999.
+        `x${"😀".repeat(9_999)}…[cut: 10,002 more characters]`,
+        // Exactly at the cap: kept whole.
+        "日".repeat(20_000),
+      ]]);
+      assertEquals(result.truncation.cut_cells, 2);
+    },
+  );
+}
+
 Deno.test(
   "postgres: a read cut at the byte budget is stopped on the server",
   needs("postgres"),
