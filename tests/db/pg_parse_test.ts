@@ -1,4 +1,4 @@
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals, assertThrows } from "@std/assert";
 import { parsePostgres } from "../../lib/db/pg_parse.ts";
 
 async function tierOf(sql: string) {
@@ -23,20 +23,27 @@ Deno.test("parsePostgres() runs EXPLAIN's statement only when ANALYZE is on", as
   for (const [sql, tier] of cases) assertEquals(await tierOf(sql), tier, sql);
 });
 
-Deno.test("parsePostgres() finds writes nested anywhere and keeps a repeated parse apart", async () => {
+Deno.test("parsePostgres() finds writes nested anywhere", async () => {
   assertEquals(
     await tierOf("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"),
     "write!",
   );
   assertEquals(await tierOf("SELECT * INTO x FROM t"), "write");
   assertEquals(await tierOf("SELECT 1 FOR UPDATE"), "write");
-  // A cached parse handed out twice is two objects: one caller's changes
-  // never reach the next.
-  const first = await parsePostgres("SELECT f(1)");
-  const second = await parsePostgres("SELECT f(1)");
-  if (first.ok && first.analysis) first.analysis.functions.length = 0;
-  assertEquals(
-    second.ok && second.analysis?.functions.map((f) => f.name),
-    ["f"],
+});
+
+Deno.test("parsePostgres() hands out a frozen parse: the cached one cannot be changed by a caller", async () => {
+  const text = "SELECT lower(name) FROM frozen_parse_probe";
+  const first = await parsePostgres(text);
+  const again = await parsePostgres(text);
+  assert(first.ok && first.analysis !== null);
+  assert(again.ok && again.analysis !== null);
+  assertThrows(() =>
+    first.analysis!.functions.push({ schema: null, name: "x" })
   );
+  assertThrows(() => {
+    (again.analysis as { tier: string }).tier = "write";
+  });
+  assertEquals(again.analysis.functions.map((fn) => fn.name), ["lower"]);
+  assertEquals(again.analysis.tier, "read");
 });
