@@ -23,6 +23,9 @@ export const EXTERNAL_ACCESS = ["blocked", "readOnly", "readWrite"] as const;
 export const AI_POLICIES = ["alwaysAllow", "askEachTime", "never"] as const;
 /** How statements are confirmed on the host. */
 export const SAFE_MODES = ["silent", "alert", "alertFull", "readOnly"] as const;
+/** How a write that asks for approval is previewed (docs/security.md "Write previews"). */
+export const WRITE_PREVIEWS = ["dryRun", "estimate", "off"] as const;
+export type WritePreviewMode = typeof WRITE_PREVIEWS[number];
 
 export type ExternalAccess = typeof EXTERNAL_ACCESS[number];
 export type AiPolicy = typeof AI_POLICIES[number];
@@ -47,6 +50,12 @@ export interface SavedConnection {
    * harden`); approved writes run as the saved login.
    */
   aiLogin?: AiLogin;
+  /**
+   * `dryRun` (the default): a write that asks for approval first runs in a
+   * transaction that is rolled back, and the user sees what it changes;
+   * `estimate`: the engine's plan estimate only; `off`: no preview.
+   */
+  writePreview?: WritePreviewMode;
 }
 
 /** The policy defaults of a new connection. */
@@ -98,6 +107,7 @@ const KEYS = new Set([
   "aiPolicy",
   "safeMode",
   "aiLogin",
+  "writePreview",
 ]);
 
 /** Check one field of a connection; a problem text or null. */
@@ -136,6 +146,8 @@ export function checkConnectionField(
       return oneOf(AI_POLICIES);
     case "safeMode":
       return oneOf(SAFE_MODES);
+    case "writePreview":
+      return oneOf(WRITE_PREVIEWS);
     case "aiLogin":
       return isJsonObject(value) && typeof value.user === "string" &&
           value.user !== "" && typeof value.password === "string" &&

@@ -29,6 +29,14 @@ export interface DialogRequest {
   message: string;
   /** Why the user is asked. */
   reasons: string[];
+  /**
+   * What the write changes, measured before asking (docs/security.md
+   * "Write previews"): `{rows_affected, table?, columns, rows, tables?,
+   * exact, note?}`; absent when there is no write or previews are off.
+   */
+  preview?: Record<string, unknown>;
+  /** The preview in one line: "Changes 3 rows of orders". */
+  previewLine?: string;
 }
 
 /**
@@ -293,6 +301,7 @@ export function dialogText(request: DialogRequest): string {
     `Client: ${request.client} (token "${request.token}")`,
     ...request.reasons.map((reason) => `Because ${reason}.`),
   ];
+  if (request.previewLine !== undefined) lines.push(request.previewLine);
   if (request.statement !== null) {
     lines.push("", statementForApproval(request.statement));
   }

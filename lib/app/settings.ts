@@ -56,6 +56,11 @@ export interface Settings {
    * tokens, not its whole context. Never more than `maxResultBytes`.
    */
   maxDiscoveryBytes: number;
+  /**
+   * The statement timeout of a write preview's dry run (docs/security.md
+   * "Write previews"): a preview that cannot finish in time asks no one.
+   */
+  previewTimeoutSeconds: number;
 }
 
 /** The defaults (docs/wire.md "HTTP surface": the web origins of supported AI clients). */
@@ -72,6 +77,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   maxResultBytes: 1_000_000,
   maxCellChars: 20_000,
   maxDiscoveryBytes: 60_000,
+  previewTimeoutSeconds: 5,
 });
 
 /** The outcome of {@linkcode parseSettings}. */
@@ -134,6 +140,7 @@ const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   maxResultBytes: integer(10_000, 100_000_000),
   maxCellChars: integer(100, 10_000_000),
   maxDiscoveryBytes: integer(10_000, 100_000_000),
+  previewTimeoutSeconds: integer(1, 300),
 };
 
 /** Parse settings text (an empty file means every default). */

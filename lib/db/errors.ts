@@ -20,7 +20,13 @@ export type DbErrorKind =
   /** The caller aborted and the query was stopped. */
   | "cancelled"
   /** The caller's request cannot be answered as asked (an ambiguous name). */
-  | "ambiguous";
+  | "ambiguous"
+  /** The statement refuses a transaction, and a caller needed one. */
+  | "no_transaction"
+  /** A write changed other rows than the user approved: rolled back. */
+  | "changed"
+  /** The caller stopped a write before COMMIT on purpose (a dry run). */
+  | "held";
 
 /** A table name found in more than one schema, when no schema was named. */
 export function ambiguousTable(table: string, schemas: string[]): DbError {
@@ -29,6 +35,14 @@ export function ambiguousTable(table: string, schemas: string[]): DbError {
     `${JSON.stringify(table)} exists in ${schemas.length} schemas (${
       schemas.join(", ")
     }); name the one you mean with the schema argument`,
+  );
+}
+
+/** A statement that cannot run inside a transaction, where one was needed. */
+export function noTransaction(): DbError {
+  return new DbError(
+    "no_transaction",
+    "the statement cannot run inside a transaction, so it cannot be tried and rolled back",
   );
 }
 

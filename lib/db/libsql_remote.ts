@@ -131,13 +131,15 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
               break;
             }
           }
-          return {
+          const done = {
             columns: [...result.columns],
             rows: budget.rows,
             rowsAffected: options.mode === "write" ? result.rowsAffected : 0,
             truncated: budget.truncation.rows || budget.truncation.bytes,
             truncation: budget.truncation,
           };
+          if (options.mode === "write") options.beforeCommit?.(done);
+          return done;
         },
         options.mode,
         options.onCommit,

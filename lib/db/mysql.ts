@@ -157,6 +157,7 @@ export function openMysql(config: MysqlConfig): Driver {
         stop,
       );
       throwIfAborted(options.signal, ROLLED_BACK);
+      options.beforeCommit?.(result);
       options.onCommit?.();
       await simple(connection, "COMMIT");
       return result;

@@ -12,7 +12,7 @@ import type { Tier } from "./classifier.ts";
 import { thrown } from "../protocol/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
-import { DbError, permissionProblem } from "./errors.ts";
+import { DbError, noTransaction, permissionProblem } from "./errors.ts";
 import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
@@ -312,6 +312,7 @@ async function writeQuery(
       result = await statement();
     } catch (error) {
       if (thrown(error).code !== NOT_IN_TRANSACTION) throw error;
+      if (options.beforeCommit !== undefined) throw noTransaction();
       await reserved.unsafe("ROLLBACK");
       open = false;
       // Outside a transaction block the session's read-only default would
@@ -322,6 +323,7 @@ async function writeQuery(
       return await statement();
     }
     throwIfAborted(options.signal, ROLLED_BACK);
+    options.beforeCommit?.(result);
     open = false;
     options.onCommit?.();
     await reserved.unsafe("COMMIT");

@@ -14,7 +14,7 @@ import { messageOf } from "../protocol/message_of.ts";
 import { thrown } from "../protocol/thrown.ts";
 import Database from "libsql/promise";
 import { Budget } from "./budget.ts";
-import { DbError, permissionProblem } from "./errors.ts";
+import { DbError, noTransaction, permissionProblem } from "./errors.ts";
 import { assembleOverview, digest } from "./overview.ts";
 import {
   describeSqliteTable,
@@ -172,17 +172,24 @@ export function openSqlite(config: SqliteConfig): Driver {
         if (!/within a transaction/i.test(messageOf(error))) {
           throw error;
         }
+        if (options.beforeCommit !== undefined) throw noTransaction();
         await db.exec("ROLLBACK");
         inTransaction = false;
         result = await statement();
       }
       throwIfAborted(options.signal, ROLLED_BACK);
+      // Counted before COMMIT: the changes of this handle, committed or not.
+      const done = {
+        ...result,
+        rowsAffected: (await totalChanges(db)) - before,
+      };
+      if (inTransaction) options.beforeCommit?.(done);
       options.onCommit?.();
       if (inTransaction) {
         inTransaction = false;
         await db.exec("COMMIT");
       }
-      return { ...result, rowsAffected: (await totalChanges(db)) - before };
+      return done;
     } catch (error) {
       if (inTransaction) await db.exec("ROLLBACK").catch(() => {});
       throw toDbError(error, config.secrets);

@@ -199,6 +199,14 @@ export interface QueryOptions {
    * its outcome is what the caller must report, whatever stops it.
    */
   onCommit?: () => void;
+  /**
+   * Called with a write's result before its COMMIT: a throw rolls the write
+   * back and is what the query throws (a write preview's dry run, a write
+   * held to its approved preview). When it is set, a statement that refuses
+   * a transaction (VACUUM) is refused with `no_transaction` rather than run
+   * on its own, where nothing could hold it back.
+   */
+  beforeCommit?: (result: QueryResult) => void;
 }
 
 /** A query's result, bounded by `maxRows`. */

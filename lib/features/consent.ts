@@ -11,6 +11,7 @@ import { statementForApproval } from "../app/visible_text.ts";
 import type { Tier } from "../db/classifier.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { CallContext, Principal } from "./context.ts";
+import type { WritePreview } from "./tools/preview.ts";
 
 /** What the user is asked to allow. */
 export type ConsentKind = "read" | "write" | "destructive" | "connection";
@@ -29,6 +30,8 @@ export interface ConsentAsk {
   reasons: string[];
   /** Approving also grants this client the connection (`aiPolicy: askEachTime`). */
   grantsConnection: boolean;
+  /** What the write changes, measured before asking; null for none. */
+  preview: WritePreview | null;
 }
 
 /** Asks the user. */
@@ -89,9 +92,16 @@ export function consentReasons(
 /** The `approve_statement` form's description: the statement, bounded. */
 export const DESCRIPTION_LIMIT = 2_000;
 
-/** The statement verbatim with its line breaks, cut at 2,000 characters. */
-export function describeStatement(statement: string): string {
-  const trimmed = statementForApproval(statement.trim());
+/**
+ * The statement verbatim with its line breaks, after the preview's line when
+ * there is one, cut at 2,000 characters.
+ */
+export function describeStatement(
+  statement: string,
+  previewLine: string | null = null,
+): string {
+  const text = statementForApproval(statement.trim());
+  const trimmed = previewLine === null ? text : `${previewLine}\n\n${text}`;
   return trimmed.length <= DESCRIPTION_LIMIT
     ? trimmed
     : `${trimmed.slice(0, DESCRIPTION_LIMIT - 1)}…`;

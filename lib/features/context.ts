@@ -56,6 +56,11 @@ export interface CallContext {
    * lifecycle").
    */
   holdAnswer(): void;
+  /**
+   * Add a short, already redacted note to this request's activity log entry
+   * (a write's previewed and actual rows). Absent where nothing is logged.
+   */
+  note?(text: string): void;
   /** Send a notification on this request's own stream (opens it). */
   notify(method: string, params: JsonObject): void;
 }

@@ -159,6 +159,8 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
     traceparent: input.trace.traceparent ?? null,
     tracestate: input.trace.tracestate ?? null,
     baggage: input.trace.baggage ?? null,
-    detail: input.detail ?? ended.detail,
+    // A tool error's code first, then what the call noted (ctx.note).
+    detail: [ended.detail, input.detail].filter((d) => d != null).join("; ") ||
+      null,
   };
 }

@@ -31,6 +31,11 @@ import { ToolFailure } from "../features/tools/failure.ts";
 import { wire } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import { Sealer } from "../protocol/seal.ts";
+import {
+  previewDigest,
+  previewHeadline,
+  previewJson,
+} from "../features/tools/preview.ts";
 
 /** The one input request key (docs/wire.md "Asking the user"). */
 export const APPROVAL_KEY = "approve_statement";
@@ -52,6 +57,10 @@ interface State {
   digest: string;
   expiresAt: number;
   nonce: string;
+  /** The digest of the write preview the user was shown ("" for none). */
+  preview?: string;
+  /** Its rows_affected, to say what changed when it no longer matches. */
+  previewRows?: number | null;
 }
 
 /** The server's consent. */
@@ -87,6 +96,14 @@ export class Approvals implements Consent {
       const answer = answerOf(ctx.params.inputResponses);
       if (answer !== null) {
         this.#use(opened);
+        // An accepted form is bound to the preview it showed: measured again
+        // now, it must still say the same (docs/security.md "Write previews").
+        if (
+          answer === "approved" &&
+          (opened.preview ?? "") !== previewDigest(ask.preview)
+        ) {
+          throw new ToolFailure("denied", changedSince(opened, ask));
+        }
         if (answer !== "approved") {
           throw new ToolFailure(
             "denied",
@@ -122,8 +139,11 @@ export class Approvals implements Consent {
       digest: paramsDigest(ctx.params),
       expiresAt: this.#now() + STATE_LIFETIME_MS,
       nonce: crypto.randomUUID(),
+      preview: previewDigest(ask.preview),
+      previewRows: ask.preview?.rowsAffected ?? null,
     };
     const name = JSON.stringify(ask.connection.name);
+    const headline = ask.preview === null ? null : previewHeadline(ask.preview);
     return {
       resultType: "input_required",
       inputRequests: {
@@ -142,7 +162,7 @@ export class Approvals implements Consent {
                   title: "Approve",
                   description: ask.statement === null
                     ? `Let this client use the connection ${name}.`
-                    : describeStatement(ask.statement),
+                    : describeStatement(ask.statement, headline),
                 },
               },
               required: ["approved"],
@@ -211,6 +231,10 @@ export class Approvals implements Consent {
       safeMode: ask.connection.safeMode,
       message: `Allow ${ask.operation} on ${name}?`,
       reasons: ask.reasons,
+      ...(ask.preview === null ? {} : {
+        preview: previewJson(ask.preview),
+        previewLine: previewHeadline(ask.preview),
+      }),
     };
     const answer = await this.#deps.dialog().ask(request, ctx.signal);
     switch (answer.answer) {
@@ -233,6 +257,18 @@ export class Approvals implements Consent {
         );
     }
   }
+}
+
+/** Why an accepted form no longer stands: the write's preview changed. */
+function changedSince(state: State, ask: ConsentAsk): string {
+  const now = ask.preview?.rowsAffected;
+  const then = state.previewRows;
+  if (typeof now === "number" && typeof then === "number") {
+    return `the statement would now change ${now} row${
+      now === 1 ? "" : "s"
+    }, not the ${then} that were approved; nothing was written; ask again`;
+  }
+  return "what the statement would change is no longer what the user approved; nothing was written; ask again";
 }
 
 /** Whether this request's capabilities declare form elicitation. */

@@ -127,6 +127,8 @@ export class Dispatcher {
 
     let lastProgress = -Infinity;
     const held = { value: false };
+    /** What the handler noted for the activity log (ctx.note). */
+    const notes: string[] = [];
     const ctx: CallContext = {
       era: request.era,
       protocolVersion: request.protocolVersion,
@@ -154,6 +156,9 @@ export class Dispatcher {
       },
       holdAnswer: () => {
         held.value = true;
+      },
+      note: (text) => {
+        notes.push(text);
       },
       notify: (method, params) => {
         if (control.signal.aborted) return;
@@ -206,6 +211,7 @@ export class Dispatcher {
         params: request.params,
         trace: request.trace,
         ended,
+        ...(notes.length === 0 ? {} : { detail: notes.join("; ") }),
       }));
       // An open stream ends with the answer as its last frame; a streaming
       // request that failed before any frame keeps its HTTP status as JSON.

@@ -37,6 +37,7 @@ Deno.test("parseSettings() reads every known key", () => {
     maxResultBytes: 2_000_000,
     maxCellChars: 5_000,
     maxDiscoveryBytes: 30_000,
+    previewTimeoutSeconds: 2,
   };
   assertEquals(parseSettings(JSON.stringify(settings)), { ok: true, settings });
 });

@@ -139,7 +139,10 @@ Deno.test("v1 SDK client over the bridge (legacy initialize): tools, progress, a
       const schema = forms[0]!.requestedSchema as {
         properties: { approved: { description: string } };
       };
-      assertEquals(schema.properties.approved.description, INSERT);
+      assertEquals(
+        schema.properties.approved.description,
+        `Changes 1 row of authors\n\n${INSERT}`,
+      );
       // ...and a readWrite token is confirmed on the host as well.
       assertEquals((await t.asked()).length, 1);
     } finally {

@@ -117,7 +117,12 @@ Deno.test("SDK v2: an accepted form runs a write; readWrite is confirmed twice, 
     assertEquals(form.requestedSchema, {
       type: "object",
       properties: {
-        approved: { type: "boolean", title: "Approve", description: INSERT },
+        approved: {
+          type: "boolean",
+          title: "Approve",
+          // The dry run's count first, then the statement verbatim.
+          description: `Changes 1 row of authors\n\n${INSERT}`,
+        },
       },
       required: ["approved"],
     });
@@ -309,10 +314,10 @@ Deno.test("result state: input_required carries the form and a requestState, val
   assertEquals(Object.keys(result.inputRequests), ["approve_statement"]);
   const form = result.inputRequests.approve_statement;
   assertEquals(form.method, "elicitation/create");
-  // The statement verbatim, line breaks kept.
+  // The write's preview, then the statement verbatim, line breaks kept.
   assertEquals(
     form.params.requestedSchema.properties.approved.description,
-    statement,
+    `Changes 1 row of authors\n\n${statement}`,
   );
   assertEquals(typeof result.requestState, "string");
   // Not cached, and no cache hint on a tools/call result.

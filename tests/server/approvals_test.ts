@@ -28,6 +28,7 @@ const ask: ConsentAsk = {
   operation: "a query",
   reasons: ['the connection\'s Safe Mode is "alert"'],
   grantsConnection: false,
+  preview: null,
 };
 
 function ctx(

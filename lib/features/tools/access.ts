@@ -19,7 +19,8 @@ import { wire } from "../../protocol/errors.ts";
 import { consentReasons } from "../consent.ts";
 import type { CallContext, Principal } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";
-import { invalidArgument, ToolFailure } from "./failure.ts";
+import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
+import { previewWrite, type WritePreview } from "./preview.ts";
 
 /** Whether `principal` may see `connection` at all. */
 export function isVisible(
@@ -134,5 +135,49 @@ export async function admit(
     operation,
     reasons,
     grantsConnection: firstUse,
+    preview: null,
   });
+}
+
+/**
+ * {@linkcode admit} for a statement that may write: where the user is asked
+ * about a write, it is first previewed (a dry run, rolled back) and the
+ * question says what it changes. A dry run that fails ends the call with
+ * its error, asking no one. Returns the preview the user approved, which
+ * the write is then held to (null: none was asked or none is exact).
+ */
+export async function admitStatement(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  resolved: Resolved,
+  statement: Classified,
+  operation: string,
+  timeoutSeconds: number,
+): Promise<WritePreview | null> {
+  const connection = resolved.connection;
+  const firstUse = connection.aiPolicy === "askEachTime" &&
+    !deps.consent.granted(ctx.principal, connection.id);
+  const reasons = consentReasons(connection, statement, firstUse);
+  if (reasons.length === 0) return null;
+  let preview: WritePreview | null = null;
+  if (statement.tier !== "read") {
+    preview = await previewWrite(resolved, statement, {
+      timeoutSeconds: Math.min(
+        timeoutSeconds,
+        deps.settings().previewTimeoutSeconds,
+      ),
+      signal: ctx.signal,
+    }).catch((error) => rethrow(error, resolved.label));
+  }
+  await deps.consent.obtain(ctx, {
+    kind: firstUse ? "connection" : statement.tier,
+    tier: statement.tier,
+    connection,
+    statement: statement.text,
+    operation,
+    reasons,
+    grantsConnection: firstUse,
+    preview,
+  });
+  return preview;
 }

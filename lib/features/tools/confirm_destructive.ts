@@ -9,7 +9,11 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import { admit, checkConnectionId, resolveConnection } from "./access.ts";
+import {
+  admitStatement,
+  checkConnectionId,
+  resolveConnection,
+} from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { invalidArgument } from "./failure.ts";
@@ -64,16 +68,18 @@ export function confirmDestructiveTool(deps: FeatureDeps): ToolEntry {
         );
       }
       checkWrite(ctx, resolved.connection);
-      await admit(
+      const preview = await admitStatement(
         deps,
         ctx,
-        resolved.connection,
+        resolved,
         statement,
         "a destructive statement",
+        timeout,
       );
       return await runClassified(deps, ctx, resolved, statement, {
         maxRows: Math.min(settings.defaultRowLimit, settings.maxRowLimit),
         timeoutSeconds: timeout,
+        preview,
       });
     },
   });

@@ -9,7 +9,11 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import { admit, checkConnectionId, resolveConnection } from "./access.ts";
+import {
+  admitStatement,
+  checkConnectionId,
+  resolveConnection,
+} from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { invalidArgument, ToolFailure } from "./failure.ts";
@@ -82,10 +86,18 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
         );
       }
       if (statement.tier === "write") checkWrite(ctx, resolved.connection);
-      await admit(deps, ctx, resolved.connection, statement, "a query");
+      const preview = await admitStatement(
+        deps,
+        ctx,
+        resolved,
+        statement,
+        "a query",
+        timeout,
+      );
       return await runClassified(deps, ctx, resolved, statement, {
         maxRows,
         timeoutSeconds: timeout,
+        preview,
       });
     },
   });

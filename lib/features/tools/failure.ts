@@ -55,6 +55,13 @@ export function fromDbError(
       return new ToolFailure("query_failed", error.message);
     case "ambiguous":
       return new ToolFailure("invalid_argument", error.message);
+    case "no_transaction":
+      return new ToolFailure("query_failed", error.message);
+    case "changed":
+      return new ToolFailure("denied", error.message);
+    case "held":
+      // A dry run's own signal; it never ends a call.
+      return new ToolFailure("query_failed", error.message);
   }
 }
 

@@ -20,6 +20,25 @@ import type { FeatureDeps } from "../deps.ts";
 import type { Resolved } from "./access.ts";
 import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
+import { holdTo, type WritePreview } from "./preview.ts";
+
+/** The activity log's account of a write's preview. */
+function previewNote(preview: WritePreview): string {
+  if (preview.tables.length > 0) {
+    return `previewed ${
+      preview.tables.map((t) => `${t.table}: ${t.rows} rows`).join(", ")
+    }`;
+  }
+  return preview.rowsAffected === null
+    ? "no preview"
+    : `previewed ${preview.exact ? "" : "about "}${preview.rowsAffected} rows`;
+}
+
+/** The driver option that holds a write to its approved preview, if any. */
+function holdOption(preview: WritePreview | null) {
+  const beforeCommit = holdTo(preview);
+  return beforeCommit === undefined ? {} : { beforeCommit };
+}
 
 /** The longest query text, in UTF-16 code units ("100 KB"). */
 export const MAX_QUERY_LENGTH = 102_400;
@@ -177,7 +196,12 @@ export async function runClassified(
   ctx: CallContext,
   resolved: Resolved,
   statement: Classified,
-  limits: { maxRows: number; timeoutSeconds: number },
+  limits: {
+    maxRows: number;
+    timeoutSeconds: number;
+    /** The approved preview the write is held to (access.ts admitStatement). */
+    preview?: WritePreview | null;
+  },
 ): Promise<JsonObject> {
   const settings = deps.settings();
   const write = statement.tier !== "read";
@@ -193,10 +217,17 @@ export async function runClassified(
     timeoutMs: limits.timeoutSeconds * 1000,
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
+    ...holdOption(limits.preview ?? null),
   }).catch((error) => {
     remember(elapsed(), null, error);
+    if (limits.preview) ctx.note?.(`${previewNote(limits.preview)}, not run`);
     return rethrow(error, resolved.label);
   });
+  if (limits.preview) {
+    ctx.note?.(
+      `${previewNote(limits.preview)}, ran ${result.rowsAffected} rows`,
+    );
+  }
   const took = elapsed();
   remember(took, result, null);
   const cut = [

@@ -1,0 +1,389 @@
+/**
+ * Write previews (docs/security.md "Write previews"): before the user is
+ * asked to approve a write, it runs once inside a transaction that is always
+ * rolled back, and the question says what it changes — exactly how many
+ * rows, a few of them as the statement leaves them, and for DROP/TRUNCATE
+ * each table and its row count. Where a rollback cannot undo the effect
+ * (MySQL/MariaDB DDL commits at once; sequences, advisory locks, other
+ * hosts), the preview is the engine's estimate or says why there is none.
+ *
+ * @module
+ */
+
+import { sha256Hex } from "../../app/digest.ts";
+import type { Classified } from "../../db/classifier.ts";
+import { DbError } from "../../db/errors.ts";
+import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
+import type { Cell, QueryOptions, QueryResult } from "../../db/types.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { Resolved } from "./access.ts";
+
+/** What a write would do, as the user sees it before approving. */
+export interface WritePreview {
+  /** Measured by a dry run (true), or the engine's estimate (false). */
+  exact: boolean;
+  /** Rows the statement changes; null when not even an estimate exists. */
+  rowsAffected: number | null;
+  /** The table the statement changes, as written in it. */
+  table: string | null;
+  /** Up to {@linkcode SAMPLE_ROWS} changed rows, as the statement leaves them. */
+  columns: string[];
+  rows: Cell[][];
+  /** DROP/TRUNCATE: each table it removes or empties, with its row count. */
+  tables: { table: string; rows: number }[];
+  /** Why the preview is only an estimate or absent. */
+  note: string | null;
+}
+
+/** Changed rows shown in a preview. */
+export const SAMPLE_ROWS = 5;
+/** A preview's cells are cut here: enough to recognise a row. */
+export const SAMPLE_CELL_CHARS = 200;
+
+/**
+ * Thrown by the dry run's commit hook: the write is rolled back. A DbError,
+ * so the drivers hand it back as it is.
+ */
+class DryRun extends DbError {
+  constructor(readonly result: QueryResult) {
+    super("held", "the dry run is rolled back");
+  }
+}
+
+/** What a preview needs to know of the call. */
+export interface PreviewCall {
+  timeoutSeconds: number;
+  signal: AbortSignal;
+}
+
+/**
+ * Preview `statement` on `resolved` per its connection's `writePreview`
+ * (null: `off`). A dry run that fails throws the driver's error: the call
+ * then ends with the error the real run would give, and no one is asked.
+ */
+export async function previewWrite(
+  resolved: Resolved,
+  statement: Classified,
+  call: PreviewCall,
+): Promise<WritePreview | null> {
+  const mode = resolved.connection.writePreview ?? "dryRun";
+  if (mode === "off") return null;
+  const engine = resolved.driver.engine;
+  const table = targetTable(statement);
+  const base = { table, columns: [], rows: [], tables: [] };
+  if (statement.tier === "destructive") {
+    const tables = droppedTables(statement);
+    if (tables !== null) {
+      return {
+        ...base,
+        exact: true,
+        rowsAffected: null,
+        tables: await countRows(resolved, tables, call),
+        note: null,
+      };
+    }
+  }
+  const outside = outsideEffect(statement, engine);
+  if (outside !== null || mode === "estimate") {
+    return {
+      ...base,
+      exact: false,
+      rowsAffected: await estimate(resolved, statement, call),
+      note: outside ?? "the user's setting asks for the engine's estimate only",
+    };
+  }
+  let result: QueryResult;
+  try {
+    result = await dryRun(resolved, statement, call);
+  } catch (error) {
+    // VACUUM, CREATE DATABASE and the like refuse a transaction: nothing
+    // can try them and take them back, so the user is asked without one.
+    if (!(error instanceof DbError) || error.kind !== "no_transaction") {
+      throw error;
+    }
+    return { ...base, exact: false, rowsAffected: null, note: error.message };
+  }
+  return {
+    ...base,
+    exact: true,
+    rowsAffected: result.rowsAffected,
+    columns: result.columns,
+    rows: result.rows,
+    note: null,
+  };
+}
+
+/**
+ * Run `statement` with its effect held to `preview` (an exact one): a
+ * different number of changed rows rolls it back with `changed`.
+ */
+export function holdTo(
+  preview: WritePreview | null,
+): QueryOptions["beforeCommit"] {
+  if (preview === null || !preview.exact || preview.rowsAffected === null) {
+    return undefined;
+  }
+  const approved = preview.rowsAffected;
+  return (result) => {
+    if (result.rowsAffected !== approved) {
+      throw new DbError(
+        "changed",
+        `the statement would now change ${result.rowsAffected} row${
+          result.rowsAffected === 1 ? "" : "s"
+        }, not the ${approved} that were approved; nothing was written; ask again`,
+      );
+    }
+  };
+}
+
+/** The preview's first line: "Changes 3 rows of orders". */
+export function previewHeadline(preview: WritePreview): string {
+  if (preview.tables.length > 0) {
+    return preview.tables.map(({ table, rows }) =>
+      `Removes ${table} with ${count(rows)}`
+    ).join("; ");
+  }
+  const of = preview.table === null ? "" : ` of ${preview.table}`;
+  if (preview.rowsAffected === null) {
+    return `No preview${of}: ${preview.note ?? "none is available"}`;
+  }
+  const changes = `Changes ${preview.exact ? "" : "about "}${
+    count(preview.rowsAffected)
+  }${of}`;
+  return preview.exact ? changes : `${changes} (${preview.note})`;
+}
+
+/** The preview as the host dialog command's JSON and the activity log keep it. */
+export function previewJson(preview: WritePreview): JsonObject {
+  return {
+    rows_affected: preview.rowsAffected,
+    ...(preview.table === null ? {} : { table: preview.table }),
+    columns: preview.columns,
+    rows: preview.rows,
+    ...(preview.tables.length === 0 ? {} : { tables: preview.tables }),
+    exact: preview.exact,
+    ...(preview.note === null ? {} : { note: preview.note }),
+  };
+}
+
+/**
+ * What binds an approval to the preview the user saw: what it changes, not
+ * the sample rows (a dry run's INSERT draws new sequence values each time).
+ */
+export function previewDigest(preview: WritePreview | null): string {
+  if (preview === null) return "";
+  const { exact, rowsAffected, table, tables } = preview;
+  return sha256Hex(JSON.stringify({ exact, rowsAffected, table, tables }));
+}
+
+function count(rows: number): string {
+  return `${rows.toLocaleString("en-US")} row${rows === 1 ? "" : "s"}`;
+}
+
+/** The statement in a transaction that is always rolled back. */
+async function dryRun(
+  resolved: Resolved,
+  statement: Classified,
+  call: PreviewCall,
+): Promise<QueryResult> {
+  const options: QueryOptions = {
+    mode: "write",
+    maxRows: SAMPLE_ROWS,
+    maxBytes: 64 * 1024,
+    maxCellChars: SAMPLE_CELL_CHARS,
+    timeoutMs: call.timeoutSeconds * 1000,
+    signal: call.signal,
+    beforeCommit: (result) => {
+      throw new DryRun(result);
+    },
+  };
+  const attempt = async (text: string) => {
+    try {
+      await resolved.driver.query(text, options);
+    } catch (error) {
+      if (error instanceof DryRun) return error.result;
+      throw error;
+    }
+    // The hook always throws; a driver that skipped it committed nothing
+    // it was not asked to, but the preview has no result.
+    throw new DbError("no_transaction", "the dry run did not reach COMMIT");
+  };
+  const returning = withReturning(statement, resolved.driver.engine);
+  if (returning !== null) {
+    try {
+      return await attempt(returning);
+    } catch (error) {
+      // Some forms take no RETURNING (SQLite's UPDATE … LIMIT): the count
+      // alone, from the statement as written.
+      if (!(error instanceof DbError) || error.kind !== "query") throw error;
+    }
+  }
+  return await attempt(statement.text);
+}
+
+/** The statement with `RETURNING *` where the engine can return changed rows. */
+function withReturning(statement: Classified, engine: string): string | null {
+  if (engine === "mysql") return null;
+  if (
+    !["INSERT", "UPDATE", "DELETE"].includes(statement.keyword.toUpperCase())
+  ) {
+    return null;
+  }
+  if (/\breturning\b/i.test(statement.text)) return null;
+  // On its own line: a trailing line comment cannot swallow it.
+  return `${statement.text}\nRETURNING *`;
+}
+
+/**
+ * Why a rollback would not undo the statement, or null. The engine's own
+ * transaction decides for what it can undo; these it cannot.
+ */
+function outsideEffect(statement: Classified, engine: string): string | null {
+  const keyword = statement.keyword.toUpperCase();
+  if (
+    engine === "mysql" &&
+    !["INSERT", "UPDATE", "DELETE", "REPLACE"].includes(keyword)
+  ) {
+    return "MySQL/MariaDB commits this statement at once, so it cannot be tried and rolled back";
+  }
+  if (statement.reach !== null) {
+    return `it ${statement.reach}, which a rollback cannot undo`;
+  }
+  const outside = OUTSIDE_FUNCTIONS.exec(statement.text);
+  if (outside !== null) {
+    return `it calls ${outside[1]}(), whose effect a rollback does not undo`;
+  }
+  return null;
+}
+
+/** Functions whose effect outlives a rollback (a sequence, a session lock, another host). */
+const OUTSIDE_FUNCTIONS =
+  /\b(nextval|setval|pg_advisory_lock\w*|pg_advisory_xact_lock\w*|pg_try_advisory\w*|dblink\w*|pg_terminate_backend|pg_cancel_backend|get_lock|release_lock|sleep|pg_sleep)\s*\(/i;
+
+/** The engine's estimate of the rows a write changes, or null. */
+async function estimate(
+  resolved: Resolved,
+  statement: Classified,
+  call: PreviewCall,
+): Promise<number | null> {
+  const engine = resolved.driver.engine;
+  if (engine === "sqlite") return null;
+  const text = PLAN_STATEMENTS[engine](statement.text, {
+    analyze: false,
+    mariadb: false,
+  });
+  let plan: unknown;
+  try {
+    // A plan changes nothing; the hook rolls back all the same.
+    await resolved.driver.query(text, {
+      mode: "write",
+      maxRows: 10,
+      maxBytes: 1_000_000,
+      maxCellChars: 1_000_000,
+      timeoutMs: call.timeoutSeconds * 1000,
+      signal: call.signal,
+      beforeCommit: (result) => {
+        throw new DryRun(result);
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof DryRun)) return null;
+    plan = planOf(engine, error.result.rows);
+  }
+  return estimatedRows(plan);
+}
+
+/** The rows a write plan expects to change: the node under ModifyTable. */
+function estimatedRows(plan: unknown): number | null {
+  const text = typeof plan === "string" ? safeJson(plan) : plan;
+  const first = Array.isArray(text) ? text[0] : text;
+  if (typeof first !== "object" || first === null) return null;
+  const node = (first as Record<string, unknown>).Plan;
+  if (typeof node === "object" && node !== null) {
+    // PostgreSQL: ModifyTable estimates 0; its input is what it changes.
+    const top = node as Record<string, unknown>;
+    const child = Array.isArray(top.Plans) ? top.Plans[0] : undefined;
+    const rows =
+      (child as Record<string, unknown> | undefined)?.["Plan Rows"] ??
+        top["Plan Rows"];
+    return typeof rows === "number" ? rows : null;
+  }
+  // MySQL/MariaDB: query_block.table.rows (or rows_examined_per_scan).
+  const block = (first as Record<string, unknown>).query_block as
+    | Record<string, unknown>
+    | undefined;
+  const table = block?.table as Record<string, unknown> | undefined;
+  const rows = table?.rows ?? table?.rows_examined_per_scan;
+  return typeof rows === "number" ? rows : null;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+const NAME = String
+  .raw`(?:"(?:[^"]|"")+"|\x60[^\x60]+\x60|[A-Za-z_][A-Za-z0-9_$]*)`;
+const QUALIFIED = new RegExp(`^${NAME}(?:\\s*\\.\\s*${NAME}){0,2}$`);
+
+/** The table a DML statement changes, as written, or null. */
+function targetTable(statement: Classified): string | null {
+  const match = new RegExp(
+    String
+      .raw`^\s*(?:UPDATE(?:\s+ONLY)?|DELETE\s+FROM(?:\s+ONLY)?|INSERT\s+(?:IGNORE\s+)?INTO|REPLACE\s+INTO)\s+(${NAME}(?:\s*\.\s*${NAME}){0,2})`,
+    "i",
+  ).exec(statement.text);
+  return match?.[1]?.replace(/\s+/g, "") ?? null;
+}
+
+/** DROP TABLE / TRUNCATE's tables, as written; null for any other form. */
+function droppedTables(
+  statement: Classified,
+): { tables: string[]; ifExists: boolean } | null {
+  const match =
+    /^\s*(?:DROP\s+TABLE(\s+IF\s+EXISTS)?|TRUNCATE(?:\s+TABLE)?(?:\s+ONLY)?)\s+([\s\S]+?)(?:\s+(?:RESTART|CONTINUE)\s+IDENTITY)?(?:\s+(?:CASCADE|RESTRICT))?\s*$/i
+      .exec(statement.text);
+  if (match === null) return null;
+  const tables = match[2]!.split(",").map((name) => name.trim());
+  return tables.every((name) => QUALIFIED.test(name))
+    ? { tables, ifExists: match[1] !== undefined }
+    : null;
+}
+
+/**
+ * Each table's row count, read in the read-only transaction. A table that
+ * does not exist fails here as the statement would, unless the statement
+ * says IF EXISTS: then it is left out.
+ */
+async function countRows(
+  resolved: Resolved,
+  dropped: { tables: string[]; ifExists: boolean },
+  call: PreviewCall,
+): Promise<{ table: string; rows: number }[]> {
+  const counted: { table: string; rows: number }[] = [];
+  for (const table of dropped.tables) {
+    let result: QueryResult;
+    try {
+      result = await resolved.driver.query(`SELECT count(*) FROM ${table}`, {
+        mode: "read",
+        maxRows: 1,
+        maxBytes: 10_000,
+        maxCellChars: 100,
+        timeoutMs: call.timeoutSeconds * 1000,
+        signal: call.signal,
+      });
+    } catch (error) {
+      if (
+        dropped.ifExists && error instanceof DbError && error.kind === "query"
+      ) {
+        continue;
+      }
+      throw error;
+    }
+    counted.push({ table, rows: Number(result.rows[0]?.[0] ?? 0) });
+  }
+  return counted;
+}
