@@ -18,6 +18,7 @@ import {
   WIDE_TABLES,
 } from "./discovery.ts";
 import { type LoadResult, runLoad } from "./load.ts";
+import { measurePreviews } from "./preview.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
 import { cpuMicros, ownCpuMicros, peakRssMiB, rssMiB } from "./proc.ts";
 import {
@@ -531,6 +532,28 @@ try {
     );
   } finally {
     await dropWide();
+  }
+}
+
+// P1: what a write preview costs before the user is asked.
+{
+  await Deno.mkdir(`${dir}/p1`);
+  const costs = await measurePreviews(`${dir}/p1`, quick ? 3 : 7);
+  out();
+  out(
+    "### P1 write preview: request to the approval being asked (PostgreSQL, median)",
+  );
+  out();
+  out(
+    "| statement | with the dry run | writePreview off | the preview's cost |",
+  );
+  out("|---|---:|---:|---:|");
+  for (const cost of costs) {
+    out(
+      `| \`${cost.statement}\` | ${cost.withDryRun.toFixed(1)} ms | ${
+        cost.withoutPreview.toFixed(1)
+      } ms | ${(cost.withDryRun - cost.withoutPreview).toFixed(1)} ms |`,
+    );
   }
 }
 

@@ -17,6 +17,7 @@ import { TokenStore } from "../lib/app/tokens.ts";
 import { SERVE_PERMISSIONS } from "../lib/cli/integration.ts";
 import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
 import { saveSettings } from "../lib/server/server.ts";
+import type { Settings } from "../lib/app/settings.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -157,9 +158,10 @@ export function loopDelayFile(bench: BenchHome): string {
 export async function startDbport(
   bench: BenchHome,
   extraFlags: string[] = [],
+  settings: Partial<Settings> = {},
 ): Promise<Target> {
   const port = freePort();
-  await saveSettings(bench.home, { port, queryHistory: true });
+  await saveSettings(bench.home, { ...settings, port, queryHistory: true });
   return await spawnTarget(
     "dbport",
     port,

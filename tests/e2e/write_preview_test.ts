@@ -100,6 +100,37 @@ for (const engine of ENGINES) {
   );
 
   Deno.test(
+    `${engine}: a DELETE's preview holds the rows it would remove, and the dry run leaves no lock`,
+    needs(engine),
+    async () => {
+      await using dialog = await recordingDialog(1);
+      await using t = await setup(engine, { hostDialog: dialog.setting });
+      const token = await t.server.mint("readWrite");
+      const books = t.table("books");
+      const answer = await callTool(t.server, "execute_query", {
+        connection_id: t.saved.id,
+        query: `DELETE FROM ${books} WHERE id = 1`,
+      }, auth(token.plaintext));
+      assertMatch(toolErrorText(answer), /^denied: /);
+      const preview = (await dialog.asked())[0]!.preview as JsonObject;
+      assertEquals(preview.rows_affected, 1);
+      assertEquals(preview.exact, true);
+      if (engine !== "mysql") {
+        const rows = preview.rows as unknown[][];
+        assertEquals(rows.length, 1);
+        assertEquals(rows[0]![2], "Notes");
+      }
+      // Rolled back before anyone was asked: another session deletes the
+      // same row at once (a lock left behind would make it wait).
+      await t.fixture.admin(`delete from ${books} where id = 1`);
+      const [row] = await t.fixture.admin(
+        `select count(*) as n from ${books}`,
+      ) as { n: unknown }[];
+      assertEquals(Number(row?.n), 1);
+    },
+  );
+
+  Deno.test(
     `${engine}: an approved write runs as previewed, and its preview is in the form's description`,
     needs(engine),
     async () => {

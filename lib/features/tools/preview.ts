@@ -74,12 +74,15 @@ export async function previewWrite(
   if (statement.tier === "destructive") {
     const tables = droppedTables(statement);
     if (tables !== null) {
+      const counted = await countRows(resolved, tables, call);
       return {
         ...base,
         exact: true,
         rowsAffected: null,
-        tables: await countRows(resolved, tables, call),
-        note: null,
+        tables: counted,
+        note: counted.length === tables.tables.length
+          ? null
+          : "a table whose rows could not be read as a plain read is not counted",
       };
     }
   }
@@ -365,9 +368,20 @@ async function countRows(
 ): Promise<{ table: string; rows: number }[]> {
   const counted: { table: string; rows: number }[] = [];
   for (const table of dropped.tables) {
+    const text = `SELECT count(*) FROM ${table}`;
     let result: QueryResult;
     try {
-      result = await resolved.driver.query(`SELECT count(*) FROM ${table}`, {
+      // Read only as a client's read would be: a view whose definition
+      // calls a function that writes or reaches outside is not counted.
+      const checked = await resolved.driver.check(text, "read", {
+        signal: call.signal,
+        timeoutMs: call.timeoutSeconds * 1000,
+      });
+      if (
+        !checked.ok || checked.reach !== null ||
+        (checked.tier !== null && checked.tier !== "read")
+      ) continue;
+      result = await resolved.driver.query(text, {
         mode: "read",
         maxRows: 1,
         maxBytes: 10_000,
