@@ -91,6 +91,15 @@ export class FakeDriver implements Driver {
   }
   query(sql: string, options: QueryOptions) {
     this.calls.push({ method: "query", sql, options });
+    // As a real driver: a write's hook sees the result before COMMIT, and a
+    // throw there (a preview's dry run) rolls it back.
+    if (options.mode === "write") {
+      try {
+        options.beforeCommit?.(this.result);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     options.onCommit?.();
     return Promise.resolve(this.result);
   }

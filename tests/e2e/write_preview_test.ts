@@ -7,6 +7,7 @@
  */
 
 import type { Client } from "@modelcontextprotocol/client";
+import postgres from "postgres";
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import type { SavedConnection } from "../../lib/app/connections.ts";
 import type { Engine } from "../../lib/db/types.ts";
@@ -350,5 +351,41 @@ Deno.test(
     assertEquals(preview.exact, false);
     assertEquals(preview.rows_affected, null);
     assertMatch(String(preview.note), /cannot run inside a transaction/);
+  },
+);
+
+Deno.test(
+  "postgres: a dry run stuck behind a lock ends at previewTimeoutSeconds, asking no one",
+  needs("postgres"),
+  async () => {
+    await using dialog = await recordingDialog(0);
+    await using t = await setup("postgres", {
+      hostDialog: dialog.setting,
+      previewTimeoutSeconds: 1,
+    });
+    const token = await t.server.mint("readWrite");
+    const books = t.table("books");
+    // Another session holds the table until the preview gave up.
+    const holder = postgres(t.fixture.url, { max: 1, onnotice: () => {} });
+    const reserved = await holder.reserve();
+    try {
+      await reserved.unsafe(
+        `begin; lock table ${books} in access exclusive mode`,
+      )
+        .simple();
+      const answer = await callTool(t.server, "execute_query", {
+        connection_id: t.saved.id,
+        query: `UPDATE ${books} SET price = price + 1 WHERE id = 1`,
+      }, auth(token.plaintext));
+      assertEquals(
+        toolErrorText(answer),
+        "timeout: the write's preview did not finish within 1 s (previewTimeoutSeconds); nothing was written and no one was asked",
+      );
+      assertEquals(await dialog.asked(), []);
+    } finally {
+      await reserved.unsafe("rollback");
+      reserved.release();
+      await holder.end();
+    }
   },
 );

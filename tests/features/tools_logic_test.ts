@@ -5,7 +5,7 @@
  * databases elsewhere.
  */
 
-import { assert, assertEquals, assertRejects } from "@std/assert";
+import { assert, assertEquals, assertRejects, assertThrows } from "@std/assert";
 import { WireError } from "../../lib/protocol/errors.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { confirmDestructiveTool } from "../../lib/features/tools/confirm_destructive.ts";
@@ -151,7 +151,13 @@ Deno.test("execute_query: a user who says no means nothing runs", async () => {
     query: "delete from t where id = 1",
   }, callContext(principalWith(WRITE_SCOPES)));
   assert(toolError(result)?.startsWith("denied: the user said no"));
-  assertEquals(deps.driver.calls, []);
+  // Only the preview's dry run reached the driver, and it was held back
+  // before COMMIT.
+  assertEquals(deps.driver.calls.length, 1);
+  const [dryRun] = deps.driver.calls;
+  assert(dryRun?.method === "query");
+  assertEquals(dryRun.sql, "delete from t where id = 1\nRETURNING *");
+  assertThrows(() => dryRun.options.beforeCommit?.(deps.driver.result));
 });
 
 Deno.test("a hidden connection is -33007 for every tool, and the driver is never opened", async () => {
@@ -243,6 +249,10 @@ Deno.test("confirm_destructive_operation needs admin, always asks, and refuses w
   }, callContext(principalWith(ALL_SCOPES)));
   assertEquals(toolError(dropped), null);
   assertEquals(deps.asked.length, 1, "asked even under Safe Mode silent");
-  const [call] = deps.driver.calls;
+  // The table's row count for the preview, then the statement itself.
+  const [count, call] = deps.driver.calls;
+  assert(count?.method === "query" && count.options.mode === "read");
+  assertEquals(count.sql, "SELECT count(*) FROM t");
   assert(call?.method === "query" && call.options.mode === "write");
+  assertEquals(call.sql, "drop table t");
 });

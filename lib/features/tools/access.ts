@@ -14,6 +14,7 @@ import {
   type SavedConnection,
 } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
+import { DbError } from "../../db/errors.ts";
 import type { Driver } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import { consentReasons } from "../consent.ts";
@@ -161,13 +162,23 @@ export async function admitStatement(
   if (reasons.length === 0) return null;
   let preview: WritePreview | null = null;
   if (statement.tier !== "read") {
+    const seconds = Math.min(
+      timeoutSeconds,
+      deps.settings().previewTimeoutSeconds,
+    );
     preview = await previewWrite(resolved, statement, {
-      timeoutSeconds: Math.min(
-        timeoutSeconds,
-        deps.settings().previewTimeoutSeconds,
-      ),
+      timeoutSeconds: seconds,
       signal: ctx.signal,
-    }).catch((error) => rethrow(error, resolved.label));
+    }).catch((error) => {
+      // A lock wait or a long write: said as the preview's own limit.
+      if (error instanceof DbError && error.kind === "timeout") {
+        throw new ToolFailure(
+          "timeout",
+          `the write's preview did not finish within ${seconds} s (previewTimeoutSeconds); nothing was written and no one was asked`,
+        );
+      }
+      return rethrow(error, resolved.label);
+    });
   }
   await deps.consent.obtain(ctx, {
     kind: firstUse ? "connection" : statement.tier,
