@@ -389,3 +389,29 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "postgres: an UPDATE of 50,000 rows is previewed with its exact count and five of its rows",
+  needs("postgres"),
+  async () => {
+    await using dialog = await recordingDialog(1);
+    await using t = await setup("postgres", { hostDialog: dialog.setting });
+    const many = t.table("many");
+    await t.fixture.admin(
+      `create table ${many} as select g as id, 0 as v from generate_series(1, 50000) g`,
+    );
+    const token = await t.server.mint("readWrite");
+    await callTool(t.server, "execute_query", {
+      connection_id: t.saved.id,
+      query: `UPDATE ${many} SET v = v + 1 -- every row`,
+    }, auth(token.plaintext));
+    const preview = (await dialog.asked())[0]!.preview as JsonObject;
+    assertEquals(preview.rows_affected, 50_000);
+    assertEquals(preview.columns, ["id", "v"]);
+    assertEquals((preview.rows as unknown[][]).length, 5);
+    const [row] = await t.fixture.admin(
+      `select sum(v)::int as n from ${many}`,
+    ) as { n: number }[];
+    assertEquals(row?.n, 0);
+  },
+);

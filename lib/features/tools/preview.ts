@@ -211,10 +211,12 @@ async function dryRun(
     // it was not asked to, but the preview has no result.
     throw new DbError("no_transaction", "the dry run did not reach COMMIT");
   };
-  const returning = withReturning(statement, resolved.driver.engine);
+  const engine = resolved.driver.engine;
+  const returning = withReturning(statement, engine);
   if (returning !== null) {
     try {
-      return await attempt(returning);
+      const result = await attempt(returning);
+      return engine === "postgres" ? fromCounted(result) : result;
     } catch (error) {
       // Some forms take no RETURNING (SQLite's UPDATE … LIMIT): the count
       // alone, from the statement as written.
@@ -224,7 +226,13 @@ async function dryRun(
   return await attempt(statement.text);
 }
 
-/** The statement with `RETURNING *` where the engine can return changed rows. */
+/**
+ * The statement returning its changed rows, where the engine can. Only a few
+ * rows may come back: an UPDATE of ten million rows must not answer ten
+ * million. PostgreSQL gets a data-modifying CTE that returns the count and
+ * five rows; SQLite makes every change at the first step and holds the
+ * returned rows itself, and the driver stops reading at the sample's cap.
+ */
 function withReturning(statement: Classified, engine: string): string | null {
   if (engine === "mysql") return null;
   if (
@@ -234,7 +242,21 @@ function withReturning(statement: Classified, engine: string): string | null {
   }
   if (/\breturning\b/i.test(statement.text)) return null;
   // On its own line: a trailing line comment cannot swallow it.
-  return `${statement.text}\nRETURNING *`;
+  if (engine === "sqlite") return `${statement.text}\nRETURNING *`;
+  return `WITH dbport_changed AS (${statement.text}\nRETURNING *)
+SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows, *
+  FROM dbport_changed LIMIT ${SAMPLE_ROWS}`;
+}
+
+/** PostgreSQL's counted sample (withReturning) as the statement's result. */
+function fromCounted(result: QueryResult): QueryResult {
+  return {
+    ...result,
+    // Every changed row is returned: no row back means none changed.
+    rowsAffected: Number(result.rows[0]?.[0] ?? 0),
+    columns: result.columns.slice(1),
+    rows: result.rows.map((row) => row.slice(1)),
+  };
 }
 
 /**
