@@ -14,22 +14,7 @@ import { explainStartup } from "./lib/app/startup_error.ts";
 import { loadSettings } from "./lib/app/settings.ts";
 import { openStateDb, type StateDb } from "./lib/app/state_db.ts";
 import { tokenStatus } from "./lib/app/tokens.ts";
-import { activityCommand, clientsCommand } from "./lib/cli/activity.ts";
-import {
-  CONNECTIONS_USAGE,
-  connectionsCommand,
-} from "./lib/cli/connections.ts";
-import {
-  installBridge,
-  openUrl,
-  registerUrlHandler,
-} from "./lib/cli/integration.ts";
-import {
-  CLIENT_CONFIG_USAGE,
-  clientConfigCommand,
-} from "./lib/cli/client_config.ts";
 import { consoleIO, UsageError } from "./lib/cli/io.ts";
-import { TOKENS_USAGE, tokensCommand } from "./lib/cli/tokens.ts";
 import {
   BRIDGE_EXECUTABLE,
   CONNECTIONS_FILE,
@@ -190,52 +175,91 @@ async function settings(): Promise<number> {
   return 0;
 }
 
+/** A command with subcommands: its usage and what runs it. */
+interface WithUsage {
+  usage: string;
+  run(args: string[]): Promise<number>;
+}
+
 /**
  * A command with subcommands: with no arguments its usage and exit status 2,
- * with --help its usage and 0, else `run`.
+ * with --help its usage and 0, else `run`. Its module is loaded when the
+ * command runs: a `serve` process never holds the CLI's code (docs/performance.md
+ * "Memory").
  */
 function withUsage(
-  usage: string,
-  run: (args: string[]) => Promise<number>,
+  load: () => Promise<WithUsage>,
 ): (args: string[]) => Promise<number> {
-  return (args) => {
+  return async (args) => {
+    const { usage, run } = await load();
     if (args.length === 0 || args.includes("--help")) {
       console.log(usage);
-      return Promise.resolve(args.length === 0 ? 2 : 0);
+      return args.length === 0 ? 2 : 0;
     }
-    return run(args);
+    return await run(args);
   };
 }
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve,
   settings,
-  tokens: withUsage(
-    TOKENS_USAGE,
-    (args) => withStateDb((db) => tokensCommand(db, args, consoleIO)),
-  ),
-  connections: withUsage(
-    CONNECTIONS_USAGE,
-    (args) =>
-      connectionsCommand(
-        inAppDir(appDataDir(), CONNECTIONS_FILE),
-        args,
-        consoleIO,
-      ),
-  ),
-  clients: (args) => withStateDb((db) => clientsCommand(db, args, consoleIO)),
-  activity: (args) =>
-    withStateDb((db) =>
+  tokens: withUsage(async () => {
+    const { TOKENS_USAGE, tokensCommand } = await import(
+      "./lib/cli/tokens.ts"
+    );
+    return {
+      usage: TOKENS_USAGE,
+      run: (args) => withStateDb((db) => tokensCommand(db, args, consoleIO)),
+    };
+  }),
+  connections: withUsage(async () => {
+    const { CONNECTIONS_USAGE, connectionsCommand } = await import(
+      "./lib/cli/connections.ts"
+    );
+    return {
+      usage: CONNECTIONS_USAGE,
+      run: (args) =>
+        connectionsCommand(
+          inAppDir(appDataDir(), CONNECTIONS_FILE),
+          args,
+          consoleIO,
+        ),
+    };
+  }),
+  clients: async (args) => {
+    const { clientsCommand } = await import("./lib/cli/activity.ts");
+    return await withStateDb((db) => clientsCommand(db, args, consoleIO));
+  },
+  activity: async (args) => {
+    const { activityCommand } = await import("./lib/cli/activity.ts");
+    return await withStateDb((db) =>
       activityCommand(db, args, consoleIO, {
         ...(args.includes("--follow") ? { stop: interrupted() } : {}),
       })
-    ),
-  "open-url": (args) => openUrl(args, consoleIO),
-  "register-url-handler": () => registerUrlHandler(consoleIO),
-  "install-bridge": () => installBridge(consoleIO),
-  "client-config": withUsage(CLIENT_CONFIG_USAGE, (args) => {
-    const home = appDataDir();
-    return clientConfigCommand(home, () => openStateDb(home), args, consoleIO);
+    );
+  },
+  "open-url": async (args) =>
+    (await import("./lib/cli/integration.ts")).openUrl(args, consoleIO),
+  "register-url-handler": async () =>
+    (await import("./lib/cli/integration.ts")).registerUrlHandler(consoleIO),
+  "install-bridge": async () =>
+    (await import("./lib/cli/integration.ts")).installBridge(consoleIO),
+  "client-config": withUsage(async () => {
+    const { CLIENT_CONFIG_USAGE, clientConfigCommand } = await import(
+      "./lib/cli/client_config.ts"
+    );
+    return {
+      usage: CLIENT_CONFIG_USAGE,
+      run: (args) => {
+        const home = appDataDir();
+        return clientConfigCommand(
+          home,
+          () => openStateDb(home),
+          args,
+          consoleIO,
+        );
+      },
+    };
   }),
   help: () => {
     console.log(USAGE);
