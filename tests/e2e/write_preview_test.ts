@@ -29,7 +29,7 @@ interface Setup extends AsyncDisposable {
 
 async function setup(
   engine: Engine,
-  settings: JsonObject,
+  settings: JsonObject | ((fixture: Fixture) => JsonObject),
   policy: Partial<SavedConnection> = {},
 ): Promise<Setup> {
   const fixture = await openFixture(engine);
@@ -38,7 +38,10 @@ async function setup(
     safeMode: "alert",
     ...policy,
   });
-  const server = await serverWith([saved], settings);
+  const server = await serverWith(
+    [saved],
+    typeof settings === "function" ? settings(fixture) : settings,
+  );
   return {
     fixture,
     server,
@@ -415,3 +418,42 @@ Deno.test(
     assertEquals(row?.n, 0);
   },
 );
+
+for (const engine of ENGINES) {
+  Deno.test(
+    `${engine}: rows changed while the host dialog asks: the write is rolled back before COMMIT, nothing written`,
+    needs(engine),
+    async () => {
+      // The dialog adds a matching row as another session, then approves.
+      await using t = await setup(engine, (fixture) => ({
+        hostDialog: {
+          command: [
+            Deno.execPath(),
+            "run",
+            "-A",
+            "--config",
+            new URL("../../deno.dev.json", import.meta.url).pathname,
+            new URL("../_dialog_run.ts", import.meta.url).pathname,
+            engine,
+            fixture.url,
+            `insert into ${
+              engine === "postgres" ? `${fixture.schema}.` : ""
+            }authors (name) values ('Ann')`,
+          ],
+        },
+      }));
+      const token = await t.server.mint("readWrite");
+      const answer = await callTool(t.server, "execute_query", {
+        connection_id: t.saved.id,
+        query: `UPDATE ${
+          t.table("authors")
+        } SET name = upper(name) WHERE name LIKE 'A%'`,
+      }, auth(token.plaintext));
+      assertEquals(
+        toolErrorText(answer),
+        "denied: the statement would now change 3 rows, not the 2 that were approved; nothing was written; ask again",
+      );
+      assertEquals(await names(t), ["Ada", "Alan", "Ann"]);
+    },
+  );
+}
