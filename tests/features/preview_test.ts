@@ -5,6 +5,7 @@ import {
   holdTo,
   previewDigest,
   previewHeadline,
+  previewMode,
   type WritePreview,
 } from "../../lib/features/tools/preview.ts";
 
@@ -79,4 +80,21 @@ Deno.test("previewDigest() changes with the count, not with the sample rows", ()
     previewDigest(EXACT) === previewDigest({ ...EXACT, rowsAffected: 4 }),
     false,
   );
+});
+
+Deno.test("previewMode() is off by default where AI reads run as an aiLogin", () => {
+  const base = {
+    id: crypto.randomUUID(),
+    name: "c",
+    engine: "postgres" as const,
+    url: "postgres://h/db",
+    externalAccess: "readWrite" as const,
+    aiPolicy: "alwaysAllow" as const,
+    safeMode: "alert" as const,
+  };
+  assertEquals(previewMode(base), "dryRun");
+  const hardened = { ...base, aiLogin: { user: "ai", password: "x" } };
+  assertEquals(previewMode(hardened), "off");
+  assertEquals(previewMode({ ...hardened, writePreview: "dryRun" }), "dryRun");
+  assertEquals(previewMode({ ...base, writePreview: "estimate" }), "estimate");
 });

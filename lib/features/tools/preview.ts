@@ -11,6 +11,7 @@
  */
 
 import { sha256Hex } from "../../app/digest.ts";
+import type { SavedConnection } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { DbError } from "../../db/errors.ts";
 import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
@@ -66,7 +67,7 @@ export async function previewWrite(
   statement: Classified,
   call: PreviewCall,
 ): Promise<WritePreview | null> {
-  const mode = resolved.connection.writePreview ?? "dryRun";
+  const mode = previewMode(resolved.connection);
   if (mode === "off") return null;
   const engine = resolved.driver.engine;
   const table = targetTable(statement);
@@ -114,6 +115,20 @@ export async function previewWrite(
     rows: result.rows,
     note: null,
   };
+}
+
+/**
+ * The connection's preview mode. A dry run runs as the saved login, before
+ * anyone approves, and its count or error reaches the client: on a connection
+ * whose AI reads run as a least-privilege `aiLogin`, that would let a client
+ * probe what only the saved login can see, so there it is off unless the
+ * user asks for it (docs/security.md "Write previews").
+ */
+export function previewMode(
+  connection: SavedConnection,
+): "dryRun" | "estimate" | "off" {
+  return connection.writePreview ??
+    (connection.aiLogin === undefined ? "dryRun" : "off");
 }
 
 /**
