@@ -35,7 +35,7 @@ import {
   previewDigest,
   previewHeadline,
   previewJson,
-} from "../features/tools/preview.ts";
+} from "../features/tools/preview_text.ts";
 
 /** The one input request key (docs/wire.md "Asking the user"). */
 export const APPROVAL_KEY = "approve_statement";

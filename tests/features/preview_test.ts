@@ -3,11 +3,13 @@ import { DbError } from "../../lib/db/errors.ts";
 import type { QueryResult } from "../../lib/db/types.ts";
 import {
   holdTo,
-  previewDigest,
-  previewHeadline,
   previewMode,
   type WritePreview,
 } from "../../lib/features/tools/preview.ts";
+import {
+  previewDigest,
+  previewHeadline,
+} from "../../lib/features/tools/preview_text.ts";
 
 const EXACT: WritePreview = {
   exact: true,

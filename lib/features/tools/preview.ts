@@ -10,14 +10,21 @@
  * @module
  */
 
-import { sha256Hex } from "../../app/digest.ts";
 import type { SavedConnection } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { DbError } from "../../db/errors.ts";
 import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
 import type { Cell, QueryOptions, QueryResult } from "../../db/types.ts";
-import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { Resolved } from "./access.ts";
+import {
+  droppedTables,
+  estimatedRows,
+  fromCounted,
+  outsideEffect,
+  SAMPLE_ROWS,
+  targetTable,
+  withReturning,
+} from "./preview_sql.ts";
 
 /** What a write would do, as the user sees it before approving. */
 export interface WritePreview {
@@ -36,8 +43,6 @@ export interface WritePreview {
   note: string | null;
 }
 
-/** Changed rows shown in a preview. */
-export const SAMPLE_ROWS = 5;
 /** A preview's cells are cut here: enough to recognise a row. */
 export const SAMPLE_CELL_CHARS = 200;
 
@@ -154,50 +159,6 @@ export function holdTo(
   };
 }
 
-/** The preview's first line: "Changes 3 rows of orders". */
-export function previewHeadline(preview: WritePreview): string {
-  if (preview.tables.length > 0) {
-    return preview.tables.map(({ table, rows }) =>
-      `Removes ${table} with ${count(rows)}`
-    ).join("; ");
-  }
-  const of = preview.table === null ? "" : ` of ${preview.table}`;
-  if (preview.rowsAffected === null) {
-    return `No preview${of}: ${preview.note ?? "none is available"}`;
-  }
-  const changes = `Changes ${preview.exact ? "" : "about "}${
-    count(preview.rowsAffected)
-  }${of}`;
-  return preview.exact ? changes : `${changes} (${preview.note})`;
-}
-
-/** The preview as the host dialog command's JSON and the activity log keep it. */
-export function previewJson(preview: WritePreview): JsonObject {
-  return {
-    rows_affected: preview.rowsAffected,
-    ...(preview.table === null ? {} : { table: preview.table }),
-    columns: preview.columns,
-    rows: preview.rows,
-    ...(preview.tables.length === 0 ? {} : { tables: preview.tables }),
-    exact: preview.exact,
-    ...(preview.note === null ? {} : { note: preview.note }),
-  };
-}
-
-/**
- * What binds an approval to the preview the user saw: what it changes, not
- * the sample rows (a dry run's INSERT draws new sequence values each time).
- */
-export function previewDigest(preview: WritePreview | null): string {
-  if (preview === null) return "";
-  const { exact, rowsAffected, table, tables } = preview;
-  return sha256Hex(JSON.stringify({ exact, rowsAffected, table, tables }));
-}
-
-function count(rows: number): string {
-  return `${rows.toLocaleString("en-US")} row${rows === 1 ? "" : "s"}`;
-}
-
 /** The statement in a transaction that is always rolled back. */
 async function dryRun(
   resolved: Resolved,
@@ -241,65 +202,6 @@ async function dryRun(
   return await attempt(statement.text);
 }
 
-/**
- * The statement returning its changed rows, where the engine can. Only a few
- * rows may come back: an UPDATE of ten million rows must not answer ten
- * million. PostgreSQL gets a data-modifying CTE that returns the count and
- * five rows; SQLite makes every change at the first step and holds the
- * returned rows itself, and the driver stops reading at the sample's cap.
- */
-function withReturning(statement: Classified, engine: string): string | null {
-  if (engine === "mysql") return null;
-  if (
-    !["INSERT", "UPDATE", "DELETE"].includes(statement.keyword.toUpperCase())
-  ) {
-    return null;
-  }
-  if (/\breturning\b/i.test(statement.text)) return null;
-  // On its own line: a trailing line comment cannot swallow it.
-  if (engine === "sqlite") return `${statement.text}\nRETURNING *`;
-  return `WITH dbport_changed AS (${statement.text}\nRETURNING *)
-SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows, *
-  FROM dbport_changed LIMIT ${SAMPLE_ROWS}`;
-}
-
-/** PostgreSQL's counted sample (withReturning) as the statement's result. */
-function fromCounted(result: QueryResult): QueryResult {
-  return {
-    ...result,
-    // Every changed row is returned: no row back means none changed.
-    rowsAffected: Number(result.rows[0]?.[0] ?? 0),
-    columns: result.columns.slice(1),
-    rows: result.rows.map((row) => row.slice(1)),
-  };
-}
-
-/**
- * Why a rollback would not undo the statement, or null. The engine's own
- * transaction decides for what it can undo; these it cannot.
- */
-function outsideEffect(statement: Classified, engine: string): string | null {
-  const keyword = statement.keyword.toUpperCase();
-  if (
-    engine === "mysql" &&
-    !["INSERT", "UPDATE", "DELETE", "REPLACE"].includes(keyword)
-  ) {
-    return "MySQL/MariaDB commits this statement at once, so it cannot be tried and rolled back";
-  }
-  if (statement.reach !== null) {
-    return `it ${statement.reach}, which a rollback cannot undo`;
-  }
-  const outside = OUTSIDE_FUNCTIONS.exec(statement.text);
-  if (outside !== null) {
-    return `it calls ${outside[1]}(), whose effect a rollback does not undo`;
-  }
-  return null;
-}
-
-/** Functions whose effect outlives a rollback (a sequence, a session lock, another host). */
-const OUTSIDE_FUNCTIONS =
-  /\b(nextval|setval|pg_advisory_lock\w*|pg_advisory_xact_lock\w*|pg_try_advisory\w*|dblink\w*|pg_terminate_backend|pg_cancel_backend|get_lock|release_lock|sleep|pg_sleep)\s*\(/i;
-
 /** The engine's estimate of the rows a write changes, or null. */
 async function estimate(
   resolved: Resolved,
@@ -331,66 +233,6 @@ async function estimate(
     plan = planOf(engine, error.result.rows);
   }
   return estimatedRows(plan);
-}
-
-/** The rows a write plan expects to change: the node under ModifyTable. */
-function estimatedRows(plan: unknown): number | null {
-  const text = typeof plan === "string" ? safeJson(plan) : plan;
-  const first = Array.isArray(text) ? text[0] : text;
-  if (typeof first !== "object" || first === null) return null;
-  const node = (first as Record<string, unknown>).Plan;
-  if (typeof node === "object" && node !== null) {
-    // PostgreSQL: ModifyTable estimates 0; its input is what it changes.
-    const top = node as Record<string, unknown>;
-    const child = Array.isArray(top.Plans) ? top.Plans[0] : undefined;
-    const rows =
-      (child as Record<string, unknown> | undefined)?.["Plan Rows"] ??
-        top["Plan Rows"];
-    return typeof rows === "number" ? rows : null;
-  }
-  // MySQL/MariaDB: query_block.table.rows (or rows_examined_per_scan).
-  const block = (first as Record<string, unknown>).query_block as
-    | Record<string, unknown>
-    | undefined;
-  const table = block?.table as Record<string, unknown> | undefined;
-  const rows = table?.rows ?? table?.rows_examined_per_scan;
-  return typeof rows === "number" ? rows : null;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
-
-const NAME = String
-  .raw`(?:"(?:[^"]|"")+"|\x60[^\x60]+\x60|[A-Za-z_][A-Za-z0-9_$]*)`;
-const QUALIFIED = new RegExp(`^${NAME}(?:\\s*\\.\\s*${NAME}){0,2}$`);
-
-/** The table a DML statement changes, as written, or null. */
-function targetTable(statement: Classified): string | null {
-  const match = new RegExp(
-    String
-      .raw`^\s*(?:UPDATE(?:\s+ONLY)?|DELETE\s+FROM(?:\s+ONLY)?|INSERT\s+(?:IGNORE\s+)?INTO|REPLACE\s+INTO)\s+(${NAME}(?:\s*\.\s*${NAME}){0,2})`,
-    "i",
-  ).exec(statement.text);
-  return match?.[1]?.replace(/\s+/g, "") ?? null;
-}
-
-/** DROP TABLE / TRUNCATE's tables, as written; null for any other form. */
-function droppedTables(
-  statement: Classified,
-): { tables: string[]; ifExists: boolean } | null {
-  const match =
-    /^\s*(?:DROP\s+TABLE(\s+IF\s+EXISTS)?|TRUNCATE(?:\s+TABLE)?(?:\s+ONLY)?)\s+([\s\S]+?)(?:\s+(?:RESTART|CONTINUE)\s+IDENTITY)?(?:\s+(?:CASCADE|RESTRICT))?\s*$/i
-      .exec(statement.text);
-  if (match === null) return null;
-  const tables = match[2]!.split(",").map((name) => name.trim());
-  return tables.every((name) => QUALIFIED.test(name))
-    ? { tables, ifExists: match[1] !== undefined }
-    : null;
 }
 
 /**

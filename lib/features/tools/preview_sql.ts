@@ -1,0 +1,138 @@
+/**
+ * The SQL text side of write previews (preview.ts): the statement made to
+ * return a few of its changed rows, what a rollback could not undo, the table
+ * a statement changes or drops, and a write plan's row estimate.
+ *
+ * @module
+ */
+
+import type { Classified } from "../../db/classifier.ts";
+import type { QueryResult } from "../../db/types.ts";
+
+/** Changed rows shown in a preview. */
+export const SAMPLE_ROWS = 5;
+
+/**
+ * The statement returning its changed rows, where the engine can. Only a few
+ * rows may come back: an UPDATE of ten million rows must not answer ten
+ * million. PostgreSQL gets a data-modifying CTE that returns the count and
+ * five rows; SQLite makes every change at the first step and holds the
+ * returned rows itself, and the driver stops reading at the sample's cap.
+ */
+export function withReturning(
+  statement: Classified,
+  engine: string,
+): string | null {
+  if (engine === "mysql") return null;
+  if (
+    !["INSERT", "UPDATE", "DELETE"].includes(statement.keyword.toUpperCase())
+  ) {
+    return null;
+  }
+  if (/\breturning\b/i.test(statement.text)) return null;
+  // On its own line: a trailing line comment cannot swallow it.
+  if (engine === "sqlite") return `${statement.text}\nRETURNING *`;
+  return `WITH dbport_changed AS (${statement.text}\nRETURNING *)
+SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows, *
+  FROM dbport_changed LIMIT ${SAMPLE_ROWS}`;
+}
+
+/** PostgreSQL's counted sample (withReturning) as the statement's result. */
+export function fromCounted(result: QueryResult): QueryResult {
+  return {
+    ...result,
+    // Every changed row is returned: no row back means none changed.
+    rowsAffected: Number(result.rows[0]?.[0] ?? 0),
+    columns: result.columns.slice(1),
+    rows: result.rows.map((row) => row.slice(1)),
+  };
+}
+
+/**
+ * Why a rollback would not undo the statement, or null. The engine's own
+ * transaction decides for what it can undo; these it cannot.
+ */
+export function outsideEffect(
+  statement: Classified,
+  engine: string,
+): string | null {
+  const keyword = statement.keyword.toUpperCase();
+  if (
+    engine === "mysql" &&
+    !["INSERT", "UPDATE", "DELETE", "REPLACE"].includes(keyword)
+  ) {
+    return "MySQL/MariaDB commits this statement at once, so it cannot be tried and rolled back";
+  }
+  if (statement.reach !== null) {
+    return `it ${statement.reach}, which a rollback cannot undo`;
+  }
+  const outside = OUTSIDE_FUNCTIONS.exec(statement.text);
+  if (outside !== null) {
+    return `it calls ${outside[1]}(), whose effect a rollback does not undo`;
+  }
+  return null;
+}
+
+/** Functions whose effect outlives a rollback (a sequence, a session lock, another host). */
+const OUTSIDE_FUNCTIONS =
+  /\b(nextval|setval|pg_advisory_lock\w*|pg_advisory_xact_lock\w*|pg_try_advisory\w*|dblink\w*|pg_terminate_backend|pg_cancel_backend|get_lock|release_lock|sleep|pg_sleep)\s*\(/i;
+
+/** The rows a write plan expects to change: the node under ModifyTable. */
+export function estimatedRows(plan: unknown): number | null {
+  const text = typeof plan === "string" ? safeJson(plan) : plan;
+  const first = Array.isArray(text) ? text[0] : text;
+  if (typeof first !== "object" || first === null) return null;
+  const node = (first as Record<string, unknown>).Plan;
+  if (typeof node === "object" && node !== null) {
+    // PostgreSQL: ModifyTable estimates 0; its input is what it changes.
+    const top = node as Record<string, unknown>;
+    const child = Array.isArray(top.Plans) ? top.Plans[0] : undefined;
+    const rows =
+      (child as Record<string, unknown> | undefined)?.["Plan Rows"] ??
+        top["Plan Rows"];
+    return typeof rows === "number" ? rows : null;
+  }
+  // MySQL/MariaDB: query_block.table.rows (or rows_examined_per_scan).
+  const block = (first as Record<string, unknown>).query_block as
+    | Record<string, unknown>
+    | undefined;
+  const table = block?.table as Record<string, unknown> | undefined;
+  const rows = table?.rows ?? table?.rows_examined_per_scan;
+  return typeof rows === "number" ? rows : null;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+const NAME = String
+  .raw`(?:"(?:[^"]|"")+"|\x60[^\x60]+\x60|[A-Za-z_][A-Za-z0-9_$]*)`;
+const QUALIFIED = new RegExp(`^${NAME}(?:\\s*\\.\\s*${NAME}){0,2}$`);
+
+/** The table a DML statement changes, as written, or null. */
+export function targetTable(statement: Classified): string | null {
+  const match = new RegExp(
+    String
+      .raw`^\s*(?:UPDATE(?:\s+ONLY)?|DELETE\s+FROM(?:\s+ONLY)?|INSERT\s+(?:IGNORE\s+)?INTO|REPLACE\s+INTO)\s+(${NAME}(?:\s*\.\s*${NAME}){0,2})`,
+    "i",
+  ).exec(statement.text);
+  return match?.[1]?.replace(/\s+/g, "") ?? null;
+}
+
+/** DROP TABLE / TRUNCATE's tables, as written; null for any other form. */
+export function droppedTables(
+  statement: Classified,
+): { tables: string[]; ifExists: boolean } | null {
+  const match =
+    /^\s*(?:DROP\s+TABLE(\s+IF\s+EXISTS)?|TRUNCATE(?:\s+TABLE)?(?:\s+ONLY)?)\s+([\s\S]+?)(?:\s+(?:RESTART|CONTINUE)\s+IDENTITY)?(?:\s+(?:CASCADE|RESTRICT))?\s*$/i
+      .exec(statement.text);
+  if (match === null) return null;
+  const tables = match[2]!.split(",").map((name) => name.trim());
+  return tables.every((name) => QUALIFIED.test(name))
+    ? { tables, ifExists: match[1] !== undefined }
+    : null;
+}

@@ -1,0 +1,55 @@
+/**
+ * How a write preview is told (preview.ts): its one line for the form and the
+ * dialogs, its JSON for a host dialog command, and the digest that binds an
+ * approval to it.
+ *
+ * @module
+ */
+
+import { sha256Hex } from "../../app/digest.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { WritePreview } from "./preview.ts";
+
+/** The preview's first line: "Changes 3 rows of orders". */
+export function previewHeadline(preview: WritePreview): string {
+  if (preview.tables.length > 0) {
+    return preview.tables.map(({ table, rows }) =>
+      `Removes ${table} with ${count(rows)}`
+    ).join("; ");
+  }
+  const of = preview.table === null ? "" : ` of ${preview.table}`;
+  if (preview.rowsAffected === null) {
+    return `No preview${of}: ${preview.note ?? "none is available"}`;
+  }
+  const changes = `Changes ${preview.exact ? "" : "about "}${
+    count(preview.rowsAffected)
+  }${of}`;
+  return preview.exact ? changes : `${changes} (${preview.note})`;
+}
+
+/** The preview as the host dialog command's JSON and the activity log keep it. */
+export function previewJson(preview: WritePreview): JsonObject {
+  return {
+    rows_affected: preview.rowsAffected,
+    ...(preview.table === null ? {} : { table: preview.table }),
+    columns: preview.columns,
+    rows: preview.rows,
+    ...(preview.tables.length === 0 ? {} : { tables: preview.tables }),
+    exact: preview.exact,
+    ...(preview.note === null ? {} : { note: preview.note }),
+  };
+}
+
+/**
+ * What binds an approval to the preview the user saw: what it changes, not
+ * the sample rows (a dry run's INSERT draws new sequence values each time).
+ */
+export function previewDigest(preview: WritePreview | null): string {
+  if (preview === null) return "";
+  const { exact, rowsAffected, table, tables } = preview;
+  return sha256Hex(JSON.stringify({ exact, rowsAffected, table, tables }));
+}
+
+function count(rows: number): string {
+  return `${rows.toLocaleString("en-US")} row${rows === 1 ? "" : "s"}`;
+}
