@@ -412,18 +412,24 @@ async function readRows(
     columns ??= (query as unknown as { statement?: { columns?: Column[] } })
       .statement?.columns ?? [];
   } else {
-    const all = await query;
-    const info = all as unknown as {
+    // A write's RETURNING (or a utility statement's rows) runs to its end,
+    // but each row is kept or dropped as it arrives: an UPDATE … RETURNING of
+    // ten million rows is never ten million rows in memory.
+    const statement = query as unknown as {
+      statement?: { columns?: Column[] };
+    };
+    const info = await query.forEach((row) => {
+      if (!budget.open) return;
+      columns ??= statement.statement?.columns ?? [];
+      keep(row as unknown as (Uint8Array | null)[]);
+    }) as unknown as {
       columns?: Column[];
       count?: number | null;
       command?: string;
     };
-    columns = info.columns ?? [];
+    columns = info.columns ?? columns ?? [];
     if (info.command !== "SELECT" && typeof info.count === "number") {
       rowsAffected = info.count;
-    }
-    for (const row of all) {
-      if (!keep(row as unknown as (Uint8Array | null)[])) break;
     }
   }
   return {

@@ -228,3 +228,35 @@ Deno.test(
     assertEquals(result.truncation.cut_cells, 0);
   },
 );
+
+Deno.test(
+  "postgres: a write's RETURNING of 50,000 rows keeps max_rows of them and counts them all",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openFixture("postgres");
+    const many = `${fixture.schema}.many`;
+    await fixture.admin(
+      `create table ${many} as select g as id, 0 as v from generate_series(1, 50000) g`,
+    );
+    const saved = savedConnection(fixture, "Returning", {
+      externalAccess: "readWrite",
+      safeMode: "silent",
+    });
+    await using server = await serverWith([saved]);
+    const token = await server.mint("readWrite");
+    const answer = await callTool(server, "execute_query", {
+      connection_id: saved.id,
+      query: `UPDATE ${many} SET v = v + 1 WHERE id > 0 RETURNING id, v`,
+      max_rows: 10,
+    }, { authorization: `Bearer ${token.plaintext}` });
+    const result = answer.json.result.structuredContent;
+    assert(result !== undefined, answer.text.slice(0, 500));
+    assertEquals(result.rows_affected, 50_000);
+    assertEquals(result.rows.length, 10);
+    assertEquals(result.truncation.reasons, ["max_rows"]);
+    const [row] = await fixture.admin(
+      `select sum(v)::int as n from ${many}`,
+    ) as { n: number }[];
+    assertEquals(row?.n, 50_000);
+  },
+);
