@@ -439,6 +439,9 @@ function simple(connection: Connection, text: string): Promise<void> {
   );
 }
 
+/** An INSERT or DELETE, whose returned rows (RETURNING) are the rows it changed. */
+const RETURNS_CHANGED = /^[\s(]*(insert|delete)\b/i;
+
 /**
  * Stream one statement's rows, keeping at most `maxRows + 1`. Once past the
  * cap the rest is not wanted: `cut` kills the query, and the interruption
@@ -456,6 +459,9 @@ function streamRows(
     let fields: Field[] = [];
     let mappers: ((value: unknown) => Cell)[] = [];
     let rowsAffected = 0;
+    // A MariaDB INSERT/DELETE … RETURNING answers rows and no OK packet:
+    // each returned row is one it changed.
+    let returned = 0;
     let cutting = false;
     const query = connection.query({ sql: text, rowsAsArray: true });
     // A statement without a result set reports undefined fields.
@@ -470,6 +476,7 @@ function streamRows(
         );
         return;
       }
+      returned++;
       if (!budget.open) return;
       for (let i = 0; i < row.length; i++) row[i] = mappers[i]!(row[i]);
       if (!budget.add(row as Cell[]) && !cutting && cut !== null) {
@@ -486,7 +493,9 @@ function streamRows(
       resolve({
         columns: fields.map((field) => field.name),
         rows: budget.rows,
-        rowsAffected,
+        rowsAffected: rowsAffected === 0 && RETURNS_CHANGED.test(text)
+          ? returned
+          : rowsAffected,
         truncated: budget.truncation.rows || budget.truncation.bytes,
         truncation: budget.truncation,
       });

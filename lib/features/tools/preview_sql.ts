@@ -17,21 +17,28 @@ export const SAMPLE_ROWS = 5;
  * rows may come back: an UPDATE of ten million rows must not answer ten
  * million. PostgreSQL gets a data-modifying CTE that returns the count and
  * five rows; SQLite makes every change at the first step and holds the
- * returned rows itself, and the driver stops reading at the sample's cap.
+ * returned rows itself, and MariaDB streams them: the drivers keep the
+ * sample's cap and drop the rest as it arrives.
  */
 export function withReturning(
   statement: Classified,
   engine: string,
 ): string | null {
-  if (engine === "mysql") return null;
-  if (
-    !["INSERT", "UPDATE", "DELETE"].includes(statement.keyword.toUpperCase())
-  ) {
+  const keyword = statement.keyword.toUpperCase();
+  // MariaDB returns rows from INSERT and DELETE (not UPDATE); MySQL refuses
+  // the clause, and the caller falls back to the count alone. Its count is
+  // then the rows returned, which REPLACE and ON DUPLICATE KEY UPDATE (two
+  // per replaced row in the affected count) would not match.
+  const returns = engine === "mysql"
+    ? ["INSERT", "DELETE"]
+    : ["INSERT", "UPDATE", "DELETE"];
+  if (!returns.includes(keyword)) return null;
+  if (engine === "mysql" && /on\s+duplicate/i.test(statement.text)) {
     return null;
   }
   if (/\breturning\b/i.test(statement.text)) return null;
   // On its own line: a trailing line comment cannot swallow it.
-  if (engine === "sqlite") return `${statement.text}\nRETURNING *`;
+  if (engine !== "postgres") return `${statement.text}\nRETURNING *`;
   return `WITH dbport_changed AS (${statement.text}\nRETURNING *)
 SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows, *
   FROM dbport_changed LIMIT ${SAMPLE_ROWS}`;
