@@ -91,6 +91,13 @@ Deno.test("dialogText() names the client, the reasons and the statement", () => 
   );
 });
 
+Deno.test("dialogText() puts a write's preview line before the statement", () => {
+  assertEquals(
+    dialogText({ ...request, previewLine: "Removes orders with 1,204 rows" }),
+    'Allow a destructive statement on "Shop"?\nClient: Claude (token "laptop")\nBecause the statement drops or truncates data.\nRemoves orders with 1,204 rows\n\nDROP TABLE orders',
+  );
+});
+
 Deno.test("describeDialog() says where serve will ask", () => {
   assertEquals(
     describeDialog("auto", env({ terminal: true })),
