@@ -593,3 +593,23 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "mysql: every pooled session starts read-only, in UTC, with the quoting rules the lexer reads by",
+  needs("mysql"),
+  async () => {
+    await withDriver("mysql", async (driver) => {
+      // Twice: a fresh session, then one set up again after RESET CONNECTION.
+      for (let i = 0; i < 2; i++) {
+        const read = await driver.query(
+          "select @@SESSION.tx_read_only, @@SESSION.time_zone, @@SESSION.sql_mode",
+          { ...OPTIONS, maxRows: 10 },
+        );
+        const [row] = read.rows;
+        assertEquals(Number(row![0]), 1);
+        assertEquals(row![1], "+00:00");
+        assert(!/ANSI_QUOTES|NO_BACKSLASH_ESCAPES/.test(String(row![2])));
+      }
+    });
+  },
+);
