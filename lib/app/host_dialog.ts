@@ -114,14 +114,19 @@ function osDialogName(env: DialogEnv): string | null {
     ? null
     : program === "osascript"
     ? "a macOS dialog"
+    : program === "powershell"
+    ? "a Windows message box"
     : `a ${program} dialog`;
 }
 
 /** The desktop's dialog program, if it has one. */
 function osDialogProgram(
   env: DialogEnv,
-): "osascript" | "zenity" | "kdialog" | null {
+): "osascript" | "zenity" | "kdialog" | "powershell" | null {
   if (env.os === "darwin") return env.has("osascript") ? "osascript" : null;
+  if (env.os === "windows") {
+    return env.has("powershell.exe") ? "powershell" : null;
+  }
   if (env.os !== "linux" || !env.display) return null;
   if (env.has("zenity")) return "zenity";
   if (env.has("kdialog")) return "kdialog";
@@ -150,7 +155,8 @@ export function hostEnv(): DialogEnv {
 }
 
 function onPath(program: string): boolean {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+  const separator = Deno.build.os === "windows" ? ";" : ":";
+  for (const dir of (Deno.env.get("PATH") ?? "").split(separator)) {
     if (dir === "") continue;
     try {
       if (Deno.statSync(`${dir}/${program}`).isFile) return true;
@@ -264,6 +270,16 @@ function osDialog(env: DialogEnv): Dialog | null {
       },
     };
   }
+  if (program === "powershell") {
+    return {
+      async ask(request, signal) {
+        const { argv, input } = windowsDialog(request);
+        const ran = await run(argv, signal, input);
+        // 0 Yes, 1 No (or closed), anything else: no answer.
+        return yesNo(ran);
+      },
+    };
+  }
   if (program === "kdialog") {
     return {
       async ask(request, signal) {
@@ -285,6 +301,36 @@ function osDialog(env: DialogEnv): Dialog | null {
   }
   return null;
 }
+
+/**
+ * The Windows message box: a fixed PowerShell script, the text arriving on
+ * stdin as base64 of its UTF-8. Nothing of the request is ever part of the
+ * script, so no quote, backtick, `$(...)` or line break in a statement can
+ * change what PowerShell runs, and the console's code page cannot garble it.
+ */
+export function windowsDialog(
+  request: DialogRequest,
+): { argv: string[]; input: string } {
+  const bytes = new TextEncoder().encode(dialogText(request));
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return { argv: [...WINDOWS_DIALOG], input: `${btoa(binary)}\n` };
+}
+
+const WINDOWS_DIALOG = Object.freeze([
+  "powershell.exe",
+  "-NoProfile",
+  "-NonInteractive",
+  "-ExecutionPolicy",
+  "Bypass",
+  "-Command",
+  [
+    "$text = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String([Console]::In.ReadToEnd().Trim()))",
+    "Add-Type -AssemblyName System.Windows.Forms",
+    "$answer = [System.Windows.Forms.MessageBox]::Show($text, 'dbport', 'YesNo', 'Warning', 'Button2')",
+    "if ($answer -eq [System.Windows.Forms.DialogResult]::Yes) { exit 0 } else { exit 1 }",
+  ].join("; "),
+]);
 
 /** A yes/no dialog's exit code: 0 yes, 1 no, anything else no answer. */
 function yesNo(ran: { code: number } | null): DialogAnswer {

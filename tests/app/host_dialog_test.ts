@@ -1,10 +1,11 @@
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import {
   describeDialog,
   type DialogEnv,
   dialogFor,
   type DialogRequest,
   dialogText,
+  windowsDialog,
 } from "../../lib/app/host_dialog.ts";
 
 const request: DialogRequest = {
@@ -114,5 +115,38 @@ Deno.test("describeDialog() says where serve will ask", () => {
   assertEquals(
     describeDialog({ command: ["/usr/local/bin/approve"] }),
     'the command "/usr/local/bin/approve" (hostDialog)',
+  );
+});
+
+Deno.test("windowsDialog() never puts the request into PowerShell's script: quotes, backticks, $(...) and line breaks cannot break out", () => {
+  const hostile = {
+    ...request,
+    client: "x'; Remove-Item C:\\ -Recurse; '",
+    statement:
+      "UPDATE t SET a = '\"`$(Start-Process calc)`' -- ' ; exit 0\r\nDELETE FROM t; \u00e9\u65e5\u{1F600}",
+  };
+  const benign = windowsDialog(request);
+  const attacked = windowsDialog(hostile);
+  // The script and its arguments are the same whatever the request says.
+  assertEquals(attacked.argv, benign.argv);
+  for (const part of attacked.argv) {
+    assert(!part.includes("calc") && !part.includes("Remove-Item"), part);
+  }
+  // The text travels on stdin as base64 of its UTF-8, and arrives whole.
+  assert(/^[A-Za-z0-9+/=]+\n$/.test(attacked.input));
+  const bytes = Uint8Array.from(
+    atob(attacked.input.trim()),
+    (c) => c.charCodeAt(0),
+  );
+  assertEquals(new TextDecoder().decode(bytes), dialogText(hostile));
+});
+
+Deno.test("dialogFor() on Windows asks with a message box when PowerShell is there", () => {
+  const windows = env({ os: "windows", has: (p) => p === "powershell.exe" });
+  assertEquals(describeDialog("os", windows), "a Windows message box");
+  assertEquals(describeDialog("auto", windows), "a Windows message box");
+  assertEquals(
+    describeDialog("os", env({ os: "windows" })),
+    "refused: no desktop dialog",
   );
 });
