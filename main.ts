@@ -39,6 +39,7 @@ Commands:
   tokens             Create, list and revoke access tokens (tokens --help)
   clients            Clients seen in the last 5 minutes [--json]
   activity           The activity log [--limit N] [--follow] [--json]
+  history            The statements AI clients ran [--connection C] [--grep TEXT] [--limit N] [--json|--csv]
   open-url URL       Start the server in the background for ${START_MCP_URL}
   register-url-handler
                      Make ${URL_SCHEME}:// URLs start the server (Linux; prints the macOS/Windows way)
@@ -51,6 +52,18 @@ Commands:
 Environment:
   DBPORT_HOME        The app data directory (default: the platform's app config directory)
   DBPORT_LAUNCH      The command ${BRIDGE_EXECUTABLE} runs to start the server (default: the OS open command)`;
+
+/**
+ * The saved connections, to name them; none when connections.json cannot be
+ * read (the log and history stay readable, with ids instead of names).
+ */
+async function savedConnections() {
+  const { loadConnections } = await import("./lib/app/connections.ts");
+  const loaded = await loadConnections(
+    inAppDir(appDataDir(), CONNECTIONS_FILE),
+  );
+  return loaded.ok ? loaded.connections : [];
+}
 
 /** Run a command against the app's state database, closing it after. */
 async function withStateDb(
@@ -232,10 +245,25 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   },
   activity: async (args) => {
     const { activityCommand } = await import("./lib/cli/activity.ts");
+    const connections = await savedConnections();
     return await withStateDb((db) =>
       activityCommand(db, args, consoleIO, {
         ...(args.includes("--follow") ? { stop: interrupted() } : {}),
+        connectionName: (id) => connections.find((c) => c.id === id)?.name,
       })
+    );
+  },
+  history: async (args) => {
+    const { HISTORY_USAGE, historyCommand } = await import(
+      "./lib/cli/history.ts"
+    );
+    if (args.includes("--help")) {
+      console.log(HISTORY_USAGE);
+      return 0;
+    }
+    const connections = await savedConnections();
+    return await withStateDb((db) =>
+      historyCommand(db, connections, args, consoleIO)
     );
   },
   "open-url": async (args) =>
@@ -272,7 +300,7 @@ if (import.meta.main) {
   const command = COMMANDS[name];
   if (
     command === undefined ||
-    (!["tokens", "connections", "client-config"].includes(name) &&
+    (!["tokens", "connections", "client-config", "history"].includes(name) &&
       rest.includes("--help"))
   ) {
     if (command === undefined) console.error(`Unknown command "${name}"\n`);

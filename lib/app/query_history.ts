@@ -142,6 +142,34 @@ export class QueryHistory implements HistoryStore {
     return result.rows.map(fromRow);
   }
 
+  /**
+   * The newest `limit` entries, newest first, of one connection or all, whose
+   * SQL contains `grep` (case-insensitive, taken literally).
+   */
+  async search(
+    filter: { connectionId?: string; grep?: string; limit: number },
+  ): Promise<HistoryRow[]> {
+    await this.flush();
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (filter.connectionId !== undefined) {
+      where.push("connection_id = ?");
+      args.push(filter.connectionId);
+    }
+    if (filter.grep !== undefined && filter.grep !== "") {
+      // instr() rather than LIKE: % and _ in the text are themselves.
+      where.push("instr(lower(sql), lower(?)) > 0");
+      args.push(filter.grep);
+    }
+    const result = await this.#db.client.execute({
+      sql: `SELECT * FROM query_history ${
+        where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`
+      } ORDER BY id DESC LIMIT ?`,
+      args: [...args, filter.limit],
+    });
+    return result.rows.map(fromRow);
+  }
+
   /** Delete rows past the retention period or the per-connection cap. */
   async prune(now = Date.now()): Promise<void> {
     await this.#db.client.batch([

@@ -22,9 +22,11 @@ const FOLLOW_POLL_MS = 500;
 export interface ActivityOptions {
   /** Ends `--follow` (the entry point wires SIGINT/SIGTERM to it). */
   stop?: AbortSignal;
+  /** A saved connection's name by its id (the log keeps only the id). */
+  connectionName?: (id: string) => string | undefined;
 }
 
-function line(row: ActivityRow): string {
+function line(row: ActivityRow, name: (id: string) => string): string {
   const who = row.principalKind === "anonymous"
     ? "anonymous"
     : row.tokenName ?? "(no valid token)";
@@ -41,15 +43,21 @@ function line(row: ActivityRow): string {
     row.method ?? "-",
   ];
   if (row.target !== null) parts.push(row.target);
-  if (row.connectionId !== null) parts.push(`connection=${row.connectionId}`);
+  if (row.connectionId !== null) {
+    parts.push(`connection=${name(row.connectionId)}`);
+  }
   if (row.errorCode !== null) parts.push(`code=${row.errorCode}`);
   if (row.detail !== null) parts.push(`(${row.detail})`);
   parts.push(`${row.durationMs} ms`);
   return parts.join("  ");
 }
 
-function json(row: ActivityRow): string {
-  return JSON.stringify({ ...row, time: new Date(row.time).toISOString() });
+function json(row: ActivityRow, name: (id: string) => string): string {
+  return JSON.stringify({
+    ...row,
+    time: new Date(row.time).toISOString(),
+    connectionName: row.connectionId === null ? null : name(row.connectionId),
+  });
 }
 
 /** Run `activity [--limit N] [--follow] [--json]`. */
@@ -70,7 +78,9 @@ export async function activityCommand(
     );
   }
   const limit = integerFlag(parsed, "limit", 50, 100_000);
-  const format = parsed.flags.json === true ? json : line;
+  const name = (id: string) => options.connectionName?.(id) ?? id;
+  const format = (row: ActivityRow) =>
+    parsed.flags.json === true ? json(row, name) : line(row, name);
   const log = new ActivityLog(db);
   let last = 0;
   const print = (rows: ActivityRow[]) => {

@@ -1,0 +1,151 @@
+/**
+ * `dbport history`: the statements AI clients ran, read from `state.db`,
+ * newest first, with the connection's name, the outcome, rows and duration;
+ * as lines, JSON lines or CSV.
+ *
+ * @module
+ */
+
+import type { SavedConnection } from "../app/connections.ts";
+import { type HistoryRow, QueryHistory } from "../app/query_history.ts";
+import type { StateDb } from "../app/state_db.ts";
+import { formatTime, integerFlag, parseFlags, stringFlag } from "./args.ts";
+import { type CliIO, UsageError } from "./io.ts";
+
+/** How `history` is used. */
+export const HISTORY_USAGE = `Usage:
+  dbport history [--connection NAME|ID] [--grep TEXT] [--limit N] [--json|--csv]
+
+The statements AI clients ran (while the query history is on), newest first.
+  --connection   only this saved connection (its name or id)
+  --grep TEXT    only statements containing TEXT (case-insensitive)
+  --limit N      at most N entries (default 50)
+  --json         one JSON object per line
+  --csv          CSV with a header row`;
+
+const CSV_COLUMNS = [
+  "time",
+  "connection",
+  "outcome",
+  "statement_type",
+  "row_count",
+  "rows_affected",
+  "duration_ms",
+  "client",
+  "token",
+  "error",
+  "sql",
+] as const;
+
+/** Run `history`; `connections` names the saved connections. */
+export async function historyCommand(
+  db: StateDb,
+  connections: readonly SavedConnection[],
+  args: string[],
+  io: CliIO,
+): Promise<number> {
+  const parsed = parseFlags("history", args, {
+    connection: { type: "string" },
+    grep: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+    csv: { type: "boolean" },
+  });
+  if (parsed.positionals.length > 0) {
+    throw new UsageError(
+      `history: unexpected argument "${
+        parsed.positionals[0]
+      }"\n\n${HISTORY_USAGE}`,
+    );
+  }
+  if (parsed.flags.json === true && parsed.flags.csv === true) {
+    throw new UsageError("history: give --json or --csv, not both");
+  }
+  const named = stringFlag(parsed, "connection");
+  let connectionId: string | undefined;
+  if (named !== undefined) {
+    const found = connections.find((c) =>
+      c.id === named.toLowerCase() ||
+      c.name.toLowerCase() === named.toLowerCase()
+    );
+    if (found === undefined) {
+      throw new UsageError(
+        `history: no saved connection is named or has the id ${
+          JSON.stringify(named)
+        } (deno task dbport connections list)`,
+      );
+    }
+    connectionId = found.id;
+  }
+  const grep = stringFlag(parsed, "grep");
+  const rows = await new QueryHistory(db).search({
+    ...(connectionId === undefined ? {} : { connectionId }),
+    ...(grep === undefined ? {} : { grep }),
+    limit: integerFlag(parsed, "limit", 50, 100_000),
+  });
+  const nameOf = (id: string) =>
+    connections.find((c) => c.id === id)?.name ?? id;
+  if (parsed.flags.csv === true) {
+    io.out(CSV_COLUMNS.join(","));
+    for (const row of rows) io.out(csvLine(row, nameOf));
+  } else if (parsed.flags.json === true) {
+    for (const row of rows) {
+      io.out(JSON.stringify({
+        ...row,
+        time: new Date(row.time).toISOString(),
+        connectionName: nameOf(row.connectionId),
+      }));
+    }
+  } else if (rows.length === 0) {
+    io.out("No statements recorded yet.");
+  } else {
+    for (const row of rows) io.out(line(row, nameOf));
+  }
+  return 0;
+}
+
+function line(row: HistoryRow, nameOf: (id: string) => string): string {
+  const rows = row.statementType === "read"
+    ? `${row.rowCount} rows`
+    : `${row.rowsAffected} affected`;
+  const parts = [
+    formatTime(row.time),
+    row.outcome.padEnd(9),
+    nameOf(row.connectionId),
+    row.clientName ?? "-",
+    rows,
+    `${row.durationMs} ms`,
+    // One line per entry: the statement's own line breaks are shown as ⏎.
+    row.sql.replace(/\r?\n/g, " ⏎ "),
+  ];
+  if (row.error !== null) parts.push(`(${row.error})`);
+  return parts.join("  ");
+}
+
+function csvLine(row: HistoryRow, nameOf: (id: string) => string): string {
+  const cells: Record<typeof CSV_COLUMNS[number], string | number | null> = {
+    time: new Date(row.time).toISOString(),
+    connection: nameOf(row.connectionId),
+    outcome: row.outcome,
+    statement_type: row.statementType,
+    row_count: row.rowCount,
+    rows_affected: row.rowsAffected,
+    duration_ms: row.durationMs,
+    client: row.clientName,
+    token: row.tokenName,
+    error: row.error,
+    sql: row.sql,
+  };
+  return CSV_COLUMNS.map((column) => csvCell(cells[column])).join(",");
+}
+
+/**
+ * One CSV field (RFC 4180), quoted when it must be; a text a spreadsheet
+ * would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`.
+ */
+export function csvCell(value: string | number | null): string {
+  if (value === null) return "";
+  if (typeof value === "number") return String(value);
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
