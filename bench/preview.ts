@@ -12,12 +12,10 @@ import postgres from "postgres";
 import type { SavedConnection } from "../lib/app/connections.ts";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
-import { openStateDb } from "../lib/app/state_db.ts";
-import { TokenStore } from "../lib/app/tokens.ts";
 import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
 import { POSTGRES_URL } from "../tests/_db.ts";
 import { callOnce, closeConnections } from "./mcp_request.ts";
-import { startDbport } from "./targets.ts";
+import { mintToken, startDbport } from "./targets.ts";
 
 const SCHEMA = "dbport_bench_preview";
 const ROWS = 100_000;
@@ -60,18 +58,7 @@ export async function measurePreviews(
       },
     ];
     await saveConnections(inAppDir(home, CONNECTIONS_FILE), connections);
-    const db = await openStateDb(home);
-    let token: string;
-    try {
-      token = (await new TokenStore(db).create({
-        name: "bench writer",
-        level: "readWrite",
-        connections: null,
-        expiresAt: null,
-      })).plaintext;
-    } finally {
-      db.close();
-    }
+    const token = await mintToken(home, "readWrite", "bench writer");
     await using dbport = await startDbport(
       {
         home,

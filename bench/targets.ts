@@ -13,7 +13,7 @@ import type { SavedConnection } from "../lib/app/connections.ts";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
 import { openStateDb } from "../lib/app/state_db.ts";
-import { TokenStore } from "../lib/app/tokens.ts";
+import { type Level, TokenStore } from "../lib/app/tokens.ts";
 import { SERVE_PERMISSIONS } from "../lib/cli/integration.ts";
 import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
 import { saveSettings } from "../lib/server/server.ts";
@@ -126,24 +126,33 @@ export async function benchHome(
   ];
   await saveSettings(home, { queryHistory: true });
   await saveConnections(inAppDir(home, CONNECTIONS_FILE), connections);
+  return {
+    home,
+    sqlitePath,
+    ids: {
+      postgres: connections[0]!.id,
+      mysql: connections[1]!.id,
+      sqlite: connections[2]!.id,
+    },
+    token: await mintToken(home, "readOnly", "bench"),
+  };
+}
+
+/** A token of `level` in `home`'s state database; its plaintext. */
+export async function mintToken(
+  home: string,
+  level: Level,
+  name: string,
+): Promise<string> {
   const db = await openStateDb(home);
   try {
     const { plaintext } = await new TokenStore(db).create({
-      name: "bench",
-      level: "readOnly",
+      name,
+      level,
       connections: null,
       expiresAt: null,
     });
-    return {
-      home,
-      sqlitePath,
-      ids: {
-        postgres: connections[0]!.id,
-        mysql: connections[1]!.id,
-        sqlite: connections[2]!.id,
-      },
-      token: plaintext,
-    };
+    return plaintext;
   } finally {
     db.close();
   }

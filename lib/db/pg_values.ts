@@ -46,51 +46,36 @@ export function arrayElement(type: number): number | undefined {
   return ARRAY_ELEMENTS[type];
 }
 
-/** Types whose cell is not the server's text as it is (textCell). */
-const CONVERTED = new Set([
-  16,
-  21,
-  23,
-  26,
-  700,
-  701,
-  17,
-  114,
-  3802,
-  1114,
-  1184,
-]);
+/**
+ * The types whose cell is not the server's text as it is, each with its
+ * conversion. Every other type (int8, numeric, money, text, dates, times,
+ * intervals, uuid, inet, ranges, enums, bit strings, geometric types) is
+ * exactly as the server wrote it.
+ */
+const CONVERSIONS: Readonly<Record<number, (text: string) => Cell>> = {
+  16: (text) => text === "t",
+  21: Number,
+  23: Number,
+  26: Number,
+  700: (text) => floatCell(Number(text)),
+  701: (text) => floatCell(Number(text)),
+  17: (text) => binaryCell(hexBytes(text)),
+  114: jsonCell,
+  3802: jsonCell,
+  1114: (text) => isoDateTime(text, false),
+  1184: (text) => isoDateTime(text, true),
+};
 
 /** Whether a column's cell is its text exactly, so it may be cut as bytes. */
 export function isVerbatimText(type: number, isArray: boolean): boolean {
-  return !isArray && ARRAY_ELEMENTS[type] === undefined && !CONVERTED.has(type);
+  return !isArray && ARRAY_ELEMENTS[type] === undefined &&
+    CONVERSIONS[type] === undefined;
 }
 
-/** One value's text as a JSON cell, by its type (CONVERTED lists the cases). */
+/** One value's text as a JSON cell, by its type. */
 export function textCell(text: string, type: number): Cell {
-  switch (type) {
-    case 16:
-      return text === "t";
-    case 21:
-    case 23:
-    case 26:
-      return Number(text);
-    case 700:
-    case 701:
-      return floatCell(Number(text));
-    case 17:
-      return binaryCell(hexBytes(text));
-    case 114:
-    case 3802:
-      return jsonCell(text);
-    case 1114:
-      return isoDateTime(text, false);
-    case 1184:
-      return isoDateTime(text, true);
-  }
-  // int8, numeric, money, text, dates, times, intervals, uuid, inet, ranges,
-  // enums, bit strings, geometric types: exactly as the server wrote them.
-  return text;
+  const convert = CONVERSIONS[type];
+  return convert === undefined ? text : convert(text);
 }
 
 /** A raw value (bytes of the text format) as a JSON cell. */

@@ -32,6 +32,7 @@ import { wire } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import { Sealer } from "../protocol/seal.ts";
 import {
+  changedMessage,
   previewDigest,
   previewHeadline,
   previewJson,
@@ -264,9 +265,7 @@ function changedSince(state: State, ask: ConsentAsk): string {
   const now = ask.preview?.rowsAffected;
   const then = state.previewRows;
   if (typeof now === "number" && typeof then === "number") {
-    return `the statement would now change ${now} row${
-      now === 1 ? "" : "s"
-    }, not the ${then} that were approved; nothing was written; ask again`;
+    return changedMessage(now, then);
   }
   return "what the statement would change is no longer what the user approved; nothing was written; ask again";
 }

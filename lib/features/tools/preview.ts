@@ -25,6 +25,7 @@ import {
   targetTable,
   withReturning,
 } from "./preview_sql.ts";
+import { changedMessage } from "./preview_text.ts";
 
 /** What a write would do, as the user sees it before approving. */
 export interface WritePreview {
@@ -151,47 +152,57 @@ export function holdTo(
     if (result.rowsAffected !== approved) {
       throw new DbError(
         "changed",
-        `the statement would now change ${result.rowsAffected} row${
-          result.rowsAffected === 1 ? "" : "s"
-        }, not the ${approved} that were approved; nothing was written; ask again`,
+        changedMessage(result.rowsAffected, approved),
       );
     }
   };
 }
 
-/** The statement in a transaction that is always rolled back. */
+/**
+ * Run `text` as a write in a transaction that is always rolled back, and
+ * answer what it would have committed.
+ */
+async function heldBack(
+  resolved: Resolved,
+  text: string,
+  limits: { maxRows: number; maxBytes: number; maxCellChars: number },
+  call: PreviewCall,
+): Promise<QueryResult> {
+  try {
+    await resolved.driver.query(text, {
+      ...limits,
+      mode: "write",
+      timeoutMs: call.timeoutSeconds * 1000,
+      signal: call.signal,
+      beforeCommit: (result) => {
+        throw new DryRun(result);
+      },
+    });
+  } catch (error) {
+    if (error instanceof DryRun) return error.result;
+    throw error;
+  }
+  // The hook always throws; a driver that skipped it committed nothing it
+  // was not asked to, but there is no result to show.
+  throw new DbError("no_transaction", "the dry run did not reach COMMIT");
+}
+
+/** The statement's dry run: its count and a few changed rows. */
 async function dryRun(
   resolved: Resolved,
   statement: Classified,
   call: PreviewCall,
 ): Promise<QueryResult> {
-  const options: QueryOptions = {
-    mode: "write",
+  const sample = {
     maxRows: SAMPLE_ROWS,
     maxBytes: 64 * 1024,
     maxCellChars: SAMPLE_CELL_CHARS,
-    timeoutMs: call.timeoutSeconds * 1000,
-    signal: call.signal,
-    beforeCommit: (result) => {
-      throw new DryRun(result);
-    },
-  };
-  const attempt = async (text: string) => {
-    try {
-      await resolved.driver.query(text, options);
-    } catch (error) {
-      if (error instanceof DryRun) return error.result;
-      throw error;
-    }
-    // The hook always throws; a driver that skipped it committed nothing
-    // it was not asked to, but the preview has no result.
-    throw new DbError("no_transaction", "the dry run did not reach COMMIT");
   };
   const engine = resolved.driver.engine;
   const returning = withReturning(statement, engine);
   if (returning !== null) {
     try {
-      const result = await attempt(returning);
+      const result = await heldBack(resolved, returning, sample, call);
       return engine === "postgres" ? fromCounted(result) : result;
     } catch (error) {
       // Some forms take no RETURNING (SQLite's UPDATE … LIMIT): the count
@@ -199,7 +210,7 @@ async function dryRun(
       if (!(error instanceof DbError) || error.kind !== "query") throw error;
     }
   }
-  return await attempt(statement.text);
+  return await heldBack(resolved, statement.text, sample, call);
 }
 
 /** The engine's estimate of the rows a write changes, or null. */
@@ -214,25 +225,14 @@ async function estimate(
     analyze: false,
     mariadb: false,
   });
-  let plan: unknown;
-  try {
-    // A plan changes nothing; the hook rolls back all the same.
-    await resolved.driver.query(text, {
-      mode: "write",
-      maxRows: 10,
-      maxBytes: 1_000_000,
-      maxCellChars: 1_000_000,
-      timeoutMs: call.timeoutSeconds * 1000,
-      signal: call.signal,
-      beforeCommit: (result) => {
-        throw new DryRun(result);
-      },
-    });
-  } catch (error) {
-    if (!(error instanceof DryRun)) return null;
-    plan = planOf(engine, error.result.rows);
-  }
-  return estimatedRows(plan);
+  // A plan changes nothing; it is held back all the same (MariaDB plans a
+  // write only in a transaction that may write). No plan, no estimate.
+  const result = await heldBack(resolved, text, {
+    maxRows: 10,
+    maxBytes: 1_000_000,
+    maxCellChars: 1_000_000,
+  }, call).catch(() => null);
+  return result === null ? null : estimatedRows(planOf(engine, result.rows));
 }
 
 /**

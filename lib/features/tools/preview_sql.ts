@@ -120,14 +120,15 @@ const NAME = String
   .raw`(?:"(?:[^"]|"")+"|\x60[^\x60]+\x60|[A-Za-z_][A-Za-z0-9_$]*)`;
 const QUALIFIED = new RegExp(`^${NAME}(?:\\s*\\.\\s*${NAME}){0,2}$`);
 
+const TARGET = new RegExp(
+  String
+    .raw`^\s*(?:UPDATE(?:\s+ONLY)?|DELETE\s+FROM(?:\s+ONLY)?|INSERT\s+(?:IGNORE\s+)?INTO|REPLACE\s+INTO)\s+(${NAME}(?:\s*\.\s*${NAME}){0,2})`,
+  "i",
+);
+
 /** The table a DML statement changes, as written, or null. */
 export function targetTable(statement: Classified): string | null {
-  const match = new RegExp(
-    String
-      .raw`^\s*(?:UPDATE(?:\s+ONLY)?|DELETE\s+FROM(?:\s+ONLY)?|INSERT\s+(?:IGNORE\s+)?INTO|REPLACE\s+INTO)\s+(${NAME}(?:\s*\.\s*${NAME}){0,2})`,
-    "i",
-  ).exec(statement.text);
-  return match?.[1]?.replace(/\s+/g, "") ?? null;
+  return TARGET.exec(statement.text)?.[1]?.replace(/\s+/g, "") ?? null;
 }
 
 /** DROP TABLE / TRUNCATE's tables, as written; null for any other form. */

@@ -27,7 +27,7 @@ export function previewHeadline(preview: WritePreview): string {
   return preview.exact ? changes : `${changes} (${preview.note})`;
 }
 
-/** The preview as the host dialog command's JSON and the activity log keep it. */
+/** The preview as a host dialog command gets it (`preview` in its JSON). */
 export function previewJson(preview: WritePreview): JsonObject {
   return {
     rows_affected: preview.rowsAffected,
@@ -48,6 +48,13 @@ export function previewDigest(preview: WritePreview | null): string {
   if (preview === null) return "";
   const { exact, rowsAffected, table, tables } = preview;
   return sha256Hex(JSON.stringify({ exact, rowsAffected, table, tables }));
+}
+
+/** The denial of a write whose rows changed since the user approved it. */
+export function changedMessage(now: number, approved: number): string {
+  return `the statement would now change ${
+    count(now)
+  }, not the ${approved} that were approved; nothing was written; ask again`;
 }
 
 function count(rows: number): string {
