@@ -18,6 +18,7 @@ import { consoleIO, UsageError } from "./lib/cli/io.ts";
 import {
   BRIDGE_EXECUTABLE,
   CONNECTIONS_FILE,
+  HANDSHAKE_FILE,
   SERVICE_NAME,
   SERVICE_VERSION,
   SETTINGS_FILE,
@@ -40,6 +41,7 @@ Commands:
   clients            Clients seen in the last 5 minutes [--json]
   activity           The activity log [--limit N] [--follow] [--json]
   history            The statements AI clients ran [--connection C] [--grep TEXT] [--limit N] [--json|--csv]
+  console            Open the running server's console in the browser [--print]
   open-url URL       Start the server in the background for ${START_MCP_URL}
   register-url-handler
                      Make ${URL_SCHEME}:// URLs start the server (Linux; prints the macOS/Windows way)
@@ -117,8 +119,19 @@ async function serve(): Promise<number> {
       inAppDir(home, CONNECTIONS_FILE)
     } (${server.connections.all().length} saved)`,
   );
+  if (server.console !== null) {
+    console.log(
+      `  Console:        ${server.console.url} (open it: deno task dbport console)`,
+    );
+  }
   console.log(
-    `  Approvals:      ${describeDialog(server.state.settings.hostDialog)}`,
+    `  Approvals:      ${
+      describeDialog(
+        server.state.settings.hostDialog,
+        undefined,
+        server.console?.url ?? null,
+      )
+    }`,
   );
   if (demo !== null) {
     console.log(
@@ -264,6 +277,17 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
     const connections = await savedConnections();
     return await withStateDb((db) =>
       historyCommand(db, connections, args, consoleIO)
+    );
+  },
+  console: async (args) => {
+    const { consoleCommand } = await import("./lib/cli/console.ts");
+    const { openBrowser } = await import("./lib/app/open_browser.ts");
+    const { hostEnv } = await import("./lib/app/host_dialog.ts");
+    return await consoleCommand(
+      inAppDir(appDataDir(), HANDSHAKE_FILE),
+      args,
+      consoleIO,
+      (url) => openBrowser(url, hostEnv()),
     );
   },
   "open-url": async (args) =>

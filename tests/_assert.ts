@@ -12,18 +12,18 @@ export { AssertionError } from "node:assert/strict";
 
 /** Assert that `expr` is truthy. */
 export function assert_(expr: unknown, msg?: string): asserts expr {
-  assert.ok(expr, msg);
+  assert.ok(expr, msg as string);
 }
 export { assert_ as assert };
 
 /** Deep structural equality. */
 export function assertEquals<T>(actual: T, expected: T, msg?: string): void {
-  assert.deepStrictEqual(actual, expected, msg);
+  assert.deepStrictEqual(actual, expected, msg as string);
 }
 
 /** Deep structural inequality. */
 export function assertNotEquals<T>(actual: T, expected: T, msg?: string): void {
-  assert.notDeepStrictEqual(actual, expected, msg);
+  assert.notDeepStrictEqual(actual, expected, msg as string);
 }
 
 /** `Object.is` equality. */
@@ -32,7 +32,7 @@ export function assertStrictEquals<T>(
   expected: T,
   msg?: string,
 ): asserts actual is T {
-  assert.strictEqual(actual, expected, msg);
+  assert.strictEqual(actual, expected, msg as string);
 }
 
 /** Not null and not undefined. */
@@ -72,7 +72,7 @@ export function assertMatch(
   expected: RegExp,
   msg?: string,
 ): void {
-  assert.match(actual, expected, msg);
+  assert.match(actual, expected, msg as string);
 }
 
 /** Substring. */
@@ -117,7 +117,7 @@ export function assertObjectMatch(
   expected: Record<PropertyKey, unknown>,
   msg?: string,
 ): void {
-  assert.deepStrictEqual(pick(actual, expected), expected, msg);
+  assert.deepStrictEqual(pick(actual, expected), expected, msg as string);
 }
 
 function pick(actual: unknown, expected: unknown): unknown {

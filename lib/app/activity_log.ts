@@ -190,6 +190,48 @@ export class ActivityLog {
     return result.rows.map(fromRow);
   }
 
+  /**
+   * The newest `limit` rows, newest first, of one client, connection and
+   * outcome or any (the console's Activity page).
+   */
+  async search(filter: {
+    clientName?: string;
+    connectionId?: string;
+    outcome?: Outcome;
+    limit: number;
+  }): Promise<ActivityRow[]> {
+    await this.flush();
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    for (
+      const [column, value] of [
+        ["client_name", filter.clientName],
+        ["connection_id", filter.connectionId],
+        ["outcome", filter.outcome],
+      ] as const
+    ) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      args.push(value);
+    }
+    const result = await this.#db.client.execute({
+      sql: `SELECT * FROM activity ${
+        where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`
+      } ORDER BY id DESC LIMIT ?`,
+      args: [...args, filter.limit],
+    });
+    return result.rows.map(fromRow);
+  }
+
+  /** Every client name in the log, for a filter's choices. */
+  async clientNames(): Promise<string[]> {
+    const result = await this.#db.client.execute(
+      `SELECT DISTINCT client_name FROM activity
+       WHERE client_name IS NOT NULL ORDER BY client_name LIMIT 500`,
+    );
+    return result.rows.map((row) => String(row.client_name));
+  }
+
   /** Clients seen within the window before `now`, most recent first. */
   async clients(now = Date.now()): Promise<ClientSeen[]> {
     const result = await this.#db.client.execute({

@@ -2,9 +2,11 @@
  * The host dialog: how the server asks the user on this machine for consent,
  * chosen by `settings.hostDialog`. `"terminal"` asks on the server's own
  * terminal, `"os"` shows the desktop's dialog (`osascript` on macOS, `zenity`
- * or `kdialog` on Linux), `"deny"` refuses everything, `{"command": [...]}`
- * runs a program with the request as JSON on standard input (exit code 0
- * approves), and `"auto"` picks the terminal, else the OS dialog, else deny.
+ * or `kdialog` on Linux, a message box on Windows), `"console"` waits on the
+ * browser console's Approvals page, `"deny"` refuses everything,
+ * `{"command": [...]}` runs a program with the request as JSON on standard
+ * input (exit code 0 approves), and `"auto"` picks the terminal, else the OS
+ * dialog, else the console, else deny.
  *
  * The dialog's absence is never an approval.
  *
@@ -52,10 +54,14 @@ export interface Dialog {
   ask(request: DialogRequest, signal: AbortSignal): Promise<DialogAnswer>;
 }
 
-/** The dialog for a `hostDialog` setting. */
+/**
+ * The dialog for a `hostDialog` setting; `browser` is the console's dialog,
+ * null when the console is off.
+ */
 export function dialogFor(
   setting: Setting,
   env: DialogEnv = hostEnv(),
+  browser: Dialog | null = null,
 ): Dialog {
   if (typeof setting === "object") return commandDialog(setting.command);
   switch (setting) {
@@ -75,20 +81,30 @@ export function dialogFor(
         answer: "unavailable",
         why: 'hostDialog is "os" but no desktop dialog is available',
       });
-    case "auto":
-      if (env.terminal) return terminalDialog();
-      return osDialog(env) ?? fixed({
+    case "console":
+      return browser ?? fixed({
         answer: "unavailable",
         why:
-          "the server has no terminal and no desktop dialog to ask the user (set hostDialog in settings.json)",
+          'hostDialog is "console" but the console is off ("console": false in settings.json)',
+      });
+    case "auto":
+      if (env.terminal) return terminalDialog();
+      return osDialog(env) ?? browser ?? fixed({
+        answer: "unavailable",
+        why:
+          "the server has no terminal, no desktop dialog and no console to ask the user (set hostDialog in settings.json)",
       });
   }
 }
 
-/** Where a setting asks the user, in words (for `serve`'s banner). */
+/**
+ * Where a setting asks the user, in words (for `serve`'s banner); `console`
+ * is the console's address, null when it is off.
+ */
 export function describeDialog(
   setting: Setting,
   env: DialogEnv = hostEnv(),
+  console: string | null = null,
 ): string {
   if (typeof setting === "object") {
     return `the command ${JSON.stringify(setting.command[0])} (hostDialog)`;
@@ -101,10 +117,16 @@ export function describeDialog(
       return env.terminal ? "asked on this terminal" : "refused: no terminal";
     case "os":
       return os ?? "refused: no desktop dialog";
+    case "console":
+      return console === null
+        ? "refused: the console is off"
+        : `on the console's Approvals page, ${console}`;
     case "auto":
-      return env.terminal
-        ? "asked on this terminal"
-        : os ?? 'refused: no terminal and no desktop dialog (set "hostDialog")';
+      if (env.terminal) return "asked on this terminal";
+      if (os !== null) return os;
+      return console === null
+        ? 'refused: no terminal, no desktop dialog and no console (set "hostDialog")'
+        : `on the console's Approvals page, ${console} (no terminal or desktop dialog here)`;
   }
 }
 

@@ -15,6 +15,7 @@ export type HostDialog =
   | "auto"
   | "terminal"
   | "os"
+  | "console"
   | "deny"
   | { command: string[] };
 
@@ -61,6 +62,15 @@ export interface Settings {
    * "Write previews"): a preview that cannot finish in time asks no one.
    */
   previewTimeoutSeconds: number;
+  /**
+   * How long an approval waits for the user on the host (a dialog, the
+   * terminal, the console) before it ends as `user_cancelled`.
+   */
+  approvalTimeoutSeconds: number;
+  /** Whether `serve` starts the browser console (a second 127.0.0.1 listener). */
+  console: boolean;
+  /** The console's port on 127.0.0.1; 0 lets the system choose a free one. */
+  consolePort: number;
 }
 
 /** The defaults (docs/wire.md "HTTP surface": the web origins of supported AI clients). */
@@ -78,6 +88,9 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   maxCellChars: 20_000,
   maxDiscoveryBytes: 60_000,
   previewTimeoutSeconds: 5,
+  approvalTimeoutSeconds: 120,
+  console: true,
+  consolePort: 0,
 });
 
 /** The outcome of {@linkcode parseSettings}. */
@@ -117,14 +130,14 @@ const origins: Check = (value) => {
 const hostDialog: Check = (value) => {
   if (
     value === "auto" || value === "terminal" || value === "os" ||
-    value === "deny"
+    value === "console" || value === "deny"
   ) return null;
   if (
     isJsonObject(value) && Object.keys(value).length === 1 &&
     Array.isArray(value.command) && value.command.length > 0 &&
     value.command.every((part) => typeof part === "string" && part !== "")
   ) return null;
-  return 'must be "auto", "terminal", "os", "deny" or {"command": ["program", ...]}';
+  return 'must be "auto", "terminal", "os", "console", "deny" or {"command": ["program", ...]}';
 };
 
 const CHECKS: Readonly<Record<keyof Settings, Check>> = {
@@ -141,6 +154,9 @@ const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   maxCellChars: integer(100, 10_000_000),
   maxDiscoveryBytes: integer(10_000, 100_000_000),
   previewTimeoutSeconds: integer(1, 300),
+  approvalTimeoutSeconds: integer(1, 3600),
+  console: boolean,
+  consolePort: integer(0, 65535),
 };
 
 /** Parse settings text (an empty file means every default). */

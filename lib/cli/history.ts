@@ -7,6 +7,11 @@
  */
 
 import type { SavedConnection } from "../app/connections.ts";
+import {
+  HISTORY_CSV_HEADER,
+  historyCsvLine,
+  historyJsonLine,
+} from "../app/history_export.ts";
 import { type HistoryRow, QueryHistory } from "../app/query_history.ts";
 import type { StateDb } from "../app/state_db.ts";
 import { formatTime, integerFlag, parseFlags, stringFlag } from "./args.ts";
@@ -22,20 +27,6 @@ The statements AI clients ran (while the query history is on), newest first.
   --limit N      at most N entries (default 50)
   --json         one JSON object per line
   --csv          CSV with a header row`;
-
-const CSV_COLUMNS = [
-  "time",
-  "connection",
-  "outcome",
-  "statement_type",
-  "row_count",
-  "rows_affected",
-  "duration_ms",
-  "client",
-  "token",
-  "error",
-  "sql",
-] as const;
 
 /** Run `history`; `connections` names the saved connections. */
 export async function historyCommand(
@@ -86,16 +77,10 @@ export async function historyCommand(
   const nameOf = (id: string) =>
     connections.find((c) => c.id === id)?.name ?? id;
   if (parsed.flags.csv === true) {
-    io.out(CSV_COLUMNS.join(","));
-    for (const row of rows) io.out(csvLine(row, nameOf));
+    io.out(HISTORY_CSV_HEADER);
+    for (const row of rows) io.out(historyCsvLine(row, nameOf));
   } else if (parsed.flags.json === true) {
-    for (const row of rows) {
-      io.out(JSON.stringify({
-        ...row,
-        time: new Date(row.time).toISOString(),
-        connectionName: nameOf(row.connectionId),
-      }));
-    }
+    for (const row of rows) io.out(historyJsonLine(row, nameOf));
   } else if (rows.length === 0) {
     io.out("No statements recorded yet.");
   } else {
@@ -120,32 +105,4 @@ function line(row: HistoryRow, nameOf: (id: string) => string): string {
   ];
   if (row.error !== null) parts.push(`(${row.error})`);
   return parts.join("  ");
-}
-
-function csvLine(row: HistoryRow, nameOf: (id: string) => string): string {
-  const cells: Record<typeof CSV_COLUMNS[number], string | number | null> = {
-    time: new Date(row.time).toISOString(),
-    connection: nameOf(row.connectionId),
-    outcome: row.outcome,
-    statement_type: row.statementType,
-    row_count: row.rowCount,
-    rows_affected: row.rowsAffected,
-    duration_ms: row.durationMs,
-    client: row.clientName,
-    token: row.tokenName,
-    error: row.error,
-    sql: row.sql,
-  };
-  return CSV_COLUMNS.map((column) => csvCell(cells[column])).join(",");
-}
-
-/**
- * One CSV field (RFC 4180), quoted when it must be; a text a spreadsheet
- * would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`.
- */
-export function csvCell(value: string | number | null): string {
-  if (value === null) return "";
-  if (typeof value === "number") return String(value);
-  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -22,6 +22,11 @@ export interface Handshake {
   token: string | null;
   /** When {@linkcode Handshake.token} expires (ISO 8601); null with no token. */
   expiresAt: string | null;
+  /**
+   * The browser console's port and per-start secret key, when it runs
+   * (`deno task dbport console` opens `http://127.0.0.1:<port>/?key=<key>`).
+   */
+  console?: { port: number; key: string };
 }
 
 /** The outcome of {@linkcode parseHandshake}. */
@@ -82,6 +87,14 @@ export function parseHandshake(text: string): HandshakeResult {
   if (expiresAt !== null && typeof expiresAt !== "string") {
     return { ok: false, problem: "the handshake expiresAt is not a string" };
   }
+  const browser = value.console;
+  if (
+    browser !== undefined &&
+    (!isJsonObject(browser) || !validPort(browser.port) ||
+      typeof browser.key !== "string" || browser.key === "")
+  ) {
+    return { ok: false, problem: "the handshake console is not {port, key}" };
+  }
   return {
     ok: true,
     handshake: {
@@ -93,6 +106,14 @@ export function parseHandshake(text: string): HandshakeResult {
       startedAt,
       token: token ?? null,
       expiresAt: expiresAt ?? null,
+      ...(browser === undefined ? {} : {
+        console: { port: browser.port as number, key: browser.key as string },
+      }),
     },
   };
+}
+
+function validPort(port: unknown): boolean {
+  return typeof port === "number" && Number.isInteger(port) && port >= 1 &&
+    port <= 65535;
 }

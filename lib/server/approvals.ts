@@ -19,7 +19,11 @@
  */
 
 import { sha256Hex } from "../app/digest.ts";
-import type { Dialog, DialogRequest } from "../app/host_dialog.ts";
+import type {
+  Dialog,
+  DialogAnswer,
+  DialogRequest,
+} from "../app/host_dialog.ts";
 import {
   type Consent,
   type ConsentAsk,
@@ -47,6 +51,11 @@ export const STATE_LIFETIME_MS = 5 * 60_000;
 export interface ApprovalDeps {
   /** The host dialog per the live settings. */
   dialog(): Dialog;
+  /**
+   * How long the host dialog may wait for the user (`approvalTimeoutSeconds`);
+   * past it the call ends `user_cancelled`. No limit when not given.
+   */
+  timeoutMs?: () => number;
   now?: () => number;
   sealer?: Sealer;
 }
@@ -237,7 +246,14 @@ export class Approvals implements Consent {
         previewLine: previewHeadline(ask.preview),
       }),
     };
-    const answer = await this.#deps.dialog().ask(request, ctx.signal);
+    const answer = await this.#waitHost(request, ctx.signal);
+    if (answer === "timeout") {
+      const seconds = Math.round((this.#deps.timeoutMs?.() ?? 0) / 1000);
+      throw new ToolFailure(
+        "user_cancelled",
+        `no one answered the approval for ${ask.operation} on ${name} within ${seconds} s (approvalTimeoutSeconds); nothing was run`,
+      );
+    }
     switch (answer.answer) {
       case "approve":
         return;
@@ -256,6 +272,36 @@ export class Approvals implements Consent {
           "denied",
           `${ask.operation} on ${name} needs the user's approval, and ${answer.why}`,
         );
+    }
+  }
+
+  /**
+   * Ask the host dialog, withdrawing the question when the request ends or
+   * when no one answers within `approvalTimeoutSeconds`: a dialog no one is
+   * looking at must not hold a call (and its connection) for ever.
+   */
+  async #waitHost(
+    request: DialogRequest,
+    signal: AbortSignal,
+  ): Promise<DialogAnswer | "timeout"> {
+    const limit = this.#deps.timeoutMs?.();
+    const asked = new AbortController();
+    const withdraw = () => asked.abort(signal.reason);
+    if (signal.aborted) withdraw();
+    signal.addEventListener("abort", withdraw, { once: true });
+    let timedOut = false;
+    const timer = limit === undefined ? undefined : setTimeout(() => {
+      timedOut = true;
+      asked.abort();
+    }, limit);
+    try {
+      const answer = await this.#deps.dialog().ask(request, asked.signal);
+      // A dialog killed by the timeout answers as if closed (or denied, for
+      // a command's exit code): what counts is that no one answered.
+      return timedOut ? "timeout" : answer;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", withdraw);
     }
   }
 }

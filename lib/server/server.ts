@@ -42,7 +42,13 @@ import { Lockout } from "./auth/lockout.ts";
 import { TokenSync } from "./auth/token_sync.ts";
 import { TokenVerifier } from "./auth/verifier.ts";
 import { Approvals } from "./approvals.ts";
-import { dialogFor } from "../app/host_dialog.ts";
+import { dialogFor, hostEnv } from "../app/host_dialog.ts";
+import { openBrowser } from "../app/open_browser.ts";
+import type { HistoryEntry } from "../app/query_history.ts";
+import {
+  type RunningConsole,
+  startConsole,
+} from "../console/console_server.ts";
 import { Dispatcher } from "./dispatch.ts";
 import { InFlightRegistry } from "./inflight.ts";
 import { listen, type Listener } from "./listener.ts";
@@ -76,6 +82,13 @@ export interface StartOptions {
   rotationCheckMs?: number;
   /** The clock for token expiry, lockouts, bridge rotation, approvals and the log. */
   now?: () => number;
+  /** Overrides `settings.consolePort` (tests bind port 0). */
+  consolePort?: number;
+  /**
+   * How the console opens itself in the browser when an approval waits and
+   * no console page is open (tests record it instead).
+   */
+  openBrowser?: (url: string) => Promise<boolean>;
 }
 
 /** A started server. */
@@ -96,6 +109,8 @@ export interface RunningServer {
   readonly connections: ConnectionStore;
   /** The open database drivers. */
   readonly pool: DriverPool;
+  /** The browser console; null when `"console": false`. */
+  readonly console: RunningConsole | null;
   /** How many legacy sessions are open. */
   sessionCount(): number;
   /** How many requests are running (tests wait on it instead of sleeping). */
@@ -133,6 +148,14 @@ export async function startServer(
     },
   );
   core.state.port = listener.port;
+  const browser = await startBrowserConsole(options, stores, core, now, log)
+    .catch(async (error: unknown) => {
+      await listener.close();
+      await core.tokenSync.stop();
+      stores.db.close();
+      throw error;
+    });
+  core.browser = browser;
   const rotation = await publishHandshake(
     options,
     stores,
@@ -155,6 +178,7 @@ export async function startServer(
     history: stores.history,
     connections: stores.connections,
     pool: stores.pool,
+    console: browser,
     rotation,
     syncTokens: () => core.tokenSync.poll(),
     sessionCount: () => core.sessions.size,
@@ -226,6 +250,8 @@ interface Core {
   sessions: SessionStore;
   /** Aborted at stop: long-lived streams end with a complete result. */
   shutdown: AbortController;
+  /** The browser console, once started (its pages follow the log). */
+  browser: RunningConsole | null;
   verifier: TokenVerifier;
   tokenSync: TokenSync;
 }
@@ -243,8 +269,11 @@ function buildCore(
     stopping: false,
     instanceId: crypto.randomUUID(),
   };
+  const core = {} as Core;
   const approvals = new Approvals({
-    dialog: () => dialogFor(state.settings.hostDialog),
+    dialog: () =>
+      dialogFor(state.settings.hostDialog, undefined, core.browser?.dialog),
+    timeoutMs: () => state.settings.approvalTimeoutSeconds * 1000,
     now,
   });
   const inflight = new InFlightRegistry();
@@ -268,15 +297,16 @@ function buildCore(
       ? {}
       : { intervalMs: options.tokenPollMs }),
   });
-  return {
+  return Object.assign(core, {
     state,
     approvals,
     inflight,
     sessions,
     shutdown: new AbortController(),
+    browser: null,
     verifier,
     tokenSync,
-  };
+  });
 }
 
 /** Step 3: the features, the method table and the Hono app over them. */
@@ -288,7 +318,18 @@ function buildApp(
   log: Logger,
 ) {
   const { state, inflight, sessions, verifier, tokenSync } = core;
-  const record = (entry: ActivityEntry) => stores.activity.record(entry);
+  // The console's open pages follow the log and the history as they grow.
+  const record = (entry: ActivityEntry) => {
+    stores.activity.record(entry);
+    core.browser?.events.changed("activity");
+  };
+  const history = {
+    record: (entry: HistoryEntry) => {
+      stores.history.record(entry);
+      core.browser?.events.changed("history");
+    },
+    recent: (id: string, limit: number) => stores.history.recent(id, limit),
+  };
   // One key for the list methods' cursors and list_tables': a cursor of one
   // is still refused by the other, by the method it names.
   const cursors = new CursorCodec();
@@ -298,7 +339,7 @@ function buildApp(
     pool: stores.pool,
     settings: () => state.settings,
     consent: core.approvals,
-    history: stores.history,
+    history,
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,
@@ -363,6 +404,48 @@ async function bind(
   }
 }
 
+/** Step 4b: the browser console on its own 127.0.0.1 port, unless it is off. */
+async function startBrowserConsole(
+  options: StartOptions,
+  stores: Stores,
+  core: Core,
+  now: () => number,
+  log: Logger,
+): Promise<RunningConsole | null> {
+  const { state } = core;
+  if (!state.settings.console) return null;
+  const port = options.consolePort ?? state.settings.consolePort;
+  try {
+    return await startConsole({
+      settings: () => state.settings,
+      connections: stores.connections,
+      connectionsPath: stores.paths.connections,
+      pool: stores.pool,
+      activity: stores.activity,
+      history: stores.history,
+      tokens: stores.tokens,
+      tokensChanged: () => core.tokenSync.poll(),
+      now,
+      log,
+    }, {
+      port,
+      ...(options.idleTimeoutMs === undefined
+        ? {}
+        : { idleTimeoutMs: options.idleTimeoutMs }),
+      openBrowser: options.openBrowser ??
+        ((url) => openBrowser(url, hostEnv())),
+    });
+  } catch (error) {
+    const { code } = thrown(error);
+    throw new Error(
+      code === "EADDRINUSE"
+        ? `Cannot start the console on 127.0.0.1:${port}: the port is in use (change "consolePort" in ${stores.paths.settings}, or set it to 0 for a free one)`
+        : `Cannot start the console on 127.0.0.1:${port}: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+}
+
 /**
  * Step 5: the handshake, written with the first bridge token and rewritten
  * with each new one (docs/wire.md "The stdio bridge").
@@ -396,6 +479,9 @@ async function publishHandshake(
         startedAt,
         token: token.plaintext,
         expiresAt: new Date(token.expiresAt).toISOString(),
+        ...(core.browser === null
+          ? {}
+          : { console: { port: core.browser.port, key: core.browser.key } }),
       }),
     log,
     ...(options.rotationCheckMs === undefined
@@ -447,6 +533,7 @@ async function stop(
     await core.inflight.drain(1_000);
   }
   await listener.close();
+  await core.browser?.close();
   await stores.pool.closeAll();
   // The bridge token dies with the server: forgotten here, and its only
   // copy on disk, the handshake, removed.
@@ -474,6 +561,15 @@ function applySettings(
     log(
       `dbport: "port" changed to ${next.port}; it takes effect at the next start`,
     );
+  }
+  for (const key of ["console", "consolePort"] as const) {
+    if (next[key] !== state.settings[key]) {
+      log(
+        `dbport: "${key}" changed to ${
+          JSON.stringify(next[key])
+        }; it takes effect at the next start`,
+      );
+    }
   }
   state.settings = next;
 }

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "@std/assert";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import {
   describeDialog,
   type DialogEnv,
@@ -110,7 +110,23 @@ Deno.test("describeDialog() says where serve will ask", () => {
   );
   assertEquals(
     describeDialog("auto", env({})),
-    'refused: no terminal and no desktop dialog (set "hostDialog")',
+    'refused: no terminal, no desktop dialog and no console (set "hostDialog")',
+  );
+  assertEquals(
+    describeDialog("auto", env({}), "http://127.0.0.1:4000/"),
+    "on the console's Approvals page, http://127.0.0.1:4000/ (no terminal or desktop dialog here)",
+  );
+  assertEquals(
+    describeDialog(
+      "console",
+      env({ terminal: true }),
+      "http://127.0.0.1:4000/",
+    ),
+    "on the console's Approvals page, http://127.0.0.1:4000/",
+  );
+  assertEquals(
+    describeDialog("console", env({})),
+    "refused: the console is off",
   );
   assertEquals(
     describeDialog({ command: ["/usr/local/bin/approve"] }),
@@ -148,5 +164,35 @@ Deno.test("dialogFor() on Windows asks with a message box when PowerShell is the
   assertEquals(
     describeDialog("os", env({ os: "windows" })),
     "refused: no desktop dialog",
+  );
+});
+
+Deno.test('dialogFor() "console" asks the console; "auto" falls back to it only with no terminal and no desktop dialog', async () => {
+  const asked: string[] = [];
+  const browser = {
+    ask: (r: DialogRequest) => {
+      asked.push(r.message);
+      return Promise.resolve({ answer: "approve" as const });
+    },
+  };
+  assertEquals(
+    await dialogFor("console", env({ terminal: true }), browser).ask(
+      request,
+      signal,
+    ),
+    { answer: "approve" },
+  );
+  assertEquals(
+    await dialogFor("auto", env({}), browser).ask(request, signal),
+    { answer: "approve" },
+  );
+  assertEquals(asked.length, 2);
+  const off = await dialogFor("console", env({}), null).ask(request, signal);
+  assertEquals(off.answer, "unavailable");
+  const none = await dialogFor("auto", env({}), null).ask(request, signal);
+  assertEquals(none.answer, "unavailable");
+  assertStringIncludes(
+    (none as { why: string }).why,
+    "no terminal, no desktop dialog and no console",
   );
 });

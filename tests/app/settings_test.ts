@@ -21,6 +21,9 @@ Deno.test("parseSettings() defaults every key", () => {
   assertEquals(DEFAULT_SETTINGS.port, 0);
   assertEquals(DEFAULT_SETTINGS.enabled, true);
   assertEquals(DEFAULT_SETTINGS.queryHistory, true);
+  assertEquals(DEFAULT_SETTINGS.approvalTimeoutSeconds, 120);
+  assertEquals(DEFAULT_SETTINGS.console, true);
+  assertEquals(DEFAULT_SETTINGS.hostDialog, "auto");
 });
 
 Deno.test("parseSettings() reads every known key", () => {
@@ -38,6 +41,9 @@ Deno.test("parseSettings() reads every known key", () => {
     maxCellChars: 5_000,
     maxDiscoveryBytes: 30_000,
     previewTimeoutSeconds: 2,
+    approvalTimeoutSeconds: 30,
+    console: false,
+    consolePort: 23509,
   };
   assertEquals(parseSettings(JSON.stringify(settings)), { ok: true, settings });
 });
@@ -64,6 +70,9 @@ Deno.test("parseSettings() rejects ill-typed values, quoting the value", () => {
     ['{"queryTimeoutSeconds": 0}', '"queryTimeoutSeconds"'],
     ['{"hostDialog": "maybe"}', '"hostDialog"'],
     ['{"hostDialog": {"command": []}}', '"hostDialog"'],
+    ['{"approvalTimeoutSeconds": 0}', '"approvalTimeoutSeconds"'],
+    ['{"console": "yes"}', '"console"'],
+    ['{"consolePort": 70000}', '"consolePort"'],
     ['{"defaultRowLimit": 600, "maxRowLimit": 500}', '"defaultRowLimit"'],
     ["[1]", "JSON object"],
     ["{", "Cannot parse"],

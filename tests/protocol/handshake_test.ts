@@ -40,3 +40,16 @@ Deno.test("parseHandshake() refuses malformed handshakes with the field at fault
     }
   }
 });
+
+Deno.test("parseHandshake() reads the console's port and key, and refuses a malformed one", () => {
+  const withConsole = { ...good, console: { port: 4001, key: "k" } };
+  const parsed = parseHandshake(JSON.stringify(withConsole));
+  assertEquals(parsed.ok && parsed.handshake.console, { port: 4001, key: "k" });
+  for (const bad of [{ port: 0, key: "k" }, { port: 4001 }, "4001"]) {
+    const result = parseHandshake(JSON.stringify({ ...good, console: bad }));
+    assertEquals(result.ok, false, JSON.stringify(bad));
+  }
+  // Without it (a server with "console": false): no console field at all.
+  const plain = parseHandshake(JSON.stringify(good));
+  assertEquals(plain.ok && "console" in plain.handshake, false);
+});

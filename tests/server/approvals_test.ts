@@ -174,3 +174,42 @@ Deno.test("paramsDigest() ignores key order and the retry's own fields", () => {
   assertEquals(a, b);
   assert(a !== paramsDigest({ name: "t", arguments: { a: 2 } }));
 });
+
+Deno.test("Approvals.obtain() withdraws a host question no one answers within approvalTimeoutSeconds: user_cancelled", async () => {
+  let withdrawn = false;
+  const silent: Dialog = {
+    ask: (_request, signal) =>
+      new Promise((resolve) => {
+        signal.addEventListener("abort", () => {
+          withdrawn = true;
+          // A killed command dialog exits non-zero, which reads as Deny:
+          // the timeout still says no one answered.
+          resolve({ answer: "deny" });
+        });
+      }),
+  };
+  const approvals = new Approvals({
+    dialog: () => silent,
+    timeoutMs: () => 30,
+  });
+  const error = await assertRejects(
+    () => approvals.obtain(ctx(PARAMS, {}, "legacy"), ask),
+    ToolFailure,
+  );
+  assertEquals(error.code, "user_cancelled");
+  assertEquals(withdrawn, true);
+  assertEquals(
+    error.message.includes("(approvalTimeoutSeconds); nothing was run"),
+    true,
+    error.message,
+  );
+});
+
+Deno.test("Approvals.obtain() an answer before the timeout stands, and the timer is cleared", async () => {
+  const approvals = new Approvals({
+    dialog: () => dialog({ answer: "approve" }),
+    timeoutMs: () => 60_000,
+  });
+  // The test's sanitizer fails it if a 60 s timer were left running.
+  await approvals.obtain(ctx(PARAMS, {}, "legacy"), ask);
+});

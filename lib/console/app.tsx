@@ -1,0 +1,440 @@
+/**
+ * The console's Hono app: the policies (guards.ts) in front of five pages,
+ * their live parts (`?fragment=1`), the forms that change something, the
+ * history export and `/events` (docs/console.md).
+ *
+ * Loaded at the console's first request, not at `serve` start: an idle
+ * server holds none of the pages' code (docs/performance.md "Memory").
+ *
+ * @module
+ */
+
+import { Hono } from "hono";
+import type { Child } from "hono/jsx";
+import {
+  AI_POLICIES,
+  EXTERNAL_ACCESS,
+  loadConnections,
+  SAFE_MODES,
+  saveConnections,
+} from "../app/connections.ts";
+import { type Outcome, OUTCOMES } from "../app/activity_log.ts";
+import { parseDuration } from "../app/duration.ts";
+import {
+  HISTORY_CSV_HEADER,
+  historyCsvLine,
+  historyJsonLine,
+} from "../app/history_export.ts";
+import { isLevel } from "../app/tokens.ts";
+import { HttpError } from "../server/http_error.ts";
+import { CONSOLE_CSS, CONSOLE_JS } from "./assets.ts";
+import type { ConsoleDeps } from "./deps.ts";
+import { eventStream } from "./event_stream.ts";
+import {
+  type ConsoleEnv,
+  consoleHost,
+  keyExchange,
+  requireSession,
+  sameOriginWithToken,
+  securityHeaders,
+} from "./guards.ts";
+import {
+  type ActivityFilter,
+  ActivityFilters,
+  ActivityTable,
+} from "./pages/activity.tsx";
+import { ApprovalsList } from "./pages/approvals.tsx";
+import { ConnectionsTable } from "./pages/connections.tsx";
+import {
+  type HistoryFilter,
+  HistorySearch,
+  HistoryTable,
+} from "./pages/history.tsx";
+import { Layout } from "./pages/layout.tsx";
+import { TOKEN_LIFETIMES, TokensPage } from "./pages/tokens.tsx";
+
+/** Rows a page shows; the export takes up to EXPORT_LIMIT. */
+const PAGE_ROWS = 200;
+const EXPORT_LIMIT = 100_000;
+
+/** Notices a redirect may ask the next page to show (never free text). */
+const NOTICES: Readonly<Record<string, string>> = {
+  approved: "Approved: the request goes on.",
+  denied: "Denied: the request ends with denied.",
+  gone:
+    "That approval is no longer waiting (answered elsewhere, withdrawn by its client, or timed out).",
+  saved: "Saved to connections.json: in force from the next call.",
+  revoked: "Revoked: the token stops working now.",
+};
+
+/** Build the console app. */
+export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  app.onError((error) => {
+    if (error instanceof HttpError) return error.toResponse();
+    deps.log(
+      `dbport: console: unexpected error: ${
+        error instanceof Error ? error.stack : String(error)
+      }`,
+    );
+    return HttpError.plain(500, "internal_error", "Internal error")
+      .toResponse();
+  });
+  app.notFound(() =>
+    HttpError.plain(404, "not_found", "Not found").toResponse()
+  );
+  app.use("*", securityHeaders());
+  app.use("*", consoleHost(deps.port));
+  app.use("*", keyExchange(deps.keys, deps.port));
+  app.use("*", requireSession(deps.keys, deps.port));
+  app.use("*", sameOriginWithToken());
+
+  app.get(
+    "/static/console.css",
+    (c) =>
+      c.body(CONSOLE_CSS, 200, { "content-type": "text/css; charset=utf-8" }),
+  );
+  app.get("/static/console.js", (c) =>
+    c.body(CONSOLE_JS, 200, {
+      "content-type": "text/javascript; charset=utf-8",
+    }));
+  app.get(
+    "/events",
+    (c) => eventStream(deps.events, c.req.raw.signal, deps.shutdown),
+  );
+
+  /** A page, or only its live part when the script asks (`?fragment=1`). */
+  const page = (
+    c: { req: { query(name: string): string | undefined } },
+    frame: { title: string; path: string; topic?: ConsoleTopic; head?: Child },
+    live: Child,
+  ) => {
+    if (c.req.query("fragment") === "1") return html(<>{live}</>);
+    return html(
+      <Layout
+        title={frame.title}
+        path={frame.path}
+        pending={deps.pending.size}
+        head={frame.head ?? null}
+        {...(frame.topic === undefined ? {} : { topic: frame.topic })}
+      >
+        {live}
+      </Layout>,
+    );
+  };
+
+  app.get("/", (c) =>
+    page(
+      c,
+      { title: "Approvals", path: "/", topic: "approvals" },
+      <ApprovalsList
+        approvals={deps.pending.list()}
+        csrf={c.get("session").csrf}
+        timeoutMs={deps.settings().approvalTimeoutSeconds * 1000}
+        notice={NOTICES[c.req.query("notice") ?? ""]}
+      />,
+    ));
+
+  app.post("/approvals/:id", (c) => {
+    const decision = c.get("form").decision;
+    if (decision !== "approve" && decision !== "deny") {
+      throw HttpError.plain(
+        400,
+        "bad_decision",
+        'decision must be "approve" or "deny"',
+      );
+    }
+    const answered = deps.pending.answer(
+      c.req.param("id"),
+      decision === "approve",
+    );
+    return see(
+      `/?notice=${
+        answered ? (decision === "approve" ? "approved" : "denied") : "gone"
+      }`,
+    );
+  });
+
+  app.get("/activity", async (c) => {
+    const filter: ActivityFilter = {};
+    const client = c.req.query("client");
+    const connection = c.req.query("connection");
+    const outcome = c.req.query("outcome");
+    if (client) filter.client = client;
+    if (connection) filter.connection = connection;
+    if (outcome && (OUTCOMES as readonly string[]).includes(outcome)) {
+      filter.outcome = outcome;
+    }
+    const rows = await deps.activity.search({
+      ...(filter.client === undefined ? {} : { clientName: filter.client }),
+      ...(filter.connection === undefined
+        ? {}
+        : { connectionId: filter.connection }),
+      ...(filter.outcome === undefined
+        ? {}
+        : { outcome: filter.outcome as Outcome }),
+      limit: PAGE_ROWS,
+    });
+    const head = c.req.query("fragment") === "1" ? null : (
+      <ActivityFilters
+        filter={filter}
+        clients={await deps.activity.clientNames()}
+        connections={deps.connections.all()}
+      />
+    );
+    return page(
+      c,
+      { title: "Activity", path: "/activity", topic: "activity", head },
+      <ActivityTable rows={rows} nameOf={nameOf(deps)} />,
+    );
+  });
+
+  app.get("/history", async (c) => {
+    const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
+    const rows = await deps.history.search(searchOf(filter, PAGE_ROWS));
+    const head = c.req.query("fragment") === "1" ? null : (
+      <HistorySearch
+        filter={filter}
+        connections={deps.connections.all()}
+        recording={deps.settings().queryHistory}
+      />
+    );
+    return page(
+      c,
+      { title: "History", path: "/history", topic: "history", head },
+      <HistoryTable rows={rows} nameOf={nameOf(deps)} />,
+    );
+  });
+
+  app.get("/history/export", async (c) => {
+    const format = c.req.query("format");
+    if (format !== "csv" && format !== "json") {
+      throw HttpError.plain(
+        400,
+        "bad_format",
+        'format must be "csv" or "json"',
+      );
+    }
+    const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
+    const rows = await deps.history.search(searchOf(filter, EXPORT_LIMIT));
+    const names = nameOf(deps);
+    const lines = format === "csv"
+      ? [HISTORY_CSV_HEADER, ...rows.map((row) => historyCsvLine(row, names))]
+      : rows.map((row) => historyJsonLine(row, names));
+    const stamp = new Date(deps.now()).toISOString().slice(0, 10);
+    return new Response(lines.join("\r\n") + (lines.length ? "\r\n" : ""), {
+      headers: {
+        "content-type": format === "csv"
+          ? "text/csv; charset=utf-8"
+          : "application/x-ndjson; charset=utf-8",
+        "content-disposition": `attachment; filename="dbport-history-${stamp}.${
+          format === "csv" ? "csv" : "jsonl"
+        }"`,
+      },
+    });
+  });
+
+  app.get("/connections", (c) =>
+    page(
+      c,
+      { title: "Connections", path: "/connections" },
+      <ConnectionsTable
+        connections={deps.connections.all()}
+        status={(id) => ({
+          connected: deps.pool.isConnected(id),
+          risks: deps.pool.risks(id),
+        })}
+        csrf={c.get("session").csrf}
+        notice={NOTICES[c.req.query("notice") ?? ""]}
+      />,
+    ));
+
+  app.post("/connections/:id", async (c) => {
+    const form = c.get("form");
+    const id = c.req.param("id");
+    const loaded = await loadConnections(deps.connectionsPath);
+    if (!loaded.ok) throw HttpError.plain(409, "unreadable", loaded.message);
+    const current = loaded.connections.find((connection) =>
+      connection.id === id
+    );
+    if (current === undefined) {
+      throw HttpError.plain(
+        404,
+        "no_connection",
+        "No saved connection has this id",
+      );
+    }
+    const next = {
+      ...current,
+      externalAccess: pick(
+        form.externalAccess,
+        EXTERNAL_ACCESS,
+        "externalAccess",
+      ),
+      aiPolicy: pick(form.aiPolicy, AI_POLICIES, "aiPolicy"),
+      safeMode: pick(form.safeMode, SAFE_MODES, "safeMode"),
+    };
+    const all = loaded.connections.map((connection) =>
+      connection.id === id ? next : connection
+    );
+    await saveConnections(deps.connectionsPath, all);
+    // In force now, not at the file watch's next look.
+    deps.connections.apply(
+      await Deno.readTextFile(deps.connectionsPath),
+      deps.connectionsPath,
+      deps.log,
+    );
+    deps.log(
+      `dbport: console: "${next.name}" now externalAccess ${next.externalAccess}, aiPolicy ${next.aiPolicy}, safeMode ${next.safeMode}`,
+    );
+    deps.events.changed("connections");
+    return see("/connections?notice=saved");
+  });
+
+  app.get("/tokens", async (c) => {
+    const session = c.get("session");
+    // The plaintext is shown once: taken from the session as it is shown.
+    const created = session.flash;
+    delete session.flash;
+    return page(
+      c,
+      { title: "Tokens", path: "/tokens" },
+      <TokensPage
+        tokens={await deps.tokens.list()}
+        connections={deps.connections.all()}
+        csrf={session.csrf}
+        now={deps.now()}
+        created={created}
+        notice={NOTICES[c.req.query("notice") ?? ""]}
+      />,
+    );
+  });
+
+  app.post("/tokens", async (c) => {
+    const form = c.get("form");
+    const name = (form.name ?? "").trim();
+    if (name === "" || name.length > 100) {
+      throw HttpError.plain(
+        400,
+        "bad_name",
+        "A token needs a name of 1 to 100 characters",
+      );
+    }
+    const level = form.level ?? "";
+    if (!isLevel(level)) {
+      throw HttpError.plain(
+        400,
+        "bad_level",
+        `level must be readOnly, readWrite or fullAccess, got ${
+          JSON.stringify(level)
+        }`,
+      );
+    }
+    const expires = form.expires ?? "90d";
+    const lifetime = parseDuration(expires);
+    if (!TOKEN_LIFETIMES.includes(expires) || !lifetime.ok) {
+      throw HttpError.plain(
+        400,
+        "bad_expiry",
+        `expires must be one of ${TOKEN_LIFETIMES.join(", ")}`,
+      );
+    }
+    const known = new Set(deps.connections.all().map((c) => c.id));
+    const chosen = (form.connections ?? "").split(",").filter((id) =>
+      id !== ""
+    );
+    for (const id of chosen) {
+      if (!known.has(id)) {
+        throw HttpError.plain(
+          400,
+          "bad_connection",
+          "A chosen connection is not saved",
+        );
+      }
+    }
+    const now = deps.now();
+    const { token, plaintext } = await deps.tokens.create({
+      name,
+      level,
+      connections: chosen.length === 0 ? null : chosen,
+      expiresAt: lifetime.ms === null ? null : now + lifetime.ms,
+    }, now);
+    // The server knows it at once, not at the next poll.
+    await deps.tokensChanged();
+    c.get("session").flash = { name: token.name, plaintext };
+    deps.log(
+      `dbport: console: created the token "${token.name}" (${token.level})`,
+    );
+    return see("/tokens");
+  });
+
+  app.post("/tokens/:id/revoke", async (c) => {
+    const id = c.req.param("id");
+    const found = (await deps.tokens.list()).find((token) => token.id === id);
+    if (found === undefined) {
+      throw HttpError.plain(404, "no_token", "No token has this id");
+    }
+    await deps.tokens.revoke(id, deps.now());
+    await deps.tokensChanged();
+    deps.log(`dbport: console: revoked the token "${found.name}"`);
+    return see("/tokens?notice=revoked");
+  });
+
+  return app;
+}
+
+type ConsoleTopic = "approvals" | "activity" | "history";
+
+function html(node: Child): Response {
+  return new Response(`<!doctype html>${String(node)}`, {
+    headers: { "content-type": "text/html; charset=utf-8" },
+  });
+}
+
+/** After a form: see the page (303, so a reload never posts again). */
+function see(location: string): Response {
+  return new Response(null, { status: 303, headers: { location } });
+}
+
+function nameOf(deps: ConsoleDeps): (id: string) => string {
+  const names = new Map(deps.connections.all().map((c) => [c.id, c.name]));
+  return (id) => names.get(id) ?? id;
+}
+
+function historyFilter(
+  q: string | undefined,
+  connection: string | undefined,
+): HistoryFilter {
+  return {
+    ...(q ? { q } : {}),
+    ...(connection ? { connection } : {}),
+  };
+}
+
+function searchOf(filter: HistoryFilter, limit: number) {
+  return {
+    ...(filter.connection === undefined
+      ? {}
+      : { connectionId: filter.connection }),
+    ...(filter.q === undefined ? {} : { grep: filter.q }),
+    limit,
+  };
+}
+
+/** A form field that must be one of `values`. */
+function pick<T extends string>(
+  value: string | undefined,
+  values: readonly T[],
+  field: string,
+): T {
+  if (value !== undefined && (values as readonly string[]).includes(value)) {
+    return value as T;
+  }
+  throw HttpError.plain(
+    400,
+    "bad_field",
+    `${field} must be one of ${values.join(", ")}, got ${
+      JSON.stringify(value ?? null)
+    }`,
+  );
+}

@@ -1,0 +1,120 @@
+/**
+ * The console's style sheet and its one script, served from the console's
+ * own origin (the CSP allows nothing else): no build step, no framework, no
+ * download. The script follows `/events` and fetches the page's live part
+ * again when its topic changes; every page works without it.
+ *
+ * @module
+ */
+
+/** `/static/console.css`. */
+export const CONSOLE_CSS = `
+:root { color-scheme: light dark; --fg: #1d2127; --muted: #5f6b7a; --bg: #f6f7f9;
+  --card: #fff; --line: #d9dee5; --accent: #2457c5; --ok: #137a3a; --bad: #b42318;
+  --warn: #9a6700; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e9ee; --muted: #9aa5b4;
+  --bg: #14171c; --card: #1c2028; --line: #323846; --accent: #7aa2ff; --ok: #4cc27a;
+  --bad: #ff7a6e; --warn: #e0b341; } }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); }
+header { display: flex; align-items: center; gap: 24px; padding: 10px 24px;
+  background: var(--card); border-bottom: 1px solid var(--line); }
+header .brand { font-weight: 700; letter-spacing: .02em; }
+header nav { display: flex; gap: 4px; flex-wrap: wrap; }
+header nav a { padding: 6px 12px; border-radius: 6px; color: var(--fg); text-decoration: none; }
+header nav a[aria-current="page"] { background: var(--accent); color: #fff; }
+header .live { margin-left: auto; color: var(--muted); font-size: 12px; }
+html[data-live="on"] header .live::before { content: "● "; color: var(--ok); }
+html[data-live="off"] header .live::before { content: "● "; color: var(--bad); }
+main { padding: 20px 24px; max-width: 1280px; }
+h1 { font-size: 20px; margin: 0 0 12px; }
+h2 { font-size: 16px; margin: 0 0 8px; }
+p.hint, .muted { color: var(--muted); }
+.badge { display: inline-block; min-width: 18px; padding: 0 6px; border-radius: 9px;
+  background: var(--bad); color: #fff; font-size: 12px; text-align: center; }
+.badge[hidden] { display: none; }
+td.time { white-space: nowrap; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
+  padding: 16px; margin: 0 0 16px; }
+.card.approval { border-left: 4px solid var(--warn); }
+.card.approval.destructive { border-left-color: var(--bad); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+pre.sql { background: var(--bg); border: 1px solid var(--line); border-radius: 6px;
+  padding: 10px 12px; white-space: pre-wrap; word-break: break-word; max-height: 24em;
+  overflow: auto; font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.preview { font-weight: 600; }
+table { border-collapse: collapse; width: 100%; background: var(--card); }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td code, td pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+td pre { margin: 0; white-space: pre-wrap; word-break: break-word; max-height: 8em; overflow: auto; }
+.outcome-success, .status-active, .status-connected { color: var(--ok); }
+.outcome-denied, .outcome-error, .outcome-rateLimited, .status-revoked, .status-expired { color: var(--bad); }
+form.inline { display: inline; }
+form.filters, form.create { display: flex; gap: 8px; flex-wrap: wrap; align-items: end; margin: 0 0 16px; }
+label { display: flex; flex-direction: column; gap: 2px; font-size: 12px; color: var(--muted); }
+input, select, button { font: inherit; padding: 5px 8px; border: 1px solid var(--line);
+  border-radius: 6px; background: var(--card); color: var(--fg); }
+button { cursor: pointer; }
+button.approve { background: var(--ok); border-color: var(--ok); color: #fff; font-weight: 600; }
+button.deny, button.revoke { background: var(--card); border-color: var(--bad); color: var(--bad); font-weight: 600; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+.actions { display: flex; gap: 8px; margin-top: 12px; }
+.notice { padding: 10px 12px; border-radius: 6px; border: 1px solid var(--line); background: var(--card); margin: 0 0 16px; }
+.secret { font: 15px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; user-select: all;
+  padding: 8px 10px; background: var(--bg); border: 1px dashed var(--accent); border-radius: 6px; display: inline-block; }
+fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; }
+fieldset label { flex-direction: row; gap: 4px; align-items: center; color: var(--fg); }
+.empty { padding: 24px; text-align: center; color: var(--muted); }
+`;
+
+/** `/static/console.js`. */
+export const CONSOLE_JS = `"use strict";
+(() => {
+  const root = document.documentElement;
+  const topic = document.body.dataset.topic;
+  const live = document.getElementById("live");
+  if (!topic || !live) return;
+  let busy = false;
+  let again = false;
+  // Fetch the page's live part again (the same address with fragment=1):
+  // the server renders and escapes it, as it did the whole page.
+  async function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      const url = new URL(location.href);
+      url.searchParams.set("fragment", "1");
+      const response = await fetch(url, { cache: "no-store", credentials: "same-origin" });
+      if (response.ok) {
+        live.innerHTML = await response.text();
+        const count = live.querySelector("[data-pending]");
+        const badge = document.getElementById("pending-badge");
+        if (count && badge) {
+          badge.textContent = count.dataset.pending;
+          badge.hidden = count.dataset.pending === "0";
+        }
+      }
+    } catch (_) {
+      // The next event tries again.
+    } finally {
+      busy = false;
+      if (again) { again = false; refresh(); }
+    }
+  }
+  const events = new EventSource("/events");
+  events.addEventListener(topic, refresh);
+  events.addEventListener("open", () => { root.dataset.live = "on"; });
+  events.addEventListener("error", () => { root.dataset.live = "off"; });
+  // Seconds left on each waiting approval.
+  setInterval(() => {
+    for (const node of document.querySelectorAll("[data-ends-at]")) {
+      const left = Math.max(0, Math.round((Number(node.dataset.endsAt) - Date.now()) / 1000));
+      node.textContent = left + " s";
+    }
+  }, 1000);
+})();
+`;

@@ -1,0 +1,195 @@
+/**
+ * The console's policies, each a small middleware (docs/console.md
+ * "Security"): headers that keep the page to itself, the exact loopback
+ * Host (DNS rebinding), the key exchanged for a session cookie, the cookie
+ * on every request, and a same-origin `Origin` plus the session's CSRF token
+ * on every request that changes something.
+ *
+ * @module
+ */
+
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import { HttpError } from "../server/http_error.ts";
+import type { ConsoleKeys, ConsoleSession } from "./keys.ts";
+import { sameSecret } from "./keys.ts";
+
+/** The console app's environment. */
+export type ConsoleEnv = {
+  Variables: { session: ConsoleSession; form: Record<string, string> };
+};
+
+/**
+ * No script, style or image but the console's own, no inline script, no
+ * framing, forms only to itself, nothing fetched from anywhere else.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join("; ");
+
+/** The most bytes a form the console posts may have. */
+export const MAX_FORM_BYTES = 64 * 1024;
+
+/** The cookie's name: one per port, so two servers' consoles never mix. */
+export function cookieName(port: number): string {
+  return `dbport_console_${port}`;
+}
+
+/** Headers on every answer, refusals included. */
+export function securityHeaders(): MiddlewareHandler {
+  return async function securityHeaders(c, next) {
+    await next();
+    const headers = c.res.headers;
+    headers.set("content-security-policy", CONTENT_SECURITY_POLICY);
+    headers.set("cache-control", "no-store");
+    headers.set("x-content-type-options", "nosniff");
+    // not no-referrer: under it Chromium sends `Origin: null` with a form.
+    headers.set("referrer-policy", "same-origin");
+    headers.set("x-frame-options", "DENY");
+    headers.set("cross-origin-opener-policy", "same-origin");
+    headers.set("cross-origin-resource-policy", "same-origin");
+  };
+}
+
+/** The console's own origins: 127.0.0.1 and localhost at its port. */
+export function ownHosts(port: number): string[] {
+  return [`127.0.0.1:${port}`, `localhost:${port}`];
+}
+
+/**
+ * `Host` must be the console's own loopback address and port: a page of
+ * another site whose name was made to resolve to 127.0.0.1 (DNS rebinding)
+ * still sends its own name, and is refused before anything is read.
+ */
+export function consoleHost(port: () => number): MiddlewareHandler {
+  return async function consoleHost(c, next) {
+    const host = c.req.header("host")?.toLowerCase();
+    if (host === undefined || !ownHosts(port()).includes(host)) {
+      throw HttpError.plain(
+        403,
+        "forbidden_host",
+        `Host ${
+          host === undefined ? "(missing)" : JSON.stringify(host)
+        } is not this console's address`,
+      );
+    }
+    await next();
+  };
+}
+
+/**
+ * `?key=…` on a GET: the right key opens a session (an `HttpOnly`,
+ * `SameSite=Strict` cookie) and redirects to the same page without the key;
+ * a wrong one is refused.
+ */
+export function keyExchange(
+  keys: ConsoleKeys,
+  port: () => number,
+): MiddlewareHandler {
+  return async function keyExchange(c, next) {
+    const given = c.req.query("key");
+    if (given === undefined || c.req.method !== "GET") return await next();
+    const session = keys.exchange(given);
+    if (session === null) throw refusal("the key is not this console's");
+    const url = new URL(c.req.url);
+    url.searchParams.delete("key");
+    return new Response(null, {
+      status: 303,
+      headers: {
+        location: `${url.pathname}${url.search}`,
+        "set-cookie": `${
+          cookieName(port())
+        }=${session.id}; Path=/; HttpOnly; SameSite=Strict`,
+      },
+    });
+  };
+}
+
+/** Every request needs a session cookie this console issued. */
+export function requireSession(
+  keys: ConsoleKeys,
+  port: () => number,
+): MiddlewareHandler<ConsoleEnv> {
+  return async function requireSession(c, next) {
+    const session = keys.session(getCookie(c, cookieName(port())));
+    if (session === null) {
+      throw refusal("open it with: deno task dbport console");
+    }
+    c.set("session", session);
+    await next();
+  };
+}
+
+/**
+ * A request that changes something must come from a page of this console
+ * (`Origin` is its own) and carry the session's CSRF token (the form field
+ * `csrf` or the header `X-CSRF-Token`).
+ */
+export function sameOriginWithToken(): MiddlewareHandler<ConsoleEnv> {
+  return async function sameOriginWithToken(c, next) {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return await next();
+    const origin = c.req.header("origin");
+    if (origin !== `http://${c.req.header("host")?.toLowerCase()}`) {
+      throw HttpError.plain(
+        403,
+        "forbidden_origin",
+        `Origin ${
+          origin === undefined ? "(missing)" : JSON.stringify(origin)
+        } is not this console`,
+      );
+    }
+    const form = await readForm(c);
+    const token = c.req.header("x-csrf-token") ?? form.csrf ?? "";
+    if (!sameSecret(token, c.get("session").csrf)) {
+      throw HttpError.plain(
+        403,
+        "forbidden_csrf",
+        "The form's CSRF token is missing or not this session's; reload the page",
+      );
+    }
+    c.set("form", form);
+    await next();
+  };
+}
+
+/** A URL-encoded form of at most MAX_FORM_BYTES. */
+async function readForm(c: Context): Promise<Record<string, string>> {
+  const declared = Number(c.req.header("content-length") ?? "0");
+  if (declared > MAX_FORM_BYTES) {
+    throw HttpError.plain(413, "too_large", "The form is too large");
+  }
+  const text = await c.req.text();
+  if (new TextEncoder().encode(text).length > MAX_FORM_BYTES) {
+    throw HttpError.plain(413, "too_large", "The form is too large");
+  }
+  const type = c.req.header("content-type") ?? "";
+  if (text !== "" && !type.startsWith("application/x-www-form-urlencoded")) {
+    throw HttpError.plain(
+      415,
+      "unsupported_media_type",
+      "The console takes application/x-www-form-urlencoded forms",
+    );
+  }
+  const form: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    // Repeated fields (the token form's connections) are joined by commas.
+    form[name] = name in form ? `${form[name]},${value}` : value;
+  }
+  return form;
+}
+
+/** Refused without a session: nothing about connections is shown. */
+function refusal(why: string): HttpError {
+  return HttpError.plain(
+    403,
+    "forbidden",
+    `This is the dbport console; ${why}`,
+  );
+}

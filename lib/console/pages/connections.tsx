@@ -1,0 +1,154 @@
+/**
+ * The Connections page: each saved connection with where it goes (host,
+ * port, database — never a user or password), whether its database answered
+ * recently, and its `externalAccess`, `aiPolicy` and `safeMode`, changed with
+ * a click (written to connections.json, in force at the next call).
+ *
+ * @module
+ */
+
+import {
+  AI_POLICIES,
+  EXTERNAL_ACCESS,
+  SAFE_MODES,
+  type SavedConnection,
+} from "../../app/connections.ts";
+import { describeTarget } from "../../db/target.ts";
+import { Csrf } from "./layout.tsx";
+
+/** A connection's database, as the page shows it. */
+export interface ConnectionStatus {
+  connected: boolean;
+  /** What its reading login may do beyond reading, once known. */
+  risks: readonly string[] | null;
+}
+
+/** The list of connections with their policy forms. */
+export function ConnectionsTable(props: {
+  connections: readonly SavedConnection[];
+  status: (id: string) => ConnectionStatus;
+  csrf: string;
+  notice?: string | undefined;
+}) {
+  return (
+    <>
+      {props.notice ? <p class="notice">{props.notice}</p> : null}
+      {props.connections.length === 0
+        ? (
+          <p class="empty">
+            No saved connection. Add one: deno task dbport connections add
+          </p>
+        )
+        : (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Engine</th>
+                <th>Where</th>
+                <th>Status</th>
+                <th>Policy</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.connections.map((connection) => (
+                <ConnectionRow
+                  connection={connection}
+                  status={props.status(connection.id)}
+                  csrf={props.csrf}
+                />
+              ))}
+            </tbody>
+          </table>
+        )}
+    </>
+  );
+}
+
+function ConnectionRow(
+  props: {
+    connection: SavedConnection;
+    status: ConnectionStatus;
+    csrf: string;
+  },
+) {
+  const { connection, status } = props;
+  return (
+    <tr data-connection={connection.id}>
+      <td>{connection.name}</td>
+      <td>{connection.engine}</td>
+      <td>
+        <code>{where(connection)}</code>
+      </td>
+      <td>
+        <span class={status.connected ? "status-connected" : "muted"}>
+          {status.connected ? "connected" : "not in use"}
+        </span>
+        {status.risks !== null && status.risks.length > 0
+          ? <p class="outcome-error">Its login {status.risks.join(", ")}.</p>
+          : null}
+        {connection.aiLogin
+          ? <p class="muted">AI reads use a least-privilege login</p>
+          : null}
+      </td>
+      <td>
+        <form
+          class="create"
+          method="post"
+          action={`/connections/${connection.id}`}
+        >
+          <Csrf token={props.csrf} />
+          <Choice
+            label="External access"
+            name="externalAccess"
+            values={EXTERNAL_ACCESS}
+            current={connection.externalAccess}
+          />
+          <Choice
+            label="AI policy"
+            name="aiPolicy"
+            values={AI_POLICIES}
+            current={connection.aiPolicy}
+          />
+          <Choice
+            label="Safe Mode"
+            name="safeMode"
+            values={SAFE_MODES}
+            current={connection.safeMode}
+          />
+          <button type="submit">Save</button>
+        </form>
+      </td>
+    </tr>
+  );
+}
+
+function Choice(
+  props: {
+    label: string;
+    name: string;
+    values: readonly string[];
+    current: string;
+  },
+) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name}>
+        {props.values.map((value) => (
+          <option value={value} selected={value === props.current}>
+            {value}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** Host, port and database; a file's name for SQLite. */
+function where(connection: SavedConnection): string {
+  const target = describeTarget(connection.engine, connection.url);
+  if (target === null) return "(an unreadable URL)";
+  if (target.host === null) return target.database ?? "";
+  return `${target.host}:${target.port}/${target.database ?? ""}`;
+}

@@ -1,0 +1,115 @@
+/**
+ * The History page: the statements AI clients ran, searchable by text and
+ * connection, each with its outcome, rows and duration; exported as CSV or
+ * JSON lines.
+ *
+ * @module
+ */
+
+import type { HistoryRow } from "../../app/query_history.ts";
+import { when } from "./layout.tsx";
+
+/** What the search holds. */
+export interface HistoryFilter {
+  q?: string;
+  connection?: string;
+}
+
+/** The search form and the export links. */
+export function HistorySearch(props: {
+  filter: HistoryFilter;
+  connections: readonly { id: string; name: string }[];
+  recording: boolean;
+}) {
+  const { filter } = props;
+  const query = new URLSearchParams();
+  if (filter.q) query.set("q", filter.q);
+  if (filter.connection) query.set("connection", filter.connection);
+  const exportHref = (format: string) => {
+    const q = new URLSearchParams(query);
+    q.set("format", format);
+    return `/history/export?${q}`;
+  };
+  return (
+    <>
+      {props.recording ? null : (
+        <p class="notice">
+          The query history is off ("queryHistory": false in settings.json): new
+          statements are not kept.
+        </p>
+      )}
+      <form class="filters" method="get" action="/history">
+        <label>
+          Text
+          <input
+            type="search"
+            name="q"
+            value={filter.q ?? ""}
+            placeholder="orders"
+          />
+        </label>
+        <label>
+          Connection
+          <select name="connection">
+            <option value="">any</option>
+            {props.connections.map((c) => (
+              <option value={c.id} selected={filter.connection === c.id}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Search</button>
+        <a href={exportHref("csv")} download>Export CSV</a>
+        <a href={exportHref("json")} download>Export JSON</a>
+      </form>
+    </>
+  );
+}
+
+/** The live part: the matching statements. */
+export function HistoryTable(props: {
+  rows: readonly HistoryRow[];
+  nameOf: (id: string) => string;
+}) {
+  if (props.rows.length === 0) {
+    return <p class="empty">No statement matches.</p>;
+  }
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Time</th>
+          <th>Connection</th>
+          <th>Client</th>
+          <th>Outcome</th>
+          <th>Rows</th>
+          <th>ms</th>
+          <th>Statement</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((row) => (
+          <tr data-history={String(row.id)}>
+            <td class="time">{when(row.time)}</td>
+            <td>{props.nameOf(row.connectionId)}</td>
+            <td>{row.clientName ?? "—"}</td>
+            <td class={`outcome-${row.outcome}`}>{row.outcome}</td>
+            <td class="num">
+              {row.statementType === "read"
+                ? `${row.rowCount} read`
+                : `${row.rowsAffected} changed`}
+            </td>
+            <td class="num">{row.durationMs}</td>
+            <td>
+              <pre>{row.sql}</pre>
+              {row.error === null
+                ? null
+                : <span class="outcome-error">{row.error}</span>}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

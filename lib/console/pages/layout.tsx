@@ -1,0 +1,91 @@
+/**
+ * The frame of every console page: navigation, the live-update marker and
+ * the page's live part (`#live`, which the script fetches again alone).
+ *
+ * @module
+ */
+
+import type { Child } from "hono/jsx";
+import type { Topic } from "../events.ts";
+
+/** The pages, in the navigation's order. */
+export const PAGES = [
+  { path: "/", title: "Approvals" },
+  { path: "/activity", title: "Activity" },
+  { path: "/history", title: "History" },
+  { path: "/connections", title: "Connections" },
+  { path: "/tokens", title: "Tokens" },
+] as const;
+
+/** A whole page. */
+export function Layout(props: {
+  title: string;
+  path: string;
+  /** The topic whose changes refresh `#live`; none for a static page. */
+  topic?: Topic;
+  pending: number;
+  /** Above the live part (filters, forms): never replaced while typed in. */
+  head?: Child;
+  children: Child;
+}) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>
+          {props.pending > 0 ? `(${props.pending}) ` : ""}
+          {props.title} · dbport console
+        </title>
+        <link rel="stylesheet" href="/static/console.css" />
+        <script src="/static/console.js" defer />
+      </head>
+      <body data-topic={props.topic}>
+        <header>
+          <span class="brand">dbport</span>
+          <nav>
+            {PAGES.map((page) => (
+              <a
+                href={page.path}
+                aria-current={page.path === props.path ? "page" : undefined}
+              >
+                {page.title}
+                {page.path === "/"
+                  ? (
+                    <>
+                      {" "}
+                      <span
+                        id="pending-badge"
+                        class="badge"
+                        hidden={props.pending === 0}
+                      >
+                        {props.pending}
+                      </span>
+                    </>
+                  )
+                  : null}
+              </a>
+            ))}
+          </nav>
+          <span class="live">{props.topic ? "live" : ""}</span>
+        </header>
+        <main>
+          <h1>{props.title}</h1>
+          {props.head ?? null}
+          <div id="live">{props.children}</div>
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** The hidden CSRF field every form carries. */
+export function Csrf(props: { token: string }) {
+  return <input type="hidden" name="csrf" value={props.token} />;
+}
+
+/** A time as the user's clock would say it (UTC, ISO-like, to the second). */
+export function when(ms: number | null): string {
+  if (ms === null) return "—";
+  return new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC";
+}

@@ -1,0 +1,149 @@
+/**
+ * The Tokens page: every token (never its plaintext) with its level,
+ * connections, expiry and last use; a form that creates one — its plaintext
+ * shown once, on the page after — and Revoke.
+ *
+ * @module
+ */
+
+import { LEVELS, type TokenInfo, tokenStatus } from "../../app/tokens.ts";
+import { Csrf, when } from "./layout.tsx";
+
+/** The lifetimes the form offers. */
+export const TOKEN_LIFETIMES = ["1d", "7d", "30d", "90d", "365d", "never"];
+
+/** The create form and the list. */
+export function TokensPage(props: {
+  tokens: readonly TokenInfo[];
+  connections: readonly { id: string; name: string }[];
+  csrf: string;
+  now: number;
+  created?: { name: string; plaintext: string } | undefined;
+  notice?: string | undefined;
+}) {
+  const nameOf = (id: string) =>
+    props.connections.find((c) => c.id === id)?.name ?? id;
+  return (
+    <>
+      {props.notice ? <p class="notice">{props.notice}</p> : null}
+      {props.created
+        ? (
+          <div class="notice" id="created-token">
+            <p>
+              Created the token "{props.created.name}". Copy it now: it is shown
+              only this once.
+            </p>
+            <p>
+              <span class="secret" id="token-plaintext">
+                {props.created.plaintext}
+              </span>
+            </p>
+            <p class="muted">
+              HTTP clients send it as the header Authorization: Bearer
+              &lt;token&gt;
+            </p>
+          </div>
+        )
+        : null}
+      <section class="card">
+        <h2>New token</h2>
+        <form class="create" method="post" action="/tokens">
+          <Csrf token={props.csrf} />
+          <label>
+            Name
+            <input
+              name="name"
+              required
+              maxlength={100}
+              placeholder="laptop claude"
+            />
+          </label>
+          <label>
+            Level
+            <select name="level">
+              {LEVELS.map((level) => (
+                <option key={level} value={level}>{level}</option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Expires in
+            <select name="expires">
+              {TOKEN_LIFETIMES.map((lifetime) => (
+                <option value={lifetime} selected={lifetime === "90d"}>
+                  {lifetime}
+                </option>
+              ))}
+            </select>
+          </label>
+          {props.connections.length === 0 ? null : (
+            <fieldset>
+              <legend class="muted">Connections (none ticked: all)</legend>
+              {props.connections.map((c) => (
+                <label>
+                  <input type="checkbox" name="connections" value={c.id} />
+                  {c.name}
+                </label>
+              ))}
+            </fieldset>
+          )}
+          <button class="primary" type="submit">Create</button>
+        </form>
+      </section>
+      {props.tokens.length === 0 ? <p class="empty">No token yet.</p> : (
+        <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Prefix</th>
+              <th>Level</th>
+              <th>Connections</th>
+              <th>Created</th>
+              <th>Expires</th>
+              <th>Last used</th>
+              <th>Status</th>
+              <th></th>
+            </tr>
+          </thead>
+          <tbody>
+            {[...props.tokens].reverse().map((token) => {
+              const status = tokenStatus(token, props.now);
+              return (
+                <tr data-token={token.id}>
+                  <td>{token.name}</td>
+                  <td>
+                    <code>{token.prefix}…</code>
+                  </td>
+                  <td>{token.level}</td>
+                  <td>
+                    {token.connections === null
+                      ? "all"
+                      : token.connections.map(nameOf).join(", ")}
+                  </td>
+                  <td>{when(token.createdAt)}</td>
+                  <td>
+                    {token.expiresAt === null ? "never" : when(token.expiresAt)}
+                  </td>
+                  <td>{when(token.lastUsedAt)}</td>
+                  <td class={`status-${status}`}>{status}</td>
+                  <td>
+                    {status === "revoked" ? null : (
+                      <form
+                        class="inline"
+                        method="post"
+                        action={`/tokens/${token.id}/revoke`}
+                      >
+                        <Csrf token={props.csrf} />
+                        <button class="revoke" type="submit">Revoke</button>
+                      </form>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,307 @@
+/**
+ * The console's policies and forms through its Hono app (app.request), over
+ * a real server's stores: key → cookie, Host, Origin, CSRF, body limits,
+ * escaping, the live fragments and the history export.
+ */
+
+import { assert, assertEquals, assertMatch } from "@std/assert";
+import type { DialogRequest } from "../../lib/app/host_dialog.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { createConsoleApp } from "../../lib/console/app.tsx";
+import { ConsoleEvents } from "../../lib/console/events.ts";
+import { CONTENT_SECURITY_POLICY } from "../../lib/console/guards.ts";
+import { ConsoleKeys } from "../../lib/console/keys.ts";
+import { PendingApprovals } from "../../lib/console/pending.ts";
+import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+
+const PORT = 4123;
+const BASE = `http://127.0.0.1:${PORT}`;
+const HOST = { host: `127.0.0.1:${PORT}` };
+
+async function setup() {
+  const saved = savedConnection(
+    { engine: "sqlite", url: "/tmp/dbport-console-test.db" },
+    "Secret Shop",
+  );
+  const server = await serverWith([saved], { console: false });
+  const keys = new ConsoleKeys();
+  const pending = new PendingApprovals();
+  const shutdown = new AbortController();
+  const app = createConsoleApp({
+    port: () => PORT,
+    keys,
+    pending,
+    events: new ConsoleEvents(),
+    settings: () => server.server.state.settings,
+    connections: server.server.connections,
+    connectionsPath: inAppDir(server.home, CONNECTIONS_FILE),
+    pool: server.server.pool,
+    activity: server.server.activity,
+    history: server.server.history,
+    tokens: server.server.tokens,
+    tokensChanged: () => server.server.syncTokens(),
+    now: Date.now,
+    log: () => {},
+    shutdown: shutdown.signal,
+  });
+  const login = await app.request(`${BASE}/?key=${keys.key}`, {
+    headers: HOST,
+  });
+  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+  const session = keys.session(cookie.split("=")[1])!;
+  return {
+    app,
+    saved,
+    server,
+    pending,
+    cookie,
+    session,
+    get: (path: string, headers: Record<string, string> = {}) =>
+      app.request(`${BASE}${path}`, {
+        headers: { ...HOST, cookie, ...headers },
+      }),
+    post: (
+      path: string,
+      form: Record<string, string>,
+      headers: Record<string, string> = {},
+    ) =>
+      app.request(`${BASE}${path}`, {
+        method: "POST",
+        headers: {
+          ...HOST,
+          cookie,
+          origin: BASE,
+          "content-type": "application/x-www-form-urlencoded",
+          ...headers,
+        },
+        body: new URLSearchParams({ csrf: session.csrf, ...form }).toString(),
+      }),
+    async [Symbol.asyncDispose]() {
+      shutdown.abort();
+      await server[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("console: the key becomes a session cookie and leaves the address; without it, 403 and no connection named", async () => {
+  await using t = await setup();
+  const keys = new ConsoleKeys();
+  const none = await t.app.request(`${BASE}/connections`, { headers: HOST });
+  assertEquals(none.status, 403);
+  const text = await none.text();
+  assert(!text.includes("Secret Shop"), text);
+  assertEquals(
+    none.headers.get("content-security-policy"),
+    CONTENT_SECURITY_POLICY,
+  );
+  assertEquals(none.headers.get("cache-control"), "no-store");
+  const wrong = await t.app.request(`${BASE}/?key=${keys.key}`, {
+    headers: HOST,
+  });
+  assertEquals(wrong.status, 403);
+  const empty = await t.app.request(`${BASE}/history?q=orders&key=`, {
+    headers: HOST,
+  });
+  assertEquals(empty.status, 403, "an empty key is no key");
+  const ok = await t.get("/connections");
+  assertEquals(ok.status, 200);
+  assertMatch(await ok.text(), /Secret Shop/);
+});
+
+Deno.test("console: the exchange sets HttpOnly, SameSite=Strict and redirects without the key", async () => {
+  await using t = await setup();
+  const keys = new ConsoleKeys();
+  const app = createConsoleApp({
+    ...({} as Parameters<typeof createConsoleApp>[0]),
+    port: () => PORT,
+    keys,
+    log: () => {},
+  });
+  const answer = await app.request(
+    `${BASE}/history?q=orders&key=${keys.key}`,
+    { headers: HOST },
+  );
+  assertEquals(answer.status, 303);
+  assertEquals(answer.headers.get("location"), "/history?q=orders");
+  const cookie = answer.headers.get("set-cookie") ?? "";
+  assertMatch(cookie, new RegExp(`^dbport_console_${PORT}=[0-9a-f]{64}; `));
+  assertMatch(cookie, /; HttpOnly/);
+  assertMatch(cookie, /; SameSite=Strict/);
+  assert(!cookie.includes(keys.key));
+  assert(t.cookie !== "");
+});
+
+Deno.test("console: Host must be its own loopback address and port", async () => {
+  await using t = await setup();
+  for (
+    const host of [
+      `evil.example:${PORT}`,
+      "127.0.0.1",
+      `127.0.0.1:${PORT + 1}`,
+      `[::1]:${PORT}`,
+    ]
+  ) {
+    const answer = await t.get("/", { host });
+    assertEquals(answer.status, 403, host);
+    assertMatch(await answer.text(), /forbidden_host/);
+  }
+  assertEquals((await t.get("/", { host: `localhost:${PORT}` })).status, 200);
+});
+
+Deno.test("console: a change needs its own Origin and the session's CSRF token", async () => {
+  await using t = await setup();
+  const form = {
+    externalAccess: "blocked",
+    aiPolicy: "alwaysAllow",
+    safeMode: "alert",
+  };
+  const path = `/connections/${t.saved.id}`;
+  assertEquals((await t.post(path, form, { origin: "null" })).status, 403);
+  assertEquals(
+    (await t.post(path, form, { origin: "http://evil.example" })).status,
+    403,
+  );
+  assertEquals(
+    (await t.post(path, { ...form, csrf: "0".repeat(64) })).status,
+    403,
+  );
+  assertEquals(
+    t.server.server.connections.byId(t.saved.id)?.externalAccess,
+    "readOnly",
+  );
+  // The header is as good as the field (for a script's fetch).
+  const viaHeader = await t.post(path, { ...form, csrf: "" }, {
+    "x-csrf-token": t.session.csrf,
+  });
+  assertEquals(viaHeader.status, 303);
+  assertEquals(
+    t.server.server.connections.byId(t.saved.id)?.externalAccess,
+    "blocked",
+  );
+  const saved = JSON.parse(
+    await Deno.readTextFile(inAppDir(t.server.home, CONNECTIONS_FILE)),
+  );
+  assertEquals(saved.connections[0].externalAccess, "blocked");
+  // A value the setting does not have is refused by name.
+  const bad = await t.post(path, { ...form, safeMode: "yolo" });
+  assertEquals(bad.status, 400);
+  assertMatch(await bad.text(), /safeMode must be one of/);
+});
+
+Deno.test("console: forms are URL-encoded and at most 64 KiB", async () => {
+  await using t = await setup();
+  const big = await t.post("/tokens", { name: "x".repeat(70_000) });
+  assertEquals(big.status, 413);
+  const json = await t.app.request(`${BASE}/tokens`, {
+    method: "POST",
+    headers: {
+      ...HOST,
+      cookie: t.cookie,
+      origin: BASE,
+      "content-type": "application/json",
+      "x-csrf-token": t.session.csrf,
+    },
+    body: JSON.stringify({ name: "n", level: "readOnly" }),
+  });
+  assertEquals(json.status, 415);
+  const level = await t.post("/tokens", { name: "n", level: "root" });
+  assertEquals(level.status, 400);
+  const connection = await t.post("/tokens", {
+    name: "n",
+    level: "readOnly",
+    expires: "7d",
+    connections: crypto.randomUUID(),
+  });
+  assertEquals(connection.status, 400);
+  assertEquals((await t.server.server.tokens.list()).length, 1);
+});
+
+Deno.test("console: a token made on the page is shown once, with its plaintext nowhere else", async () => {
+  await using t = await setup();
+  const made = await t.post("/tokens", {
+    name: "ci bot",
+    level: "readOnly",
+    expires: "7d",
+    connections: t.saved.id,
+  });
+  assertEquals(made.status, 303);
+  const page = await (await t.get("/tokens")).text();
+  const plaintext = /id="token-plaintext">([^<]+)</.exec(page)?.[1]?.trim();
+  assertMatch(plaintext ?? "", /^dbp_/);
+  const again = await (await t.get("/tokens")).text();
+  assert(!again.includes(plaintext!), "shown only once");
+  const token = (await t.server.server.tokens.list()).find((x) =>
+    x.name === "ci bot"
+  )!;
+  assertEquals(token.connections, [t.saved.id]);
+  assert(token.expiresAt! - Date.now() < 7 * 86_400_000 + 60_000);
+});
+
+Deno.test("console: what a client sent is escaped, never markup", async () => {
+  await using t = await setup();
+  const hostile: DialogRequest = {
+    kind: "write",
+    tier: "write",
+    connection: { id: t.saved.id, name: "Secret Shop" },
+    client: '<img src=x onerror="alert(1)">',
+    token: "t",
+    statement: "UPDATE t SET v = '</pre><script>alert(1)</script>'",
+    safeMode: "alert",
+    message: 'Allow a query on "Secret Shop"?',
+    reasons: [],
+  };
+  const waiting = t.pending.dialog.ask(hostile, new AbortController().signal);
+  const page = await (await t.get("/")).text();
+  assert(!page.includes("<script>alert"), page);
+  assert(!page.includes("<img src=x"), page);
+  assertMatch(page, /&lt;\/pre&gt;&lt;script&gt;alert\(1\)/);
+  // The live part alone, for the page's script.
+  const fragment = await (await t.get("/?fragment=1")).text();
+  assert(!fragment.includes("<html"), fragment);
+  assertMatch(fragment, /data-approval=/);
+  const id = t.pending.list()[0]!.id;
+  const bad = await t.post(`/approvals/${id}`, { decision: "maybe" });
+  assertEquals(bad.status, 400);
+  const answer = await t.post(`/approvals/${id}`, { decision: "approve" });
+  assertEquals(answer.headers.get("location"), "/?notice=approved");
+  assertEquals(await waiting, { answer: "approve" });
+  const late = await t.post(`/approvals/${id}`, { decision: "deny" });
+  assertEquals(late.headers.get("location"), "/?notice=gone");
+});
+
+Deno.test("console: the history exports as CSV and JSON lines, filtered like the page", async () => {
+  await using t = await setup();
+  const base = {
+    connectionId: t.saved.id,
+    statementType: "read",
+    durationMs: 3,
+    rowCount: 1,
+    rowsAffected: 0,
+    outcome: "success" as const,
+    error: null,
+    clientName: "Claude",
+    tokenName: "laptop",
+  };
+  t.server.server.history.record({ ...base, time: 1, sql: "SELECT 'orders'" });
+  t.server.server.history.record({ ...base, time: 2, sql: "=cmd|' /c calc'" });
+  const csv = await t.get("/history/export?format=csv&q=orders");
+  assertEquals(csv.headers.get("content-type"), "text/csv; charset=utf-8");
+  assertMatch(
+    csv.headers.get("content-disposition") ?? "",
+    /^attachment; filename="dbport-history-\d{4}-\d\d-\d\d\.csv"$/,
+  );
+  const lines = (await csv.text()).trim().split("\r\n");
+  assertEquals(lines.length, 2);
+  assertMatch(lines[1]!, /Secret Shop,success,read/);
+  const json = await (await t.get("/history/export?format=json")).text();
+  const rows = json.trim().split("\r\n").map((line) => JSON.parse(line));
+  assertEquals(rows.map((row) => row.sql), [
+    "=cmd|' /c calc'",
+    "SELECT 'orders'",
+  ]);
+  assertEquals(rows[0].connectionName, "Secret Shop");
+  const all = await (await t.get("/history/export?format=csv")).text();
+  assertMatch(all, /'=cmd/, "a formula is disarmed");
+  assertEquals((await t.get("/history/export?format=xml")).status, 400);
+});
