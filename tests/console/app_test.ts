@@ -266,6 +266,14 @@ Deno.test("console: what a client sent is escaped, never markup", async () => {
   const answer = await t.post(`/approvals/${id}`, { decision: "approve" });
   assertEquals(answer.headers.get("location"), "/?notice=approved");
   assertEquals(await waiting, { answer: "approve" });
+  // Hidden characters are shown, as in every other way of asking.
+  const sneaky = t.pending.dialog.ask(
+    { ...hostile, statement: "SELECT 1 --\rDROP TABLE t" },
+    new AbortController().signal,
+  );
+  assertMatch(await (await t.get("/?fragment=1")).text(), /SELECT 1 --␍DROP/);
+  t.pending.answer(t.pending.list()[0]!.id, false);
+  assertEquals(await sneaky, { answer: "deny" });
   const late = await t.post(`/approvals/${id}`, { decision: "deny" });
   assertEquals(late.headers.get("location"), "/?notice=gone");
 });

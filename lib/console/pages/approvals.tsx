@@ -2,10 +2,14 @@
  * The Approvals page: every approval waiting on the console, live, with all
  * the user needs to decide — who asks (client, token), where (connection,
  * Safe Mode), what (kind, the whole statement, the write's preview) and why.
+ * The statement is shown as every way of asking shows it: control and
+ * invisible characters made visible, a note on non-ASCII names
+ * (docs/security.md "Approvals").
  *
  * @module
  */
 
+import { statementForApproval } from "../../app/visible_text.ts";
 import type { PendingApproval } from "../pending.ts";
 import { Csrf, when } from "./layout.tsx";
 
@@ -79,7 +83,7 @@ function ApprovalCard(
       <PreviewRows preview={request.preview} />
       {request.statement === null
         ? null
-        : <pre class="sql">{request.statement}</pre>}
+        : <pre class="sql">{statementForApproval(request.statement)}</pre>}
       <form class="actions" method="post" action={`/approvals/${id}`}>
         <Csrf token={props.csrf} />
         <button class="approve" name="decision" value="approve" type="submit">
