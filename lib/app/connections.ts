@@ -11,6 +11,7 @@
 import { messageOf } from "../protocol/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
+import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
 import { dirname } from "node:path";
@@ -56,6 +57,12 @@ export interface SavedConnection {
    * `estimate`: the engine's plan estimate only; `off`: no preview.
    */
   writePreview?: WritePreviewMode;
+  /** The password from this environment variable of the server. */
+  passwordEnv?: string;
+  /** The password from this program's output, run without a shell. */
+  passwordCommand?: string[];
+  /** Reach the database through SSH (docs/connections.md "SSH tunnels"). */
+  ssh?: SshSetting;
 }
 
 /** The policy defaults of a new connection. */
@@ -79,6 +86,13 @@ export function driverSpec(connection: SavedConnection): DriverSpec {
     ...(connection.aiLogin === undefined
       ? {}
       : { aiLogin: connection.aiLogin }),
+    ...(connection.passwordEnv !== undefined
+      ? { passwordSource: { env: connection.passwordEnv } }
+      : connection.passwordCommand !== undefined
+      ? { passwordSource: { command: connection.passwordCommand } }
+      : {}),
+    ...(connection.ssh === undefined ? {} : { ssh: connection.ssh }),
+    name: connection.name,
   };
 }
 
@@ -108,6 +122,9 @@ const KEYS = new Set([
   "safeMode",
   "aiLogin",
   "writePreview",
+  "passwordEnv",
+  "passwordCommand",
+  "ssh",
 ]);
 
 /** Check one field of a connection; a problem text or null. */
@@ -148,6 +165,17 @@ export function checkConnectionField(
       return oneOf(SAFE_MODES);
     case "writePreview":
       return oneOf(WRITE_PREVIEWS);
+    case "passwordEnv":
+      return typeof value === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value)
+        ? null
+        : "must name an environment variable";
+    case "passwordCommand":
+      return Array.isArray(value) && value.length > 0 &&
+          value.every((part) => typeof part === "string" && part !== "")
+        ? null
+        : 'must be ["program", "arg", ...] (run without a shell)';
+    case "ssh":
+      return checkSshSetting(value);
     case "aiLogin":
       return isJsonObject(value) && typeof value.user === "string" &&
           value.user !== "" && typeof value.password === "string" &&
@@ -232,7 +260,14 @@ export function parseConnections(
         String(merged[engineKey]),
       );
       if (problem !== null) {
-        return fail(`${at}.${key} ${problem}, got ${JSON.stringify(field)}`);
+        // An ssh value may hold a passphrase: it is never quoted.
+        return fail(
+          `${at}.${key} ${problem}${
+            key === "ssh" || key === "password"
+              ? ""
+              : `, got ${JSON.stringify(field)}`
+          }`,
+        );
       }
     }
     const { [LEGACY_ENGINE_KEY]: _legacy, ...fields } = merged;

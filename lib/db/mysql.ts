@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { Duplex } from "node:stream";
 import { thrown } from "../protocol/thrown.ts";
 import mysql from "mysql2";
 import { Budget } from "./budget.ts";
@@ -42,6 +43,11 @@ export interface MysqlConfig {
   password?: string;
   secrets: readonly string[];
   idleMs?: number;
+  /**
+   * Each session's stream, when it is not a TCP connection of its own: a
+   * channel through an SSH tunnel (also for KILL QUERY's side connection).
+   */
+  stream?: () => Duplex;
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -75,6 +81,7 @@ export function openMysql(config: MysqlConfig): Driver {
     // filling arrays of this length (16,000 by default: 5% of a read's CPU,
     // bench W4). dbport prepares a statement only to check one.
     maxPreparedStatements: 16,
+    ...(config.stream === undefined ? {} : { stream: config.stream }),
   };
   const pool = mysql.createPool({
     ...base,

@@ -14,6 +14,11 @@ import { lazyDriver } from "./lazy_driver.ts";
 import { splitDriver, withLogin } from "./split_driver.ts";
 import { describeTarget, sqlitePath } from "./target.ts";
 import type { Driver, Engine } from "./types.ts";
+import { readSecret, type SecretSource } from "./secret_source.ts";
+import { deferredStream } from "./ssh/deferred_stream.ts";
+import type { SshEnv } from "./ssh/hops.ts";
+import { parseJump, sshSecretSource, type SshSetting } from "./ssh/setting.ts";
+import type { SshTunnel } from "./ssh/tunnel.ts";
 
 /** What a driver needs to know about a saved connection. */
 export interface DriverSpec {
@@ -21,8 +26,38 @@ export interface DriverSpec {
   engine: Engine;
   url: string;
   password?: string;
+  /** The password from an environment variable or a command (secret_source.ts). */
+  passwordSource?: SecretSource;
   /** A least-privilege login for every read (`connections harden`). */
   aiLogin?: AiLogin;
+  /** Reach the database through SSH (ssh/tunnel.ts). */
+  ssh?: SshSetting;
+  /** The connection's name, for the commands a message suggests. */
+  name?: string;
+}
+
+/** Where SSH looks for the user's config and known hosts. */
+export interface SshContext {
+  env: SshEnv;
+  /** Known-hosts files: the user's and dbport's own. */
+  knownHostsFiles: readonly string[];
+}
+
+/** The SSH context of this process: `$HOME/.ssh`. */
+export function defaultSshContext(
+  extraKnownHosts: string[] = [],
+  sshDir?: string,
+): SshContext {
+  const home = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+  // DBPORT_SSH_DIR stands for ~/.ssh (tests, or a config kept elsewhere).
+  const dir = sshDir ?? Deno.env.get("DBPORT_SSH_DIR") ?? `${home}/.ssh`;
+  return {
+    env: {
+      dir,
+      defaultUser: Deno.env.get("USER") ?? Deno.env.get("USERNAME") ?? "root",
+    },
+    knownHostsFiles: [`${dir}/known_hosts`, ...extraKnownHosts],
+  };
 }
 
 /** A login for AI reads only. */
@@ -43,6 +78,7 @@ interface Entry {
   /** What the reading login may do beyond reading; null until known. */
   risks: string[] | null;
   checkingRisks: boolean;
+  reopenAfterFailure: boolean;
 }
 
 /** Open a driver for a spec (nothing connects yet). */
@@ -55,22 +91,137 @@ interface Entry {
 export function openDriver(
   spec: DriverSpec,
   audience: "clients" | "owner" = "clients",
+  ssh: SshContext = defaultSshContext(),
 ): Driver {
   if (spec.aiLogin !== undefined && ENGINES[spec.engine].logins) {
-    const { aiLogin, ...owner } = spec;
-    const reader = openDriver({
-      id: spec.id,
-      engine: spec.engine,
-      url: withLogin(spec.url, aiLogin),
-      password: aiLogin.password,
-    }, audience);
-    return splitDriver(reader, openDriver(owner, audience));
+    const { aiLogin, passwordSource: _source, ...owner } = spec;
+    const reader = openDriver(
+      {
+        ...owner,
+        url: withLogin(spec.url, aiLogin),
+        password: aiLogin.password,
+      },
+      audience,
+      ssh,
+    );
+    return splitDriver(
+      reader,
+      openDriver(
+        {
+          ...owner,
+          ...(spec.passwordSource === undefined
+            ? {}
+            : { passwordSource: spec.passwordSource }),
+        },
+        audience,
+        ssh,
+      ),
+    );
   }
   const target = describeTarget(spec.engine, spec.url, spec.password);
   const secrets = audience === "owner"
     ? ownerOnly(ownerSecrets(spec))
-    : target?.secrets ?? [spec.url];
-  return OPENERS[spec.engine](spec, secrets);
+    : [...target?.secrets ?? [spec.url], ...sshNames(spec.ssh)];
+  return OPENERS[spec.engine](spec, secrets, { audience, ssh });
+}
+
+/** The SSH hosts and users a client must not see (docs/security.md "Redaction"). */
+function sshNames(ssh: SshSetting | undefined): string[] {
+  if (ssh === undefined) return [];
+  return [
+    ssh.host,
+    ssh.user,
+    ssh.configHost,
+    ...(parseJump(ssh.jump ?? "") ?? []).flatMap((hop) => [hop.host, hop.user]),
+  ]
+    .filter((name): name is string => name !== undefined && name !== "");
+}
+
+/** What an opener needs beside the spec. */
+interface OpenContext {
+  audience: "clients" | "owner";
+  ssh: SshContext;
+}
+
+/**
+ * The secrets a driver needs at its first call: the password from its
+ * source, and the SSH tunnel with its hops resolved. Both are added to the
+ * redacted values (for clients, the SSH hosts and users of the hops too).
+ */
+async function prepare(
+  spec: DriverSpec,
+  secrets: readonly string[],
+  context: OpenContext,
+): Promise<{ password?: string; tunnel: SshTunnel | null; secrets: string[] }> {
+  const all = [...secrets];
+  let password = spec.password;
+  const what = `the password of ${
+    JSON.stringify(spec.name ?? "the connection")
+  }`;
+  if (spec.passwordSource !== undefined) {
+    password = await readSecret(spec.passwordSource, what);
+    all.push(password);
+  }
+  if (spec.ssh === undefined) {
+    return {
+      ...(password === undefined ? {} : { password }),
+      tunnel: null,
+      secrets: all,
+    };
+  }
+  const source = sshSecretSource(spec.ssh);
+  const sshSecret = source === null ? undefined : await readSecret(
+    source,
+    `the SSH secret of ${JSON.stringify(spec.name ?? "the connection")}`,
+  );
+  for (const secret of [sshSecret, spec.ssh.passphrase, spec.ssh.password]) {
+    if (secret !== undefined) all.push(secret);
+  }
+  // The SSH code (ssh2, ssh-config) is loaded by the first tunnel only.
+  const [{ resolveHops }, { SshTunnel }] = await Promise.all([
+    import("./ssh/hops.ts"),
+    import("./ssh/tunnel.ts"),
+  ]);
+  const hops = await resolveHops(spec.ssh, context.ssh.env, sshSecret);
+  if (context.audience === "clients") {
+    for (const hop of hops) all.push(hop.host, hop.user);
+  }
+  const files = context.ssh.knownHostsFiles;
+  const tunnel = new SshTunnel({
+    hops,
+    secrets: all,
+    trustCommand: `deno task dbport connections trust-host ${
+      JSON.stringify(spec.name ?? spec.id)
+    }`,
+    knownHosts: () =>
+      Promise.all(files.map((file) => Deno.readTextFile(file).catch(() => ""))),
+  });
+  return {
+    ...(password === undefined ? {} : { password }),
+    tunnel,
+    secrets: all,
+  };
+}
+
+/** Where the database is, as the last SSH hop reaches it. */
+function databaseAddress(spec: DriverSpec): { host: string; port: number } {
+  const target = describeTarget(spec.engine, spec.url);
+  return {
+    host: target?.host?.replace(/^\[|\]$/g, "") ?? "127.0.0.1",
+    port: target?.port ?? (spec.engine === "postgres" ? 5432 : 3306),
+  };
+}
+
+/** Close the tunnel with the driver. */
+function withTunnel(driver: Driver, tunnel: SshTunnel | null): Driver {
+  if (tunnel === null) return driver;
+  return {
+    ...driver,
+    close: async () => {
+      await driver.close().catch(() => {});
+      await tunnel.close();
+    },
+  };
 }
 
 /**
@@ -82,25 +233,49 @@ const OPENERS: {
   readonly [E in Engine]: (
     spec: DriverSpec,
     secrets: readonly string[],
+    context: OpenContext,
   ) => Driver;
 } = {
-  postgres: ({ url, password }, secrets) =>
-    lazyDriver(
-      "postgres",
-      async () =>
-        (await import("./postgres.ts")).openPostgres({
-          url,
-          secrets,
-          ...(password === undefined ? {} : { password }),
-        }),
-    ),
-  mysql: ({ url, password }, secrets) =>
-    lazyDriver("mysql", async () =>
-      (await import("./mysql.ts")).openMysql({
-        url,
+  postgres: (spec, secrets, context) =>
+    lazyDriver("postgres", async () => {
+      const { password, tunnel, secrets: all } = await prepare(
+        spec,
         secrets,
-        ...(password === undefined ? {} : { password }),
-      })),
+        context,
+      );
+      const { host, port } = databaseAddress(spec);
+      return withTunnel(
+        (await import("./postgres.ts")).openPostgres({
+          url: spec.url,
+          secrets: all,
+          ...(password === undefined ? {} : { password }),
+          ...(tunnel === null
+            ? {}
+            : { socket: () => tunnel.forward(host, port) }),
+        }),
+        tunnel,
+      );
+    }),
+  mysql: (spec, secrets, context) =>
+    lazyDriver("mysql", async () => {
+      const { password, tunnel, secrets: all } = await prepare(
+        spec,
+        secrets,
+        context,
+      );
+      const { host, port } = databaseAddress(spec);
+      return withTunnel(
+        (await import("./mysql.ts")).openMysql({
+          url: spec.url,
+          secrets: all,
+          ...(password === undefined ? {} : { password }),
+          ...(tunnel === null ? {} : {
+            stream: () => deferredStream(() => tunnel.forward(host, port)),
+          }),
+        }),
+        tunnel,
+      );
+    }),
   sqlite: (spec, secrets) => {
     const path = sqlitePath(spec.url);
     if (path !== null) {
@@ -141,11 +316,18 @@ export class DriverPool {
   readonly #open: (spec: DriverSpec) => Driver;
   readonly #now: () => number;
   readonly #riskListeners: ((id: string, risks: string[]) => void)[] = [];
+  /** Drivers being closed after they were replaced (awaited by closeAll). */
+  readonly #closing = new Set<Promise<void>>();
 
   constructor(
-    options: { open?: (spec: DriverSpec) => Driver; now?: () => number } = {},
+    options: {
+      open?: (spec: DriverSpec) => Driver;
+      now?: () => number;
+      ssh?: SshContext;
+    } = {},
   ) {
-    this.#open = options.open ?? openDriver;
+    const ssh = options.ssh ?? defaultSshContext();
+    this.#open = options.open ?? ((spec) => openDriver(spec, "clients", ssh));
     this.#now = options.now ?? Date.now;
   }
 
@@ -156,13 +338,21 @@ export class DriverPool {
       spec.url,
       spec.password ?? null,
       spec.aiLogin ?? null,
+      spec.passwordSource ?? null,
+      spec.ssh ?? null,
     ]);
     const entry = this.#entries.get(spec.id);
     if (entry !== undefined && entry.key === key) return entry.driver;
-    if (entry !== undefined) entry.driver.close().catch(() => {});
+    if (entry !== undefined) this.#retire(entry.driver);
     const fresh: Entry = {
       id: spec.id,
       key,
+      // A driver that lost its database starts over at the next call: a
+      // secret from a command is read again (a rotated password), a tunnel
+      // reconnects, and postgres.js forgets a session that died while
+      // reserved (its release would hand the dead session to the next
+      // query; tests/db/session_gone_test.ts).
+      reopenAfterFailure: true,
       driver: this.#open(spec),
       answeredAt: null,
       risks: null,
@@ -222,6 +412,15 @@ export class DriverPool {
   /** Close every driver. */
   async closeAll(): Promise<void> {
     await this.retain(new Set());
+    await Promise.allSettled([...this.#closing]);
+  }
+
+  /** Close a replaced driver in the background; closeAll waits for it. */
+  #retire(driver: Driver): void {
+    const closing = driver.close().catch(() => {}).finally(() =>
+      this.#closing.delete(closing)
+    );
+    this.#closing.add(closing);
   }
 
   /** Wrap a driver so each call's outcome updates `answeredAt`. */
@@ -238,8 +437,16 @@ export class DriverPool {
           if (
             error instanceof DbError &&
             (error.kind === "connect" || error.kind === "connect_timeout")
-          ) entry.answeredAt = null;
-          else entry.answeredAt = this.#now();
+          ) {
+            entry.answeredAt = null;
+            if (
+              entry.reopenAfterFailure &&
+              this.#entries.get(entry.id) === entry
+            ) {
+              this.#entries.delete(entry.id);
+              this.#retire(inner);
+            }
+          } else entry.answeredAt = this.#now();
           throw error;
         },
       );

@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { Duplex } from "node:stream";
 import type { Tier } from "./classifier.ts";
 import { thrown } from "../protocol/thrown.ts";
 import postgres from "postgres";
@@ -44,6 +45,11 @@ export interface PostgresConfig {
   secrets: readonly string[];
   /** Seconds before an unused pooled connection closes. */
   idleSeconds?: number;
+  /**
+   * Each session's socket, when it is not a TCP connection of its own: a
+   * channel through an SSH tunnel (also for the protocol's cancel request).
+   */
+  socket?: () => Promise<Duplex>;
 }
 
 /** Connect timeout (issue: a database that cannot be reached in 10 s). */
@@ -84,6 +90,7 @@ export function openPostgres(config: PostgresConfig): Driver {
       standard_conforming_strings: "on",
     },
     ...(config.password === undefined ? {} : { password: config.password }),
+    ...(config.socket === undefined ? {} : { socket: config.socket }),
     // Dates and times stay text, converted per column (values.ts).
     types: {
       date: {
@@ -216,6 +223,7 @@ async function readQuery(
 ): Promise<QueryResult> {
   throwIfAborted(options.signal);
   const reserved = await sql.reserve();
+  let gone = false;
   try {
     // Sent with the statement in one write rather than a round trip ahead of
     // it (a third of the driver's CPU per read, bench W1): the session's
@@ -227,16 +235,25 @@ async function readQuery(
       }`,
     ).simple();
     begin.catch(() => {});
-    const result = await runStatement(reserved, text, options);
+    const result = await runStatement(reserved, text, options).catch(
+      (error: unknown) => {
+        gone = sessionGone(error);
+        throw error;
+      },
+    );
     await begin;
     return result;
   } finally {
     // Pipelined: advisory locks, prepared statements, LISTEN and settings a
     // read left on the session never reach the next request.
-    const rollback = reserved.unsafe("ROLLBACK").catch(() => {});
-    await reserved.unsafe("DISCARD ALL").catch(() => {});
-    await rollback;
-    reserved.release();
+    if (!gone) {
+      const rollback = reserved.unsafe("ROLLBACK").catch(() => {});
+      await reserved.unsafe("DISCARD ALL").catch(() => {});
+      await rollback;
+      reserved.release();
+    }
+    // A dead session is not released: postgres.js would hand it, dead, to
+    // the next query. The pool replaces this driver at its next call.
   }
 }
 
@@ -304,6 +321,7 @@ async function writeQuery(
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
   const statement = () => runStatement(reserved, text, options);
   let open = false;
+  let gone = false;
   try {
     await reserved.unsafe(`BEGIN READ WRITE; SET LOCAL ${timeout}`).simple();
     open = true;
@@ -328,12 +346,17 @@ async function writeQuery(
     options.onCommit?.();
     await reserved.unsafe("COMMIT");
     return result;
+  } catch (error) {
+    gone = sessionGone(error);
+    throw error;
   } finally {
-    if (open) await reserved.unsafe("ROLLBACK").catch(() => {});
-    // SET ROLE, temporary tables, prepared statements, advisory locks: none
-    // of it may follow the session back into the pool.
-    await reserved.unsafe("DISCARD ALL").catch(() => {});
-    reserved.release();
+    if (!gone) {
+      if (open) await reserved.unsafe("ROLLBACK").catch(() => {});
+      // SET ROLE, temporary tables, prepared statements, advisory locks:
+      // none of it may follow the session back into the pool.
+      await reserved.unsafe("DISCARD ALL").catch(() => {});
+      reserved.release();
+    }
   }
 }
 
@@ -476,3 +499,34 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   }
   return new DbError("query", text);
 }
+
+/**
+ * Whether the session itself is gone (the server or the tunnel closed it):
+ * then nothing more may be sent on it. postgres.js, asked to write to a
+ * reserved session that has closed, queues the write and later writes to a
+ * socket it has dropped: an exception no caller can catch, which ended the
+ * whole server (tests/e2e/ssh_tunnel_test.ts: sshd killed mid-session).
+ */
+function sessionGone(error: unknown): boolean {
+  const code = thrown(error).code;
+  return /^CONNECTION_(CLOSED|DESTROYED|ENDED)$/.test(code) ||
+    /^E(CONNRESET|PIPE|CONNREFUSED)$/.test(code) ||
+    (error instanceof DbError && error.kind === "connect");
+}
+
+/**
+ * The same postgres.js write after close, where dbport cannot see it coming
+ * (a session that closes between two of its statements): that one
+ * TypeError, raised from postgres.js's own write timer, is not allowed to end
+ * the process. Its statement fails by the statement timeout instead.
+ */
+function writeAfterClose(event: ErrorEvent): void {
+  const error = event.error;
+  if (
+    error instanceof TypeError &&
+    error.message === "Cannot read properties of null (reading 'write')" &&
+    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "") &&
+    /nextWrite/.test(error.stack ?? "")
+  ) event.preventDefault();
+}
+globalThis.addEventListener("error", writeAfterClose);

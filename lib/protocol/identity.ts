@@ -53,6 +53,9 @@ export const SETTINGS_FILE = "settings.json";
 /** The saved connections, in the app data directory. */
 export const CONNECTIONS_FILE = "connections.json";
 
+/** dbport's own SSH known-hosts file in the app data directory (`trust-host`). */
+export const KNOWN_HOSTS_FILE = "known_hosts";
+
 /** The demo database `serve` creates when no connection is saved. */
 export const DEMO_DB_FILE = "demo-shop.db";
 

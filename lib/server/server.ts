@@ -22,7 +22,7 @@ import { openStateDb, type StateDb } from "../app/state_db.ts";
 import { TokenStore } from "../app/tokens.ts";
 import { ConnectionStore } from "../app/connection_store.ts";
 import { loadConnections } from "../app/connections.ts";
-import { DriverPool } from "../db/pool.ts";
+import { defaultSshContext, DriverPool } from "../db/pool.ts";
 import type { Catalog } from "../features/catalog.ts";
 import { databaseFeatures } from "../features/index.ts";
 import type { SubscriptionSource } from "../features/listen.ts";
@@ -32,6 +32,7 @@ import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
 import {
   CONNECTIONS_FILE,
   HANDSHAKE_FILE,
+  KNOWN_HOSTS_FILE,
   SETTINGS_FILE,
 } from "../protocol/identity.ts";
 import { MODERN_VERSION } from "../protocol/versions.ts";
@@ -82,6 +83,8 @@ export interface StartOptions {
   rotationCheckMs?: number;
   /** The clock for token expiry, lockouts, bridge rotation, approvals and the log. */
   now?: () => number;
+  /** The directory standing for `~/.ssh` (SSH config and known hosts). */
+  sshDir?: string;
   /** Overrides `settings.consolePort` (tests bind port 0). */
   consolePort?: number;
   /**
@@ -129,7 +132,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const log = options.log ?? stderrLogger;
   const now = options.now ?? Date.now;
-  const stores = await openStores(options.home, log);
+  const stores = await openStores(options.home, log, options.sshDir);
   const core = buildCore(options, stores, now, log);
   try {
     await stores.activity.prune(now());
@@ -210,7 +213,11 @@ interface Stores {
 }
 
 /** Step 1: read the settings and connections, open the state database. */
-async function openStores(home: string, log: Logger): Promise<Stores> {
+async function openStores(
+  home: string,
+  log: Logger,
+  sshDir: string | undefined,
+): Promise<Stores> {
   await ensureAppDataDir(home);
   const paths: Paths = {
     settings: inAppDir(home, SETTINGS_FILE),
@@ -222,7 +229,9 @@ async function openStores(home: string, log: Logger): Promise<Stores> {
   const saved = await loadConnections(paths.connections);
   if (!saved.ok) throw new Error(saved.message);
   const connections = new ConnectionStore(saved.connections);
-  const pool = new DriverPool();
+  const pool = new DriverPool({
+    ssh: defaultSshContext([inAppDir(home, KNOWN_HOSTS_FILE)], sshDir),
+  });
   // A removed or edited connection's driver closes (edits reopen on next use).
   connections.onChange((all) => {
     pool.retain(new Set(all.map((connection) => connection.id))).catch(

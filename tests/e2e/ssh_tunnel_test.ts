@@ -1,0 +1,306 @@
+/**
+ * Databases behind SSH (docs/connections.md "SSH tunnels") against a real
+ * OpenSSH server: PostgreSQL and MariaDB through one hop and through two
+ * (jump), a host from ~/.ssh/config with ProxyJump, strict host keys
+ * (unknown: refused with its fingerprint; changed: refused loudly), sshd
+ * killed and started again, a statement timeout through the tunnel, no
+ * listening socket of dbport's own, and no SSH secret in any answer or log.
+ */
+
+import { assert, assertEquals, assertMatch } from "@std/assert";
+import type { SavedConnection } from "../../lib/app/connections.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import type { Engine } from "../../lib/db/types.ts";
+import { KNOWN_HOSTS_FILE } from "../../lib/protocol/identity.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+import {
+  MYSQL_URL,
+  needs,
+  openFixture,
+  POSTGRES_URL,
+  runningCount,
+} from "../_db.ts";
+import { needsSshd, PASSPHRASE, type Sshd, startSshd } from "../_sshd.ts";
+import type { TestServer } from "../_server.ts";
+import { callTool, toolErrorText } from "../_tool_call.ts";
+
+const ignoreSsh = needsSshd().ignore;
+
+/** The test's own ~/.ssh: a known_hosts trusting `trusted`. */
+async function sshDir(trusted: Sshd[], extra = ""): Promise<string> {
+  // Named .ssh, so `~/.ssh/...` in its config means a file in it.
+  const dir = `${await Deno.makeTempDir({ prefix: "dbport-home-" })}/.ssh`;
+  await Deno.mkdir(dir);
+  await Deno.writeTextFile(
+    `${dir}/known_hosts`,
+    trusted.map((s) => s.knownHostsLine).join("\n") + "\n" + extra,
+  );
+  return dir;
+}
+
+function viaSsh(
+  engine: Engine,
+  sshd: Sshd,
+  ssh: Partial<NonNullable<SavedConnection["ssh"]>> = {},
+): SavedConnection {
+  return savedConnection(
+    { engine, url: engine === "postgres" ? POSTGRES_URL : MYSQL_URL },
+    "Behind the bastion",
+    {
+      ssh: {
+        host: "127.0.0.1",
+        port: sshd.port,
+        user: "root",
+        identityFile: sshd.userKey,
+        passphrase: PASSPHRASE,
+        ...ssh,
+      },
+    },
+  );
+}
+
+function version(server: TestServer, connection: SavedConnection) {
+  return callTool(server, "execute_query", {
+    connection_id: connection.id,
+    query: "SELECT 1 AS one",
+  });
+}
+
+function okText(
+  answer: {
+    json: { result?: { isError?: boolean; content?: { text: string }[] } };
+  },
+): string {
+  assert(answer.json.result?.isError !== true, JSON.stringify(answer.json));
+  return answer.json.result?.content?.[0]?.text ?? "";
+}
+
+for (const engine of ["postgres", "mysql"] as const) {
+  Deno.test({
+    name: `${engine} through one SSH hop and through two (jump)`,
+    ignore: ignoreSsh || needs(engine).ignore,
+    async fn() {
+      await using bastion = await startSshd();
+      await using jump = await startSshd(bastion);
+      const dir = await sshDir([bastion, jump]);
+      const direct = viaSsh(engine, bastion);
+      const twoHops = {
+        ...viaSsh(engine, bastion, { jump: `root@127.0.0.1:${jump.port}` }),
+        id: crypto.randomUUID(),
+        name: "Two hops away",
+      };
+      await using server = await serverWith([direct, twoHops], {}, {
+        sshDir: dir,
+      });
+      assertMatch(okText(await version(server, direct)), /"one"/);
+      assertMatch(okText(await version(server, twoHops)), /"one"/);
+      // Proof it went through SSH: without the jump host, two hops fail.
+      await jump.kill();
+      const cut = await version(server, twoHops);
+      assertMatch(toolErrorText(cut), /^not_connected: .*SSH hop 1 of 2/);
+      await Deno.remove(`${dir}/..`, { recursive: true });
+    },
+  });
+}
+
+Deno.test({
+  name:
+    "configHost: HostName, User, Port, IdentityFile and ProxyJump from ~/.ssh/config",
+  ignore: ignoreSsh || needs("postgres").ignore,
+  async fn() {
+    await using bastion = await startSshd();
+    await using jump = await startSshd(bastion);
+    const dir = await sshDir([bastion, jump]);
+    await Deno.copyFile(bastion.userKey, `${dir}/id_test`);
+    await Deno.writeTextFile(
+      `${dir}/config`,
+      `Host jumpbox
+  HostName 127.0.0.1
+  Port ${jump.port}
+  User root
+  IdentityFile ~/.ssh/id_test
+
+Host bastion-prod
+  HostName 127.0.0.1
+  Port ${bastion.port}
+  User root
+  IdentityFile ~/.ssh/id_test
+  ProxyJump jumpbox
+`,
+    );
+    const connection = savedConnection(
+      { engine: "postgres", url: POSTGRES_URL },
+      "Prod",
+      { ssh: { configHost: "bastion-prod", passphrase: PASSPHRASE } },
+    );
+    await using server = await serverWith([connection], {}, { sshDir: dir });
+    assertMatch(okText(await version(server, connection)), /"one"/);
+    await jump.kill();
+    assertMatch(
+      toolErrorText(await version(server, connection)),
+      /^not_connected: .*SSH hop 1 of 2/,
+    );
+    await Deno.remove(`${dir}/..`, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "an unknown host key is refused with its fingerprint and the command that trusts it; a changed one loudly",
+  ignore: ignoreSsh || needs("postgres").ignore,
+  async fn() {
+    await using sshd = await startSshd();
+    await using other = await startSshd();
+    const dir = await sshDir([]);
+    const connection = viaSsh("postgres", sshd);
+    await using server = await serverWith([connection], {}, { sshDir: dir });
+    const unknown = toolErrorText(await version(server, connection));
+    assertMatch(unknown, /^not_connected: /);
+    assert(unknown.includes(sshd.fingerprint), unknown);
+    assertMatch(
+      unknown,
+      /deno task dbport connections trust-host "Behind the bastion"/,
+    );
+    // dbport's own known_hosts (what trust-host writes) is read at once.
+    await Deno.writeTextFile(
+      inAppDir(server.home, KNOWN_HOSTS_FILE),
+      sshd.knownHostsLine + "\n",
+    );
+    assertMatch(okText(await version(server, connection)), /"one"/);
+    // Another key listed for the same host and port: refused, nothing sent.
+    const changed = viaSsh("postgres", other);
+    await Deno.writeTextFile(
+      `${dir}/known_hosts`,
+      `[127.0.0.1]:${other.port} ${sshd.hostKey}\n`,
+    );
+    await using second = await serverWith([changed], {}, { sshDir: dir });
+    const text = toolErrorText(await version(second, changed));
+    assertMatch(text, /DIFFERENT host key/);
+    assert(
+      text.includes(other.fingerprint) && text.includes(sshd.fingerprint),
+      text,
+    );
+    await Deno.remove(`${dir}/..`, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "sshd killed mid-session: not_connected; started again: the next call works",
+  ignore: ignoreSsh || needs("mysql", "postgres").ignore,
+  async fn() {
+    await using sshd = await startSshd();
+    const dir = await sshDir([sshd]);
+    const pg = viaSsh("postgres", sshd);
+    const my = {
+      ...viaSsh("mysql", sshd),
+      id: crypto.randomUUID(),
+      name: "My",
+    };
+    await using server = await serverWith([pg, my], {}, { sshDir: dir });
+    okText(await version(server, pg));
+    okText(await version(server, my));
+    await sshd.kill();
+    for (const connection of [pg, my]) {
+      assertMatch(
+        toolErrorText(await version(server, connection)),
+        /^not_connected: /,
+      );
+    }
+    await sshd.start();
+    assertMatch(okText(await version(server, pg)), /"one"/);
+    assertMatch(okText(await version(server, my)), /"one"/);
+    await Deno.remove(`${dir}/..`, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "timeout_seconds through the tunnel stops the statement on the engine",
+  ignore: ignoreSsh || needs("mysql", "postgres").ignore,
+  async fn() {
+    await using sshd = await startSshd();
+    const dir = await sshDir([sshd]);
+    const pg = viaSsh("postgres", sshd);
+    const my = {
+      ...viaSsh("mysql", sshd),
+      id: crypto.randomUUID(),
+      name: "My",
+    };
+    await using server = await serverWith([pg, my], {}, { sshDir: dir });
+    await using pgAdmin = await openFixture("postgres");
+    await using myAdmin = await openFixture("mysql");
+    for (
+      const [connection, admin, sleep] of [
+        [pg, pgAdmin, "SELECT pg_sleep(30) /* tunnel-marker */"],
+        [my, myAdmin, "SELECT SLEEP(30) /* tunnel-marker */"],
+      ] as const
+    ) {
+      const started = Date.now();
+      const answer = await callTool(server, "execute_query", {
+        connection_id: connection.id,
+        query: sleep,
+        timeout_seconds: 1,
+      });
+      // The wire reference's timeout: -33003, the statement stopped.
+      assertEquals(
+        answer.json.error?.code,
+        -33003,
+        JSON.stringify(answer.json),
+      );
+      assert(Date.now() - started < 15_000);
+      assertEquals(
+        await runningCount(admin, "tunnel-marker"),
+        0,
+        `${admin.engine}: the statement still runs`,
+      );
+    }
+    await Deno.remove(`${dir}/..`, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "a tunnel opens no listening socket, and no SSH secret reaches an answer, the log or the history",
+  ignore: ignoreSsh || needs("postgres").ignore,
+  async fn() {
+    await using sshd = await startSshd();
+    const dir = await sshDir([sshd]);
+    const listening = async () => {
+      const out = await new Deno.Command("ss", {
+        args: ["-ltnpH"],
+        stdout: "piped",
+      }).output();
+      return new TextDecoder().decode(out.stdout).split("\n")
+        .filter((line) => line.includes(`pid=${Deno.pid},`))
+        .map((line) => line.split(/\s+/)[3]).sort();
+    };
+    const connection = viaSsh("postgres", sshd);
+    await using server = await serverWith([connection], {}, { sshDir: dir });
+    const before = await listening();
+    const answers = [
+      await version(server, connection),
+      await callTool(server, "execute_query", {
+        connection_id: connection.id,
+        query: "SELECT * FROM no_such_table_here",
+      }),
+      await callTool(server, "list_connections", {}),
+    ];
+    assertEquals(await listening(), before, "dbport listens on nothing new");
+    assert(
+      before.every((address) => /^127\.0\.0\.1:/.test(address!)),
+      String(before),
+    );
+    await sshd.kill();
+    answers.push(await version(server, connection));
+    await server.server.activity.flush();
+    const log = JSON.stringify(await server.server.activity.recent(100));
+    const history = JSON.stringify(
+      await server.server.history.search({ limit: 100 }),
+    );
+    for (const text of [...answers.map((a) => a.text), log, history]) {
+      assert(!text.includes(PASSPHRASE), text);
+      assert(!text.includes(sshd.userKey), text);
+    }
+    await Deno.remove(`${dir}/..`, { recursive: true });
+  },
+});
