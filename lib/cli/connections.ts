@@ -24,10 +24,19 @@ import {
   type SavedConnection,
 } from "../app/connections.ts";
 import { DbError } from "../db/errors.ts";
-import { openDriver } from "../db/pool.ts";
+import { defaultSshContext, openDriver } from "../db/pool.ts";
+import { KNOWN_HOSTS_FILE } from "../protocol/identity.ts";
+import { dirname, join } from "node:path";
 import { describeTarget } from "../db/target.ts";
 import { type Parsed, parseFlags, stringFlag, table } from "./args.ts";
 import { hardenCommand } from "./harden.ts";
+import {
+  reportHops,
+  SSH_FLAG_SPEC,
+  SSH_USAGE,
+  sshFields,
+  trustHost,
+} from "./ssh.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** Usage of the connections command. */
@@ -47,6 +56,9 @@ export const CONNECTIONS_USAGE = `Usage:
                                     [--ai-policy ..] [--safe-mode ..]
   dbport connections remove ID_OR_NAME
   dbport connections test ID_OR_NAME
+  dbport connections trust-host ID_OR_NAME [--yes]
+                         Show the host key of each SSH hop and trust it (dbport's
+                         known_hosts); a changed key is never replaced here.
   dbport connections harden ID_OR_NAME [--apply] [--user NAME]
                          Show (and with --apply make) a least-privilege login that
                          every AI read runs as: no superuser, no file, program or
@@ -58,7 +70,9 @@ reads it from standard input. Either keeps it out of the shell's history.
 
 URL: postgres://user@host:5432/db, mysql://user@host:3306/db, or for sqlite a
 file path, a file: URL or a libsql:// URL. Defaults: --external-access ${CONNECTION_DEFAULTS.externalAccess},
---ai-policy ${CONNECTION_DEFAULTS.aiPolicy}, --safe-mode ${CONNECTION_DEFAULTS.safeMode}.`;
+--ai-policy ${CONNECTION_DEFAULTS.aiPolicy}, --safe-mode ${CONNECTION_DEFAULTS.safeMode}.
+
+${SSH_USAGE}`;
 
 /** Flags that map onto connection fields. */
 const FIELD_FLAGS = {
@@ -83,10 +97,29 @@ export interface SecretInput {
   stdin(): Promise<string>;
   /** Ask on the terminal without echo; null when there is no terminal. */
   ask(prompt: string): Promise<string | null>;
+  /** A line typed on standard input after `prompt`; null at its end. */
+  line(prompt: string): Promise<string | null>;
 }
 
 /** Standard input and the terminal of this process. */
 export const processInput: SecretInput = {
+  async line(prompt) {
+    await Deno.stderr.write(new TextEncoder().encode(prompt));
+    const reader = Deno.stdin.readable.pipeThrough(new TextDecoderStream())
+      .getReader();
+    try {
+      let text = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return text === "" ? null : text;
+        text += value;
+        const end = text.indexOf("\n");
+        if (end !== -1) return text.slice(0, end);
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  },
   async stdin() {
     return await new Response(Deno.stdin.readable).text();
   },
@@ -131,15 +164,22 @@ async function passwordArgs(
   input: SecretInput,
 ): Promise<string[]> {
   const out: string[] = [];
+  let stdinRead = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const next = args[i + 1];
-    if (arg === "--password-stdin") {
+    if (arg === "--password-stdin" || arg === "--ssh-password-stdin") {
+      if (stdinRead) {
+        throw new UsageError(
+          `${command}: standard input holds one secret: give --password-stdin or --ssh-password-stdin, not both`,
+        );
+      }
+      stdinRead = true;
       const text = (await input.stdin()).replace(/\r?\n$/, "");
       if (text === "") {
-        throw new UsageError(`${command}: --password-stdin read no password`);
+        throw new UsageError(`${command}: ${arg} read no password`);
       }
-      out.push(`--password=${text}`);
+      out.push(`${arg.replace("-stdin", "")}=${text}`);
     } else if (
       arg === "--password" && (next === undefined || next.startsWith("--"))
     ) {
@@ -177,6 +217,8 @@ export async function connectionsCommand(
       return await remove(path, rest, io);
     case "test":
       return await test(path, rest, io);
+    case "trust-host":
+      return await trust(path, rest, io, input);
     case "harden":
       return await hardenCommand(path, rest, io);
     default:
@@ -255,6 +297,7 @@ function sameName(
 async function add(path: string, args: string[], io: CliIO): Promise<number> {
   const parsed = parseFlags("connections add", args, {
     ...FIELD_SPEC,
+    ...SSH_FLAG_SPEC,
     json: { type: "boolean" },
     "no-test": { type: "boolean" },
   });
@@ -278,10 +321,12 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
       `connections add: a connection named "${fields.name}" already exists`,
     );
   }
+  const secrets = sshFields("connections add", parsed, undefined);
   const connection = {
     id: crypto.randomUUID(),
     ...CONNECTION_DEFAULTS,
     ...fields,
+    ...secrets.fields,
   } as SavedConnection;
   await saveConnections(path, [...connections, connection]);
   if (parsed.flags.json === true) {
@@ -289,13 +334,22 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
   } else io.out(`Saved connection "${connection.name}" (${connection.id})`);
   // Saved either way (the database may just be down now); what was found is
   // said, so a typo in the URL shows at once.
-  if (parsed.flags["no-test"] !== true) await probe(connection, io);
+  if (parsed.flags["no-test"] !== true) await probe(connection, io, path);
   return 0;
 }
 
 /** Connect and say what was found; whether it answered. */
-async function probe(connection: SavedConnection, io: CliIO): Promise<boolean> {
-  const driver = openDriver(driverSpec(connection), "owner");
+async function probe(
+  connection: SavedConnection,
+  io: CliIO,
+  path: string,
+): Promise<boolean> {
+  const context = defaultSshContext([knownHostsOf(path)]);
+  // Each SSH hop first, so a failure says which one.
+  if (
+    connection.ssh !== undefined && !await reportHops(connection, io, context)
+  ) return false;
+  const driver = openDriver(driverSpec(connection), "owner", context);
   const where = describeWhere(connection);
   try {
     const version = await driver.version({
@@ -401,7 +455,10 @@ async function list(path: string, args: string[], io: CliIO): Promise<number> {
 }
 
 async function set(path: string, args: string[], io: CliIO): Promise<number> {
-  const parsed = parseFlags("connections set", args, FIELD_SPEC);
+  const parsed = parseFlags("connections set", args, {
+    ...FIELD_SPEC,
+    ...SSH_FLAG_SPEC,
+  });
   const connections = await load(path);
   const current = find(connections, parsed.positionals[0], "connections set");
   if (engineFlag(parsed) !== undefined) {
@@ -409,8 +466,12 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
       "connections set: the engine cannot change; remove and add the connection",
     );
   }
-  const fields = fieldsOf("connections set", parsed, current.engine);
-  if (Object.keys(fields).length === 0) {
+  const secrets = sshFields("connections set", parsed, current);
+  const fields = {
+    ...fieldsOf("connections set", parsed, current.engine),
+    ...secrets.fields,
+  };
+  if (Object.keys(fields).length === 0 && secrets.remove.length === 0) {
     throw new UsageError("connections set: name at least one field to change");
   }
   if (
@@ -420,7 +481,13 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
       `connections set: a connection named "${fields.name}" already exists`,
     );
   }
-  const next = { ...current, ...fields };
+  const next: SavedConnection = { ...current, ...fields };
+  for (const key of secrets.remove) delete next[key];
+  // A password typed now replaces a command or variable named before.
+  if (fields.password !== undefined) {
+    delete next.passwordEnv;
+    delete next.passwordCommand;
+  }
   await saveConnections(
     path,
     connections.map((c) => c.id === current.id ? next : c),
@@ -449,5 +516,36 @@ async function test(path: string, args: string[], io: CliIO): Promise<number> {
     parsed.positionals[0],
     "connections test",
   );
-  return await probe(connection, io) ? 0 : 1;
+  return await probe(connection, io, path) ? 0 : 1;
+}
+
+/** dbport's own known_hosts, beside connections.json. */
+function knownHostsOf(path: string): string {
+  return join(dirname(path), KNOWN_HOSTS_FILE);
+}
+
+async function trust(
+  path: string,
+  args: string[],
+  io: CliIO,
+  input: SecretInput,
+): Promise<number> {
+  const parsed = parseFlags("connections trust-host", args, {
+    yes: { type: "boolean" },
+  });
+  const connection = find(
+    await load(path),
+    parsed.positionals[0],
+    "connections trust-host",
+  );
+  return await trustHost(
+    connection,
+    knownHostsOf(path),
+    io,
+    async (question) => {
+      if (parsed.flags.yes === true) return true;
+      const answer = await input.line(question);
+      return answer !== null && /^\s*y(es)?\s*$/i.test(answer);
+    },
+  );
 }

@@ -10,6 +10,7 @@
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import type { SavedConnection } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
+import { connectionsCommand } from "../../lib/cli/connections.ts";
 import type { Engine } from "../../lib/db/types.ts";
 import { KNOWN_HOSTS_FILE } from "../../lib/protocol/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
@@ -301,6 +302,200 @@ Deno.test({
       assert(!text.includes(PASSPHRASE), text);
       assert(!text.includes(sshd.userKey), text);
     }
+    await Deno.remove(`${dir}/..`, { recursive: true });
+  },
+});
+
+/** The CLI in-process, its input given. */
+function cliInput(stdin: string, lines: string[] = []) {
+  return {
+    stdin: () => Promise.resolve(stdin),
+    ask: () => Promise.resolve(null),
+    line: () => Promise.resolve(lines.shift() ?? null),
+  };
+}
+
+function lines() {
+  const out: string[] = [];
+  return {
+    out,
+    io: { out: (l: string) => out.push(l), err: (l: string) => out.push(l) },
+  };
+}
+
+Deno.test({
+  name:
+    "CLI: add --ssh … --ssh-password-stdin, test reports each hop, trust-host asks and trusts, --no-ssh",
+  ignore: ignoreSsh || needs("postgres").ignore,
+  async fn() {
+    await using sshd = await startSshd();
+    const dir = await sshDir([]);
+    const home = await Deno.makeTempDir({ prefix: "dbport-cli-ssh-" });
+    const path = `${home}/connections.json`;
+    const previous = Deno.env.get("DBPORT_SSH_DIR");
+    Deno.env.set("DBPORT_SSH_DIR", dir);
+    try {
+      const added = lines();
+      assertEquals(
+        await connectionsCommand(
+          path,
+          [
+            "add",
+            "--name",
+            "Prod",
+            "--engine",
+            "postgres",
+            "--url",
+            POSTGRES_URL,
+            "--ssh",
+            `root@127.0.0.1:${sshd.port}`,
+            "--ssh-key",
+            sshd.userKey,
+            "--ssh-password-stdin",
+          ],
+          added.io,
+          cliInput(PASSPHRASE + "\n"),
+        ),
+        0,
+      );
+      const saved = JSON.parse(await Deno.readTextFile(path)).connections[0];
+      assertEquals(saved.ssh, {
+        host: "127.0.0.1",
+        port: sshd.port,
+        user: "root",
+        identityFile: sshd.userKey,
+        passphrase: PASSPHRASE,
+      });
+      // Not trusted yet: the test says so, with the fingerprint.
+      assert(
+        added.out.some((l) => l.includes(sshd.fingerprint)),
+        added.out.join("\n"),
+      );
+      assert(!added.out.join("\n").includes(PASSPHRASE));
+      const refused = lines();
+      assertEquals(
+        await connectionsCommand(
+          path,
+          ["trust-host", "Prod"],
+          refused.io,
+          cliInput("", ["n"]),
+        ),
+        1,
+      );
+      assertMatch(refused.out.join("\n"), /Not trusted/);
+      const trusted = lines();
+      assertEquals(
+        await connectionsCommand(
+          path,
+          ["trust-host", "Prod"],
+          trusted.io,
+          cliInput("", ["y"]),
+        ),
+        0,
+      );
+      assertMatch(
+        trusted.out.join("\n"),
+        new RegExp(
+          `presents the host key ssh-ed25519 ${
+            sshd.fingerprint.replace(/[+/]/g, "\\$&")
+          }`,
+        ),
+      );
+      assertMatch(
+        await Deno.readTextFile(`${home}/known_hosts`),
+        new RegExp(`^\\[127\\.0\\.0\\.1\\]:${sshd.port} ssh-ed25519 `),
+      );
+      const tested = lines();
+      assertEquals(
+        await connectionsCommand(
+          path,
+          ["test", "Prod"],
+          tested.io,
+          cliInput(""),
+        ),
+        0,
+      );
+      assertMatch(
+        tested.out[0]!,
+        new RegExp(
+          `^"Prod": SSH 127\\.0\\.0\\.1:${sshd.port} ok \\(ssh-ed25519 SHA256:`,
+        ),
+      );
+      assertMatch(tested.out[1]!, /connected to .*PostgreSQL/);
+      const again = lines();
+      await connectionsCommand(
+        path,
+        ["trust-host", "Prod"],
+        again.io,
+        cliInput(""),
+      );
+      assertMatch(again.out.join("\n"), /already trusted/);
+      await connectionsCommand(
+        path,
+        ["set", "Prod", "--no-ssh"],
+        lines().io,
+        cliInput(""),
+      );
+      assertEquals(
+        JSON.parse(await Deno.readTextFile(path)).connections[0].ssh,
+        undefined,
+      );
+    } finally {
+      if (previous === undefined) Deno.env.delete("DBPORT_SSH_DIR");
+      else Deno.env.set("DBPORT_SSH_DIR", previous);
+      await Deno.remove(home, { recursive: true });
+      await Deno.remove(`${dir}/..`, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "passwordCommand: the SSH passphrase and the database password from a program; a failing one names the program, never its output",
+  ignore: ignoreSsh || needs("postgres").ignore,
+  async fn() {
+    await using sshd = await startSshd();
+    const dir = await sshDir([sshd]);
+    const script = `${dir}/secret.sh`;
+    await Deno.writeTextFile(
+      script,
+      `#!/bin/sh\nprintf '%s\\n' '${PASSPHRASE}'\n`,
+    );
+    await Deno.chmod(script, 0o700);
+    const failing = `${dir}/locked.sh`;
+    await Deno.writeTextFile(
+      failing,
+      "#!/bin/sh\necho 'vault locked: s3cr3t-hint' >&1\nexit 3\n",
+    );
+    await Deno.chmod(failing, 0o700);
+    const good = viaSsh("postgres", sshd, { passwordCommand: [script] });
+    delete good.ssh!.passphrase;
+    const bad = {
+      ...viaSsh("postgres", sshd),
+      id: crypto.randomUUID(),
+      name: "Locked",
+      passwordCommand: [failing],
+    };
+    const viaEnv = {
+      ...viaSsh("postgres", sshd),
+      id: crypto.randomUUID(),
+      name: "From env",
+      passwordEnv: "DBPORT_TEST_NO_SUCH_VARIABLE",
+    };
+    await using server = await serverWith([good, bad, viaEnv], {}, {
+      sshDir: dir,
+    });
+    assertMatch(okText(await version(server, good)), /"one"/);
+    const text = toolErrorText(await version(server, bad));
+    assertMatch(
+      text,
+      /^not_connected: .*comes from the command .*, which failed \(exit 3\)/,
+    );
+    assert(!text.includes("s3cr3t-hint"), text);
+    assertMatch(
+      toolErrorText(await version(server, viaEnv)),
+      /environment variable DBPORT_TEST_NO_SUCH_VARIABLE, which the server does not have/,
+    );
     await Deno.remove(`${dir}/..`, { recursive: true });
   },
 });
