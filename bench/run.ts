@@ -19,6 +19,7 @@ import {
 } from "./discovery.ts";
 import { type LoadResult, runLoad } from "./load.ts";
 import { measurePreviews } from "./preview.ts";
+import { measureTunnel } from "./tunnel.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
 import { cpuMicros, ownCpuMicros, peakRssMiB, rssMiB } from "./proc.ts";
 import {
@@ -555,6 +556,31 @@ try {
       } ms | ${(cost.withDryRun - cost.withoutPreview).toFixed(1)} ms |`,
     );
   }
+}
+
+// T1: W1's SELECT 1 through a one-hop SSH tunnel beside the direct connection.
+{
+  await Deno.mkdir(`${dir}/t1`);
+  const cost = await measureTunnel(
+    `${dir}/t1`,
+    SECONDS / ROUNDS,
+    ROUNDS,
+    WARMUP,
+  );
+  header("T1 execute_query SELECT 1 on PostgreSQL through SSH, concurrency 8");
+  out(row("direct", cost.direct));
+  out(row("one SSH hop", cost.tunnel));
+  out();
+  out(
+    `Through the tunnel: ${
+      (cost.tunnel.rps / cost.direct.rps).toFixed(2)
+    }× the direct req/s, p50 ${
+      (cost.tunnel.p50 / cost.direct.p50).toFixed(2)
+    }×, server CPU per call ${
+      ((cost.tunnel.cpuPerRequest ?? 0) / (cost.direct.cpuPerRequest ?? 1))
+        .toFixed(2)
+    }× (dbport's own process, the SSH encryption included).`,
+  );
 }
 
 await Deno.remove(dir, { recursive: true }).catch(() => {});

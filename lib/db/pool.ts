@@ -153,7 +153,10 @@ async function prepare(
   secrets: readonly string[],
   context: OpenContext,
 ): Promise<{ password?: string; tunnel: SshTunnel | null; secrets: string[] }> {
-  const all = [...secrets];
+  // The owner's list keeps its mark: only passwords are masked for them.
+  const all = context.audience === "owner"
+    ? ownerOnly([...secrets]) as string[]
+    : [...secrets];
   let password = spec.password;
   const what = `the password of ${
     JSON.stringify(spec.name ?? "the connection")
