@@ -67,40 +67,53 @@ type Column = { name: string; type: number; parser?: { array?: boolean } };
 
 /** Open a PostgreSQL driver; nothing connects until the first call. */
 export function openPostgres(config: PostgresConfig): Driver {
-  const sql: Sql = postgres(config.url, {
-    // postgres.js splits the host on ":", which breaks an IPv6 literal
-    // ([::1]); the host and port are given on their own.
-    // The typings say string; postgres.js takes a list as well.
-    ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
-    max: 4,
-    idle_timeout: config.idleSeconds ?? 60,
-    connect_timeout: CONNECT_TIMEOUT_SECONDS,
-    // Statements vary per call: no server-side prepared statement cache.
-    prepare: false,
-    onnotice: () => {},
-    // Every session starts read-only: a read's own BEGIN READ ONLY is
-    // pipelined with its statement (below), and should that BEGIN ever fail,
-    // the statement still cannot write. Writes say BEGIN READ WRITE.
-    connection: {
-      application_name: "dbport",
-      TimeZone: "UTC",
-      default_transaction_read_only: true,
-      // The lexer and PostgreSQL's parser read '...\' as the server does
-      // only with standard strings (docs/security.md "The lexer").
-      standard_conforming_strings: "on",
-    },
-    ...(config.password === undefined ? {} : { password: config.password }),
-    ...(config.socket === undefined ? {} : { socket: config.socket }),
-    // Dates and times stay text, converted per column (values.ts).
-    types: {
-      date: {
-        to: 1184,
-        from: [1082, 1083, 1114, 1184, 1266],
-        serialize: (x: unknown) => String(x),
-        parse: (x: string) => x,
+  const create = (): Sql =>
+    postgres(config.url, {
+      // postgres.js splits the host on ":", which breaks an IPv6 literal
+      // ([::1]); the host and port are given on their own.
+      // The typings say string; postgres.js takes a list as well.
+      ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
+      max: 4,
+      idle_timeout: config.idleSeconds ?? 60,
+      connect_timeout: CONNECT_TIMEOUT_SECONDS,
+      // Statements vary per call: no server-side prepared statement cache.
+      prepare: false,
+      onnotice: () => {},
+      // Every session starts read-only: a read's own BEGIN READ ONLY is
+      // pipelined with its statement (below), and should that BEGIN ever fail,
+      // the statement still cannot write. Writes say BEGIN READ WRITE.
+      connection: {
+        application_name: "dbport",
+        TimeZone: "UTC",
+        default_transaction_read_only: true,
+        // The lexer and PostgreSQL's parser read '...\' as the server does
+        // only with standard strings (docs/security.md "The lexer").
+        standard_conforming_strings: "on",
       },
-    },
-  });
+      ...(config.password === undefined ? {} : { password: config.password }),
+      ...(config.socket === undefined ? {} : { socket: config.socket }),
+      // Dates and times stay text, converted per column (values.ts).
+      types: {
+        date: {
+          to: 1184,
+          from: [1082, 1083, 1114, 1184, 1266],
+          serialize: (x: unknown) => String(x),
+          parse: (x: string) => x,
+        },
+      },
+    });
+  // Replaced when one of its sessions is lost while reserved (below): the
+  // closures read `sql` at each call, so the next call gets the new pool.
+  let sql = create();
+  const retired = new Set<Promise<void>>();
+  const lost = () => {
+    const old = sql;
+    sql = create();
+    const ending = old.end({ timeout: 5 }).catch(() => {}).finally(() =>
+      retired.delete(ending)
+    );
+    retired.add(ending);
+  };
   const fail = (error: unknown) => toDbError(error, config.secrets);
   /** Our own catalog statements, with the caller's limits. */
   const catalog =
@@ -152,12 +165,18 @@ export function openPostgres(config: PostgresConfig): Driver {
       return risks;
     },
     query: (text, options) =>
-      (options.mode === "write" ? writeQuery : readQuery)(sql, text, options)
+      (options.mode === "write" ? writeQuery : readQuery)(
+        sql,
+        text,
+        options,
+        lost,
+      )
         .catch((error) => {
           throw fail(error);
         }),
     async close() {
       await sql.end({ timeout: 1 });
+      await Promise.allSettled([...retired]);
     },
   };
 }
@@ -220,6 +239,7 @@ async function readQuery(
   sql: Sql,
   text: string,
   options: QueryOptions,
+  lost: () => void,
 ): Promise<QueryResult> {
   throwIfAborted(options.signal);
   const reserved = await sql.reserve();
@@ -246,14 +266,7 @@ async function readQuery(
   } finally {
     // Pipelined: advisory locks, prepared statements, LISTEN and settings a
     // read left on the session never reach the next request.
-    if (!gone) {
-      const rollback = reserved.unsafe("ROLLBACK").catch(() => {});
-      await reserved.unsafe("DISCARD ALL").catch(() => {});
-      await rollback;
-      reserved.release();
-    }
-    // A dead session is not released: postgres.js would hand it, dead, to
-    // the next query. The pool replaces this driver at its next call.
+    await giveBack(reserved, gone, ["ROLLBACK", "DISCARD ALL"], lost);
   }
 }
 
@@ -315,6 +328,7 @@ async function writeQuery(
   sql: Sql,
   text: string,
   options: QueryOptions,
+  lost: () => void,
 ): Promise<QueryResult> {
   throwIfAborted(options.signal);
   const reserved = await sql.reserve();
@@ -350,13 +364,14 @@ async function writeQuery(
     gone = sessionGone(error);
     throw error;
   } finally {
-    if (!gone) {
-      if (open) await reserved.unsafe("ROLLBACK").catch(() => {});
-      // SET ROLE, temporary tables, prepared statements, advisory locks:
-      // none of it may follow the session back into the pool.
-      await reserved.unsafe("DISCARD ALL").catch(() => {});
-      reserved.release();
-    }
+    // SET ROLE, temporary tables, prepared statements, advisory locks: none
+    // of it may follow the session back into the pool.
+    await giveBack(
+      reserved,
+      gone,
+      open ? ["ROLLBACK", "DISCARD ALL"] : ["DISCARD ALL"],
+      lost,
+    );
   }
 }
 
@@ -498,6 +513,38 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
     return new DbError("connect", text);
   }
   return new DbError("query", text);
+}
+
+/** How long a session's clean-up may take before it counts as lost. */
+const CLEAN_UP_MS = 5_000;
+
+/**
+ * Clean a reserved session and give it back to the pool, unless it is gone:
+ * postgres.js would hand a dead session, released, to the next query, and a
+ * write to it is lost without an answer. A session that died (or whose
+ * clean-up failed or did not finish in time) is never released; the whole
+ * postgres.js pool is replaced instead (`lost`), which other calls do not
+ * notice but for a new connection.
+ */
+async function giveBack(
+  reserved: Reserved,
+  gone: boolean,
+  statements: readonly string[],
+  lost: () => void,
+): Promise<void> {
+  if (!gone) {
+    // Pipelined in one write.
+    const done = Promise.all(statements.map((text) => reserved.unsafe(text)))
+      .then(() => true, () => false);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), CLEAN_UP_MS);
+    });
+    const clean = await Promise.race([done, late]);
+    clearTimeout(timer);
+    if (clean) return reserved.release();
+  }
+  lost();
 }
 
 /**
