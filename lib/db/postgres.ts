@@ -27,7 +27,12 @@ import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { namedReach, vetPostgresRead } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
-import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
+import {
+  ROLLED_BACK,
+  STOP_GRACE_MS,
+  stoppable,
+  throwIfAborted,
+} from "./stoppable.ts";
 import type {
   CallOptions,
   Cell,
@@ -337,7 +342,11 @@ async function writeQuery(
   let open = false;
   let gone = false;
   try {
-    await reserved.unsafe(`BEGIN READ WRITE; SET LOCAL ${timeout}`).simple();
+    const answer = options.timeoutMs + STOP_GRACE_MS;
+    await answered(
+      reserved.unsafe(`BEGIN READ WRITE; SET LOCAL ${timeout}`).simple(),
+      answer,
+    );
     open = true;
     let result: QueryResult;
     try {
@@ -345,20 +354,23 @@ async function writeQuery(
     } catch (error) {
       if (thrown(error).code !== NOT_IN_TRANSACTION) throw error;
       if (options.beforeCommit !== undefined) throw noTransaction();
-      await reserved.unsafe("ROLLBACK");
+      await answered(reserved.unsafe("ROLLBACK"), answer);
       open = false;
       // Outside a transaction block the session's read-only default would
       // refuse it; DISCARD ALL below restores both settings.
-      await reserved.unsafe(
-        `SET ${timeout}; SET default_transaction_read_only = off`,
-      ).simple();
+      await answered(
+        reserved.unsafe(
+          `SET ${timeout}; SET default_transaction_read_only = off`,
+        ).simple(),
+        answer,
+      );
       return await statement();
     }
     throwIfAborted(options.signal, ROLLED_BACK);
     options.beforeCommit?.(result);
     open = false;
     options.onCommit?.();
-    await reserved.unsafe("COMMIT");
+    await answered(reserved.unsafe("COMMIT"), answer);
     return result;
   } catch (error) {
     gone = sessionGone(error);
@@ -513,6 +525,34 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
     return new DbError("connect", text);
   }
   return new DbError("query", text);
+}
+
+/**
+ * A statement of dbport's own (BEGIN, COMMIT) that must be answered within
+ * `ms`: on a session that died, postgres.js's write is lost and no answer
+ * ever comes.
+ */
+async function answered<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DbError(
+            "connect",
+            `the database did not answer within ${
+              ms / 1000
+            } s: its session is treated as lost`,
+          ),
+        ),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** How long a session's clean-up may take before it counts as lost. */

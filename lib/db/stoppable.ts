@@ -21,6 +21,9 @@ export function throwIfAborted(
   if (signal.aborted) throw new DbError("cancelled", message);
 }
 
+/** How long a stopped statement may take to end before its session counts as lost. */
+export const STOP_GRACE_MS = 5_000;
+
 /** What a write stopped between its statement and its COMMIT says. */
 export const ROLLED_BACK =
   "the statement was rolled back: the request was cancelled before it committed";
@@ -29,6 +32,10 @@ export const ROLLED_BACK =
  * Run `work`; on timeout or abort call `stop` (the engine's cancel) once. The
  * statement then fails on the server, and that failure is reported as a
  * timeout or a cancellation. A statement that finished anyway keeps its result.
+ *
+ * A session that died under the statement may never answer, not even the
+ * cancel (its write was lost with the socket): `STOP_GRACE_MS` after the stop
+ * the call ends as a lost connection instead of waiting for ever.
  */
 export async function stoppable<T>(
   work: () => Promise<T>,
@@ -37,17 +44,36 @@ export async function stoppable<T>(
 ): Promise<T> {
   throwIfAborted(options.signal);
   let why: "timeout" | "cancelled" | null = null;
+  let giveUp: ReturnType<typeof setTimeout> | undefined;
+  let silent: (error: DbError) => void = () => {};
+  const unanswered = new Promise<never>((_, reject) => {
+    silent = reject;
+  });
+  unanswered.catch(() => {});
   const fire = (reason: "timeout" | "cancelled") => {
     if (why !== null) return;
     why = reason;
     Promise.resolve().then(stop).catch(() => {});
+    giveUp = setTimeout(
+      () =>
+        silent(
+          new DbError(
+            "connect",
+            `the database did not answer within ${
+              formatSeconds(STOP_GRACE_MS)
+            } of the statement being stopped: its session is treated as lost`,
+          ),
+        ),
+      STOP_GRACE_MS,
+    );
   };
   const timer = setTimeout(() => fire("timeout"), options.timeoutMs);
   const onAbort = () => fire("cancelled");
   options.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    return await work();
+    return await Promise.race([work(), unanswered]);
   } catch (error) {
+    if (error instanceof DbError && error.kind === "connect") throw error;
     if (why === "timeout") {
       throw new DbError(
         "timeout",
@@ -65,6 +91,7 @@ export async function stoppable<T>(
     throw error;
   } finally {
     clearTimeout(timer);
+    clearTimeout(giveUp);
     options.signal.removeEventListener("abort", onAbort);
   }
 }
