@@ -15,6 +15,7 @@ import { splitDriver, withLogin } from "./split_driver.ts";
 import { describeTarget, sqlitePath } from "./target.ts";
 import type { Driver, Engine } from "./types.ts";
 import { readSecret, type SecretSource } from "./secret_source.ts";
+import type { Duplex } from "node:stream";
 import { deferredStream } from "./ssh/deferred_stream.ts";
 import type { SshEnv } from "./ssh/hops.ts";
 import { parseJump, sshSecretSource, type SshSetting } from "./ssh/setting.ts";
@@ -215,6 +216,39 @@ function databaseAddress(spec: DriverSpec): { host: string; port: number } {
   };
 }
 
+/**
+ * A database server's driver, opened at its first call with its password
+ * read and its tunnel made; `forward` opens a channel to the database
+ * through the tunnel (null without SSH).
+ */
+function serverDriver(
+  spec: DriverSpec,
+  secrets: readonly string[],
+  context: OpenContext,
+  open: (
+    base: { url: string; secrets: string[]; password?: string },
+    forward: (() => Promise<Duplex>) | null,
+  ) => Promise<Driver>,
+): Driver {
+  return lazyDriver(spec.engine, async () => {
+    const { password, tunnel, secrets: all } = await prepare(
+      spec,
+      secrets,
+      context,
+    );
+    const { host, port } = databaseAddress(spec);
+    const driver = await open(
+      {
+        url: spec.url,
+        secrets: all,
+        ...(password === undefined ? {} : { password }),
+      },
+      tunnel === null ? null : () => tunnel.forward(host, port),
+    );
+    return withTunnel(driver, tunnel);
+  });
+}
+
 /** Close the tunnel with the driver. */
 function withTunnel(driver: Driver, tunnel: SshTunnel | null): Driver {
   if (tunnel === null) return driver;
@@ -240,45 +274,30 @@ const OPENERS: {
   ) => Driver;
 } = {
   postgres: (spec, secrets, context) =>
-    lazyDriver("postgres", async () => {
-      const { password, tunnel, secrets: all } = await prepare(
-        spec,
-        secrets,
-        context,
-      );
-      const { host, port } = databaseAddress(spec);
-      return withTunnel(
+    serverDriver(
+      spec,
+      secrets,
+      context,
+      async (base, forward) =>
         (await import("./postgres.ts")).openPostgres({
-          url: spec.url,
-          secrets: all,
-          ...(password === undefined ? {} : { password }),
-          ...(tunnel === null
-            ? {}
-            : { socket: () => tunnel.forward(host, port) }),
+          ...base,
+          ...(forward === null ? {} : { socket: forward }),
         }),
-        tunnel,
-      );
-    }),
+    ),
   mysql: (spec, secrets, context) =>
-    lazyDriver("mysql", async () => {
-      const { password, tunnel, secrets: all } = await prepare(
-        spec,
-        secrets,
-        context,
-      );
-      const { host, port } = databaseAddress(spec);
-      return withTunnel(
+    serverDriver(
+      spec,
+      secrets,
+      context,
+      async (base, forward) =>
         (await import("./mysql.ts")).openMysql({
-          url: spec.url,
-          secrets: all,
-          ...(password === undefined ? {} : { password }),
-          ...(tunnel === null ? {} : {
-            stream: () => deferredStream(() => tunnel.forward(host, port)),
-          }),
+          ...base,
+          // mysql2 takes its stream from a synchronous function.
+          ...(forward === null
+            ? {}
+            : { stream: () => deferredStream(forward) }),
         }),
-        tunnel,
-      );
-    }),
+    ),
   sqlite: (spec, secrets) => {
     const path = sqlitePath(spec.url);
     if (path !== null) {

@@ -29,6 +29,7 @@ import { namedReach, vetPostgresRead } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
 import {
   ROLLED_BACK,
+  sessionLost,
   STOP_GRACE_MS,
   stoppable,
   throwIfAborted,
@@ -535,18 +536,7 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
 async function answered<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new DbError(
-            "connect",
-            `the database did not answer within ${
-              ms / 1000
-            } s: its session is treated as lost`,
-          ),
-        ),
-      ms,
-    );
+    timer = setTimeout(() => reject(sessionLost(ms)), ms);
   });
   try {
     return await Promise.race([work, late]);

@@ -24,6 +24,16 @@ export function throwIfAborted(
 /** How long a stopped statement may take to end before its session counts as lost. */
 export const STOP_GRACE_MS = 5_000;
 
+/** A session that did not answer within `ms`: treated as lost. */
+export function sessionLost(ms: number): DbError {
+  return new DbError(
+    "connect",
+    `the database did not answer within ${
+      formatSeconds(ms)
+    }: its session is treated as lost`,
+  );
+}
+
 /** What a write stopped between its statement and its COMMIT says. */
 export const ROLLED_BACK =
   "the statement was rolled back: the request was cancelled before it committed";
@@ -55,15 +65,7 @@ export async function stoppable<T>(
     why = reason;
     Promise.resolve().then(stop).catch(() => {});
     giveUp = setTimeout(
-      () =>
-        silent(
-          new DbError(
-            "connect",
-            `the database did not answer within ${
-              formatSeconds(STOP_GRACE_MS)
-            } of the statement being stopped: its session is treated as lost`,
-          ),
-        ),
+      () => silent(sessionLost(STOP_GRACE_MS)),
       STOP_GRACE_MS,
     );
   };
