@@ -14,6 +14,7 @@ import { thrown } from "../protocol/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
 import { DbError, noTransaction, permissionProblem } from "./errors.ts";
+import { answered, giveBack, sessionGone } from "./pg_session.ts";
 import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
@@ -29,7 +30,6 @@ import { namedReach, vetPostgresRead } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
 import {
   ROLLED_BACK,
-  sessionLost,
   STOP_GRACE_MS,
   stoppable,
   throwIfAborted,
@@ -527,83 +527,3 @@ export function toDbError(error: unknown, secrets: readonly string[]): DbError {
   }
   return new DbError("query", text);
 }
-
-/**
- * A statement of dbport's own (BEGIN, COMMIT) that must be answered within
- * `ms`: on a session that died, postgres.js's write is lost and no answer
- * ever comes.
- */
-async function answered<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(sessionLost(ms)), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** How long a session's clean-up may take before it counts as lost. */
-const CLEAN_UP_MS = 5_000;
-
-/**
- * Clean a reserved session and give it back to the pool, unless it is gone:
- * postgres.js would hand a dead session, released, to the next query, and a
- * write to it is lost without an answer. A session that died (or whose
- * clean-up failed or did not finish in time) is never released; the whole
- * postgres.js pool is replaced instead (`lost`), which other calls do not
- * notice but for a new connection.
- */
-async function giveBack(
-  reserved: Reserved,
-  gone: boolean,
-  statements: readonly string[],
-  lost: () => void,
-): Promise<void> {
-  if (!gone) {
-    // Pipelined in one write.
-    const done = Promise.all(statements.map((text) => reserved.unsafe(text)))
-      .then(() => true, () => false);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), CLEAN_UP_MS);
-    });
-    const clean = await Promise.race([done, late]);
-    clearTimeout(timer);
-    if (clean) return reserved.release();
-  }
-  lost();
-}
-
-/**
- * Whether the session itself is gone (the server or the tunnel closed it):
- * then nothing more may be sent on it. postgres.js, asked to write to a
- * reserved session that has closed, queues the write and later writes to a
- * socket it has dropped: an exception no caller can catch, which ended the
- * whole server (tests/e2e/ssh_tunnel_test.ts: sshd killed mid-session).
- */
-function sessionGone(error: unknown): boolean {
-  const code = thrown(error).code;
-  return /^CONNECTION_(CLOSED|DESTROYED|ENDED)$/.test(code) ||
-    /^E(CONNRESET|PIPE|CONNREFUSED)$/.test(code) ||
-    (error instanceof DbError && error.kind === "connect");
-}
-
-/**
- * The same postgres.js write after close, where dbport cannot see it coming
- * (a session that closes between two of its statements): that one
- * TypeError, raised from postgres.js's own write timer, is not allowed to end
- * the process. Its statement fails by the statement timeout instead.
- */
-function writeAfterClose(event: ErrorEvent): void {
-  const error = event.error;
-  if (
-    error instanceof TypeError &&
-    error.message === "Cannot read properties of null (reading 'write')" &&
-    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "") &&
-    /nextWrite/.test(error.stack ?? "")
-  ) event.preventDefault();
-}
-globalThis.addEventListener("error", writeAfterClose);

@@ -1,0 +1,97 @@
+/**
+ * A reserved PostgreSQL session's end (docs/security.md "Bounded answers"):
+ * cleaned and given back when it is alive, never when it died. postgres.js,
+ * asked to write to a session that has closed, queues the write and later
+ * writes to a socket it has dropped (an exception no caller can catch), and
+ * `release()` would put the dead session in its open queue for the next
+ * query (tests/db/session_gone_test.ts).
+ *
+ * @module
+ */
+
+import type postgres from "postgres";
+import { thrown } from "../protocol/thrown.ts";
+import { DbError } from "./errors.ts";
+import { sessionLost } from "./stoppable.ts";
+
+type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
+
+/**
+ * A statement of dbport's own (BEGIN, COMMIT) that must be answered within
+ * `ms`: on a session that died, postgres.js's write is lost and no answer
+ * ever comes.
+ */
+export async function answered<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(sessionLost(ms)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long a session's clean-up may take before it counts as lost. */
+const CLEAN_UP_MS = 5_000;
+
+/**
+ * Clean a reserved session and give it back to the pool, unless it is gone:
+ * postgres.js would hand a dead session, released, to the next query, and a
+ * write to it is lost without an answer. A session that died (or whose
+ * clean-up failed or did not finish in time) is never released; the whole
+ * postgres.js pool is replaced instead (`lost`), which other calls do not
+ * notice but for a new connection.
+ */
+export async function giveBack(
+  reserved: Reserved,
+  gone: boolean,
+  statements: readonly string[],
+  lost: () => void,
+): Promise<void> {
+  if (!gone) {
+    // Pipelined in one write.
+    const done = Promise.all(statements.map((text) => reserved.unsafe(text)))
+      .then(() => true, () => false);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), CLEAN_UP_MS);
+    });
+    const clean = await Promise.race([done, late]);
+    clearTimeout(timer);
+    if (clean) return reserved.release();
+  }
+  lost();
+}
+
+/**
+ * Whether the session itself is gone (the server or the tunnel closed it):
+ * then nothing more may be sent on it. postgres.js, asked to write to a
+ * reserved session that has closed, queues the write and later writes to a
+ * socket it has dropped: an exception no caller can catch, which ended the
+ * whole server (tests/e2e/ssh_tunnel_test.ts: sshd killed mid-session).
+ */
+export function sessionGone(error: unknown): boolean {
+  const code = thrown(error).code;
+  return /^CONNECTION_(CLOSED|DESTROYED|ENDED)$/.test(code) ||
+    /^E(CONNRESET|PIPE|CONNREFUSED)$/.test(code) ||
+    (error instanceof DbError && error.kind === "connect");
+}
+
+/**
+ * The same postgres.js write after close, where dbport cannot see it coming
+ * (a session that closes between two of its statements): that one
+ * TypeError, raised from postgres.js's own write timer, is not allowed to end
+ * the process. Its statement fails by the statement timeout instead.
+ */
+function writeAfterClose(event: ErrorEvent): void {
+  const error = event.error;
+  if (
+    error instanceof TypeError &&
+    error.message === "Cannot read properties of null (reading 'write')" &&
+    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "") &&
+    /nextWrite/.test(error.stack ?? "")
+  ) event.preventDefault();
+}
+globalThis.addEventListener("error", writeAfterClose);
