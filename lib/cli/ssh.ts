@@ -14,19 +14,16 @@ import {
   type SavedConnection,
 } from "../app/connections.ts";
 import { defaultSshContext, type SshContext } from "../db/pool.ts";
-import { readSecret } from "../db/secret_source.ts";
-import { resolveHops } from "../db/ssh/hops.ts";
+import { sshHops } from "../db/ssh/hops.ts";
 import {
   checkHostKey,
   fingerprint,
   keyType,
   knownHostsLine,
+  readKnownHosts,
+  trustCommand,
 } from "../db/ssh/known_hosts.ts";
-import {
-  parseJump,
-  sshSecretSource,
-  type SshSetting,
-} from "../db/ssh/setting.ts";
+import { parseJump, type SshSetting } from "../db/ssh/setting.ts";
 import { type SshHop, SshTunnel } from "../db/ssh/tunnel.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { type Parsed, stringFlag } from "./args.ts";
@@ -185,19 +182,6 @@ export function sshFields(
   return { fields, remove };
 }
 
-/** The hops of a connection's tunnel, with its secret read. */
-async function hopsOf(
-  connection: SavedConnection,
-  context: SshContext,
-): Promise<SshHop[]> {
-  const ssh = connection.ssh!;
-  const source = sshSecretSource(ssh);
-  const secret = source === null
-    ? undefined
-    : await readSecret(source, `the SSH secret of "${connection.name}"`);
-  return await resolveHops(ssh, context.env, secret);
-}
-
 /** `connections test`: reach each hop, and say what key each showed. */
 export async function reportHops(
   connection: SavedConnection,
@@ -206,13 +190,16 @@ export async function reportHops(
 ): Promise<boolean> {
   let tunnel: SshTunnel | null = null;
   try {
-    const hops = await hopsOf(connection, context);
+    const { hops } = await sshHops(
+      connection.ssh!,
+      context.env,
+      connection.name,
+    );
     tunnel = new SshTunnel({
       hops,
       secrets: [],
-      trustCommand:
-        `deno task dbport connections trust-host "${connection.name}"`,
-      knownHosts: () => readAll(context.knownHostsFiles),
+      trustCommand: trustCommand(connection.name),
+      knownHosts: () => readKnownHosts(context.knownHostsFiles),
     });
     for (const report of await tunnel.check()) {
       io.out(
@@ -246,7 +233,7 @@ export async function trustHost(
       `connections trust-host: "${connection.name}" has no SSH settings`,
     );
   }
-  const hops = await hopsOf(connection, context);
+  const { hops } = await sshHops(connection.ssh!, context.env, connection.name);
   for (const [index, hop] of hops.entries()) {
     const label = `SSH hop ${
       index + 1
@@ -256,7 +243,7 @@ export async function trustHost(
       hops: hops.slice(0, index),
       secrets: [],
       trustCommand: "",
-      knownHosts: () => readAll(context.knownHostsFiles),
+      knownHosts: () => readKnownHosts(context.knownHostsFiles),
     });
     let blob: Uint8Array;
     try {
@@ -272,7 +259,7 @@ export async function trustHost(
     }
     const print = `${keyType(blob)} ${fingerprint(blob)}`;
     const check = checkHostKey(
-      await readAll(context.knownHostsFiles),
+      await readKnownHosts(context.knownHostsFiles),
       hop.host,
       hop.port,
       blob,
@@ -335,10 +322,4 @@ function presentedKey(
       },
     });
   });
-}
-
-async function readAll(files: readonly string[]): Promise<string[]> {
-  return await Promise.all(
-    files.map((file) => Deno.readTextFile(file).catch(() => "")),
-  );
 }

@@ -18,7 +18,7 @@ import { readSecret, type SecretSource } from "./secret_source.ts";
 import type { Duplex } from "node:stream";
 import { deferredStream } from "./ssh/deferred_stream.ts";
 import type { SshEnv } from "./ssh/hops.ts";
-import { parseJump, sshSecretSource, type SshSetting } from "./ssh/setting.ts";
+import { parseJump, type SshSetting } from "./ssh/setting.ts";
 import type { SshTunnel } from "./ssh/tunnel.ts";
 
 /** What a driver needs to know about a saved connection. */
@@ -79,7 +79,6 @@ interface Entry {
   /** What the reading login may do beyond reading; null until known. */
   risks: string[] | null;
   checkingRisks: boolean;
-  reopenAfterFailure: boolean;
 }
 
 /** Open a driver for a spec (nothing connects yet). */
@@ -173,20 +172,21 @@ async function prepare(
       secrets: all,
     };
   }
-  const source = sshSecretSource(spec.ssh);
-  const sshSecret = source === null ? undefined : await readSecret(
-    source,
-    `the SSH secret of ${JSON.stringify(spec.name ?? "the connection")}`,
+  // The SSH code (ssh2, ssh-config) is loaded by the first tunnel only.
+  const [{ sshHops }, { SshTunnel }, { readKnownHosts, trustCommand }] =
+    await Promise.all([
+      import("./ssh/hops.ts"),
+      import("./ssh/tunnel.ts"),
+      import("./ssh/known_hosts.ts"),
+    ]);
+  const { hops, secret: sshSecret } = await sshHops(
+    spec.ssh,
+    context.ssh.env,
+    spec.name ?? "the connection",
   );
   for (const secret of [sshSecret, spec.ssh.passphrase, spec.ssh.password]) {
     if (secret !== undefined) all.push(secret);
   }
-  // The SSH code (ssh2, ssh-config) is loaded by the first tunnel only.
-  const [{ resolveHops }, { SshTunnel }] = await Promise.all([
-    import("./ssh/hops.ts"),
-    import("./ssh/tunnel.ts"),
-  ]);
-  const hops = await resolveHops(spec.ssh, context.ssh.env, sshSecret);
   if (context.audience === "clients") {
     for (const hop of hops) all.push(hop.host, hop.user);
   }
@@ -194,11 +194,8 @@ async function prepare(
   const tunnel = new SshTunnel({
     hops,
     secrets: all,
-    trustCommand: `deno task dbport connections trust-host ${
-      JSON.stringify(spec.name ?? spec.id)
-    }`,
-    knownHosts: () =>
-      Promise.all(files.map((file) => Deno.readTextFile(file).catch(() => ""))),
+    trustCommand: trustCommand(spec.name ?? spec.id),
+    knownHosts: () => readKnownHosts(files),
   });
   return {
     ...(password === undefined ? {} : { password }),
@@ -369,12 +366,7 @@ export class DriverPool {
     const fresh: Entry = {
       id: spec.id,
       key,
-      // A driver that lost its database starts over at the next call: a
-      // secret from a command is read again (a rotated password), a tunnel
-      // reconnects, and postgres.js forgets a session that died while
-      // reserved (its release would hand the dead session to the next
-      // query; tests/db/session_gone_test.ts).
-      reopenAfterFailure: true,
+
       driver: this.#open(spec),
       answeredAt: null,
       risks: null,
@@ -460,11 +452,12 @@ export class DriverPool {
             error instanceof DbError &&
             (error.kind === "connect" || error.kind === "connect_timeout")
           ) {
+            // A driver that lost its database starts over at the next call:
+            // a secret from a command is read again (a rotated password), a
+            // tunnel reconnects, and postgres.js forgets sessions that died
+            // (tests/db/session_gone_test.ts).
             entry.answeredAt = null;
-            if (
-              entry.reopenAfterFailure &&
-              this.#entries.get(entry.id) === entry
-            ) {
+            if (this.#entries.get(entry.id) === entry) {
               this.#entries.delete(entry.id);
               this.#retire(inner);
             }

@@ -6,7 +6,7 @@
  */
 
 import { type ActivityRow, OUTCOMES } from "../../app/activity_log.ts";
-import { when } from "./layout.tsx";
+import { Choice, when } from "./layout.tsx";
 
 /** What the filters hold. */
 export interface ActivityFilter {
@@ -24,39 +24,27 @@ export function ActivityFilters(props: {
   const { filter } = props;
   return (
     <form class="filters" method="get" action="/activity">
-      <label>
-        Client
-        <select name="client">
-          <option value="">any</option>
-          {props.clients.map((name) => (
-            <option value={name} selected={filter.client === name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Connection
-        <select name="connection">
-          <option value="">any</option>
-          {props.connections.map((c) => (
-            <option value={c.id} selected={filter.connection === c.id}>
-              {c.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Outcome
-        <select name="outcome">
-          <option value="">any</option>
-          {OUTCOMES.map((outcome) => (
-            <option value={outcome} selected={filter.outcome === outcome}>
-              {outcome}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice
+        label="Client"
+        name="client"
+        options={props.clients}
+        current={filter.client}
+        any
+      />
+      <Choice
+        label="Connection"
+        name="connection"
+        options={props.connections.map((c) => [c.id, c.name] as const)}
+        current={filter.connection}
+        any
+      />
+      <Choice
+        label="Outcome"
+        name="outcome"
+        options={OUTCOMES}
+        current={filter.outcome}
+        any
+      />
       <button type="submit">Filter</button>
     </form>
   );

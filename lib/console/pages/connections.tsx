@@ -14,7 +14,7 @@ import {
   type SavedConnection,
 } from "../../app/connections.ts";
 import { describeTarget } from "../../db/target.ts";
-import { Csrf } from "./layout.tsx";
+import { Choice, Csrf } from "./layout.tsx";
 
 /** A connection's database, as the page shows it. */
 export interface ConnectionStatus {
@@ -101,47 +101,25 @@ function ConnectionRow(
           <Choice
             label="External access"
             name="externalAccess"
-            values={EXTERNAL_ACCESS}
+            options={EXTERNAL_ACCESS}
             current={connection.externalAccess}
           />
           <Choice
             label="AI policy"
             name="aiPolicy"
-            values={AI_POLICIES}
+            options={AI_POLICIES}
             current={connection.aiPolicy}
           />
           <Choice
             label="Safe Mode"
             name="safeMode"
-            values={SAFE_MODES}
+            options={SAFE_MODES}
             current={connection.safeMode}
           />
           <button type="submit">Save</button>
         </form>
       </td>
     </tr>
-  );
-}
-
-function Choice(
-  props: {
-    label: string;
-    name: string;
-    values: readonly string[];
-    current: string;
-  },
-) {
-  return (
-    <label>
-      {props.label}
-      <select name={props.name}>
-        {props.values.map((value) => (
-          <option value={value} selected={value === props.current}>
-            {value}
-          </option>
-        ))}
-      </select>
-    </label>
   );
 }
 

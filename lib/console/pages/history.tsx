@@ -7,7 +7,7 @@
  */
 
 import type { HistoryRow } from "../../app/query_history.ts";
-import { when } from "./layout.tsx";
+import { Choice, when } from "./layout.tsx";
 
 /** What the search holds. */
 export interface HistoryFilter {
@@ -48,17 +48,13 @@ export function HistorySearch(props: {
             placeholder="orders"
           />
         </label>
-        <label>
-          Connection
-          <select name="connection">
-            <option value="">any</option>
-            {props.connections.map((c) => (
-              <option value={c.id} selected={filter.connection === c.id}>
-                {c.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice
+          label="Connection"
+          name="connection"
+          options={props.connections.map((c) => [c.id, c.name] as const)}
+          current={filter.connection}
+          any
+        />
         <button type="submit">Search</button>
         <a href={exportHref("csv")} download>Export CSV</a>
         <a href={exportHref("json")} download>Export JSON</a>

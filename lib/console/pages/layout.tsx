@@ -79,6 +79,37 @@ export function Layout(props: {
   );
 }
 
+/**
+ * A labelled choice: `options` as values (shown as they are) or as
+ * `[value, label]` pairs; `any` adds a first "any" entry with the value "".
+ */
+export function Choice(props: {
+  label: string;
+  name: string;
+  options: readonly (string | readonly [string, string])[];
+  current: string | undefined;
+  any?: boolean;
+}) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name}>
+        {props.any ? <option value="">any</option> : null}
+        {props.options.map((option) => {
+          const [value, text] = typeof option === "string"
+            ? [option, option]
+            : option;
+          return (
+            <option value={value} selected={value === props.current}>
+              {text}
+            </option>
+          );
+        })}
+      </select>
+    </label>
+  );
+}
+
 /** The hidden CSRF field every form carries. */
 export function Csrf(props: { token: string }) {
   return <input type="hidden" name="csrf" value={props.token} />;

@@ -30,12 +30,6 @@ export function deferredStream(open: () => Promise<Duplex>): Duplex {
       done(error);
     },
   });
-  // What drivers look for on a socket: postgres.js ends a session with its
-  // Terminate message only on a socket whose readyState is "open".
-  Object.defineProperty(outer, "readyState", {
-    get: () => outer.destroyed ? "closed" : inner === null ? "opening" : "open",
-  });
-  Object.assign(outer, { setKeepAlive: () => outer, setNoDelay: () => outer });
   open().then((stream) => {
     if (outer.destroyed) return stream.destroy();
     inner = stream;
@@ -47,20 +41,10 @@ export function deferredStream(open: () => Promise<Duplex>): Duplex {
     stream.on("error", (error) => outer.destroy(error));
     for (const [chunk, done] of waiting.splice(0)) stream.write(chunk, done);
   }, (error: unknown) => {
-    // As a refused socket does, but with no tick between the error and the
-    // close: postgres.js, having written its startup message to a socket it
-    // was handed, would otherwise let a query in between and then write to
-    // a socket it had already dropped (an uncaught TypeError).
-    failed(error instanceof Error ? error : new Error(String(error)));
+    // Writes that waited for the channel fail with it.
+    const failure = error instanceof Error ? error : new Error(String(error));
+    for (const [, done] of waiting.splice(0)) done(failure);
+    outer.destroy(failure);
   });
-  function failed(error: Error): void {
-    if (outer.destroyed) return;
-    for (const [, done] of waiting.splice(0)) done(error);
-    outer.emit("error", error);
-    outer.emit("close", true);
-    outer.removeAllListeners();
-    outer.on("error", () => {});
-    outer.destroy();
-  }
   return outer;
 }

@@ -10,7 +10,8 @@
 
 import SSHConfig from "ssh-config";
 import { DbError } from "../errors.ts";
-import { parseJump, type SshSetting } from "./setting.ts";
+import { readSecret } from "../secret_source.ts";
+import { parseJump, sshSecretSource, type SshSetting } from "./setting.ts";
 import type { SshHop } from "./tunnel.ts";
 
 /** Where `~/.ssh` is, and a way to read its config. */
@@ -61,6 +62,26 @@ export async function resolveHops(
     })),
     bastion,
   ].map(auth);
+}
+
+/**
+ * The hops of a connection's setting with its secret read from its source
+ * (`passwordEnv`, `passwordCommand`), if it has one; `name` names the
+ * connection in a failure.
+ */
+export async function sshHops(
+  setting: SshSetting,
+  env: SshEnv,
+  name: string,
+): Promise<{ hops: SshHop[]; secret?: string }> {
+  const source = sshSecretSource(setting);
+  const secret = source === null
+    ? undefined
+    : await readSecret(source, `the SSH secret of ${JSON.stringify(name)}`);
+  return {
+    hops: await resolveHops(setting, env, secret),
+    ...(secret === undefined ? {} : { secret }),
+  };
 }
 
 async function readConfig(env: SshEnv): Promise<SSHConfig> {

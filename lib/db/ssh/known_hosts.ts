@@ -151,3 +151,17 @@ export function checkHostKey(
   const bytes = Uint8Array.from(atob(listed), (c) => c.charCodeAt(0));
   return { status: "changed", listed: fingerprint(bytes) };
 }
+
+/** The known-hosts files' texts; a missing or unreadable file holds none. */
+export function readKnownHosts(files: readonly string[]): Promise<string[]> {
+  return Promise.all(
+    files.map((file) => Deno.readTextFile(file).catch(() => "")),
+  );
+}
+
+/** The command that trusts a connection's hop keys, for refusals' texts. */
+export function trustCommand(connection: string): string {
+  return `deno task dbport connections trust-host ${
+    JSON.stringify(connection)
+  }`;
+}
