@@ -51,6 +51,12 @@ export interface Classified {
    * quote, a stray control character); such a statement is never a read.
    */
   uncertain: string[];
+  /**
+   * From the engine's catalog (PostgreSQL): why EXPLAIN may not plan it, and
+   * why a write may not be tried and rolled back. Absent: no opinion.
+   */
+  noPlan?: string | null;
+  noDryRun?: string | null;
 }
 
 /** The outcome of {@linkcode classify}. */

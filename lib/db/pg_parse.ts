@@ -19,6 +19,18 @@ export interface PgName {
   name: string;
 }
 
+/** A function call as written: its name and how many arguments it is given. */
+export interface PgCall extends PgName {
+  /** Arguments given; null when any number may match (VARIADIC). */
+  args: number | null;
+  /**
+   * `t.name` or `(row).name`: a column, or the function `name(t)` when no
+   * such column exists (PostgreSQL's functional notation). No function of
+   * that name is no error.
+   */
+  optional?: boolean;
+}
+
 /** What the parser found in one statement. */
 export interface PgAnalysis {
   tier: Tier;
@@ -27,13 +39,19 @@ export interface PgAnalysis {
   /** What reaches files, code or other hosts; null when nothing does. */
   reach: string | null;
   /** Every function called anywhere in the statement. */
-  functions: PgName[];
-  /** Every operator used (its symbol). */
-  operators: string[];
+  functions: PgCall[];
+  /** Every operator used, named or implied (`IN`, `BETWEEN`, `CASE x WHEN`). */
+  operators: PgName[];
   /** The target types of every cast (`x::type`, `CAST(x AS type)`). */
-  castTypes: string[];
+  castTypes: PgName[];
   /** Every relation named (tables, views, CTE names). */
   relations: PgName[];
+  /** The relations an INSERT, UPDATE, DELETE or MERGE (a CTE's too) changes. */
+  targets: PgName[];
+  /** Every statement kind in the tree (`SelectStmt`, `VacuumStmt`, …). */
+  kinds: string[];
+  /** EXPLAIN without ANALYZE: the statement is only planned. */
+  plansOnly?: boolean;
 }
 
 /** The parser's verdict on a text. */
@@ -138,6 +156,24 @@ async function parseOnce(sql: string): Promise<PgParse> {
   return { ok: true, statements: 1, analysis: analyze(only) };
 }
 
+/**
+ * Every statement of a function body (`prosrc`), each read as a statement;
+ * null when the parser rejects the text. Not cached: bodies change.
+ */
+export async function parseBody(sql: string): Promise<PgAnalysis[] | null> {
+  await loadPgParser();
+  let tree: unknown;
+  try {
+    tree = parseSync(sql);
+  } catch {
+    return null;
+  }
+  return childList(isNode(tree) ? tree : undefined, "stmts")
+    .map((entry) => child(entry, "stmt"))
+    .filter(isNode)
+    .map(analyze);
+}
+
 /** Read one statement's tree. */
 export function analyze(statement: Node): PgAnalysis {
   const [kind = "", value] = Object.entries(statement)[0] ?? [];
@@ -150,13 +186,19 @@ export function analyze(statement: Node): PgAnalysis {
     operators: [],
     castTypes: [],
     relations: [],
+    targets: [],
+    kinds: [kind],
   };
   if (kind === "ExplainStmt") {
     // EXPLAIN plans without running; EXPLAIN ANALYZE runs its statement.
+    // Planning still evaluates functions (constant folding): what it names
+    // is vetted as for a plan.
     const query = child(body, "query");
-    return explainAnalyzes(body) && query !== undefined
-      ? analyze(query)
-      : found;
+    if (query === undefined) return found;
+    const inner = analyze(query);
+    return explainAnalyzes(body)
+      ? inner
+      : { ...inner, tier: "read", dangerous: false, plansOnly: true };
   }
   if (kind.startsWith("Drop") || kind === "TruncateStmt") {
     found.tier = "destructive";
@@ -230,33 +272,93 @@ function walk(value: unknown, found: PgAnalysis): void {
     if (inner === null || typeof inner !== "object") continue;
     // A list under a key is walked below; only a node has fields to read.
     const node = isNode(inner) ? inner : {};
+    if (key.endsWith("Stmt") && !Array.isArray(inner)) found.kinds.push(key);
     if (MODIFYING.has(key)) {
       found.tier = higher(found.tier, "write");
       if ((key === "DeleteStmt" || key === "UpdateStmt") && !node.whereClause) {
         found.dangerous = true;
       }
+      const target = child(node, "relation");
+      if (target !== undefined) found.targets.push(relationName(target));
     } else if (key === "SelectStmt") {
       if (node.intoClause) found.tier = higher(found.tier, "write");
       if (Array.isArray(node.lockingClause) && node.lockingClause.length > 0) {
         // Row locks need a read-write transaction.
         found.tier = higher(found.tier, "write");
       }
-    } else if (key === "FuncCall") {
-      found.functions.push(pgName(names(node.funcname)));
-    } else if (key === "A_Expr") {
-      for (const name of names(node.name)) found.operators.push(name);
-    } else if (key === "TypeCast") {
-      const last = names(child(node, "typeName")?.names).at(-1);
-      if (last !== undefined) found.castTypes.push(last);
     } else if (key === "RangeVar") {
-      found.relations.push({
-        schema: typeof node.schemaname === "string" ? node.schemaname : null,
-        name: String(node.relname ?? ""),
-      });
+      found.relations.push(relationName(node));
     } else if (found.reach === null && Object.hasOwn(REACH_STATEMENTS, key)) {
       found.reach = REACH_STATEMENTS[key] ?? null;
+    } else {
+      collectCalls(key, node, found);
     }
     walk(inner, found);
+  }
+}
+
+function relationName(node: Node): PgName {
+  return {
+    schema: typeof node.schemaname === "string" ? node.schemaname : null,
+    name: String(node.relname ?? ""),
+  };
+}
+
+/** `BETWEEN` and its forms compare with these operators. */
+const BETWEEN_OPERATORS: Readonly<Record<string, string[]>> = {
+  AEXPR_BETWEEN: [">=", "<="],
+  AEXPR_BETWEEN_SYM: [">=", "<="],
+  AEXPR_NOT_BETWEEN: ["<", ">"],
+  AEXPR_NOT_BETWEEN_SYM: ["<", ">"],
+};
+
+const EQUALS: PgName = { schema: null, name: "=" };
+
+/** The functions, operators and casts one node calls (by name or implied). */
+function collectCalls(key: string, node: Node, found: PgAnalysis): void {
+  if (key === "FuncCall") {
+    const args = Array.isArray(node.args) ? node.args.length : 0;
+    found.functions.push({
+      ...pgName(names(node.funcname)),
+      args: node.func_variadic === true ? null : args,
+    });
+  } else if (key === "A_Expr") {
+    const between = BETWEEN_OPERATORS[String(node.kind)];
+    if (between !== undefined) {
+      for (const name of between) found.operators.push({ schema: null, name });
+    } else found.operators.push(pgName(names(node.name)));
+  } else if (key === "SubLink" && Array.isArray(node.operName)) {
+    found.operators.push(pgName(names(node.operName)));
+  } else if (key === "SortBy" && Array.isArray(node.useOp)) {
+    found.operators.push(pgName(names(node.useOp)));
+  } else if (key === "CaseExpr" && node.arg !== undefined) {
+    found.operators.push(EQUALS);
+  } else if (
+    key === "JoinExpr" && (node.isNatural === true || node.usingClause)
+  ) {
+    found.operators.push(EQUALS);
+  } else if (key === "TypeCast") {
+    const typeNames = names(child(node, "typeName")?.names);
+    if (typeNames.length > 0) found.castTypes.push(pgName(typeNames));
+  } else if (key === "RangeTableSample") {
+    found.functions.push({ ...pgName(names(node.method)), args: 1 });
+  } else if (key === "ColumnRef") {
+    // `t.f` is f(t) when t has no column f.
+    const fields = names(node.fields);
+    const last = fields.at(-1);
+    if (fields.length >= 2 && last) {
+      found.functions.push({
+        schema: null,
+        name: last,
+        args: 1,
+        optional: true,
+      });
+    }
+  } else if (key === "A_Indirection") {
+    for (const name of names(node.indirection)) {
+      if (name === "") continue;
+      found.functions.push({ schema: null, name, args: 1, optional: true });
+    }
   }
 }
 

@@ -1,72 +1,71 @@
 /**
- * What PostgreSQL's catalog says about the functions a read would run: a
- * read may call only functions the catalog marks `IMMUTABLE` or `STABLE`
- * (PostgreSQL itself refuses non-SELECT commands inside those) plus a short
- * list of harmless volatile ones. Every other volatile function, operator
- * or cast function — user-defined ones included — makes the statement a
- * write; functions that reach files, code or other hosts are refused by
- * name. Views and row-security policies the statement reads are followed:
- * their definitions are parsed as the statement was (docs/security.md
- * "Reads on PostgreSQL").
+ * What PostgreSQL's catalog says about everything a statement would run
+ * (docs/security.md "What counts as a read on PostgreSQL"). A function label
+ * (IMMUTABLE, STABLE) is a claim made by whoever created the function, so it
+ * decides nothing here. A statement is a read only if every function it
+ * runs — named, behind an operator or a cast, inside a view, a row-security
+ * policy, a domain check, a default it evaluates, and inside the bodies of
+ * the SQL functions it calls — is either a built-in on dbport's allowlist
+ * (postgres/allowlist.json) or a user `LANGUAGE sql` function whose body the
+ * same rules accept. Anything else (plpgsql, C, SECURITY DEFINER, a name that
+ * resolves to nothing) makes it a write.
  *
- * Nothing here is cached: a function replaced since the last call is always
- * looked up again.
+ * The same answer says whether EXPLAIN may plan the statement (planning
+ * folds IMMUTABLE functions with constant arguments: it runs them), whether
+ * a write may be dry-run (also its targets' triggers, rules and foreign
+ * tables), and whether it reads a credential catalog (never an AI read).
+ *
+ * Names resolve as the server resolves them: every candidate of a name and
+ * arity on the search path (the session's, or a function's own `SET
+ * search_path`) must be acceptable, an over-approximation of the server's
+ * overload choice. One catalog query per level of string-bodied SQL
+ * functions; nothing is cached across calls.
  *
  * @module
  */
 
 import type { Tier } from "./classifier.ts";
-import {
-  PG_DENIED_RELATIONS,
-  PG_HARMLESS_VOLATILE,
-  reachesOutside,
-} from "./classifier_words.ts";
-import { parsePostgres, type PgAnalysis, type PgName } from "./pg_parse.ts";
+import { PG_DENIED_RELATIONS, reachesOutside } from "./classifier_words.ts";
+import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
+import { allowlisted } from "./postgres/allowlist.ts";
+import { configuredPath } from "./postgres/search_path.ts";
+import { vetStatement } from "./postgres/vet_sql.ts";
 
-/** Runs one catalog statement with parameters. */
-export type CatalogExec = (
-  text: string,
-  params: unknown[],
-) => Promise<Record<string, unknown>[]>;
+/**
+ * Runs catalog statements as one simple query (no parameters) and answers
+ * the last one's rows.
+ */
+export type CatalogExec = (text: string) => Promise<Record<string, unknown>[]>;
 
-/** The catalog's verdict on a read. */
+/** The catalog's verdict on a statement. */
 export interface PgVetting {
   tier: Tier;
   /** Set when the statement reaches files, code or other hosts. */
   reach: string | null;
   /** Why a read became a write, for the caller's message. */
   why: string | null;
+  /** Why no AI client may run it at all (a credential catalog). */
+  denied: string | null;
+  /** Why EXPLAIN may not plan it (planning would run something); null: it may. */
+  noPlan: string | null;
+  /** Why a write may not be tried and rolled back; null: it may. */
+  noDryRun: string | null;
 }
 
-const LOOKUP = `
-SELECT 'f' AS kind, n.nspname AS schema, p.proname AS name, p.provolatile AS volatility, l.lanname AS language,
-       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END AS body, p.prosecdef AS definer
-  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
- WHERE p.proname = ANY($1::text[]) AND (p.provolatile = 'v' OR n.nspname <> 'pg_catalog')
-UNION ALL
-SELECT 'o', n.nspname, p.proname, p.provolatile, l.lanname,
-       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END, p.prosecdef
-  FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode
-  JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
- WHERE o.oprname = ANY($2::text[]) AND (p.provolatile = 'v' OR n.nspname <> 'pg_catalog')
-UNION ALL
-SELECT 'c', n.nspname, p.proname, p.provolatile, l.lanname,
-       CASE WHEN n.nspname = 'pg_catalog' THEN NULL ELSE p.prosrc END, p.prosecdef
-  FROM pg_cast c JOIN pg_type t ON t.oid = c.casttarget JOIN pg_proc p ON p.oid = c.castfunc
-  JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
- WHERE t.typname = ANY($3::text[]) AND (p.provolatile = 'v' OR n.nspname <> 'pg_catalog')
-UNION ALL
-SELECT 'v', n.nspname, c.relname, NULL, NULL, pg_get_viewdef(c.oid), NULL
-  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE c.relkind = 'v' AND c.relname = ANY($4::text[])
-   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-UNION ALL
-SELECT 'p', n.nspname, c.relname, NULL, NULL, pg_get_expr(p.polqual, p.polrelid), NULL
-  FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE c.relname = ANY($4::text[]) AND p.polqual IS NOT NULL`;
-
-/** How deep views of views are followed before the read counts as a write. */
+/** How deep string-bodied SQL functions are followed. */
 const MAX_DEPTH = 8;
+
+/** Statements that run stored expressions without naming them. */
+const OPAQUE_STATEMENTS: Readonly<Record<string, string>> = {
+  VacuumStmt: "ANALYZE evaluates index expressions",
+  ClusterStmt: "CLUSTER evaluates index expressions",
+  ReindexStmt: "REINDEX evaluates index expressions",
+  RefreshMatViewStmt: "REFRESH runs the view's query",
+  AlterTableStmt: "ALTER TABLE may evaluate stored checks and expressions",
+  AlterDomainStmt: "ALTER DOMAIN checks stored values",
+  CreateTrigStmt: "a trigger runs code on later writes",
+  CreateEventTrigStmt: "an event trigger runs code",
+};
 
 /** A name's own reach, by the deny lists; null when it has none. */
 export function deniedFunction(name: string): string | null {
@@ -80,6 +79,7 @@ export function deniedFunction(name: string): string | null {
 export function namedReach(analysis: PgAnalysis): string | null {
   if (analysis.reach !== null) return analysis.reach;
   for (const fn of analysis.functions) {
+    if (fn.optional) continue;
     const reach = deniedFunction(fn.name);
     if (reach !== null) return reach;
   }
@@ -91,130 +91,304 @@ export function namedReach(analysis: PgAnalysis): string | null {
   return null;
 }
 
-/** Ask the catalog about everything `analysis` names, following views. */
-export async function vetPostgresRead(
-  exec: CatalogExec,
-  analysis: PgAnalysis,
-): Promise<PgVetting> {
-  const seen = { functions: new Set<string>(), relations: new Set<string>() };
-  let pending = analysis;
-  for (let depth = 0;; depth++) {
-    const reach = namedReach(pending);
-    if (reach !== null) return { tier: "write", reach, why: reach };
-    if (depth >= MAX_DEPTH) {
-      return {
-        tier: "write",
-        reach: null,
-        why: `views nest deeper than ${MAX_DEPTH} levels`,
-      };
+/** One name to look up, as the query reads it. */
+interface Item {
+  s: string | null;
+  n: string;
+  a?: number | null;
+  o?: boolean;
+  /** The function whose body names it, if any. */
+  w?: number;
+  /** The search path its body runs with; absent: the session's. */
+  p?: string[];
+  i: number;
+}
+
+/** The names of one round. */
+interface VetInput {
+  f: Item[];
+  o: Item[];
+  c: Item[];
+  r: Item[];
+  t: Item[];
+}
+
+type Row = Record<string, unknown>;
+
+/** What one round found, folded into the verdict. */
+class Findings {
+  /** Why the statement (or planning it) would run what is not a read. */
+  evaluates: string | null = null;
+  /** Of those, what the planner itself may run. */
+  plans: string | null = null;
+  /** What only a dry run would run (triggers, cascades, targets). */
+  dryRun: string | null = null;
+  denied: string | null = null;
+  /** User functions: who calls whom, for cycles. */
+  readonly calls = new Map<number, Set<number>>();
+  /** The search path each user function's body runs with. */
+  readonly paths = new Map<number, string[] | null>();
+  readonly bodies = new Set<number>();
+  readonly names = new Map<number, string>();
+
+  fail(how: string, why: string, planner: boolean): void {
+    if (how === "t") {
+      this.dryRun ??= why;
+      return;
     }
-    const functions = fresh(pending.functions, seen.functions);
-    const relations = fresh(pending.relations, seen.relations);
-    // Nothing (more) to ask: no round trip at all.
-    if (
-      functions.length === 0 && relations.length === 0 &&
-      pending.operators.length === 0 && pending.castTypes.length === 0
-    ) return { tier: "read", reach: null, why: null };
-    const rows = await exec(LOOKUP, [
-      arrayLiteral(functions),
-      arrayLiteral([...new Set(pending.operators)]),
-      arrayLiteral([...new Set(pending.castTypes)]),
-      arrayLiteral(relations),
-    ]);
-    const next: PgAnalysis = emptyAnalysis();
-    for (const row of rows) {
-      const kind = String(row.kind);
-      if (kind === "v" || kind === "p") {
-        const found = await definitionOf(kind, String(row.body ?? ""));
-        if (found === null) {
-          return {
-            tier: "write",
-            reach: null,
-            why: `the ${kind === "v" ? "view" : "policy of"} ${
-              String(row.schema)
-            }.${String(row.name)} could not be read`,
-          };
-        }
-        merge(next, found);
-        continue;
-      }
-      const verdict = functionVerdict(row);
-      if (verdict !== null) return verdict;
-    }
-    // What the views and policies name is looked up in the next round.
-    pending = next;
+    this.evaluates ??= why;
+    if (planner) this.plans ??= why;
   }
 }
 
-/** What one catalog row about a function means for a read; null when harmless. */
-function functionVerdict(row: Record<string, unknown>): PgVetting | null {
-  const schema = String(row.schema);
+/** Ask the catalog about everything `analysis` runs. */
+export async function vetPostgres(
+  exec: CatalogExec,
+  analysis: PgAnalysis,
+): Promise<PgVetting> {
+  const reach = namedReach(analysis);
+  if (reach !== null) {
+    return {
+      tier: "write",
+      reach,
+      why: reach,
+      denied: null,
+      noPlan: reach,
+      noDryRun: reach,
+    };
+  }
+  const findings = new Findings();
+  let input: VetInput | null = inputOf(
+    [{ analysis, owner: undefined, path: undefined }],
+    true,
+  );
+  // A statement that names nothing (SELECT 1) costs no round trip.
+  if (Object.values(input).every((list) => list.length === 0)) input = null;
+  for (let depth = 0; input !== null; depth++) {
+    if (depth >= MAX_DEPTH) {
+      findings.fail(
+        "e",
+        `SQL functions call SQL functions deeper than ${MAX_DEPTH} levels`,
+        true,
+      );
+      break;
+    }
+    const rows = await exec(vetStatement(JSON.stringify(input)));
+    const bodies = await judgeRows(rows, input, findings);
+    input = bodies.length === 0 ? null : inputOf(bodies, false);
+  }
+  const cycle = cycleOf(findings.calls, findings.names);
+  if (cycle !== null) findings.fail("e", cycle, true);
+  return verdict(analysis, findings);
+}
+
+function verdict(analysis: PgAnalysis, found: Findings): PgVetting {
+  const plansOnly = analysis.plansOnly === true;
+  const failing = plansOnly ? found.plans : found.evaluates;
+  const tier = analysis.tier === "read" && failing !== null
+    ? "write"
+    : analysis.tier;
+  const opaque = analysis.kinds.map((kind) => OPAQUE_STATEMENTS[kind])
+    .find((why) => why !== undefined);
+  return {
+    tier,
+    reach: null,
+    why: analysis.tier === "read" ? failing : null,
+    denied: found.denied,
+    noPlan: found.plans,
+    noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
+  };
+}
+
+/** A text to parse: a statement, or a function body with its context. */
+interface Source {
+  analysis: PgAnalysis;
+  owner: number | undefined;
+  path: string[] | null | undefined;
+}
+
+/** The names in `sources`, for one round of the query. */
+function inputOf(sources: Source[], top: boolean): VetInput {
+  const input: VetInput = { f: [], o: [], c: [], r: [], t: [] };
+  let i = 0;
+  const add = (list: Item[], name: PgName, source: Source, extra = {}) =>
+    list.push({
+      s: name.schema,
+      n: name.name,
+      i: i++,
+      ...(source.owner === undefined ? {} : { w: source.owner }),
+      ...(source.path ? { p: source.path } : {}),
+      ...extra,
+    });
+  for (const source of sources) {
+    const { analysis } = source;
+    for (const fn of analysis.functions) {
+      add(input.f, fn, source, {
+        a: fn.args,
+        ...(fn.optional ? { o: true } : {}),
+      });
+    }
+    for (const op of analysis.operators) add(input.o, op, source);
+    for (const type of analysis.castTypes) add(input.c, type, source);
+    for (const rel of analysis.relations) add(input.r, rel, source);
+    // A function body's own writes make it a write; its targets matter only
+    // for the statement's.
+    if (top) { for (const rel of analysis.targets) add(input.t, rel, source); }
+  }
+  return input;
+}
+
+/** Judge one round's rows; answer the string bodies to read next. */
+async function judgeRows(
+  rows: Row[],
+  input: VetInput,
+  found: Findings,
+): Promise<Source[]> {
+  const next: Source[] = [];
+  const items = new Map<string, Item>();
+  for (const [kind, list] of Object.entries(input)) {
+    for (const item of list as Item[]) items.set(`${kind}${item.i}`, item);
+  }
+  for (const row of rows) {
+    if (row.row === "u") {
+      const item = items.get(`${String(row.relkind)}${String(row.item)}`);
+      const what = row.relkind === "o" ? "operator" : "function";
+      found.fail(
+        "e",
+        `no ${what} ${qualified(item)}${
+          what === "function" ? "()" : ""
+        } is visible to resolve${
+          item?.a === undefined || item.a === null
+            ? ""
+            : ` for ${item.a} arguments`
+        }`,
+        true,
+      );
+    } else if (row.row === "r") judgeRelation(row, found);
+    else {
+      const source = await judgeFunction(row, found);
+      if (source !== null) next.push(source);
+    }
+  }
+  return next;
+}
+
+function qualified(item: Item | undefined): string {
+  if (item === undefined) return "?";
+  return item.s === null ? item.n : `${item.s}.${item.n}`;
+}
+
+/** Credential catalogs: never an AI read, whoever the login. */
+const CREDENTIALS: Readonly<Record<string, string>> = {
+  "pg_catalog.pg_authid": "holds every role's password verifier",
+  "pg_catalog.pg_shadow": "holds every role's password verifier",
+  "pg_catalog.pg_user_mapping": "holds passwords for other servers",
+  "pg_catalog.pg_user_mappings": "holds passwords for other servers",
+};
+
+function judgeRelation(row: Row, found: Findings): void {
   const name = String(row.name);
-  const qualified = `${schema}.${name}`;
-  const reach = deniedFunction(name);
-  if (reach !== null) return { tier: "write", reach, why: reach };
-  const builtin = schema === "pg_catalog";
-  if (row.volatility === "v") {
-    if (builtin && PG_HARMLESS_VOLATILE.has(name.toUpperCase())) return null;
-    return {
-      tier: "write",
-      reach: null,
-      why: `${qualified}() is VOLATILE, so it may change data`,
-    };
+  const credential = CREDENTIALS[name];
+  if (credential !== undefined && Number(row.oid) < 16384) {
+    found.denied ??=
+      `the statement reads ${name}, which ${credential}: dbport never lets an AI client read a credential catalog (pg_roles and pg_user show roles without their passwords)`;
   }
-  if (builtin) return null;
+  if (row.target !== true) return;
+  const kind = String(row.relkind ?? "");
+  if (kind.startsWith("f")) {
+    found.dryRun ??=
+      `${name} is a foreign table: a write there reaches another server`;
+  }
+  if (kind.includes("R")) {
+    found.dryRun ??=
+      `${name} has rules that turn a write into other statements`;
+  }
+  if (kind.includes("I")) {
+    found.dryRun ??=
+      `${name} has an identity column: inserting advances its sequence, which no rollback undoes`;
+  }
+}
+
+/**
+ * One reached function: acceptable, refused (recorded in `found`), or a
+ * string-bodied SQL function whose body is read next.
+ */
+async function judgeFunction(
+  row: Row,
+  found: Findings,
+): Promise<Source | null> {
+  const oid = Number(row.oid);
+  const how = String(row.how);
+  const via = row.via === null ? null : Number(row.via);
+  const name = String(row.signature ?? `${String(row.name)}()`);
+  if (row.builtin === true) {
+    if (allowlisted(oid)) return null;
+    // The planner folds only IMMUTABLE (and, estimating, STABLE) functions;
+    // a built-in's label is set by PostgreSQL itself.
+    const planner = row.volatility !== "v" || row.language === "sql";
+    found.fail(
+      how,
+      `${
+        String(row.name)
+      }() is not on dbport's allowlist of built-in functions that only compute a result`,
+      planner,
+    );
+    return null;
+  }
+  found.names.set(oid, name);
+  if (via !== null) {
+    const callees = found.calls.get(via) ?? new Set<number>();
+    callees.add(oid);
+    found.calls.set(via, callees);
+  }
+  const refusal = functionRefusal(row, name);
+  if (refusal !== null) {
+    found.fail(how, refusal, true);
+    return null;
+  }
+  const path = configuredPath(row.config as string[] | null) ??
+    (via === null ? null : found.paths.get(via) ?? null);
+  if (!found.paths.has(oid)) found.paths.set(oid, path);
+  if (row.source === null || found.bodies.has(oid)) return null;
+  found.bodies.add(oid);
+  const statements = await parseBody(String(row.source));
+  if (statements === null) {
+    found.fail(how, `the body of ${name} could not be read`, true);
+    return null;
+  }
+  const merged = mergedBody(statements);
+  if (merged.reach !== null || merged.tier !== "read") {
+    found.fail(
+      how,
+      `${name} ${
+        merged.reach ?? "changes data (its body is not only SELECTs)"
+      }`,
+      true,
+    );
+    return null;
+  }
+  return { analysis: merged, owner: oid, path };
+}
+
+/** Why a user function is not acceptable, or null. */
+function functionRefusal(row: Row, name: string): string | null {
   if (row.definer === true) {
-    // It runs with its owner's privileges, which an AI login cannot limit.
-    return {
-      tier: "write",
-      reach: null,
-      why: `${qualified}() is SECURITY DEFINER: it runs as its owner`,
-    };
+    return `${name} is SECURITY DEFINER: it runs as its owner`;
   }
-  const language = String(row.language);
-  if (language !== "sql" && language !== "plpgsql") {
-    return {
-      tier: "write",
-      reach: null,
-      why: `${qualified}() runs code in language ${language}`,
-    };
+  if (row.language !== "sql") {
+    return `${name} is written in ${
+      String(row.language)
+    }: dbport reads only SQL function bodies`;
   }
-  const body = String(row.body ?? "");
-  for (const match of body.matchAll(/[A-Za-z_][A-Za-z0-9_$]*/g)) {
-    const word = match[0];
-    const denied = deniedFunction(word);
-    if (denied !== null) {
-      return {
-        tier: "write",
-        reach: `${qualified}() calls ${word.toLowerCase()}()`,
-        why: denied,
-      };
-    }
-    if (/^(EXECUTE|COPY|PERFORM)$/i.test(word) && language === "plpgsql") {
-      return {
-        tier: "write",
-        reach: null,
-        why:
-          `${qualified}() runs dynamic SQL or commands (${word.toUpperCase()})`,
-      };
-    }
+  if (row.body_writes === true) {
+    return `${name} changes data (its body is not only SELECTs)`;
   }
   return null;
 }
 
-/** A view's definition or a policy's expression, parsed like the statement. */
-async function definitionOf(
-  kind: "v" | "p",
-  text: string,
-): Promise<PgAnalysis | null> {
-  const sql = kind === "v" ? text : `SELECT ${text}`;
-  const parsed = await parsePostgres(sql);
-  if (!parsed.ok || parsed.analysis === null) return null;
-  return parsed.analysis.tier === "read" ? parsed.analysis : null;
-}
-
-function emptyAnalysis(): PgAnalysis {
-  return {
+/** A body's statements as one: names of all, the highest tier. */
+function mergedBody(statements: PgAnalysis[]): PgAnalysis {
+  const merged: PgAnalysis = {
     tier: "read",
     dangerous: false,
     reach: null,
@@ -222,34 +396,40 @@ function emptyAnalysis(): PgAnalysis {
     operators: [],
     castTypes: [],
     relations: [],
+    targets: [],
+    kinds: [],
   };
-}
-
-function merge(into: PgAnalysis, from: PgAnalysis): void {
-  into.reach ??= from.reach;
-  into.functions.push(...from.functions);
-  into.operators.push(...from.operators);
-  into.castTypes.push(...from.castTypes);
-  into.relations.push(...from.relations);
-}
-
-/** A text[] literal: every element quoted, `"` and `\` escaped. */
-function arrayLiteral(items: readonly string[]): string {
-  return `{${
-    items.map((item) =>
-      `"${item.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`
-    )
-      .join(",")
-  }}`;
-}
-
-/** Names not looked up yet, remembered as seen. */
-function fresh(list: readonly PgName[], seen: Set<string>): string[] {
-  const out: string[] = [];
-  for (const { name } of list) {
-    if (seen.has(name)) continue;
-    seen.add(name);
-    out.push(name);
+  for (const statement of statements) {
+    if (statement.tier !== "read" || statement.plansOnly) merged.tier = "write";
+    merged.reach ??= namedReach(statement);
+    merged.functions.push(...statement.functions);
+    merged.operators.push(...statement.operators);
+    merged.castTypes.push(...statement.castTypes);
+    merged.relations.push(...statement.relations);
   }
-  return out;
+  return merged;
+}
+
+/** A cycle among user SQL functions, in words; null when none. */
+function cycleOf(
+  calls: Map<number, Set<number>>,
+  names: Map<number, string>,
+): string | null {
+  const state = new Map<number, "open" | "done">();
+  const visit = (oid: number): boolean => {
+    if (state.get(oid) === "open") return true;
+    if (state.get(oid) === "done") return false;
+    state.set(oid, "open");
+    for (const callee of calls.get(oid) ?? []) if (visit(callee)) return true;
+    state.set(oid, "done");
+    return false;
+  };
+  for (const oid of calls.keys()) {
+    if (visit(oid)) {
+      return `${
+        names.get(oid) ?? `function ${oid}`
+      } is part of a cycle of SQL functions calling each other`;
+    }
+  }
+  return null;
 }

@@ -26,7 +26,7 @@ import {
 } from "./postgres_schema.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
-import { namedReach, vetPostgresRead } from "./pg_vet.ts";
+import { type CatalogExec, vetPostgres } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
 import {
   ROLLED_BACK,
@@ -158,7 +158,19 @@ export function openPostgres(config: PostgresConfig): Driver {
     },
     fingerprint: (options) => postgresFingerprint(catalog(options)),
     // The parser reads every statement whatever the lexer's tier.
-    check: (text, _tier, options) => checkStatement(text, catalog(options)),
+    check: (text, _tier, options) =>
+      checkStatement(text, async (statements) => {
+        // Several statements in one simple query: the last one's rows.
+        const results = await run(
+          () =>
+            sql.unsafe(statements).simple() as unknown as postgres.PendingQuery<
+              postgres.Row[]
+            >,
+          options,
+          config.secrets,
+        ) as unknown as Row[][];
+        return results.at(-1) ?? [];
+      }),
     async loginRisks(options) {
       const [row] = await catalog(options)(LOGIN_RISKS);
       const risks: string[] = [];
@@ -282,7 +294,7 @@ async function readQuery(
  */
 async function checkStatement(
   text: string,
-  exec: (text: string, params?: unknown[]) => Promise<Row[]>,
+  exec: CatalogExec,
 ): Promise<EngineCheck> {
   const parsed = await parsePostgres(text);
   if (!parsed.ok) return { ok: false, message: parsed.message };
@@ -297,29 +309,20 @@ async function checkStatement(
     };
   }
   const analysis = parsed.analysis;
-  const reach = namedReach(analysis);
-  const found: {
-    ok: true;
-    parsedTier: Tier;
-    tier: Tier;
-    dangerous: boolean;
-    reach: string | null;
-    why: string | null;
-  } = {
+  // Every statement asks the catalog: a read whether it only reads, a write
+  // whether it may be planned or tried and rolled back.
+  const vetted = await vetPostgres(exec, analysis);
+  return {
     ok: true,
-    parsedTier: analysis.tier,
-    tier: analysis.tier,
+    parsedTier: analysis.plansOnly ? "read" : analysis.tier,
+    tier: vetted.tier,
     dangerous: analysis.dangerous,
-    reach,
-    why: null,
+    reach: vetted.reach,
+    why: vetted.why,
+    denied: vetted.denied,
+    noPlan: vetted.noPlan,
+    noDryRun: vetted.noDryRun,
   };
-  // Only a read asks the catalog; one naming nothing costs no round trip.
-  if (reach !== null || analysis.tier !== "read") return found;
-  const vetted = await vetPostgresRead(
-    (sql, params) => exec(sql, params),
-    analysis,
-  );
-  return { ...found, tier: vetted.tier, reach: vetted.reach, why: vetted.why };
 }
 
 /** SQLSTATE 25001: the statement cannot run inside a transaction block. */

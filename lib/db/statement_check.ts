@@ -41,6 +41,9 @@ export async function checkStatement(
   if (!engine.ok) {
     return { ok: false, code: "query_failed", message: engine.message };
   }
+  if (engine.denied) {
+    return { ok: false, code: "denied", message: engine.denied };
+  }
   if (engine.parsedTier !== null && engine.reach === null) {
     // The engine's grammar and the lexer must agree on whether it only
     // reads. The lexer's name lists may call a read a write where the
@@ -68,5 +71,7 @@ export async function checkStatement(
     dangerous: lexical.dangerous || engine.dangerous,
     reach: engine.reach,
     why: engine.why,
+    ...(engine.noPlan === undefined ? {} : { noPlan: engine.noPlan }),
+    ...(engine.noDryRun === undefined ? {} : { noDryRun: engine.noDryRun }),
   };
 }

@@ -242,6 +242,12 @@ export type EngineCheck =
     reach: string | null;
     /** Why the catalog made a read a write. */
     why: string | null;
+    /** Why no AI client may run it at all (a credential catalog). */
+    denied?: string | null;
+    /** Why the engine may not even plan it (planning would run code). */
+    noPlan?: string | null;
+    /** Why a write may not be tried and rolled back. */
+    noDryRun?: string | null;
   }
   | { ok: false; message: string };
 

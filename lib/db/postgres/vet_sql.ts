@@ -1,0 +1,177 @@
+/**
+ * The one catalog query behind PostgreSQL's read vetting (pg_vet.ts): from the
+ * names a statement (or a function body) uses, every object it reaches — the
+ * candidates of each function, operator, cast and relation name on the
+ * search path, then, following the catalog's own dependency records
+ * (`pg_depend`, exact OIDs), what views, row-security policies, domain
+ * checks, SQL function bodies (`BEGIN ATOMIC`) and argument defaults use, and
+ * for the tables a write changes: column defaults and generated columns,
+ * CHECK constraints, index expressions, rules, triggers, partitions and the
+ * tables their foreign keys cascade to. Built-in relations and functions are
+ * not followed: a built-in function is judged by the allowlist.
+ *
+ * `how` says how a reached object runs: `e` the statement (or planning it)
+ * evaluates it, `t` only a trigger or a foreign key's cascade does (a dry run
+ * would, a plan would not).
+ *
+ * @module
+ */
+
+/** Objects below this OID were made by initdb. */
+export const FIRST_USER_OID = 16384;
+
+/**
+ * The vetting statement for `input` (pg_vet.ts `VetInput`, as JSON): sent as
+ * one simple query, JIT off for it alone. The planner's estimate for the
+ * recursive walk passes `jit_above_cost`, and compiling it took 250-600 ms
+ * where running it takes 1 ms.
+ */
+export function vetStatement(input: string): string {
+  return `SELECT set_config('jit', 'off', true);${
+    VET_SQL.replace(
+      "$1::text::jsonb",
+      `'${input.replaceAll("'", "''")}'::jsonb`,
+    )
+  }`;
+}
+
+const VET_SQL = `
+WITH RECURSIVE
+names AS (
+  SELECT k.kind, x->>'s' AS s, x->>'n' AS n, (x->>'a')::int AS a,
+         coalesce((x->>'o')::bool, false) AS optional, (x->>'i')::int AS item, (x->>'w')::oid AS owner,
+         CASE WHEN jsonb_typeof(x->'p') = 'array'
+              THEN ARRAY['pg_catalog'] || ARRAY(
+                     SELECT CASE WHEN e = '$user' THEN current_user::text ELSE e END
+                       FROM jsonb_array_elements_text(x->'p') e)
+              ELSE current_schemas(true)::text[] END AS path
+    FROM (VALUES ('f'), ('o'), ('c'), ('r'), ('t')) k(kind),
+         jsonb_array_elements($1::text::jsonb->k.kind) x
+),
+spaces AS (
+  SELECT nm.*, ARRAY(SELECT ns.oid FROM pg_namespace ns
+                      WHERE ns.nspname = ANY (CASE WHEN nm.s IS NULL THEN nm.path ELSE ARRAY[nm.s] END)) AS spaces
+    FROM names nm
+),
+found AS (
+  SELECT sp.kind, sp.item, sp.owner, 'p'::text AS cls, p.oid
+    FROM spaces sp JOIN pg_proc p ON p.proname = sp.n AND p.pronamespace = ANY (sp.spaces)
+   WHERE sp.kind = 'f'
+     AND (sp.a IS NULL OR p.provariadic <> 0 OR sp.a BETWEEN p.pronargs - p.pronargdefaults AND p.pronargs)
+  UNION ALL
+  SELECT sp.kind, sp.item, sp.owner, 'o', o.oid
+    FROM spaces sp JOIN pg_operator o ON o.oprname = sp.n AND o.oprnamespace = ANY (sp.spaces)
+   WHERE sp.kind = 'o'
+  UNION ALL
+  SELECT sp.kind, sp.item, sp.owner, 'y', t.oid
+    FROM spaces sp JOIN pg_type t ON t.typname = sp.n AND t.typnamespace = ANY (sp.spaces)
+   WHERE sp.kind = 'c'
+  UNION ALL
+  SELECT sp.kind, sp.item, sp.owner, 'r', c.oid
+    FROM spaces sp JOIN pg_class c ON c.relname = sp.n AND c.relnamespace = ANY (sp.spaces)
+   WHERE sp.kind IN ('r', 't')
+),
+seeds AS (
+  SELECT cls, oid, 'e'::text AS how, kind = 't' AS tgt, owner AS via FROM found
+  UNION ALL
+  -- A cast's function, from any source type to a cast's target type.
+  SELECT 'p', c.castfunc, 'e', false, f.owner FROM found f JOIN pg_cast c ON c.casttarget = f.oid
+   WHERE f.cls = 'y' AND c.castfunc <> 0
+  UNION ALL
+  -- Implicit and assignment casts a user made run without being named.
+  SELECT 'p', c.castfunc, 'e', false, NULL FROM pg_cast c
+   WHERE c.oid >= ${FIRST_USER_OID} AND c.castcontext IN ('i', 'a') AND c.castfunc <> 0
+),
+edges(cls, oid, how, tgt, via) AS (
+  SELECT * FROM seeds
+  UNION
+  SELECT x.cls, x.oid, CASE WHEN e.how = 't' THEN 't' ELSE x.how END, x.tgt,
+         CASE WHEN e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} THEN e.oid ELSE e.via END
+    FROM edges e, LATERAL (
+      -- What a user object's catalog records say it uses.
+      SELECT CASE d.refclassid WHEN 'pg_proc'::regclass THEN 'p' WHEN 'pg_operator'::regclass THEN 'o'
+                  WHEN 'pg_class'::regclass THEN 'r' ELSE 'y' END AS cls,
+             d.refobjid AS oid, s.how, s.tgt AND d.refclassid = 'pg_class'::regclass AS tgt
+        FROM (
+          SELECT 'pg_rewrite'::regclass AS classid, r.oid AS objid, 'e' AS how, e.tgt
+            FROM pg_rewrite r WHERE e.cls = 'r' AND r.ev_class = e.oid AND (r.rulename = '_RETURN' OR e.tgt)
+          UNION ALL
+          SELECT 'pg_policy'::regclass, pol.oid, 'e', false
+            FROM pg_policy pol WHERE e.cls = 'r' AND pol.polrelid = e.oid
+          UNION ALL
+          SELECT 'pg_attrdef'::regclass, ad.oid, 'e', false
+            FROM pg_attrdef ad WHERE e.cls = 'r' AND e.tgt AND ad.adrelid = e.oid
+          UNION ALL
+          SELECT 'pg_constraint'::regclass, co.oid, 'e', false
+            FROM pg_constraint co WHERE e.cls = 'r' AND e.tgt AND co.conrelid = e.oid AND co.contype IN ('c', 'x')
+          UNION ALL
+          SELECT 'pg_class'::regclass, ix.indexrelid, 'e', false
+            FROM pg_index ix WHERE e.cls = 'r' AND e.tgt AND ix.indrelid = e.oid
+          UNION ALL
+          SELECT 'pg_trigger'::regclass, tg.oid, 't', false
+            FROM pg_trigger tg WHERE e.cls = 'r' AND e.tgt AND tg.tgrelid = e.oid AND NOT tg.tgisinternal
+          UNION ALL
+          SELECT 'pg_constraint'::regclass, co.oid, 'e', false
+            FROM pg_constraint co WHERE e.cls = 'y' AND co.contypid = e.oid
+          UNION ALL
+          SELECT 'pg_proc'::regclass, e.oid, 'e', false WHERE e.cls = 'p'
+        ) s
+        JOIN pg_depend d ON d.classid = s.classid AND d.objid = s.objid AND d.deptype = 'n'
+       WHERE e.oid >= ${FIRST_USER_OID}
+         AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_class'::regclass, 'pg_type'::regclass)
+         AND NOT (d.refclassid = 'pg_class'::regclass AND d.refobjid = e.oid)
+      UNION ALL
+      -- A trigger's function.
+      SELECT 'p', tg.tgfoid, 't', false FROM pg_trigger tg
+       WHERE e.cls = 'r' AND e.tgt AND tg.tgrelid = e.oid AND NOT tg.tgisinternal
+      UNION ALL
+      -- Tables a write reaches: partitions and children, foreign keys' cascades.
+      SELECT 'r', i.inhrelid, 'e', true FROM pg_inherits i WHERE e.cls = 'r' AND e.tgt AND i.inhparent = e.oid
+      UNION ALL
+      SELECT 'r', co.conrelid, 't', true FROM pg_constraint co
+       WHERE e.cls = 'r' AND e.tgt AND co.contype = 'f' AND co.confrelid = e.oid AND co.conrelid <> e.oid
+      UNION ALL
+      -- Column types of a table a write changes (domains check what is stored).
+      SELECT 'y', a.atttypid, 'e', false FROM pg_attribute a
+       WHERE e.cls = 'r' AND e.tgt AND a.attrelid = e.oid AND a.attnum > 0 AND NOT a.attisdropped
+         AND a.atttypid >= ${FIRST_USER_OID}
+      UNION ALL
+      -- An operator runs its function; a domain checks its base type's domain too.
+      SELECT 'p', o.oprcode::oid, 'e', false FROM pg_operator o WHERE e.cls = 'o' AND o.oid = e.oid
+      UNION ALL
+      SELECT 'y', t.typbasetype, 'e', false FROM pg_type t
+       WHERE e.cls = 'y' AND t.oid = e.oid AND t.typtype = 'd' AND t.typbasetype >= ${FIRST_USER_OID}
+    ) x
+)
+SELECT 'p' AS row, e.how, e.via, p.oid::int AS oid, p.proname AS name,
+       p.oid < ${FIRST_USER_OID} AND p.pronamespace = 'pg_catalog'::regnamespace AS builtin,
+       p.provolatile AS volatility, l.lanname AS language, p.prosecdef AS definer, p.prokind AS kind,
+       CASE WHEN p.oid >= ${FIRST_USER_OID} OR p.pronamespace <> 'pg_catalog'::regnamespace
+            THEN p.oid::regprocedure::text END AS signature,
+       p.prosqlbody IS NOT NULL AS atomic,
+       coalesce(p.prosqlbody::text ~ ':commandType [02-9]|:hasModifyingCTE true|:rowMarks \\(', false) AS body_writes,
+       CASE WHEN l.lanname = 'sql' AND p.prosqlbody IS NULL
+             AND (p.oid >= ${FIRST_USER_OID} OR p.pronamespace <> 'pg_catalog'::regnamespace)
+            THEN p.prosrc END AS source,
+       p.proconfig AS config, NULL::text AS relkind, false AS target, NULL::int AS item
+  FROM (SELECT DISTINCT oid, how, via FROM edges WHERE cls = 'p') e
+  JOIN pg_proc p ON p.oid = e.oid JOIN pg_language l ON l.oid = p.prolang
+UNION ALL
+SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, c.oid::int,
+       n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
+       c.relkind::text || CASE WHEN bool_or(e.tgt) AND EXISTS (
+              SELECT FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') THEN 'R' ELSE '' END
+         || CASE WHEN bool_or(e.tgt) AND EXISTS (
+              SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attidentity <> '') THEN 'I' ELSE '' END,
+       bool_or(e.tgt), NULL
+  FROM edges e JOIN pg_class c ON c.oid = e.oid JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE e.cls = 'r'
+   AND (e.tgt OR c.oid IN ('pg_catalog.pg_authid'::regclass, 'pg_catalog.pg_user_mapping'::regclass,
+                           to_regclass('pg_catalog.pg_shadow'), to_regclass('pg_catalog.pg_user_mappings')))
+ GROUP BY c.oid, n.nspname, c.relname, c.relkind
+UNION ALL
+SELECT 'u', NULL, NULL, NULL, sp.n, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
+       sp.kind, false, sp.item
+  FROM spaces sp
+ WHERE sp.kind IN ('f', 'o') AND NOT sp.optional
+   AND NOT EXISTS (SELECT FROM found f WHERE f.kind = sp.kind AND f.item = sp.item)`;
