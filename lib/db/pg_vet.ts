@@ -321,11 +321,16 @@ async function judgeFunction(
   const how = String(row.how);
   const via = row.via === null ? null : Number(row.via);
   const name = String(row.signature ?? `${String(row.name)}()`);
+  const inside = row.caller === null
+    ? ""
+    : ` (called in ${String(row.caller)})`;
   if (row.builtin === true) {
     if (allowlisted(oid)) return null;
     // The planner folds only IMMUTABLE (and, estimating, STABLE) functions;
-    // a built-in's label is set by PostgreSQL itself.
-    const planner = row.volatility !== "v" || row.language === "sql";
+    // a built-in's label is set by PostgreSQL itself. Inside a user
+    // function's body it runs when the planner folds that function.
+    const planner = row.volatility !== "v" || row.language === "sql" ||
+      via !== null;
     found.fail(
       how,
       `${
@@ -343,7 +348,7 @@ async function judgeFunction(
   }
   const refusal = functionRefusal(row, name);
   if (refusal !== null) {
-    found.fail(how, refusal, true);
+    found.fail(how, `${refusal}${inside}`, true);
     return null;
   }
   const path = configuredPath(row.config as string[] | null) ??

@@ -39,7 +39,7 @@ Deno.test("parsePostgres() hands out a frozen parse: the cached one cannot be ch
   assert(first.ok && first.analysis !== null);
   assert(again.ok && again.analysis !== null);
   assertThrows(() =>
-    first.analysis!.functions.push({ schema: null, name: "x" })
+    first.analysis!.functions.push({ schema: null, name: "x", args: 0 })
   );
   assertThrows(() => {
     (again.analysis as { tier: string }).tier = "write";

@@ -2,9 +2,11 @@
  * The one catalog query behind PostgreSQL's read vetting (pg_vet.ts): from the
  * names a statement (or a function body) uses, every object it reaches — the
  * candidates of each function, operator, cast and relation name on the
- * search path, then, following the catalog's own dependency records
- * (`pg_depend`, exact OIDs), what views, row-security policies, domain
- * checks, SQL function bodies (`BEGIN ATOMIC`) and argument defaults use, and
+ * search path, then, by the exact OIDs in the server's own stored expression
+ * trees (`pg_node_tree`: `:funcid`, `:opno`, `:aggfnoid`, `:relid`, …; not
+ * `pg_depend`, which since PostgreSQL 15 records nothing about pinned
+ * built-ins), what views, row-security policies, domain checks, SQL
+ * function bodies (`BEGIN ATOMIC`) and argument defaults use, and
  * for the tables a write changes: column defaults and generated columns,
  * CHECK constraints, index expressions, rules, triggers, partitions and the
  * tables their foreign keys cascade to. Built-in relations and functions are
@@ -88,38 +90,45 @@ edges(cls, oid, how, tgt, via) AS (
   SELECT x.cls, x.oid, CASE WHEN e.how = 't' THEN 't' ELSE x.how END, x.tgt,
          CASE WHEN e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} THEN e.oid ELSE e.via END
     FROM edges e, LATERAL (
-      -- What a user object's catalog records say it uses.
-      SELECT CASE d.refclassid WHEN 'pg_proc'::regclass THEN 'p' WHEN 'pg_operator'::regclass THEN 'o'
-                  WHEN 'pg_class'::regclass THEN 'r' ELSE 'y' END AS cls,
-             d.refobjid AS oid, s.how, s.tgt AND d.refclassid = 'pg_class'::regclass AS tgt
+      -- What a user object's stored expression trees use, by OID.
+      SELECT CASE WHEN m[1] = 'opno' THEN 'o' WHEN m[1] = 'relid' THEN 'r'
+                  WHEN m[1] = 'resulttype' THEN 'y' ELSE 'p' END AS cls,
+             m[2]::oid AS oid, s.how, s.tgt AND m[1] = 'relid' AS tgt
         FROM (
-          SELECT 'pg_rewrite'::regclass AS classid, r.oid AS objid, 'e' AS how, e.tgt
+          SELECT concat(r.ev_action::text, r.ev_qual::text) AS tree, 'e' AS how, e.tgt
             FROM pg_rewrite r WHERE e.cls = 'r' AND r.ev_class = e.oid AND (r.rulename = '_RETURN' OR e.tgt)
           UNION ALL
-          SELECT 'pg_policy'::regclass, pol.oid, 'e', false
+          SELECT concat(pol.polqual::text, pol.polwithcheck::text), 'e', false
             FROM pg_policy pol WHERE e.cls = 'r' AND pol.polrelid = e.oid
           UNION ALL
-          SELECT 'pg_attrdef'::regclass, ad.oid, 'e', false
+          SELECT ad.adbin::text, 'e', false
             FROM pg_attrdef ad WHERE e.cls = 'r' AND e.tgt AND ad.adrelid = e.oid
           UNION ALL
-          SELECT 'pg_constraint'::regclass, co.oid, 'e', false
-            FROM pg_constraint co WHERE e.cls = 'r' AND e.tgt AND co.conrelid = e.oid AND co.contype IN ('c', 'x')
+          SELECT co.conbin::text, 'e', false
+            FROM pg_constraint co WHERE e.cls = 'r' AND e.tgt AND co.conrelid = e.oid AND co.conbin IS NOT NULL
           UNION ALL
-          SELECT 'pg_class'::regclass, ix.indexrelid, 'e', false
+          SELECT concat(ix.indexprs::text, ix.indpred::text), 'e', false
             FROM pg_index ix WHERE e.cls = 'r' AND e.tgt AND ix.indrelid = e.oid
           UNION ALL
-          SELECT 'pg_trigger'::regclass, tg.oid, 't', false
+          SELECT tg.tgqual::text, 't', false
             FROM pg_trigger tg WHERE e.cls = 'r' AND e.tgt AND tg.tgrelid = e.oid AND NOT tg.tgisinternal
           UNION ALL
-          SELECT 'pg_constraint'::regclass, co.oid, 'e', false
-            FROM pg_constraint co WHERE e.cls = 'y' AND co.contypid = e.oid
+          SELECT co.conbin::text, 'e', false
+            FROM pg_constraint co WHERE e.cls = 'y' AND co.contypid = e.oid AND co.conbin IS NOT NULL
           UNION ALL
-          SELECT 'pg_proc'::regclass, e.oid, 'e', false WHERE e.cls = 'p'
-        ) s
-        JOIN pg_depend d ON d.classid = s.classid AND d.objid = s.objid AND d.deptype = 'n'
-       WHERE e.oid >= ${FIRST_USER_OID}
-         AND d.refclassid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_class'::regclass, 'pg_type'::regclass)
-         AND NOT (d.refclassid = 'pg_class'::regclass AND d.refobjid = e.oid)
+          SELECT concat(p.prosqlbody::text, p.proargdefaults::text), 'e', false
+            FROM pg_proc p WHERE e.cls = 'p' AND p.oid = e.oid
+        ) s,
+        regexp_matches(s.tree,
+          ':(funcid|opfuncid|aggfnoid|winfnoid|hashfuncid|negfuncid|tsmhandler|opno|relid|resulttype) ([0-9]+)', 'g') m
+       WHERE e.oid >= ${FIRST_USER_OID} AND m[2] <> '0'
+         AND (m[1] <> 'resulttype' OR m[2]::oid >= ${FIRST_USER_OID})
+      UNION ALL
+      -- A row comparison's operators: ':opnos (o 96 97)'.
+      SELECT 'o', n::oid, 'e', false
+        FROM pg_rewrite r, regexp_matches(r.ev_action::text, ':opnos [(]o ([0-9 ]+)[)]', 'g') m,
+             regexp_split_to_table(m[1], ' ') n
+       WHERE e.cls = 'r' AND e.oid >= ${FIRST_USER_OID} AND r.ev_class = e.oid
       UNION ALL
       -- A trigger's function.
       SELECT 'p', tg.tgfoid, 't', false FROM pg_trigger tg
@@ -136,6 +145,10 @@ edges(cls, oid, how, tgt, via) AS (
        WHERE e.cls = 'r' AND e.tgt AND a.attrelid = e.oid AND a.attnum > 0 AND NOT a.attisdropped
          AND a.atttypid >= ${FIRST_USER_OID}
       UNION ALL
+      -- A user function's argument and result types (domains check them).
+      SELECT 'y', t, 'e', false FROM pg_proc p, unnest(p.proargtypes::oid[] || p.prorettype) t
+       WHERE e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} AND p.oid = e.oid AND t >= ${FIRST_USER_OID}
+      UNION ALL
       -- An operator runs its function; a domain checks its base type's domain too.
       SELECT 'p', o.oprcode::oid, 'e', false FROM pg_operator o WHERE e.cls = 'o' AND o.oid = e.oid
       UNION ALL
@@ -143,13 +156,13 @@ edges(cls, oid, how, tgt, via) AS (
        WHERE e.cls = 'y' AND t.oid = e.oid AND t.typtype = 'd' AND t.typbasetype >= ${FIRST_USER_OID}
     ) x
 )
-SELECT 'p' AS row, e.how, e.via, p.oid::int AS oid, p.proname AS name,
+SELECT 'p' AS row, e.how, e.via, e.via::regprocedure::text AS caller, p.oid::int AS oid, p.proname AS name,
        p.oid < ${FIRST_USER_OID} AND p.pronamespace = 'pg_catalog'::regnamespace AS builtin,
        p.provolatile AS volatility, l.lanname AS language, p.prosecdef AS definer, p.prokind AS kind,
        CASE WHEN p.oid >= ${FIRST_USER_OID} OR p.pronamespace <> 'pg_catalog'::regnamespace
             THEN p.oid::regprocedure::text END AS signature,
        p.prosqlbody IS NOT NULL AS atomic,
-       coalesce(p.prosqlbody::text ~ ':commandType [02-9]|:hasModifyingCTE true|:rowMarks \\(', false) AS body_writes,
+       coalesce(p.prosqlbody::text ~ ':commandType [02-9]|:hasModifyingCTE true|:rowMarks [(]', false) AS body_writes,
        CASE WHEN l.lanname = 'sql' AND p.prosqlbody IS NULL
              AND (p.oid >= ${FIRST_USER_OID} OR p.pronamespace <> 'pg_catalog'::regnamespace)
             THEN p.prosrc END AS source,
@@ -157,7 +170,7 @@ SELECT 'p' AS row, e.how, e.via, p.oid::int AS oid, p.proname AS name,
   FROM (SELECT DISTINCT oid, how, via FROM edges WHERE cls = 'p') e
   JOIN pg_proc p ON p.oid = e.oid JOIN pg_language l ON l.oid = p.prolang
 UNION ALL
-SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, c.oid::int,
+SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, NULL, c.oid::int,
        n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
        c.relkind::text || CASE WHEN bool_or(e.tgt) AND EXISTS (
               SELECT FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') THEN 'R' ELSE '' END
@@ -170,7 +183,7 @@ SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, c.oid::i
                            to_regclass('pg_catalog.pg_shadow'), to_regclass('pg_catalog.pg_user_mappings')))
  GROUP BY c.oid, n.nspname, c.relname, c.relkind
 UNION ALL
-SELECT 'u', NULL, NULL, NULL, sp.n, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
+SELECT 'u', NULL, NULL, NULL, NULL, sp.n, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
        sp.kind, false, sp.item
   FROM spaces sp
  WHERE sp.kind IN ('f', 'o') AND NOT sp.optional

@@ -14,6 +14,7 @@ import {
   summarizePlan,
 } from "../../db/explain.ts";
 import { ENGINES } from "../../db/engines.ts";
+import { planRefusal } from "../../db/dry_run.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
@@ -134,6 +135,13 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         args.connection_id,
       );
       const statement = await classifyQuery(query, resolved, ctx);
+      const noPlan = planRefusal(statement);
+      if (noPlan !== null) {
+        throw new ToolFailure(
+          "denied",
+          `explain_query does not plan this statement: the planner evaluates functions with constant arguments while planning, and ${noPlan}`,
+        );
+      }
       if (PLAN_WORDS.has(statement.keyword.toUpperCase())) {
         throw invalidArgument(
           `send the statement itself: explain_query builds the ${statement.keyword.toUpperCase()} (drop it from query)`,

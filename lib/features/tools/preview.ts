@@ -12,6 +12,7 @@
 
 import type { SavedConnection } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
+import { dryRunRefusal, planRefusal } from "../../db/dry_run.ts";
 import { DbError } from "../../db/errors.ts";
 import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
 import type { Cell, QueryOptions, QueryResult } from "../../db/types.ts";
@@ -93,13 +94,24 @@ export async function previewWrite(
       };
     }
   }
-  const outside = outsideEffect(statement, engine);
+  const vetted = dryRunRefusal(statement);
+  const outside = vetted === undefined
+    ? outsideEffect(statement, engine)
+    : vetted;
   if (outside !== null || mode === "estimate") {
+    const note = outside ??
+      "the user's setting asks for the engine's estimate only";
+    // Planning folds functions with constant arguments: no plan either.
+    const noPlan = planRefusal(statement);
     return {
       ...base,
       exact: false,
-      rowsAffected: await estimate(resolved, statement, call),
-      note: outside ?? "the user's setting asks for the engine's estimate only",
+      rowsAffected: noPlan === null
+        ? await estimate(resolved, statement, call)
+        : null,
+      note: noPlan === null
+        ? note
+        : `${note}; no estimate either (planning folds functions, and ${noPlan})`,
     };
   }
   let result: QueryResult;
