@@ -13,8 +13,8 @@
  * not followed: a built-in function is judged by the allowlist.
  *
  * `how` says how a reached object runs: `e` the statement (or planning it)
- * evaluates it, `t` only a trigger or a foreign key's cascade does (a dry run
- * would, a plan would not).
+ * evaluates it, `d` a target's column default does, `t` only a trigger or a
+ * foreign key's cascade does (a dry run would, a plan would not).
  *
  * @module
  */
@@ -101,7 +101,7 @@ edges(cls, oid, how, tgt, via) AS (
           SELECT concat(pol.polqual::text, pol.polwithcheck::text), 'e', false
             FROM pg_policy pol WHERE e.cls = 'r' AND pol.polrelid = e.oid
           UNION ALL
-          SELECT ad.adbin::text, 'e', false
+          SELECT ad.adbin::text, 'd', false
             FROM pg_attrdef ad WHERE e.cls = 'r' AND e.tgt AND ad.adrelid = e.oid
           UNION ALL
           SELECT co.conbin::text, 'e', false
@@ -173,9 +173,7 @@ UNION ALL
 SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, NULL, c.oid::int,
        n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
        c.relkind::text || CASE WHEN bool_or(e.tgt) AND EXISTS (
-              SELECT FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') THEN 'R' ELSE '' END
-         || CASE WHEN bool_or(e.tgt) AND EXISTS (
-              SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attidentity <> '') THEN 'I' ELSE '' END,
+              SELECT FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') THEN 'R' ELSE '' END,
        bool_or(e.tgt), NULL
   FROM edges e JOIN pg_class c ON c.oid = e.oid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE e.cls = 'r'

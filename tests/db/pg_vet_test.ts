@@ -1,0 +1,439 @@
+/**
+ * PostgreSQL reads by allowlist, not by label (lib/db/pg_vet.ts), on the
+ * real engine and below the MCP layer: what the catalog says of each
+ * statement — read or write, whether EXPLAIN may plan it, whether a write may
+ * be dry-run, whether it touches a credential catalog. Every attack of issue
+ * 32 on functions whose label lies, and each class with cases of our own.
+ * The effects (sessions killed, statistics reset, remote writes) are proven
+ * absent through the tools in tests/e2e/allowlist_attacks_test.ts.
+ */
+
+import { assert, assertEquals, assertMatch } from "@std/assert";
+import { openPostgres } from "../../lib/db/postgres.ts";
+import type { EngineCheck } from "../../lib/db/types.ts";
+import { type Fixture, needs, openFixture } from "../_db.ts";
+
+const OPTIONS = { signal: new AbortController().signal, timeoutMs: 20_000 };
+
+type Verdict = Extract<EngineCheck, { ok: true }>;
+
+/** The functions, views and tables the attacks use, in the fixture's schema. */
+async function arm(fixture: Fixture): Promise<void> {
+  const s = fixture.schema;
+  for (
+    const statement of [
+      `set check_function_bodies = off`,
+      `create table ${s}.log (id serial primary key, msg text)`,
+      `create table ${s}.w (id int primary key, v text)`,
+      `insert into ${s}.w values (1, 'a'), (2, 'b')`,
+      // Labels that lie: IMMUTABLE and STABLE bodies with effects.
+      `create function ${s}.imm_kill(pid int) returns boolean immutable language sql as 'select pg_terminate_backend(pid)'`,
+      `create function ${s}.imm_cancel(pid int) returns boolean immutable language plpgsql as $$begin return pg_cancel_backend(pid); end$$`,
+      `create function ${s}.stable_reset() returns text stable language sql as 'select pg_stat_reset()::text'`,
+      `create function ${s}.imm_reload() returns boolean immutable parallel safe language sql as 'select pg_reload_conf()'`,
+      `create function ${s}.imm_config() returns text immutable language sql as $$select set_config('work_mem', '1MB', false)$$`,
+      `create function ${s}.imm_seq() returns bigint stable language sql as $$select nextval('${s}.log_id_seq')$$`,
+      `create function ${s}.imm_sleep() returns void immutable language sql as 'select pg_sleep(0)'`,
+      // U& identifiers in bodies.
+      `create function ${s}.u_read() returns text immutable language sql as $$select U&"pg\\005fread\\005ffile"('/etc/passwd')$$`,
+      `create function ${s}.u_kill(pid int) returns boolean immutable language sql as $$select U&"pg!005fterminate!005fbackend" UESCAPE '!' (pid)$$`,
+      `create function ${s}.u_schema() returns text immutable language sql as $$select U&"pg\\005fcatalog".U&"pg\\005fstat\\005freset"()::text$$`,
+      // BEGIN ATOMIC / RETURN bodies (prosqlbody, not prosrc).
+      `create function ${s}.atomic_ls() returns setof text immutable language sql begin atomic select pg_ls_dir('/etc'); end`,
+      `create function ${s}.atomic_kill(pid int) returns boolean immutable language sql return pg_terminate_backend(pid)`,
+      `create function ${s}.atomic_reset() returns text immutable language sql begin atomic select pg_stat_reset()::text; end`,
+      `create function ${s}.atomic_write() returns int language sql begin atomic insert into ${s}.log (msg) values ('atomic') returning 1; end`,
+      `create function ${s}.atomic_pl() returns boolean immutable language sql return ${s}.imm_cancel(0)`,
+      `create function ${s}.atomic_authid() returns bigint stable language sql begin atomic select count(*) from pg_authid; end`,
+      `create function ${s}.atomic_read(pid int) returns text immutable language sql begin atomic select U&"pg\\005fread\\005ffile"('/etc/hostname'); end`,
+      // Harmless SQL functions, whatever their label.
+      `create function ${s}.ok_add(i int) returns int immutable language sql return i + 1`,
+      `create function ${s}.ok_upper(t text) returns text volatile language sql as 'select upper(t) || lower(t)'`,
+      `create function ${s}.ok_nested(i int) returns int language sql as 'select ${s}.ok_add(i) * 2'`,
+      // Definer and other languages.
+      `create function ${s}.definer() returns int language sql security definer as 'select 1'`,
+      // Operators and casts over such functions.
+      `create function ${s}.op_kill(int, int) returns boolean immutable language sql as 'select pg_terminate_backend($1) or $2 = 0'`,
+      `create operator ${s}.### (leftarg = int, rightarg = int, function = ${s}.op_kill)`,
+      `create function ${s}.op_ok(int, int) returns boolean immutable language sql as 'select $1 = $2'`,
+      `create operator ${s}.=== (leftarg = int, rightarg = int, function = ${s}.op_ok)`,
+      `create type ${s}.mood as enum ('calm', 'angry')`,
+      `create function ${s}.to_mood(text) returns ${s}.mood immutable language plpgsql as $$begin perform pg_stat_reset(); return 'calm'; end$$`,
+      `create cast (text as ${s}.mood) with function ${s}.to_mood(text)`,
+      `create domain ${s}.checked as int check (${s}.imm_kill(value) is not null)`,
+      `create domain ${s}.fine as int check (value > 0)`,
+      // Views, views over views, row-security policies.
+      `create view ${s}.v_kill as select pg_terminate_backend(0) as killed`,
+      `create view ${s}.v_over as select * from ${s}.v_kill`,
+      `create view ${s}.v_imm as select ${s}.imm_kill(0) as killed`,
+      `create view ${s}.v_op as select 1 ### 2 as killed`,
+      `create view ${s}.v_ok as select id, upper(v) from ${s}.w`,
+      `create view ${s}.v_ok_over as select * from ${s}.v_ok where id > 0`,
+      `create view ${s}.v_authid as select rolname, rolpassword from pg_authid`,
+      `create table ${s}.guarded (x int)`,
+      `alter table ${s}.guarded enable row level security`,
+      `create policy p on ${s}.guarded using (${s}.imm_kill(0) is not null)`,
+      // A table whose writes run code: defaults, checks, triggers, cascades.
+      `create table ${s}.defaulted (id int, at text default ${s}.stable_reset())`,
+      `create table ${s}.constrained (id int check (${s}.imm_kill(id) is not null))`,
+      `create table ${s}.domained (id ${s}.checked)`,
+      `create function ${s}.trig() returns trigger language plpgsql as $$begin perform pg_stat_reset(); return new; end$$`,
+      `create table ${s}.triggered (id int primary key)`,
+      `create trigger t before insert or update or delete on ${s}.triggered for each row execute function ${s}.trig()`,
+      `create table ${s}.parent (id int primary key)`,
+      `create table ${s}.child (id int, parent int references ${s}.parent on delete cascade)`,
+      `create trigger t before delete on ${s}.child for each row execute function ${s}.trig()`,
+      `create table ${s}.ruled (id int)`,
+      `create rule r as on insert to ${s}.ruled do also insert into ${s}.log (msg) values ('rule')`,
+      // Recursion: a cycle of SQL functions.
+      `create function ${s}.cyc_a(i int) returns int language sql as 'select ${s}.cyc_b(i)'`,
+      `create function ${s}.cyc_b(i int) returns int language sql as 'select ${s}.cyc_a(i)'`,
+      // search_path games: a user schema shadowing pg_catalog names.
+      `create schema ${s}_shadow`,
+      `create function ${s}_shadow.lower(text) returns text language plpgsql as $$begin perform pg_stat_reset(); return $1; end$$`,
+      `create function ${s}.pathed(t text) returns text immutable language sql set search_path = ${s}_shadow, pg_catalog as 'select lower(t)'`,
+      `create function ${s}.unpathed(t text) returns text immutable language sql set search_path = pg_catalog as 'select lower(t)'`,
+      `create function ${s}.abs(int) returns int language plpgsql as $$begin perform pg_stat_reset(); return $1; end$$`,
+      // Polymorphic and variadic overloads.
+      `create function ${s}.poly(variadic anyarray) returns int language plpgsql as $$begin perform pg_stat_reset(); return 1; end$$`,
+      `create function ${s}.row_kill(r ${s}.w) returns boolean language plpgsql as $$begin return pg_terminate_backend(0); end$$`,
+    ]
+  ) await fixture.admin(statement);
+}
+
+async function setUp() {
+  const fixture = await openFixture("postgres");
+  await arm(fixture);
+  const driver = openPostgres({
+    url: `${fixture.url}?search_path=${fixture.schema}`,
+    secrets: [],
+  });
+  const check = async (sql: string): Promise<Verdict> => {
+    const verdict = await driver.check(sql, "read", OPTIONS);
+    assert(verdict.ok, `${sql}: ${JSON.stringify(verdict)}`);
+    return verdict;
+  };
+  return {
+    s: fixture.schema,
+    check,
+    /** A statement that must not count as a read, naming why. */
+    async write(sql: string, why: RegExp) {
+      const verdict = await check(sql);
+      assertEquals(verdict.tier === "read", false, `${sql} read`);
+      const said = verdict.why ?? verdict.reach ?? "";
+      assertMatch(said, why, sql);
+      return verdict;
+    },
+    async read(sql: string) {
+      const verdict = await check(sql);
+      assertEquals(
+        [verdict.tier, verdict.why, verdict.denied ?? null],
+        ["read", null, null],
+        sql,
+      );
+      return verdict;
+    },
+    async [Symbol.asyncDispose]() {
+      await driver.close();
+      await fixture.admin(`drop schema ${fixture.schema}_shadow cascade`);
+      await fixture[Symbol.asyncDispose]();
+    },
+  };
+}
+
+const NOT_LISTED = /not on dbport's allowlist/;
+
+Deno.test(
+  "postgres: functions whose IMMUTABLE or STABLE label lies are writes, wherever they are called",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    // The issue's cases: VALUES, LATERAL, scalar subquery, WHERE, ORDER BY, FROM f().
+    for (
+      const sql of [
+        `select ${s}.imm_kill(0)`,
+        `values (${s}.imm_kill(0))`,
+        `select * from ${s}.w, lateral (select ${s}.imm_kill(0)) k`,
+        `select (select ${s}.imm_kill(0))`,
+        `select * from ${s}.w where ${s}.imm_kill(id)`,
+        `select * from ${s}.w order by ${s}.imm_kill(id)`,
+        `select * from ${s}.imm_kill(0)`,
+        `select pg_stat_reset()`,
+        `select pg_reload_conf()`,
+        `select ${s}.stable_reset()`,
+        `select ${s}.imm_reload()`,
+        `select ${s}.imm_config()`,
+        `select ${s}.imm_seq()`,
+        `select ${s}.imm_sleep()`,
+        `with x as (select ${s}.imm_kill(0)) select * from x`,
+        `select count(*) filter (where ${s}.imm_kill(id)) from ${s}.w`,
+        `select row_number() over (order by ${s}.imm_kill(id)) from ${s}.w`,
+        `select * from ${s}.w group by id having ${s}.imm_kill(id)`,
+      ]
+    ) await t.write(sql, NOT_LISTED);
+    // plpgsql (and SECURITY DEFINER) are never read, whatever their label.
+    await t.write(`select ${s}.imm_cancel(0)`, /written in plpgsql/);
+    await t.write(`select 1 from ${s}.w where ${s}.imm_cancel(id)`, /plpgsql/);
+    await t.write(`select ${s}.definer()`, /SECURITY DEFINER/);
+    // A function that does not exist is no read either.
+    await t.write(`select ${s}.no_such_fn(1)`, /no function/);
+  },
+);
+
+Deno.test(
+  "postgres: BEGIN ATOMIC and RETURN bodies (prosqlbody) are read by their stored trees",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    await t.write(`select * from ${s}.atomic_ls()`, /pg_ls_dir/);
+    await t.write(`select ${s}.atomic_kill(0)`, /pg_terminate_backend/);
+    await t.write(`select ${s}.atomic_reset()`, /pg_stat_reset/);
+    await t.write(`select ${s}.atomic_write()`, /changes data/);
+    await t.write(`select ${s}.atomic_pl()`, /imm_cancel.*plpgsql/);
+    await t.write(`select ${s}.atomic_read(1)`, /pg_read_file/);
+    await t.read(
+      `select ${s}.ok_add(1), ${s}.ok_upper('x'), ${s}.ok_nested(2)`,
+    );
+    await t.write(`select ${s}.cyc_a(1)`, /cycle/);
+  },
+);
+
+Deno.test(
+  "postgres: U& identifiers are decoded by the parser, in statements and in bodies",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    await t.write(
+      `select U&"pg\\005fread\\005ffile"('/etc/passwd')`,
+      /pg_read_file/,
+    );
+    await t.write(`select ${s}.u_read()`, /pg_read_file/);
+    await t.write(`select ${s}.u_kill(0)`, /pg_terminate_backend/);
+    await t.write(`select ${s}.u_schema()`, /pg_stat_reset/);
+    await t.write(
+      `select U&"pg!005fterminate!005fbackend" UESCAPE '!' (0)`,
+      /pg_terminate_backend/,
+    );
+    await t.write(
+      `select U&"pg\\005fcatalog".U&"pg\\005fcancel\\005fbackend"(0)`,
+      /pg_cancel_backend/,
+    );
+    await t.write(`select U&"\\0070g_sleep"(0)`, /pg_sleep/);
+    const denied = await t.check(`select * from U&"pg\\005fauthid"`);
+    assertMatch(denied.denied ?? "", /pg_authid/);
+  },
+);
+
+Deno.test(
+  "postgres: operators, casts, domains, views over views and policies are followed to their functions",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    await t.write(
+      `select 1 operator(${s}.###) 2`,
+      /op_kill.*pg_terminate_backend|pg_terminate_backend/,
+    );
+    await t.write(
+      `select * from ${s}.w where id operator(${s}.###) 0`,
+      /pg_terminate_backend/,
+    );
+    await t.write(`select 'calm'::text::${s}.mood`, /to_mood.*plpgsql/);
+    await t.write(`select cast('x' as ${s}.mood)`, /plpgsql/);
+    await t.write(`select 1::${s}.checked`, /pg_terminate_backend/);
+    await t.write(`select * from ${s}.v_kill`, /pg_terminate_backend/);
+    await t.write(`select * from ${s}.v_over`, /pg_terminate_backend/);
+    await t.write(`select * from ${s}.v_imm`, /pg_terminate_backend/);
+    await t.write(`select * from ${s}.v_op`, /pg_terminate_backend/);
+    await t.write(`select * from ${s}.guarded`, /pg_terminate_backend/);
+    await t.write(`select w.row_kill from ${s}.w`, /row_kill.*plpgsql/);
+    await t.read(`select 1 operator(${s}.===) 1, 2::${s}.fine`);
+    await t.read(`select * from ${s}.v_ok_over`);
+    // Over-approximation: every cast to mood counts, so even a literal's
+    // (which the server reads with enum_in) is refused while to_mood exists.
+    await t.write(`select 'calm'::${s}.mood`, /to_mood/);
+  },
+);
+
+Deno.test(
+  "postgres: search_path games, overloads and functional notation resolve to every candidate",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    // The function's own SET search_path puts a shadowing lower() first.
+    await t.write(`select ${s}.pathed('A')`, /lower.*plpgsql/);
+    await t.read(`select ${s}.unpathed('A')`);
+    // abs(int) in the session's schema is a candidate beside pg_catalog's.
+    await t.write(`select abs(1)`, /abs\(integer\).*plpgsql/);
+    await t.write(`select ${s}.poly(1, 2, 3)`, /poly.*plpgsql/);
+    await t.write(`select ${s}.poly(variadic array[1])`, /poly/);
+    // Schema-qualified to pg_catalog: only pg_catalog's candidates.
+    await t.read(`select pg_catalog.abs(-1), pg_catalog.lower('A')`);
+  },
+);
+
+Deno.test(
+  "postgres: credential catalogs are denied, directly, in views and in function bodies",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    for (
+      const sql of [
+        `select rolname, rolpassword from pg_authid`,
+        `select * from pg_catalog.pg_shadow`,
+        `select * from "pg_user_mappings"`,
+        `select umoptions from pg_catalog.pg_user_mapping`,
+        `select * from ${s}.v_authid`,
+        `select ${s}.atomic_authid()`,
+        `with a as (select * from PG_AUTHID) select count(*) from a`,
+        `select (select count(*) from pg_authid)`,
+        `explain select * from pg_authid`,
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertMatch(verdict.denied ?? "", /credential catalog/, sql);
+    }
+    // The masked built-in views stay readable.
+    await t.read(`select rolname, rolpassword from pg_roles`);
+    await t.read(`select usename, passwd from pg_user`);
+  },
+);
+
+Deno.test(
+  "postgres: EXPLAIN is planned only when planning can run nothing unknown",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    for (
+      const sql of [
+        `select ${s}.imm_kill(0)`,
+        `select ${s}.atomic_kill(0)`,
+        `select ${s}.u_kill(0)`,
+        `select 1 operator(${s}.###) 2`,
+        `select * from ${s}.v_imm`,
+        `update ${s}.w set v = ${s}.imm_kill(0)::text where id = 1`,
+        `select ${s}.imm_cancel(0)`,
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assert(verdict.noPlan !== null, `${sql} may be planned`);
+      const explained = await t.check(`explain ${sql}`);
+      assertEquals(explained.tier === "read", false, `explain ${sql} read`);
+    }
+    // A built-in VOLATILE function called directly is never folded.
+    const direct = await t.check(`select pg_terminate_backend(0)`);
+    assertEquals(direct.noPlan, null);
+    assertEquals(
+      (await t.check(`explain select count(*) from ${s}.w`)).tier,
+      "read",
+    );
+  },
+);
+
+Deno.test(
+  "postgres: a write is dry-run only when nothing it runs can escape the rollback",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    for (
+      const [sql, why] of [
+        [
+          `update ${s}.w set v = "pg_terminate_backend"(a.pid)::text from pg_stat_activity a where false`,
+          /pg_terminate_backend/,
+        ],
+        [
+          `update ${s}.w set v = pg_terminate_backend/**/(0)::text where id = 1`,
+          /pg_terminate_backend/,
+        ],
+        [
+          `insert into ${s}.log (msg) values (pg_stat_reset()::text)`,
+          /pg_stat_reset/,
+        ],
+        [
+          `insert into ${s}.log (msg) values (pg_reload_conf()::text)`,
+          /pg_reload_conf/,
+        ],
+        [
+          `insert into ${s}.log (msg) values (${s}.imm_kill(0)::text)`,
+          /pg_terminate_backend/,
+        ],
+        [`insert into ${s}.defaulted (id) values (1)`, /pg_stat_reset/],
+        [`insert into ${s}.constrained values (1)`, /pg_terminate_backend/],
+        [`insert into ${s}.domained values (1)`, /pg_terminate_backend/],
+        [`insert into ${s}.triggered values (1)`, /trig.*plpgsql/],
+        [`delete from ${s}.parent where id = 1`, /trig.*plpgsql/],
+        [`insert into ${s}.ruled values (1)`, /rules/],
+        [
+          `with d as (delete from ${s}.triggered returning 1) select 1`,
+          /plpgsql/,
+        ],
+        [
+          `update ${s}.w set v = 'x' where ${s}.imm_kill(id)`,
+          /pg_terminate_backend/,
+        ],
+        [`analyze ${s}.w`, /ANALYZE/],
+      ] as const
+    ) {
+      const verdict = await t.check(sql);
+      assertMatch(verdict.noDryRun ?? "", why, sql);
+    }
+    // Triggers do not fire while planning: the estimate stays available.
+    assertEquals(
+      (await t.check(`insert into ${s}.triggered values (1)`)).noPlan,
+      null,
+    );
+    for (
+      const sql of [
+        `update ${s}.w set v = upper(v) where id = 1`,
+        `insert into ${s}.log (msg) values ('plain')`,
+        `delete from ${s}.w where id in (select id from ${s}.w where v like 'a%')`,
+        `update ${s}.w set v = ${s}.ok_upper(v) where id = 1`,
+        `insert into ${s}.w select id + 10, v from ${s}.w`,
+      ]
+    ) {
+      assertEquals((await t.check(sql)).noDryRun, null, sql);
+    }
+  },
+);
+
+Deno.test(
+  "postgres: ordinary reads stay reads",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    for (
+      const sql of [
+        `select b.title, a.name from ${s}.books b join ${s}.authors a on a.id = b.author_id`,
+        `select author_id, count(*), avg(price), string_agg(title, ', ' order by title) from ${s}.books group by author_id having count(*) > 0`,
+        `select jsonb_build_object('a', 1) -> 'a', '{"x": [1, 2]}'::jsonb #> '{x,1}', jsonb_path_query_array('{"a":[1,2]}', '$.a[*]')`,
+        `select now() - interval '1 day', date_trunc('month', current_date), extract(year from now()), age(timestamp '2020-01-01')`,
+        `select x, sum(x) over (order by x rows between 1 preceding and current row), rank() over (order by x desc) from generate_series(1, 5) x`,
+        `with recursive r(n) as (select 1 union all select n + 1 from r where n < 5) select n from r`,
+        `select upper(name), substring(name from 2), regexp_replace(name, 'a', 'b'), format('%s!', name), name || '?' from ${s}.authors`,
+        `select * from pg_catalog.pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = '${s}'`,
+        `select table_name, column_name, data_type from information_schema.columns where table_schema = '${s}'`,
+        `select pg_get_viewdef('${s}.v_ok'::regclass), pg_total_relation_size('${s}.w'), has_table_privilege('${s}.w', 'select')`,
+        `select int4range(1, 5) @> 3, int4multirange(int4range(1, 2)), array_agg(x order by x) from unnest(array[3, 1, 2]) x`,
+        `select to_tsvector('english', 'the quick fox') @@ plainto_tsquery('english', 'fox')`,
+        `select 1 between 0 and 2, 'a' like 'a%', 'b' ilike 'B', 3 in (1, 2, 3), coalesce(null, 1), nullif(1, 2), greatest(1, 2)`,
+        `select case id when 1 then 'one' else 'other' end from ${s}.w order by id using <`,
+        `select * from ${s}.w tablesample bernoulli (50) repeatable (1)`,
+        `select count(*) from ${s}.w natural join ${s}.w w2`,
+        `select * from ${s}.books where author_id = any (array[1, 2]) and price is distinct from 0`,
+        `select random() < 2, gen_random_uuid() is not null, clock_timestamp() > now() - interval '1 hour'`,
+        `select md5('x'), encode(sha256('x'), 'hex'), xpath('/a/text()', '<a>1</a>'::xml)`,
+        `select * from pg_stat_activity where pid = pg_backend_pid()`,
+        `explain select * from ${s}.books where author_id = 1`,
+        `select * from ${s}.v_ok`,
+      ]
+    ) await t.read(sql);
+  },
+);
