@@ -23,6 +23,9 @@ import { type Fixture, needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { mainArgs } from "../_main.ts";
 import { exists } from "../_server.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
+import postgres from "postgres";
+import { serverWith } from "../_connections.ts";
+import { callTool } from "../_tool_call.ts";
 
 const READ = READ_OPTIONS;
 
@@ -165,6 +168,109 @@ Deno.test(
       assertEquals(await exists(outfile), false, "a file was written");
     } finally {
       if (user !== "") await fixture.admin(`drop user if exists '${user}'@'%'`);
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+Deno.test(
+  "postgres: one AI client cannot end another's session: the role may signal its own backends, the allowlist refuses it",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openFixture("postgres");
+    const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
+    let user = "";
+    try {
+      const connection = await hardened(fixture, home);
+      user = connection.aiLogin!.user;
+      const s = fixture.schema;
+      const others =
+        `from pg_stat_activity where usename = current_user and pid <> pg_backend_pid()`;
+      for (
+        const statement of [
+          `create function ${s}.kill_mine() returns bigint immutable language sql as $f$select count(*) ${others} and pg_terminate_backend(pid)$f$`,
+          `create function ${s}.cancel_mine() returns bigint stable language sql as $f$select count(*) ${others} and pg_cancel_backend(pid)$f$`,
+          `create function ${s}.kill_atomic() returns bigint immutable language sql begin atomic select count(*) ${others} and pg_terminate_backend(pid); end`,
+          `create function ${s}.kill_one(pid int) returns boolean immutable language sql as 'select pg_terminate_backend(pid)'`,
+          `create view ${s}.v_kill_mine as select ${s}.kill_mine() as killed`,
+          `grant select on ${s}.v_kill_mine to "${user}"`,
+        ]
+      ) await fixture.admin(statement);
+      // Sessions of the AI login itself: another client's reads.
+      const url = new URL(fixture.url);
+      url.username = user;
+      url.password = connection.aiLogin!.password;
+      const session = async () => {
+        const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+        const [row] = await sql.unsafe(
+          "select pg_backend_pid() as pid",
+        ) as unknown as { pid: number }[];
+        return { sql, pid: row!.pid };
+      };
+      const proof = await session();
+      const victim = await session();
+      try {
+        // Below dbport's checks the engine lets the role signal its own.
+        const driver = openDriver(driverSpec(connection));
+        try {
+          await driver.query(`select pg_terminate_backend(${proof.pid})`, READ);
+        } finally {
+          await driver.close();
+        }
+        const gone = async (pid: number) => {
+          for (let i = 0; i < 50; i++) {
+            const [row] = await fixture.admin(
+              `select count(*)::int as n from pg_stat_activity where pid = ${pid}`,
+            ) as { n: number }[];
+            if (row!.n === 0) return true;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          return false;
+        };
+        assert(await gone(proof.pid), "the role could not signal its own");
+        // Through the tools, a readOnly client is refused every form.
+        await using server = await serverWith([connection]);
+        const token = (await server.mint("readOnly")).plaintext;
+        for (
+          const query of [
+            `select ${s}.kill_mine()`,
+            `select ${s}.cancel_mine()`,
+            `select ${s}.kill_atomic()`,
+            `select * from ${s}.v_kill_mine`,
+            `select a.pid from pg_stat_activity a, lateral (select ${s}.kill_one(a.pid)) k where a.usename = current_user`,
+            `select ${s}.kill_one(${victim.pid})`,
+          ]
+        ) {
+          for (const tool of ["execute_query", "explain_query"]) {
+            const answer = await callTool(server, tool, {
+              connection_id: connection.id,
+              query,
+            }, { authorization: `Bearer ${token}` });
+            assert(
+              answer.json.error !== undefined ||
+                answer.json.result?.isError === true,
+              `${tool} ${query} ran`,
+            );
+          }
+        }
+        // The same session, not a new one postgres.js opened after a kill.
+        const [still] = await victim.sql.unsafe(
+          "select pg_backend_pid() as pid",
+        ) as unknown as { pid: number }[];
+        assertEquals(
+          still?.pid,
+          victim.pid,
+          "the other client's session ended",
+        );
+      } finally {
+        await proof.sql.end({ timeout: 1 }).catch(() => {});
+        await victim.sql.end({ timeout: 1 });
+      }
+    } finally {
+      if (user !== "") {
+        await fixture.admin(`drop owned by "${user}"`).catch(() => {});
+        await fixture.admin(`drop role if exists "${user}"`).catch(() => {});
+      }
       await Deno.remove(home, { recursive: true });
     }
   },
