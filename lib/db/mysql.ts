@@ -15,6 +15,7 @@ import { thrown } from "../protocol/thrown.ts";
 import mysql from "mysql2";
 import { Budget } from "./budget.ts";
 import { tokenize } from "./lexer.ts";
+import { credentialUse } from "./mysql_credentials.ts";
 import { DbError, permissionProblem } from "./errors.ts";
 import {
   describeMysqlTable,
@@ -66,6 +67,8 @@ interface Field {
 
 /** Open a MySQL/MariaDB driver; nothing connects until the first call. */
 export function openMysql(config: MysqlConfig): Driver {
+  const database = decodeURIComponent(new URL(config.url).pathname.slice(1)) ||
+    null;
   const base = {
     uri: config.url,
     ...(config.password === undefined ? {} : { password: config.password }),
@@ -190,6 +193,30 @@ export function openMysql(config: MysqlConfig): Driver {
     tier: string,
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<EngineCheck> => {
+    const denied = await credentialUse(text, database, (names) =>
+      exec(
+        `select table_schema as s, table_name as n, view_definition as d
+           from information_schema.views where table_name in (?)`,
+        [names],
+        options,
+      ).then((rows) =>
+        rows.map((row) => ({
+          schema: String(row.s),
+          name: String(row.n),
+          definition: String(row.d ?? ""),
+        }))
+      ));
+    if (denied !== null) {
+      return {
+        ok: true,
+        parsedTier: null,
+        tier: null,
+        dangerous: false,
+        reach: null,
+        why: null,
+        denied,
+      };
+    }
     if (tier === "read") return await storedFunctions(text, options);
     throwIfAborted(options.signal);
     // A session of its own, not read-only: on a read-only one MariaDB
