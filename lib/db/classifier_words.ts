@@ -298,39 +298,3 @@ export const PG_DENIED_RELATIONS: ReadonlySet<string> = new Set([
   "PG_IDENT_FILE_MAPPINGS",
   "PG_CONFIG",
 ]);
-
-/**
- * Volatile functions of pg_catalog a read may call: they change nothing (the
- * read-only transaction and DISCARD ALL cover the rest).
- */
-export const PG_HARMLESS_VOLATILE: ReadonlySet<string> = new Set([
-  "RANDOM",
-  "RANDOM_NORMAL",
-  "CLOCK_TIMESTAMP",
-  "TIMEOFDAY",
-  "GEN_RANDOM_UUID",
-  "UUIDV4",
-  "UUIDV7",
-  "PG_SLEEP",
-  "PG_SLEEP_FOR",
-  "PG_SLEEP_UNTIL",
-  "CURRVAL",
-  "LASTVAL",
-  "PG_DATABASE_SIZE",
-  "PG_RELATION_SIZE",
-  "PG_TOTAL_RELATION_SIZE",
-  "PG_TABLE_SIZE",
-  "PG_INDEXES_SIZE",
-  "PG_TABLESPACE_SIZE",
-  "PG_CURRENT_WAL_LSN",
-  "PG_CURRENT_WAL_INSERT_LSN",
-  "PG_CURRENT_WAL_FLUSH_LSN",
-  "PG_IS_IN_RECOVERY",
-  "PG_LAST_WAL_RECEIVE_LSN",
-  "PG_LAST_WAL_REPLAY_LSN",
-  "PG_LAST_XACT_REPLAY_TIMESTAMP",
-  "PG_IS_WAL_REPLAY_PAUSED",
-  "PG_GET_WAL_REPLAY_PAUSE_STATE",
-  "TXID_CURRENT_IF_ASSIGNED",
-  "PG_CURRENT_XACT_ID_IF_ASSIGNED",
-]);

@@ -255,7 +255,11 @@ Deno.test({
     await using myAdmin = await openFixture("mysql");
     for (
       const [connection, admin, sleep] of [
-        [pg, pgAdmin, "SELECT pg_sleep(30) /* tunnel-marker */"],
+        [
+          pg,
+          pgAdmin,
+          "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select count(*) /* tunnel-marker */ from c",
+        ],
         [my, myAdmin, "SELECT SLEEP(30) /* tunnel-marker */"],
       ] as const
     ) {
