@@ -187,7 +187,12 @@ export function analyze(statement: Node): PgAnalysis {
     castTypes: [],
     relations: [],
     targets: [],
-    kinds: [kind],
+    // ANALYZE shares VACUUM's node; only ANALYZE runs in a transaction.
+    kinds: [
+      kind === "VacuumStmt" && body.is_vacuumcmd !== true
+        ? "AnalyzeStmt"
+        : kind,
+    ],
   };
   if (kind === "ExplainStmt") {
     // EXPLAIN plans without running; EXPLAIN ANALYZE runs its statement.

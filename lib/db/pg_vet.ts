@@ -60,7 +60,7 @@ const MAX_DEPTH = 8;
 
 /** Statements that run stored expressions without naming them. */
 const OPAQUE_STATEMENTS: Readonly<Record<string, string>> = {
-  VacuumStmt: "ANALYZE evaluates index expressions",
+  AnalyzeStmt: "ANALYZE evaluates index expressions",
   ClusterStmt: "CLUSTER evaluates index expressions",
   ReindexStmt: "REINDEX evaluates index expressions",
   RefreshMatViewStmt: "REFRESH runs the view's query",
@@ -327,7 +327,8 @@ async function judgeFunction(
     if (allowlisted(oid)) return null;
     // A serial column's own default: the one effect a dry run may leave is
     // a skipped sequence value, as any rolled-back INSERT leaves one.
-    if (how === "d" && oid === NEXTVAL) return null;
+    // (Reached through a foreign key's cascade it is `t`: the child's.)
+    if ((how === "d" || how === "t") && oid === NEXTVAL) return null;
     // The planner folds only IMMUTABLE (and, estimating, STABLE) functions;
     // a built-in's label is set by PostgreSQL itself. Inside a user
     // function's body it runs when the planner folds that function.

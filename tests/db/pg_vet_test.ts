@@ -57,6 +57,11 @@ async function arm(fixture: Fixture): Promise<void> {
       `create operator ${s}.### (leftarg = int, rightarg = int, function = ${s}.op_kill)`,
       `create function ${s}.op_ok(int, int) returns boolean immutable language sql as 'select $1 = $2'`,
       `create operator ${s}.=== (leftarg = int, rightarg = int, function = ${s}.op_ok)`,
+      // An operator whose commutator or negator the planner may use instead.
+      `create operator ${s}.@!@ (leftarg = int, rightarg = int, function = ${s}.op_kill)`,
+      `create operator ${s}.@~@ (leftarg = int, rightarg = int, function = ${s}.op_ok, negator = operator(${s}.@!@))`,
+      `create function ${s}.sfunc(state int, x int) returns int language plpgsql as $$begin perform pg_stat_reset(); return state; end$$`,
+      `create aggregate ${s}.evil_sum(int) (sfunc = ${s}.sfunc, stype = int, initcond = '0')`,
       `create type ${s}.mood as enum ('calm', 'angry')`,
       `create function ${s}.to_mood(text) returns ${s}.mood immutable language plpgsql as $$begin perform pg_stat_reset(); return 'calm'; end$$`,
       `create cast (text as ${s}.mood) with function ${s}.to_mood(text)`,
@@ -93,6 +98,8 @@ async function arm(fixture: Fixture): Promise<void> {
       `create function ${s}_shadow.lower(text) returns text language plpgsql as $$begin perform pg_stat_reset(); return $1; end$$`,
       `create function ${s}.pathed(t text) returns text immutable language sql set search_path = ${s}_shadow, pg_catalog as 'select lower(t)'`,
       `create function ${s}.unpathed(t text) returns text immutable language sql set search_path = pg_catalog as 'select lower(t)'`,
+      `create operator ${s}_shadow.+ (leftarg = int, rightarg = int, function = ${s}.op_kill)`,
+      `create function ${s}.plus(i int) returns int immutable language sql set search_path = ${s}_shadow, pg_catalog as 'select i + 1'`,
       `create function ${s}.abs(int) returns int language plpgsql as $$begin perform pg_stat_reset(); return $1; end$$`,
       // Polymorphic and variadic overloads.
       `create function ${s}.poly(variadic anyarray) returns int language plpgsql as $$begin perform pg_stat_reset(); return 1; end$$`,
@@ -103,7 +110,15 @@ async function arm(fixture: Fixture): Promise<void> {
 
 async function setUp() {
   const fixture = await openFixture("postgres");
-  await arm(fixture);
+  try {
+    await arm(fixture);
+  } catch (error) {
+    await fixture.admin(
+      `drop schema if exists ${fixture.schema}_shadow cascade`,
+    );
+    await fixture[Symbol.asyncDispose]();
+    throw error;
+  }
   const driver = openPostgres({
     url: `${fixture.url}?search_path=${fixture.schema}`,
     secrets: [],
@@ -251,6 +266,14 @@ Deno.test(
     await t.write(`select * from ${s}.guarded`, /pg_terminate_backend/);
     await t.write(`select w.row_kill from ${s}.w`, /row_kill.*plpgsql/);
     await t.read(`select 1 operator(${s}.===) 1, 2::${s}.fine`);
+    await t.write(
+      `select not (1 operator(${s}.@~@) 2)`,
+      /pg_terminate_backend/,
+    );
+    // A user + on a body's search path is a candidate of its i + 1.
+    await t.write(`select ${s}.plus(1)`, /pg_terminate_backend/);
+    await t.read(`select 1 operator(pg_catalog.+) 1`);
+    await t.write(`select ${s}.evil_sum(id) from ${s}.w`, /evil_sum.*internal/);
     await t.read(`select * from ${s}.v_ok_over`);
     // Over-approximation: every cast to mood counts, so even a literal's
     // (which the server reads with enum_in) is refused while to_mood exists.
@@ -435,5 +458,29 @@ Deno.test(
         `select * from ${s}.v_ok`,
       ]
     ) await t.read(sql);
+  },
+);
+
+Deno.test(
+  "postgres: a user-made implicit cast whose function is not acceptable makes statements writes",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    const fixture = await openFixture("postgres");
+    try {
+      await fixture.admin(
+        `create function ${fixture.schema}.w_to_int(${s}.w) returns int language plpgsql as $$begin perform pg_stat_reset(); return 1; end$$`,
+      );
+      await fixture.admin(
+        `create cast (${s}.w as int) with function ${fixture.schema}.w_to_int(${s}.w) as implicit`,
+      );
+      // Nothing names the cast; the server would apply it unseen.
+      await t.write(`select abs(w) from ${s}.w`, /w_to_int.*plpgsql/);
+      await t.write(`select lower('x')`, /w_to_int/);
+    } finally {
+      await fixture[Symbol.asyncDispose]();
+    }
+    await t.read(`select lower('x')`);
   },
 );

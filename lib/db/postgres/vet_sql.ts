@@ -152,6 +152,10 @@ edges(cls, oid, how, tgt, via) AS (
       -- An operator runs its function; a domain checks its base type's domain too.
       SELECT 'p', o.oprcode::oid, 'e', false FROM pg_operator o WHERE e.cls = 'o' AND o.oid = e.oid
       UNION ALL
+      -- The planner may swap an operator for its commutator or negator.
+      SELECT 'o', u.op, 'e', false FROM pg_operator o, unnest(ARRAY[o.oprcom, o.oprnegate]) u(op)
+       WHERE e.cls = 'o' AND o.oid = e.oid AND u.op <> 0
+      UNION ALL
       SELECT 'y', t.typbasetype, 'e', false FROM pg_type t
        WHERE e.cls = 'y' AND t.oid = e.oid AND t.typtype = 'd' AND t.typbasetype >= ${FIRST_USER_OID}
     ) x
