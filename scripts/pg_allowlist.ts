@@ -183,6 +183,7 @@ if (import.meta.main) {
       "",
     ];
     await Deno.writeTextFile(file, lines.join("\n"));
+    // deno-lint-ignore no-console
     console.log(
       `${rows.filter(kept).length} of ${rows.length} built-in functions kept`,
     );

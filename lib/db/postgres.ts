@@ -9,7 +9,6 @@
  */
 
 import type { Duplex } from "node:stream";
-import type { Tier } from "./classifier.ts";
 import { thrown } from "../protocol/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
