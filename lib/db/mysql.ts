@@ -65,6 +65,9 @@ interface Field {
   extendedFormat?: string;
 }
 
+/** An engine check with nothing of its own to say (a verdict is added). */
+const NO_VERDICT = NO_OPINION as Extract<EngineCheck, { ok: true }>;
+
 /** Open a MySQL/MariaDB driver; nothing connects until the first call. */
 export function openMysql(config: MysqlConfig): Driver {
   const database = decodeURIComponent(new URL(config.url).pathname.slice(1)) ||
@@ -206,17 +209,7 @@ export function openMysql(config: MysqlConfig): Driver {
           definition: String(row.d ?? ""),
         }))
       ));
-    if (denied !== null) {
-      return {
-        ok: true,
-        parsedTier: null,
-        tier: null,
-        dangerous: false,
-        reach: null,
-        why: null,
-        denied,
-      };
-    }
+    if (denied !== null) return { ...NO_VERDICT, denied };
     if (tier === "read") return await storedFunctions(text, options);
     throwIfAborted(options.signal);
     // A session of its own, not read-only: on a read-only one MariaDB
