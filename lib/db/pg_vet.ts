@@ -70,6 +70,16 @@ const OPAQUE_STATEMENTS: Readonly<Record<string, string>> = {
   CreateEventTrigStmt: "an event trigger runs code",
 };
 
+/** Statements no event trigger fires on. */
+const PLAIN = new Set([
+  "SelectStmt",
+  "InsertStmt",
+  "UpdateStmt",
+  "DeleteStmt",
+  "MergeStmt",
+  "ExplainStmt",
+]);
+
 /** A name's own reach, by the deny lists; null when it has none. */
 export function deniedFunction(name: string): string | null {
   if (reachesOutside(name.toUpperCase(), true)) {
@@ -127,6 +137,8 @@ class Findings {
   /** What only a dry run would run (triggers, cascades, targets). */
   dryRun: string | null = null;
   denied: string | null = null;
+  /** An enabled event trigger: it runs code on any DDL. */
+  eventTrigger: string | null = null;
   /** User functions: who calls whom, for cycles. */
   readonly calls = new Map<number, Set<number>>();
   /** The search path each user function's body runs with. */
@@ -165,8 +177,12 @@ export async function vetPostgres(
     [{ analysis, owner: undefined, path: undefined }],
     true,
   );
-  // A statement that names nothing (SELECT 1) costs no round trip.
-  if (Object.values(input).every((list) => list.length === 0)) input = null;
+  // A statement that names nothing (SELECT 1) costs no round trip; DDL
+  // always asks (event triggers).
+  if (
+    Object.values(input).every((list) => list.length === 0) &&
+    PLAIN.has(analysis.kinds[0] ?? "")
+  ) input = null;
   for (let depth = 0; input !== null; depth++) {
     if (depth >= MAX_DEPTH) {
       findings.fail(
@@ -192,7 +208,10 @@ function verdict(analysis: PgAnalysis, found: Findings): PgVetting {
     ? "write"
     : analysis.tier;
   const opaque = analysis.kinds.map((kind) => OPAQUE_STATEMENTS[kind])
-    .find((why) => why !== undefined);
+    .find((why) => why !== undefined) ??
+    (found.eventTrigger !== null && !PLAIN.has(analysis.kinds[0] ?? "")
+      ? `the event trigger ${found.eventTrigger} runs code on DDL`
+      : undefined);
   return {
     tier,
     reach: null,
@@ -267,6 +286,8 @@ async function judgeRows(
         }`,
         true,
       );
+    } else if (row.row === "x") {
+      found.eventTrigger ??= String(row.name);
     } else if (row.row === "r") judgeRelation(row, found);
     else {
       const source = await judgeFunction(row, found);

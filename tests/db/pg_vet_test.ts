@@ -484,3 +484,34 @@ Deno.test(
     await t.read(`select lower('x')`);
   },
 );
+
+Deno.test(
+  "postgres: an enabled event trigger keeps DDL from a dry run",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    const { s } = t;
+    const fixture = await openFixture("postgres");
+    const name = `${fixture.schema}_evt`;
+    try {
+      await fixture.admin(
+        `create function ${fixture.schema}.on_ddl() returns event_trigger language plpgsql as $$begin null; end$$`,
+      );
+      // Fires only on a tag no one else uses: harmless to other tests.
+      await fixture.admin(
+        `create event trigger ${name} on ddl_command_start when tag in ('CREATE CONVERSION') execute function ${fixture.schema}.on_ddl()`,
+      );
+      const ddl = await t.check(`create table ${s}.fresh (id int)`);
+      assertMatch(ddl.noDryRun ?? "", new RegExp(`event trigger ${name}`));
+      const schema = await t.check(`create schema ${s}_other`);
+      assertMatch(schema.noDryRun ?? "", /event trigger/);
+      assertEquals(
+        (await t.check(`update ${s}.w set v = 'x' where id = 1`)).noDryRun,
+        null,
+      );
+    } finally {
+      await fixture.admin(`drop event trigger if exists ${name}`);
+      await fixture[Symbol.asyncDispose]();
+    }
+  },
+);

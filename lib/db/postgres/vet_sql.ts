@@ -185,6 +185,11 @@ SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, NULL, c.
                            to_regclass('pg_catalog.pg_shadow'), to_regclass('pg_catalog.pg_user_mappings')))
  GROUP BY c.oid, n.nspname, c.relname, c.relkind
 UNION ALL
+-- Event triggers run code on DDL, whoever sends it.
+SELECT 'x', NULL, NULL, NULL, NULL, evt.evtname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
+       NULL, false, NULL
+  FROM pg_event_trigger evt WHERE evt.evtenabled <> 'D'
+UNION ALL
 SELECT 'u', NULL, NULL, NULL, NULL, sp.n, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
        sp.kind, false, sp.item
   FROM spaces sp
