@@ -476,8 +476,18 @@ Deno.test(
         `create cast (${s}.w as int) with function ${fixture.schema}.w_to_int(${s}.w) as implicit`,
       );
       // Nothing names the cast; the server would apply it unseen.
-      await t.write(`select abs(w) from ${s}.w`, /w_to_int.*plpgsql/);
-      await t.write(`select lower('x')`, /w_to_int/);
+      await t.write(
+        `select pg_catalog.abs(w) from ${s}.w`,
+        /w_to_int.*plpgsql/,
+      );
+      await t.write(`select pg_catalog.abs(x.w) from ${s}.w x`, /w_to_int/);
+      const insert = await t.check(
+        `insert into ${s}.log (id) select w from ${s}.w`,
+      );
+      assertMatch(insert.noDryRun ?? "", /w_to_int/);
+      // No value of type w in play: the cast cannot run, nothing refused.
+      await t.read(`select lower('x')`);
+      await t.read(`select id from ${s}.log`);
     } finally {
       await fixture[Symbol.asyncDispose]();
     }

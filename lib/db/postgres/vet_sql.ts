@@ -73,6 +73,21 @@ found AS (
     FROM spaces sp JOIN pg_class c ON c.relname = sp.n AND c.relnamespace = ANY (sp.spaces)
    WHERE sp.kind IN ('r', 't')
 ),
+named_types AS (
+  SELECT a.atttypid AS t FROM found f JOIN pg_attribute a ON a.attrelid = f.oid
+   WHERE f.cls = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+  UNION SELECT c.reltype FROM found f JOIN pg_class c ON c.oid = f.oid WHERE f.cls = 'r'
+  UNION SELECT unnest(p.proargtypes::oid[] || p.prorettype) FROM found f JOIN pg_proc p ON p.oid = f.oid
+   WHERE f.cls = 'p'
+  UNION SELECT unnest(ARRAY[o.oprleft, o.oprright, o.oprresult]) FROM found f JOIN pg_operator o ON o.oid = f.oid
+   WHERE f.cls = 'o'
+  UNION SELECT f.oid FROM found f WHERE f.cls = 'y'
+),
+play AS (
+  SELECT t FROM named_types
+  UNION SELECT ty.typbasetype FROM named_types n JOIN pg_type ty ON ty.oid = n.t WHERE ty.typbasetype <> 0
+  UNION SELECT ty.typelem FROM named_types n JOIN pg_type ty ON ty.oid = n.t WHERE ty.typelem <> 0
+),
 seeds AS (
   SELECT cls, oid, 'e'::text AS how, kind = 't' AS tgt, owner AS via FROM found
   UNION ALL
@@ -80,9 +95,17 @@ seeds AS (
   SELECT 'p', c.castfunc, 'e', false, f.owner FROM found f JOIN pg_cast c ON c.casttarget = f.oid
    WHERE f.cls = 'y' AND c.castfunc <> 0
   UNION ALL
-  -- Implicit and assignment casts a user made run without being named.
+  -- Implicit and assignment casts a user made run without being named: one
+  -- between built-in types anywhere, one from or to a user type where a
+  -- value of that type is in play (a named relation's column or row type,
+  -- a candidate function's argument or result, an operator's operand, a cast
+  -- target; their base and element types). Stored trees name the casts
+  -- they apply, so only the text parsed here needs this.
   SELECT 'p', c.castfunc, 'e', false, NULL FROM pg_cast c
    WHERE c.oid >= ${FIRST_USER_OID} AND c.castcontext IN ('i', 'a') AND c.castfunc <> 0
+     AND ((c.castsource < ${FIRST_USER_OID} AND c.casttarget < ${FIRST_USER_OID})
+          OR (c.castsource >= ${FIRST_USER_OID} AND c.castsource IN (SELECT t FROM play))
+          OR (c.casttarget >= ${FIRST_USER_OID} AND c.casttarget IN (SELECT t FROM play)))
 ),
 edges(cls, oid, how, tgt, via) AS (
   SELECT * FROM seeds
