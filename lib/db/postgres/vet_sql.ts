@@ -139,6 +139,9 @@ edges(cls, oid, how, tgt, via) AS (
           SELECT co.conbin::text, 'e', false
             FROM pg_constraint co WHERE e.cls = 'y' AND co.contypid = e.oid AND co.conbin IS NOT NULL
           UNION ALL
+          SELECT ty.typdefaultbin::text, 'd', false
+            FROM pg_type ty WHERE e.cls = 'y' AND ty.oid = e.oid AND ty.typdefaultbin IS NOT NULL
+          UNION ALL
           SELECT concat(p.prosqlbody::text, p.proargdefaults::text), 'e', false
             FROM pg_proc p WHERE e.cls = 'p' AND p.oid = e.oid
         ) s,
