@@ -269,7 +269,7 @@ async function countRows(
         timeoutMs: call.timeoutSeconds * 1000,
       });
       if (
-        !checked.ok || checked.reach !== null ||
+        !checked.ok || checked.reach !== null || checked.denied ||
         (checked.tier !== null && checked.tier !== "read")
       ) continue;
       result = await resolved.driver.query(text, {
