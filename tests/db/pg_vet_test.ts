@@ -261,6 +261,11 @@ Deno.test(
     await t.write(`select 'calm'::text::${s}.mood`, /to_mood.*plpgsql/);
     await t.write(`select cast('x' as ${s}.mood)`, /plpgsql/);
     await t.write(`select 1::${s}.checked`, /pg_terminate_backend/);
+    await t.write(`select '{1}'::${s}.checked[]`, /pg_terminate_backend/);
+    await t.write(
+      `select jsonb_populate_record(null::${s}.domained, '{"id": 1}')`,
+      /pg_terminate_backend/,
+    );
     await t.write(`select * from ${s}.v_kill`, /pg_terminate_backend/);
     await t.write(`select * from ${s}.v_over`, /pg_terminate_backend/);
     await t.write(`select * from ${s}.v_imm`, /pg_terminate_backend/);

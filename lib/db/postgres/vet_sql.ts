@@ -184,6 +184,15 @@ edges(cls, oid, how, tgt, via) AS (
       UNION ALL
       SELECT 'y', t.typbasetype, 'e', false FROM pg_type t
        WHERE e.cls = 'y' AND t.oid = e.oid AND t.typtype = 'd' AND t.typbasetype >= ${FIRST_USER_OID}
+      UNION ALL
+      -- An array's element and a row type's columns are checked when a value
+      -- is made of them (a cast, jsonb_populate_record).
+      SELECT 'y', t.typelem, 'e', false FROM pg_type t
+       WHERE e.cls = 'y' AND t.oid = e.oid AND t.typelem >= ${FIRST_USER_OID}
+      UNION ALL
+      SELECT 'y', a.atttypid, 'e', false FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid
+       WHERE e.cls = 'y' AND t.oid = e.oid AND t.typtype = 'c' AND e.oid >= ${FIRST_USER_OID}
+         AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid >= ${FIRST_USER_OID}
     ) x
 )
 SELECT 'p' AS row, e.how, e.via, e.via::regprocedure::text AS caller, p.oid::int AS oid, p.proname AS name,
