@@ -158,13 +158,21 @@ async function setUp() {
   };
 }
 
+type Setup = Awaited<ReturnType<typeof setUp>>;
+
+/** A test on its own armed schema. */
+function vetTest(name: string, body: (t: Setup) => Promise<void>): void {
+  Deno.test(`postgres: ${name}`, needs("postgres"), async () => {
+    await using t = await setUp();
+    await body(t);
+  });
+}
+
 const NOT_LISTED = /not on dbport's allowlist/;
 
-Deno.test(
-  "postgres: functions whose IMMUTABLE or STABLE label lies are writes, wherever they are called",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "functions whose IMMUTABLE or STABLE label lies are writes, wherever they are called",
+  async (t) => {
     const { s } = t;
     // The issue's cases: VALUES, LATERAL, scalar subquery, WHERE, ORDER BY, FROM f().
     for (
@@ -198,11 +206,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: BEGIN ATOMIC and RETURN bodies (prosqlbody) are read by their stored trees",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "BEGIN ATOMIC and RETURN bodies (prosqlbody) are read by their stored trees",
+  async (t) => {
     const { s } = t;
     await t.write(`select * from ${s}.atomic_ls()`, /pg_ls_dir/);
     await t.write(`select ${s}.atomic_kill(0)`, /pg_terminate_backend/);
@@ -217,11 +223,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: U& identifiers are decoded by the parser, in statements and in bodies",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "U& identifiers are decoded by the parser, in statements and in bodies",
+  async (t) => {
     const { s } = t;
     await t.write(
       `select U&"pg\\005fread\\005ffile"('/etc/passwd')`,
@@ -244,11 +248,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: operators, casts, domains, views over views and policies are followed to their functions",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "operators, casts, domains, views over views and policies are followed to their functions",
+  async (t) => {
     const { s } = t;
     await t.write(
       `select 1 operator(${s}.###) 2`,
@@ -288,11 +290,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: search_path games, overloads and functional notation resolve to every candidate",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "search_path games, overloads and functional notation resolve to every candidate",
+  async (t) => {
     const { s } = t;
     // The function's own SET search_path puts a shadowing lower() first.
     await t.write(`select ${s}.pathed('A')`, /lower.*plpgsql/);
@@ -306,11 +306,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: credential catalogs are denied, directly, in views and in function bodies",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "credential catalogs are denied, directly, in views and in function bodies",
+  async (t) => {
     const { s } = t;
     for (
       const sql of [
@@ -334,11 +332,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: EXPLAIN is planned only when planning can run nothing unknown",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "EXPLAIN is planned only when planning can run nothing unknown",
+  async (t) => {
     const { s } = t;
     for (
       const sql of [
@@ -366,11 +362,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: a write is dry-run only when nothing it runs can escape the rollback",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "a write is dry-run only when nothing it runs can escape the rollback",
+  async (t) => {
     const { s } = t;
     for (
       const [sql, why] of [
@@ -434,11 +428,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: ordinary reads stay reads",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "ordinary reads stay reads",
+  async (t) => {
     const { s } = t;
     for (
       const sql of [
@@ -469,11 +461,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: a user-made implicit cast whose function is not acceptable makes statements writes",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "a user-made implicit cast whose function is not acceptable makes statements writes",
+  async (t) => {
     const { s } = t;
     const fixture = await openFixture("postgres");
     try {
@@ -503,11 +493,9 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "postgres: an enabled event trigger keeps DDL from a dry run",
-  needs("postgres"),
-  async () => {
-    await using t = await setUp();
+vetTest(
+  "an enabled event trigger keeps DDL from a dry run",
+  async (t) => {
     const { s } = t;
     const fixture = await openFixture("postgres");
     const name = `${fixture.schema}_evt`;
