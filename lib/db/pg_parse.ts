@@ -322,7 +322,11 @@ const EQUALS: PgName = { schema: null, name: "=" };
 /** The functions, operators and casts one node calls (by name or implied). */
 function collectCalls(key: string, node: Node, found: PgAnalysis): void {
   if (key === "FuncCall") {
-    const args = Array.isArray(node.args) ? node.args.length : 0;
+    // An ordered-set aggregate's WITHIN GROUP columns are arguments too.
+    const args = (Array.isArray(node.args) ? node.args.length : 0) +
+      (node.agg_within_group === true && Array.isArray(node.agg_order)
+        ? node.agg_order.length
+        : 0);
     found.functions.push({
       ...pgName(names(node.funcname)),
       args: node.func_variadic === true ? null : args,

@@ -456,6 +456,7 @@ vetTest(
         `select * from pg_stat_activity where pid = pg_backend_pid()`,
         `explain select * from ${s}.books where author_id = 1`,
         `select * from ${s}.v_ok`,
+        `select percentile_cont(0.5) within group (order by price), mode() within group (order by author_id) from ${s}.books`,
       ]
     ) await t.read(sql);
   },
