@@ -24,6 +24,7 @@ import {
   postgresFingerprint,
   searchPostgres,
 } from "./postgres_schema.ts";
+import { trackedPgWrite } from "./pg_changes.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { namedReach, vetPostgresRead } from "./pg_vet.ts";
@@ -339,11 +340,19 @@ async function writeQuery(
   throwIfAborted(options.signal);
   const reserved = await sql.reserve();
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
-  const statement = () => runStatement(reserved, text, options);
+  const run = (text: string) => runStatement(reserved, text, options);
+  const track = options.track;
+  const answer = options.timeoutMs + STOP_GRACE_MS;
+  const statement = track === undefined ? () => run(text) : () =>
+    trackedPgWrite(
+      text,
+      track,
+      (sql, params) => answered(reserved.unsafe(sql, params as never[]), answer),
+      run,
+    );
   let open = false;
   let gone = false;
   try {
-    const answer = options.timeoutMs + STOP_GRACE_MS;
     await answered(
       reserved.unsafe(`BEGIN READ WRITE; SET LOCAL ${timeout}`).simple(),
       answer,
@@ -354,7 +363,9 @@ async function writeQuery(
       result = await statement();
     } catch (error) {
       if (thrown(error).code !== NOT_IN_TRANSACTION) throw error;
-      if (options.beforeCommit !== undefined) throw noTransaction();
+      if (options.beforeCommit !== undefined || track !== undefined) {
+        throw noTransaction();
+      }
       await answered(reserved.unsafe("ROLLBACK"), answer);
       open = false;
       // Outside a transaction block the session's read-only default would
