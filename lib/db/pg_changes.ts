@@ -12,6 +12,7 @@
 
 import { loadModule, parseSync } from "libpg-query";
 import { thrown } from "../protocol/thrown.ts";
+import { INSERT_UNKEYED, OWN_RETURNING } from "./tracked_write.ts";
 import {
   type Changes,
   KEY_LIMIT,
@@ -76,8 +77,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
       wrappable,
       keyed: null,
       choice,
-      unbound:
-        "an INSERT's new keys come from defaults and sequences that differ each run, so only its counts are bound",
+      unbound: INSERT_UNKEYED,
     };
   }
   if (!wrappable) {
@@ -87,7 +87,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
       choice,
       unbound: modifyingCte
         ? "a statement with data-modifying WITH returns no keys, so only its counts are bound"
-        : "a statement with its own RETURNING is bound by its counts only",
+        : OWN_RETURNING,
     };
   }
   const relation = isNode(value.relation) ? value.relation : {};
@@ -244,7 +244,8 @@ export function wrapped(
 ): string {
   const key = keyColumns.length === 0 || ref === null
     ? "NULL::text"
-    : `ROW(${keyColumns.map((c) => `${ref}.${quoteIdent(c)}`).join(", ")
+    : `ROW(${
+      keyColumns.map((c) => `${ref}.${quoteIdent(c)}`).join(", ")
     })::text`;
   return `WITH dbport_changed AS (${text}
 RETURNING *, ${key} AS dbport_key)
@@ -261,7 +262,12 @@ SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows,
 export function fromWrapped(
   columns: string[],
   rows: unknown[][],
-): { rows: number; keys: string | null; columns: string[]; sample: unknown[][] } {
+): {
+  rows: number;
+  keys: string | null;
+  columns: string[];
+  sample: unknown[][];
+} {
   const first = rows[0];
   return {
     rows: Number(first?.[0] ?? 0),
@@ -283,7 +289,9 @@ export function pgChanges(
     if (keys.columns === 0) {
       unbound = "the table has no primary key, so only its counts are bound";
     } else if (keys.rows > KEY_LIMIT) {
-      unbound = `past ${KEY_LIMIT.toLocaleString("en-US")} rows only the counts are bound`;
+      unbound = `past ${
+        KEY_LIMIT.toLocaleString("en-US")
+      } rows only the counts are bound`;
     } else {
       digest = keys.digest;
     }
@@ -348,7 +356,8 @@ export async function trackedPgWrite(
       ...plain,
       changes: {
         ...pgChanges({ ...shape, keyed: null }, tables, null),
-        unbound: "the statement returns no keys here, so only its counts are bound",
+        unbound:
+          "the statement returns no keys here, so only its counts are bound",
       },
     };
   }

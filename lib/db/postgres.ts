@@ -343,13 +343,16 @@ async function writeQuery(
   const run = (text: string) => runStatement(reserved, text, options);
   const track = options.track;
   const answer = options.timeoutMs + STOP_GRACE_MS;
-  const statement = track === undefined ? () => run(text) : () =>
-    trackedPgWrite(
-      text,
-      track,
-      (sql, params) => answered(reserved.unsafe(sql, params as never[]), answer),
-      run,
-    );
+  const statement = track === undefined
+    ? () => run(text)
+    : () =>
+      trackedPgWrite(
+        text,
+        track,
+        (sql, params) =>
+          answered(reserved.unsafe(sql, params as never[]), answer),
+        run,
+      );
   let open = false;
   let gone = false;
   try {

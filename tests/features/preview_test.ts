@@ -19,6 +19,10 @@ const EXACT: WritePreview = {
   rows: [],
   tables: [],
   note: null,
+  changes: null,
+  keys: null,
+  unbound: null,
+  choice: null,
 };
 
 function ran(rowsAffected: number): QueryResult {

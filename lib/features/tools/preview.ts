@@ -301,11 +301,17 @@ async function estimate(
   });
   // A plan changes nothing; it is held back all the same (MariaDB plans a
   // write only in a transaction that may write). No plan, no estimate.
-  const result = await heldBack(resolved, text, {
-    maxRows: 10,
-    maxBytes: 1_000_000,
-    maxCellChars: 1_000_000,
-  }, call, false).catch(() => null);
+  const result = await heldBack(
+    resolved,
+    text,
+    {
+      maxRows: 10,
+      maxBytes: 1_000_000,
+      maxCellChars: 1_000_000,
+    },
+    call,
+    false,
+  ).catch(() => null);
   return result === null ? null : estimatedRows(planOf(engine, result.rows));
 }
 
