@@ -11,12 +11,7 @@
 
 import { type DmlShape, dmlShape } from "./dml_shape.ts";
 import { DbError } from "./errors.ts";
-import {
-  INSERT_UNKEYED,
-  OWN_RETURNING,
-  tableName,
-  trackedWrite,
-} from "./tracked_write.ts";
+import { tableName, trackedWrite, UPSERT_UNKEYED } from "./tracked_write.ts";
 import type { QueryOptions, QueryResult, TableChange } from "./types.ts";
 
 /** One query of dbport's own on the write's session. */
@@ -30,12 +25,12 @@ export const MYSQL_TRACK = {
   // REPLACE and upserts count two per replaced row: no RETURNING there.
   returns: ["INSERT", "DELETE"],
   keyed: ["DELETE"],
-  unkeyed: (keyword: string) =>
+  unkeyed: (keyword: string, upsert: boolean) =>
     keyword === "UPDATE"
       ? "MariaDB's UPDATE returns no rows, so only its count is bound"
-      : keyword === "DELETE"
-      ? OWN_RETURNING
-      : INSERT_UNKEYED,
+      : keyword === "REPLACE" || upsert
+      ? UPSERT_UNKEYED
+      : null,
   keyValue: (columns: string[]) =>
     `JSON_ARRAY(${
       columns.map((column) => `\`${column.replaceAll("`", "``")}\``).join(", ")
@@ -71,13 +66,19 @@ export async function assertCountable(
       } has triggers, and MariaDB does not count the rows they change`,
     );
   }
-  if (shape.keyword === "INSERT" && !shape.upsert) return;
+  // DELETE and REPLACE delete rows, UPDATE and upserts update them; a plain
+  // INSERT sets off no action.
+  const rule = shape.keyword === "DELETE" || shape.keyword === "REPLACE"
+    ? "DELETE_RULE"
+    : shape.keyword === "UPDATE" || shape.upsert
+    ? "UPDATE_RULE"
+    : null;
+  if (rule === null) return;
   const [actions] = await rows(
     `SELECT COUNT(*) AS n FROM information_schema.REFERENTIAL_CONSTRAINTS
       WHERE UNIQUE_CONSTRAINT_SCHEMA = COALESCE(?, DATABASE())
         AND REFERENCED_TABLE_NAME = ?
-        AND (DELETE_RULE IN ('CASCADE', 'SET NULL', 'SET DEFAULT')
-          OR UPDATE_RULE IN ('CASCADE', 'SET NULL', 'SET DEFAULT'))`,
+        AND ${rule} IN ('CASCADE', 'SET NULL', 'SET DEFAULT')`,
     [schema, shape.target.name],
   );
   if (Number(actions?.n ?? 0) > 0) {

@@ -12,7 +12,7 @@
 
 import { loadModule, parseSync } from "libpg-query";
 import { thrown } from "../protocol/thrown.ts";
-import { INSERT_UNKEYED, OWN_RETURNING } from "./tracked_write.ts";
+import { OWN_RETURNING, UPSERT_UNKEYED } from "./tracked_write.ts";
 import {
   type Changes,
   KEY_LIMIT,
@@ -73,11 +73,14 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
   const modifyingCte = hasModifyingCte(value);
   const wrappable = returning === undefined && !modifyingCte;
   if (kind === "InsertStmt") {
+    const conflict = isNode(value.onConflictClause)
+      ? value.onConflictClause
+      : {};
     return {
       wrappable,
       keyed: null,
       choice,
-      unbound: INSERT_UNKEYED,
+      unbound: conflict.action === "ONCONFLICT_UPDATE" ? UPSERT_UNKEYED : null,
     };
   }
   if (!wrappable) {
@@ -247,15 +250,17 @@ export function wrapped(
     : `ROW(${
       keyColumns.map((c) => `${ref}.${quoteIdent(c)}`).join(", ")
     })::text`;
+  // One row even when nothing changed or no sample is asked for: the count.
   return `WITH dbport_changed AS (${text}
 RETURNING *, ${key} AS dbport_key)
-SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows,
-  (SELECT CASE WHEN count(*) <= ${KEY_LIMIT} AND count(k) = count(*)
-    THEN md5(string_agg(k, E'\\n' ORDER BY k)) END
-     FROM (SELECT dbport_key AS k FROM dbport_changed LIMIT ${
+SELECT k.dbport_rows, k.dbport_keys, s.*
+  FROM (SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows,
+    (SELECT CASE WHEN count(*) <= ${KEY_LIMIT} AND count(k) = count(*)
+      THEN md5(string_agg(k, E'\\n' ORDER BY k)) END
+       FROM (SELECT dbport_key AS k FROM dbport_changed LIMIT ${
     KEY_LIMIT + 1
-  }) s) AS dbport_keys,
-  * FROM dbport_changed LIMIT ${sample}`;
+  }) l) AS dbport_keys) k
+  LEFT JOIN (SELECT * FROM dbport_changed LIMIT ${sample}) s ON true`;
 }
 
 /** What {@linkcode wrapped} answered: the count, the key digest, the rows. */
@@ -269,11 +274,13 @@ export function fromWrapped(
   sample: unknown[][];
 } {
   const first = rows[0];
+  const count = Number(first?.[0] ?? 0);
   return {
-    rows: Number(first?.[0] ?? 0),
-    keys: first === undefined ? null : (first[1] as string | null) ?? null,
+    rows: count,
+    keys: count === 0 ? null : (first?.[1] as string | null) ?? null,
     columns: columns.slice(2, -1),
-    sample: rows.map((row) => row.slice(2, -1)),
+    // Nothing changed: the one row carries the count alone.
+    sample: count === 0 ? [] : rows.map((row) => row.slice(2, -1)),
   };
 }
 
@@ -356,8 +363,10 @@ export async function trackedPgWrite(
       ...plain,
       changes: {
         ...pgChanges({ ...shape, keyed: null }, tables, null),
-        unbound:
-          "the statement returns no keys here, so only its counts are bound",
+        ...(shape.keyed === null ? {} : {
+          unbound:
+            "the statement returns no keys here, so only its counts are bound",
+        }),
       },
     };
   }

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { INSERT_UNKEYED, OWN_RETURNING, tableName } from "./tracked_write.ts";
+import { tableName, UPSERT_UNKEYED } from "./tracked_write.ts";
 import type { TableChange } from "./types.ts";
 
 /** The name under which rows changed by triggers and foreign keys are told. */
@@ -19,8 +19,8 @@ export const SQLITE_OTHER_TABLES =
 export const SQLITE_TRACK = {
   returns: ["INSERT", "UPDATE", "DELETE", "REPLACE"],
   keyed: ["UPDATE", "DELETE"],
-  unkeyed: (keyword: string) =>
-    ["INSERT", "REPLACE"].includes(keyword) ? INSERT_UNKEYED : OWN_RETURNING,
+  unkeyed: (keyword: string, upsert: boolean) =>
+    keyword === "REPLACE" || upsert ? UPSERT_UNKEYED : null,
   keyValue: (columns: string[]) =>
     `json_array(${
       columns.map((column) => `"${column.replaceAll('"', '""')}"`).join(", ")

@@ -25,8 +25,8 @@ export interface TrackEngine {
   returns: readonly string[];
   /** The UPDATE/DELETE keywords whose RETURNING can bind keys. */
   keyed: readonly string[];
-  /** Why keys are not bound for a statement of this keyword. */
-  unkeyed(keyword: string): string;
+  /** Why keys are not bound for a statement of this keyword (INSERT: none). */
+  unkeyed(keyword: string, upsert: boolean): string | null;
   /** The target's primary key columns, in key order (none: no key). */
   keyColumns(
     target: { schema: string | null; name: string },
@@ -100,13 +100,15 @@ export async function trackedWrite(
     unbound: null,
     choice: shape.choice,
   };
-  if (!returned && parts.length > 0) {
+  if (!returned && keyColumns.length > 0) {
     changes.unbound =
       "the statement returns no keys here, so only its counts are bound";
   } else if (
     !engine.keyed.includes(keyword) || shape.returning || shape.upsert
   ) {
-    changes.unbound = engine.unkeyed(keyword);
+    changes.unbound = shape.returning
+      ? OWN_RETURNING
+      : engine.unkeyed(keyword, shape.upsert);
   } else if (keyColumns.length === 0) {
     changes.unbound =
       "the table has no primary key, so only its counts are bound";
@@ -136,9 +138,13 @@ function digest(keys: string[]): string {
   return createHash("sha256").update(keys.sort().join("\n")).digest("hex");
 }
 
-/** Why an INSERT's keys are not bound, on every engine. */
-export const INSERT_UNKEYED =
-  "an INSERT's new keys come from defaults and sequences that differ each run, so only its counts are bound";
+/**
+ * Why an upsert's or REPLACE's rows are not bound. A plain INSERT's are new
+ * rows, whose keys come from defaults and sequences that differ each run:
+ * its counts bind it, and nothing needs saying.
+ */
+export const UPSERT_UNKEYED =
+  "the existing rows an upsert or REPLACE changes are bound by their count only";
 
 /** Why a statement that returns rows of its own is bound by counts only. */
 export const OWN_RETURNING =
