@@ -30,6 +30,8 @@ function isNode(value: unknown): value is Node {
 export interface PgWriteShape {
   /** The statement made to return its changed rows, when it can be. */
   wrappable: boolean;
+  /** An INSERT, UPDATE, DELETE or MERGE at the top. */
+  write: boolean;
   /** UPDATE/DELETE: its target (as the parser names it) and the alias rows are named by. */
   keyed: { schema: string | null; name: string; ref: string } | null;
   /** Why keys are not bound, when `keyed` is null. */
@@ -40,6 +42,7 @@ export interface PgWriteShape {
 
 const NOT_A_WRITE: PgWriteShape = {
   wrappable: false,
+  write: false,
   keyed: null,
   unbound: null,
   choice: null,
@@ -63,6 +66,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
   if (!["InsertStmt", "UpdateStmt", "DeleteStmt"].includes(kind)) {
     return {
       ...NOT_A_WRITE,
+      write: kind === "MergeStmt",
       choice,
       unbound: kind === "MergeStmt"
         ? "MERGE returns no rows here, so only its counts are bound"
@@ -78,6 +82,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
       : {};
     return {
       wrappable,
+      write: true,
       keyed: null,
       choice,
       unbound: conflict.action === "ONCONFLICT_UPDATE" ? UPSERT_UNKEYED : null,
@@ -86,6 +91,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
   if (!wrappable) {
     return {
       wrappable,
+      write: true,
       keyed: null,
       choice,
       unbound: modifyingCte
@@ -98,6 +104,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
   const name = String(relation.relname ?? "");
   return {
     wrappable,
+    write: true,
     keyed: {
       schema: typeof relation.schemaname === "string"
         ? relation.schemaname
@@ -322,7 +329,7 @@ export async function trackedPgWrite(
   text: string,
   track: { sampleRows: number },
   exec: PgExec,
-  run: (text: string) => Promise<QueryResult>,
+  run: (text: string, whole?: boolean) => Promise<QueryResult>,
 ): Promise<QueryResult> {
   const shape = await pgWriteShape(text);
   const snapshot = async () =>
@@ -334,7 +341,8 @@ export async function trackedPgWrite(
     );
   let before = await snapshot();
   if (!shape.wrappable) {
-    const result = await run(text);
+    // A WITH … UPDATE is read whole, for its command's count.
+    const result = await run(text, shape.write);
     const tables = tableChanges(before, await snapshot());
     return { ...result, changes: pgChanges(shape, tables, null) };
   }
@@ -357,7 +365,7 @@ export async function trackedPgWrite(
     // counts start again from here.
     await exec("ROLLBACK TO SAVEPOINT dbport_tracked");
     before = await snapshot();
-    const plain = await run(text);
+    const plain = await run(text, true);
     const tables = tableChanges(before, await snapshot());
     return {
       ...plain,

@@ -340,7 +340,8 @@ async function writeQuery(
   throwIfAborted(options.signal);
   const reserved = await sql.reserve();
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
-  const run = (text: string) => runStatement(reserved, text, options);
+  const run = (text: string, whole = false) =>
+    runStatement(reserved, text, options, whole);
   const track = options.track;
   const answer = options.timeoutMs + STOP_GRACE_MS;
   const statement = track === undefined
@@ -410,13 +411,14 @@ function runStatement(
   reserved: Reserved,
   text: string,
   options: QueryOptions,
+  whole = false,
 ): Promise<QueryResult> {
   let pending: { cancel(): void } | null = null;
   return stoppable(
     async () => {
       const query = reserved.unsafe(text).raw();
       pending = query;
-      return await readRows(query, text, options);
+      return await readRows(query, text, options, whole);
     },
     options,
     () => pending?.cancel(),
@@ -435,6 +437,7 @@ async function readRows(
   query: Pending,
   text: string,
   options: QueryOptions,
+  whole = false,
 ): Promise<QueryResult> {
   const keyword = /^[\s(]*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "";
   const budget = new Budget({
@@ -459,7 +462,7 @@ async function readRows(
     budget.sawRaw(size);
     return budget.add(row);
   };
-  if (STREAMABLE.has(keyword)) {
+  if (STREAMABLE.has(keyword) && !whole) {
     const portal = query as unknown as { cursorRows: number };
     for await (
       const chunk of query.cursor(Math.min(FIRST_BATCH, options.maxRows + 1))
