@@ -15,7 +15,7 @@ import type { Engine } from "../../lib/db/types.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { type Fixture, needs, openFixture } from "../_db.ts";
-import { recordingDialog } from "../_dialog.ts";
+import { changingDialog, recordingDialog } from "../_dialog.ts";
 import type { TestServer } from "../_server.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
 
@@ -107,20 +107,40 @@ async function world(
 }
 
 /** A host dialog that runs `sql` on the fixture as another session, then approves. */
-function changingDialog(engine: Engine, sql: (fixture: Fixture) => string) {
-  return (fixture: Fixture): JsonObject => ({
-    command: [
-      Deno.execPath(),
-      "run",
-      "-A",
-      "--config",
-      new URL("../../deno.dev.json", import.meta.url).pathname,
-      new URL("../_dialog_run.ts", import.meta.url).pathname,
-      engine,
-      fixture.url,
-      sql(fixture),
-    ],
+function changing(engine: Engine, sql: (fixture: Fixture) => string) {
+  return (fixture: Fixture): JsonObject =>
+    changingDialog(engine, fixture.url, sql(fixture));
+}
+
+/**
+ * A world whose (denying) recording dialog was asked about `statement`:
+ * the preview line and JSON it was shown.
+ */
+async function previewed(
+  engine: Engine,
+  statement: (t: World) => string,
+  more: string[] | ((fixture: Fixture) => string[]) = [],
+): Promise<World & { line: string; preview: JsonObject }> {
+  const dialog = await recordingDialog(1);
+  const t = await world(engine, dialog.setting, more).catch(async (error) => {
+    await dialog[Symbol.asyncDispose]();
+    throw error;
   });
+  try {
+    await t.write(statement(t));
+    return {
+      ...t,
+      ...await shown(dialog),
+      async [Symbol.asyncDispose]() {
+        await t[Symbol.asyncDispose]();
+        await dialog[Symbol.asyncDispose]();
+      },
+    };
+  } catch (error) {
+    await t[Symbol.asyncDispose]();
+    await dialog[Symbol.asyncDispose]();
+    throw error;
+  }
 }
 
 /** The preview the (denying) recording dialog was shown. */
@@ -179,7 +199,7 @@ Deno.test(
   async () => {
     await using t = await world(
       "postgres",
-      changingDialog(
+      changing(
         "postgres",
         (f) => `insert into ${f.schema}.log (m) values ('late')`,
       ),
@@ -208,14 +228,14 @@ Deno.test(
   "postgres: several data-modifying CTEs are each counted on their table",
   needs("postgres"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("postgres", dialog.setting);
-    await t.write(
-      `WITH a AS (INSERT INTO ${t.q("log")} (m) VALUES ('y') RETURNING 1),
+    await using t = await previewed(
+      "postgres",
+      (t) =>
+        `WITH a AS (INSERT INTO ${t.q("log")} (m) VALUES ('y') RETURNING 1),
             b AS (UPDATE ${t.q("w")} SET v = 'b' WHERE id <= 3 RETURNING 1)
        DELETE FROM ${t.q("w")} WHERE id = 10`,
     );
-    const { preview } = await shown(dialog);
+    const { preview } = t;
     assertEquals(preview.changes, [
       { table: pgName(t.fixture, "log"), rows: 1 },
       { table: pgName(t.fixture, "w"), rows: 4 },
@@ -255,16 +275,16 @@ Deno.test(
   "postgres: a CTE that changes a primary key is counted on both tables and said to be bound by counts",
   needs("postgres"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("postgres", dialog.setting);
-    await t.write(
-      `WITH u AS (UPDATE ${
-        t.q("w")
-      } SET id = id + 100 WHERE id = 1 RETURNING 1) DELETE FROM ${
-        t.q("log")
-      } WHERE id = 1`,
+    await using t = await previewed(
+      "postgres",
+      (t) =>
+        `WITH u AS (UPDATE ${
+          t.q("w")
+        } SET id = id + 100 WHERE id = 1 RETURNING 1) DELETE FROM ${
+          t.q("log")
+        } WHERE id = 1`,
     );
-    const { line, preview } = await shown(dialog);
+    const { line, preview } = t;
     assertEquals(preview.keys_bound, false);
     assertMatch(line, /data-modifying WITH returns no keys/);
     assertEquals(preview.changes, [
@@ -278,12 +298,14 @@ Deno.test(
   "postgres: a rule's DO ALSO write is counted on its own table",
   needs("postgres"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("postgres", dialog.setting, [
-      `create rule w_log as on update to w do also insert into log (m) values (new.v)`,
-    ]);
-    await t.write(`UPDATE ${t.q("w")} SET v = 'r' WHERE id <= 2`);
-    const { line } = await shown(dialog);
+    await using t = await previewed(
+      "postgres",
+      (t) => `UPDATE ${t.q("w")} SET v = 'r' WHERE id <= 2`,
+      [
+        `create rule w_log as on update to w do also insert into log (m) values (new.v)`,
+      ],
+    );
+    const { line } = t;
     // A rule refuses the CTE form that returns keys: counts only, said so.
     assertEquals(
       line,
@@ -338,14 +360,12 @@ for (const engine of ["postgres", "sqlite"] as const) {
     `${engine}: a trigger's writes to another table are in the preview`,
     needs(engine),
     async () => {
-      await using dialog = await recordingDialog(1);
-      await using t = await world(
+      await using t = await previewed(
         engine,
-        dialog.setting,
+        (t) => `UPDATE ${t.q("w")} SET v = 't' WHERE id <= 3`,
         loggingTrigger(engine),
       );
-      await t.write(`UPDATE ${t.q("w")} SET v = 't' WHERE id <= 3`);
-      const { line } = await shown(dialog);
+      const { line } = t;
       const parts = [
         `3 rows of ${other(t.fixture)}`,
         `3 rows of ${w(t.fixture)}`,
@@ -363,7 +383,7 @@ for (const engine of ["postgres", "sqlite"] as const) {
       // The preview logs nothing (noisy = 1); by the approval it logs each row.
       await using t = await world(
         engine,
-        changingDialog(
+        changing(
           engine,
           (f) =>
             `update ${
@@ -391,14 +411,12 @@ Deno.test(
   "mysql: a table with triggers gets no dry run, and the approval says why",
   needs("mysql"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world(
+    await using t = await previewed(
       "mysql",
-      dialog.setting,
+      (t) => `UPDATE w SET v = 't' WHERE id <= 3`,
       loggingTrigger("mysql"),
     );
-    await t.write(`UPDATE w SET v = 't' WHERE id <= 3`);
-    const { line, preview } = await shown(dialog);
+    const { line, preview } = t;
     assertEquals(preview.exact, false);
     assertMatch(line, /no dry run: w has triggers, and MariaDB does not count/);
     assertEquals(await t.count("log"), 8);
@@ -410,14 +428,16 @@ Deno.test(
   "mysql: a DELETE that cascades to another table gets no dry run, and the approval says why",
   needs("mysql"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("mysql", dialog.setting, [
-      `create table child (id int primary key, w_id int,
+    await using t = await previewed(
+      "mysql",
+      (t) => `DELETE FROM w WHERE id = 1`,
+      [
+        `create table child (id int primary key, w_id int,
          foreign key (w_id) references w(id) on delete cascade)`,
-      `insert into child values (1, 1), (2, 1)`,
-    ]);
-    await t.write(`DELETE FROM w WHERE id = 1`);
-    const { line, preview } = await shown(dialog);
+        `insert into child values (1, 1), (2, 1)`,
+      ],
+    );
+    const { line, preview } = t;
     assertEquals(preview.exact, false);
     assertMatch(line, /no dry run: foreign keys of other tables cascade/);
     assertEquals(await t.count("child"), 2);
@@ -428,12 +448,11 @@ Deno.test(
   "mysql: a multi-table UPDATE gets no dry run, and the approval says why",
   needs("mysql"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("mysql", dialog.setting);
-    await t.write(
-      `UPDATE w JOIN log ON log.id = w.id SET w.v = 'j', log.m = 'j'`,
+    await using t = await previewed(
+      "mysql",
+      (t) => `UPDATE w JOIN log ON log.id = w.id SET w.v = 'j', log.m = 'j'`,
     );
-    const { line, preview } = await shown(dialog);
+    const { line, preview } = t;
     assertEquals(preview.exact, false);
     assertMatch(line, /no dry run: it changes several tables at once/);
   },
@@ -450,7 +469,7 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
     async () => {
       await using t = await world(
         engine,
-        changingDialog(
+        changing(
           engine,
           (f) =>
             `update ${
@@ -475,14 +494,14 @@ Deno.test(
   "postgres: issue 32 — a random() row choice is said in the approval, and its preview binds the row's key",
   needs("postgres"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("postgres", dialog.setting);
-    await t.write(
-      `UPDATE ${
-        t.q("w")
-      } SET v = 'x' WHERE id = (SELECT 1 + floor(random()*10)::int)`,
+    await using t = await previewed(
+      "postgres",
+      (t) =>
+        `UPDATE ${
+          t.q("w")
+        } SET v = 'x' WHERE id = (SELECT 1 + floor(random()*10)::int)`,
     );
-    const { line, preview } = await shown(dialog);
+    const { line, preview } = t;
     assertEquals(
       line,
       `Changes 1 row of ${
@@ -551,10 +570,8 @@ for (
     `${engine}: the approval says a row choice by ${note} may differ from run to run`,
     needs(engine),
     async () => {
-      await using dialog = await recordingDialog(1);
-      await using t = await world(engine, dialog.setting);
-      await t.write(statement);
-      const { line } = await shown(dialog);
+      await using t = await previewed(engine, (t) => statement);
+      const { line } = t;
       assertMatch(
         line,
         new RegExp(
@@ -576,7 +593,7 @@ Deno.test(
   async () => {
     await using t = await world(
       "postgres",
-      changingDialog("postgres", (f) => `update ${f.schema}.cfg set pick = 2`),
+      changing("postgres", (f) => `update ${f.schema}.cfg set pick = 2`),
       [
         `create table pair (a int, b int, v text, primary key (a, b))`,
         `insert into pair values (1, 1, 'a'), (1, 2, 'a'), (2, 1, 'a')`,
@@ -599,7 +616,7 @@ Deno.test(
   async () => {
     await using t = await world(
       "postgres",
-      changingDialog("postgres", (f) => `update ${f.schema}.cfg set pick = 6`),
+      changing("postgres", (f) => `update ${f.schema}.cfg set pick = 6`),
     );
     const answer = await t.write(
       `UPDATE ${t.q("w")} SET id = id + 100 WHERE id = (SELECT pick FROM ${
@@ -616,13 +633,15 @@ for (const engine of ["postgres", "sqlite"] as const) {
     `${engine}: a table without a primary key is held to its count, and the approval says so`,
     needs(engine),
     async () => {
-      await using dialog = await recordingDialog(1);
-      await using t = await world(engine, dialog.setting, [
-        `create table bare (n int)`,
-        `insert into bare values (1), (2), (3)`,
-      ]);
-      await t.write(`DELETE FROM ${t.q("bare")} WHERE n < 3`);
-      const { line, preview } = await shown(dialog);
+      await using t = await previewed(
+        engine,
+        (t) => `DELETE FROM ${t.q("bare")} WHERE n < 3`,
+        [
+          `create table bare (n int)`,
+          `insert into bare values (1), (2), (3)`,
+        ],
+      );
+      const { line, preview } = t;
       assertEquals(preview.keys_bound, false);
       assertMatch(
         line,
@@ -637,13 +656,15 @@ Deno.test(
   "postgres: past 10,000 changed rows the approval says only the counts are bound",
   needs("postgres"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("postgres", dialog.setting, [
-      `create table big (id int primary key, v int)`,
-      `insert into big select g, 0 from generate_series(1, 10001) g`,
-    ]);
-    await t.write(`UPDATE ${t.q("big")} SET v = 1 WHERE id > 0`);
-    const { line, preview } = await shown(dialog);
+    await using t = await previewed(
+      "postgres",
+      (t) => `UPDATE ${t.q("big")} SET v = 1 WHERE id > 0`,
+      [
+        `create table big (id int primary key, v int)`,
+        `insert into big select g, 0 from generate_series(1, 10001) g`,
+      ],
+    );
+    const { line, preview } = t;
     assertEquals(
       line,
       `Changes 10,001 rows of ${
@@ -658,13 +679,15 @@ Deno.test(
   "postgres: exactly 10,000 changed rows are still bound by their keys",
   needs("postgres"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("postgres", dialog.setting, [
-      `create table big (id int primary key, v int)`,
-      `insert into big select g, 0 from generate_series(1, 10001) g`,
-    ]);
-    await t.write(`UPDATE ${t.q("big")} SET v = 1 WHERE id > 1`);
-    const { line, preview } = await shown(dialog);
+    await using t = await previewed(
+      "postgres",
+      (t) => `UPDATE ${t.q("big")} SET v = 1 WHERE id > 1`,
+      [
+        `create table big (id int primary key, v int)`,
+        `insert into big select g, 0 from generate_series(1, 10001) g`,
+      ],
+    );
+    const { line, preview } = t;
     assertEquals(line, `Changes 10,000 rows of ${pgName(t.fixture, "big")}`);
     assertEquals(preview.keys_bound, true);
   },
@@ -674,14 +697,14 @@ Deno.test(
   "postgres: INSERT … ON CONFLICT DO UPDATE says its updated rows are bound by count",
   needs("postgres"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("postgres", dialog.setting);
-    await t.write(
-      `INSERT INTO ${
-        t.q("w")
-      } (id, v) VALUES (1, 'u'), (11, 'n') ON CONFLICT (id) DO UPDATE SET v = excluded.v`,
+    await using t = await previewed(
+      "postgres",
+      (t) =>
+        `INSERT INTO ${
+          t.q("w")
+        } (id, v) VALUES (1, 'u'), (11, 'n') ON CONFLICT (id) DO UPDATE SET v = excluded.v`,
     );
-    const { line } = await shown(dialog);
+    const { line } = t;
     assertEquals(
       line,
       `Changes 2 rows of ${
@@ -697,7 +720,7 @@ Deno.test(
   async () => {
     await using t = await world(
       "postgres",
-      changingDialog(
+      changing(
         "postgres",
         (f) => `insert into ${f.schema}.src values (3, 'm')`,
       ),
@@ -727,10 +750,11 @@ Deno.test(
   "mysql: REPLACE says its replaced rows are bound by count",
   needs("mysql"),
   async () => {
-    await using dialog = await recordingDialog(1);
-    await using t = await world("mysql", dialog.setting);
-    await t.write(`REPLACE INTO w (id, v) VALUES (1, 'r')`);
-    const { line, preview } = await shown(dialog);
+    await using t = await previewed(
+      "mysql",
+      (t) => `REPLACE INTO w (id, v) VALUES (1, 'r')`,
+    );
+    const { line, preview } = t;
     assertEquals(preview.exact, true);
     assertMatch(
       line,
