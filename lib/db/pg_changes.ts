@@ -38,9 +38,12 @@ export interface PgWriteShape {
   unbound: string | null;
   /** Why the row choice may differ from run to run, or null. */
   choice: string | null;
+  /** UPDATE: the columns it sets when its new values vary from run to run. */
+  varyingSet: string[];
 }
 
 const NOT_A_WRITE: PgWriteShape = {
+  varyingSet: [],
   wrappable: false,
   write: false,
   keyed: null,
@@ -81,6 +84,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
       ? value.onConflictClause
       : {};
     return {
+      ...NOT_A_WRITE,
       wrappable,
       write: true,
       keyed: null,
@@ -90,6 +94,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
   }
   if (!wrappable) {
     return {
+      ...NOT_A_WRITE,
       wrappable,
       write: true,
       keyed: null,
@@ -105,6 +110,7 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
   return {
     wrappable,
     write: true,
+    varyingSet: kind === "UpdateStmt" ? varyingSet(value.targetList) : [],
     keyed: {
       schema: typeof relation.schemaname === "string"
         ? relation.schemaname
@@ -115,6 +121,14 @@ export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
     unbound: null,
     choice,
   };
+}
+
+/** The columns an UPDATE's SET list assigns, when a new value varies. */
+function varyingSet(targets: unknown): string[] {
+  if (rowChoice("", { targets }) === null || !Array.isArray(targets)) return [];
+  return targets.map((entry) =>
+    isNode(entry) && isNode(entry.ResTarget) ? String(entry.ResTarget.name) : ""
+  );
 }
 
 function hasModifyingCte(statement: Node): boolean {
@@ -263,7 +277,7 @@ RETURNING *, ${key} AS dbport_key)
 SELECT k.dbport_rows, k.dbport_keys, s.*
   FROM (SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows,
     (SELECT CASE WHEN count(*) <= ${KEY_LIMIT} AND count(k) = count(*)
-      THEN md5(string_agg(k, E'\\n' ORDER BY k)) END
+      THEN encode(sha256(convert_to(string_agg(k, E'\\n' ORDER BY k), 'UTF8')), 'hex') END
        FROM (SELECT dbport_key AS k FROM dbport_changed LIMIT ${
     KEY_LIMIT + 1
   }) l) AS dbport_keys) k
@@ -295,12 +309,17 @@ export function fromWrapped(
 export function pgChanges(
   shape: PgWriteShape,
   tables: TableChange[],
-  keys: { digest: string | null; columns: number; rows: number } | null,
+  keys:
+    | { digest: string | null; columns: number; rows: number; varying: boolean }
+    | null,
 ): Changes {
   let unbound = shape.unbound;
   let digest: string | null = null;
   if (shape.keyed !== null && keys !== null) {
-    if (keys.columns === 0) {
+    if (keys.varying) {
+      unbound =
+        "it sets its primary key to a value that differs from run to run, so only its counts are bound";
+    } else if (keys.columns === 0) {
       unbound = "the table has no primary key, so only its counts are bound";
     } else if (keys.rows > KEY_LIMIT) {
       unbound = `past ${
@@ -389,6 +408,7 @@ export async function trackedPgWrite(
       digest: read.keys,
       columns: keyColumns.length,
       rows: read.rows,
+      varying: keyColumns.some((column) => shape.varyingSet.includes(column)),
     }),
   };
 }

@@ -763,3 +763,21 @@ Deno.test(
     assertEquals(await t.count("w", "v = 'r'"), 0);
   },
 );
+
+Deno.test(
+  "postgres: an UPDATE that sets its key from random() is held to its count, not refused at every approval",
+  needs("postgres"),
+  async () => {
+    await using dialog = await recordingDialog(0);
+    await using t = await world("postgres", dialog.setting);
+    const answer = await t.write(
+      `UPDATE ${t.q("w")} SET id = 100 + (random() * 1000)::int WHERE id = 1`,
+    );
+    assertEquals(
+      answer.json.result?.isError,
+      undefined,
+      JSON.stringify(answer.json),
+    );
+    assertEquals(await t.count("w", "id >= 100"), 1);
+  },
+);
