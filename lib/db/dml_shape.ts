@@ -24,6 +24,8 @@ export interface DmlShape {
   upsert: boolean;
   /** Why the statement's row choice may differ from run to run, or null. */
   choice: string | null;
+  /** UPDATE: the columns it sets when a new value varies from run to run. */
+  varyingSet: string[];
 }
 
 const WRITES = new Set(["INSERT", "UPDATE", "DELETE", "REPLACE"]);
@@ -84,6 +86,7 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     multiTable: false,
     upsert: false,
     choice: null,
+    varyingSet: [],
   };
   // The first write keyword outside parentheses (after a WITH … list).
   let depth = 0;
@@ -150,6 +153,9 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     }
   }
   shape.choice = rowChoice(tokens, keyword, setAt, valuesAt);
+  if (keyword === "UPDATE" && setAt >= 0) {
+    shape.varyingSet = varyingSet(tokens, setAt, text);
+  }
   if (shape.multiTable) shape.target = null;
   return shape;
 }
@@ -234,4 +240,28 @@ function rowChoice(
     : `which rows it changes may differ from run to run (${
       [...found].join(", ")
     })`;
+}
+
+/** The columns an UPDATE's SET list assigns, when one of its values varies. */
+function varyingSet(tokens: Token[], setAt: number, text: string): string[] {
+  const columns: string[] = [];
+  let varies = false;
+  let depth = 0;
+  for (let j = setAt + 1; j < tokens.length; j++) {
+    const token = tokens[j]!;
+    if (token.text === "(") depth++;
+    else if (token.text === ")") depth--;
+    if (
+      depth === 0 && token.kind === "word" &&
+      ["WHERE", "ORDER", "LIMIT", "RETURNING", "FROM"].includes(token.text)
+    ) break;
+    if (token.kind === "word" && CHANCE.has(token.text)) varies = true;
+    if (token.kind === "string" && /^'now'$/i.test(token.text)) varies = true;
+    const next = tokens[j + 1];
+    if (
+      depth === 0 && next?.text === "=" &&
+      (token.kind === "word" || token.kind === "quoted")
+    ) columns.push(unquote(token, text));
+  }
+  return varies ? columns : [];
 }

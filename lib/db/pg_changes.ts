@@ -12,7 +12,7 @@
 
 import { loadModule, parseSync } from "libpg-query";
 import { thrown } from "../protocol/thrown.ts";
-import { OWN_RETURNING, UPSERT_UNKEYED } from "./tracked_write.ts";
+import { OWN_RETURNING, UPSERT_UNKEYED, VARYING_KEY } from "./tracked_write.ts";
 import {
   type Changes,
   KEY_LIMIT,
@@ -317,8 +317,7 @@ export function pgChanges(
   let digest: string | null = null;
   if (shape.keyed !== null && keys !== null) {
     if (keys.varying) {
-      unbound =
-        "it sets its primary key to a value that differs from run to run, so only its counts are bound";
+      unbound = VARYING_KEY;
     } else if (keys.columns === 0) {
       unbound = "the table has no primary key, so only its counts are bound";
     } else if (keys.rows > KEY_LIMIT) {

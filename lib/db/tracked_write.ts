@@ -109,6 +109,12 @@ export async function trackedWrite(
     changes.unbound = shape.returning
       ? OWN_RETURNING
       : engine.unkeyed(keyword, shape.upsert);
+  } else if (
+    keyColumns.some((key) =>
+      shape.varyingSet.some((set) => set.toLowerCase() === key.toLowerCase())
+    )
+  ) {
+    changes.unbound = VARYING_KEY;
   } else if (keyColumns.length === 0) {
     changes.unbound =
       "the table has no primary key, so only its counts are bound";
@@ -149,3 +155,7 @@ export const UPSERT_UNKEYED =
 /** Why a statement that returns rows of its own is bound by counts only. */
 export const OWN_RETURNING =
   "a statement with its own RETURNING is bound by its counts only";
+
+/** Why an UPDATE that sets its key from chance or the clock binds no keys. */
+export const VARYING_KEY =
+  "it sets its primary key to a value that differs from run to run, so only its counts are bound";

@@ -140,3 +140,37 @@ Deno.test("dmlShape() names chance, the clock and LIMIT without ORDER BY", () =>
     );
   }
 });
+
+Deno.test("an UPDATE setting columns from chance names them (its keys then bind nothing)", async () => {
+  assertEquals(
+    (await pgWriteShape(
+      `UPDATE w SET id = 100 + (random() * 10)::int, v = 'x' WHERE id = 1`,
+    )).varyingSet,
+    ["id", "v"],
+  );
+  assertEquals(
+    (await pgWriteShape(`UPDATE w SET id = id + 1 WHERE id = 1`)).varyingSet,
+    [],
+  );
+  assertEquals(
+    dmlShape(
+      "UPDATE w SET `id` = FLOOR(RAND() * 9), v = 1 WHERE id = 1",
+      "mysql",
+    )
+      .varyingSet,
+    ["id", "v"],
+  );
+  assertEquals(
+    dmlShape(
+      "UPDATE w SET id = abs(random()) WHERE ts < datetime('now')",
+      "sqlite",
+    )
+      .varyingSet,
+    ["id"],
+  );
+  assertEquals(
+    dmlShape("UPDATE w SET id = id + 1 WHERE id = random()", "sqlite")
+      .varyingSet,
+    [],
+  );
+});
