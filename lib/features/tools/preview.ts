@@ -192,7 +192,7 @@ export function previewMode(
     (connection.aiLogin === undefined ? "dryRun" : "off");
 }
 
-/** The hold's dry-run-free tracking: changes measured, no sample rows. */
+/** The approved run's tracking: its changes measured, no sample rows. */
 export const HOLD_TRACK = { sampleRows: 0 };
 
 /**
