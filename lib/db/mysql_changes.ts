@@ -54,6 +54,19 @@ export async function assertCountable(
     throw uncounted("MariaDB cannot say which table's rows it changes");
   }
   const schema = shape.target.schema;
+  // A view's base tables may have triggers or foreign keys of their own.
+  const [kind] = await rows(
+    `SELECT TABLE_TYPE AS kind FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`,
+    [schema, shape.target.name],
+  );
+  if (kind !== undefined && kind.kind !== "BASE TABLE") {
+    throw uncounted(
+      `${
+        tableName(shape.target)
+      } is a view, and MariaDB does not count what it changes in its tables`,
+    );
+  }
   const [triggers] = await rows(
     `SELECT COUNT(*) AS n FROM information_schema.TRIGGERS
       WHERE EVENT_OBJECT_SCHEMA = COALESCE(?, DATABASE()) AND EVENT_OBJECT_TABLE = ?`,
