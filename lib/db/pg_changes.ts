@@ -10,7 +10,8 @@
  * @module
  */
 
-import { loadModule, parseSync } from "libpg-query";
+import { parseSync } from "libpg-query";
+import { loadPgParser } from "./pg_parse.ts";
 import { thrown } from "../protocol/thrown.ts";
 import { OWN_RETURNING, UPSERT_UNKEYED, VARYING_KEY } from "./tracked_write.ts";
 import {
@@ -53,7 +54,7 @@ const NOT_A_WRITE: PgWriteShape = {
 
 /** Read the shape of `sql`'s one statement (none: not a plain write). */
 export async function pgWriteShape(sql: string): Promise<PgWriteShape> {
-  await loadModule();
+  await loadPgParser();
   let tree: unknown;
   try {
     tree = parseSync(sql);
@@ -272,8 +273,9 @@ export function wrapped(
       keyColumns.map((c) => `${ref}.${quoteIdent(c)}`).join(", ")
     })::text`;
   // One row even when nothing changed or no sample is asked for: the count.
+  // No sample: only the key is kept (an UPDATE of millions holds no rows).
   return `WITH dbport_changed AS (${text}
-RETURNING *, ${key} AS dbport_key)
+RETURNING ${sample > 0 ? "*, " : ""}${key} AS dbport_key)
 SELECT k.dbport_rows, k.dbport_keys, s.*
   FROM (SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows,
     (SELECT CASE WHEN count(*) <= ${KEY_LIMIT} AND count(k) = count(*)
