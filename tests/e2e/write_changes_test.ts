@@ -413,7 +413,7 @@ Deno.test(
   async () => {
     await using t = await previewed(
       "mysql",
-      (t) => `UPDATE w SET v = 't' WHERE id <= 3`,
+      () => `UPDATE w SET v = 't' WHERE id <= 3`,
       loggingTrigger("mysql"),
     );
     const { line, preview } = t;
@@ -430,7 +430,7 @@ Deno.test(
   async () => {
     await using t = await previewed(
       "mysql",
-      (t) => `DELETE FROM w WHERE id = 1`,
+      () => `DELETE FROM w WHERE id = 1`,
       [
         `create table child (id int primary key, w_id int,
          foreign key (w_id) references w(id) on delete cascade)`,
@@ -450,7 +450,7 @@ Deno.test(
   async () => {
     await using t = await previewed(
       "mysql",
-      (t) => `UPDATE w JOIN log ON log.id = w.id SET w.v = 'j', log.m = 'j'`,
+      () => `UPDATE w JOIN log ON log.id = w.id SET w.v = 'j', log.m = 'j'`,
     );
     const { line, preview } = t;
     assertEquals(preview.exact, false);
@@ -570,7 +570,7 @@ for (
     `${engine}: the approval says a row choice by ${note} may differ from run to run`,
     needs(engine),
     async () => {
-      await using t = await previewed(engine, (t) => statement);
+      await using t = await previewed(engine, () => statement);
       const { line } = t;
       assertMatch(
         line,
@@ -752,7 +752,7 @@ Deno.test(
   async () => {
     await using t = await previewed(
       "mysql",
-      (t) => `REPLACE INTO w (id, v) VALUES (1, 'r')`,
+      () => `REPLACE INTO w (id, v) VALUES (1, 'r')`,
     );
     const { line, preview } = t;
     assertEquals(preview.exact, true);
