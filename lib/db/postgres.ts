@@ -24,7 +24,7 @@ import {
   postgresFingerprint,
   searchPostgres,
 } from "./postgres_schema.ts";
-import { trackedPgWrite } from "./pg_changes.ts";
+import { pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { namedReach, vetPostgresRead } from "./pg_vet.ts";
@@ -338,6 +338,9 @@ async function writeQuery(
   lost: () => void,
 ): Promise<QueryResult> {
   throwIfAborted(options.signal);
+  // A WITH … UPDATE is a write: read whole, for its command's count.
+  const whole = options.track === undefined &&
+    /^[\s(]*with\b/i.test(text) && (await pgWriteShape(text)).write;
   const reserved = await sql.reserve();
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
   const run = (text: string, whole = false) =>
@@ -345,7 +348,7 @@ async function writeQuery(
   const track = options.track;
   const answer = options.timeoutMs + STOP_GRACE_MS;
   const statement = track === undefined
-    ? () => run(text)
+    ? () => run(text, whole)
     : () =>
       trackedPgWrite(
         text,

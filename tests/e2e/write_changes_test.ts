@@ -47,8 +47,9 @@ const TEXT: Record<Engine, string> = {
  */
 async function world(
   engine: Engine,
-  dialog: JsonObject | ((fixture: Fixture) => JsonObject),
+  dialog: JsonObject | string | ((fixture: Fixture) => JsonObject),
   more: string[] | ((fixture: Fixture) => string[]) = [],
+  policy: Partial<SavedConnection> = {},
 ): Promise<World> {
   const fixture = await openFixture(engine);
   const extra = typeof more === "function" ? more(fixture) : more;
@@ -73,6 +74,7 @@ async function world(
   const saved = savedConnection(fixture, "Shop", {
     externalAccess: "readWrite",
     safeMode: "alert",
+    ...policy,
   });
   const server = await serverWith([saved], {
     hostDialog: typeof dialog === "function" ? dialog(fixture) : dialog,
@@ -803,5 +805,21 @@ Deno.test(
     assertEquals(t.preview.exact, false);
     assertMatch(t.line, /no dry run: wv is a view/);
     assertEquals(await t.count("log"), 8);
+  },
+);
+
+Deno.test(
+  "postgres: a WITH … UPDATE run without a preview answers its own count, not 0",
+  needs("postgres"),
+  async () => {
+    await using t = await world("postgres", "deny", [], { safeMode: "silent" });
+    const answer = await t.write(
+      `WITH d AS (DELETE FROM ${t.q("log")} WHERE id <= 2 RETURNING 1) UPDATE ${
+        t.q("w")
+      } SET v = 'n' WHERE id IN (1, 2, 3)`,
+    );
+    const result = answer.json.result.structuredContent as JsonObject;
+    assertEquals(result.rows_affected, 3);
+    assertEquals(await t.count("log"), 6);
   },
 );
