@@ -213,14 +213,7 @@ function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-/** The query naming a table's primary key columns, in key order ($1: the table). */
-export const PG_PRIMARY_KEY = `SELECT a.attname::text AS name
-  FROM pg_index i
-  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
- WHERE i.indrelid = to_regclass($1) AND i.indisprimary
- ORDER BY array_position(i.indkey::int2[], a.attnum)`;
-
-/** The table's name for PG_PRIMARY_KEY's $1. */
+/** The table's name for PG_COUNTS_AND_KEY's $1. */
 export function regclassName(
   keyed: { schema: string | null; name: string },
 ): string {
@@ -235,12 +228,27 @@ export function regclassName(
  * linger until they are flushed, so a write's own are the difference of two
  * snapshots, one after BEGIN and one before COMMIT.
  */
-export const PG_TABLE_COUNTS = `SELECT
+export const PG_TABLE_COUNTS = `SELECT 'n' AS kind,
   CASE WHEN schemaname = current_schema() THEN quote_ident(relname)
        ELSE quote_ident(schemaname) || '.' || quote_ident(relname) END AS name,
-  n_tup_ins + n_tup_upd + n_tup_del AS rows
+  n_tup_ins + n_tup_upd + n_tup_del AS n
   FROM pg_stat_xact_user_tables
  WHERE n_tup_ins + n_tup_upd + n_tup_del > 0`;
+
+/**
+ * PG_TABLE_COUNTS, then (kind `k`) the primary key columns of the table
+ * named by $1 (null: none), in key order.
+ */
+export const PG_COUNTS_AND_KEY = `${PG_TABLE_COUNTS}
+UNION ALL
+SELECT 'k', name, n FROM (
+  SELECT a.attname::text AS name,
+         array_position(i.indkey::int2[], a.attnum)::bigint AS n
+    FROM pg_index i
+    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+   WHERE $1::text IS NOT NULL AND i.indrelid = to_regclass($1::text)
+     AND i.indisprimary
+  ) k`;
 
 /** The per-table changes between two PG_TABLE_COUNTS snapshots. */
 export function tableChanges(
@@ -352,25 +360,28 @@ export async function trackedPgWrite(
   run: (text: string, whole?: boolean) => Promise<QueryResult>,
 ): Promise<QueryResult> {
   const shape = await pgWriteShape(text);
-  const snapshot = async () =>
+  const counts = (rows: Record<string, unknown>[]) =>
     new Map(
-      (await exec(PG_TABLE_COUNTS)).map((row) => [
+      rows.filter((row) => row.kind === "n").map((row) => [
         String(row.name),
-        Number(row.rows),
+        Number(row.n),
       ]),
     );
-  let before = await snapshot();
+  const snapshot = async () => counts(await exec(PG_TABLE_COUNTS));
+  // The counts before, and the target's key columns, in one round trip.
+  const first = await exec(PG_COUNTS_AND_KEY, [
+    shape.wrappable && shape.keyed !== null ? regclassName(shape.keyed) : null,
+  ]);
+  let before = counts(first);
   if (!shape.wrappable) {
     // A WITH … UPDATE is read whole, for its command's count.
     const result = await run(text, shape.write);
     const tables = tableChanges(before, await snapshot());
     return { ...result, changes: pgChanges(shape, tables, null) };
   }
-  const keyColumns = shape.keyed === null
-    ? []
-    : (await exec(PG_PRIMARY_KEY, [regclassName(shape.keyed)])).map((row) =>
-      String(row.name)
-    );
+  const keyColumns = first.filter((row) => row.kind === "k")
+    .sort((a, b) => Number(a.n) - Number(b.n))
+    .map((row) => String(row.name));
   let result: QueryResult;
   await exec("SAVEPOINT dbport_tracked");
   try {
