@@ -22,3 +22,28 @@ export async function recordingDialog(code: 0 | 1) {
     },
   };
 }
+
+/**
+ * A host dialog setting that runs `sql` on the database at `url` as another
+ * session while the user looks at the question, then approves
+ * (tests/_dialog_run.ts).
+ */
+export function changingDialog(
+  engine: string,
+  url: string,
+  sql: string,
+): JsonObject {
+  return {
+    command: [
+      Deno.execPath(),
+      "run",
+      "-A",
+      "--config",
+      new URL("../deno.dev.json", import.meta.url).pathname,
+      new URL("./_dialog_run.ts", import.meta.url).pathname,
+      engine,
+      url,
+      sql,
+    ],
+  };
+}

@@ -34,7 +34,8 @@ export interface DialogRequest {
   /**
    * What the write changes, measured before asking (docs/security.md
    * "Write previews"): `{rows_affected, table?, columns, rows, tables?,
-   * exact, note?}`; absent when there is no write or previews are off.
+   * changes?, keys_bound?, row_choice?, exact, note?}`; absent when there is
+   * no write or previews are off.
    */
   preview?: Record<string, unknown>;
   /** The preview in one line: "Changes 3 rows of orders". */

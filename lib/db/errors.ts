@@ -26,7 +26,9 @@ export type DbErrorKind =
   /** A write changed other rows than the user approved: rolled back. */
   | "changed"
   /** The caller stopped a write before COMMIT on purpose (a dry run). */
-  | "held";
+  | "held"
+  /** A tracked write whose effects the engine cannot count exactly: not run. */
+  | "uncounted";
 
 /** A table name found in more than one schema, when no schema was named. */
 export function ambiguousTable(table: string, schemas: string[]): DbError {

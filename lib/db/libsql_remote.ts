@@ -22,7 +22,16 @@ import {
   sqliteSchemaText,
 } from "./sqlite_schema.ts";
 import { stoppable } from "./stoppable.ts";
-import { type CallOptions, type Driver, NO_OPINION } from "./types.ts";
+import { dmlShape } from "./dml_shape.ts";
+import { SQLITE_TRACK, sqliteCounts } from "./sqlite_changes.ts";
+import { trackedWrite } from "./tracked_write.ts";
+import {
+  type CallOptions,
+  type Driver,
+  NO_OPINION,
+  type QueryOptions,
+  type QueryResult,
+} from "./types.ts";
 
 /** How to reach one remote libSQL database. */
 export interface RemoteConfig {
@@ -119,26 +128,41 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       read(
         options,
         async (tx) => {
-          // The remote protocol answers whole; the budget still bounds
-          // what is kept and answered.
-          const result = await tx.execute(text);
-          const mappers = result.columnTypes.map(cellMapper);
-          const budget = new Budget(options);
-          for (const row of result.rows) {
-            if (
-              !budget.add(result.columns.map((_, i) => mappers[i]!(row[i])))
-            ) {
-              break;
-            }
-          }
-          const done = {
-            columns: [...result.columns],
-            rows: budget.rows,
-            rowsAffected: options.mode === "write" ? result.rowsAffected : 0,
-            truncated: budget.truncation.rows || budget.truncation.bytes,
-            truncation: budget.truncation,
-          };
-          if (options.mode === "write") options.beforeCommit?.(done);
+          const run = (text: string, limits: Partial<QueryOptions> = {}) =>
+            remoteRows(tx, text, { ...options, ...limits });
+          const track = options.mode === "write" ? options.track : undefined;
+          const number = async (sql: string, args: string[] = []) =>
+            Number((await tx.execute({ sql, args })).rows[0]?.[0] ?? 0);
+          const before = track === undefined
+            ? 0
+            : await number("select total_changes()");
+          const done = track === undefined
+            ? await run(text)
+            : await trackedWrite(
+              text,
+              track,
+              options.maxRows,
+              {
+                shape: dmlShape(text, "sqlite"),
+                ...SQLITE_TRACK,
+                keyColumns: async (target) =>
+                  (await tx.execute({
+                    sql:
+                      "select name from pragma_table_info(?, ?) where pk > 0 order by pk",
+                    args: [target.name, target.schema ?? "main"],
+                  })).rows.map((row) => String(row[0])),
+                run: (text, maxRows, maxBytes) =>
+                  run(text, { maxRows, maxBytes }),
+                counted: async () =>
+                  sqliteCounts(
+                    dmlShape(text, "sqlite").target,
+                    await number("select changes()"),
+                    (await number("select total_changes()")) - before,
+                  ),
+              },
+            );
+          if (options.mode !== "write") return { ...done, rowsAffected: 0 };
+          options.beforeCommit?.(done);
           return done;
         },
         options.mode,
@@ -148,5 +172,31 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       client.close();
       return Promise.resolve();
     },
+  };
+}
+
+/**
+ * One statement's rows in a remote transaction. The remote protocol answers
+ * whole; the budget still bounds what is kept and answered.
+ */
+async function remoteRows(
+  tx: Transaction,
+  text: string,
+  options: QueryOptions,
+): Promise<QueryResult> {
+  const result = await tx.execute(text);
+  const mappers = result.columnTypes.map(cellMapper);
+  const budget = new Budget(options);
+  for (const row of result.rows) {
+    if (!budget.add(result.columns.map((_, i) => mappers[i]!(row[i])))) {
+      break;
+    }
+  }
+  return {
+    columns: [...result.columns],
+    rows: budget.rows,
+    rowsAffected: result.rowsAffected,
+    truncated: budget.truncation.rows || budget.truncation.bytes,
+    truncation: budget.truncation,
   };
 }

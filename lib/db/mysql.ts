@@ -16,6 +16,7 @@ import mysql from "mysql2";
 import { Budget } from "./budget.ts";
 import { tokenize } from "./lexer.ts";
 import { credentialUse } from "./mysql_credentials.ts";
+import { trackedMysqlWrite } from "./mysql_changes.ts";
 import { DbError, permissionProblem } from "./errors.ts";
 import {
   describeMysqlTable,
@@ -168,11 +169,27 @@ export function openMysql(config: MysqlConfig): Driver {
     try {
       await simple(connection, "SET SESSION TRANSACTION READ WRITE");
       await simple(connection, "START TRANSACTION");
-      const result = await stoppable(
-        () => streamRows(connection, text, options, null),
-        options,
-        stop,
-      );
+      const run = (text: string, limits: Partial<QueryOptions> = {}) =>
+        stoppable(
+          () => streamRows(connection, text, { ...options, ...limits }, null),
+          options,
+          stop,
+        );
+      const track = options.track;
+      const result = track === undefined
+        ? await run(text)
+        : await trackedMysqlWrite(text, track, options.maxRows, {
+          run,
+          rows: (sql, params) =>
+            new Promise((resolve, reject) =>
+              connection.query(
+                sql,
+                params,
+                (error, found) =>
+                  error ? reject(error) : resolve(found as Row[]),
+              )
+            ),
+        });
       throwIfAborted(options.signal, ROLLED_BACK);
       options.beforeCommit?.(result);
       options.onCommit?.();

@@ -23,6 +23,7 @@ import {
   postgresFingerprint,
   searchPostgres,
 } from "./postgres_schema.ts";
+import { pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres } from "./pg_vet.ts";
@@ -339,13 +340,28 @@ async function writeQuery(
   lost: () => void,
 ): Promise<QueryResult> {
   throwIfAborted(options.signal);
+  // A WITH … UPDATE is a write: read whole, for its command's count.
+  const whole = options.track === undefined &&
+    /^[\s(]*with\b/i.test(text) && (await pgWriteShape(text)).write;
   const reserved = await sql.reserve();
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
-  const statement = () => runStatement(reserved, text, options);
+  const run = (text: string, whole = false) =>
+    runStatement(reserved, text, options, whole);
+  const track = options.track;
+  const answer = options.timeoutMs + STOP_GRACE_MS;
+  const statement = track === undefined
+    ? () => run(text, whole)
+    : () =>
+      trackedPgWrite(
+        text,
+        track,
+        (sql, params) =>
+          answered(reserved.unsafe(sql, params as never[]), answer),
+        run,
+      );
   let open = false;
   let gone = false;
   try {
-    const answer = options.timeoutMs + STOP_GRACE_MS;
     await answered(
       reserved.unsafe(`BEGIN READ WRITE; SET LOCAL ${timeout}`).simple(),
       answer,
@@ -356,7 +372,9 @@ async function writeQuery(
       result = await statement();
     } catch (error) {
       if (thrown(error).code !== NOT_IN_TRANSACTION) throw error;
-      if (options.beforeCommit !== undefined) throw noTransaction();
+      if (options.beforeCommit !== undefined || track !== undefined) {
+        throw noTransaction();
+      }
       await answered(reserved.unsafe("ROLLBACK"), answer);
       open = false;
       // Outside a transaction block the session's read-only default would
@@ -398,13 +416,14 @@ function runStatement(
   reserved: Reserved,
   text: string,
   options: QueryOptions,
+  whole = false,
 ): Promise<QueryResult> {
   let pending: { cancel(): void } | null = null;
   return stoppable(
     async () => {
       const query = reserved.unsafe(text).raw();
       pending = query;
-      return await readRows(query, text, options);
+      return await readRows(query, text, options, whole);
     },
     options,
     () => pending?.cancel(),
@@ -423,6 +442,7 @@ async function readRows(
   query: Pending,
   text: string,
   options: QueryOptions,
+  whole = false,
 ): Promise<QueryResult> {
   const keyword = /^[\s(]*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "";
   const budget = new Budget({
@@ -447,7 +467,7 @@ async function readRows(
     budget.sawRaw(size);
     return budget.add(row);
   };
-  if (STREAMABLE.has(keyword)) {
+  if (STREAMABLE.has(keyword) && !whole) {
     const portal = query as unknown as { cursorRows: number };
     for await (
       const chunk of query.cursor(Math.min(FIRST_BATCH, options.maxRows + 1))

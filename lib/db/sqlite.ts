@@ -14,6 +14,9 @@ import { messageOf } from "../protocol/message_of.ts";
 import { thrown } from "../protocol/thrown.ts";
 import Database from "libsql/promise";
 import { Budget } from "./budget.ts";
+import { dmlShape } from "./dml_shape.ts";
+import { SQLITE_TRACK, sqliteCounts } from "./sqlite_changes.ts";
+import { trackedWrite } from "./tracked_write.ts";
 import { DbError, noTransaction, permissionProblem } from "./errors.ts";
 import { assembleOverview, digest } from "./overview.ts";
 import {
@@ -159,16 +162,33 @@ export function openSqlite(config: SqliteConfig): Driver {
     options: QueryOptions,
   ): Promise<QueryResult> => {
     const db = await acquire();
-    const statement = () =>
+    const run = (text: string, limits: Partial<QueryOptions> = {}) =>
       stoppable(
-        () => readRows(db, text, options, true),
+        () => readRows(db, text, { ...options, ...limits }, true),
         options,
         () => db.interrupt(),
       );
+    let before = 0;
+    const track = options.track;
+    const statement = track === undefined
+      ? () => run(text)
+      : () =>
+        trackedWrite(text, track, options.maxRows, {
+          shape: dmlShape(text, "sqlite"),
+          ...SQLITE_TRACK,
+          keyColumns: (target) => sqliteKeyColumns(db, target),
+          run: (text, maxRows, maxBytes) => run(text, { maxRows, maxBytes }),
+          counted: async () =>
+            sqliteCounts(
+              dmlShape(text, "sqlite").target,
+              await scalar(db, "select changes()"),
+              (await totalChanges(db)) - before,
+            ),
+        });
     let inTransaction = false;
     try {
       await db.exec("PRAGMA query_only = OFF");
-      const before = await totalChanges(db);
+      before = await totalChanges(db);
       await db.exec("BEGIN IMMEDIATE");
       inTransaction = true;
       let result: QueryResult;
@@ -178,7 +198,9 @@ export function openSqlite(config: SqliteConfig): Driver {
         if (!/within a transaction/i.test(messageOf(error))) {
           throw error;
         }
-        if (options.beforeCommit !== undefined) throw noTransaction();
+        if (options.beforeCommit !== undefined || track !== undefined) {
+          throw noTransaction();
+        }
         await db.exec("ROLLBACK");
         inTransaction = false;
         result = await statement();
@@ -288,13 +310,36 @@ export function openSqlite(config: SqliteConfig): Driver {
 }
 
 /** Rows changed on this handle so far (triggers and cascades included). */
-async function totalChanges(db: Database): Promise<number> {
-  const statement = await db.prepare("select total_changes()");
+function totalChanges(db: Database): Promise<number> {
+  return scalar(db, "select total_changes()");
+}
+
+/** One number a query of dbport's own answers. */
+async function scalar(db: Database, text: string): Promise<number> {
+  const statement = await db.prepare(text);
   statement.raw(true);
   for (const row of await statement.iterate()) {
     return Number((row as unknown[])[0]);
   }
   return 0;
+}
+
+/** The primary key columns of a table, in key order. */
+async function sqliteKeyColumns(
+  db: Database,
+  target: { schema: string | null; name: string },
+): Promise<string[]> {
+  const statement = await db.prepare(
+    "select name from pragma_table_info(?, ?) where pk > 0 order by pk",
+  );
+  statement.raw(true);
+  const columns: string[] = [];
+  for (
+    const row of await statement.iterate(target.name, target.schema ?? "main")
+  ) {
+    columns.push(String((row as unknown[])[0]));
+  }
+  return columns;
 }
 
 /**

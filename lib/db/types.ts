@@ -207,6 +207,40 @@ export interface QueryOptions {
    * on its own, where nothing could hold it back.
    */
   beforeCommit?: (result: QueryResult) => void;
+  /**
+   * A write measured for its preview or its hold (docs/security.md "What the
+   * hold compares"): before `beforeCommit` the driver reads from the engine
+   * what the whole transaction changed (`QueryResult.changes`). A statement
+   * without RETURNING then answers up to `sampleRows` of its changed rows.
+   * An engine that cannot count this statement's effects exactly refuses
+   * with `uncounted`, saying why, before running anything.
+   */
+  track?: { sampleRows: number };
+}
+
+/** One table a write changed: its rows inserted, updated and deleted. */
+export interface TableChange {
+  /** The table as the engine names it (schema-qualified outside the current schema). */
+  table: string;
+  rows: number;
+}
+
+/** The most keys a preview binds; past it, the count alone (KEY_LIMIT). */
+export const KEY_LIMIT = 10_000;
+
+/** What a tracked write changed, read from the engine before COMMIT. */
+export interface Changes {
+  /** Every table the transaction changed, by name. */
+  tables: TableChange[];
+  /**
+   * A digest of the primary keys of the rows the statement itself changed
+   * (at most {@linkcode KEY_LIMIT}); null when they are not bound.
+   */
+  keys: string | null;
+  /** Why the keys are not bound (null when they are, or nothing changed). */
+  unbound: string | null;
+  /** Why the statement's row choice may differ from run to run, or null. */
+  choice: string | null;
 }
 
 /** A query's result, bounded by `maxRows`. */
@@ -218,6 +252,8 @@ export interface QueryResult {
   truncated: boolean;
   /** What was left out, and why. */
   truncation: Truncation;
+  /** A tracked write's changes (QueryOptions.track). */
+  changes?: Changes;
 }
 
 /** Options shared by the metadata calls. */

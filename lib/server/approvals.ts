@@ -310,7 +310,7 @@ export class Approvals implements Consent {
 function changedSince(state: State, ask: ConsentAsk): string {
   const now = ask.preview?.rowsAffected;
   const then = state.previewRows;
-  if (typeof now === "number" && typeof then === "number") {
+  if (typeof now === "number" && typeof then === "number" && now !== then) {
     return changedMessage(now, then);
   }
   return "what the statement would change is no longer what the user approved; nothing was written; ask again";

@@ -156,7 +156,9 @@ Deno.test("execute_query: a user who says no means nothing runs", async () => {
   assertEquals(deps.driver.calls.length, 1);
   const [dryRun] = deps.driver.calls;
   assert(dryRun?.method === "query");
-  assertEquals(dryRun.sql, "delete from t where id = 1\nRETURNING *");
+  // The driver makes it return its changed rows (QueryOptions.track).
+  assertEquals(dryRun.sql, "delete from t where id = 1");
+  assertEquals(dryRun.options.track, { sampleRows: 5 });
   assertThrows(() => dryRun.options.beforeCommit?.(deps.driver.result));
 });
 

@@ -60,7 +60,8 @@ export function fromDbError(
     case "changed":
       return new ToolFailure("denied", error.message);
     case "held":
-      // A dry run's own signal; it never ends a call.
+    case "uncounted":
+      // A dry run's own signals; they never end a call.
       return new ToolFailure("query_failed", error.message);
   }
 }

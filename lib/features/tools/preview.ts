@@ -15,18 +15,26 @@ import type { Classified } from "../../db/classifier.ts";
 import { dryRunRefusal, planRefusal } from "../../db/dry_run.ts";
 import { DbError } from "../../db/errors.ts";
 import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
-import type { Cell, QueryOptions, QueryResult } from "../../db/types.ts";
+import type {
+  Cell,
+  Changes,
+  QueryOptions,
+  QueryResult,
+  TableChange,
+} from "../../db/types.ts";
 import type { Resolved } from "./access.ts";
 import {
   droppedTables,
   estimatedRows,
-  fromCounted,
   outsideEffect,
   SAMPLE_ROWS,
   targetTable,
-  withReturning,
 } from "./preview_sql.ts";
-import { changedMessage } from "./preview_text.ts";
+import {
+  changedKeysMessage,
+  changedMessage,
+  changedTablesMessage,
+} from "./preview_text.ts";
 
 /** What a write would do, as the user sees it before approving. */
 export interface WritePreview {
@@ -43,6 +51,17 @@ export interface WritePreview {
   tables: { table: string; rows: number }[];
   /** Why the preview is only an estimate or absent. */
   note: string | null;
+  /**
+   * A dry run's account of every table the transaction changed, read from
+   * the engine before its rollback; null for an estimate or no preview.
+   */
+  changes: TableChange[] | null;
+  /** The digest of the changed rows' primary keys; null when not bound. */
+  keys: string | null;
+  /** Why the keys are not bound, when rows change and they are not. */
+  unbound: string | null;
+  /** Why the statement's row choice may differ from run to run. */
+  choice: string | null;
 }
 
 /** A preview's cells are cut here: enough to recognise a row. */
@@ -78,7 +97,16 @@ export async function previewWrite(
   if (mode === "off") return null;
   const engine = resolved.driver.engine;
   const table = targetTable(statement);
-  const base = { table, columns: [], rows: [], tables: [] };
+  const base = {
+    table,
+    columns: [],
+    rows: [],
+    tables: [],
+    changes: null,
+    keys: null,
+    unbound: null,
+    choice: null,
+  };
   if (statement.tier === "destructive") {
     const tables = droppedTables(statement);
     if (tables !== null) {
@@ -118,6 +146,16 @@ export async function previewWrite(
   try {
     result = await dryRun(resolved, statement, call);
   } catch (error) {
+    if (error instanceof DbError && error.kind === "uncounted") {
+      // The engine cannot say exactly what it would change: its estimate,
+      // and why there is no dry run.
+      return {
+        ...base,
+        exact: false,
+        rowsAffected: await estimate(resolved, statement, call),
+        note: error.message,
+      };
+    }
     // VACUUM, CREATE DATABASE and the like refuse a transaction: nothing
     // can try them and take them back, so the user is asked without one.
     if (!(error instanceof DbError) || error.kind !== "no_transaction") {
@@ -132,6 +170,23 @@ export async function previewWrite(
     columns: result.columns,
     rows: result.rows,
     note: null,
+    ...measured(result.changes),
+  };
+}
+
+/** A dry run's changes as the preview keeps them. */
+function measured(
+  changes: Changes | undefined,
+): Pick<WritePreview, "changes" | "keys" | "unbound" | "choice"> {
+  if (changes === undefined) {
+    return { changes: null, keys: null, unbound: null, choice: null };
+  }
+  const changed = changes.tables.some((table) => table.rows > 0);
+  return {
+    changes: changes.tables,
+    keys: changes.keys,
+    unbound: changed ? changes.unbound : null,
+    choice: changes.choice,
   };
 }
 
@@ -149,9 +204,14 @@ export function previewMode(
     (connection.aiLogin === undefined ? "dryRun" : "off");
 }
 
+/** The approved run's tracking: its changes measured, no sample rows. */
+export const HOLD_TRACK = { sampleRows: 0 };
+
 /**
- * Run `statement` with its effect held to `preview` (an exact one): a
- * different number of changed rows rolls it back with `changed`.
+ * Run `statement` with its effect held to `preview` (an exact one): any
+ * table whose changed rows differ in number from the preview's, or changed
+ * rows whose primary keys differ from the ones previewed, roll it back with
+ * `changed` (docs/security.md "What the hold compares").
  */
 export function holdTo(
   preview: WritePreview | null,
@@ -160,14 +220,35 @@ export function holdTo(
     return undefined;
   }
   const approved = preview.rowsAffected;
+  const tables = preview.changes;
   return (result) => {
-    if (result.rowsAffected !== approved) {
-      throw new DbError(
-        "changed",
-        changedMessage(result.rowsAffected, approved),
-      );
+    if (tables === null || result.changes === undefined) {
+      if (result.rowsAffected !== approved) {
+        throw new DbError(
+          "changed",
+          changedMessage(result.rowsAffected, approved),
+        );
+      }
+      return;
+    }
+    const now = result.changes;
+    if (!sameTables(now.tables, tables)) {
+      throw new DbError("changed", changedTablesMessage(now.tables, tables));
+    }
+    if (preview.keys !== null && now.keys !== preview.keys) {
+      throw new DbError("changed", changedKeysMessage(tables));
     }
   };
+}
+
+/** Whether two accounts of changed tables say the same, table by table. */
+function sameTables(a: TableChange[], b: TableChange[]): boolean {
+  const count = (list: TableChange[]) =>
+    new Map(list.filter((t) => t.rows > 0).map((t) => [t.table, t.rows]));
+  const left = count(a);
+  const right = count(b);
+  return left.size === right.size &&
+    [...left].every(([table, rows]) => right.get(table) === rows);
 }
 
 /**
@@ -179,6 +260,7 @@ async function heldBack(
   text: string,
   limits: { maxRows: number; maxBytes: number; maxCellChars: number },
   call: PreviewCall,
+  tracked = true,
 ): Promise<QueryResult> {
   try {
     await resolved.driver.query(text, {
@@ -186,6 +268,7 @@ async function heldBack(
       mode: "write",
       timeoutMs: call.timeoutSeconds * 1000,
       signal: call.signal,
+      ...(tracked ? { track: { sampleRows: limits.maxRows } } : {}),
       beforeCommit: (result) => {
         throw new DryRun(result);
       },
@@ -199,30 +282,21 @@ async function heldBack(
   throw new DbError("no_transaction", "the dry run did not reach COMMIT");
 }
 
-/** The statement's dry run: its count and a few changed rows. */
+/**
+ * The statement's dry run: what it changes in every table, a few of its
+ * changed rows (the driver makes it return them where the engine can) and
+ * its rows' keys.
+ */
 async function dryRun(
   resolved: Resolved,
   statement: Classified,
   call: PreviewCall,
 ): Promise<QueryResult> {
-  const sample = {
+  return await heldBack(resolved, statement.text, {
     maxRows: SAMPLE_ROWS,
     maxBytes: 64 * 1024,
     maxCellChars: SAMPLE_CELL_CHARS,
-  };
-  const engine = resolved.driver.engine;
-  const returning = withReturning(statement, engine);
-  if (returning !== null) {
-    try {
-      const result = await heldBack(resolved, returning, sample, call);
-      return engine === "postgres" ? fromCounted(result) : result;
-    } catch (error) {
-      // Some forms take no RETURNING (SQLite's UPDATE … LIMIT): the count
-      // alone, from the statement as written.
-      if (!(error instanceof DbError) || error.kind !== "query") throw error;
-    }
-  }
-  return await heldBack(resolved, statement.text, sample, call);
+  }, call);
 }
 
 /** The engine's estimate of the rows a write changes, or null. */
@@ -239,11 +313,17 @@ async function estimate(
   });
   // A plan changes nothing; it is held back all the same (MariaDB plans a
   // write only in a transaction that may write). No plan, no estimate.
-  const result = await heldBack(resolved, text, {
-    maxRows: 10,
-    maxBytes: 1_000_000,
-    maxCellChars: 1_000_000,
-  }, call).catch(() => null);
+  const result = await heldBack(
+    resolved,
+    text,
+    {
+      maxRows: 10,
+      maxBytes: 1_000_000,
+      maxCellChars: 1_000_000,
+    },
+    call,
+    false,
+  ).catch(() => null);
   return result === null ? null : estimatedRows(planOf(engine, result.rows));
 }
 

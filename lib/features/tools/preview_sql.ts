@@ -1,59 +1,15 @@
 /**
- * The SQL text side of write previews (preview.ts): the statement made to
- * return a few of its changed rows, what a rollback could not undo, the table
+ * The SQL text side of write previews (preview.ts): what a rollback could
+ * not undo (the drivers make a tracked write return its changed rows), the table
  * a statement changes or drops, and a write plan's row estimate.
  *
  * @module
  */
 
 import type { Classified } from "../../db/classifier.ts";
-import type { QueryResult } from "../../db/types.ts";
 
 /** Changed rows shown in a preview. */
 export const SAMPLE_ROWS = 5;
-
-/**
- * The statement returning its changed rows, where the engine can. Only a few
- * rows may come back: an UPDATE of ten million rows must not answer ten
- * million. PostgreSQL gets a data-modifying CTE that returns the count and
- * five rows; SQLite makes every change at the first step and holds the
- * returned rows itself, and MariaDB streams them: the drivers keep the
- * sample's cap and drop the rest as it arrives.
- */
-export function withReturning(
-  statement: Classified,
-  engine: string,
-): string | null {
-  const keyword = statement.keyword.toUpperCase();
-  // MariaDB returns rows from INSERT and DELETE (not UPDATE); MySQL refuses
-  // the clause, and the caller falls back to the count alone. Its count is
-  // then the rows returned, which REPLACE and ON DUPLICATE KEY UPDATE (two
-  // per replaced row in the affected count) would not match.
-  const returns = engine === "mysql"
-    ? ["INSERT", "DELETE"]
-    : ["INSERT", "UPDATE", "DELETE"];
-  if (!returns.includes(keyword)) return null;
-  if (engine === "mysql" && /on\s+duplicate/i.test(statement.text)) {
-    return null;
-  }
-  if (/\breturning\b/i.test(statement.text)) return null;
-  // On its own line: a trailing line comment cannot swallow it.
-  if (engine !== "postgres") return `${statement.text}\nRETURNING *`;
-  return `WITH dbport_changed AS (${statement.text}\nRETURNING *)
-SELECT (SELECT count(*) FROM dbport_changed) AS dbport_rows, *
-  FROM dbport_changed LIMIT ${SAMPLE_ROWS}`;
-}
-
-/** PostgreSQL's counted sample (withReturning) as the statement's result. */
-export function fromCounted(result: QueryResult): QueryResult {
-  return {
-    ...result,
-    // Every changed row is returned: no row back means none changed.
-    rowsAffected: Number(result.rows[0]?.[0] ?? 0),
-    columns: result.columns.slice(1),
-    rows: result.rows.map((row) => row.slice(1)),
-  };
-}
 
 /**
  * Why a rollback would not undo the statement, or null. The engine's own

@@ -10,7 +10,11 @@ import { sha256Hex } from "../../app/digest.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { WritePreview } from "./preview.ts";
 
-/** The preview's first line: "Changes 3 rows of orders". */
+/**
+ * The preview's first line: "Changes 3 rows of orders", or for a dry run
+ * every table the transaction changes ("Changes 1 row of w and 8 rows of
+ * log"), then what is not bound and why the row choice may vary.
+ */
 export function previewHeadline(preview: WritePreview): string {
   if (preview.tables.length > 0) {
     return preview.tables.map(({ table, rows }) =>
@@ -21,10 +25,27 @@ export function previewHeadline(preview: WritePreview): string {
   if (preview.rowsAffected === null) {
     return `No preview${of}: ${preview.note ?? "none is available"}`;
   }
-  const changes = `Changes ${preview.exact ? "" : "about "}${
-    count(preview.rowsAffected)
-  }${of}`;
-  return preview.exact ? changes : `${changes} (${preview.note})`;
+  if (!preview.exact) {
+    return `Changes about ${
+      count(preview.rowsAffected)
+    }${of} (${preview.note})`;
+  }
+  const changed = (preview.changes ?? []).filter((table) => table.rows > 0);
+  const line = changed.length === 0 || preview.changes === null
+    ? `Changes ${count(preview.rowsAffected)}${of}`
+    : `Changes ${tableList(changed)}`;
+  const notes = [preview.choice, preview.unbound].filter((note) =>
+    note !== null
+  );
+  return notes.length === 0 ? line : `${line} (${notes.join("; ")})`;
+}
+
+/** "1 row of w and 8 rows of log". */
+function tableList(tables: { table: string; rows: number }[]): string {
+  const parts = tables.map(({ table, rows }) => `${count(rows)} of ${table}`);
+  return parts.length === 1
+    ? parts[0]!
+    : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 }
 
 /** The preview as a host dialog command gets it (`preview` in its JSON). */
@@ -35,6 +56,11 @@ export function previewJson(preview: WritePreview): JsonObject {
     columns: preview.columns,
     rows: preview.rows,
     ...(preview.tables.length === 0 ? {} : { tables: preview.tables }),
+    ...(preview.changes === null ? {} : {
+      changes: preview.changes.filter((table) => table.rows > 0),
+      keys_bound: preview.keys !== null,
+    }),
+    ...(preview.choice === null ? {} : { row_choice: preview.choice }),
     exact: preview.exact,
     ...(preview.note === null ? {} : { note: preview.note }),
   };
@@ -46,8 +72,10 @@ export function previewJson(preview: WritePreview): JsonObject {
  */
 export function previewDigest(preview: WritePreview | null): string {
   if (preview === null) return "";
-  const { exact, rowsAffected, table, tables } = preview;
-  return sha256Hex(JSON.stringify({ exact, rowsAffected, table, tables }));
+  const { exact, rowsAffected, table, tables, changes, keys } = preview;
+  return sha256Hex(
+    JSON.stringify({ exact, rowsAffected, table, tables, changes, keys }),
+  );
 }
 
 /** The denial of a write whose rows changed since the user approved it. */
@@ -55,6 +83,32 @@ export function changedMessage(now: number, approved: number): string {
   return `the statement would now change ${
     count(now)
   }, not the ${approved} that were approved; nothing was written; ask again`;
+}
+
+/** The denial of a write whose per-table counts changed since approval. */
+export function changedTablesMessage(
+  now: { table: string; rows: number }[],
+  approved: { table: string; rows: number }[],
+): string {
+  const said = (tables: { table: string; rows: number }[]) => {
+    const changed = tables.filter((table) => table.rows > 0);
+    return changed.length === 0 ? "no rows" : tableList(changed);
+  };
+  return `the statement would now change ${said(now)}, not the ${
+    said(approved)
+  } that were approved; nothing was written; ask again`;
+}
+
+/** The denial of a write that would change other rows than approved. */
+export function changedKeysMessage(
+  approved: { table: string; rows: number }[],
+): string {
+  const tables = approved.filter((table) => table.rows > 0).map((table) =>
+    table.table
+  );
+  return `the statement would now change other rows${
+    tables.length === 0 ? "" : ` of ${tables.join(", ")}`
+  } than the ones that were approved (their primary keys differ); nothing was written; ask again`;
 }
 
 function count(rows: number): string {

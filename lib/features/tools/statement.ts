@@ -20,7 +20,7 @@ import type { FeatureDeps } from "../deps.ts";
 import type { Resolved } from "./access.ts";
 import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
-import { holdTo, type WritePreview } from "./preview.ts";
+import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
 
 /** The activity log's account of a write's preview. */
 function previewNote(preview: WritePreview): string {
@@ -37,7 +37,7 @@ function previewNote(preview: WritePreview): string {
 /** The driver option that holds a write to its approved preview, if any. */
 function holdOption(preview: WritePreview | null) {
   const beforeCommit = holdTo(preview);
-  return beforeCommit === undefined ? {} : { beforeCommit };
+  return beforeCommit === undefined ? {} : { beforeCommit, track: HOLD_TRACK };
 }
 
 /** The longest query text, in UTF-16 code units ("100 KB"). */
