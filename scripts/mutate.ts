@@ -43,6 +43,7 @@ interface Mapped {
 interface Equivalent {
   file: string;
   line: number;
+  column: number;
   edit: string;
   why: string;
 }
@@ -53,6 +54,7 @@ export interface Mutant {
   end: number;
   text: string;
   line: number;
+  column: number;
   /** What changed, as `before → after`. */
   edit: string;
   operator: string;
@@ -100,9 +102,13 @@ export function mutants(source: string, fileName = "x.ts"): Mutant[] {
       end,
       text,
       operator,
-      line: file.getLineAndCharacterOfPosition(start).line + 1,
+      ...position(start),
       edit: `${short(before)} → ${short(text)}`,
     });
+  };
+  const position = (offset: number) => {
+    const { line, character } = file.getLineAndCharacterOfPosition(offset);
+    return { line: line + 1, column: character + 1 };
   };
   const visit = (node: ts.Node): void => {
     if (ts.isBinaryExpression(node)) {
@@ -172,8 +178,7 @@ export function mutants(source: string, fileName = "x.ts"): Mutant[] {
           end: node.body.end,
           text: `{ return ${constant}; }`,
           operator: "boolean function",
-          line: file.getLineAndCharacterOfPosition(node.body.getStart()).line +
-            1,
+          ...position(node.body.getStart()),
           edit: `${functionName(node)} body → { return ${constant}; }`,
         });
       }
@@ -427,7 +432,7 @@ async function main(): Promise<number> {
       const chosen = sample(all, options.cap, options.seed);
       print(`${module}: ${chosen.length} of ${all.length} mutants`);
       for (const m of chosen) {
-        print(`  ${module}:${m.line}  ${m.operator}: ${m.edit}`);
+        print(`  ${module}:${m.line}:${m.column}  ${m.operator}: ${m.edit}`);
       }
     }
     return 0;
@@ -523,7 +528,8 @@ async function mutateModule(
       }
       if (outcome.kind === "survived") {
         const known = equivalents.find((e) =>
-          e.file === module && e.line === mutant.line && e.edit === mutant.edit
+          e.file === module && e.line === mutant.line &&
+          e.column === mutant.column && e.edit === mutant.edit
         );
         if (known !== undefined) {
           outcome = { kind: "equivalent", why: known.why };
@@ -533,7 +539,7 @@ async function mutateModule(
       print(
         `  [${
           index + 1
-        }/${chosen.length}] ${module}:${mutant.line} ${mutant.edit}: ${
+        }/${chosen.length}] ${module}:${mutant.line}:${mutant.column} ${mutant.edit}: ${
           describe(outcome)
         }`,
       );
@@ -549,7 +555,7 @@ async function mutateModule(
   if (survivors.length > 0) {
     print(`  survivors of ${module}:`);
     for (const [m] of survivors) {
-      print(`    ${module}:${m.line}  ${m.operator}: ${m.edit}`);
+      print(`    ${module}:${m.line}:${m.column}  ${m.operator}: ${m.edit}`);
     }
   }
   const percent = scored === 0 ? 100 : Math.floor((100 * noticed) / scored);
