@@ -744,6 +744,18 @@ const CASES: [string, string, Dialect, Verdict][] = [
       "keyword": "SELECT",
     },
   ],
+  [
+    "a column named u is no Unicode escape",
+    "SELECT u FROM t",
+    "postgres",
+    { tier: "read", dangerous: false, reach: null, keyword: "SELECT" },
+  ],
+  [
+    'u & "name" without a call is no Unicode-escaped function',
+    'SELECT u & "x" FROM t',
+    "postgres",
+    { tier: "read", dangerous: false, reach: null, keyword: "SELECT" },
+  ],
 ];
 
 for (const [spec, sql, dialect, expected] of CASES) {
