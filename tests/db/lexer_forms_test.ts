@@ -395,6 +395,13 @@ for (const [spec, sql, dialect, tokens, uncertain] of CASES) {
   });
 }
 
+Deno.test('lex("SELECT [], 1", sqlite): an empty bracket-quoted name is one quoted token', () => {
+  assertEquals(
+    lex("SELECT [], 1", "sqlite").tokens.map((t) => `${t.kind} ${t.text}`),
+    ["word SELECT", "quoted []", "punct ,", "number 1"],
+  );
+});
+
 Deno.test("lex() gives each token its start and end: SELECT 'a' [b] $1 in SQLite", () => {
   assertEquals(
     lex("SELECT 'a' [b] ?1;", "sqlite").tokens.map((t) => [t.start, t.end]),
