@@ -413,6 +413,11 @@ Deno.test("lex() gives each token its start and end: SELECT 'a' [b] $1 in SQLite
   );
 });
 
+Deno.test('lex("SELECT $a(b", sqlite): a Tcl suffix left open at the end ends its param at the text\'s end (11)', () => {
+  const [, param] = lex("SELECT $a(b", "sqlite").tokens;
+  assertEquals(param, { kind: "param", text: "$a(b", start: 7, end: 11 });
+});
+
 Deno.test("split() drops empty statements (a lone ;, only a comment) and trims each text of its trailing comment", () => {
   const { statements, uncertain } = split(
     "SELECT 1; ; -- c\n SELECT 2 /* t */ ;",
