@@ -107,6 +107,16 @@ Deno.test("checkStatement: lexer destructive, engine read-only verdicts → stay
   assertEquals(verdict.tier, "destructive");
 });
 
+Deno.test("checkStatement: lexer write, engine destructive → destructive (the higher tier wins the other way too)", async () => {
+  const { verdict } = await check(
+    "INSERT INTO t VALUES (1)",
+    engine("write", "destructive"),
+  );
+  assertEquals(verdict.ok, true);
+  if (!verdict.ok) return;
+  assertEquals(verdict.tier, "destructive");
+});
+
 Deno.test("checkStatement: both agree on write → write, not refused", async () => {
   const { verdict } = await check(
     "INSERT INTO t VALUES (1)",
