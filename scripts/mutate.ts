@@ -289,7 +289,7 @@ function random(seed: number): () => number {
   };
 }
 
-/** Up to `cap` mutants, chosen by `seed`, in source order. */
+/** Up to `cap` mutants, chosen by `seed`, in the order they were made. */
 export function sample(all: Mutant[], cap: number, seed: number): Mutant[] {
   const next = random(seed);
   const order = all.map((_, i) => i);
