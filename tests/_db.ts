@@ -140,19 +140,37 @@ export function needs(...engines: Engine[]): { ignore: boolean } {
  * {@linkcode needs}, so an unreachable one never gets here but under CI,
  * where the failure is the point.
  */
-export async function openFixture(engine: Engine): Promise<Fixture> {
+export async function openFixture(
+  engine: Engine,
+  { ownDatabase = false } = {},
+): Promise<Fixture> {
   // A SQLite file is always possible: only a database server may be absent.
   if (engine === "sqlite") return await sqliteFixture();
-  return engine === "postgres" ? await postgresFixture() : await mysqlFixture();
+  return engine === "postgres"
+    ? await postgresFixture(ownDatabase)
+    : await mysqlFixture();
 }
 
-async function postgresFixture(): Promise<Fixture> {
+/**
+ * The PostgreSQL fixture in a schema of its own in `test`, or with
+ * `ownDatabase` in a database of its own: what reads the whole database
+ * (the schema fingerprint) must not see other test runs' schemas come and
+ * go. (MariaDB's and SQLite's fixtures are their own database already.)
+ */
+async function postgresFixture(ownDatabase: boolean): Promise<Fixture> {
   const schema = `dbp_${suffix()}`;
-  const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  const url = new URL(POSTGRES_URL);
+  const server = ownDatabase
+    ? postgres(POSTGRES_URL, { max: 1, onnotice: () => {} })
+    : null;
+  if (server !== null) {
+    await server.unsafe(`create database ${schema} template template0`);
+    url.pathname = `/${schema}`;
+  }
+  const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
   await sql.unsafe(`create schema ${schema}`);
   await sql.unsafe(`set search_path = ${schema}`);
   for (const statement of FIXTURE.postgres) await sql.unsafe(statement);
-  const url = new URL(POSTGRES_URL);
   return {
     engine: "postgres",
     url: url.toString(),
@@ -161,6 +179,10 @@ async function postgresFixture(): Promise<Fixture> {
     async [Symbol.asyncDispose]() {
       await sql.unsafe(`drop schema ${schema} cascade`);
       await sql.end();
+      if (server !== null) {
+        await server.unsafe(`drop database ${schema} with (force)`);
+        await server.end();
+      }
     },
   };
 }

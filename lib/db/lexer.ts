@@ -74,7 +74,14 @@ export function lex(sql: string, dialect: Dialect): Lexed {
   const unterminated = (what: string, start: number) =>
     uncertain.push(`${what} opened at character ${start + 1} never closes`);
 
+  // Every pass must move on: a rule that reads nothing (a stray `:` at the
+  // end, say) stops the lexer with an error instead of spinning forever.
+  let previous = -1;
   while (i < n) {
+    if (i <= previous) {
+      throw new Error(`the SQL lexer stalled at character ${i + 1}`);
+    }
+    previous = i;
     const c = sql.charAt(i);
     const next = sql[i + 1];
     if (SPACE.test(c)) {

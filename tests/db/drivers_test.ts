@@ -28,8 +28,9 @@ const WRITE = { ...OPTIONS, mode: "write" as const, maxRows: 10 };
 async function withDriver(
   engine: Engine,
   run: (driver: Driver, fixture: Fixture) => Promise<void>,
+  fixtureOptions: { ownDatabase?: boolean } = {},
 ): Promise<void> {
-  await using fixture = await openFixture(engine);
+  await using fixture = await openFixture(engine, fixtureOptions);
   const driver = openDriver({
     id: crypto.randomUUID(),
     engine,
@@ -182,7 +183,9 @@ for (const engine of ENGINES) {
           await driver.fingerprint(OPTIONS) !== added,
           "a new table changes it",
         );
-      });
+        // The fingerprint reads the whole database: on PostgreSQL, a database
+        // of its own keeps other test runs' schemas out of it.
+      }, { ownDatabase: true });
     },
   );
 

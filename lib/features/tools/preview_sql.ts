@@ -74,6 +74,7 @@ function safeJson(text: string): unknown {
 
 const NAME = String
   .raw`(?:"(?:[^"]|"")+"|\x60[^\x60]+\x60|[A-Za-z_][A-Za-z0-9_$]*)`;
+const NAMES = new RegExp(NAME, "g");
 const QUALIFIED = new RegExp(`^${NAME}(?:\\s*\\.\\s*${NAME}){0,2}$`);
 
 const TARGET = new RegExp(
@@ -84,7 +85,9 @@ const TARGET = new RegExp(
 
 /** The table a DML statement changes, as written, or null. */
 export function targetTable(statement: Classified): string | null {
-  return TARGET.exec(statement.text)?.[1]?.replace(/\s+/g, "") ?? null;
+  // Its names joined by dots: the spaces around a dot go, those inside a
+  // quoted name ("My Table") stay.
+  return TARGET.exec(statement.text)?.[1]?.match(NAMES)?.join(".") ?? null;
 }
 
 /** DROP TABLE / TRUNCATE's tables, as written; null for any other form. */
