@@ -14,7 +14,7 @@ import {
   type SavedConnection,
 } from "../../app/connections.ts";
 import { describeTarget } from "../../db/target.ts";
-import { Choice, Csrf } from "./layout.tsx";
+import { at, Choice, Csrf } from "./layout.tsx";
 
 /** A connection's database, as the page shows it. */
 export interface ConnectionStatus {
@@ -95,7 +95,7 @@ function ConnectionRow(
         <form
           class="create"
           method="post"
-          action={`/connections/${connection.id}`}
+          action={at(`/connections/${connection.id}`)}
         >
           <Csrf token={props.csrf} />
           <Choice
