@@ -218,14 +218,12 @@ const PLANS: {
     | null;
 } = { postgres: postgresPlan, mysql: mysqlPlan, sqlite: null };
 
-/** A plan made against a connection, with the saved login that will run it. */
-export interface PreparedHarden extends AsyncDisposable {
+/** A plan made against a connection, to show and then apply. */
+export interface PreparedHarden {
   connection: SavedConnection;
   plan: HardenPlan;
   /** The plan's statements with the new password masked, for showing. */
   shown: string[];
-  /** The saved login's driver that runs the plan (closed on dispose). */
-  owner: Driver;
 }
 
 /** The new login was made but does not hold as it should: nothing saved. */
@@ -243,8 +241,7 @@ export async function prepareHarden(
 ): Promise<PreparedHarden | null> {
   const makePlan = PLANS[connection.engine];
   if (makePlan === null) return null;
-  const { aiLogin: _current, ...withoutLogin } = connection;
-  const owner = openDriver(driverSpec(withoutLogin), "owner");
+  const owner = ownerDriver(connection);
   try {
     const plan = await makePlan(owner, user, newPassword());
     return {
@@ -253,13 +250,16 @@ export async function prepareHarden(
       shown: plan.statements.map((sql) =>
         sql.replaceAll(plan.password, "********")
       ),
-      owner,
-      [Symbol.asyncDispose]: () => owner.close(),
     };
-  } catch (error) {
+  } finally {
     await owner.close();
-    throw error;
   }
+}
+
+/** The saved login's driver (never the AI login), for the owner's eyes. */
+function ownerDriver(connection: SavedConnection): Driver {
+  const { aiLogin: _current, ...withoutLogin } = connection;
+  return openDriver(driverSpec(withoutLogin), "owner");
 }
 
 /**
@@ -270,18 +270,23 @@ export async function prepareHarden(
 export async function applyHarden(
   prepared: PreparedHarden,
 ): Promise<{ connection: SavedConnection; skipped: string[] }> {
-  const { plan, owner } = prepared;
+  const { plan } = prepared;
   const skipped: string[] = [];
-  for (const statement of plan.statements) {
-    try {
-      await owner.query(statement, WRITE);
-    } catch (error) {
-      const schema = plan.schemaOf?.get(statement);
-      if (schema === undefined || await schemaExists(owner, schema)) {
-        throw error;
+  const owner = ownerDriver(prepared.connection);
+  try {
+    for (const statement of plan.statements) {
+      try {
+        await owner.query(statement, WRITE);
+      } catch (error) {
+        const schema = plan.schemaOf?.get(statement);
+        if (schema === undefined || await schemaExists(owner, schema)) {
+          throw error;
+        }
+        skipped.push(schema);
       }
-      skipped.push(schema);
     }
+  } finally {
+    await owner.close();
   }
   const hardened: SavedConnection = {
     ...prepared.connection,
@@ -341,7 +346,7 @@ export async function hardenCommand(
     );
   }
   try {
-    await using prepared = await prepareHarden(
+    const prepared = await prepareHarden(
       connection,
       stringFlag(parsed, "user") ?? aiUserName(connection),
     );

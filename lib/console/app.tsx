@@ -30,6 +30,7 @@ import { HttpError } from "../server/http_error.ts";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
+import { hardenRoutes } from "./harden_routes.tsx";
 import {
   type ConsoleEnv,
   consoleHost,
@@ -66,6 +67,8 @@ const NOTICES: Readonly<Record<string, string>> = {
     "That approval is no longer waiting (answered elsewhere, withdrawn by its client, or timed out).",
   saved: "Saved to connections.json: in force from the next call.",
   revoked: "Revoked: the token stops working now.",
+  hardened:
+    "Hardened: every AI read on it now runs as its least-privilege login.",
 };
 
 /** Build the console app. */
@@ -300,6 +303,24 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     deps.events.changed("connections");
     return see("/connections?notice=saved");
   });
+
+  hardenRoutes(
+    app,
+    deps,
+    base,
+    (title, body) =>
+      html(
+        <Layout
+          title={title}
+          path="/connections"
+          pending={deps.pending.size}
+          head={null}
+        >
+          {body}
+        </Layout>,
+      ),
+    see,
+  );
 
   app.get(`${base}/tokens`, async (c) => {
     const session = c.get("session");

@@ -455,3 +455,27 @@ Deno.test("console: a session is bound to its listener's port, and a cookie from
   );
   assertEquals(wrongPrefix.status, 404);
 });
+
+Deno.test("console: Harden is offered only where the engine has logins, and its forms need the session, the CSRF token and a plan of this session", async () => {
+  await using t = await setup();
+  const page = await (await t.get("/connections")).text();
+  assert(!page.includes("Harden"), "SQLite has no logins");
+  const path = `/connections/${t.saved.id}/harden`;
+  const sqlite = await t.post(path, {});
+  assertEquals(sqlite.status, 400);
+  assertMatch(await sqlite.text(), /no_logins/);
+  assertEquals((await t.post(path, { csrf: "" })).status, 403);
+  assertEquals(
+    (await t.post(path, {}, { origin: "http://127.0.0.1:1" })).status,
+    403,
+  );
+  assertEquals((await t.get(path)).status, 404, "a GET runs nothing");
+  const stray = await t.post(`${path}/apply`, { plan: "0".repeat(64) });
+  assertEquals(stray.status, 409);
+  assertMatch(await stray.text(), /not waiting/);
+  const unknown = await t.post(
+    `/connections/${crypto.randomUUID()}/harden`,
+    {},
+  );
+  assertEquals(unknown.status, 404);
+});

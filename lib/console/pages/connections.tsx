@@ -13,7 +13,9 @@ import {
   SAFE_MODES,
   type SavedConnection,
 } from "../../app/connections.ts";
+import { ENGINES } from "../../db/engines.ts";
 import { describeTarget } from "../../db/target.ts";
+import { HardenButton } from "./harden.tsx";
 import { at, Choice, Csrf } from "./layout.tsx";
 
 /** A connection's database, as the page shows it. */
@@ -89,6 +91,15 @@ function ConnectionRow(
           : null}
         {connection.aiLogin
           ? <p class="muted">AI reads use a least-privilege login</p>
+          : null}
+        {ENGINES[connection.engine].logins
+          ? (
+            <HardenButton
+              id={connection.id}
+              again={connection.aiLogin !== undefined}
+              csrf={props.csrf}
+            />
+          )
           : null}
       </td>
       <td>
