@@ -34,7 +34,7 @@ export function HardenConfirm(props: {
         class="sql"
         id="harden-statements"
       >{props.statements.map((sql) => `${sql};`).join("\n")}</pre>
-      {props.notes.map((note) => <p class="muted">Note: {note}</p>)}
+      {props.notes.map((note) => <p class="muted" key={note}>Note: {note}</p>)}
       <form
         class="actions"
         method="post"
