@@ -86,15 +86,19 @@ export function loadParser(): Promise<void> {
 
 /** The statements of one psql file, in order, each with its use. */
 export function corpusStatements(text: string): CorpusStatement[] {
-  // psql meta-commands (\set, \d, \gset…) are psql's, not the server's.
+  // psql meta-commands (\set, \d…) are psql's, not the server's; \g and
+  // \gset end a statement as ; does.
   const sql = text.split("\n").map((line) =>
-    /^\s*\\/.test(line) ? "" : line.replace(/\\g(set|x|exec)?\b.*$/, "")
+    /^\s*\\/.test(line) ? "" : line.replace(/\\g(set|x|exec)?\b.*$/, ";")
   ).join("\n");
   return split(sql, "postgres").statements.map(({ text, tokens }) => {
     // :var, :'var' and :"var" are psql variables the file set with \set.
-    if (
-      tokens.some((token) => token.kind === "param" && token.text[0] === ":")
-    ) {
+    const psqlVariable = tokens.some((token, k) =>
+      (token.kind === "param" && token.text[0] === ":") ||
+      (token.text === ":" && tokens[k + 1]?.start === token.end &&
+        ["string", "quoted"].includes(tokens[k + 1]!.kind))
+    );
+    if (psqlVariable) {
       return { text, use: "skip", kind: "psql variable" };
     }
     return classifyText(text);
