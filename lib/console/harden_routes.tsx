@@ -4,7 +4,8 @@
  * uses and shows its statements; the second, naming that plan, runs it,
  * proves the login and saves it. Both carry the session's CSRF token like
  * every form; a plan belongs to the session and connection it was shown
- * to, is used once, and is forgotten after PLAN_TTL_MS.
+ * to, is used once, and is forgotten after PLAN_TTL_MS (at most MAX_PLANS
+ * wait).
  *
  * @module
  */
@@ -28,6 +29,9 @@ import { HardenConfirm } from "./pages/harden.tsx";
 
 /** How long a shown plan may wait for its second click. */
 export const PLAN_TTL_MS = 10 * 60_000;
+
+/** Plans kept at most (the oldest is forgotten past it). */
+export const MAX_PLANS = 16;
 
 interface Shown {
   session: string;
@@ -75,6 +79,7 @@ export function hardenRoutes(
       prepared,
       expiresAt: deps.now() + PLAN_TTL_MS,
     });
+    if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value!);
     return page(
       "Harden",
       <HardenConfirm

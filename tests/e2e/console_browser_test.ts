@@ -362,7 +362,9 @@ Deno.test({
           );
           await Promise.all([
             page.waitForNavigation(),
-            page.click(`[data-connection="${saved.id}"] button[type=submit]`),
+            page.click(
+              `[data-connection="${saved.id}"] form.create button[type=submit]`,
+            ),
           ]);
           assertMatch(await page.content(), /Saved to connections.json/);
           // A blocked connection is not the client's to name (-33007, 403).
@@ -531,6 +533,12 @@ Deno.test({
           },
         });
         assertMatch(textOf(result), /^user_cancelled:/);
+        // The console's address (its prefix) never reaches a client, which
+        // could send the user's browser to that path on another port.
+        assert(
+          !textOf(result).includes(server.server.console!.path),
+          textOf(result),
+        );
       }
       // Opened once, with the key; the second wait only names the address.
       assertEquals(opened, [server.server.console!.keyUrl]);

@@ -120,6 +120,26 @@ Deno.test({
       );
       assertEquals(unprefixed.status, 404);
       await unprefixed.body?.cancel();
+      // Another browser session (its own key exchange, cookie and CSRF
+      // token) cannot run the plan this one was shown.
+      const exchange = await fetch(browserConsole.keyUrl, {
+        redirect: "manual",
+      });
+      await exchange.body?.cancel();
+      const other = exchange.headers.get("set-cookie")!.split(";")[0]!;
+      const otherPage = await (await fetch(`${base}connections`, {
+        headers: { cookie: other },
+      })).text();
+      const otherCsrf = /name="csrf" value="([0-9a-f]{64})"/.exec(
+        otherPage,
+      )![1]!;
+      assert(otherCsrf !== csrf);
+      const stolen = await post(applyUrl, { ...own, cookie: other }, {
+        plan,
+        csrf: otherCsrf,
+      });
+      assertEquals(stolen.status, 409, "another session's plan");
+      await stolen.body?.cancel();
       const still = await loadConnections(`${server.home}/connections.json`);
       assert(still.ok && still.connections[0]!.aiLogin === undefined);
 
