@@ -35,6 +35,8 @@ import { startServer } from "../lib/server/server.ts";
 import { corpusStatements, loadParser, messageShape } from "./corpus_sql.ts";
 
 const DATABASE = "dbport_corpus";
+/** Reads in flight at once (the server's own limits stay in force). */
+const CONCURRENCY = 4;
 
 const { values, positionals } = parseArgs({
   args: Deno.args,
@@ -196,34 +198,51 @@ try {
     await setup.unsafe(`set statement_timeout = ${timeoutSeconds * 1000}`);
     let fileReads = 0;
     let fileRefused = 0;
+    // Reads between two setup statements are independent: sent CONCURRENCY
+    // at a time; a setup statement waits for the reads before it.
+    let batch: string[] = [];
+    const flush = async () => {
+      const texts = batch;
+      batch = [];
+      let next = 0;
+      const worker = async () => {
+        while (next < texts.length) {
+          const text = texts[next++]!;
+          const outcome = await read(text).catch((error) => ({
+            code: "harness",
+            message: String(error),
+          }));
+          outcomes.set(outcome.code, (outcomes.get(outcome.code) ?? 0) + 1);
+          if (
+            outcome.code === "denied" || outcome.code === "invalid_argument"
+          ) {
+            fileRefused++;
+            const key = `${outcome.code}: ${messageShape(outcome.message)}`;
+            const known = refusals.get(key);
+            if (known === undefined) {
+              refusals.set(key, { count: 1, example: text, file: name });
+            } else known.count++;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
     for (const statement of corpusStatements(text)) {
       if (Date.now() > deadline) break;
       counts.statements++;
       if (statement.use === "skip") {
         counts.skipped++;
-        continue;
-      }
-      if (statement.use === "setup") {
+      } else if (statement.use === "setup") {
+        await flush();
         counts.setup++;
         await setup.unsafe(statement.text).catch(() => counts.setupFailed++);
-        continue;
-      }
-      counts.reads++;
-      fileReads++;
-      const outcome = await read(statement.text).catch((error) => ({
-        code: "harness",
-        message: String(error),
-      }));
-      outcomes.set(outcome.code, (outcomes.get(outcome.code) ?? 0) + 1);
-      if (outcome.code === "denied" || outcome.code === "invalid_argument") {
-        fileRefused++;
-        const key = `${outcome.code}: ${messageShape(outcome.message)}`;
-        const known = refusals.get(key);
-        if (known === undefined) {
-          refusals.set(key, { count: 1, example: statement.text, file: name });
-        } else known.count++;
+      } else {
+        counts.reads++;
+        fileReads++;
+        batch.push(statement.text);
       }
     }
+    await flush();
     console.error(`${name}: ${fileReads} reads, ${fileRefused} refused`);
   }
 } finally {
