@@ -14,7 +14,8 @@
  * data-changing parts) go to an in-process dbport server as `execute_query`
  * calls with a readOnly token on a readOnly connection to that database.
  *
- * A refusal is dbport's own answer (`denied`, `invalid_argument`); an
+ * A refusal is dbport's own answer (`denied`, `invalid_argument`, or
+ * `-33007` when it judged the read a write); an
  * engine error (`query_failed`: the regression files expect many) and a
  * timeout are counted apart. Bounded: `--timeout S` per statement (5),
  * `--minutes M` for the whole run (60), `--files a,b` for some files only.
@@ -35,6 +36,11 @@ import { startServer } from "../lib/server/server.ts";
 import { corpusStatements, loadParser, messageShape } from "./corpus_sql.ts";
 
 const DATABASE = "dbport_corpus";
+/**
+ * dbport's own refusals: denied, not one statement, and -33007 (the
+ * statement was judged a write, which a readOnly token may not send).
+ */
+const REFUSALS = new Set(["denied", "invalid_argument", "wire -33007"]);
 /** Reads in flight at once (the server's own limits stay in force). */
 const CONCURRENCY = 4;
 
@@ -213,9 +219,7 @@ try {
             message: String(error),
           }));
           outcomes.set(outcome.code, (outcomes.get(outcome.code) ?? 0) + 1);
-          if (
-            outcome.code === "denied" || outcome.code === "invalid_argument"
-          ) {
+          if (REFUSALS.has(outcome.code)) {
             fileRefused++;
             const key = `${outcome.code}: ${messageShape(outcome.message)}`;
             const known = refusals.get(key);
