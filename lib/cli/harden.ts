@@ -299,16 +299,34 @@ export async function applyHarden(
   return { connection: hardened, skipped: [...new Set(skipped)] };
 }
 
-/** Save `hardened` in place of its connection in the file at `path`. */
+/**
+ * Save the AI login of `hardened` with its connection in the file at
+ * `path`; the rest of the entry is the file's own (a policy changed
+ * meanwhile stays). A connection removed or pointed elsewhere meanwhile is
+ * refused: the login was made where the plan ran.
+ */
 export async function saveHardened(
   path: string,
   hardened: SavedConnection,
 ): Promise<void> {
   const loaded = await loadConnections(path);
   if (!loaded.ok) throw new Error(`${loaded.message}; fix it by hand first`);
+  const current = loaded.connections.find((c) => c.id === hardened.id);
+  if (
+    current === undefined || current.url !== hardened.url ||
+    current.engine !== hardened.engine
+  ) {
+    throw new Error(
+      `"${hardened.name}" was removed or changed while its AI login was made; nothing was saved (run harden again)`,
+    );
+  }
   await saveConnections(
     path,
-    loaded.connections.map((c) => c.id === hardened.id ? hardened : c),
+    loaded.connections.map((c) =>
+      c.id === hardened.id && hardened.aiLogin !== undefined
+        ? { ...c, aiLogin: hardened.aiLogin }
+        : c
+    ),
   );
 }
 

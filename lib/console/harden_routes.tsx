@@ -117,7 +117,9 @@ export function hardenRoutes(
       throw HttpError.plain(
         409,
         "harden_failed",
-        `The AI login of "${name}" was not saved: ${messageOf(error)}`,
+        `The AI login of "${name}" was not saved: ${
+          messageOf(error).replaceAll(shown.prepared.plan.password, "********")
+        }`,
       );
     }
     deps.connections.apply(
