@@ -200,8 +200,15 @@ try {
     }
     counts.files++;
     const text = await Deno.readTextFile(`${dir}/${name}.sql`);
-    await setup.unsafe("reset all").catch(() => {});
-    await setup.unsafe(`set statement_timeout = ${timeoutSeconds * 1000}`);
+    // A file may end inside a transaction, or an aborted one: each file
+    // starts on a clean session.
+    for (
+      const reset of [
+        "rollback",
+        "reset all",
+        `set statement_timeout = ${timeoutSeconds * 1000}`,
+      ]
+    ) await setup.unsafe(reset).catch(() => {});
     let fileReads = 0;
     let fileRefused = 0;
     // Reads between two setup statements are independent: sent CONCURRENCY
