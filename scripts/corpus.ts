@@ -33,7 +33,12 @@ import { silentLogger } from "../lib/log.ts";
 import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
 import { MODERN_VERSION } from "../lib/protocol/versions.ts";
 import { startServer } from "../lib/server/server.ts";
-import { corpusStatements, loadParser, messageShape } from "./corpus_sql.ts";
+import {
+  calledFunctions,
+  corpusStatements,
+  loadParser,
+  messageShape,
+} from "./corpus_sql.ts";
 
 const DATABASE = "dbport_corpus";
 /**
@@ -99,6 +104,8 @@ await admin.unsafe(`create database ${DATABASE}`);
 const url = new URL(serverUrl);
 url.pathname = `/${DATABASE}`;
 const setup = postgres(url.toString(), { max: 1, onnotice: () => {} });
+/** The catalog's answers while the setup session may sit in a failed transaction. */
+const catalog = postgres(url.toString(), { max: 2, onnotice: () => {} });
 const home = await Deno.makeTempDir({ prefix: "dbport-corpus-" });
 const connectionId = crypto.randomUUID();
 await saveConnections(inAppDir(home, CONNECTIONS_FILE), [{
@@ -119,6 +126,21 @@ const { plaintext } = await server.tokens.create({
 });
 await server.syncTokens();
 await loadParser();
+
+/**
+ * Why a read was judged a write (the -33007 answer does not say): the
+ * VOLATILE functions it calls, as the scratch database's catalog says.
+ */
+async function volatileCalls(text: string): Promise<string> {
+  const names = calledFunctions(text);
+  const rows = names.length === 0 ? [] : await catalog.unsafe(
+    "select distinct proname from pg_proc where provolatile = 'v' and proname = any($1) order by 1",
+    [names],
+  ).catch(() => []);
+  return rows.length === 0
+    ? "no VOLATILE function found"
+    : `calls VOLATILE ${rows.map((row) => `${row.proname}()`).join(", ")}`;
+}
 
 let id = 0;
 /** One execute_query call; the outcome's code and message. */
@@ -228,7 +250,9 @@ try {
           outcomes.set(outcome.code, (outcomes.get(outcome.code) ?? 0) + 1);
           if (REFUSALS.has(outcome.code)) {
             fileRefused++;
-            const key = `${outcome.code}: ${messageShape(outcome.message)}`;
+            const key = outcome.code === "wire -33007"
+              ? `judged a write (-33007): ${await volatileCalls(text)}`
+              : `${outcome.code}: ${messageShape(outcome.message)}`;
             const known = refusals.get(key);
             if (known === undefined) {
               refusals.set(key, { count: 1, example: text, file: name });
@@ -259,6 +283,7 @@ try {
 } finally {
   await server.stop();
   await setup.end();
+  await catalog.end();
   await admin.unsafe(`drop database if exists ${DATABASE} with (force)`);
   await admin.end();
   await Deno.remove(home, { recursive: true });

@@ -105,6 +105,25 @@ export function corpusStatements(text: string): CorpusStatement[] {
   });
 }
 
+/** The names of the functions a statement calls (the parser's FuncCall). */
+export function calledFunctions(text: string): string[] {
+  let json: string;
+  try {
+    json = JSON.stringify(parseSync(text));
+  } catch {
+    return [];
+  }
+  const names = new Set<string>();
+  for (const match of json.matchAll(/"FuncCall":\{"funcname":\[([^\]]*)\]/g)) {
+    const parts = [...match[1]!.matchAll(/"sval":"([^"]*)"/g)].map((m) =>
+      m[1]!
+    );
+    const name = parts.at(-1);
+    if (name !== undefined) names.add(name);
+  }
+  return [...names];
+}
+
 /** Sort one statement by PostgreSQL's parser. */
 export function classifyText(text: string): CorpusStatement {
   let tree: { stmts?: { stmt?: Record<string, unknown> }[] };
@@ -145,13 +164,13 @@ export function classifyText(text: string): CorpusStatement {
 
 /**
  * A refusal's message without what varies between statements (quoted
- * names, numbers, positions), so that alike ones are counted together.
+ * values, numbers, positions), so that alike ones are counted together;
+ * the function or relation a refusal names is kept: it is the reason.
  */
 export function messageShape(message: string): string {
   return message
     .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
     .replace(/'(?:[^'\\]|\\.)*'/g, "'…'")
-    .replace(/\b[a-z_][a-z0-9_]*\(\)/gi, "…()")
     .replace(/\b\d+(\.\d+)?\b/g, "N")
     .replace(/\s+/g, " ")
     .slice(0, 160);
