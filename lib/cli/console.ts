@@ -1,13 +1,13 @@
 /**
  * `dbport console`: open the running server's browser console. The address
  * and the per-start key are read from the 0600 handshake; the browser gets
- * `http://127.0.0.1:<port>/?key=…` once and swaps the key for a session
+ * `http://127.0.0.1:<port>/c/<prefix>/?key=…` once and swaps the key for a session
  * cookie. With no browser to open, the address is printed instead.
  *
  * @module
  */
 
-import { parseHandshake } from "../protocol/handshake.ts";
+import { consoleKeyUrl, parseHandshake } from "../protocol/handshake.ts";
 import { isProcessAlive } from "../protocol/process.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
@@ -55,7 +55,7 @@ export async function consoleCommand(
     );
     return 1;
   }
-  const url = `http://127.0.0.1:${browser.port}/?key=${browser.key}`;
+  const url = consoleKeyUrl(browser);
   if (!args.includes("--print") && await open(url)) {
     io.out(
       `Opened the dbport console in your browser (127.0.0.1:${browser.port}).`,

@@ -41,6 +41,15 @@ export interface HardenPlan {
   statements: string[];
   /** What the plan cannot do, said to the owner. */
   notes: string[];
+  /**
+   * Statements about one schema, by statement: a schema dropped between
+   * the plan and its run (another session's) is passed over, not a failure.
+   */
+  schemaOf?: Map<string, string>;
+  /** What the new login must be able to read (proved after the run). */
+  mustRead?: string[];
+  /** What it must be refused by the engine (credential catalogs). */
+  mustNotRead?: string[];
 }
 
 /** A new random password: 32 characters of base64url. */
@@ -58,20 +67,60 @@ export function aiUserName(connection: SavedConnection): string {
   return `dbport_ai_${connection.id.slice(0, 8)}`;
 }
 
-/** PostgreSQL: a role that can log in, read, and nothing else. */
+/**
+ * The database's own schemas (not pg_catalog, information_schema, pg_toast,
+ * temporary ones), each with the roles whose tables made later the AI login
+ * should read: its owner, its tables' owners and the saved login, those the
+ * saved login may act for (predefined pg_ roles, such as public's
+ * pg_database_owner, make no tables); and one table or view of it, if any.
+ */
+const PG_SCHEMAS = `
+SELECT n.nspname AS name,
+       to_json(ARRAY(SELECT o.role FROM (
+               SELECT pg_get_userbyid(n.nspowner) AS role
+               UNION SELECT pg_get_userbyid(c.relowner) FROM pg_class c
+                WHERE c.relnamespace = n.oid AND c.relkind IN ('r','v','m','p','f')
+               UNION SELECT current_user::text) o
+              WHERE pg_has_role(current_user, o.role, 'MEMBER')
+                AND o.role !~ '^pg_'
+              ORDER BY o.role))::text AS owners,
+       to_json(ARRAY(SELECT o.role FROM (
+               SELECT pg_get_userbyid(n.nspowner) AS role
+               UNION SELECT pg_get_userbyid(c.relowner) FROM pg_class c
+                WHERE c.relnamespace = n.oid AND c.relkind IN ('r','v','m','p','f')) o
+              WHERE NOT pg_has_role(current_user, o.role, 'MEMBER')
+                AND o.role !~ '^pg_'
+              ORDER BY o.role))::text AS others,
+       (SELECT c.relname FROM pg_class c
+         WHERE c.relnamespace = n.oid AND c.relkind IN ('r','v','m','p')
+         ORDER BY c.relname LIMIT 1) AS sample
+  FROM pg_namespace n
+ WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
+ ORDER BY n.nspname`;
+
+/**
+ * PostgreSQL: a role that can log in and read the database's own schemas,
+ * and nothing else: USAGE and SELECT on each schema's tables and views, the
+ * same for tables made later (ALTER DEFAULT PRIVILEGES), never
+ * `pg_read_all_data` (it reads pg_authid's password verifiers), and
+ * `default_transaction_read_only` on as a second belt.
+ */
 export async function postgresPlan(
   owner: Driver,
   user: string,
   password: string,
 ): Promise<HardenPlan> {
   const [row] = (await owner.query(
-    "SELECT current_setting('server_version_num')::int AS v, current_database() AS db, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = " +
-      literal(user) + ") AS present",
+    "SELECT current_database() AS db, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = " +
+      literal(user) + ") AS present, " +
+      "COALESCE((SELECT pg_has_role(" + literal(user) +
+      ", oid, 'MEMBER') FROM pg_roles WHERE rolname = 'pg_read_all_data' AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = " +
+      literal(user) + ")), false) AS reads_all",
     READ,
   )).rows;
-  const [version, database, present] = [
-    Number(row?.[0]),
-    String(row?.[1]),
+  const [database, present, readsAll] = [
+    String(row?.[0]),
+    row?.[1] === true,
     row?.[2] === true,
   ];
   const role = quoteIdent(user, "postgres");
@@ -83,24 +132,53 @@ export async function postgresPlan(
     `ALTER ROLE ${role} SET default_transaction_read_only = on`,
     `GRANT CONNECT ON DATABASE ${quoteIdent(database, "postgres")} TO ${role}`,
   ];
+  // A login made by an earlier dbport read everything: no longer.
+  if (readsAll) statements.push(`REVOKE pg_read_all_data FROM ${role}`);
+  const schemaOf = new Map<string, string>();
+  const mustRead: string[] = [];
   const notes: string[] = [];
-  if (version >= 140000) {
-    statements.push(`GRANT pg_read_all_data TO ${role}`);
-  } else {
-    const { schemas } = await owner.listSchemas(CALL);
-    for (const schema of schemas) {
-      const name = quoteIdent(schema.name, "postgres");
-      statements.push(
-        `GRANT USAGE ON SCHEMA ${name} TO ${role}`,
-        `GRANT SELECT ON ALL TABLES IN SCHEMA ${name} TO ${role}`,
-        `ALTER DEFAULT PRIVILEGES IN SCHEMA ${name} GRANT SELECT ON TABLES TO ${role}`,
+  const schemas = (await owner.query(PG_SCHEMAS, READ)).rows;
+  for (const [name, owners, others, sample] of schemas) {
+    const schema = quoteIdent(String(name), "postgres");
+    const forSchema = [
+      `GRANT USAGE ON SCHEMA ${schema} TO ${role}`,
+      `GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`,
+      ...roles(owners).map((by) =>
+        `ALTER DEFAULT PRIVILEGES FOR ROLE ${
+          quoteIdent(by, "postgres")
+        } IN SCHEMA ${schema} GRANT SELECT ON TABLES TO ${role}`
+      ),
+    ];
+    for (const statement of forSchema) schemaOf.set(statement, String(name));
+    statements.push(...forSchema);
+    if (typeof sample === "string" && mustRead.length === 0) {
+      mustRead.push(
+        `SELECT * FROM ${schema}.${quoteIdent(sample, "postgres")} LIMIT 0`,
       );
     }
-    notes.push(
-      "PostgreSQL before 14 has no pg_read_all_data: SELECT is granted per schema, and tables made later by other roles need a GRANT of their own.",
-    );
+    if (roles(others).length > 0) {
+      notes.push(
+        `Tables that ${
+          roles(others).join(", ")
+        } make later in ${name} need a GRANT of their own (the saved login cannot set their default privileges).`,
+      );
+    }
   }
-  return { user, password, statements, notes };
+  return {
+    user,
+    password,
+    statements,
+    notes,
+    schemaOf,
+    mustRead,
+    mustNotRead: ["SELECT rolname, rolpassword FROM pg_catalog.pg_authid"],
+  };
+}
+
+/** A JSON array of role names, as strings. */
+function roles(value: unknown): string[] {
+  const parsed: unknown = typeof value === "string" ? JSON.parse(value) : [];
+  return Array.isArray(parsed) ? parsed.map(String) : [];
 }
 
 /** MySQL/MariaDB: a user with SELECT and SHOW VIEW only. */
@@ -140,6 +218,126 @@ const PLANS: {
     | null;
 } = { postgres: postgresPlan, mysql: mysqlPlan, sqlite: null };
 
+/** A plan made against a connection, to show and then apply. */
+export interface PreparedHarden {
+  connection: SavedConnection;
+  plan: HardenPlan;
+  /** The plan's statements with the new password masked, for showing. */
+  shown: string[];
+}
+
+/** The new login was made but does not hold as it should: nothing saved. */
+export class HardenRefused extends Error {
+  override name = "HardenRefused";
+}
+
+/**
+ * Plan the AI login of `connection` (null for an engine without logins):
+ * what the CLI prints and the console shows before anyone applies it.
+ */
+export async function prepareHarden(
+  connection: SavedConnection,
+  user: string = aiUserName(connection),
+): Promise<PreparedHarden | null> {
+  const makePlan = PLANS[connection.engine];
+  if (makePlan === null) return null;
+  const owner = ownerDriver(connection);
+  try {
+    const plan = await makePlan(owner, user, newPassword());
+    return {
+      connection,
+      plan,
+      shown: plan.statements.map((sql) =>
+        sql.replaceAll(plan.password, "********")
+      ),
+    };
+  } finally {
+    await owner.close();
+  }
+}
+
+/** The saved login's driver (never the AI login), for the owner's eyes. */
+function ownerDriver(connection: SavedConnection): Driver {
+  const { aiLogin: _current, ...withoutLogin } = connection;
+  return openDriver(driverSpec(withoutLogin), "owner");
+}
+
+/**
+ * Run a prepared plan as the saved login, prove the new login reads and can
+ * do no more, and return the connection with it (not saved yet); throws
+ * with why it does not hold. A schema dropped meanwhile is passed over.
+ */
+export async function applyHarden(
+  prepared: PreparedHarden,
+): Promise<{ connection: SavedConnection; skipped: string[] }> {
+  const { plan } = prepared;
+  const skipped: string[] = [];
+  const owner = ownerDriver(prepared.connection);
+  try {
+    for (const statement of plan.statements) {
+      try {
+        await owner.query(statement, WRITE);
+      } catch (error) {
+        const schema = plan.schemaOf?.get(statement);
+        if (schema === undefined || await schemaExists(owner, schema)) {
+          throw error;
+        }
+        skipped.push(schema);
+      }
+    }
+  } finally {
+    await owner.close();
+  }
+  const hardened: SavedConnection = {
+    ...prepared.connection,
+    aiLogin: { user: plan.user, password: plan.password },
+  };
+  const proven = await prove(hardened, plan);
+  if (proven !== null) {
+    throw new HardenRefused(`The new login does not hold: ${proven}`);
+  }
+  return { connection: hardened, skipped: [...new Set(skipped)] };
+}
+
+/**
+ * Save the AI login of `hardened` with its connection in the file at
+ * `path`; the rest of the entry is the file's own (a policy changed
+ * meanwhile stays). A connection removed or pointed elsewhere meanwhile is
+ * refused: the login was made where the plan ran.
+ */
+export async function saveHardened(
+  path: string,
+  hardened: SavedConnection,
+): Promise<void> {
+  const loaded = await loadConnections(path);
+  if (!loaded.ok) throw new Error(`${loaded.message}; fix it by hand first`);
+  const current = loaded.connections.find((c) => c.id === hardened.id);
+  if (
+    current === undefined || current.url !== hardened.url ||
+    current.engine !== hardened.engine
+  ) {
+    throw new Error(
+      `"${hardened.name}" was removed or changed while its AI login was made; nothing was saved (run harden again)`,
+    );
+  }
+  await saveConnections(
+    path,
+    loaded.connections.map((c) =>
+      c.id === hardened.id && hardened.aiLogin !== undefined
+        ? { ...c, aiLogin: hardened.aiLogin }
+        : c
+    ),
+  );
+}
+
+async function schemaExists(owner: Driver, schema: string): Promise<boolean> {
+  const { rows } = await owner.query(
+    `SELECT 1 FROM pg_namespace WHERE nspname = ${literal(schema)}`,
+    READ,
+  );
+  return rows.length > 0;
+}
+
 /** Run `connections harden` against the connections file at `path`. */
 export async function hardenCommand(
   path: string,
@@ -165,26 +363,24 @@ export async function hardenCommand(
       }"`,
     );
   }
-  const makePlan = PLANS[connection.engine];
-  if (makePlan === null) {
-    io.out(
-      `"${connection.name}" is a SQLite database: it has no logins. AI reads run on a read-only handle (PRAGMA query_only); keep the file readable only by you.`,
-    );
-    return 0;
-  }
-  const { aiLogin: _current, ...withoutLogin } = connection;
-  const owner = openDriver(driverSpec(withoutLogin), "owner");
   try {
-    const user = stringFlag(parsed, "user") ?? aiUserName(connection);
-    const password = newPassword();
-    const plan = await makePlan(owner, user, password);
-    const masked = (sql: string) => sql.replaceAll(password, "********");
+    const prepared = await prepareHarden(
+      connection,
+      stringFlag(parsed, "user") ?? aiUserName(connection),
+    );
+    if (prepared === null) {
+      io.out(
+        `"${connection.name}" is a SQLite database: it has no logins. AI reads run on a read-only handle (PRAGMA query_only); keep the file readable only by you.`,
+      );
+      return 0;
+    }
+    const { plan } = prepared;
     io.out(
       `${parsed.flags.apply ? "Creating" : "Would create"} the login ${
-        JSON.stringify(user)
+        JSON.stringify(plan.user)
       } for AI reads on "${connection.name}":`,
     );
-    for (const statement of plan.statements) io.out(`  ${masked(statement)};`);
+    for (const statement of prepared.shown) io.out(`  ${statement};`);
     for (const note of plan.notes) io.out(`Note: ${note}`);
     if (parsed.flags.apply !== true) {
       io.out(
@@ -192,25 +388,21 @@ export async function hardenCommand(
       );
       return 0;
     }
-    for (const statement of plan.statements) {
-      await owner.query(statement, WRITE);
-    }
-    const hardened: SavedConnection = {
-      ...connection,
-      aiLogin: { user, password },
-    };
-    const proven = await prove(hardened);
-    if (proven !== null) {
-      io.err(`The new login does not hold: ${proven}. Nothing was saved.`);
+    let done;
+    try {
+      done = await applyHarden(prepared);
+    } catch (error) {
+      if (!(error instanceof HardenRefused)) throw error;
+      io.err(`${error.message}. Nothing was saved.`);
       return 1;
     }
-    await saveConnections(
-      path,
-      loaded.connections.map((c) => c.id === connection.id ? hardened : c),
-    );
+    for (const schema of done.skipped) {
+      io.out(`Note: the schema ${schema} was dropped meanwhile; passed over.`);
+    }
+    await saveHardened(path, done.connection);
     io.out(
       `Saved: every AI read on "${connection.name}" now runs as ${
-        JSON.stringify(user)
+        JSON.stringify(plan.user)
       }; approved writes run as the saved login.`,
     );
     return 0;
@@ -220,18 +412,28 @@ export async function hardenCommand(
       : String(error);
     io.err(`connections harden: ${message}`);
     return 1;
-  } finally {
-    await owner.close();
   }
 }
 
-/** Whether the AI login reads and holds no power past reading; why not. */
-async function prove(connection: SavedConnection): Promise<string | null> {
+/**
+ * Whether the AI login reads, holds no power past reading and is refused
+ * the credential catalogs by the engine; why not.
+ */
+async function prove(
+  connection: SavedConnection,
+  plan: HardenPlan,
+): Promise<string | null> {
   const reader = openDriver(driverSpec(connection), "owner");
   try {
     await reader.query("SELECT 1", READ);
+    for (const sql of plan.mustRead ?? []) await reader.query(sql, READ);
     const risks = await reader.loginRisks(CALL);
-    return risks.length === 0 ? null : `it ${risks.join(", ")}`;
+    if (risks.length > 0) return `it ${risks.join(", ")}`;
+    for (const sql of plan.mustNotRead ?? []) {
+      const read = await reader.query(sql, READ).then(() => true, () => false);
+      if (read) return `it can run ${sql}`;
+    }
+    return null;
   } catch (error) {
     return messageOf(error);
   } finally {

@@ -30,6 +30,7 @@ import { HttpError } from "../server/http_error.ts";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
+import { hardenRoutes } from "./harden_routes.tsx";
 import {
   type ConsoleEnv,
   consoleHost,
@@ -37,6 +38,7 @@ import {
   requireSession,
   sameOriginWithToken,
   securityHeaders,
+  underPrefix,
 } from "./guards.ts";
 import {
   type ActivityFilter,
@@ -50,7 +52,7 @@ import {
   HistorySearch,
   HistoryTable,
 } from "./pages/history.tsx";
-import { Layout } from "./pages/layout.tsx";
+import { ConsoleBase, Layout } from "./pages/layout.tsx";
 import { TOKEN_LIFETIMES, TokensPage } from "./pages/tokens.tsx";
 
 /** Rows a page shows; the export takes up to EXPORT_LIMIT. */
@@ -65,11 +67,21 @@ const NOTICES: Readonly<Record<string, string>> = {
     "That approval is no longer waiting (answered elsewhere, withdrawn by its client, or timed out).",
   saved: "Saved to connections.json: in force from the next call.",
   revoked: "Revoked: the token stops working now.",
+  hardened:
+    "Hardened: every AI read on it now runs as its least-privilege login.",
 };
 
 /** Build the console app. */
 export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  const base = deps.keys.prefix;
+  const html = (node: Child) =>
+    htmlResponse(
+      <ConsoleBase.Provider value={base}>{node}</ConsoleBase.Provider>,
+    );
+  /** After a form: see the page (303, so a reload never posts again). */
+  const see = (location: string) =>
+    new Response(null, { status: 303, headers: { location: base + location } });
   app.onError((error) => {
     if (error instanceof HttpError) return error.toResponse();
     deps.log(
@@ -85,21 +97,22 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   );
   app.use("*", securityHeaders());
   app.use("*", consoleHost(deps.port));
+  app.use("*", underPrefix(base));
   app.use("*", keyExchange(deps.keys, deps.port));
   app.use("*", requireSession(deps.keys, deps.port));
   app.use("*", sameOriginWithToken());
 
   app.get(
-    "/static/console.css",
+    `${base}/static/console.css`,
     (c) =>
       c.body(CONSOLE_CSS, 200, { "content-type": "text/css; charset=utf-8" }),
   );
-  app.get("/static/console.js", (c) =>
+  app.get(`${base}/static/console.js`, (c) =>
     c.body(CONSOLE_JS, 200, {
       "content-type": "text/javascript; charset=utf-8",
     }));
   app.get(
-    "/events",
+    `${base}/events`,
     (c) => eventStream(deps.events, c.req.raw.signal, deps.shutdown),
   );
 
@@ -123,7 +136,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   };
 
-  app.get("/", (c) =>
+  app.get(`${base}/`, (c) =>
     page(
       c,
       { title: "Approvals", path: "/", topic: "approvals" },
@@ -135,7 +148,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
       />,
     ));
 
-  app.post("/approvals/:id", (c) => {
+  app.post(`${base}/approvals/:id`, (c) => {
     const decision = c.get("form").decision;
     if (decision !== "approve" && decision !== "deny") {
       throw HttpError.plain(
@@ -155,7 +168,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   });
 
-  app.get("/activity", async (c) => {
+  app.get(`${base}/activity`, async (c) => {
     const filter: ActivityFilter = {};
     const client = c.req.query("client");
     const connection = c.req.query("connection");
@@ -189,7 +202,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   });
 
-  app.get("/history", async (c) => {
+  app.get(`${base}/history`, async (c) => {
     const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
     const rows = await deps.history.search(searchOf(filter, PAGE_ROWS));
     const head = c.req.query("fragment") === "1" ? null : (
@@ -206,7 +219,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   });
 
-  app.get("/history/export", async (c) => {
+  app.get(`${base}/history/export`, async (c) => {
     const format = c.req.query("format");
     if (format !== "csv" && format !== "json") {
       throw HttpError.plain(
@@ -234,7 +247,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     });
   });
 
-  app.get("/connections", (c) =>
+  app.get(`${base}/connections`, (c) =>
     page(
       c,
       { title: "Connections", path: "/connections" },
@@ -249,7 +262,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
       />,
     ));
 
-  app.post("/connections/:id", async (c) => {
+  app.post(`${base}/connections/:id`, async (c) => {
     const form = c.get("form");
     const id = c.req.param("id");
     const loaded = await loadConnections(deps.connectionsPath);
@@ -291,7 +304,25 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     return see("/connections?notice=saved");
   });
 
-  app.get("/tokens", async (c) => {
+  hardenRoutes(
+    app,
+    deps,
+    base,
+    (title, body) =>
+      html(
+        <Layout
+          title={title}
+          path="/connections"
+          pending={deps.pending.size}
+          head={null}
+        >
+          {body}
+        </Layout>,
+      ),
+    see,
+  );
+
+  app.get(`${base}/tokens`, async (c) => {
     const session = c.get("session");
     // The plaintext is shown once: taken from the session as it is shown.
     const created = session.flash;
@@ -310,7 +341,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   });
 
-  app.post("/tokens", async (c) => {
+  app.post(`${base}/tokens`, async (c) => {
     const form = c.get("form");
     const name = (form.name ?? "").trim();
     if (name === "" || name.length > 100) {
@@ -368,7 +399,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     return see("/tokens");
   });
 
-  app.post("/tokens/:id/revoke", async (c) => {
+  app.post(`${base}/tokens/:id/revoke`, async (c) => {
     const id = c.req.param("id");
     const found = (await deps.tokens.list()).find((token) => token.id === id);
     if (found === undefined) {
@@ -385,15 +416,10 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
 
 type ConsoleTopic = "approvals" | "activity" | "history";
 
-function html(node: Child): Response {
+function htmlResponse(node: Child): Response {
   return new Response(`<!doctype html>${String(node)}`, {
     headers: { "content-type": "text/html; charset=utf-8" },
   });
-}
-
-/** After a form: see the page (303, so a reload never posts again). */
-function see(location: string): Response {
-  return new Response(null, { status: 303, headers: { location } });
 }
 
 function nameOf(deps: ConsoleDeps): (id: string) => string {

@@ -105,7 +105,7 @@ export const CONSOLE_JS = `"use strict";
       if (again) { again = false; refresh(); }
     }
   }
-  const events = new EventSource("/events");
+  const events = new EventSource(document.body.dataset.base + "/events");
   events.addEventListener(topic, refresh);
   events.addEventListener("open", () => { root.dataset.live = "on"; });
   events.addEventListener("error", () => { root.dataset.live = "off"; });

@@ -28,10 +28,12 @@ export interface ConsoleOptions {
 /** A running console. */
 export interface RunningConsole {
   readonly port: number;
-  /** `http://127.0.0.1:<port>/`, without the key. */
+  /** `http://127.0.0.1:<port>/c/<prefix>/`, without the key. */
   readonly url: string;
   /** The per-start secret (only in the 0600 handshake). */
   readonly key: string;
+  /** The per-start path prefix every console URL sits under (`/c/…`). */
+  readonly path: string;
   /** The address that opens a session: `url` with `?key=`. */
   readonly keyUrl: string;
   /** The host dialog that asks on the Approvals page. */
@@ -97,11 +99,12 @@ export async function startConsole(
       : { idleTimeoutMs: options.idleTimeoutMs }),
   });
   port = listener.port;
-  url = `http://127.0.0.1:${port}/`;
+  url = `http://127.0.0.1:${port}${keys.prefix}/`;
   return {
     port,
     url,
     key: keys.key,
+    path: keys.prefix,
     keyUrl: `${url}?key=${keys.key}`,
     dialog: pending.dialog,
     events,

@@ -9,7 +9,7 @@
  */
 
 import type { Context, MiddlewareHandler } from "hono";
-import { getCookie } from "hono/cookie";
+import { getCookie, setCookie } from "hono/cookie";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleKeys, ConsoleSession } from "./keys.ts";
 import { sameSecret } from "./keys.ts";
@@ -85,9 +85,22 @@ export function consoleHost(port: () => number): MiddlewareHandler {
 }
 
 /**
+ * Every URL sits under the per-start prefix (`/c/<random>`); anything else
+ * is a bare 404 that names nothing, before a key or a cookie is looked at.
+ */
+export function underPrefix(prefix: string): MiddlewareHandler {
+  return async function underPrefix(c, next) {
+    if (!c.req.path.startsWith(`${prefix}/`)) {
+      throw HttpError.plain(404, "not_found", "Not found");
+    }
+    await next();
+  };
+}
+
+/**
  * `?key=…` on a GET: the right key opens a session (an `HttpOnly`,
- * `SameSite=Strict` cookie) and redirects to the same page without the key;
- * a wrong one is refused.
+ * `SameSite=Strict` cookie whose `Path` is the console's prefix) and
+ * redirects to the same page without the key; a wrong one is refused.
  */
 export function keyExchange(
   keys: ConsoleKeys,
@@ -96,29 +109,29 @@ export function keyExchange(
   return async function keyExchange(c, next) {
     const given = c.req.query("key");
     if (given === undefined || c.req.method !== "GET") return await next();
-    const session = keys.exchange(given);
+    const session = keys.exchange(given, port());
     if (session === null) throw refusal("the key is not this console's");
     const url = new URL(c.req.url);
     url.searchParams.delete("key");
-    return new Response(null, {
-      status: 303,
-      headers: {
-        location: `${url.pathname}${url.search}`,
-        "set-cookie": `${
-          cookieName(port())
-        }=${session.id}; Path=/; HttpOnly; SameSite=Strict`,
-      },
+    setCookie(c, cookieName(port()), session.id, {
+      path: keys.prefix,
+      httpOnly: true,
+      sameSite: "Strict",
     });
+    return c.redirect(`${url.pathname}${url.search}`, 303);
   };
 }
 
-/** Every request needs a session cookie this console issued. */
+/**
+ * Every request needs a session cookie this console issued, on this
+ * listener's port.
+ */
 export function requireSession(
   keys: ConsoleKeys,
   port: () => number,
 ): MiddlewareHandler<ConsoleEnv> {
   return async function requireSession(c, next) {
-    const session = keys.session(getCookie(c, cookieName(port())));
+    const session = keys.session(getCookie(c, cookieName(port())), port());
     if (session === null) {
       throw refusal("open it with: deno task dbport console");
     }

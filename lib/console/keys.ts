@@ -1,7 +1,7 @@
 /**
  * The console's secret and its browser sessions. The secret key is made at
  * each start and written only to the 0600 handshake; a browser shows it once
- * (`/?key=…`) and gets a session cookie for it, so the key leaves the
+ * (`/c/<prefix>/?key=…`) and gets a session cookie for it, so the key leaves the
  * address bar, the history and any screenshot at once. Each session has its
  * own CSRF token for the forms it is shown.
  *
@@ -12,6 +12,8 @@
 export interface ConsoleSession {
   readonly id: string;
   readonly csrf: string;
+  /** The listener's port it was opened on: presented on another, refused. */
+  readonly port: number;
   /** A new token's plaintext, shown once on the next Tokens page. */
   flash?: { name: string; plaintext: string };
 }
@@ -34,19 +36,31 @@ export function sameSecret(given: string, expected: string): boolean {
   return diff === 0;
 }
 
-/** The key and the sessions it opened. */
+/**
+ * A per-start path every console URL sits under (`/c/<32 hex>`): the
+ * session cookie's `Path`, so a browser never sends it to another server on
+ * 127.0.0.1 (cookies ignore the port, RFC 6265 §8.5) unless that server is
+ * asked for this very path.
+ */
+export function randomPrefix(): string {
+  return `/c/${randomSecret().slice(0, 32)}`;
+}
+
+/** The key, the path prefix and the sessions the key opened. */
 export class ConsoleKeys {
   readonly key: string;
+  readonly prefix: string;
   readonly #sessions = new Map<string, ConsoleSession>();
 
-  constructor(key: string = randomSecret()) {
+  constructor(key: string = randomSecret(), prefix: string = randomPrefix()) {
     this.key = key;
+    this.prefix = prefix;
   }
 
-  /** A new session when `given` is the key, else null. */
-  exchange(given: string): ConsoleSession | null {
+  /** A new session on `port` when `given` is the key, else null. */
+  exchange(given: string, port: number): ConsoleSession | null {
     if (!sameSecret(given, this.key)) return null;
-    const session = { id: randomSecret(), csrf: randomSecret() };
+    const session = { id: randomSecret(), csrf: randomSecret(), port };
     this.#sessions.set(session.id, session);
     if (this.#sessions.size > MAX_SESSIONS) {
       this.#sessions.delete(this.#sessions.keys().next().value!);
@@ -54,11 +68,14 @@ export class ConsoleKeys {
     return session;
   }
 
-  /** The session a cookie names, if it is one of ours. */
-  session(id: string | undefined): ConsoleSession | null {
+  /**
+   * The session a cookie names, if it is one of ours and was opened on this
+   * listener's `port`.
+   */
+  session(id: string | undefined, port: number): ConsoleSession | null {
     if (id === undefined || id.length !== 64) return null;
     for (const [known, session] of this.#sessions) {
-      if (sameSecret(id, known)) return session;
+      if (sameSecret(id, known)) return session.port === port ? session : null;
     }
     return null;
   }

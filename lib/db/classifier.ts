@@ -385,7 +385,7 @@ function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
     if (LIBRARY_SETTINGS.has(token.text)) {
       return `${token.text.toLowerCase()} loads libraries`;
     }
-    if (token.text === "UESCAPE") {
+    if (token.text === "UESCAPE" && !afterUnicodeString(tokens, k)) {
       return "UESCAPE hides names behind escapes";
     }
     const language = looseName(tokens[k + 1]);
@@ -400,6 +400,18 @@ function reachOf(tokens: readonly Token[], dialect: Dialect): string | null {
     }
   }
   return null;
+}
+
+/**
+ * `U&'…' UESCAPE '!'`: the escape of a string literal, which names nothing
+ * (`U&"…" UESCAPE` of an identifier still counts as reach).
+ */
+function afterUnicodeString(tokens: readonly Token[], k: number): boolean {
+  return tokens[k - 1]?.kind === "string" && tokens[k - 2]?.text === "&" &&
+    word(tokens[k - 3]) === "U" &&
+    tokens[k - 1]!.start === tokens[k - 2]!.end &&
+    tokens[k - 2]!.start === tokens[k - 3]!.end &&
+    tokens[k + 1]?.kind === "string";
 }
 
 /** `PRAGMA [schema.]name` or `PRAGMA [schema.]name(table)` of a reading pragma. */

@@ -42,6 +42,11 @@ export interface LexicalRules {
   dollarQuotes: boolean;
   /** Parameters: SQLite's `?NNN :a @a $a #a`, or `?name :name @name`. */
   parameters: "sqlite" | "named";
+  /**
+   * What `CREATE` makes with a `BEGIN … END` body whose inner `;` do not
+   * end the statement (compound.ts).
+   */
+  compoundBodies: readonly string[];
 }
 
 /** Statement-level facts the classifier needs. */
@@ -118,6 +123,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
       bracketIdentifiers: false,
       dollarQuotes: true,
       parameters: "named",
+      compoundBodies: [],
     },
     statements: {
       describeExplains: false,
@@ -153,6 +159,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
       bracketIdentifiers: false,
       dollarQuotes: false,
       parameters: "named",
+      compoundBodies: ["PROCEDURE", "FUNCTION", "TRIGGER", "EVENT"],
     },
     statements: {
       describeExplains: true,
@@ -189,6 +196,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
       bracketIdentifiers: true,
       dollarQuotes: false,
       parameters: "sqlite",
+      compoundBodies: ["TRIGGER"],
     },
     statements: {
       describeExplains: false,

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { compoundEnd } from "./compound.ts";
 import { type Engine, ENGINES, type LexicalRules } from "./engines.ts";
 
 /** The SQL dialects dbport speaks: one per engine. */
@@ -374,8 +375,17 @@ export function split(sql: string, dialect: Dialect): Split {
     current = [];
   };
   const { tokens, uncertain } = lex(sql, dialect);
-  for (const token of tokens) {
-    if (token.kind === "semicolon") flush();
+  const kinds = ENGINES[dialect].lexical.compoundBodies;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    // A CREATE … BEGIN … END body's own `;` stay inside it (compound.ts).
+    const end = current.length === 0 && uncertain.length === 0
+      ? compoundEnd(tokens, i, kinds)
+      : -1;
+    if (end >= 0) {
+      current.push(...tokens.slice(i, end + 1));
+      i = end;
+    } else if (token.kind === "semicolon") flush();
     else current.push(token);
   }
   flush();

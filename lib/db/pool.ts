@@ -162,7 +162,7 @@ async function prepare(
     JSON.stringify(spec.name ?? "the connection")
   }`;
   if (spec.passwordSource !== undefined) {
-    password = await readSecret(spec.passwordSource, what);
+    password = await readSecret(spec.passwordSource, what, context.audience);
     all.push(password);
   }
   if (spec.ssh === undefined) {
@@ -183,6 +183,7 @@ async function prepare(
     spec.ssh,
     context.ssh.env,
     spec.name ?? "the connection",
+    context.audience,
   );
   for (const secret of [sshSecret, spec.ssh.passphrase, spec.ssh.password]) {
     if (secret !== undefined) all.push(secret);

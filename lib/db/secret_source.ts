@@ -4,8 +4,10 @@
  * server; `passwordCommand` is a program run without a shell (a password
  * manager's CLI, the OS keychain) whose standard output is the secret. The
  * command runs when the connection is first opened and again after an
- * authentication failure, never more; a failure names the command, never
- * what it printed.
+ * authentication failure, never more; a failure never says what it
+ * printed, and names the program (its path) only to the owner's own
+ * terminal: a client is told "its passwordCommand" (a path says where the
+ * user keeps their password manager and what it is).
  *
  * @module
  */
@@ -18,6 +20,9 @@ export interface SecretSource {
   command?: readonly string[];
 }
 
+/** Who reads a failure: an MCP client, or the owner at their terminal. */
+export type SecretAudience = "clients" | "owner";
+
 /** How long a password command may take (a manager may ask to unlock). */
 export const COMMAND_TIMEOUT_MS = 60_000;
 
@@ -25,18 +30,24 @@ export const COMMAND_TIMEOUT_MS = 60_000;
 export class SecretCache {
   readonly #source: SecretSource;
   readonly #what: string;
+  readonly #audience: SecretAudience;
   #value: Promise<string> | null = null;
 
   /** `what` names the secret in errors ("the password of \"Shop\""). */
-  constructor(source: SecretSource, what: string) {
+  constructor(
+    source: SecretSource,
+    what: string,
+    audience: SecretAudience = "clients",
+  ) {
     this.#source = source;
     this.#what = what;
+    this.#audience = audience;
   }
 
   /** The secret, reading it when it is not known yet. */
   get(): Promise<string> {
     if (this.#value === null) {
-      const value = readSecret(this.#source, this.#what);
+      const value = readSecret(this.#source, this.#what, this.#audience);
       this.#value = value;
       value.catch(() => {
         if (this.#value === value) this.#value = null;
@@ -51,10 +62,15 @@ export class SecretCache {
   }
 }
 
-/** Read a secret from its source. */
+/**
+ * Read a secret from its source. A failure names the command's program
+ * for the owner only; for clients (the default) it says "its
+ * passwordCommand".
+ */
 export async function readSecret(
   source: SecretSource,
   what: string,
+  audience: SecretAudience = "clients",
 ): Promise<string> {
   if (source.env !== undefined) {
     const value = Deno.env.get(source.env);
@@ -71,7 +87,9 @@ export async function readSecret(
   if (program === undefined) {
     throw new DbError("connect", `${what} has no source`);
   }
-  const named = JSON.stringify(program);
+  const named = audience === "owner"
+    ? `the command ${JSON.stringify(program)}`
+    : "its passwordCommand (the owner's `deno task dbport connections test` names the program)";
   let output: Deno.CommandOutput;
   try {
     output = await new Deno.Command(program, {
@@ -84,7 +102,7 @@ export async function readSecret(
   } catch (error) {
     throw new DbError(
       "connect",
-      `${what} comes from the command ${named}, which could not be run${
+      `${what} comes from ${named}, which could not be run${
         error instanceof Deno.errors.NotFound ? " (not found)" : ""
       }`,
     );
@@ -92,7 +110,7 @@ export async function readSecret(
   if (!output.success) {
     throw new DbError(
       "connect",
-      `${what} comes from the command ${named}, which failed (exit ${output.code})`,
+      `${what} comes from ${named}, which failed (exit ${output.code})`,
     );
   }
   // One trailing line break is the command's, not the secret's.
@@ -100,7 +118,7 @@ export async function readSecret(
   if (secret === "") {
     throw new DbError(
       "connect",
-      `${what} comes from the command ${named}, which printed nothing`,
+      `${what} comes from ${named}, which printed nothing`,
     );
   }
   return secret;

@@ -23,10 +23,11 @@ export interface Handshake {
   /** When {@linkcode Handshake.token} expires (ISO 8601); null with no token. */
   expiresAt: string | null;
   /**
-   * The browser console's port and per-start secret key, when it runs
-   * (`deno task dbport console` opens `http://127.0.0.1:<port>/?key=<key>`).
+   * The browser console's port, per-start path prefix and secret key, when
+   * it runs (`deno task dbport console` opens
+   * `http://127.0.0.1:<port><path>/?key=<key>`).
    */
-  console?: { port: number; key: string };
+  console?: { port: number; path: string; key: string };
 }
 
 /** The outcome of {@linkcode parseHandshake}. */
@@ -91,9 +92,13 @@ export function parseHandshake(text: string): HandshakeResult {
   if (
     browser !== undefined &&
     (!isJsonObject(browser) || !validPort(browser.port) ||
-      typeof browser.key !== "string" || browser.key === "")
+      typeof browser.key !== "string" || browser.key === "" ||
+      typeof browser.path !== "string" || !CONSOLE_PATH.test(browser.path))
   ) {
-    return { ok: false, problem: "the handshake console is not {port, key}" };
+    return {
+      ok: false,
+      problem: "the handshake console is not {port, path, key}",
+    };
   }
   return {
     ok: true,
@@ -107,10 +112,24 @@ export function parseHandshake(text: string): HandshakeResult {
       token: token ?? null,
       expiresAt: expiresAt ?? null,
       ...(browser === undefined ? {} : {
-        console: { port: browser.port as number, key: browser.key as string },
+        console: {
+          port: browser.port as number,
+          path: browser.path as string,
+          key: browser.key as string,
+        },
       }),
     },
   };
+}
+
+/** The console's path prefix: `/c/` and letters or digits, nothing else. */
+const CONSOLE_PATH = /^\/c\/[0-9A-Za-z]{1,64}$/;
+
+/** The address that opens a console session (`key` swapped for a cookie). */
+export function consoleKeyUrl(
+  browser: { port: number; path: string; key: string },
+): string {
+  return `http://127.0.0.1:${browser.port}${browser.path}/?key=${browser.key}`;
 }
 
 function validPort(port: unknown): boolean {

@@ -488,9 +488,13 @@ async function publishHandshake(
         startedAt,
         token: token.plaintext,
         expiresAt: new Date(token.expiresAt).toISOString(),
-        ...(core.browser === null
-          ? {}
-          : { console: { port: core.browser.port, key: core.browser.key } }),
+        ...(core.browser === null ? {} : {
+          console: {
+            port: core.browser.port,
+            path: core.browser.path,
+            key: core.browser.key,
+          },
+        }),
       }),
     log,
     ...(options.rotationCheckMs === undefined

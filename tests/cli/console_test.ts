@@ -33,7 +33,7 @@ async function handshake(extra: Record<string, unknown>): Promise<string> {
 
 Deno.test("dbport console opens the address with the key from the handshake", async () => {
   const path = await handshake({
-    console: { port: 4001, key: "k".repeat(64) },
+    console: { port: 4001, path: "/c/0a1b", key: "k".repeat(64) },
   });
   try {
     const opened: string[] = [];
@@ -43,7 +43,9 @@ Deno.test("dbport console opens the address with the key from the handshake", as
       return Promise.resolve(true);
     });
     assertEquals(code, 0);
-    assertEquals(opened, [`http://127.0.0.1:4001/?key=${"k".repeat(64)}`]);
+    assertEquals(opened, [
+      `http://127.0.0.1:4001/c/0a1b/?key=${"k".repeat(64)}`,
+    ]);
     assertMatch(o.out[0]!, /^Opened the dbport console/);
     // No browser: the address is printed instead; --print never opens one.
     const none = io();

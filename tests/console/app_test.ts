@@ -19,17 +19,19 @@ const PORT = 4123;
 const BASE = `http://127.0.0.1:${PORT}`;
 const HOST = { host: `127.0.0.1:${PORT}` };
 
-async function setup() {
+async function setup(keys = new ConsoleKeys(), port = PORT) {
   const saved = savedConnection(
     { engine: "sqlite", url: "/tmp/dbport-console-test.db" },
     "Secret Shop",
   );
   const server = await serverWith([saved], { console: false });
-  const keys = new ConsoleKeys();
+  const origin = `http://127.0.0.1:${port}`;
+  const host = { host: `127.0.0.1:${port}` };
+  const at = `${origin}${keys.prefix}`;
   const pending = new PendingApprovals();
   const shutdown = new AbortController();
   const app = createConsoleApp({
-    port: () => PORT,
+    port: () => port,
     keys,
     pending,
     events: new ConsoleEvents(),
@@ -45,34 +47,35 @@ async function setup() {
     log: () => {},
     shutdown: shutdown.signal,
   });
-  const login = await app.request(`${BASE}/?key=${keys.key}`, {
-    headers: HOST,
+  const login = await app.request(`${at}/?key=${keys.key}`, {
+    headers: host,
   });
-  const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-  const session = keys.session(cookie.split("=")[1])!;
+  const cookie = login.headers.get("set-cookie")?.split(";")[0] ?? "";
+  const session = keys.session(cookie.split("=")[1], port)!;
   return {
     app,
     keys,
+    at,
     saved,
     server,
     pending,
     cookie,
     session,
     get: (path: string, headers: Record<string, string> = {}) =>
-      app.request(`${BASE}${path}`, {
-        headers: { ...HOST, cookie, ...headers },
+      app.request(`${at}${path}`, {
+        headers: { ...host, cookie, ...headers },
       }),
     post: (
       path: string,
       form: Record<string, string>,
       headers: Record<string, string> = {},
     ) =>
-      app.request(`${BASE}${path}`, {
+      app.request(`${at}${path}`, {
         method: "POST",
         headers: {
-          ...HOST,
+          ...host,
           cookie,
-          origin: BASE,
+          origin,
           "content-type": "application/x-www-form-urlencoded",
           ...headers,
         },
@@ -88,7 +91,7 @@ async function setup() {
 Deno.test("console: the key becomes a session cookie and leaves the address; without it, 403 and no connection named", async () => {
   await using t = await setup();
   const keys = new ConsoleKeys();
-  const none = await t.app.request(`${BASE}/connections`, { headers: HOST });
+  const none = await t.app.request(`${t.at}/connections`, { headers: HOST });
   assertEquals(none.status, 403);
   const text = await none.text();
   assert(!text.includes("Secret Shop"), text);
@@ -97,11 +100,11 @@ Deno.test("console: the key becomes a session cookie and leaves the address; wit
     CONTENT_SECURITY_POLICY,
   );
   assertEquals(none.headers.get("cache-control"), "no-store");
-  const wrong = await t.app.request(`${BASE}/?key=${keys.key}`, {
+  const wrong = await t.app.request(`${t.at}/?key=${keys.key}`, {
     headers: HOST,
   });
   assertEquals(wrong.status, 403);
-  const empty = await t.app.request(`${BASE}/history?q=orders&key=`, {
+  const empty = await t.app.request(`${t.at}/history?q=orders&key=`, {
     headers: HOST,
   });
   assertEquals(empty.status, 403, "an empty key is no key");
@@ -113,15 +116,19 @@ Deno.test("console: the key becomes a session cookie and leaves the address; wit
 Deno.test("console: the exchange sets HttpOnly, SameSite=Strict and redirects without the key", async () => {
   await using t = await setup();
   const answer = await t.app.request(
-    `${BASE}/history?q=orders&key=${t.keys.key}`,
+    `${t.at}/history?q=orders&key=${t.keys.key}`,
     { headers: HOST },
   );
   assertEquals(answer.status, 303);
-  assertEquals(answer.headers.get("location"), "/history?q=orders");
+  assertEquals(
+    answer.headers.get("location"),
+    `${t.keys.prefix}/history?q=orders`,
+  );
   const cookie = answer.headers.get("set-cookie") ?? "";
   assertMatch(cookie, new RegExp(`^dbport_console_${PORT}=[0-9a-f]{64}; `));
   assertMatch(cookie, /; HttpOnly/);
   assertMatch(cookie, /; SameSite=Strict/);
+  assertMatch(cookie, new RegExp(`; Path=${t.keys.prefix}(;|$)`));
   assert(!cookie.includes(t.keys.key));
   // A session of its own, not the one setup() opened.
   assert(!t.cookie.endsWith(cookie.split(";")[0]!.split("=")[1]!));
@@ -188,7 +195,7 @@ Deno.test("console: forms are URL-encoded and at most 64 KiB", async () => {
   await using t = await setup();
   const big = await t.post("/tokens", { name: "x".repeat(70_000) });
   assertEquals(big.status, 413);
-  const json = await t.app.request(`${BASE}/tokens`, {
+  const json = await t.app.request(`${t.at}/tokens`, {
     method: "POST",
     headers: {
       ...HOST,
@@ -259,7 +266,10 @@ Deno.test("console: what a client sent is escaped, never markup", async () => {
   const bad = await t.post(`/approvals/${id}`, { decision: "maybe" });
   assertEquals(bad.status, 400);
   const answer = await t.post(`/approvals/${id}`, { decision: "approve" });
-  assertEquals(answer.headers.get("location"), "/?notice=approved");
+  assertEquals(
+    answer.headers.get("location"),
+    `${t.keys.prefix}/?notice=approved`,
+  );
   assertEquals(await waiting, { answer: "approve" });
   // Hidden characters are shown, as in every other way of asking.
   const sneaky = t.pending.dialog.ask(
@@ -270,7 +280,10 @@ Deno.test("console: what a client sent is escaped, never markup", async () => {
   t.pending.answer(t.pending.list()[0]!.id, false);
   assertEquals(await sneaky, { answer: "deny" });
   const late = await t.post(`/approvals/${id}`, { decision: "deny" });
-  assertEquals(late.headers.get("location"), "/?notice=gone");
+  assertEquals(
+    late.headers.get("location"),
+    `${t.keys.prefix}/?notice=gone`,
+  );
 });
 
 Deno.test("console: the history exports as CSV and JSON lines, filtered like the page", async () => {
@@ -307,4 +320,162 @@ Deno.test("console: the history exports as CSV and JSON lines, filtered like the
   const all = await (await t.get("/history/export?format=csv")).text();
   assertMatch(all, /'=cmd/, "a formula is disarmed");
   assertEquals((await t.get("/history/export?format=xml")).status, 400);
+});
+
+Deno.test("console: nothing outside the per-start prefix answers but a bare 404, cookie or not", async () => {
+  await using t = await setup();
+  const other = new ConsoleKeys().prefix;
+  const upper = t.keys.prefix.toUpperCase().replace("/C/", "/c/");
+  for (
+    const path of [
+      "/",
+      "/connections",
+      "/tokens",
+      "/static/console.js",
+      "/events",
+      `/?key=${t.keys.key}`,
+      `${other}/`,
+      `${other}/connections`,
+      `${other}/?key=${t.keys.key}`,
+      `${t.keys.prefix}x/`,
+      `${t.keys.prefix}`,
+      `${upper}/`,
+      "/c/",
+      `/c${t.keys.prefix}/`,
+      // Dot segments are resolved before routing: they cannot step in.
+      `${other}/..${t.keys.prefix.slice(2)}x/`,
+      `${t.keys.prefix}/../connections`,
+      `${t.keys.prefix}/%2e%2e/connections`,
+      `/x/..${other.slice(2)}/`,
+    ]
+  ) {
+    const answer = await t.app.request(`${BASE}${path}`, {
+      headers: { ...HOST, cookie: t.cookie },
+    });
+    assertEquals(answer.status, 404, path);
+    const text = await answer.text();
+    assert(!text.includes("Secret Shop"), text);
+    assert(!text.includes("dbport"), `a 404 names nothing: ${text}`);
+    assert(!text.includes(t.keys.prefix), text);
+    assertEquals(answer.headers.get("set-cookie"), null, path);
+    assertEquals(answer.headers.get("cache-control"), "no-store");
+  }
+  // A key shown at the wrong path opened no session.
+  assertEquals(
+    (await t.app.request(`${BASE}/?key=${t.keys.key}`, { headers: HOST }))
+      .status,
+    404,
+  );
+  const posted = await t.app.request(`${BASE}/tokens`, {
+    method: "POST",
+    headers: {
+      ...HOST,
+      cookie: t.cookie,
+      origin: BASE,
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({
+      csrf: t.session.csrf,
+      name: "stray",
+      level: "fullAccess",
+    }).toString(),
+  });
+  assertEquals(posted.status, 404);
+  assertEquals((await t.server.server.tokens.list()).length, 1);
+});
+
+Deno.test("console: every link, form, asset and the event stream sit under the prefix", async () => {
+  await using t = await setup();
+  const made = await t.post("/tokens", {
+    name: "n",
+    level: "readOnly",
+    expires: "7d",
+  });
+  assertEquals(made.headers.get("location"), `${t.keys.prefix}/tokens`);
+  for (
+    const path of ["/", "/activity", "/history", "/connections", "/tokens"]
+  ) {
+    const page = await (await t.get(path)).text();
+    const urls = [...page.matchAll(/\b(?:href|src|action)="([^"]*)"/g)].map(
+      (m) => m[1]!.replaceAll("&amp;", "&"),
+    );
+    assert(urls.length >= 7, `${path}: ${urls}`);
+    for (const url of urls) {
+      assert(url.startsWith(`${t.keys.prefix}/`), `${path}: ${url}`);
+    }
+    const links = [...page.matchAll(/\b(?:href|src)="([^"]*)"/g)];
+    for (const [, url] of links) {
+      const answer = await t.get(
+        url!.replaceAll("&amp;", "&").slice(t.keys.prefix.length),
+      );
+      await answer.body?.cancel();
+      assertEquals(answer.status, 200, url);
+    }
+    assertMatch(page, new RegExp(`data-base="${t.keys.prefix}"`));
+  }
+  const script = await (await t.get("/static/console.js")).text();
+  assertMatch(
+    script,
+    /new EventSource\(document\.body\.dataset\.base \+ "\/events"\)/,
+  );
+});
+
+Deno.test("console: a session is bound to its listener's port, and a cookie from elsewhere opens nothing", async () => {
+  await using t = await setup();
+  // The same keys behind another port (a second listener): the cookie that
+  // port A issued is refused on B, under B's own cookie name or A's.
+  await using b = await setup(t.keys, PORT + 1);
+  const hostB = { host: `127.0.0.1:${PORT + 1}` };
+  for (
+    const cookie of [
+      t.cookie,
+      t.cookie.replace(
+        `dbport_console_${PORT}=`,
+        `dbport_console_${PORT + 1}=`,
+      ),
+    ]
+  ) {
+    const answer = await b.app.request(
+      `http://127.0.0.1:${PORT + 1}${t.keys.prefix}/connections`,
+      { headers: { ...hostB, cookie } },
+    );
+    assertEquals(answer.status, 403, cookie);
+    assert(!(await answer.text()).includes("Secret Shop"));
+  }
+  assertEquals((await b.get("/connections")).status, 200);
+  // A second dbport (its own keys): A's cookie and A's prefix mean nothing.
+  await using c = await setup();
+  const replay = await c.app.request(`${BASE}${c.keys.prefix}/connections`, {
+    headers: { ...HOST, cookie: t.cookie },
+  });
+  assertEquals(replay.status, 403);
+  const wrongPrefix = await c.app.request(
+    `${BASE}${t.keys.prefix}/connections`,
+    { headers: { ...HOST, cookie: t.cookie } },
+  );
+  assertEquals(wrongPrefix.status, 404);
+});
+
+Deno.test("console: Harden is offered only where the engine has logins, and its forms need the session, the CSRF token and a plan of this session", async () => {
+  await using t = await setup();
+  const page = await (await t.get("/connections")).text();
+  assert(!page.includes("Harden"), "SQLite has no logins");
+  const path = `/connections/${t.saved.id}/harden`;
+  const sqlite = await t.post(path, {});
+  assertEquals(sqlite.status, 400);
+  assertMatch(await sqlite.text(), /no_logins/);
+  assertEquals((await t.post(path, { csrf: "" })).status, 403);
+  assertEquals(
+    (await t.post(path, {}, { origin: "http://127.0.0.1:1" })).status,
+    403,
+  );
+  assertEquals((await t.get(path)).status, 404, "a GET runs nothing");
+  const stray = await t.post(`${path}/apply`, { plan: "0".repeat(64) });
+  assertEquals(stray.status, 409);
+  assertMatch(await stray.text(), /not waiting/);
+  const unknown = await t.post(
+    `/connections/${crypto.randomUUID()}/harden`,
+    {},
+  );
+  assertEquals(unknown.status, 404);
 });

@@ -1,4 +1,4 @@
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals, assertMatch } from "@std/assert";
 import type { DialogRequest } from "../../lib/app/host_dialog.ts";
 import { ConsoleEvents, MERGE_MS } from "../../lib/console/events.ts";
 import { ConsoleKeys, sameSecret } from "../../lib/console/keys.ts";
@@ -82,15 +82,22 @@ Deno.test("ConsoleEvents: approvals are told at once, other topics merged per qu
   assertEquals(events.listeners, 0);
 });
 
-Deno.test("ConsoleKeys: only the key opens a session; a session is found by its id", () => {
+Deno.test("ConsoleKeys: only the key opens a session; a session is found by its id on its own port", () => {
   const keys = new ConsoleKeys();
   assertEquals(keys.key.length, 64);
-  assertEquals(keys.exchange("x".repeat(64)), null);
-  assertEquals(keys.exchange(""), null);
-  const session = keys.exchange(keys.key)!;
-  assertEquals(keys.session(session.id), session);
-  assertEquals(keys.session(undefined), null);
-  assertEquals(keys.session(keys.key), null, "the key is not a session id");
+  assertMatch(keys.prefix, /^\/c\/[0-9a-f]{32}$/);
+  assert(new ConsoleKeys().prefix !== keys.prefix, "a prefix per start");
+  assertEquals(keys.exchange("x".repeat(64), 4001), null);
+  assertEquals(keys.exchange("", 4001), null);
+  const session = keys.exchange(keys.key, 4001)!;
+  assertEquals(keys.session(session.id, 4001), session);
+  assertEquals(keys.session(session.id, 4002), null, "another listener's port");
+  assertEquals(keys.session(undefined, 4001), null);
+  assertEquals(
+    keys.session(keys.key, 4001),
+    null,
+    "the key is not a session id",
+  );
   assertEquals(session.csrf === session.id, false);
   assertEquals(sameSecret("abc", "abc"), true);
   assertEquals(sameSecret("abc", "abd"), false);

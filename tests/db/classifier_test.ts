@@ -69,3 +69,45 @@ Deno.test("classify() marks destructive statements dangerous and names the reach
     "COPY reads or writes files, programs or the client's stream",
   );
 });
+
+Deno.test("classify(): U&'…' UESCAPE '!' is a string literal and reads; U&\"…\" UESCAPE still hides a name", () => {
+  for (
+    const sql of [
+      "SELECT U&'d!0061t!+000061' UESCAPE '!'",
+      "select u&'\\0061' uescape '\\'",
+      "SELECT U&'x' UESCAPE '#' || 'y'",
+    ]
+  ) {
+    const read = classify(sql, "postgres");
+    assert(read.ok, sql);
+    assertEquals([read.tier, read.reach], ["read", null], sql);
+  }
+  for (
+    const sql of [
+      "SELECT U&\"pg!005fsleep\" UESCAPE '!'(1)",
+      "SELECT U&\"d!0061t\" UESCAPE '!'",
+      "SELECT U & 'x' UESCAPE '!'",
+      "SELECT U&'x' UESCAPE '!', U&\"x\" UESCAPE '!'",
+    ]
+  ) {
+    const hidden = classify(sql, "postgres");
+    assert(hidden.ok, sql);
+    assertEquals(hidden.reach, "UESCAPE hides names behind escapes", sql);
+  }
+});
+
+Deno.test("classify(): MariaDB `SELECT 1; # comment` is one statement", () => {
+  for (
+    const sql of [
+      "SELECT 1; # comment",
+      "SELECT 1;# comment; DROP TABLE t",
+      "SELECT 1; # it's\n",
+      "SELECT 1 # a; b\n;",
+    ]
+  ) {
+    const one = classify(sql, "mysql");
+    assert(one.ok, sql);
+    assertEquals([one.tier, one.text], ["read", "SELECT 1"], sql);
+  }
+  assertEquals(classify("SELECT 1; # c\nDROP TABLE t", "mysql").ok, false);
+});

@@ -26,6 +26,18 @@ import { saveConnections } from "../../lib/app/connections.ts";
 import postgres from "postgres";
 import { serverWith } from "../_connections.ts";
 import { callTool } from "../_tool_call.ts";
+import { openPostgresDatabase } from "../_pg_database.ts";
+import { POSTGRES_URL } from "../_db.ts";
+
+/** Drop a role the test made (its database is gone: nothing depends on it). */
+async function dropRole(user: string) {
+  const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`drop role if exists "${user}"`);
+  } finally {
+    await sql.end();
+  }
+}
 
 const READ = READ_OPTIONS;
 
@@ -45,7 +57,7 @@ async function dbport(home: string, ...args: string[]) {
 
 /** Harden a fixture's connection; the saved connection with its AI login. */
 async function hardened(
-  fixture: Fixture,
+  fixture: Pick<Fixture, "engine" | "url">,
   home: string,
 ): Promise<SavedConnection> {
   const saved = savedConnection(fixture, "Prod");
@@ -79,13 +91,26 @@ Deno.test(
   "postgres: with an AI login the engine refuses files, programs and other sessions below the classifier",
   needs("postgres"),
   async () => {
-    await using fixture = await openFixture("postgres");
+    const fixture = await openPostgresDatabase();
     const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
     let user = "";
     const marker = `/tmp/dbport-harden-${crypto.randomUUID()}`;
     try {
       const connection = await hardened(fixture, home);
       user = connection.aiLogin!.user;
+      const shown = await dbport(home, "harden", "Prod");
+      assert(!shown.out.includes("pg_read_all_data"), shown.out);
+      for (
+        const line of [
+          `GRANT USAGE ON SCHEMA "shop" TO "${user}"`,
+          `GRANT SELECT ON ALL TABLES IN SCHEMA "shop" TO "${user}"`,
+          `ALTER DEFAULT PRIVILEGES FOR ROLE "postgres" IN SCHEMA "shop" GRANT SELECT ON TABLES TO "${user}"`,
+          `ALTER ROLE "${user}" SET default_transaction_read_only = on`,
+        ]
+      ) assertStringIncludes(shown.out, line);
+      // A table made after harden is readable (default privileges).
+      await fixture.admin("create table shop.later (v int)");
+      await fixture.admin("insert into shop.later values (7)");
       await fixture.admin(
         `create function ${fixture.schema}.shell() returns int language plpgsql as $f$
          begin execute 'COPY (SELECT 1) TO PROGRAM ''touch ${marker}'''; return 1; end $f$`,
@@ -101,6 +126,32 @@ Deno.test(
           READ,
         );
         assertEquals(read.rows, [[2]]);
+        assertEquals(
+          (await driver.query("select name from shop.author_names", READ))
+            .rows.length,
+          2,
+        );
+        assertEquals(
+          (await driver.query("select v from shop.later", READ)).rows,
+          [[7]],
+        );
+        // Read-only even where dbport's transaction is not (belt and braces).
+        assertEquals(
+          (await driver.query("show default_transaction_read_only", READ))
+            .rows,
+          [["on"]],
+        );
+        // The credential catalogs are the engine's to refuse.
+        for (
+          const sql of [
+            "select rolname, rolpassword from pg_authid",
+            "select passwd from pg_shadow",
+            "select * from pg_user_mapping",
+          ]
+        ) {
+          const error = await assertRejects(() => driver.query(sql, READ));
+          assertStringIncludes((error as Error).message, "permission denied");
+        }
         for (
           const sql of [
             "select pg_read_file('/etc/hostname')",
@@ -126,10 +177,8 @@ Deno.test(
       ) as { n: number }[];
       assertEquals(alive[0]!.n, 1);
     } finally {
-      if (user !== "") {
-        await fixture.admin(`drop owned by "${user}"`).catch(() => {});
-        await fixture.admin(`drop role if exists "${user}"`).catch(() => {});
-      }
+      await fixture[Symbol.asyncDispose]();
+      if (user !== "") await dropRole(user);
       await Deno.remove(home, { recursive: true });
     }
   },

@@ -85,6 +85,7 @@ Deno.test({
     assert(browserConsole !== null, "the console runs by default");
     const base = browserConsole.url;
     const port = browserConsole.port;
+    const prefix = browserConsole.path;
     await using chromium = await startBrowser();
     const page: Page = await chromium.browser.newPage();
     await page.setViewport({ width: 1200, height: 800 });
@@ -141,6 +142,7 @@ Deno.test({
           assert(cookie !== undefined, JSON.stringify(cookies));
           assertEquals(cookie.httpOnly, true);
           assertEquals(cookie.sameSite, "Strict");
+          assertEquals(cookie.path, prefix, "sent only under the prefix");
           assert(!cookie.value.includes(browserConsole.key));
           // The live feed is open: approvals will not open another tab.
           await waitUntil(
@@ -284,8 +286,9 @@ Deno.test({
           assertMatch(history, /Approved Ann/);
           assert(!history.includes("Denied Dan"));
           await screenshot(page, "console-history");
-          const csv = await page.evaluate(async () =>
-            await (await fetch("/history/export?format=csv&q=approved")).text()
+          const csv = await page.evaluate(
+            async (at) => await (await fetch(at)).text(),
+            `${prefix}/history/export?format=csv&q=approved`,
           );
           assertMatch(csv, /^time,connection,outcome/);
           assertMatch(csv, /Shop,success,write/);
@@ -359,7 +362,9 @@ Deno.test({
           );
           await Promise.all([
             page.waitForNavigation(),
-            page.click(`[data-connection="${saved.id}"] button[type=submit]`),
+            page.click(
+              `[data-connection="${saved.id}"] form.create button[type=submit]`,
+            ),
           ]);
           assertMatch(await page.content(), /Saved to connections.json/);
           // A blocked connection is not the client's to name (-33007, 403).
@@ -390,31 +395,50 @@ Deno.test({
         const post = (headers: string, body = form) =>
           raw(
             port,
-            `POST /connections/${saved.id} HTTP/1.1\r\n${headers}\r\nContent-Type: application/x-www-form-urlencoded`,
+            `POST ${prefix}/connections/${saved.id} HTTP/1.1\r\n${headers}\r\nContent-Type: application/x-www-form-urlencoded`,
             body,
           );
         const own = `Host: 127.0.0.1:${port}`;
         // DNS rebinding: another name for 127.0.0.1.
         const rebound = await raw(
           port,
-          `GET / HTTP/1.1\r\nHost: evil.example:${port}\r\n${jar}`,
+          `GET ${prefix}/ HTTP/1.1\r\nHost: evil.example:${port}\r\n${jar}`,
         );
         assertEquals(rebound.status, 403);
         assert(!rebound.text.includes("Shop"));
         const otherPort = await raw(
           port,
-          `GET / HTTP/1.1\r\nHost: 127.0.0.1:1\r\n${jar}`,
+          `GET ${prefix}/ HTTP/1.1\r\nHost: 127.0.0.1:1\r\n${jar}`,
         );
         assertEquals(otherPort.status, 403);
         assertEquals(
-          (await raw(port, `GET /connections HTTP/1.1\r\n${own}`)).status,
+          (await raw(port, `GET ${prefix}/connections HTTP/1.1\r\n${own}`))
+            .status,
           403,
         );
         assertEquals(
-          (await raw(port, `GET /connections HTTP/1.1\r\n${own}\r\n${jar}`))
-            .status,
+          (await raw(
+            port,
+            `GET ${prefix}/connections HTTP/1.1\r\n${own}\r\n${jar}`,
+          )).status,
           200,
         );
+        // The cookie replayed without the prefix (or around it): a bare 404.
+        for (
+          const path of [
+            "/connections",
+            `${prefix}x/connections`,
+            `${prefix}/../connections`,
+            `/c/x/..${prefix.slice(2)}x/`,
+          ]
+        ) {
+          const stray = await raw(
+            port,
+            `GET ${path} HTTP/1.1\r\n${own}\r\n${jar}`,
+          );
+          assertEquals(stray.status, 404, path);
+          assert(!stray.text.includes("Shop"));
+        }
         assertEquals((await post(`${own}\r\n${jar}`)).status, 403, "no Origin");
         assertEquals(
           (await post(`${own}\r\n${jar}\r\nOrigin: http://evil.example`))
@@ -455,8 +479,10 @@ Deno.test({
           server.server.connections.byId(saved.id)?.externalAccess,
           "readWrite",
         );
-        const headers = (await raw(port, `GET / HTTP/1.1\r\n${own}\r\n${jar}`))
-          .text.toLowerCase();
+        const headers = (await raw(
+          port,
+          `GET ${prefix}/ HTTP/1.1\r\n${own}\r\n${jar}`,
+        )).text.toLowerCase();
         assertMatch(
           headers,
           /content-security-policy: default-src 'none'; script-src 'self'/,
@@ -507,6 +533,12 @@ Deno.test({
           },
         });
         assertMatch(textOf(result), /^user_cancelled:/);
+        // The console's address (its prefix) never reaches a client, which
+        // could send the user's browser to that path on another port.
+        assert(
+          !textOf(result).includes(server.server.console!.path),
+          textOf(result),
+        );
       }
       // Opened once, with the key; the second wait only names the address.
       assertEquals(opened, [server.server.console!.keyUrl]);

@@ -516,9 +516,10 @@ Deno.test({
     const text = toolErrorText(await version(server, bad));
     assertMatch(
       text,
-      /^not_connected: .*comes from the command .*, which failed \(exit 3\)/,
+      /^not_connected: .*comes from its passwordCommand .*, which failed \(exit 3\)/,
     );
     assert(!text.includes("s3cr3t-hint"), text);
+    assert(!text.includes("locked.sh"), "the program is the owner's to see");
     assertMatch(
       toolErrorText(await version(server, viaEnv)),
       /environment variable DBPORT_TEST_NO_SUCH_VARIABLE, which the server does not have/,

@@ -41,11 +41,22 @@ Deno.test("parseHandshake() refuses malformed handshakes with the field at fault
   }
 });
 
-Deno.test("parseHandshake() reads the console's port and key, and refuses a malformed one", () => {
-  const withConsole = { ...good, console: { port: 4001, key: "k" } };
+Deno.test("parseHandshake() reads the console's port, path and key, and refuses a malformed one", () => {
+  const browser = { port: 4001, path: "/c/0a1b", key: "k" };
+  const withConsole = { ...good, console: browser };
   const parsed = parseHandshake(JSON.stringify(withConsole));
-  assertEquals(parsed.ok && parsed.handshake.console, { port: 4001, key: "k" });
-  for (const bad of [{ port: 0, key: "k" }, { port: 4001 }, "4001"]) {
+  assertEquals(parsed.ok && parsed.handshake.console, browser);
+  for (
+    const bad of [
+      { port: 0, path: "/c/0a1b", key: "k" },
+      { port: 4001, path: "/c/0a1b" },
+      { port: 4001, key: "k" },
+      { port: 4001, path: "/", key: "k" },
+      { port: 4001, path: "/c/../x", key: "k" },
+      { port: 4001, path: "//evil.example/c/x", key: "k" },
+      "4001",
+    ]
+  ) {
     const result = parseHandshake(JSON.stringify({ ...good, console: bad }));
     assertEquals(result.ok, false, JSON.stringify(bad));
   }

@@ -6,7 +6,7 @@
  */
 
 import { type ActivityRow, OUTCOMES } from "../../app/activity_log.ts";
-import { Choice, when } from "./layout.tsx";
+import { at, Choice, when } from "./layout.tsx";
 
 /** What the filters hold. */
 export interface ActivityFilter {
@@ -23,7 +23,7 @@ export function ActivityFilters(props: {
 }) {
   const { filter } = props;
   return (
-    <form class="filters" method="get" action="/activity">
+    <form class="filters" method="get" action={at("/activity")}>
       <Choice
         label="Client"
         name="client"

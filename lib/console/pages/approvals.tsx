@@ -11,7 +11,7 @@
 
 import { statementForApproval } from "../../app/visible_text.ts";
 import type { PendingApproval } from "../pending.ts";
-import { Csrf, when } from "./layout.tsx";
+import { at, Csrf, when } from "./layout.tsx";
 
 /** The live part of the Approvals page. */
 export function ApprovalsList(props: {
@@ -84,7 +84,7 @@ function ApprovalCard(
       {request.statement === null
         ? null
         : <pre class="sql">{statementForApproval(request.statement)}</pre>}
-      <form class="actions" method="post" action={`/approvals/${id}`}>
+      <form class="actions" method="post" action={at(`/approvals/${id}`)}>
         <Csrf token={props.csrf} />
         <button class="approve" name="decision" value="approve" type="submit">
           Approve

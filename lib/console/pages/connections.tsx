@@ -13,8 +13,10 @@ import {
   SAFE_MODES,
   type SavedConnection,
 } from "../../app/connections.ts";
+import { ENGINES } from "../../db/engines.ts";
 import { describeTarget } from "../../db/target.ts";
-import { Choice, Csrf } from "./layout.tsx";
+import { HardenButton } from "./harden.tsx";
+import { at, Choice, Csrf } from "./layout.tsx";
 
 /** A connection's database, as the page shows it. */
 export interface ConnectionStatus {
@@ -90,12 +92,21 @@ function ConnectionRow(
         {connection.aiLogin
           ? <p class="muted">AI reads use a least-privilege login</p>
           : null}
+        {ENGINES[connection.engine].logins
+          ? (
+            <HardenButton
+              id={connection.id}
+              again={connection.aiLogin !== undefined}
+              csrf={props.csrf}
+            />
+          )
+          : null}
       </td>
       <td>
         <form
           class="create"
           method="post"
-          action={`/connections/${connection.id}`}
+          action={at(`/connections/${connection.id}`)}
         >
           <Csrf token={props.csrf} />
           <Choice

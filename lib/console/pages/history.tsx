@@ -7,7 +7,7 @@
  */
 
 import type { HistoryRow } from "../../app/query_history.ts";
-import { Choice, when } from "./layout.tsx";
+import { at, Choice, when } from "./layout.tsx";
 
 /** What the search holds. */
 export interface HistoryFilter {
@@ -28,7 +28,7 @@ export function HistorySearch(props: {
   const exportHref = (format: string) => {
     const q = new URLSearchParams(query);
     q.set("format", format);
-    return `/history/export?${q}`;
+    return at(`/history/export?${q}`);
   };
   return (
     <>
@@ -38,7 +38,7 @@ export function HistorySearch(props: {
           statements are not kept.
         </p>
       )}
-      <form class="filters" method="get" action="/history">
+      <form class="filters" method="get" action={at("/history")}>
         <label>
           Text
           <input

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Child } from "hono/jsx";
+import { type Child, createContext, useContext } from "hono/jsx";
 import type { Topic } from "../events.ts";
 
 /** The pages, in the navigation's order. */
@@ -16,6 +16,18 @@ export const PAGES = [
   { path: "/connections", title: "Connections" },
   { path: "/tokens", title: "Tokens" },
 ] as const;
+
+/**
+ * The console's per-start path prefix (`/c/<random>`), which every link,
+ * form action, asset and the event stream sit under; set by the app around
+ * each render.
+ */
+export const ConsoleBase = createContext("");
+
+/** A console path (`/tokens`) as a URL under this start's prefix. */
+export function at(path: string): string {
+  return `${useContext(ConsoleBase)}${path}`;
+}
 
 /** A whole page. */
 export function Layout(props: {
@@ -37,16 +49,16 @@ export function Layout(props: {
           {props.pending > 0 ? `(${props.pending}) ` : ""}
           {props.title} · dbport console
         </title>
-        <link rel="stylesheet" href="/static/console.css" />
-        <script src="/static/console.js" defer />
+        <link rel="stylesheet" href={at("/static/console.css")} />
+        <script src={at("/static/console.js")} defer />
       </head>
-      <body data-topic={props.topic}>
+      <body data-topic={props.topic} data-base={at("")}>
         <header>
           <span class="brand">dbport</span>
           <nav>
             {PAGES.map((page) => (
               <a
-                href={page.path}
+                href={at(page.path)}
                 aria-current={page.path === props.path ? "page" : undefined}
               >
                 {page.title}

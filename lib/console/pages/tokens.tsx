@@ -7,7 +7,7 @@
  */
 
 import { LEVELS, type TokenInfo, tokenStatus } from "../../app/tokens.ts";
-import { Csrf, when } from "./layout.tsx";
+import { at, Csrf, when } from "./layout.tsx";
 
 /** The lifetimes the form offers. */
 export const TOKEN_LIFETIMES = ["1d", "7d", "30d", "90d", "365d", "never"];
@@ -47,7 +47,7 @@ export function TokensPage(props: {
         : null}
       <section class="card">
         <h2>New token</h2>
-        <form class="create" method="post" action="/tokens">
+        <form class="create" method="post" action={at("/tokens")}>
           <Csrf token={props.csrf} />
           <label>
             Name
@@ -131,7 +131,7 @@ export function TokensPage(props: {
                       <form
                         class="inline"
                         method="post"
-                        action={`/tokens/${token.id}/revoke`}
+                        action={at(`/tokens/${token.id}/revoke`)}
                       >
                         <Csrf token={props.csrf} />
                         <button class="revoke" type="submit">Revoke</button>

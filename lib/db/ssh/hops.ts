@@ -10,7 +10,7 @@
 
 import SSHConfig from "ssh-config";
 import { DbError } from "../errors.ts";
-import { readSecret } from "../secret_source.ts";
+import { readSecret, type SecretAudience } from "../secret_source.ts";
 import { parseJump, sshSecretSource, type SshSetting } from "./setting.ts";
 import type { SshHop } from "./tunnel.ts";
 
@@ -67,17 +67,21 @@ export async function resolveHops(
 /**
  * The hops of a connection's setting with its secret read from its source
  * (`passwordEnv`, `passwordCommand`), if it has one; `name` names the
- * connection in a failure.
+ * connection in a failure, and the program is named only for the `owner`
+ * (the CLI, the default).
  */
 export async function sshHops(
   setting: SshSetting,
   env: SshEnv,
   name: string,
+  audience: SecretAudience = "owner",
 ): Promise<{ hops: SshHop[]; secret?: string }> {
   const source = sshSecretSource(setting);
-  const secret = source === null
-    ? undefined
-    : await readSecret(source, `the SSH secret of ${JSON.stringify(name)}`);
+  const secret = source === null ? undefined : await readSecret(
+    source,
+    `the SSH secret of ${JSON.stringify(name)}`,
+    audience,
+  );
   return {
     hops: await resolveHops(setting, env, secret),
     ...(secret === undefined ? {} : { secret }),

@@ -1,0 +1,150 @@
+/**
+ * The Connections page's Harden button (docs/console.md "Harden"): the
+ * first POST plans the AI login with the very code `connections harden`
+ * uses and shows its statements; the second, naming that plan, runs it,
+ * proves the login and saves it. Both carry the session's CSRF token like
+ * every form; a plan belongs to the session and connection it was shown
+ * to, is used once, and is forgotten after PLAN_TTL_MS (at most MAX_PLANS
+ * wait).
+ *
+ * @module
+ */
+
+import type { Hono } from "hono";
+import type { Child } from "hono/jsx";
+import { loadConnections } from "../app/connections.ts";
+import {
+  applyHarden,
+  type PreparedHarden,
+  prepareHarden,
+  saveHardened,
+} from "../cli/harden.ts";
+import { ENGINES } from "../db/engines.ts";
+import { messageOf } from "../protocol/message_of.ts";
+import { HttpError } from "../server/http_error.ts";
+import type { ConsoleDeps } from "./deps.ts";
+import type { ConsoleEnv } from "./guards.ts";
+import { randomSecret } from "./keys.ts";
+import { HardenConfirm } from "./pages/harden.tsx";
+
+/** How long a shown plan may wait for its second click. */
+export const PLAN_TTL_MS = 10 * 60_000;
+
+/** Plans kept at most (the oldest is forgotten past it). */
+export const MAX_PLANS = 16;
+
+interface Shown {
+  session: string;
+  prepared: PreparedHarden;
+  expiresAt: number;
+}
+
+/** Add the Harden routes under `base`. */
+export function hardenRoutes(
+  app: Hono<ConsoleEnv>,
+  deps: ConsoleDeps,
+  base: string,
+  page: (title: string, body: Child) => Response,
+  see: (location: string) => Response,
+): void {
+  const plans = new Map<string, Shown>();
+  const forget = () => {
+    for (const [id, shown] of plans) {
+      if (shown.expiresAt <= deps.now()) plans.delete(id);
+    }
+  };
+
+  app.post(`${base}/connections/:id/harden`, async (c) => {
+    const connection = await saved(deps, c.req.param("id"));
+    if (!ENGINES[connection.engine].logins) {
+      throw HttpError.plain(
+        400,
+        "no_logins",
+        `${ENGINES[connection.engine].label} has no logins to harden`,
+      );
+    }
+    const prepared = await prepareHarden(connection).catch((error) => {
+      throw HttpError.plain(
+        409,
+        "harden_failed",
+        `Cannot plan the AI login of "${connection.name}": ${messageOf(error)}`,
+      );
+    });
+    if (prepared === null) throw HttpError.plain(400, "no_logins", "No logins");
+    forget();
+    const id = randomSecret();
+    const session = c.get("session");
+    plans.set(id, {
+      session: session.id,
+      prepared,
+      expiresAt: deps.now() + PLAN_TTL_MS,
+    });
+    if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value!);
+    return page(
+      "Harden",
+      <HardenConfirm
+        connection={connection}
+        user={prepared.plan.user}
+        statements={prepared.shown}
+        notes={prepared.plan.notes}
+        plan={id}
+        csrf={session.csrf}
+      />,
+    );
+  });
+
+  app.post(`${base}/connections/:id/harden/apply`, async (c) => {
+    forget();
+    const id = c.get("form").plan ?? "";
+    const shown = plans.get(id);
+    if (
+      shown === undefined || shown.session !== c.get("session").id ||
+      shown.prepared.connection.id !== c.req.param("id")
+    ) {
+      throw HttpError.plain(
+        409,
+        "no_plan",
+        "That Harden plan is not waiting (used, expired or another page's): press Harden again",
+      );
+    }
+    plans.delete(id);
+    const name = shown.prepared.connection.name;
+    let done;
+    try {
+      done = await applyHarden(shown.prepared);
+      await saveHardened(deps.connectionsPath, done.connection);
+    } catch (error) {
+      throw HttpError.plain(
+        409,
+        "harden_failed",
+        `The AI login of "${name}" was not saved: ${
+          messageOf(error).replaceAll(shown.prepared.plan.password, "********")
+        }`,
+      );
+    }
+    deps.connections.apply(
+      await Deno.readTextFile(deps.connectionsPath),
+      deps.connectionsPath,
+      deps.log,
+    );
+    deps.log(
+      `dbport: console: "${name}" hardened: AI reads now run as "${shown.prepared.plan.user}"`,
+    );
+    deps.events.changed("connections");
+    return see("/connections?notice=hardened");
+  });
+}
+
+async function saved(deps: ConsoleDeps, id: string) {
+  const loaded = await loadConnections(deps.connectionsPath);
+  if (!loaded.ok) throw HttpError.plain(409, "unreadable", loaded.message);
+  const connection = loaded.connections.find((c) => c.id === id);
+  if (connection === undefined) {
+    throw HttpError.plain(
+      404,
+      "no_connection",
+      "No saved connection has this id",
+    );
+  }
+  return connection;
+}
