@@ -12,8 +12,8 @@
 import { messageOf } from "../protocol/message_of.ts";
 import {
   driverSpec,
+  editConnections,
   loadConnections,
-  saveConnections,
   type SavedConnection,
 } from "../app/connections.ts";
 import { toBase64Url } from "../protocol/base64.ts";
@@ -204,10 +204,16 @@ export async function hardenCommand(
       io.err(`The new login does not hold: ${proven}. Nothing was saved.`);
       return 1;
     }
-    await saveConnections(
-      path,
-      loaded.connections.map((c) => c.id === connection.id ? hardened : c),
-    );
+    // Only the AI login is set, on the connection as saved now (the user
+    // may have changed it while the login was being made).
+    await editConnections(path, (fresh) => {
+      if (!fresh.some((c) => c.id === connection.id)) {
+        throw new Error(`"${connection.name}" was removed meanwhile`);
+      }
+      return fresh.map((c) =>
+        c.id === connection.id ? { ...c, aiLogin: { user, password } } : c
+      );
+    });
     io.out(
       `Saved: every AI read on "${connection.name}" now runs as ${
         JSON.stringify(user)
