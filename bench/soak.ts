@@ -145,6 +145,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const pgAdmin = postgres(POSTGRES_URL, { max: 2, onnotice: () => {} });
   stack.defer(() => pgAdmin.end());
   const myAdmin = await mysql.createConnection({ uri: my.url });
+  // The fixture's own session sits in the victim's database too: spared.
+  const [fixtureSession] = await myVictim.admin(
+    "select connection_id() as id",
+  ) as { id: number }[];
   stack.defer(() => myAdmin.end());
 
   const unaffected: number[] = [];
@@ -330,8 +334,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       )),
     every("mariadb session KILLed", 10_000, 5_000, async () => {
       const [rows] = await myAdmin.query(
-        `select id from information_schema.processlist where db = ? and id <> connection_id()`,
-        [myVictim.schema],
+        `select id from information_schema.processlist where db = ? and id <> connection_id() and id <> ?`,
+        [myVictim.schema, fixtureSession!.id],
       );
       for (const row of rows as { id: number }[]) {
         await myAdmin.query(`KILL ${Number(row.id)}`).catch(() => {});
