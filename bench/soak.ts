@@ -76,10 +76,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const run = crypto.randomUUID().slice(0, 8);
   const appName = (role: string) => `dbport-soak-${role}-${run}`;
   await using stack = new AsyncDisposableStack();
-  const pg = stack.use(await openFixture("postgres"));
-  const my = stack.use(await openFixture("mysql"));
-  const myVictim = stack.use(await openFixture("mysql"));
-  const lite = stack.use(await openFixture("sqlite"));
+  const use = <T extends AsyncDisposable>(resource: T): T => {
+    stack.defer(() =>
+      Promise.resolve(resource[Symbol.asyncDispose]()).catch(
+        (error: unknown) => console.error(`soak: cleanup: ${error}`),
+      )
+    );
+    return resource;
+  };
+  const pg = use(await openFixture("postgres"));
+  const my = use(await openFixture("mysql"));
+  const myVictim = use(await openFixture("mysql"));
+  const lite = use(await openFixture("sqlite"));
   const home = await Deno.makeTempDir({ prefix: "dbport-soak-" });
   stack.defer(() => Deno.remove(home, { recursive: true }));
   const faultFile = `${home}/fault.db`;
@@ -143,13 +151,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const pid = serve.child.pid;
 
   const pgAdmin = postgres(POSTGRES_URL, { max: 2, onnotice: () => {} });
-  stack.defer(() => pgAdmin.end());
-  const myAdmin = await mysql.createConnection({ uri: my.url });
+  stack.defer(() => pgAdmin.end().catch(() => {}));
   // The fixture's own session sits in the victim's database too: spared.
   const [fixtureSession] = await myVictim.admin(
     "select connection_id() as id",
   ) as { id: number }[];
-  stack.defer(() => myAdmin.end());
 
   const unaffected: number[] = [];
   const unaffectedErrors: string[] = [];
@@ -333,12 +339,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         }'`,
       )),
     every("mariadb session KILLed", 10_000, 5_000, async () => {
-      const [rows] = await myAdmin.query(
-        `select id from information_schema.processlist where db = ? and id <> connection_id() and id <> ?`,
-        [myVictim.schema, fixtureSession!.id],
-      );
-      for (const row of rows as { id: number }[]) {
-        await myAdmin.query(`KILL ${Number(row.id)}`).catch(() => {});
+      // An administrator's session of its own each time.
+      const myAdmin = await mysql.createConnection({ uri: my.url });
+      try {
+        const [rows] = await myAdmin.query(
+          `select id from information_schema.processlist where db = ? and id <> connection_id() and id <> ?`,
+          [myVictim.schema, fixtureSession!.id],
+        );
+        for (const row of rows as { id: number }[]) {
+          await myAdmin.query(`KILL ${Number(row.id)}`).catch(() => {});
+        }
+      } finally {
+        await myAdmin.end().catch(() => {});
       }
     }),
     every(
