@@ -11,7 +11,8 @@
  * aimed at no faulted resource (p50/p99), the server's event-loop delay,
  * its RSS (idle, peak, after the settle time) and every request that got no
  * answer. Like the bench, not part of CI; tests/load/soak_test.ts runs 60 s
- * of it in the suite.
+ * of it in the suite. `--skip WORD` (repeatable) leaves out the faults whose
+ * name or query holds WORD, to find which one costs what.
  *
  * @module
  */
@@ -43,6 +44,8 @@ export interface SoakOptions {
   settleSeconds: number;
   /** Clients aimed at no faulted resource. */
   clients: number;
+  /** Faults to leave out: any whose name or query holds one of these. */
+  skip?: string[];
 }
 
 /** What a soak measured. */
@@ -261,12 +264,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       await sleep(20);
     }
   };
+  /** A fault left out by `--skip` (a word of its name or query). */
+  const skipped = (what: string) =>
+    (options.skip ?? []).some((word) => what.includes(word));
   const faultedLoop = async (
     id: string,
     query: string,
     timeout: number,
     leaveAfterMs?: number,
   ) => {
+    if (skipped(query)) return;
     while (running()) {
       const answer = await track(call(id, query, timeout, leaveAfterMs));
       if (answer !== null && answer.error !== "left") {
@@ -282,6 +289,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     offsetMs: number,
     fault: () => Promise<unknown>,
   ) => {
+    if (skipped(name)) return;
     await sleep(offsetMs);
     while (running()) {
       const started = Date.now();
@@ -540,10 +548,14 @@ if (import.meta.main) {
     console.error("Usage: deno task soak [--minutes N]");
     Deno.exit(2);
   }
+  const skip = Deno.args.flatMap((arg, i) =>
+    Deno.args[i - 1] === "--skip" ? [arg] : []
+  );
   const report = await runSoak({
     seconds: Math.round(minutes * 60),
     settleSeconds: 60,
     clients: 6,
+    skip,
   });
   for (const line of describeSoak(report)) console.log(line);
   const targets = [

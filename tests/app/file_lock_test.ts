@@ -126,6 +126,7 @@ Deno.test("a lock whose PID now names another process (PID reuse) is stale", asy
   const path = `${home}/${CONNECTIONS_FILE}`;
   const started = await processStart(Deno.pid);
   if (started === null) {
+    // deno-lint-ignore no-console
     console.log("SKIPPED: this platform cannot tell when a process started");
     return;
   }
