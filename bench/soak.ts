@@ -144,11 +144,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const serve = await spawnServe(home, {
     env: { DBPORT_LOOP_DELAY_FILE: delayFile },
   });
+  // Its stderr is kept: a server that dies mid-soak says why.
+  let serverErr = "";
+  const errDone = (async () => {
+    for await (
+      const chunk of serve.child.stderr.pipeThrough(new TextDecoderStream())
+    ) serverErr = (serverErr + chunk).slice(-4_000);
+  })();
+  let exited: Deno.CommandStatus | null = null;
+  serve.child.status.then((status) => exited = status);
   stack.defer(async () => {
-    serve.child.kill("SIGTERM");
+    if (exited === null) serve.child.kill("SIGTERM");
     await serve.readRest();
     await serve.child.status;
-    await serve.child.stderr.cancel().catch(() => {});
+    await errDone;
   });
   const url = serve.url!;
   const pid = serve.child.pid;
@@ -242,7 +251,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const running = () => Date.now() < until;
   const sampler = (async () => {
     while (running()) {
-      peakRss = Math.max(peakRss, rssMiB(pid));
+      peakRss = Math.max(peakRss, rssOf(pid));
       await sleep(100);
     }
   })();
@@ -377,13 +386,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   await Promise.all([...pending]);
   const delayAfter = await readDelay(delayFile);
   const missing = await editsDone;
-  let settled = rssMiB(pid);
+  let settled = rssOf(pid);
   const settleUntil = Date.now() + options.settleSeconds * 1000;
   while (Date.now() < settleUntil) {
     await sleep(1_000);
-    settled = rssMiB(pid);
+    settled = rssOf(pid);
   }
   unaffected.sort((a, b) => a - b);
+  if (exited !== null) {
+    lost.push(
+      `the server exited (code ${(exited as Deno.CommandStatus).code}): ${
+        serverErr.slice(-1_500)
+      }`,
+    );
+  }
   return {
     seconds: options.seconds,
     unaffected: {
@@ -419,7 +435,7 @@ async function concurrentEdits(
 ): Promise<string[]> {
   const names = Array.from({ length: 10 }, (_, i) => `added ${run} ${i}`);
   const adds = names.map((name) => addConnection(home, name));
-  const changed = consolePolicy(home, policyId);
+  const changed = consolePolicy(home, policyId).catch((error) => String(error));
   const outputs = await Promise.all(adds);
   const missing: string[] = [];
   for (const [i, out] of outputs.entries()) {
@@ -429,7 +445,7 @@ async function concurrentEdits(
       );
     }
   }
-  const status = await changed.catch((error) => String(error));
+  const status = await changed;
   if (status !== 303) missing.push(`console policy change: ${status}`);
   const loaded = await loadConnections(inAppDir(home, CONNECTIONS_FILE));
   if (!loaded.ok) return [...missing, loaded.message];
@@ -481,6 +497,15 @@ async function consolePolicy(home: string, id: string): Promise<number> {
   });
   await answer.body?.cancel();
   return answer.status;
+}
+
+/** RSS in MiB, 0 once the process is gone. */
+function rssOf(pid: number): number {
+  try {
+    return rssMiB(pid);
+  } catch {
+    return 0;
+  }
 }
 
 async function readDelay(file: string): Promise<LoopDelaySnapshot | null> {
