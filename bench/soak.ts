@@ -51,7 +51,14 @@ export interface SoakOptions {
 /** What a soak measured. */
 export interface SoakReport {
   seconds: number;
-  unaffected: { count: number; errors: string[]; p50: number; p99: number };
+  unaffected: {
+    count: number;
+    errors: string[];
+    p50: number;
+    p99: number;
+    /** p99 per saved connection, to tell which one is slow. */
+    p99By: Record<string, number>;
+  };
   faulted: { count: number; errors: number };
   /** Requests that got no answer within their deadline (a failure). */
   lost: string[];
@@ -170,6 +177,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   ) as { id: number }[];
 
   const unaffected: number[] = [];
+  const byTarget: Record<string, number[]> = {};
   const unaffectedErrors: string[] = [];
   const faulted = { count: 0, errors: 0 };
   const lost: string[] = [];
@@ -268,8 +276,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const [id, query] = UNAFFECTED[i % UNAFFECTED.length]!;
       const answer = await track(call(id, query, 30));
       if (answer === null) continue;
-      if (answer.error === null) unaffected.push(answer.ms);
-      else unaffectedErrors.push(answer.error);
+      if (answer.error === null) {
+        unaffected.push(answer.ms);
+        (byTarget[id] ??= []).push(answer.ms);
+      } else unaffectedErrors.push(answer.error);
       await sleep(20);
     }
   };
@@ -407,6 +417,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       errors: unaffectedErrors,
       p50: percentile(unaffected, 50),
       p99: percentile(unaffected, 99),
+      p99By: Object.fromEntries(
+        Object.values(conn).flatMap((c) => {
+          const times = byTarget[c.id]?.sort((a, b) => a - b);
+          return times === undefined ? [] : [[c.name, percentile(times, 99)]];
+        }),
+      ),
     },
     faulted,
     lost,
@@ -540,6 +556,11 @@ export function describeSoak(report: SoakReport): string[] {
     }, p99 ${
       ms(report.unaffected.p99)
     }, errors ${report.unaffected.errors.length}`,
+    `soak: unaffected p99 by connection: ${
+      Object.entries(report.unaffected.p99By).map(([name, p99]) =>
+        `${name} ${ms(p99)}`
+      ).join(", ")
+    }`,
     `soak: faulted requests ${report.faulted.count} (${report.faulted.errors} errors, as expected of faults), ${report.disconnected} clients left mid-request`,
     `soak: requests without an answer: ${report.lost.length}${
       report.lost.length ? ` (${report.lost.slice(0, 3).join("; ")})` : ""
