@@ -14,9 +14,7 @@ import { describeTarget } from "../db/target.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
-import { dirname } from "node:path";
-import { writeFileAtomic } from "./atomic_file.ts";
-import { ensureAppDataDir } from "./paths.ts";
+import { editFile, type LockOptions } from "./file_lock.ts";
 
 /** Whether external (MCP) clients may use a connection, and how far. */
 export const EXTERNAL_ACCESS = ["blocked", "readOnly", "readWrite"] as const;
@@ -307,15 +305,40 @@ export async function loadConnections(
   return parseConnections(text, path);
 }
 
-/** Write the saved connections atomically, mode 0600. */
+/** The text of `connections.json` holding `connections`. */
+export function connectionsText(
+  connections: readonly SavedConnection[],
+): string {
+  return JSON.stringify({ connections }, null, 2) + "\n";
+}
+
+/**
+ * Change the saved connections under the file's lock: `change` gets the
+ * connections as the file holds them now (never a copy read earlier) and
+ * returns the new list; it may throw to refuse (nothing is written). A
+ * malformed file is never overwritten. Returns the list written.
+ */
+export async function editConnections(
+  path: string,
+  change: (
+    fresh: SavedConnection[],
+  ) => readonly SavedConnection[] | Promise<readonly SavedConnection[]>,
+  options: LockOptions = {},
+): Promise<readonly SavedConnection[]> {
+  let written: readonly SavedConnection[] = [];
+  await editFile(path, async (text) => {
+    const parsed = parseConnections(text ?? "", path);
+    if (!parsed.ok) throw new Error(parsed.message);
+    written = await change(parsed.connections);
+    return connectionsText(written);
+  }, options);
+  return written;
+}
+
+/** Replace the saved connections whole (under the lock), mode 0600. */
 export async function saveConnections(
   path: string,
   connections: readonly SavedConnection[],
 ): Promise<void> {
-  await ensureAppDataDir(dirname(path));
-  await writeFileAtomic(
-    path,
-    JSON.stringify({ connections }, null, 2) + "\n",
-    0o600,
-  );
+  await editFile(path, () => connectionsText(connections));
 }

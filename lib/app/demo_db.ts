@@ -13,7 +13,8 @@ import {
   DEMO_CONNECTION_NAME,
   DEMO_DB_FILE,
 } from "../protocol/identity.ts";
-import { saveConnections, type SavedConnection } from "./connections.ts";
+import { connectionsText, type SavedConnection } from "./connections.ts";
+import { editFile } from "./file_lock.ts";
 import { inAppDir } from "./paths.ts";
 
 const SCHEMA = `
@@ -292,6 +293,10 @@ export async function ensureDemo(
     aiPolicy: "alwaysAllow",
     safeMode: "alert",
   };
-  await saveConnections(connectionsPath, [connection]);
-  return connection;
+  // A file someone saved meanwhile is kept as it is.
+  const written = await editFile(
+    connectionsPath,
+    (text) => text === null ? connectionsText([connection]) : null,
+  );
+  return written === null ? null : connection;
 }

@@ -58,6 +58,9 @@ export function watchFile(
         if (!(error instanceof Deno.errors.NotFound)) return;
         next = null;
       }
+      // The text is taken only when the file did not change while it was
+      // read: a copy older than the file is never applied.
+      if (await stampOf() !== now) return;
       read = now;
       if (next !== last) {
         last = next;

@@ -17,10 +17,10 @@ import {
   checkConnectionField,
   CONNECTION_DEFAULTS,
   driverSpec,
+  editConnections,
   EXTERNAL_ACCESS,
   loadConnections,
   SAFE_MODES,
-  saveConnections,
   type SavedConnection,
 } from "../app/connections.ts";
 import { DbError } from "../db/errors.ts";
@@ -328,7 +328,14 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
     ...fields,
     ...secrets.fields,
   } as SavedConnection;
-  await saveConnections(path, [...connections, connection]);
+  await editConnections(path, (fresh) => {
+    if (sameName(fresh, connection.name)) {
+      throw new UsageError(
+        `connections add: a connection named "${connection.name}" already exists`,
+      );
+    }
+    return [...fresh, connection];
+  });
   if (parsed.flags.json === true) {
     io.out(JSON.stringify(publicView(connection)));
   } else io.out(`Saved connection "${connection.name}" (${connection.id})`);
@@ -488,10 +495,19 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
     delete next.passwordEnv;
     delete next.passwordCommand;
   }
-  await saveConnections(
-    path,
-    connections.map((c) => c.id === current.id ? next : c),
-  );
+  await editConnections(path, (fresh) => {
+    if (fields.name !== undefined && sameName(fresh, next.name, next.id)) {
+      throw new UsageError(
+        `connections set: a connection named "${next.name}" already exists`,
+      );
+    }
+    if (!fresh.some((c) => c.id === current.id)) {
+      throw new UsageError(
+        `connections set: "${current.name}" was removed meanwhile`,
+      );
+    }
+    return fresh.map((c) => c.id === current.id ? next : c);
+  });
   io.out(`Updated connection "${next.name}" (${next.id})`);
   return 0;
 }
@@ -504,7 +520,7 @@ async function remove(
   const parsed = parseFlags("connections remove", args, {});
   const connections = await load(path);
   const gone = find(connections, parsed.positionals[0], "connections remove");
-  await saveConnections(path, connections.filter((c) => c.id !== gone.id));
+  await editConnections(path, (fresh) => fresh.filter((c) => c.id !== gone.id));
   io.out(`Removed connection "${gone.name}" (${gone.id})`);
   return 0;
 }

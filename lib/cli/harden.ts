@@ -12,8 +12,8 @@
 import { messageOf } from "../protocol/message_of.ts";
 import {
   driverSpec,
+  editConnections,
   loadConnections,
-  saveConnections,
   type SavedConnection,
 } from "../app/connections.ts";
 import { toBase64Url } from "../protocol/base64.ts";
@@ -309,25 +309,24 @@ export async function saveHardened(
   path: string,
   hardened: SavedConnection,
 ): Promise<void> {
-  const loaded = await loadConnections(path);
-  if (!loaded.ok) throw new Error(`${loaded.message}; fix it by hand first`);
-  const current = loaded.connections.find((c) => c.id === hardened.id);
-  if (
-    current === undefined || current.url !== hardened.url ||
-    current.engine !== hardened.engine
-  ) {
-    throw new Error(
-      `"${hardened.name}" was removed or changed while its AI login was made; nothing was saved (run harden again)`,
-    );
-  }
-  await saveConnections(
-    path,
-    loaded.connections.map((c) =>
+  // Under the connections file's lock, on the file as saved now: only the
+  // AI login is set (the user may have changed the rest meanwhile).
+  await editConnections(path, (fresh) => {
+    const current = fresh.find((c) => c.id === hardened.id);
+    if (
+      current === undefined || current.url !== hardened.url ||
+      current.engine !== hardened.engine
+    ) {
+      throw new Error(
+        `"${hardened.name}" was removed or changed while its AI login was made; nothing was saved (run harden again)`,
+      );
+    }
+    return fresh.map((c) =>
       c.id === hardened.id && hardened.aiLogin !== undefined
         ? { ...c, aiLogin: hardened.aiLogin }
         : c
-    ),
-  );
+    );
+  });
 }
 
 async function schemaExists(owner: Driver, schema: string): Promise<boolean> {

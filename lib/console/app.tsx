@@ -13,11 +13,12 @@ import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import {
   AI_POLICIES,
+  editConnections,
   EXTERNAL_ACCESS,
-  loadConnections,
   SAFE_MODES,
-  saveConnections,
+  type SavedConnection,
 } from "../app/connections.ts";
+import { messageOf } from "../protocol/message_of.ts";
 import { type Outcome, OUTCOMES } from "../app/activity_log.ts";
 import { parseDuration } from "../app/duration.ts";
 import {
@@ -265,20 +266,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   app.post(`${base}/connections/:id`, async (c) => {
     const form = c.get("form");
     const id = c.req.param("id");
-    const loaded = await loadConnections(deps.connectionsPath);
-    if (!loaded.ok) throw HttpError.plain(409, "unreadable", loaded.message);
-    const current = loaded.connections.find((connection) =>
-      connection.id === id
-    );
-    if (current === undefined) {
-      throw HttpError.plain(
-        404,
-        "no_connection",
-        "No saved connection has this id",
-      );
-    }
-    const next = {
-      ...current,
+    const policy = {
       externalAccess: pick(
         form.externalAccess,
         EXTERNAL_ACCESS,
@@ -287,16 +275,32 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
       aiPolicy: pick(form.aiPolicy, AI_POLICIES, "aiPolicy"),
       safeMode: pick(form.safeMode, SAFE_MODES, "safeMode"),
     };
-    const all = loaded.connections.map((connection) =>
-      connection.id === id ? next : connection
-    );
-    await saveConnections(deps.connectionsPath, all);
-    // In force now, not at the file watch's next look.
-    deps.connections.apply(
-      await Deno.readTextFile(deps.connectionsPath),
-      deps.connectionsPath,
-      deps.log,
-    );
+    // The change is made to the file as it is under the lock, so an edit
+    // another process saved a moment ago is kept.
+    let next: SavedConnection | undefined;
+    await editConnections(deps.connectionsPath, (fresh) => {
+      const current = fresh.find((connection) => connection.id === id);
+      if (current === undefined) {
+        throw HttpError.plain(
+          404,
+          "no_connection",
+          "No saved connection has this id",
+        );
+      }
+      next = { ...current, ...policy };
+      return fresh.map((connection) =>
+        connection.id === id ? next! : connection
+      );
+    }, {
+      // In force now, not at the file watch's next look: what was written,
+      // taken in under the lock (never after another writer's text).
+      saved: (text) =>
+        deps.connections.apply(text, deps.connectionsPath, deps.log),
+    }).catch((error) => {
+      if (error instanceof HttpError) throw error;
+      throw HttpError.plain(409, "unreadable", messageOf(error));
+    });
+    if (next === undefined) return see("/connections");
     deps.log(
       `dbport: console: "${next.name}" now externalAccess ${next.externalAccess}, aiPolicy ${next.aiPolicy}, safeMode ${next.safeMode}`,
     );

@@ -14,6 +14,7 @@ import type { Duplex } from "node:stream";
 import { thrown } from "../protocol/thrown.ts";
 import mysql from "mysql2";
 import { Budget } from "./budget.ts";
+import { guardRows, rowGuardOf, rowLimit } from "./mysql_row_guard.ts";
 import { tokenize } from "./lexer.ts";
 import { credentialUse } from "./mysql_credentials.ts";
 import { trackedMysqlWrite } from "./mysql_changes.ts";
@@ -97,6 +98,7 @@ export function openMysql(config: MysqlConfig): Driver {
     idleTimeout: config.idleMs ?? 60_000,
   });
   pool.on("connection", (connection) => {
+    guardRows(connection);
     setUp(connection).catch(() => connection.destroy());
   });
   const secrets = config.secrets;
@@ -520,6 +522,19 @@ function streamRows(
     let returned = 0;
     let cutting = false;
     const query = connection.query({ sql: text, rowsAsArray: true });
+    // A row larger than a read can hold is never read whole: the guard
+    // stops handing bytes to mysql2 at its header (mysql_row_guard.ts).
+    const guard = cut === null ? undefined : rowGuardOf(connection);
+    guard?.limit(rowLimit(options.maxBytes), (bytes) => {
+      cutting = true;
+      cut!().catch(() => {});
+      if (budget.rows.length === 0) {
+        reject(tooLarge(budget.rows.length + 1, bytes));
+      } else {
+        budget.truncation.bytes = true;
+        finish();
+      }
+    });
     // A statement without a result set reports undefined fields.
     query.on("fields", (list: Field[] | undefined) => {
       fields = list ?? [];
@@ -545,7 +560,8 @@ function streamRows(
         finish();
       }
     });
-    const finish = () =>
+    const finish = () => {
+      guard?.clear();
       resolve({
         columns: fields.map((field) => field.name),
         rows: budget.rows,
@@ -555,13 +571,25 @@ function streamRows(
         truncated: budget.truncation.rows || budget.truncation.bytes,
         truncation: budget.truncation,
       });
+    };
     query.on("error", (error: { errno?: number }) => {
+      guard?.clear();
       // 1317: query execution was interrupted, by our own cut.
       if (cutting && error.errno === 1317) finish();
       else reject(error);
     });
     query.on("end", finish);
   });
+}
+
+/** A row past the guard's limit, before any row was kept. */
+function tooLarge(row: number, bytes: number): DbError {
+  return new DbError(
+    "query",
+    `row ${row} of the result is larger than ${
+      Math.floor(bytes / 1024 / 1024)
+    } MiB on the wire, more than an answer can hold: dbport stopped reading it and stopped the query. Select shorter values (e.g. LEFT(column, 1000) or LENGTH(column))`,
+  );
 }
 
 const JSON_TYPE = 245;

@@ -81,17 +81,26 @@ export function sessionGone(error: unknown): boolean {
 
 /**
  * The same postgres.js write after close, where dbport cannot see it coming
- * (a session that closes between two of its statements): that one
- * TypeError, raised from postgres.js's own write timer, is not allowed to end
- * the process. Its statement fails by the statement timeout instead.
+ * (a session that closes between two of its statements, or one the
+ * administrator ends with pg_terminate_backend: the soak, bench/soak.ts):
+ * raised from postgres.js's own write timer — a TypeError on the dropped
+ * socket, or Deno's "ended by the other party" on one the server closed,
+ * which arrives as an unhandled rejection — it is not allowed to end the
+ * process. Its statement fails as the session's loss instead.
  */
-function writeAfterClose(event: ErrorEvent): void {
-  const error = event.error;
-  if (
-    error instanceof TypeError &&
-    error.message === "Cannot read properties of null (reading 'write')" &&
-    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "") &&
-    /nextWrite/.test(error.stack ?? "")
-  ) event.preventDefault();
+export function isWriteAfterClose(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const stack = error.stack ?? "";
+  return (
+    (error instanceof TypeError &&
+      error.message === "Cannot read properties of null (reading 'write')") ||
+    error.message === "This socket has been ended by the other party"
+  ) && /postgres[\\/][^\n]*connection\.js/.test(stack) &&
+    /nextWrite/.test(stack);
 }
-globalThis.addEventListener("error", writeAfterClose);
+globalThis.addEventListener("error", (event) => {
+  if (isWriteAfterClose(event.error)) event.preventDefault();
+});
+globalThis.addEventListener("unhandledrejection", (event) => {
+  if (isWriteAfterClose(event.reason)) event.preventDefault();
+});

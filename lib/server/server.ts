@@ -8,7 +8,7 @@
 import { thrown } from "../protocol/thrown.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
-import { writeFileAtomic } from "../app/atomic_file.ts";
+import { editFile } from "../app/file_lock.ts";
 import { type FileWatch, watchFile } from "../app/file_watch.ts";
 import {
   inspectHandshake,
@@ -592,10 +592,8 @@ export async function saveSettings(
   home: string,
   settings: Partial<Settings>,
 ): Promise<void> {
-  await ensureAppDataDir(home);
-  await writeFileAtomic(
+  await editFile(
     inAppDir(home, SETTINGS_FILE),
-    JSON.stringify(settings, null, 2) + "\n",
-    0o600,
+    () => JSON.stringify(settings, null, 2) + "\n",
   );
 }

@@ -2,6 +2,9 @@ import { assertEquals } from "@std/assert";
 import { watchFile } from "../../lib/app/file_watch.ts";
 import { writeFileAtomic } from "../../lib/app/atomic_file.ts";
 import { waitUntil } from "../_wait.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
 
 Deno.test("watchFile() reports changes, atomic replacements and deletion", async () => {
   const dir = await Deno.makeTempDir();
@@ -43,4 +46,61 @@ Deno.test("watchFile() stays quiet when the text is unchanged", async () => {
     watch.stop();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("watchFile() under rapid atomic replacements reports only whole texts, never an older one after a newer", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/c.json`;
+  const seen: number[] = [];
+  const watch = watchFile(path, null, (text) => {
+    // A torn read would not parse.
+    seen.push(JSON.parse(text!).n);
+  }, 5);
+  try {
+    const padding = "x".repeat(200_000);
+    for (let n = 1; n <= 60; n++) {
+      await writeFileAtomic(path, JSON.stringify({ n, padding }));
+      await new Promise((resolve) => setTimeout(resolve, n % 7));
+    }
+    await waitUntil("the last text to be seen", () => seen.at(-1) === 60);
+    for (let i = 1; i < seen.length; i++) {
+      if (seen[i]! <= seen[i - 1]!) {
+        throw new Error(`${seen[i]} reported after ${seen[i - 1]}`);
+      }
+    }
+  } finally {
+    watch.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a running server follows connections.json edited by hand and never writes it back", async () => {
+  const sqlite = { engine: "sqlite" as const, url: "/tmp/dbport-hand.db" };
+  await using t = await serverWith([savedConnection(sqlite, "First")]);
+  const path = inAppDir(t.home, CONNECTIONS_FILE);
+  for (const names of [["A"], ["A", "B"], ["B"], ["C", "D", "E"]]) {
+    const text = JSON.stringify({
+      connections: names.map((name) => savedConnection(sqlite, name)),
+    });
+    // By hand: in place, as an editor that truncates and writes does.
+    await Deno.writeTextFile(path, text);
+    await waitUntil(
+      `the server to take in ${names.join(", ")}`,
+      () =>
+        t.server.connections.all().map((c) => c.name).join() === names.join(),
+    );
+    const before = await Deno.stat(path);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const after = await Deno.stat(path);
+    assertEquals(await Deno.readTextFile(path), text);
+    assertEquals(
+      [after.ino, after.mtime?.getTime()],
+      [before.ino, before.mtime?.getTime()],
+    );
+  }
+  // A malformed hand edit is kept in the file and ignored by the server.
+  await Deno.writeTextFile(path, '{"connections": [');
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  assertEquals(await Deno.readTextFile(path), '{"connections": [');
+  assertEquals(t.server.connections.all().map((c) => c.name), ["C", "D", "E"]);
 });

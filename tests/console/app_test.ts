@@ -14,6 +14,7 @@ import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
 import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
+import { addConnection } from "../_connection_add.ts";
 
 const PORT = 4123;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -478,4 +479,51 @@ Deno.test("console: Harden is offered only where the engine has logins, and its 
     {},
   );
   assertEquals(unknown.status, 404);
+});
+
+Deno.test("console: a policy change while ten `connections add` run at once loses none of the eleven", async () => {
+  await using t = await setup();
+  const home = t.server.home;
+  const path = inAppDir(home, CONNECTIONS_FILE);
+  const adds = Array.from(
+    { length: 10 },
+    (_, i) => addConnection(home, `concurrent${i}`),
+  );
+  // The console's change lands while the CLI processes are editing: once
+  // one of them holds the lock.
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (await Deno.stat(`${path}.lock`).then(() => true, () => false)) break;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  const changed = await t.post(`/connections/${t.saved.id}`, {
+    externalAccess: "blocked",
+    aiPolicy: "never",
+    safeMode: "readOnly",
+  });
+  assertEquals(changed.status, 303);
+  for (const run of await Promise.all(adds)) {
+    assertEquals(run.code, 0, new TextDecoder().decode(run.stderr));
+  }
+  const saved = JSON.parse(await Deno.readTextFile(path)).connections;
+  assertEquals(
+    saved.map((c: { name: string }) => c.name).sort(),
+    [
+      "Secret Shop",
+      ...Array.from({ length: 10 }, (_, i) => `concurrent${i}`),
+    ].sort(),
+  );
+  const shop = saved.find((c: { id: string }) => c.id === t.saved.id);
+  assertEquals(
+    [shop.externalAccess, shop.aiPolicy, shop.safeMode],
+    ["blocked", "never", "readOnly"],
+  );
+  // The running server's store catches up with the file (its watch).
+  const store = t.server.server.connections;
+  const until = Date.now() + 10_000;
+  while (store.all().length !== 11 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assertEquals(store.all().length, 11);
+  assertEquals(store.byId(t.saved.id)?.aiPolicy, "never");
 });

@@ -17,8 +17,8 @@ import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
 import { saveSettings } from "../../lib/server/server.ts";
 import { sleep } from "../../lib/sleep.ts";
 import { savedConnection } from "../_connections.ts";
-import { type Fixture, needs, openFixture } from "../_db.ts";
-import { mainArgs } from "../_main.ts";
+import { type Fixture, needs, openFixture, POSTGRES_URL } from "../_db.ts";
+import { mainArgs, spawnServe } from "../_main.ts";
 import { modernHeaders, modernRequest } from "../_server.ts";
 
 const SECONDS = Number(Deno.env.get("DBPORT_LOAD_SECONDS") ?? "60");
@@ -37,11 +37,26 @@ function rssMb(pid: number): number {
   }
 }
 
-/** Sessions dbport holds on the fixture's server (SQLite: none). */
+/**
+ * This run's own application_name: its PostgreSQL URL carries it (the driver
+ * passes URL parameters through), so only this run's sessions are counted,
+ * never those of the user's `serve` or another engineer's tests.
+ */
+const APP_NAME = `dbport-load-${crypto.randomUUID().slice(0, 8)}`;
+
+/** The fixture's URL as this run's server opens it. */
+function ownUrl(fixture: Fixture): string {
+  if (fixture.engine !== "postgres") return fixture.url;
+  const url = new URL(fixture.url);
+  url.searchParams.set("application_name", APP_NAME);
+  return url.toString();
+}
+
+/** Sessions this run's server holds on the fixture's server (SQLite: none). */
 async function sessions(fixture: Fixture, active: boolean): Promise<number> {
   if (fixture.engine === "postgres") {
     const rows = await fixture.admin(
-      `select count(*) as n from pg_stat_activity where application_name = 'dbport'${
+      `select count(*) as n from pg_stat_activity where application_name = '${APP_NAME}'${
         active ? " and state <> 'idle'" : ""
       }`,
     );
@@ -186,10 +201,17 @@ Deno.test({
     }
     const home = await Deno.makeTempDir({ prefix: "dbport-load-" });
     const saved = fixtures.map((fixture) =>
-      savedConnection(fixture, `Load ${fixture.engine}`, {
-        safeMode: "silent",
-      })
+      savedConnection(
+        { ...fixture, url: ownUrl(fixture) },
+        `Load ${fixture.engine}`,
+        { safeMode: "silent" },
+      )
     );
+    // Another dbport beside it (the user's `serve`) with sessions open on
+    // the same PostgreSQL server, busy and idle, all along.
+    const bystander = fixtures.some((f) => f.engine === "postgres")
+      ? await startBystander()
+      : null;
     await saveConnections(inAppDir(home, CONNECTIONS_FILE), saved);
     await saveSettings(home, { requireAuth: false });
     const child = new Deno.Command(Deno.execPath(), {
@@ -318,6 +340,10 @@ Deno.test({
         }
         assertEquals(await sessions(fixture, true), 0, fixture.engine);
       }
+      assert(
+        bystander === null || bystander.answered() > 0,
+        "the dbport beside it never had a PostgreSQL session",
+      );
     } finally {
       child.kill("SIGTERM");
       await child.status;
@@ -329,6 +355,60 @@ Deno.test({
         await fixture[Symbol.asyncDispose]();
       }
       await Deno.remove(home, { recursive: true });
+      await bystander?.[Symbol.asyncDispose]();
     }
   },
 });
+
+/**
+ * A second `serve` in its own home, with a saved PostgreSQL connection under
+ * dbport's own application_name, kept busy (pg_sleep) until disposed.
+ */
+async function startBystander(): Promise<
+  AsyncDisposable & { answered(): number }
+> {
+  const home = await Deno.makeTempDir({ prefix: "dbport-bystander-" });
+  const saved = savedConnection(
+    { engine: "postgres", url: POSTGRES_URL },
+    "Bystander",
+  );
+  await saveConnections(inAppDir(home, CONNECTIONS_FILE), [saved]);
+  await saveSettings(home, { requireAuth: false });
+  const serve = await spawnServe(home);
+  const stop = new AbortController();
+  let answered = 0;
+  const busy = (async () => {
+    while (!stop.signal.aborted) {
+      const body = modernRequest("tools/call", {
+        name: "execute_query",
+        arguments: {
+          connection_id: saved.id,
+          query: "select pg_sleep(0.5) as slept",
+        },
+      }, crypto.randomUUID());
+      try {
+        const response = await fetch(serve.url!, {
+          method: "POST",
+          headers: modernHeaders(body),
+          body: JSON.stringify(body),
+        });
+        await response.text();
+        if (response.ok) answered++;
+      } catch {
+        await sleep(100);
+      }
+    }
+  })();
+  return {
+    answered: () => answered,
+    async [Symbol.asyncDispose]() {
+      stop.abort();
+      await busy;
+      serve.child.kill("SIGTERM");
+      await serve.readRest();
+      await serve.child.status;
+      await serve.child.stderr.cancel().catch(() => {});
+      await Deno.remove(home, { recursive: true });
+    },
+  };
+}
