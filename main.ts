@@ -36,6 +36,8 @@ Usage: deno task dbport <command>
 Commands:
   serve              Start the MCP server on 127.0.0.1 (also: deno task serve)
   settings           Print the settings in force and where they live
+  settings set KEY VALUE
+                     Change one setting in settings.json (checked as the file is)
   connections        Add, list, change, remove and test saved connections (connections --help)
   tokens             Create, list and revoke access tokens (tokens --help)
   clients            Clients seen in the last 5 minutes [--json]
@@ -96,7 +98,10 @@ async function serve(): Promise<number> {
     await ensureAppDataDir(home);
     // With no connections file at all, serve the embedded demo shop.
     const demo = await ensureDemo(home);
-    started = { demo, server: await startServer({ home }) };
+    started = {
+      demo,
+      server: await startServer({ home, keepAddress: true }),
+    };
   } catch (error) {
     const port = await loadSettings(inAppDir(home, SETTINGS_FILE))
       .then((loaded) => loaded.ok ? loaded.settings.port : undefined)
@@ -188,9 +193,10 @@ function warnAboutLogins(server: Awaited<ReturnType<typeof startServer>>) {
   });
 }
 
-async function settings(): Promise<number> {
+async function settings(args: string[]): Promise<number> {
   const home = appDataDir();
   const path = inAppDir(home, SETTINGS_FILE);
+  if (args.length > 0) return await setSettings(home, path, args);
   const loaded = await loadSettings(path);
   if (!loaded.ok) {
     console.error(loaded.message);
@@ -198,6 +204,36 @@ async function settings(): Promise<number> {
   }
   console.log(`# ${path}`);
   console.log(JSON.stringify(loaded.settings, null, 2));
+  return 0;
+}
+
+/** `settings set KEY VALUE`: checked as the file is, then saved. */
+async function setSettings(
+  home: string,
+  path: string,
+  args: string[],
+): Promise<number> {
+  const [verb, key, value, ...extra] = args;
+  if (
+    verb !== "set" || key === undefined || value === undefined ||
+    extra.length > 0
+  ) {
+    throw new UsageError(
+      `settings: usage: settings [set KEY VALUE]; got "${args.join(" ")}"`,
+    );
+  }
+  const { setSetting, settingValue } = await import("./lib/app/settings.ts");
+  await ensureAppDataDir(home);
+  const saved = await setSetting(path, key, settingValue(value));
+  if (!saved.ok) {
+    console.error(`settings set: ${saved.message}`);
+    return 1;
+  }
+  const setting = saved.settings[key as keyof typeof saved.settings];
+  console.log(`Saved "${key}": ${JSON.stringify(setting)} in ${path}`);
+  if (["port", "console", "consolePort"].includes(key)) {
+    console.log("A running server takes it at its next start.");
+  }
   return 0;
 }
 

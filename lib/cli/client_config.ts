@@ -227,13 +227,23 @@ async function endpoint(
   const fixed = loaded.ok && loaded.settings.port > 0
     ? loaded.settings.port
     : null;
+  const running = parsed?.ok && isProcessAlive(parsed.handshake.pid)
+    ? parsed.handshake.port
+    : null;
+  if (fixed !== null && running !== null && running !== fixed) {
+    return {
+      url: `http://127.0.0.1:${running}/mcp`,
+      note:
+        `Port ${fixed} ("port" in ${SETTINGS_FILE}) was in use when the server started, so it listens on ${running} for this start only; the next start tries ${fixed} again (http://127.0.0.1:${fixed}/mcp).`,
+    };
+  }
   if (fixed !== null) {
     return { url: `http://127.0.0.1:${fixed}/mcp`, note: null };
   }
   const note =
     `The port is chosen at each start ("port": 0 in ${SETTINGS_FILE}): set a fixed "port" there so this URL keeps working.`;
-  if (parsed?.ok && isProcessAlive(parsed.handshake.pid)) {
-    return { url: `http://127.0.0.1:${parsed.handshake.port}/mcp`, note };
+  if (running !== null) {
+    return { url: `http://127.0.0.1:${running}/mcp`, note };
   }
   throw new UsageError(
     `client-config http: ${SERVICE_NAME} is not running and ${SETTINGS_FILE} names no fixed port: start it (deno task serve) or set "port"`,
