@@ -55,7 +55,7 @@ Deno.test("previewHeadline() says what changes, how sure it is, and why not", ()
   );
   assertEquals(
     previewHeadline({ ...EXACT, exact: false, rowsAffected: 1200, note: "n" }),
-    "Changes about 1,200 rows of orders (n)",
+    "No dry run of orders: n — the estimate: ~1,200 rows",
   );
   assertEquals(
     previewHeadline({
@@ -84,7 +84,7 @@ Deno.test("previewDigest() changes with the count, not with the sample rows", ()
   );
 });
 
-Deno.test("previewMode() is off by default where AI reads run as an aiLogin", () => {
+Deno.test("previewMode() is the estimate by default where AI reads run as an aiLogin", () => {
   const base = {
     id: crypto.randomUUID(),
     name: "c",
@@ -96,7 +96,7 @@ Deno.test("previewMode() is off by default where AI reads run as an aiLogin", ()
   };
   assertEquals(previewMode(base), "dryRun");
   const hardened = { ...base, aiLogin: { user: "ai", password: "x" } };
-  assertEquals(previewMode(hardened), "off");
+  assertEquals(previewMode(hardened), "estimate");
   assertEquals(previewMode({ ...hardened, writePreview: "dryRun" }), "dryRun");
   assertEquals(previewMode({ ...base, writePreview: "estimate" }), "estimate");
 });

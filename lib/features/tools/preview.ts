@@ -99,7 +99,7 @@ export async function previewWrite(
       ...base,
       exact: false,
       rowsAffected: await estimate(resolved, statement, call),
-      note: outside ?? "the user's setting asks for the engine's estimate only",
+      note: outside ?? estimateReason(resolved.connection),
     };
   }
   let result: QueryResult;
@@ -127,14 +127,22 @@ export async function previewWrite(
  * The connection's preview mode. A dry run runs as the saved login, before
  * anyone approves, and its count or error reaches the client: on a connection
  * whose AI reads run as a least-privilege `aiLogin`, that would let a client
- * probe what only the saved login can see, so there it is off unless the
- * user asks for it (docs/security.md "Write previews").
+ * probe what only the saved login can see, so there it is the engine's
+ * estimate unless the user asks for more (docs/security.md "Write previews";
+ * `connections harden` writes `estimate` down).
  */
 export function previewMode(
   connection: SavedConnection,
 ): "dryRun" | "estimate" | "off" {
   return connection.writePreview ??
-    (connection.aiLogin === undefined ? "dryRun" : "off");
+    (connection.aiLogin === undefined ? "dryRun" : "estimate");
+}
+
+/** Why a connection's preview is the estimate, in the approval's one line. */
+function estimateReason(connection: SavedConnection): string {
+  return connection.aiLogin === undefined
+    ? "this connection's write preview is set to the estimate"
+    : `this connection's AI login (${connection.aiLogin.user}) keeps reads least-privilege, and a dry run would run as the saved login before anyone approves`;
 }
 
 /**

@@ -21,10 +21,12 @@ export function previewHeadline(preview: WritePreview): string {
   if (preview.rowsAffected === null) {
     return `No preview${of}: ${preview.note ?? "none is available"}`;
   }
-  const changes = `Changes ${preview.exact ? "" : "about "}${
-    count(preview.rowsAffected)
-  }${of}`;
-  return preview.exact ? changes : `${changes} (${preview.note})`;
+  if (!preview.exact) {
+    return `No dry run${of}: ${
+      preview.note ?? "none is available"
+    } — the estimate: ~${count(preview.rowsAffected)}`;
+  }
+  return `Changes ${count(preview.rowsAffected)}${of}`;
 }
 
 /** The preview as a host dialog command gets it (`preview` in its JSON). */
