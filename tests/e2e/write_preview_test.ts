@@ -331,6 +331,11 @@ Deno.test(
         const preview = asked!.preview as JsonObject;
         assertEquals(preview.exact, false);
         assertEquals(typeof preview.rows_affected, "number");
+        // Why there is no dry run, and the estimate, in one line.
+        assertMatch(
+          String(asked!.previewLine),
+          /^No dry run of .*books.*: this connection's write preview is set to the estimate — the estimate: ~[\d,]+ rows?$/,
+        );
       }
     }
   },

@@ -2,6 +2,7 @@ import { assertEquals, assertThrows } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import type { QueryResult } from "../../lib/db/types.ts";
 import {
+  estimateReason,
   holdTo,
   previewMode,
   type WritePreview,
@@ -99,4 +100,27 @@ Deno.test("previewMode() is the estimate by default where AI reads run as an aiL
   assertEquals(previewMode(hardened), "estimate");
   assertEquals(previewMode({ ...hardened, writePreview: "dryRun" }), "dryRun");
   assertEquals(previewMode({ ...base, writePreview: "estimate" }), "estimate");
+});
+
+Deno.test("estimateReason() says why a preview is only the estimate", () => {
+  const base = {
+    id: crypto.randomUUID(),
+    name: "c",
+    engine: "postgres" as const,
+    url: "postgres://h/db",
+    externalAccess: "readWrite" as const,
+    aiPolicy: "alwaysAllow" as const,
+    safeMode: "alert" as const,
+  };
+  assertEquals(
+    estimateReason({ ...base, writePreview: "estimate" }),
+    "this connection's write preview is set to the estimate",
+  );
+  assertEquals(
+    estimateReason({
+      ...base,
+      aiLogin: { user: "dbport_ai_1", password: "x" },
+    }),
+    "this connection's AI login (dbport_ai_1) keeps reads least-privilege, and a dry run would run as the saved login before anyone approves",
+  );
 });

@@ -139,7 +139,7 @@ export function previewMode(
 }
 
 /** Why a connection's preview is the estimate, in the approval's one line. */
-function estimateReason(connection: SavedConnection): string {
+export function estimateReason(connection: SavedConnection): string {
   return connection.aiLogin === undefined
     ? "this connection's write preview is set to the estimate"
     : `this connection's AI login (${connection.aiLogin.user}) keeps reads least-privilege, and a dry run would run as the saved login before anyone approves`;
