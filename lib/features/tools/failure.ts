@@ -35,7 +35,7 @@ export function fromDbError(
     case "connect":
       return new ToolFailure(
         "not_connected",
-        `cannot reach ${where}: ${error.message}`,
+        `cannot reach ${where}: ${error.message}${nextStep(where)}`,
       );
     case "connect_timeout":
       return new ToolFailure(
@@ -63,6 +63,18 @@ export function fromDbError(
       // A dry run's own signal; it never ends a call.
       return new ToolFailure("query_failed", error.message);
   }
+}
+
+/**
+ * What the user can do about a connection that cannot be reached, said so
+ * that a model can pass it on. `where` is the connection's name as JSON
+ * (`"Shop"`), or a phrase when no connection is named.
+ */
+export function nextStep(where: string): string {
+  const named = where.startsWith('"');
+  return `; ask the user to run \`deno task dbport connections test${
+    named ? ` ${where}` : ""
+  }\`${named ? "" : " with the connection's name"}, which says what to fix`;
 }
 
 /** Re-throw a driver error in the client's terms; other errors pass through. */
