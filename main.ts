@@ -6,6 +6,7 @@
  * @module
  */
 
+import { cliCommand } from "./lib/app/cli_command.ts";
 import { messageOf } from "./lib/protocol/message_of.ts";
 import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
@@ -31,7 +32,7 @@ import { startServer } from "./lib/server/server.ts";
 const USAGE =
   `${SERVICE_NAME} ${SERVICE_VERSION}: the local MCP server of your database client
 
-Usage: deno task dbport <command>
+Usage: ${cliCommand()} <command>
 
 Commands:
   serve              Start the MCP server on 127.0.0.1 (also: deno task serve)
@@ -126,7 +127,7 @@ async function serve(): Promise<number> {
   );
   if (server.console !== null) {
     console.log(
-      `  Console:        ${server.console.url} (open it: deno task dbport console)`,
+      `  Console:        ${server.console.url} (open it: ${cliCommand()} console)`,
     );
   }
   console.log(
@@ -149,7 +150,7 @@ async function serve(): Promise<number> {
   );
   if (server.state.settings.requireAuth && active.length === 0) {
     console.log(
-      "No access token yet. Create one for each HTTP client:\n  deno task dbport tokens create --name NAME --level readOnly",
+      `No access token yet. Create one for each HTTP client:\n  ${cliCommand()} tokens create --name NAME --level readOnly`,
     );
   }
   console.log(
@@ -188,7 +189,7 @@ function warnAboutLogins(server: Awaited<ReturnType<typeof startServer>>) {
     console.log(
       `Warning: the login of "${connection.name}" ${
         risks.join(", ")
-      }; only dbport's checks keep AI reads read-only. Make a least-privilege login for them:\n  deno task dbport connections harden "${connection.name}" --apply`,
+      }; only dbport's checks keep AI reads read-only. Make a least-privilege login for them:\n  ${cliCommand()} connections harden "${connection.name}" --apply`,
     );
   });
 }

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import {
   ENGINE_ALIASES,
   ENGINE_NAMES,
@@ -422,7 +423,7 @@ async function add(
 
 /** The CLI's command as the user types it. */
 function cli(): string {
-  return "deno task dbport";
+  return cliCommand();
 }
 
 /**
@@ -589,7 +590,7 @@ async function list(path: string, args: string[], io: CliIO): Promise<number> {
   }
   if (views.length === 0) {
     io.out(
-      "No saved connections. Add one: deno task dbport connections add --help",
+      `No saved connections. Add one: ${cliCommand()} connections add --help`,
     );
     return 0;
   }

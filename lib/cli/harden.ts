@@ -9,6 +9,7 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import {
   driverSpec,
@@ -286,7 +287,7 @@ export async function hardenCommand(
     );
     if (estimate) {
       io.out(
-        `Write previews on "${connection.name}" are now the engine's estimate (a dry run would run as the saved login before you approve); to have the dry run back: deno task dbport connections set "${connection.name}" --write-preview dryRun`,
+        `Write previews on "${connection.name}" are now the engine's estimate (a dry run would run as the saved login before you approve); to have the dry run back: ${cliCommand()} connections set "${connection.name}" --write-preview dryRun`,
       );
     }
     return 0;

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import { thrown } from "../protocol/thrown.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
@@ -453,8 +454,8 @@ async function givingWay<T extends { port: number }>(
         key === "port" ? "the MCP endpoint" : "the console"
       } listens on 127.0.0.1:${bound.port} for this start (${
         key === "port"
-          ? "deno task dbport client-config http prints it"
-          : "deno task dbport console opens it"
+          ? `${cliCommand()} client-config http prints it`
+          : `${cliCommand()} console opens it`
       }); the next start tries ${port} again`,
     );
     return bound;

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { cliCommand } from "../../app/cli_command.ts";
 import { DbError } from "../../db/errors.ts";
 import { type ToolErrorCode, wire, WireError } from "../../protocol/errors.ts";
 
@@ -72,7 +73,7 @@ export function fromDbError(
  */
 export function nextStep(where: string): string {
   const named = where.startsWith('"');
-  return `; ask the user to run \`deno task dbport connections test${
+  return `; ask the user to run \`${cliCommand()} connections test${
     named ? ` ${where}` : ""
   }\`${named ? "" : " with the connection's name"}, which says what to fix`;
 }
