@@ -122,7 +122,7 @@ export function redact(
   const visible = [...visibleOf(secrets)].filter((value) => value.length >= 3)
     .sort((a, b) => b.length - a.length);
   for (const value of visible) {
-    text = text.replaceAll(value, () => `\u0000${kept.push(value) - 1}\u0000`);
+    text = text.replaceAll(value, () => `\uE000${kept.push(value) - 1}\uE001`);
   }
   text = text
     .replace(URL_WITH_USERINFO, MASK)
@@ -133,7 +133,7 @@ export function redact(
     .replace(IPV4, MASK)
     .replace(HOST_PORT, MASK)
     .replace(LOCAL_PATH, MASK)
-    .replace(/\u0000(\d+)\u0000/g, (_all, index: string) => kept[+index]!)
+    .replace(/\uE000(\d+)\uE001/g, (_all, index: string) => kept[+index]!)
     .trim();
   if (text.length > MAX_MESSAGE_LENGTH) {
     text = text.slice(0, MAX_MESSAGE_LENGTH - 1) + "…";
