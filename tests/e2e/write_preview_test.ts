@@ -172,7 +172,11 @@ for (const engine of ENGINES) {
         // The retry that carried the answer: the call's last entry.
         const call = logged.filter((row) => row.method === "tools/call")
           .sort((a, b) => b.id - a.id)[0];
-        assertEquals(call?.detail, "previewed 1 rows, ran 1 rows");
+        // …and who approved it, when.
+        assertMatch(
+          call?.detail ?? "",
+          /^approved by you at \d{4}-\d{2}-\d{2}T[\d:.]+Z; previewed 1 rows, ran 1 rows$/,
+        );
       } finally {
         await client.close();
       }
