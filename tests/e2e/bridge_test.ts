@@ -211,6 +211,20 @@ Deno.test("v2 SDK client over the bridge (modern, forwarded as is): tools, progr
   });
 });
 
+/** Stop a server a launch started, and wait until its handshake is gone. */
+async function stopLaunched(home: string, pid: number | null): Promise<void> {
+  if (pid === null) return;
+  Deno.kill(pid, "SIGTERM");
+  for (let i = 0; i < 50; i++) {
+    try {
+      await Deno.stat(`${home}/${HANDSHAKE_FILE}`);
+      await sleep(100);
+    } catch {
+      break;
+    }
+  }
+}
+
 /** This process's environment without DBPORT_LAUNCH. */
 function inherited(): Record<string, string> {
   const { DBPORT_LAUNCH: _launch, ...rest } = Deno.env.toObject();
@@ -430,17 +444,7 @@ Deno.test("launch on demand: DBPORT_LAUNCH starts a real server, and the bridge 
     const log = await Deno.readTextFile(`${home}/serve.log`);
     assert(log.includes("is listening on"), log);
   } finally {
-    if (pid !== null) {
-      Deno.kill(pid, "SIGTERM");
-      for (let i = 0; i < 50; i++) {
-        try {
-          await Deno.stat(`${home}/${HANDSHAKE_FILE}`);
-          await sleep(100);
-        } catch {
-          break;
-        }
-      }
-    }
+    await stopLaunched(home, pid);
     await Deno.remove(home, { recursive: true });
   }
 });
@@ -474,17 +478,7 @@ Deno.test("from a checkout with no app and no URL handler, the bridge starts the
     const log = await Deno.readTextFile(`${home}/serve.log`);
     assert(log.includes("is listening on"), log);
   } finally {
-    if (pid !== null) {
-      Deno.kill(pid, "SIGTERM");
-      for (let i = 0; i < 50; i++) {
-        try {
-          await Deno.stat(`${home}/${HANDSHAKE_FILE}`);
-          await sleep(100);
-        } catch {
-          break;
-        }
-      }
-    }
+    await stopLaunched(home, pid);
     await Deno.remove(home, { recursive: true });
     await Deno.remove(bin, { recursive: true });
   }

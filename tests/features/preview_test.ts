@@ -85,16 +85,17 @@ Deno.test("previewDigest() changes with the count, not with the sample rows", ()
   );
 });
 
+const base = {
+  id: crypto.randomUUID(),
+  name: "c",
+  engine: "postgres" as const,
+  url: "postgres://h/db",
+  externalAccess: "readWrite" as const,
+  aiPolicy: "alwaysAllow" as const,
+  safeMode: "alert" as const,
+};
+
 Deno.test("previewMode() is the estimate by default where AI reads run as an aiLogin", () => {
-  const base = {
-    id: crypto.randomUUID(),
-    name: "c",
-    engine: "postgres" as const,
-    url: "postgres://h/db",
-    externalAccess: "readWrite" as const,
-    aiPolicy: "alwaysAllow" as const,
-    safeMode: "alert" as const,
-  };
   assertEquals(previewMode(base), "dryRun");
   const hardened = { ...base, aiLogin: { user: "ai", password: "x" } };
   assertEquals(previewMode(hardened), "estimate");
@@ -103,15 +104,6 @@ Deno.test("previewMode() is the estimate by default where AI reads run as an aiL
 });
 
 Deno.test("estimateReason() says why a preview is only the estimate", () => {
-  const base = {
-    id: crypto.randomUUID(),
-    name: "c",
-    engine: "postgres" as const,
-    url: "postgres://h/db",
-    externalAccess: "readWrite" as const,
-    aiPolicy: "alwaysAllow" as const,
-    safeMode: "alert" as const,
-  };
   assertEquals(
     estimateReason({ ...base, writePreview: "estimate" }),
     "this connection's write preview is set to the estimate",
