@@ -6,6 +6,7 @@
  * @module
  */
 
+import { cliCommand } from "./lib/app/cli_command.ts";
 import { messageOf } from "./lib/protocol/message_of.ts";
 import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
@@ -31,11 +32,13 @@ import { startServer } from "./lib/server/server.ts";
 const USAGE =
   `${SERVICE_NAME} ${SERVICE_VERSION}: the local MCP server of your database client
 
-Usage: deno task dbport <command>
+Usage: ${cliCommand()} <command>
 
 Commands:
   serve              Start the MCP server on 127.0.0.1 (also: deno task serve)
   settings           Print the settings in force and where they live
+  settings set KEY VALUE
+                     Change one setting in settings.json (checked as the file is)
   connections        Add, list, change, remove and test saved connections (connections --help)
   tokens             Create, list and revoke access tokens (tokens --help)
   clients            Clients seen in the last 5 minutes [--json]
@@ -96,7 +99,10 @@ async function serve(): Promise<number> {
     await ensureAppDataDir(home);
     // With no connections file at all, serve the embedded demo shop.
     const demo = await ensureDemo(home);
-    started = { demo, server: await startServer({ home }) };
+    started = {
+      demo,
+      server: await startServer({ home, keepAddress: true }),
+    };
   } catch (error) {
     const port = await loadSettings(inAppDir(home, SETTINGS_FILE))
       .then((loaded) => loaded.ok ? loaded.settings.port : undefined)
@@ -121,7 +127,7 @@ async function serve(): Promise<number> {
   );
   if (server.console !== null) {
     console.log(
-      `  Console:        ${server.console.url} (open it: deno task dbport console)`,
+      `  Console:        ${server.console.url} (open it: ${cliCommand()} console)`,
     );
   }
   console.log(
@@ -144,7 +150,7 @@ async function serve(): Promise<number> {
   );
   if (server.state.settings.requireAuth && active.length === 0) {
     console.log(
-      "No access token yet. Create one for each HTTP client:\n  deno task dbport tokens create --name NAME --level readOnly",
+      `No access token yet. Create one for each HTTP client:\n  ${cliCommand()} tokens create --name NAME --level readOnly`,
     );
   }
   console.log(
@@ -183,14 +189,15 @@ function warnAboutLogins(server: Awaited<ReturnType<typeof startServer>>) {
     console.log(
       `Warning: the login of "${connection.name}" ${
         risks.join(", ")
-      }; only dbport's checks keep AI reads read-only. Make a least-privilege login for them:\n  deno task dbport connections harden "${connection.name}" --apply`,
+      }; only dbport's checks keep AI reads read-only. Make a least-privilege login for them:\n  ${cliCommand()} connections harden "${connection.name}" --apply`,
     );
   });
 }
 
-async function settings(): Promise<number> {
+async function settings(args: string[]): Promise<number> {
   const home = appDataDir();
   const path = inAppDir(home, SETTINGS_FILE);
+  if (args.length > 0) return await setSettings(home, path, args);
   const loaded = await loadSettings(path);
   if (!loaded.ok) {
     console.error(loaded.message);
@@ -198,6 +205,36 @@ async function settings(): Promise<number> {
   }
   console.log(`# ${path}`);
   console.log(JSON.stringify(loaded.settings, null, 2));
+  return 0;
+}
+
+/** `settings set KEY VALUE`: checked as the file is, then saved. */
+async function setSettings(
+  home: string,
+  path: string,
+  args: string[],
+): Promise<number> {
+  const [verb, key, value, ...extra] = args;
+  if (
+    verb !== "set" || key === undefined || value === undefined ||
+    extra.length > 0
+  ) {
+    throw new UsageError(
+      `settings: usage: settings [set KEY VALUE]; got "${args.join(" ")}"`,
+    );
+  }
+  const { setSetting, settingValue } = await import("./lib/app/settings.ts");
+  await ensureAppDataDir(home);
+  const saved = await setSetting(path, key, settingValue(value));
+  if (!saved.ok) {
+    console.error(`settings set: ${saved.message}`);
+    return 1;
+  }
+  const setting = saved.settings[key as keyof typeof saved.settings];
+  console.log(`Saved "${key}": ${JSON.stringify(setting)} in ${path}`);
+  if (["port", "console", "consolePort"].includes(key)) {
+    console.log("A running server takes it at its next start.");
+  }
   return 0;
 }
 

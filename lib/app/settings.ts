@@ -9,6 +9,7 @@
 
 import { messageOf } from "../protocol/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
+import { editFile } from "./file_lock.ts";
 
 /** How the server asks the user on this machine for consent. */
 export type HostDialog =
@@ -21,7 +22,11 @@ export type HostDialog =
 
 /** Every setting, with defaults applied. */
 export interface Settings {
-  /** Port to bind on 127.0.0.1; 0 lets the system choose a free one. */
+  /**
+   * Port to bind on 127.0.0.1; 0 lets the system choose a free one at each
+   * start. Absent from the file, the first `serve` chooses one and writes it
+   * there, so the address stays the same across restarts.
+   */
   port: number;
   /** Whether every request needs a bearer token. */
   requireAuth: boolean;
@@ -69,7 +74,7 @@ export interface Settings {
   approvalTimeoutSeconds: number;
   /** Whether `serve` starts the browser console (a second 127.0.0.1 listener). */
   console: boolean;
-  /** The console's port on 127.0.0.1; 0 lets the system choose a free one. */
+  /** The console's port on 127.0.0.1; 0 for a new one at each start (absent: chosen once, like `port`). */
   consolePort: number;
 }
 
@@ -232,4 +237,84 @@ export async function loadSettings(path: string): Promise<SettingsResult> {
     return { ok: false, message: `Cannot read ${path}: ${detail}` };
   }
   return parseSettings(text, path);
+}
+
+/** A settings file's text: every key it is given, as JSON. */
+export function settingsText(settings: Partial<Settings>): string {
+  return JSON.stringify(settings, null, 2) + "\n";
+}
+
+/**
+ * Write a settings file (0600, atomically) under its lock (file_lock.ts), so
+ * a concurrent editor waits rather than being overwritten.
+ */
+export async function writeSettingsFile(
+  path: string,
+  settings: Partial<Settings>,
+): Promise<void> {
+  await editFile(path, () => settingsText(settings));
+}
+
+/** The keys a settings file's text sets itself (none for a missing or unreadable one). */
+export function settingsKeysOf(text: string | null): Set<string> {
+  try {
+    const value: unknown = JSON.parse(text ?? "");
+    return new Set(isJsonObject(value) ? Object.keys(value) : []);
+  } catch {
+    return new Set();
+  }
+}
+
+/**
+ * The value `settings set KEY VALUE` means: the JSON it reads as (`8765`,
+ * `true`, `["https://a.example"]`), else the text itself (`terminal`).
+ */
+export function settingValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * `settings set`: the file's own keys with `key` set to `value`, checked as
+ * the file is at every start; the message names what is allowed.
+ */
+export async function setSetting(
+  path: string,
+  key: string,
+  value: unknown,
+): Promise<SettingsResult> {
+  if (!(key in CHECKS)) {
+    return {
+      ok: false,
+      message: `Unknown setting "${key}" (known: ${
+        Object.keys(CHECKS).join(", ")
+      })`,
+    };
+  }
+  const problem = CHECKS[key as keyof Settings](value);
+  if (problem !== null) {
+    return {
+      ok: false,
+      message: `"${key}" ${problem}, got ${JSON.stringify(value)}`,
+    };
+  }
+  // Under the file's lock: re-read, change one key, replace atomically.
+  let result: SettingsResult | undefined;
+  await editFile(path, (text) => {
+    const current = parseSettings(text ?? "", path);
+    if (!current.ok) {
+      result = current;
+      return null;
+    }
+    const own = (text ?? "").trim() === ""
+      ? {}
+      : JSON.parse(text!) as Partial<Settings>;
+    const next = { ...own, [key]: value };
+    result = parseSettings(JSON.stringify(next), path);
+    return result.ok ? settingsText(next) : null;
+  });
+  return result!;
 }

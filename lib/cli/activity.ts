@@ -12,7 +12,14 @@ import {
 } from "../app/activity_log.ts";
 import type { StateDb } from "../app/state_db.ts";
 import { sleep } from "../sleep.ts";
-import { formatTime, integerFlag, parseFlags, table } from "./args.ts";
+import {
+  formatTime,
+  integerFlag,
+  localTimes,
+  parseFlags,
+  table,
+} from "./args.ts";
+import { BRIDGE_EXECUTABLE, BRIDGE_TOKEN_NAME } from "../protocol/identity.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** How often `--follow` looks for new rows. */
@@ -27,8 +34,12 @@ export interface ActivityOptions {
 }
 
 function line(row: ActivityRow, name: (id: string) => string): string {
+  // The bridge's own token stands for whichever client runs it: that
+  // client's name, from its clientInfo, says who it was.
   const who = row.principalKind === "anonymous"
     ? "anonymous"
+    : row.tokenName === BRIDGE_TOKEN_NAME
+    ? `${row.clientName ?? "a stdio client"} (via ${BRIDGE_EXECUTABLE})`
     : row.tokenName ?? "(no valid token)";
   const client = row.clientName === null
     ? "-"
@@ -47,7 +58,7 @@ function line(row: ActivityRow, name: (id: string) => string): string {
     parts.push(`connection=${name(row.connectionId)}`);
   }
   if (row.errorCode !== null) parts.push(`code=${row.errorCode}`);
-  if (row.detail !== null) parts.push(`(${row.detail})`);
+  if (row.detail !== null) parts.push(`(${localTimes(row.detail)})`);
   parts.push(`${row.durationMs} ms`);
   return parts.join("  ");
 }

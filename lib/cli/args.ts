@@ -67,9 +67,22 @@ export function integerFlag(
 
 /** Format a time for humans: ISO 8601 in UTC to the second, or a dash. */
 export function formatTime(ms: number | null): string {
-  return ms === null
-    ? "-"
-    : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  if (ms === null) return "-";
+  // Local time for people (`2026-11-25 17:20:01`); exports (--json, --csv)
+  // keep ISO 8601 in UTC.
+  const at = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${
+    two(at.getHours())
+  }:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+}
+
+/** ISO 8601 UTC times in a text (a log entry's detail) as local time. */
+export function localTimes(text: string): string {
+  return text.replace(
+    /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\b/g,
+    (iso) => formatTime(Date.parse(iso)),
+  );
 }
 
 /** Lay rows out in aligned columns under a header. */

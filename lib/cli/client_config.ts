@@ -8,10 +8,12 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import { isOneOf } from "../protocol/one_of.ts";
 import { DEFAULT_TOKEN_LIFETIME, parseDuration } from "../app/duration.ts";
 import { isProcessAlive } from "../app/handshake_file.ts";
 import { inAppDir } from "../app/paths.ts";
+import { onPath } from "../app/cli_command.ts";
 import { loadSettings } from "../app/settings.ts";
 import type { StateDb } from "../app/state_db.ts";
 import { isLevel, type Level, LEVELS, TokenStore } from "../app/tokens.ts";
@@ -56,31 +58,37 @@ export interface BridgeLaunch {
 }
 
 /**
- * The bridge as the client should start it: a compiled or installed
- * `dbport-mcp` when there is one, else `deno run` of this checkout's
- * `bridge.ts`; always by absolute path, since clients start servers with
- * their own working directory and a minimal PATH.
+ * The bridge as the client should start it: `dbport-mcp` by name when
+ * `deno task install` put it on the PATH (a config that survives a Deno
+ * upgrade and reads the same on another machine); else an installed or
+ * compiled one by its path; else `deno run` of this checkout's `bridge.ts`,
+ * with `deno` as found on the PATH (a symlink kept, never the resolved
+ * binary, which moves with each upgrade).
  */
 export async function bridgeLaunch(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): Promise<BridgeLaunch> {
   const home = env(HOME_ENV);
   const vars = home === undefined ? {} : { [HOME_ENV]: home };
+  const path = env("PATH") ?? "";
+  if (onPath(BRIDGE_EXECUTABLE, path) !== null) {
+    return { command: BRIDGE_EXECUTABLE, args: [], env: vars };
+  }
   const root = new URL("../../", import.meta.url).pathname;
   const candidates = [
-    `${root}dist/${BRIDGE_EXECUTABLE}`,
     `${
       env("DENO_INSTALL_ROOT") ?? `${env("HOME") ?? ""}/.deno`
     }/bin/${BRIDGE_EXECUTABLE}`,
+    `${root}dist/${BRIDGE_EXECUTABLE}`,
   ];
-  for (const path of candidates) {
-    const info = await Deno.stat(path).catch(() => null);
+  for (const candidate of candidates) {
+    const info = await Deno.stat(candidate).catch(() => null);
     if (info?.isFile && (info.mode ?? 0o111) & 0o111) {
-      return { command: path, args: [], env: vars };
+      return { command: candidate, args: [], env: vars };
     }
   }
   return {
-    command: Deno.execPath(),
+    command: onPath("deno", path) ?? Deno.execPath(),
     args: ["run", ...BRIDGE_PERMISSIONS, BRIDGE],
     env: vars,
   };
@@ -183,7 +191,7 @@ export function httpSnippet(
 ): string {
   return [
     `Endpoint: ${url}`,
-    `Token (${level}; shown once, revoke with "deno task dbport tokens revoke NAME"):`,
+    `Token (${level}; shown once, revoke with "${cliCommand()} tokens revoke NAME"):`,
     `  ${token}`,
     "",
     "A client that takes a URL and headers (Claude Code, Cursor, VS Code and most SDKs):",
@@ -227,13 +235,23 @@ async function endpoint(
   const fixed = loaded.ok && loaded.settings.port > 0
     ? loaded.settings.port
     : null;
+  const running = parsed?.ok && isProcessAlive(parsed.handshake.pid)
+    ? parsed.handshake.port
+    : null;
+  if (fixed !== null && running !== null && running !== fixed) {
+    return {
+      url: `http://127.0.0.1:${running}/mcp`,
+      note:
+        `Port ${fixed} ("port" in ${SETTINGS_FILE}) was in use when the server started, so it listens on ${running} for this start only; the next start tries ${fixed} again (http://127.0.0.1:${fixed}/mcp).`,
+    };
+  }
   if (fixed !== null) {
     return { url: `http://127.0.0.1:${fixed}/mcp`, note: null };
   }
   const note =
     `The port is chosen at each start ("port": 0 in ${SETTINGS_FILE}): set a fixed "port" there so this URL keeps working.`;
-  if (parsed?.ok && isProcessAlive(parsed.handshake.pid)) {
-    return { url: `http://127.0.0.1:${parsed.handshake.port}/mcp`, note };
+  if (running !== null) {
+    return { url: `http://127.0.0.1:${running}/mcp`, note };
   }
   throw new UsageError(
     `client-config http: ${SERVICE_NAME} is not running and ${SETTINGS_FILE} names no fixed port: start it (deno task serve) or set "port"`,

@@ -11,7 +11,14 @@
  * @module
  */
 
-import { ENGINE_NAMES } from "../db/engines.ts";
+import { cliCommand } from "../app/cli_command.ts";
+import {
+  ENGINE_ALIASES,
+  ENGINE_NAMES,
+  engineNamed,
+  engineOfUrl,
+  ENGINES,
+} from "../db/engines.ts";
 import {
   AI_POLICIES,
   checkConnectionField,
@@ -22,6 +29,7 @@ import {
   loadConnections,
   SAFE_MODES,
   type SavedConnection,
+  WRITE_PREVIEWS,
 } from "../app/connections.ts";
 import { DbError } from "../db/errors.ts";
 import { defaultSshContext, openDriver } from "../db/pool.ts";
@@ -29,7 +37,7 @@ import { KNOWN_HOSTS_FILE } from "../protocol/identity.ts";
 import { dirname, join } from "node:path";
 import { describeTarget } from "../db/target.ts";
 import { type Parsed, parseFlags, stringFlag, table } from "./args.ts";
-import { hardenCommand } from "./harden.ts";
+import { dropAiLogin, hardenCommand } from "./harden.ts";
 import {
   reportHops,
   SSH_FLAG_SPEC,
@@ -41,20 +49,25 @@ import { type CliIO, UsageError } from "./io.ts";
 
 /** Usage of the connections command. */
 export const CONNECTIONS_USAGE = `Usage:
-  dbport connections add --name NAME --engine ${
+  dbport connections add --name NAME --url URL [--engine ${
   ENGINE_NAMES.join("|")
-} --url URL
+}]
                          [--password [PASSWORD] | --password-stdin] [--external-access ${
   EXTERNAL_ACCESS.join("|")
 }]
                          [--ai-policy ${AI_POLICIES.join("|")}]
                          [--safe-mode ${
   SAFE_MODES.join("|")
-}] [--no-test] [--json]
+}] [--no-test | --save-anyway]
+                         [--harden | --no-harden] [--json]
   dbport connections list [--json]
   dbport connections set ID_OR_NAME [--name ..] [--url ..] [--password [..] | --password-stdin] [--external-access ..]
-                                    [--ai-policy ..] [--safe-mode ..]
-  dbport connections remove ID_OR_NAME
+                                    [--ai-policy ..] [--safe-mode ..] [--write-preview ${
+  WRITE_PREVIEWS.join("|")
+}]
+  dbport connections remove ID_OR_NAME [--drop-ai-login | --keep-ai-login]
+                         An AI login harden made is dropped on the server with
+                         --drop-ai-login (a terminal asks, default yes).
   dbport connections test ID_OR_NAME
   dbport connections trust-host ID_OR_NAME [--yes]
                          Show the host key of each SSH hop and trust it (dbport's
@@ -64,6 +77,15 @@ export const CONNECTIONS_USAGE = `Usage:
                          every AI read runs as: no superuser, no file, program or
                          signal privileges. Approved writes keep the saved login.
 
+add tests the connection first and saves it only when it answers (or with
+--save-anyway; a terminal asks); an SSH host key not trusted yet is saved, with
+the trust-host command to run. A PostgreSQL or MariaDB login that can do more
+than read is offered a least-privilege AI login at once (harden --apply):
+--harden makes it, --no-harden does not, a terminal asks (default yes).
+--engine is read from the URL when not given; ${
+  Object.keys(ENGINE_ALIASES).map((a) => `${a} means ${ENGINE_ALIASES[a]}`)
+    .join(", ")
+}.
 --driver is the old name of --engine and still works.
 --password with no value asks for it on the terminal (no echo); --password-stdin
 reads it from standard input. Either keeps it out of the shell's history.
@@ -85,6 +107,7 @@ const FIELD_FLAGS = {
   "external-access": "externalAccess",
   "ai-policy": "aiPolicy",
   "safe-mode": "safeMode",
+  "write-preview": "writePreview",
 } as const;
 
 const FIELD_SPEC = Object.fromEntries(
@@ -99,10 +122,22 @@ export interface SecretInput {
   ask(prompt: string): Promise<string | null>;
   /** A line typed on standard input after `prompt`; null at its end. */
   line(prompt: string): Promise<string | null>;
+  /**
+   * A yes/no question on the terminal (`yes` when only Enter is typed);
+   * null when there is no terminal to ask on.
+   */
+  confirm?(question: string, yes: boolean): Promise<boolean | null>;
 }
 
 /** Standard input and the terminal of this process. */
 export const processInput: SecretInput = {
+  async confirm(question, yes) {
+    if (!Deno.stdin.isTerminal()) return null;
+    const answer = await this.line(`${question} [${yes ? "Y/n" : "y/N"}] `);
+    if (answer === null) return null;
+    if (answer.trim() === "") return yes;
+    return /^\s*y(es)?\s*$/i.test(answer);
+  },
   async line(prompt) {
     await Deno.stderr.write(new TextEncoder().encode(prompt));
     const reader = Deno.stdin.readable.pipeThrough(new TextDecoderStream())
@@ -208,13 +243,13 @@ export async function connectionsCommand(
     : given;
   switch (sub) {
     case "add":
-      return await add(path, rest, io);
+      return await add(path, rest, io, input);
     case "list":
       return await list(path, rest, io);
     case "set":
       return await set(path, rest, io);
     case "remove":
-      return await remove(path, rest, io);
+      return await remove(path, rest, io, input);
     case "test":
       return await test(path, rest, io);
     case "trust-host":
@@ -245,8 +280,9 @@ function fieldsOf(
 ): Partial<SavedConnection> {
   const fields: Record<string, string> = {};
   for (const [flag, key] of Object.entries(FIELD_FLAGS)) {
-    const value = stringFlag(parsed, flag);
-    if (value === undefined) continue;
+    const given = stringFlag(parsed, flag);
+    if (given === undefined) continue;
+    const value = key === "engine" ? (engineNamed(given) ?? given) : given;
     const problem = checkConnectionField(
       key,
       value,
@@ -260,9 +296,10 @@ function fieldsOf(
   return fields as Partial<SavedConnection>;
 }
 
-/** `--engine`, or its old name `--driver`. */
+/** `--engine`, or its old name `--driver` (an alias read as its engine). */
 function engineFlag(parsed: Parsed): string | undefined {
-  return stringFlag(parsed, "engine") ?? stringFlag(parsed, "driver");
+  const given = stringFlag(parsed, "engine") ?? stringFlag(parsed, "driver");
+  return given === undefined ? undefined : (engineNamed(given) ?? given);
 }
 
 function find(
@@ -294,27 +331,47 @@ function sameName(
   );
 }
 
-async function add(path: string, args: string[], io: CliIO): Promise<number> {
+async function add(
+  path: string,
+  args: string[],
+  io: CliIO,
+  input: SecretInput,
+): Promise<number> {
   const parsed = parseFlags("connections add", args, {
     ...FIELD_SPEC,
     ...SSH_FLAG_SPEC,
     json: { type: "boolean" },
     "no-test": { type: "boolean" },
+    "save-anyway": { type: "boolean" },
+    harden: { type: "boolean" },
+    "no-harden": { type: "boolean" },
   });
   if (parsed.positionals.length > 0) {
     throw new UsageError(
       `connections add: unexpected argument "${parsed.positionals[0]}"`,
     );
   }
-  for (const flag of ["name", "engine", "url"]) {
-    const given = flag === "engine"
-      ? engineFlag(parsed)
-      : stringFlag(parsed, flag);
-    if (given === undefined) {
+  for (const flag of ["name", "url"]) {
+    if (stringFlag(parsed, flag) === undefined) {
       throw new UsageError(`connections add: --${flag} is required`);
     }
   }
-  const fields = fieldsOf("connections add", parsed, engineFlag(parsed));
+  for (
+    const [one, other] of [["harden", "no-harden"], ["no-test", "save-anyway"]]
+  ) {
+    if (parsed.flags[one!] === true && parsed.flags[other!] === true) {
+      throw new UsageError(`connections add: --${one} or --${other}, not both`);
+    }
+  }
+  const engine = engineFlag(parsed) ?? engineOfUrl(stringFlag(parsed, "url")!);
+  if (engine === null) {
+    throw new UsageError(
+      `connections add: the URL names no engine; give --engine ${
+        ENGINE_NAMES.join("|")
+      } (URLs: postgres://, postgresql://, mysql://, mariadb://, libsql://, a file path or file:)`,
+    );
+  }
+  const fields = fieldsOf("connections add", parsed, engine);
   const connections = await load(path);
   if (sameName(connections, fields.name!)) {
     throw new UsageError(
@@ -326,8 +383,23 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
     id: crypto.randomUUID(),
     ...CONNECTION_DEFAULTS,
     ...fields,
+    engine,
     ...secrets.fields,
   } as SavedConnection;
+  const tested = parsed.flags["no-test"] === true
+    ? null
+    : await probe(connection, io, path);
+  if (tested?.outcome === "failed") {
+    io.err(`Fix: ${tested.fix}`);
+    const anyway = parsed.flags["save-anyway"] === true ||
+      await input.confirm?.("Save it anyway?", false) === true;
+    if (!anyway) {
+      io.err(
+        `Nothing was saved. Run connections add again once it connects, or keep it as it is with --save-anyway.`,
+      );
+      return 1;
+    }
+  }
   await editConnections(path, (fresh) => {
     if (sameName(fresh, connection.name)) {
       throw new UsageError(
@@ -339,23 +411,88 @@ async function add(path: string, args: string[], io: CliIO): Promise<number> {
   if (parsed.flags.json === true) {
     io.out(JSON.stringify(publicView(connection)));
   } else io.out(`Saved connection "${connection.name}" (${connection.id})`);
-  // Saved either way (the database may just be down now); what was found is
-  // said, so a typo in the URL shows at once.
-  if (parsed.flags["no-test"] !== true) await probe(connection, io, path);
+  if (tested?.outcome === "failed") {
+    io.err(
+      `It does not connect yet: fix it with ${cli()} connections set "${connection.name}" --url … (or --password), then ${cli()} connections test "${connection.name}".`,
+    );
+    return 1;
+  }
+  if (tested?.outcome === "untrusted") {
+    io.out(
+      `Saved with its SSH host key not trusted yet: check the key and trust it with ${cli()} connections trust-host "${connection.name}".`,
+    );
+  }
+  if (tested?.outcome === "ok" && tested.risks.length > 0) {
+    return await offerHarden(path, connection, tested.risks, parsed, io, input);
+  }
   return 0;
 }
 
-/** Connect and say what was found; whether it answered. */
+/** The CLI's command as the user types it. */
+function cli(): string {
+  return cliCommand();
+}
+
+/**
+ * A login that can do more than read: make the least-privilege AI login now
+ * (--harden, or yes on a terminal), or say how (--no-harden, no terminal).
+ */
+async function offerHarden(
+  path: string,
+  connection: SavedConnection,
+  risks: readonly string[],
+  parsed: Parsed,
+  io: CliIO,
+  input: SecretInput,
+): Promise<number> {
+  const harden = `${cli()} connections harden "${connection.name}" --apply`;
+  const warning = `Warning: the login of "${connection.name}" ${
+    risks.join(", ")
+  }: only dbport's checks keep AI reads read-only.`;
+  const flagged = parsed.flags.harden === true ||
+    parsed.flags["no-harden"] === true;
+  const asked = flagged ? null : await input.confirm?.(
+    `${warning}\nMake a least-privilege login for AI reads now (made as this login: a new login with SELECT only)?`,
+    true,
+  ) ?? null;
+  if (parsed.flags.harden === true || asked === true) {
+    return await hardenCommand(path, [connection.id, "--apply"], io);
+  }
+  io.out(
+    `${warning} Make a least-privilege login for them: ${harden}${
+      flagged || asked === false
+        ? ""
+        : " (with no terminal to ask on, none was made: add --harden to make it at once, --no-harden to say no)"
+    }`,
+  );
+  return 0;
+}
+
+/** What a connection test found. */
+type Probe =
+  | { outcome: "ok"; risks: string[] }
+  | { outcome: "untrusted" }
+  | { outcome: "failed"; fix: string };
+
+/** Connect and say what was found. */
 async function probe(
   connection: SavedConnection,
   io: CliIO,
   path: string,
-): Promise<boolean> {
+): Promise<Probe> {
   const context = defaultSshContext([knownHostsOf(path)]);
   // Each SSH hop first, so a failure says which one.
-  if (
-    connection.ssh !== undefined && !await reportHops(connection, io, context)
-  ) return false;
+  if (connection.ssh !== undefined) {
+    const hops = await reportHops(connection, io, context);
+    if (hops === "untrusted") return { outcome: "untrusted" };
+    if (hops === "failed") {
+      return {
+        outcome: "failed",
+        fix:
+          "check the SSH hop named above (--ssh USER@HOST:PORT, --ssh-key, --ssh-password): see connections --help",
+      };
+    }
+  }
   const driver = openDriver(driverSpec(connection), "owner", context);
   const where = describeWhere(connection);
   try {
@@ -374,14 +511,9 @@ async function probe(
           JSON.stringify(connection.aiLogin.user)
         }${risks.length > 0 ? `, which ${risks.join(", ")}` : ""}`,
       );
-    } else if (risks.length > 0) {
-      io.out(
-        `Warning: the login of "${connection.name}" ${
-          risks.join(", ")
-        }: only dbport's checks keep AI reads read-only. Make a least-privilege login for them: deno task dbport connections harden "${connection.name}" --apply`,
-      );
+      return { outcome: "ok", risks: [] };
     }
-    return true;
+    return { outcome: "ok", risks };
   } catch (error) {
     const message = error instanceof DbError
       ? error.message
@@ -389,10 +521,37 @@ async function probe(
       ? error.message
       : String(error);
     io.err(`"${connection.name}": cannot connect to ${where}: ${message}`);
-    return false;
+    return { outcome: "failed", fix: fixFor(connection, message) };
   } finally {
     await driver.close();
   }
+}
+
+/**
+ * What to change for a failed test, from what the engine said (advice for
+ * the owner's terminal only, never a decision about access).
+ */
+function fixFor(connection: SavedConnection, message: string): string {
+  const target = describeTarget(connection.engine, connection.url);
+  if (/password|authentication|Access denied|auth/i.test(message)) {
+    return "check the user in --url and the password: give it with --password (asked without echo) or --password-stdin";
+  }
+  if (/database .*(does not exist|unknown)|Unknown database/i.test(message)) {
+    return `check the database name at the end of --url (${
+      target?.database ?? "none given"
+    }), or create it on the server`;
+  }
+  if (target?.host === null || target === null) {
+    return "check the path in --url: the file must exist and be readable";
+  }
+  if (
+    /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|timed? ?out|unreachable/i.test(message)
+  ) {
+    return `is the ${
+      ENGINES[connection.engine].label
+    } server running at ${target.host}:${target.port}? Start it, or fix the host and port in --url`;
+  }
+  return "fix what the error above names in --url or the server, then run the same command again";
 }
 
 /** Host, port, database and user of a connection, for its owner's eyes. */
@@ -438,7 +597,7 @@ async function list(path: string, args: string[], io: CliIO): Promise<number> {
   }
   if (views.length === 0) {
     io.out(
-      "No saved connections. Add one: deno task dbport connections add --help",
+      `No saved connections. Add one: ${cliCommand()} connections add --help`,
     );
     return 0;
   }
@@ -516,12 +675,56 @@ async function remove(
   path: string,
   args: string[],
   io: CliIO,
+  input: SecretInput,
 ): Promise<number> {
-  const parsed = parseFlags("connections remove", args, {});
+  const parsed = parseFlags("connections remove", args, {
+    "drop-ai-login": { type: "boolean" },
+    "keep-ai-login": { type: "boolean" },
+  });
   const connections = await load(path);
   const gone = find(connections, parsed.positionals[0], "connections remove");
+  const login = gone.aiLogin?.user;
+  // Another saved connection may use the same login: it stays then.
+  const shared = login !== undefined &&
+    connections.some((c) => c.id !== gone.id && c.aiLogin?.user === login);
+  let dropped = false;
+  if (
+    login !== undefined && !shared && parsed.flags["keep-ai-login"] !== true
+  ) {
+    const drop = parsed.flags["drop-ai-login"] === true ||
+      await input.confirm?.(
+          `Drop the AI login ${
+            JSON.stringify(login)
+          } that harden made on the server of "${gone.name}"?`,
+          true,
+        ) === true;
+    if (drop) {
+      io.out(`Dropping the AI login ${JSON.stringify(login)}:`);
+      const failed = await dropAiLogin(gone, io);
+      if (failed !== null) {
+        io.err(
+          `connections remove: cannot drop the AI login ${
+            JSON.stringify(login)
+          }: ${failed}. Nothing was removed; fix it, or keep the login with --keep-ai-login.`,
+        );
+        return 1;
+      }
+      dropped = true;
+    }
+  }
   await editConnections(path, (fresh) => fresh.filter((c) => c.id !== gone.id));
   io.out(`Removed connection "${gone.name}" (${gone.id})`);
+  if (login !== undefined && !dropped) {
+    io.out(
+      shared
+        ? `The AI login ${
+          JSON.stringify(login)
+        } stays on the server: another saved connection uses it.`
+        : `The AI login ${
+          JSON.stringify(login)
+        } stays on the server (drop it there, or remove with --drop-ai-login next time).`,
+    );
+  }
   return 0;
 }
 
@@ -532,7 +735,20 @@ async function test(path: string, args: string[], io: CliIO): Promise<number> {
     parsed.positionals[0],
     "connections test",
   );
-  return await probe(connection, io, path) ? 0 : 1;
+  const tested = await probe(connection, io, path);
+  if (tested.outcome === "failed") {
+    io.err(
+      `Fix: ${tested.fix} (${cli()} connections set "${connection.name}" …)`,
+    );
+  }
+  if (tested.outcome === "ok" && tested.risks.length > 0) {
+    io.out(
+      `Warning: the login of "${connection.name}" ${
+        tested.risks.join(", ")
+      }: only dbport's checks keep AI reads read-only. Make a least-privilege login for them: ${cli()} connections harden "${connection.name}" --apply`,
+    );
+  }
+  return tested.outcome === "ok" ? 0 : 1;
 }
 
 /** dbport's own known_hosts, beside connections.json. */

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import {
   driverSpec,
@@ -21,6 +22,7 @@ import { DbError } from "../db/errors.ts";
 import { quoteIdent } from "../db/identifiers.ts";
 import { openDriver } from "../db/pool.ts";
 import type { Driver, Engine } from "../db/types.ts";
+import { previewMode } from "../features/tools/preview.ts";
 import { parseFlags, stringFlag } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
@@ -187,9 +189,15 @@ export async function mysqlPlan(
   user: string,
   password: string,
 ): Promise<HardenPlan> {
-  const [row] = (await owner.query("SELECT DATABASE() AS db", READ)).rows;
+  const [row] = (await owner.query(
+    "SELECT DATABASE() AS db, SUBSTRING_INDEX(USER(), '@', -1) AS host",
+    READ,
+  )).rows;
   const database = typeof row?.[0] === "string" ? row[0] : null;
-  const account = `${literal(user)}@'%'`;
+  // The host the server sees dbport connect from, not '%' (any host).
+  const account = `${literal(user)}@${
+    literal(String(row?.[1] ?? "localhost"))
+  }`;
   const scope = database === null
     ? "*.*"
     : `${quoteIdent(database, "mysql")}.*`;
@@ -256,6 +264,66 @@ export async function prepareHarden(
   }
 }
 
+/** How each engine drops the AI login it made; null where it has no logins. */
+const DROPS: {
+  readonly [E in Engine]:
+    | ((owner: Driver, user: string) => Promise<string[]>)
+    | null;
+} = {
+  postgres: (_owner, user) => {
+    const role = quoteIdent(user, "postgres");
+    return Promise.resolve([
+      `DROP OWNED BY ${role}`,
+      `DROP ROLE IF EXISTS ${role}`,
+    ]);
+  },
+  mysql: async (owner, user) => {
+    const [row] = (await owner.query(
+      "SELECT SUBSTRING_INDEX(USER(), '@', -1) AS host",
+      READ,
+    )).rows;
+    const host = literal(String(row?.[0] ?? "localhost"));
+    return [`DROP USER IF EXISTS ${literal(user)}@${host}`];
+  },
+  sqlite: null,
+};
+
+/**
+ * The statements that drop `connection`'s AI login on the server, as its
+ * saved login would run them (empty where there is none).
+ */
+export async function dropAiLoginStatements(
+  connection: SavedConnection,
+  owner: Driver,
+): Promise<string[]> {
+  const drop = DROPS[connection.engine];
+  if (connection.aiLogin === undefined || drop === null) return [];
+  return await drop(owner, connection.aiLogin.user);
+}
+
+/**
+ * Drop the AI login `harden` made for `connection`, as its saved login;
+ * an error message, or null when it is gone.
+ */
+export async function dropAiLogin(
+  connection: SavedConnection,
+  io: CliIO,
+): Promise<string | null> {
+  const { aiLogin: _login, ...withoutLogin } = connection;
+  const owner = openDriver(driverSpec(withoutLogin), "owner");
+  try {
+    for (const statement of await dropAiLoginStatements(connection, owner)) {
+      io.out(`  ${statement};`);
+      await owner.query(statement, WRITE);
+    }
+    return null;
+  } catch (error) {
+    return messageOf(error);
+  } finally {
+    await owner.close();
+  }
+}
+
 /** The saved login's driver (never the AI login), for the owner's eyes. */
 function ownerDriver(connection: SavedConnection): Driver {
   const { aiLogin: _current, ...withoutLogin } = connection;
@@ -288,9 +356,13 @@ export async function applyHarden(
   } finally {
     await owner.close();
   }
+  // The dry run would run as the saved login before anyone approves:
+  // with an AI login the preview becomes the estimate, written down.
+  const estimate = previewMode(prepared.connection) === "dryRun";
   const hardened: SavedConnection = {
     ...prepared.connection,
     aiLogin: { user: plan.user, password: plan.password },
+    ...(estimate ? { writePreview: "estimate" as const } : {}),
   };
   const proven = await prove(hardened, plan);
   if (proven !== null) {
@@ -323,7 +395,13 @@ export async function saveHardened(
     }
     return fresh.map((c) =>
       c.id === hardened.id && hardened.aiLogin !== undefined
-        ? { ...c, aiLogin: hardened.aiLogin }
+        ? {
+          ...c,
+          aiLogin: hardened.aiLogin,
+          ...(hardened.writePreview === undefined
+            ? {}
+            : { writePreview: hardened.writePreview }),
+        }
         : c
     );
   });
@@ -404,6 +482,14 @@ export async function hardenCommand(
         JSON.stringify(plan.user)
       }; approved writes run as the saved login.`,
     );
+    if (
+      done.connection.writePreview === "estimate" &&
+      connection.writePreview !== "estimate"
+    ) {
+      io.out(
+        `Write previews on "${connection.name}" are now the engine's estimate (a dry run would run as the saved login before you approve); to have the dry run back: ${cliCommand()} connections set "${connection.name}" --write-preview dryRun`,
+      );
+    }
     return 0;
   } catch (error) {
     const message = error instanceof DbError || error instanceof Error

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import type { SavedConnection } from "../app/connections.ts";
 import {
   HISTORY_CSV_HEADER,
@@ -63,7 +64,7 @@ export async function historyCommand(
       throw new UsageError(
         `history: no saved connection is named or has the id ${
           JSON.stringify(named)
-        } (deno task dbport connections list)`,
+        } (${cliCommand()} connections list)`,
       );
     }
     connectionId = found.id;

@@ -24,7 +24,11 @@ import {
   trustCommand,
 } from "../db/ssh/known_hosts.ts";
 import { parseJump, type SshSetting } from "../db/ssh/setting.ts";
-import { type SshHop, SshTunnel } from "../db/ssh/tunnel.ts";
+import {
+  isUntrustedHostKey,
+  type SshHop,
+  SshTunnel,
+} from "../db/ssh/tunnel.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { type Parsed, stringFlag } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
@@ -187,7 +191,7 @@ export async function reportHops(
   connection: SavedConnection,
   io: CliIO,
   context: SshContext,
-): Promise<boolean> {
+): Promise<"ok" | "untrusted" | "failed"> {
   let tunnel: SshTunnel | null = null;
   try {
     const { hops } = await sshHops(
@@ -206,10 +210,10 @@ export async function reportHops(
         `"${connection.name}": SSH ${report.host}:${report.port} ok (${report.keyType} ${report.fingerprint})`,
       );
     }
-    return true;
+    return "ok";
   } catch (error) {
     io.err(`"${connection.name}": ${messageOf(error)}`);
-    return false;
+    return isUntrustedHostKey(error) ? "untrusted" : "failed";
   } finally {
     await tunnel?.close();
   }

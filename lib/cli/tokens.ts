@@ -6,6 +6,7 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import { DEFAULT_TOKEN_LIFETIME, parseDuration } from "../app/duration.ts";
 import type { StateDb } from "../app/state_db.ts";
 import {
@@ -176,7 +177,7 @@ async function list(
   }
   if (tokens.length === 0) {
     io.out(
-      "No tokens yet. Create one with: deno task dbport tokens create --name NAME --level readOnly",
+      `No tokens yet. Create one with: ${cliCommand()} tokens create --name NAME --level readOnly`,
     );
     return 0;
   }

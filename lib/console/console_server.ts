@@ -17,6 +17,8 @@ import { type PendingApproval, PendingApprovals } from "./pending.ts";
 export interface ConsoleOptions {
   /** 0 for a free port. */
   port: number;
+  /** The kept secret (secret.ts) its key and sessions derive from; a random one when not given. */
+  secret?: string;
   idleTimeoutMs?: number;
   /**
    * Open an address in the user's browser (false when none could be); the
@@ -30,7 +32,7 @@ export interface RunningConsole {
   readonly port: number;
   /** `http://127.0.0.1:<port>/c/<prefix>/`, without the key. */
   readonly url: string;
-  /** The per-start secret (only in the 0600 handshake). */
+  /** The key, derived from the kept secret (only in the 0600 handshake). */
   readonly key: string;
   /** The per-start path prefix every console URL sits under (`/c/…`). */
   readonly path: string;
@@ -54,7 +56,7 @@ export async function startConsole(
   shared: Shared,
   options: ConsoleOptions,
 ): Promise<RunningConsole> {
-  const keys = new ConsoleKeys();
+  const keys = new ConsoleKeys(options.secret);
   const events = new ConsoleEvents();
   const shutdown = new AbortController();
   let port = 0;

@@ -268,3 +268,35 @@ function listed(items: readonly string[], conjunction: string): string {
 export function allUrlSchemes(): string[] {
   return ENGINE_NAMES.flatMap((engine) => ENGINES[engine].urlSchemes);
 }
+
+/** Other names an engine is known by (`--engine postgresql`, `--engine mariadb`). */
+export const ENGINE_ALIASES: Readonly<Record<string, Engine>> = Object.freeze({
+  postgresql: "postgres",
+  mariadb: "mysql",
+  libsql: "sqlite",
+});
+
+/** The engine a name or alias means, or null. */
+export function engineNamed(name: string): Engine | null {
+  const lower = name.toLowerCase();
+  if (isEngine(lower)) return lower;
+  return Object.hasOwn(ENGINE_ALIASES, lower) ? ENGINE_ALIASES[lower]! : null;
+}
+
+/**
+ * The engine a URL names by its scheme (`postgres://`, `postgresql://`,
+ * `mysql://`, `mariadb://`, `libsql://`), or a file path or `file:` URL for
+ * the engine of local files; null when it names none.
+ */
+export function engineOfUrl(url: string): Engine | null {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1]?.toLowerCase();
+  // A Windows drive letter reads like a one-letter scheme.
+  const file = scheme === undefined || scheme.length === 1 ||
+    scheme === "file";
+  return ENGINE_NAMES.find((engine) =>
+    file
+      ? ENGINES[engine].filePaths
+      : ENGINES[engine].urlSchemes.includes(scheme) &&
+        /^[a-z][a-z0-9+.-]*:\/\//i.test(url.trim())
+  ) ?? null;
+}

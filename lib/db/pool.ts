@@ -8,7 +8,7 @@
  */
 
 import { ENGINES } from "./engines.ts";
-import { ownerOnly } from "./redact.ts";
+import { ownerOnly, visibleOf, withVisible } from "./redact.ts";
 import { DbError } from "./errors.ts";
 import { lazyDriver } from "./lazy_driver.ts";
 import { splitDriver, withLogin } from "./split_driver.ts";
@@ -121,7 +121,10 @@ export function openDriver(
   const target = describeTarget(spec.engine, spec.url, spec.password);
   const secrets = audience === "owner"
     ? ownerOnly(ownerSecrets(spec))
-    : [...target?.secrets ?? [spec.url], ...sshNames(spec.ssh)];
+    : withVisible(
+      [...target?.secrets ?? [spec.url], ...sshNames(spec.ssh)],
+      target?.visible ?? [],
+    );
   return OPENERS[spec.engine](spec, secrets, { audience, ssh });
 }
 
@@ -156,7 +159,7 @@ async function prepare(
   // The owner's list keeps its mark: only passwords are masked for them.
   const all = context.audience === "owner"
     ? ownerOnly([...secrets]) as string[]
-    : [...secrets];
+    : withVisible([...secrets], visibleOf(secrets));
   let password = spec.password;
   const what = `the password of ${
     JSON.stringify(spec.name ?? "the connection")

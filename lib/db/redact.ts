@@ -1,7 +1,9 @@
 /**
  * Masking what a driver message may leak before it leaves the process:
  * the connection's own secrets, key=value secrets, URLs with credentials,
- * addresses, host:port pairs and local paths. At most 600 characters remain.
+ * addresses, host:port pairs and local paths. What the client already sees
+ * of the connection in `list_connections` (host, port, database) stays. At
+ * most 600 characters remain.
  *
  * @module
  */
@@ -63,6 +65,24 @@ const QUOTED_USER =
   /\b(user|role|for user|access denied for user)\s+("[^"]*"|'[^']*')/gi;
 
 const OWNER = Symbol("owner");
+const VISIBLE = Symbol("visible");
+
+/**
+ * Secrets with the values a client already sees of this connection in
+ * `list_connections` (its host, port and database): those stay in its
+ * messages, unless a secret (a password, a user, an SSH host) covers them.
+ */
+export function withVisible(
+  secrets: string[],
+  visible: readonly string[],
+): string[] {
+  return Object.assign(secrets, { [VISIBLE]: visible });
+}
+
+/** The visible values {@linkcode withVisible} gave `secrets` (none else). */
+export function visibleOf(secrets: readonly string[]): readonly string[] {
+  return (secrets as { [VISIBLE]?: readonly string[] })[VISIBLE] ?? [];
+}
 
 /**
  * Secrets for messages the owner reads at their own terminal (the CLI): only
@@ -97,6 +117,13 @@ export function redact(
   for (const secret of ordered) {
     text = text.replace(new RegExp(escapeRegExp(secret), "gi"), MASK);
   }
+  // What the client sees anyway is held aside from the patterns below.
+  const kept: string[] = [];
+  const visible = [...visibleOf(secrets)].filter((value) => value.length >= 3)
+    .sort((a, b) => b.length - a.length);
+  for (const value of visible) {
+    text = text.replaceAll(value, () => `\uE000${kept.push(value) - 1}\uE001`);
+  }
   text = text
     .replace(URL_WITH_USERINFO, MASK)
     .replace(URL_ANY, MASK)
@@ -106,6 +133,7 @@ export function redact(
     .replace(IPV4, MASK)
     .replace(HOST_PORT, MASK)
     .replace(LOCAL_PATH, MASK)
+    .replace(/\uE000(\d+)\uE001/g, (_all, index: string) => kept[+index]!)
     .trim();
   if (text.length > MAX_MESSAGE_LENGTH) {
     text = text.slice(0, MAX_MESSAGE_LENGTH - 1) + "…";

@@ -15,6 +15,11 @@ export interface Target {
   database: string | null;
   /** Values redacted from every message about this connection. */
   secrets: string[];
+  /**
+   * What `list_connections` shows of it (host, port, `host:port`, database),
+   * which its messages to a client may keep.
+   */
+  visible: string[];
 }
 
 /** Read a connection URL; `null` when it cannot be read at all. */
@@ -33,6 +38,7 @@ export function describeTarget(
         port: null,
         database: name,
         secrets: [path, url, ...extra],
+        visible: [],
       };
     }
   }
@@ -52,12 +58,15 @@ export function describeTarget(
     decodeURIComponent(parsed.username),
     decodeURIComponent(parsed.password),
     parsed.searchParams.get("authToken") ?? "",
-    host ?? "",
-    parsed.port,
-    database ?? "",
     ...extra,
   ].filter((value) => value !== "");
-  return { host, port, database, secrets };
+  const visible = [
+    host === null || port === null ? "" : `${host}:${port}`,
+    host ?? "",
+    port === null ? "" : String(port),
+    database ?? "",
+  ].filter((value) => value !== "");
+  return { host, port, database, secrets, visible };
 }
 
 /**

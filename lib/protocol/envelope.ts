@@ -7,8 +7,11 @@
 import { ErrorCode, WireError } from "./errors.ts";
 import { isJsonObject, type JsonObject } from "./jsonrpc.ts";
 import {
+  isLegacyVersion,
   isModernOrLater,
   isModernVersion,
+  LEGACY_VERSIONS,
+  MODERN_VERSION,
   SUPPORTED_VERSIONS,
 } from "./versions.ts";
 
@@ -136,8 +139,10 @@ export function parseEnvelope(params: JsonObject): EnvelopeResult {
       ok: false,
       error: new WireError(
         ErrorCode.UnsupportedProtocolVersion,
-        `Unsupported protocol version "${version}": supported are ${
-          SUPPORTED_VERSIONS.join(", ")
+        `Unsupported protocol version "${version}" in the _meta envelope: it serves ${MODERN_VERSION}${
+          isLegacyVersion(version)
+            ? `; ${version} is reached through initialize and a session`
+            : `; initialize serves ${LEGACY_VERSIONS.join(", ")}`
         }`,
         { supported: [...SUPPORTED_VERSIONS], requested: version },
       ),

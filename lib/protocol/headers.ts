@@ -138,6 +138,28 @@ function nameTarget(method: string, params: JsonObject): {
 }
 
 /**
+ * The first check of a modern request, before any version is judged:
+ * `MCP-Protocol-Version` must be sent and equal the `_meta` version (when
+ * that is a non-empty string; a missing one is the envelope's `-32602`). A
+ * header and body that disagree are `-32020`, whichever version either names.
+ */
+export function checkVersionHeader(
+  headers: HeaderSource,
+  metaVersion: unknown,
+): WireError | null {
+  if (typeof metaVersion !== "string" || metaVersion === "") return null;
+  const version = headers.get("mcp-protocol-version");
+  if (version === null) return mismatch("MCP-Protocol-Version", "is missing");
+  if (version.trim() !== metaVersion) {
+    return mismatch(
+      "MCP-Protocol-Version",
+      `is "${version.trim()}" but _meta names "${metaVersion}"`,
+    );
+  }
+  return null;
+}
+
+/**
  * Check the mirrored headers of a modern request: `Content-Type`,
  * `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and any `Mcp-Param-*`.
  */

@@ -15,13 +15,18 @@ import type { Principal } from "../features/context.ts";
 import { initializeResult } from "../features/discover.ts";
 import {
   isModernRequest,
+  META_PROTOCOL_VERSION,
   metaOf,
   parseEnvelope,
   readProgressToken,
   traceOf,
 } from "../protocol/envelope.ts";
 import { ErrorCode, wire, WireError } from "../protocol/errors.ts";
-import { checkContentType, checkMirroredHeaders } from "../protocol/headers.ts";
+import {
+  checkContentType,
+  checkMirroredHeaders,
+  checkVersionHeader,
+} from "../protocol/headers.ts";
 import {
   classifyMessage,
   isJsonObject,
@@ -102,6 +107,12 @@ function modern(
   principal: Principal,
   connection: AbortSignal,
 ): Promise<Response> {
+  // Header and body disagreeing is -32020 before any version check.
+  const disagree = checkVersionHeader(
+    headers,
+    metaOf(message.params)?.[META_PROTOCOL_VERSION],
+  );
+  if (disagree !== null) throw HttpError.wire(disagree, message.id);
   const parsed = parseEnvelope(message.params);
   if (!parsed.ok) throw HttpError.wire(parsed.error, message.id);
   const { envelope } = parsed;

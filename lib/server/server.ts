@@ -5,6 +5,7 @@
  * @module
  */
 
+import { cliCommand } from "../app/cli_command.ts";
 import { thrown } from "../protocol/thrown.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
@@ -16,7 +17,15 @@ import {
   writeHandshake,
 } from "../app/handshake_file.ts";
 import { ensureAppDataDir, inAppDir } from "../app/paths.ts";
-import { loadSettings, parseSettings, type Settings } from "../app/settings.ts";
+import {
+  loadSettings,
+  parseSettings,
+  type Settings,
+  settingsKeysOf,
+  settingsText,
+  writeSettingsFile,
+} from "../app/settings.ts";
+import { loadConsoleSecret } from "../console/secret.ts";
 import { QueryHistory } from "../app/query_history.ts";
 import { openStateDb, type StateDb } from "../app/state_db.ts";
 import { TokenStore } from "../app/tokens.ts";
@@ -88,6 +97,12 @@ export interface StartOptions {
   /** Overrides `settings.consolePort` (tests bind port 0). */
   consolePort?: number;
   /**
+   * Keep the address (`serve`): a port absent from settings.json is chosen
+   * once and written there with every default, and a kept port that is taken
+   * gives way to a free one for this start, said in the log.
+   */
+  keepAddress?: boolean;
+  /**
    * How the console opens itself in the browser when an approval waits and
    * no console page is open (tests record it instead).
    */
@@ -143,7 +158,7 @@ export async function startServer(
     throw error;
   }
   const app = buildApp(options, stores, core, now, log);
-  const listener = await bind(options, stores, app).catch(
+  const listener = await bind(options, stores, app, log).catch(
     async (error: unknown) => {
       await core.tokenSync.stop();
       stores.db.close();
@@ -167,6 +182,9 @@ export async function startServer(
     now,
     log,
   );
+  if (options.keepAddress) {
+    await keepChosenPorts(stores, core.state, listener.port, browser?.port);
+  }
   const watches = await watchFiles(options, stores, core.state, log);
 
   let stopped: Promise<void> | null = null;
@@ -393,15 +411,18 @@ async function bind(
   options: StartOptions,
   stores: Stores,
   app: ReturnType<typeof createApp>,
+  log: Logger,
 ): Promise<Listener> {
   const port = options.port ?? stores.settings.port;
-  try {
-    return await listen(app.fetch, {
+  const bindOn = (port: number) =>
+    listen(app.fetch, {
       port,
       ...(options.idleTimeoutMs === undefined
         ? {}
         : { idleTimeoutMs: options.idleTimeoutMs }),
     });
+  try {
+    return await givingWay(options, port, "port", bindOn, log);
   } catch (error) {
     const { code } = thrown(error);
     throw new Error(
@@ -411,6 +432,66 @@ async function bind(
       { cause: error },
     );
   }
+}
+
+/**
+ * Bind `port`; when the address is kept and that port is taken, bind a free
+ * one for this start and say so (settings.json keeps the port it names).
+ */
+async function givingWay<T extends { port: number }>(
+  options: StartOptions,
+  port: number,
+  key: "port" | "consolePort",
+  bindOn: (port: number) => Promise<T>,
+  log: Logger,
+): Promise<T> {
+  try {
+    return await bindOn(port);
+  } catch (error) {
+    if (!options.keepAddress || port === 0) throw error;
+    if (thrown(error).code !== "EADDRINUSE") throw error;
+    const bound = await bindOn(0);
+    log(
+      `dbport: 127.0.0.1:${port} ("${key}" in ${SETTINGS_FILE}) is in use; ${
+        key === "port" ? "the MCP endpoint" : "the console"
+      } listens on 127.0.0.1:${bound.port} for this start (${
+        key === "port"
+          ? `${cliCommand()} client-config http prints it`
+          : `${cliCommand()} console opens it`
+      }); the next start tries ${port} again`,
+    );
+    return bound;
+  }
+}
+
+/**
+ * Keep the ports this start chose where settings.json names none: the file
+ * is written with every setting in force and those ports, so the next start
+ * binds the same address (an HTTP client's saved URL, an open console tab).
+ */
+async function keepChosenPorts(
+  stores: Stores,
+  state: ServerState,
+  port: number,
+  consolePort: number | undefined,
+): Promise<void> {
+  // Under the file's lock, on the file as it is now: a `settings set` made
+  // meanwhile is kept, and only the ports it does not name are added.
+  await editFile(stores.paths.settings, (text) => {
+    const own = settingsKeysOf(text);
+    if (
+      own.has("port") && (own.has("consolePort") || consolePort === undefined)
+    ) {
+      return null;
+    }
+    const next: Settings = { ...state.settings };
+    if (!own.has("port")) next.port = port;
+    if (!own.has("consolePort") && consolePort !== undefined) {
+      next.consolePort = consolePort;
+    }
+    state.settings = next;
+    return settingsText(next);
+  });
 }
 
 /** Step 4b: the browser console on its own 127.0.0.1 port, unless it is off. */
@@ -424,26 +505,35 @@ async function startBrowserConsole(
   const { state } = core;
   if (!state.settings.console) return null;
   const port = options.consolePort ?? state.settings.consolePort;
+  const secret = await loadConsoleSecret(options.home);
   try {
-    return await startConsole({
-      settings: () => state.settings,
-      connections: stores.connections,
-      connectionsPath: stores.paths.connections,
-      pool: stores.pool,
-      activity: stores.activity,
-      history: stores.history,
-      tokens: stores.tokens,
-      tokensChanged: () => core.tokenSync.poll(),
-      now,
-      log,
-    }, {
+    return await givingWay(
+      options,
       port,
-      ...(options.idleTimeoutMs === undefined
-        ? {}
-        : { idleTimeoutMs: options.idleTimeoutMs }),
-      openBrowser: options.openBrowser ??
-        ((url) => openBrowser(url, hostEnv())),
-    });
+      "consolePort",
+      (port) =>
+        startConsole({
+          settings: () => state.settings,
+          connections: stores.connections,
+          connectionsPath: stores.paths.connections,
+          pool: stores.pool,
+          activity: stores.activity,
+          history: stores.history,
+          tokens: stores.tokens,
+          tokensChanged: () => core.tokenSync.poll(),
+          now,
+          log,
+        }, {
+          port,
+          secret,
+          ...(options.idleTimeoutMs === undefined
+            ? {}
+            : { idleTimeoutMs: options.idleTimeoutMs }),
+          openBrowser: options.openBrowser ??
+            ((url) => openBrowser(url, hostEnv())),
+        }),
+      log,
+    );
   } catch (error) {
     const { code } = thrown(error);
     throw new Error(
@@ -592,8 +682,5 @@ export async function saveSettings(
   home: string,
   settings: Partial<Settings>,
 ): Promise<void> {
-  await editFile(
-    inAppDir(home, SETTINGS_FILE),
-    () => JSON.stringify(settings, null, 2) + "\n",
-  );
+  await writeSettingsFile(inAppDir(home, SETTINGS_FILE), settings);
 }

@@ -37,18 +37,52 @@ function capture() {
   };
 }
 
-Deno.test("bridgeLaunch() runs this checkout's bridge by absolute path, passing DBPORT_HOME on", async () => {
-  const launch = await bridgeLaunch((name) =>
-    ({ DBPORT_HOME: "/data/dbport", HOME: "/nonexistent" })[name]
-  );
-  if (launch.command === Deno.execPath()) {
-    assertEquals(launch.args, ["run", ...BRIDGE_PERMISSIONS, BRIDGE]);
-    assert(BRIDGE.startsWith("/"));
-  } else {
-    // A compiled dist/dbport-mcp of this checkout.
-    assert(launch.command.endsWith("/dist/dbport-mcp"), launch.command);
+Deno.test("bridgeLaunch() runs this checkout's bridge with deno as found on the PATH, passing DBPORT_HOME on", async () => {
+  const bin = await Deno.makeTempDir();
+  try {
+    // deno on the PATH as a symlink: the link is written, not its target.
+    await Deno.symlink(Deno.execPath(), `${bin}/deno`);
+    const launch = await bridgeLaunch((name) =>
+      ({ DBPORT_HOME: "/data/dbport", HOME: "/nonexistent", PATH: bin })[name]
+    );
+    if (launch.args.length > 0) {
+      assertEquals(launch.command, `${bin}/deno`);
+      assertEquals(launch.args, ["run", ...BRIDGE_PERMISSIONS, BRIDGE]);
+      assert(BRIDGE.startsWith("/"));
+    } else {
+      // A compiled dist/dbport-mcp of this checkout.
+      assert(launch.command.endsWith("/dist/dbport-mcp"), launch.command);
+    }
+    assertEquals(launch.env, { DBPORT_HOME: "/data/dbport" });
+  } finally {
+    await Deno.remove(bin, { recursive: true });
   }
-  assertEquals(launch.env, { DBPORT_HOME: "/data/dbport" });
+});
+
+Deno.test("bridgeLaunch() names dbport-mcp alone once it is installed on the PATH", async () => {
+  const bin = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${bin}/dbport-mcp`, "#!/bin/sh\n", {
+      mode: 0o755,
+    });
+    const launch = await bridgeLaunch((name) =>
+      ({ HOME: "/nonexistent", PATH: `/nowhere:${bin}` })[name]
+    );
+    assertEquals(launch, { command: "dbport-mcp", args: [], env: {} });
+    // Installed under DENO_INSTALL_ROOT but not on the PATH: by its path.
+    const root = await Deno.makeTempDir();
+    await Deno.mkdir(`${root}/bin`);
+    await Deno.copyFile(`${bin}/dbport-mcp`, `${root}/bin/dbport-mcp`);
+    const off = await bridgeLaunch((name) =>
+      ({ HOME: "/nonexistent", PATH: "/nowhere", DENO_INSTALL_ROOT: root })[
+        name
+      ]
+    );
+    assertEquals(off.command, `${root}/bin/dbport-mcp`);
+    await Deno.remove(root, { recursive: true });
+  } finally {
+    await Deno.remove(bin, { recursive: true });
+  }
 });
 
 Deno.test("stdioSnippet() gives each desktop client its own shape", () => {

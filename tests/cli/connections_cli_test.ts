@@ -66,8 +66,10 @@ Deno.test("connections add tests what it saved, and test shows the owner host, p
       "--url",
       wrongDb.toString(),
       "--password-stdin",
+      "--save-anyway",
     ], "s3cret-pass\n");
-    assertEquals(missing.code, 0);
+    // Saved as asked, and the exit status says it does not connect.
+    assertEquals(missing.code, 1);
     assertStringIncludes(
       missing.err,
       'database "no_such_database_here" does not exist',

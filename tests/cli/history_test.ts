@@ -190,3 +190,49 @@ Deno.test("activity names the connection a call used", async () => {
     assertEquals(JSON.parse(json.out[0]!).connectionName, "Shop");
   });
 });
+
+Deno.test("activity is for people: local time, the bridge's client by name, the approval's time (exports stay UTC)", async () => {
+  await withHistory([], async (db) => {
+    const log = new ActivityLog(db);
+    const time = Date.parse("2026-11-24T10:00:00Z");
+    log.record({
+      time,
+      principalKind: "token",
+      tokenId: "bridge",
+      tokenName: "__stdio_bridge__",
+      clientName: "claude-code",
+      clientVersion: "2.1",
+      method: "tools/call",
+      target: "execute_query",
+      connectionId: SHOP.id,
+      outcome: "success",
+      errorCode: null,
+      durationMs: 4,
+      sqlDigest: null,
+      traceparent: null,
+      tracestate: null,
+      baggage: null,
+      detail: "approved by you at 2026-11-24T09:59:58.123Z; previewed 1 rows",
+    });
+    await log.flush();
+    const lines = capture();
+    await activityCommand(db, [], lines.io);
+    const line = lines.out[0]!;
+    const local = new Date(time);
+    const two = (n: number) => String(n).padStart(2, "0");
+    assert(
+      line.startsWith(
+        `${local.getFullYear()}-${two(local.getMonth() + 1)}-${
+          two(local.getDate())
+        } ${two(local.getHours())}:00:00  `,
+      ),
+      line,
+    );
+    assert(line.includes("claude-code (via dbport-mcp)"), line);
+    assert(!line.includes("__stdio_bridge__"), line);
+    assert(line.includes("(approved by you at 2026-11-24 "), line);
+    const json = capture();
+    await activityCommand(db, ["--json"], json.io);
+    assertEquals(JSON.parse(json.out[0]!).time, "2026-11-24T10:00:00.000Z");
+  });
+});

@@ -536,7 +536,7 @@ for (const engine of ENGINES) {
   );
 }
 
-Deno.test("an unreachable server is a redacted connect error", async () => {
+Deno.test("an unreachable server is a redacted connect error that keeps the host and port list_connections shows", async () => {
   for (
     const [engine, url] of [
       ["postgres", "postgres://bob:hunter22@127.0.0.1:1/secretdb"],
@@ -547,12 +547,13 @@ Deno.test("an unreachable server is a redacted connect error", async () => {
     const error = await assertRejects(() => driver.version(OPTIONS), DbError);
     await driver.close();
     assertEquals(error.kind, "connect", `${engine}: ${error.message}`);
-    for (const secret of ["hunter22", "bob", "127.0.0.1", "secretdb"]) {
+    for (const secret of ["hunter22", "bob"]) {
       assert(
         !error.message.includes(secret),
         `${engine} leaked ${secret}: ${error.message}`,
       );
     }
+    assert(error.message.includes("127.0.0.1:1"), error.message);
   }
 });
 

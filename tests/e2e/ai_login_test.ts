@@ -216,7 +216,13 @@ Deno.test(
       }
       assertEquals(await exists(outfile), false, "a file was written");
     } finally {
-      if (user !== "") await fixture.admin(`drop user if exists '${user}'@'%'`);
+      // harden scopes the login to the host the server sees dbport from.
+      const hosts = user === "" ? [] : await fixture.admin(
+        `select host from mysql.user where user = '${user}'`,
+      ) as { host: string }[];
+      for (const { host } of hosts) {
+        await fixture.admin(`drop user if exists '${user}'@'${host}'`);
+      }
       await Deno.remove(home, { recursive: true });
     }
   },

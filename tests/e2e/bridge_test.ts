@@ -211,12 +211,40 @@ Deno.test("v2 SDK client over the bridge (modern, forwarded as is): tools, progr
   });
 });
 
+/** Stop a server a launch started, and wait until its handshake is gone. */
+async function stopLaunched(home: string, pid: number | null): Promise<void> {
+  if (pid === null) return;
+  Deno.kill(pid, "SIGTERM");
+  for (let i = 0; i < 50; i++) {
+    try {
+      await Deno.stat(`${home}/${HANDSHAKE_FILE}`);
+      await sleep(100);
+    } catch {
+      break;
+    }
+  }
+}
+
+/** This process's environment without DBPORT_LAUNCH. */
+function inherited(): Record<string, string> {
+  const { DBPORT_LAUNCH: _launch, ...rest } = Deno.env.toObject();
+  return rest;
+}
+
 /** Run the bridge with raw stdio; returns the process and a line reader. */
-function spawnBridge(home: string, env: Record<string, string> = {}) {
+function spawnBridge(
+  home: string,
+  env: Record<string, string> = {},
+  only = false,
+) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ARGS,
-    // Never the desktop's open command in a test.
-    env: { DBPORT_HOME: home, DBPORT_LAUNCH: "true", ...env },
+    // Never the desktop's open command in a test; `only`: this environment
+    // and nothing inherited.
+    env: only
+      ? { ...inherited(), DBPORT_HOME: home, ...env }
+      : { DBPORT_HOME: home, DBPORT_LAUNCH: "true", ...env },
+    clearEnv: only,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -416,18 +444,43 @@ Deno.test("launch on demand: DBPORT_LAUNCH starts a real server, and the bridge 
     const log = await Deno.readTextFile(`${home}/serve.log`);
     assert(log.includes("is listening on"), log);
   } finally {
-    if (pid !== null) {
-      Deno.kill(pid, "SIGTERM");
-      for (let i = 0; i < 50; i++) {
-        try {
-          await Deno.stat(`${home}/${HANDSHAKE_FILE}`);
-          await sleep(100);
-        } catch {
-          break;
-        }
-      }
-    }
+    await stopLaunched(home, pid);
     await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("from a checkout with no app and no URL handler, the bridge starts the checkout's serve in the background", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-checkout-" });
+  // No xdg-mime or xdg-open on this PATH: nothing takes dbport:// URLs.
+  const bin = await Deno.makeTempDir({ prefix: "dbport-nobin-" });
+  const bridge = spawnBridge(home, { PATH: bin }, true);
+  let pid: number | null = null;
+  try {
+    await bridge.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "1" },
+      },
+    });
+    const init = await bridge.line();
+    assertEquals((init?.result as JsonObject).protocolVersion, "2025-06-18");
+    pid = JSON.parse(await Deno.readTextFile(`${home}/${HANDSHAKE_FILE}`)).pid;
+    await bridge.close();
+    assertEquals((await bridge.child.status).code, 0);
+    await bridge.rest();
+    const stderr = await bridge.stderr;
+    assert(stderr.includes(`${MAIN} open-url dbport://`), stderr);
+    // Headless, its output in the app directory.
+    const log = await Deno.readTextFile(`${home}/serve.log`);
+    assert(log.includes("is listening on"), log);
+  } finally {
+    await stopLaunched(home, pid);
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(bin, { recursive: true });
   }
 });
 

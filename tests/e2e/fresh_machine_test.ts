@@ -96,24 +96,28 @@ Deno.test("serve explains a start-up failure in one sentence", async () => {
   }
 });
 
-Deno.test("serve names a port in use in one sentence", async () => {
+Deno.test("serve gives way when its port is in use, and says so in one sentence", async () => {
   const home = await Deno.makeTempDir({ prefix: "dbport-port-" });
   const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
     const port = (taken.addr as Deno.NetAddr).port;
     await Deno.writeTextFile(`${home}/settings.json`, JSON.stringify({ port }));
-    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "serve"],
-      cwd: new URL("../../", import.meta.url).pathname,
-      env: { DBPORT_HOME: home, NO_COLOR: "1" },
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(stderr).trim().split("\n").at(-1)!;
-    assertEquals(code, 1);
-    assert(text.startsWith("dbport: cannot start: "), text);
-    assert(text.includes(`127.0.0.1:${port}`) && /in use/.test(text), text);
-    assert(/set it to 0/.test(text), text);
+    const serve = await spawnServe(home, { task: true });
+    assert(serve.url !== undefined, serve.out);
+    assert(serve.url !== `http://127.0.0.1:${port}/mcp`, serve.url);
+    serve.child.kill("SIGTERM");
+    await serve.readRest();
+    await serve.child.status;
+    const stderr = await new Response(serve.child.stderr).text();
+    const said = stderr.split("\n").filter((line) => line.includes("in use"));
+    assertEquals(said.length, 1, stderr);
+    assert(
+      said[0]!.startsWith(
+        `dbport: 127.0.0.1:${port} ("port" in settings.json) is in use;`,
+      ),
+      said[0],
+    );
+    assert(said[0]!.includes(serve.url.slice(7, -4)), said[0]);
   } finally {
     taken.close();
     await Deno.remove(home, { recursive: true });

@@ -180,7 +180,11 @@ for (const engine of ENGINES) {
         // The retry that carried the answer: the call's last entry.
         const call = logged.filter((row) => row.method === "tools/call")
           .sort((a, b) => b.id - a.id)[0];
-        assertEquals(call?.detail, "previewed 1 rows, ran 1 rows");
+        // …and who approved it, when.
+        assertMatch(
+          call?.detail ?? "",
+          /^approved by you at \d{4}-\d{2}-\d{2}T[\d:.]+Z; previewed 1 rows, ran 1 rows$/,
+        );
       } finally {
         await client.close();
       }
@@ -339,6 +343,11 @@ Deno.test(
         const preview = asked!.preview as JsonObject;
         assertEquals(preview.exact, false);
         assertEquals(typeof preview.rows_affected, "number");
+        // Why there is no dry run, and the estimate, in one line.
+        assertMatch(
+          String(asked!.previewLine),
+          /^No dry run of .*books.*: this connection's write preview is set to the estimate — the estimate: ~[\d,]+ rows?$/,
+        );
       }
     }
   },

@@ -2,6 +2,7 @@ import { assert, assertEquals, assertThrows } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import type { QueryResult } from "../../lib/db/types.ts";
 import {
+  estimateReason,
   holdTo,
   previewMode,
   type WritePreview,
@@ -59,7 +60,7 @@ Deno.test("previewHeadline() says what changes, how sure it is, and why not", ()
   );
   assertEquals(
     previewHeadline({ ...EXACT, exact: false, rowsAffected: 1200, note: "n" }),
-    "Changes about 1,200 rows of orders (n)",
+    "No dry run of orders: n — the estimate: ~1,200 rows",
   );
   assertEquals(
     previewHeadline({
@@ -88,19 +89,20 @@ Deno.test("previewDigest() changes with the count, not with the sample rows", ()
   );
 });
 
-Deno.test("previewMode() is off by default where AI reads run as an aiLogin", () => {
-  const base = {
-    id: crypto.randomUUID(),
-    name: "c",
-    engine: "postgres" as const,
-    url: "postgres://h/db",
-    externalAccess: "readWrite" as const,
-    aiPolicy: "alwaysAllow" as const,
-    safeMode: "alert" as const,
-  };
+const base = {
+  id: crypto.randomUUID(),
+  name: "c",
+  engine: "postgres" as const,
+  url: "postgres://h/db",
+  externalAccess: "readWrite" as const,
+  aiPolicy: "alwaysAllow" as const,
+  safeMode: "alert" as const,
+};
+
+Deno.test("previewMode() is the estimate by default where AI reads run as an aiLogin", () => {
   assertEquals(previewMode(base), "dryRun");
   const hardened = { ...base, aiLogin: { user: "ai", password: "x" } };
-  assertEquals(previewMode(hardened), "off");
+  assertEquals(previewMode(hardened), "estimate");
   assertEquals(previewMode({ ...hardened, writePreview: "dryRun" }), "dryRun");
   assertEquals(previewMode({ ...base, writePreview: "estimate" }), "estimate");
 });
@@ -217,5 +219,19 @@ Deno.test("previewDigest() changes with the tables and the keys", () => {
         ...one,
         changes: [{ table: "w", rows: 1 }, { table: "log", rows: 1 }],
       }),
+  );
+});
+
+Deno.test("estimateReason() says why a preview is only the estimate", () => {
+  assertEquals(
+    estimateReason({ ...base, writePreview: "estimate" }),
+    "this connection's write preview is set to the estimate",
+  );
+  assertEquals(
+    estimateReason({
+      ...base,
+      aiLogin: { user: "dbport_ai_1", password: "x" },
+    }),
+    "this connection's AI login (dbport_ai_1) keeps reads least-privilege, and a dry run would run as the saved login before anyone approves",
   );
 });

@@ -199,3 +199,32 @@ Deno.test("a modern request's Mcp-Session-Id is ignored and never echoed", async
   const discover = await postModern(t.url, modernRequest("server/discover"));
   assertEquals(discover.headers.get("mcp-session-id"), null);
 });
+
+Deno.test("MCP-Protocol-Version and _meta disagreeing is -32020 before any version check", async () => {
+  await using t = await startTestServer();
+  // The header says 2026-07-28, the body a legacy version: not -32022.
+  for (const version of ["2025-11-25", "1999-01-01"]) {
+    const body = modernRequest("tools/list", {}, 7, {
+      "io.modelcontextprotocol/protocolVersion": version,
+    });
+    const answer = await postModern(t.url, body);
+    assertEquals(
+      [answer.status, answer.json.error.code],
+      [400, -32020],
+      version,
+    );
+    assertEquals(
+      answer.json.error.message.includes(`_meta names "${version}"`),
+      true,
+      answer.json.error.message,
+    );
+  }
+  // Agreeing on a version the modern era does not serve is still -32022.
+  const body = modernRequest("tools/list", {}, 8, {
+    "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+  });
+  const agreed = await postModern(t.url, body, {
+    "mcp-protocol-version": "2025-11-25",
+  });
+  assertEquals([agreed.status, agreed.json.error.code], [400, -32022]);
+});

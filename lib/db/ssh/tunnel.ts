@@ -173,11 +173,16 @@ export class SshTunnel {
       }
     }
     let refusal: string | null = null;
+    let untrusted = false;
     const client = new Client();
     await new Promise<void>((resolve, reject) => {
       client.once("ready", () => resolve());
       client.once("error", (error: Error) => {
-        reject(this.#fail(refusal ?? `${label}: ${describeSshError(error)}`));
+        const failure = this.#fail(
+          refusal ?? `${label}: ${describeSshError(error)}`,
+        );
+        if (untrusted) UNTRUSTED.add(failure);
+        reject(failure);
       });
       client.connect({
         host: hop.host,
@@ -204,6 +209,7 @@ export class SshTunnel {
               });
               return true;
             case "unknown":
+              untrusted = true;
               refusal =
                 `${label} presented a host key that is not trusted yet (${print}); if that is the server's key, trust it: ${this.#options.trustCommand}`;
               return false;
@@ -231,6 +237,17 @@ export class SshTunnel {
   #fail(message: string): DbError {
     return new DbError("connect", redact(message, this.#options.secrets));
   }
+}
+
+/** Failures that were only a host key not trusted yet. */
+const UNTRUSTED = new WeakSet<Error>();
+
+/**
+ * Whether `error` is a hop's host key that is not trusted yet (and nothing
+ * else): `connections trust-host` is what it needs.
+ */
+export function isUntrustedHostKey(error: unknown): boolean {
+  return error instanceof Error && UNTRUSTED.has(error);
 }
 
 /** Open a channel to `host:port` through `client`. */

@@ -190,5 +190,7 @@ export async function admitStatement(
     grantsConnection: firstUse,
     preview,
   });
+  // Asked and answered yes: the log says by whom and when.
+  ctx.note?.(`approved by you at ${new Date().toISOString()}`);
   return preview;
 }

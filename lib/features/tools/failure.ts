@@ -7,6 +7,7 @@
  * @module
  */
 
+import { cliCommand } from "../../app/cli_command.ts";
 import { DbError } from "../../db/errors.ts";
 import { type ToolErrorCode, wire, WireError } from "../../protocol/errors.ts";
 
@@ -35,7 +36,7 @@ export function fromDbError(
     case "connect":
       return new ToolFailure(
         "not_connected",
-        `cannot reach ${where}: ${error.message}`,
+        `cannot reach ${where}: ${error.message}${nextStep(where)}`,
       );
     case "connect_timeout":
       return new ToolFailure(
@@ -64,6 +65,18 @@ export function fromDbError(
       // A dry run's own signals; they never end a call.
       return new ToolFailure("query_failed", error.message);
   }
+}
+
+/**
+ * What the user can do about a connection that cannot be reached, said so
+ * that a model can pass it on. `where` is the connection's name as JSON
+ * (`"Shop"`), or a phrase when no connection is named.
+ */
+export function nextStep(where: string): string {
+  const named = where.startsWith('"');
+  return `; ask the user to run \`${cliCommand()} connections test${
+    named ? ` ${where}` : ""
+  }\`${named ? "" : " with the connection's name"}, which says what to fix`;
 }
 
 /** Re-throw a driver error in the client's terms; other errors pass through. */

@@ -127,8 +127,7 @@ export async function previewWrite(
     ? outsideEffect(statement, engine)
     : vetted;
   if (outside !== null || mode === "estimate") {
-    const note = outside ??
-      "the user's setting asks for the engine's estimate only";
+    const note = outside ?? estimateReason(resolved.connection);
     // Planning folds functions with constant arguments: no plan either.
     const noPlan = planRefusal(statement);
     return {
@@ -194,14 +193,22 @@ function measured(
  * The connection's preview mode. A dry run runs as the saved login, before
  * anyone approves, and its count or error reaches the client: on a connection
  * whose AI reads run as a least-privilege `aiLogin`, that would let a client
- * probe what only the saved login can see, so there it is off unless the
- * user asks for it (docs/security.md "Write previews").
+ * probe what only the saved login can see, so there it is the engine's
+ * estimate unless the user asks for more (docs/security.md "Write previews";
+ * `connections harden` writes `estimate` down).
  */
 export function previewMode(
   connection: SavedConnection,
 ): "dryRun" | "estimate" | "off" {
   return connection.writePreview ??
-    (connection.aiLogin === undefined ? "dryRun" : "off");
+    (connection.aiLogin === undefined ? "dryRun" : "estimate");
+}
+
+/** Why a connection's preview is the estimate, in the approval's one line. */
+export function estimateReason(connection: SavedConnection): string {
+  return connection.aiLogin === undefined
+    ? "this connection's write preview is set to the estimate"
+    : `this connection's AI login (${connection.aiLogin.user}) keeps reads least-privilege, and a dry run would run as the saved login before anyone approves`;
 }
 
 /** The approved run's tracking: its changes measured, no sample rows. */

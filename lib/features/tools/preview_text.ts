@@ -26,9 +26,9 @@ export function previewHeadline(preview: WritePreview): string {
     return `No preview${of}: ${preview.note ?? "none is available"}`;
   }
   if (!preview.exact) {
-    return `Changes about ${
-      count(preview.rowsAffected)
-    }${of} (${preview.note})`;
+    return `No dry run${of}: ${
+      preview.note ?? "none is available"
+    } — the estimate: ~${count(preview.rowsAffected)}`;
   }
   const changed = (preview.changes ?? []).filter((table) => table.rows > 0);
   const line = changed.length === 0 || preview.changes === null
