@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * `deno task corpus [DIR]`: feed the SELECTs of PostgreSQL's own regression
  * suite through dbport's read path and count the plain reads it refuses,
