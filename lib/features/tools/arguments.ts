@@ -19,13 +19,14 @@ export type ArgumentSpec =
 /** A string argument. */
 export interface StringArgument {
   type: "string";
-  description: string;
+  /** Left out where the name and type say it all (tools/list is lean). */
+  description?: string;
 }
 
 /** An integer argument, optionally bounded (the bounds are published). */
 export interface IntegerArgument {
   type: "integer";
-  description: string;
+  description?: string;
   minimum?: number;
   maximum?: number;
 }
@@ -33,14 +34,14 @@ export interface IntegerArgument {
 /** A boolean argument. */
 export interface BooleanArgument {
   type: "boolean";
-  description: string;
+  description?: string;
 }
 
 /** A list of values from a fixed set (each at most once). */
 export interface ChoicesArgument<T extends string = string> {
   type: "array";
   items: { type: "string"; enum: readonly T[] };
-  description: string;
+  description?: string;
 }
 
 /** A tool's arguments: each spec, and which are required. */
@@ -86,7 +87,9 @@ export function inputSchema(spec: ArgumentsSpec): JsonObject {
         type: "array",
         items: { type: "string", enum: [...argument.items.enum] },
         uniqueItems: true,
-        description: argument.description,
+        ...(argument.description === undefined
+          ? {}
+          : { description: argument.description }),
       }
       : { ...argument };
   }

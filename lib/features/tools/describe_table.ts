@@ -24,25 +24,20 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "describe_table",
     description:
-      "Describe one table or view: its comment, columns (type, nullability, default, primary key, comment, an enum's allowed values), indexes and foreign keys; the DDL only with include_ddl. Call it before writing SQL against a table you have not seen. A very wide table answers its first columns within the answer budget (is_truncated, total_columns); column_offset reads on.",
+      "Columns, keys, indexes, foreign keys and comments of a table or view. Call it before writing SQL on an unfamiliar table.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         table: {
           type: "string",
-          description: "The table or view name, as stored (not quoted).",
+          description: "As stored, unquoted.",
         },
         schema: SCHEMA,
-        include_ddl: {
-          type: "boolean",
-          description:
-            "Add the CREATE statement (default false: it repeats every column).",
-        },
+        include_ddl: { type: "boolean" },
         column_offset: {
           type: "integer",
           minimum: 0,
-          description:
-            "Start at this column (0-based; default 0), to read on in a table wider than one answer.",
+          description: "To read on in a wide table.",
         },
       },
       required: ["connection_id", "table"],

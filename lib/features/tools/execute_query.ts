@@ -34,7 +34,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "execute_query",
     description:
-      "Run one SQL statement on a connection. Reads run in the database's read-only mode and return rows, capped at max_rows (is_truncated tells when rows were left out). Writes (INSERT, UPDATE, DELETE, DDL) run in a transaction and report rows_affected; they need a token that may write, a connection the user opened to writes, and may ask the user to approve. DROP, TRUNCATE and ALTER ... DROP go through confirm_destructive_operation. The statement is stopped on the database after timeout_seconds. Values: SQL NULL as null, 64-bit integers and decimals as strings, dates and timestamps as ISO 8601, binary as base64, JSON objects and arrays as JSON (a JSON scalar, null included, as its JSON text), arrays as arrays (the output schema says it all). Results are bounded: long cells are cut and rows past the answer budget left out, said in truncation. Call describe_table first for unfamiliar tables.",
+      "Run one SQL statement. Reads run read-only; rows stay within the answer budget (truncation says what was left out and how to get it). Writes may ask the user; DROP/TRUNCATE: confirm_destructive_operation.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
@@ -42,8 +42,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
         max_rows: {
           type: "integer",
           minimum: 1,
-          description:
-            "Most rows to return (default: the user's default row limit; at most the user's maximum).",
+          description: "Default: the user's row limit.",
         },
         timeout_seconds: TIMEOUT_SECONDS,
       },

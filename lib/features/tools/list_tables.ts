@@ -54,30 +54,21 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: TOOL,
     description:
-      `List the tables, views and materialized views of one schema, a page at a time (limit, default ${LIST_LIMIT.fallback}; next_cursor continues). Without schema it lists the login's default schema (${
-        perEngine((facts) => facts.defaultSchema)
-      }) and names the other schemas with their counts. pattern keeps the names that contain it (any case). total counts every match. include_row_counts adds row counts from engine statistics (approximate on ${
-        enginesWhere((facts) => facts.rowCountsAreEstimates)
-      }). To find a table or column by a word, search_schema is faster.`,
+      "Tables and views of one schema (default: the login's), a page at a time. include_row_counts adds counts from statistics.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         schema: SCHEMA,
         pattern: {
           type: "string",
-          description:
-            "Only tables whose name contains this text, whatever its case.",
+          description: "Part of the name, any case.",
         },
-        limit: limitArgument(LIST_LIMIT, "tables"),
+        limit: limitArgument(LIST_LIMIT),
         cursor: {
           type: "string",
-          description:
-            "next_cursor of the previous page, with the same connection_id, schema and pattern.",
+          description: "next_cursor of the previous page.",
         },
-        include_row_counts: {
-          type: "boolean",
-          description: "Add row_count to each table (default false).",
-        },
+        include_row_counts: { type: "boolean" },
       },
       required: ["connection_id"],
     },
