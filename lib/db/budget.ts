@@ -107,7 +107,13 @@ export class Budget {
         const text = typeof cell === "string" ? cell : JSON.stringify(cell);
         // Already cut: what it left out is counted once.
         if (!text.includes("…[cut: ")) this.truncation.cells++;
-        cell = cutText(text, share);
+        // The share is of JSON text: escapes make a cut text longer.
+        let keep = share;
+        cell = cutText(text, keep);
+        while (jsonSize(cell) > share + 48 && keep > 1) {
+          keep = Math.max(1, Math.floor(keep * share / jsonSize(cell)) - 1);
+          cell = cutText(text, keep);
+        }
         row[i] = cell;
       }
       size += jsonSize(cell) + 1;
