@@ -24,6 +24,7 @@ import {
   mysqlFingerprint,
   searchMysql,
 } from "./mysql_schema.ts";
+import { streamMysqlRows } from "./mysql_stream.ts";
 import { assembleOverview } from "./overview.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
@@ -322,6 +323,26 @@ export function openMysql(config: MysqlConfig): Driver {
       } finally {
         // A killed session is never pooled again; its KILL is seen through
         // (the side connection closed) before the answer goes out.
+        if (killing.done !== null) {
+          await killing.done.catch(() => {});
+          connection.destroy();
+        } else await recycle(connection);
+      }
+    },
+    async streamRead(text, options, onBatch) {
+      const connection = await acquire(options.signal);
+      const killing: { done: Promise<void> | null } = { done: null };
+      const stop = () => (killing.done ??= kill(connection.threadId));
+      try {
+        await simple(connection, "START TRANSACTION READ ONLY");
+        return await stoppable(
+          () => streamMysqlRows(connection, text, cellMapper, onBatch, stop),
+          options,
+          stop,
+        );
+      } catch (error) {
+        throw toDbError(error, secrets);
+      } finally {
         if (killing.done !== null) {
           await killing.done.catch(() => {});
           connection.destroy();

@@ -300,7 +300,12 @@ const OPENERS: {
     if (path !== null) {
       return lazyDriver(
         "sqlite",
-        async () => (await import("./sqlite.ts")).openSqlite({ path, secrets }),
+        async () =>
+          (await import("./sqlite_stream.ts")).withSqliteStream(
+            (await import("./sqlite.ts")).openSqlite({ path, secrets }),
+            path,
+            secrets,
+          ),
       );
     }
     const token = new URL(spec.url).searchParams.get("authToken") ??

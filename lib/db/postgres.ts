@@ -15,6 +15,7 @@ import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
 import { DbError, noTransaction, permissionProblem } from "./errors.ts";
 import { answered, giveBack, sessionGone } from "./pg_session.ts";
+import { streamPostgresRead } from "./pg_stream.ts";
 import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
@@ -180,6 +181,10 @@ export function openPostgres(config: PostgresConfig): Driver {
         .catch((error) => {
           throw fail(error);
         }),
+    streamRead: (text, options, onBatch) =>
+      streamPostgresRead(sql, text, options, onBatch, lost).catch((error) => {
+        throw fail(error);
+      }),
     async close() {
       await sql.end({ timeout: 1 });
       await Promise.allSettled([...retired]);

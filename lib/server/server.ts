@@ -31,6 +31,7 @@ import { CursorCodec } from "../protocol/cursor.ts";
 import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
 import {
   CONNECTIONS_FILE,
+  EXPORTS_DIR,
   HANDSHAKE_FILE,
   KNOWN_HOSTS_FILE,
   SETTINGS_FILE,
@@ -349,6 +350,8 @@ function buildApp(
     settings: () => state.settings,
     consent: core.approvals,
     history,
+    exportDirectory: () =>
+      state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,

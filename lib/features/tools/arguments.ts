@@ -16,9 +16,10 @@ export type ArgumentSpec =
   | BooleanArgument
   | ChoicesArgument;
 
-/** A string argument. */
+/** A string argument, optionally one of a fixed set (`enum`). */
 export interface StringArgument {
   type: "string";
+  enum?: readonly string[];
   /** Left out where the name and type say it all (tools/list is lean). */
   description?: string;
 }
@@ -91,6 +92,8 @@ export function inputSchema(spec: ArgumentsSpec): JsonObject {
           ? {}
           : { description: argument.description }),
       }
+      : argument.type === "string" && argument.enum !== undefined
+      ? { ...argument, enum: [...argument.enum] }
       : { ...argument };
   }
   return {
@@ -104,7 +107,11 @@ export function inputSchema(spec: ArgumentsSpec): JsonObject {
 function typeText(argument: ArgumentSpec): string {
   switch (argument.type) {
     case "string":
-      return "a string";
+      return argument.enum === undefined
+        ? "a string"
+        : `one of ${
+          argument.enum.map((value) => JSON.stringify(value)).join(", ")
+        }`;
     case "integer":
       return "an integer";
     case "boolean":
@@ -124,7 +131,8 @@ function hasType(
     case "integer":
       return typeof value === "number" && Number.isInteger(value);
     case "string":
-      return typeof value === "string";
+      return typeof value === "string" &&
+        (argument.enum === undefined || argument.enum.includes(value));
     case "boolean":
       return typeof value === "boolean";
     case "array":

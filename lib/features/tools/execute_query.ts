@@ -9,18 +9,13 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import {
-  admitStatement,
-  checkConnectionId,
-  resolveConnection,
-} from "./access.ts";
+import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
-import { invalidArgument, ToolFailure } from "./failure.ts";
+import { invalidArgument } from "./failure.ts";
+import { vetStatement } from "./vet.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import {
-  checkWrite,
-  classifyQuery,
   QUERY,
   queryText,
   RESULT_SET_SCHEMA,
@@ -72,27 +67,13 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
       }
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
-      const resolved = resolveConnection(deps, ctx.principal, id);
-      const statement = await classifyQuery(query, resolved, ctx);
-      if (statement.tier === "destructive") {
-        // Name only what this caller can do: confirm_destructive_operation
-        // needs the admin scope, which a bridge or readWrite token lacks.
-        throw new ToolFailure(
-          "denied",
-          ctx.principal.scopes.has("admin")
-            ? "this statement drops or truncates data; use confirm_destructive_operation for it"
-            : "this statement drops or truncates data, which this client may not do: ask the user to run it in the app, or from a client with a fullAccess token (through confirm_destructive_operation)",
-        );
-      }
-      if (statement.tier === "write") checkWrite(ctx, resolved.connection);
-      const preview = await admitStatement(
-        deps,
-        ctx,
-        resolved,
-        statement,
-        "a query",
-        timeout,
-      );
+      const { resolved, statement, preview } = await vetStatement(deps, ctx, {
+        connectionId: id,
+        query,
+        timeoutSeconds: timeout,
+        operation: "a query",
+        readsOnly: false,
+      });
       return await runClassified(deps, ctx, resolved, statement, {
         maxRows,
         timeoutSeconds: timeout,
