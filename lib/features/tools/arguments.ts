@@ -20,6 +20,8 @@ export type ArgumentSpec =
 export interface StringArgument {
   type: "string";
   enum?: readonly string[];
+  /** Published; the tool checks it (in UTF-16 code units). */
+  maxLength?: number;
   /** Left out where the name and type say it all (tools/list is lean). */
   description?: string;
 }

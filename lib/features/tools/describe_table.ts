@@ -6,6 +6,7 @@
  */
 
 import { noSuchTable } from "../../db/errors.ts";
+import { didYouMean, nearest } from "./nearest.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
@@ -24,7 +25,7 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "describe_table",
     description:
-      "Columns, keys, indexes, foreign keys and comments of a table or view. Call it before writing SQL on an unfamiliar table.",
+      "Columns, keys, indexes and foreign keys of a table or view. Call it before writing SQL on an unfamiliar table.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
@@ -167,6 +168,33 @@ export interface Describing {
   columnOffset: number;
 }
 
+/** Tables a catalog page holds for suggestions: one query, bounded. */
+const SUGGESTION_POOL = 2_000;
+
+/**
+ * Up to three tables the login sees whose names are nearest `table`; none
+ * when the catalog cannot say (the not_found stands on its own).
+ */
+async function nearTables(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  driver: Resolved["driver"],
+  table: string,
+  schema: string | undefined,
+): Promise<string[]> {
+  try {
+    const page = await driver.listTables({
+      ...catalogCall(deps, ctx),
+      rowCounts: false,
+      limit: SUGGESTION_POOL,
+      ...(schema === undefined ? {} : { schema }),
+    });
+    return nearest(table, page.tables.map((t) => t.name));
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The `describe_table` payload of one table of a resolved connection (the
  * tool's, and the `.../tables/{table}` resource's), within the discovery
@@ -185,10 +213,11 @@ export async function tableDescription(
     ...(schema === undefined ? {} : { schema }),
   }).catch((error) => rethrow(error, label));
   if (detail === null) {
+    const near = await nearTables(deps, ctx, driver, table, schema);
     throw new ToolFailure(
       "not_found",
-      `${
-        noSuchTable(table, schema, label)
+      `${noSuchTable(table, schema, label)}${
+        didYouMean(near)
       }; list_tables or search_schema show what exists`,
     );
   }

@@ -31,7 +31,6 @@ export function limitArgument(
     type: "integer",
     minimum: 1,
     maximum: bounds.most,
-    description: `Default ${bounds.fallback}.`,
   };
 }
 

@@ -29,7 +29,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "execute_query",
     description:
-      "Run one SQL statement. Reads run read-only; rows stay within the answer budget (truncation says what was left out and how to get it). Writes may ask the user; DROP/TRUNCATE: confirm_destructive_operation.",
+      "Run one SQL statement: reads run read-only within the answer budget (truncation says how to get the rest); writes may ask the user. DROP/TRUNCATE: confirm_destructive_operation.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,

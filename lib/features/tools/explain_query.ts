@@ -46,7 +46,7 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "explain_query",
     description:
-      "The plan of one statement (without EXPLAIN): estimated rows, cost, full scans; analyze runs a read to measure it.",
+      "A statement's plan (send it without EXPLAIN): estimated rows, cost, full scans; analyze runs a read to measure it.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,

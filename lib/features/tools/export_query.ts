@@ -48,7 +48,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "export_query",
     description:
-      "Write a read's whole result to a new CSV or JSON-lines file on the user's machine; answers its path, row count and 5 sample rows, never the data.",
+      "Write a read's whole result to a CSV or JSON-lines file for the user; answers the path, counts and 5 sample rows.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,

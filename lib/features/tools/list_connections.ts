@@ -21,7 +21,7 @@ export function listConnectionsTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "list_connections",
     description:
-      "Database connections you may use: id, name, engine, database, policy. Start here.",
+      "Database connections you may use (id, name, engine, policy). Start here.",
     arguments: { properties: {}, required: [] },
     outputSchema: {
       type: "object",

@@ -25,7 +25,7 @@ export function listSchemasTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "list_schemas",
     description:
-      "Schemas (MySQL: databases; SQLite: attached databases) with table counts and the default one.",
+      "Schemas (MySQL: databases; SQLite: attached databases) with table counts.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ENGINES, enginesWhere, perEngine } from "../../db/engines.ts";
+import { ENGINES } from "../../db/engines.ts";
 import type { TableKey } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
@@ -49,12 +49,16 @@ const SCHEMA_ENTRY = {
   additionalProperties: false,
 };
 
+/** What a null row_count means, and how to get a count. */
+const UNCOUNTED =
+  "row_count is null where the engine keeps no statistics for the table yet (never analysed) or for a view: run ANALYZE on the table (MySQL/MariaDB: ANALYZE TABLE), or count exactly with select count(*).";
+
 /** The `list_tables` tool. */
 export function listTablesTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: TOOL,
     description:
-      "Tables and views of one schema (default: the login's), a page at a time. include_row_counts adds counts from statistics.",
+      "Tables and views of a schema (default: the login's), a page at a time; include_row_counts adds estimates.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
@@ -83,7 +87,7 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
               name: { type: "string" },
               schema: { type: "string" },
               type: { enum: ["table", "view", "materialized_view"] },
-              row_count: { type: "integer", minimum: 0 },
+              row_count: { type: ["integer", "null"], minimum: 0 },
             },
             required: ["name", "schema", "type"],
             additionalProperties: false,
@@ -115,6 +119,7 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
         next_cursor: { type: "string" },
         row_counts_included: { type: "boolean" },
         row_counts_are_approximate: { type: "boolean" },
+        row_counts_note: { type: "string" },
       },
       required: [
         "tables",
@@ -229,8 +234,10 @@ export async function tableList(
     name: table.name,
     schema: table.schema,
     type: table.type,
-    ...(table.rowCount === undefined ? {} : { row_count: table.rowCount }),
+    // Asked for, a count is always there: null where the engine has none.
+    ...(listing.rowCounts ? { row_count: table.rowCount ?? null } : {}),
   }));
+  const uncounted = entries.some((entry) => entry.row_count === null);
   const answer: JsonObject = {
     tables: [],
     schema: scope.schema ?? null,
@@ -243,6 +250,7 @@ export async function tableList(
     row_counts_included: listing.rowCounts,
     row_counts_are_approximate: listing.rowCounts &&
       ENGINES[resolved.driver.engine].rowCountsAreEstimates,
+    ...(uncounted ? { row_counts_note: UNCOUNTED } : {}),
   };
   // Room for next_cursor, which seals the last name (a few hundred bytes).
   const kept = fitting(entries, discoveryBudget(deps) - CURSOR_ROOM, answer);

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { MAX_SEARCH_WORDS, searchWords } from "../../db/schema_search.ts";
+import { searchWords } from "../../db/schema_search.ts";
 import type { SchemaSearch } from "../../db/types.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
@@ -30,14 +30,13 @@ export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "search_schema",
     description:
-      "Find tables, views and columns whose name or comment contains words of query, best first.",
+      "Find tables, views and columns whose name or comment contains words of query.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         query: {
           type: "string",
-          description:
-            `Words, e.g. "customer email" (at most ${MAX_SEARCH_WORDS}).`,
+          description: 'Words, e.g. "customer email".',
         },
         kinds: {
           type: "array",

@@ -56,7 +56,7 @@ export const MAX_TIMEOUT_SECONDS = 300;
 /** `query`: one statement. */
 export const QUERY: StringArgument = {
   type: "string",
-  description: "One SQL statement (at most 100 KB).",
+  maxLength: MAX_QUERY_LENGTH,
 };
 
 /** `timeout_seconds`: the statement timeout. */
