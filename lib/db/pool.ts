@@ -483,6 +483,10 @@ export class DriverPool {
       check: (text, tier, options) => track(inner.check(text, tier, options)),
       loginRisks: (options) => inner.loginRisks(options),
       query: (text, options) => track(inner.query(text, options)),
+      ...(inner.streamRead === undefined ? {} : {
+        streamRead: (text, options, onBatch) =>
+          track(inner.streamRead!(text, options, onBatch)),
+      }),
       close: () => inner.close(),
     };
   }
