@@ -17,7 +17,7 @@ type Sql = ReturnType<typeof postgres>;
 type Column = { name: string; type: number; parser?: { array?: boolean } };
 
 /** Rows fetched at a time. */
-const STREAM_BATCH = 1_000;
+const STREAM_BATCH = 200;
 
 /** Statements a portal can stream; others (SHOW, EXPLAIN) are read whole. */
 const STREAMABLE = /^[\s(]*(select|with|values|table)\b/i;
