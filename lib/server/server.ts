@@ -76,6 +76,8 @@ export interface StartOptions {
   deadlineMs?: number;
   /** SSE keep-alive interval; the wire reference's 15 s unless a test shortens it. */
   keepAliveMs?: number;
+  /** Progress heartbeat interval (15 s unless a test shortens it). */
+  heartbeatMs?: number;
   /** Settings and connections re-read interval (default 250 ms). */
   watchIntervalMs?: number;
   /** How often `state.db` is checked for token changes (default 250 ms). */
@@ -387,6 +389,9 @@ function buildApp(
       ...(options.keepAliveMs === undefined
         ? {}
         : { keepAliveMs: options.keepAliveMs }),
+      ...(options.heartbeatMs === undefined
+        ? {}
+        : { heartbeatMs: options.heartbeatMs }),
     }),
   });
 }

@@ -224,6 +224,10 @@ export async function runClassified(
   const settings = deps.settings();
   const write = statement.tier !== "read";
   ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
+  ctx.waiting?.(
+    `the statement on ${resolved.label}`,
+    limits.timeoutSeconds * 1000,
+  );
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
   const remember = historyOf(deps, ctx, resolved, statement);
