@@ -6,7 +6,8 @@
  * long.
  */
 
-import { assert, assertEquals, assertMatch } from "@std/assert";
+import { assert, assertEquals, assertMatch, assertRejects } from "@std/assert";
+import { sdkClient } from "../_sdk.ts";
 import { parseSseEvents } from "../../lib/protocol/sse.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { type Fixture, needs, openFixture } from "../_db.ts";
@@ -116,4 +117,43 @@ Deno.test("no heartbeat without a progressToken, and none when progress flows", 
       .length,
     0,
   );
+});
+
+Deno.test("SDK v2 client: resetTimeoutOnProgress keeps waiting through an approval longer than its timeout; without it the call times out", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = savedConnection(fixture, "Wait", { aiPolicy: "askEachTime" });
+  await using server = await serverWith([saved], {
+    hostDialog: { command: ["sh", "-c", "cat >/dev/null; sleep 1.5; exit 0"] },
+  }, { heartbeatMs: HEARTBEAT_MS });
+  const sdk = await sdkClient(server.url, server.token!);
+  try {
+    const beats: string[] = [];
+    const result = await sdk.callTool({
+      name: "execute_query",
+      arguments: { connection_id: "wait", query: "select 1 as one" },
+    }, {
+      timeout: 600,
+      resetTimeoutOnProgress: true,
+      onprogress: (progress) => beats.push(progress.message ?? ""),
+    });
+    assertEquals((result.structuredContent as { rows?: unknown })?.rows, [[1]]);
+    assert(beats.some((m) => m.startsWith("waiting for your approval")));
+  } finally {
+    await sdk.close();
+  }
+  // The same wait with the SDK's default behaviour: it gives up.
+  const other = await sdkClient(
+    server.url,
+    (await server.mint("readOnly")).plaintext,
+  );
+  try {
+    await assertRejects(() =>
+      other.callTool({
+        name: "execute_query",
+        arguments: { connection_id: saved.id, query: "select 2 as two" },
+      }, { timeout: 600, onprogress: () => {} })
+    );
+  } finally {
+    await other.close();
+  }
 });
