@@ -343,3 +343,53 @@ Deno.test(
     }
   },
 );
+
+const FAILS_MIDWAY: Partial<Record<string, string>> = {
+  postgres:
+    "select g, 1 / (g - 30000) as boom from generate_series(1, 100000) g",
+  sqlite:
+    "with recursive s(n) as (select 1 union all select n + 1 from s where n < 100000) select n, case when n = 30000 then abs(-9223372036854775807 - 1) else n end as boom from s",
+};
+
+for (const engine of ["postgres", "sqlite"] as const) {
+  Deno.test(
+    `${engine}: an export the engine fails mid-way leaves no file, and a cancel before any row leaves none either`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      await using ctx = await withExportServer(fixture, `Fail ${engine}`);
+      const failed = await callTool(ctx.server, "export_query", {
+        connection_id: ctx.id,
+        query: FAILS_MIDWAY[engine]!,
+        format: "jsonl",
+      });
+      const text = toolErrorText(failed);
+      assert(text.startsWith("query_failed: "), text);
+      assertEquals(await exportsOf(ctx.dir), []);
+      // Cancelled at once: before or while the statement is vetted.
+      const id = requestId();
+      const pending = postModern(
+        ctx.server.url,
+        modernRequest("tools/call", {
+          name: "export_query",
+          arguments: {
+            connection_id: ctx.id,
+            query: wideRows(fixture, 1_000_000),
+            format: "csv",
+          },
+        }, id),
+      );
+      await postModern(ctx.server.url, {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: id },
+      });
+      await pending;
+      for (let i = 0; i < 100; i++) {
+        if ((await exportsOf(ctx.dir)).length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assertEquals(await exportsOf(ctx.dir), []);
+    },
+  );
+}
