@@ -8,9 +8,9 @@
  */
 
 import type postgres from "postgres";
-import { giveBack, sessionGone } from "./pg_session.ts";
+import { inReadTransaction } from "./pg_session.ts";
 import { rawCell } from "./pg_values.ts";
-import { stoppable, throwIfAborted } from "./stoppable.ts";
+import { stoppable } from "./stoppable.ts";
 import type { Cell, QueryOptions } from "./types.ts";
 
 type Sql = ReturnType<typeof postgres>;
@@ -30,16 +30,7 @@ export async function streamPostgresRead(
   onBatch: (columns: string[], rows: Cell[][]) => Promise<void>,
   lost: () => void,
 ): Promise<{ rows: number }> {
-  throwIfAborted(options.signal);
-  const reserved = await sql.reserve();
-  let gone = false;
-  try {
-    const begin = reserved.unsafe(
-      `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
-        options.timeoutMs + 5_000
-      }`,
-    ).simple();
-    begin.catch(() => {});
+  return await inReadTransaction(sql, options, lost, async (reserved) => {
     let pending: { cancel(): void } | null = null;
     const rows = await stoppable(
       async () => {
@@ -49,15 +40,9 @@ export async function streamPostgresRead(
       },
       options,
       () => pending?.cancel(),
-    ).catch((error: unknown) => {
-      gone = sessionGone(error);
-      throw error;
-    });
-    await begin;
+    );
     return { rows };
-  } finally {
-    await giveBack(reserved, gone, ["ROLLBACK", "DISCARD ALL"], lost);
-  }
+  });
 }
 
 type Pending = ReturnType<
