@@ -19,6 +19,7 @@ import {
 } from "./discovery.ts";
 import { type LoadResult, runLoad } from "./load.ts";
 import { measurePreviews } from "./preview.ts";
+import { measureToolsList } from "./tools_list.ts";
 import { measureTunnel } from "./tunnel.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
 import { cpuMicros, ownCpuMicros, peakRssMiB, rssMiB } from "./proc.ts";
@@ -581,6 +582,25 @@ try {
         .toFixed(2)
     }× (dbport's own process, the SSH encryption included).`,
   );
+}
+
+// C1: what each server's tool surface costs a model's context.
+{
+  await Deno.mkdir(`${dir}/c1`);
+  out();
+  out("### C1 tools/list size (the tools array, characters and ≈ tokens)");
+  out();
+  const table = await measureToolsList(`${dir}/c1`);
+  for (const line of table) out(line);
+  for (const [who, ceiling] of [["readOnly", 5_600], ["fullAccess", 7_000]]) {
+    const cells = table.find((l) => l.includes(`dbport (${who})`))?.split("|");
+    const chars = Number(cells?.[3]?.replaceAll(",", "").trim());
+    checks.push({
+      what: `tools/list for a ${who} token ≤ ${ceiling} characters`,
+      ok: chars <= Number(ceiling),
+      detail: `${chars}`,
+    });
+  }
 }
 
 await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -157,6 +157,7 @@ export function fakeDeps(
     granted: () => true,
   };
   const settings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const exportsId = crypto.randomUUID().slice(0, 8);
   return {
     connections: new ConnectionStore(connections),
     pool: new DriverPool({ open: () => driver }),
@@ -167,6 +168,9 @@ export function fakeDeps(
       recent: () => Promise.resolve([]),
     },
     cursors: new CursorCodec(),
+    // Created by the first export only.
+    exportDirectory: () =>
+      `${Deno.env.get("TMPDIR") ?? "/tmp"}/dbport-exports-${exportsId}`,
     driver,
     asked,
     recorded,

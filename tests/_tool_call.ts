@@ -25,8 +25,11 @@ export function requestId(): number {
 // deno-lint-ignore no-explicit-any
 const validators = new Map<string, any>();
 
-/** The compiled outputSchema of a tool, as this server publishes it. */
-async function outputValidator(server: TestServer, name: string) {
+/**
+ * The compiled outputSchemas of a tool, as this server publishes them: the
+ * lean one of tools/list and the full one of `dbport://docs/results`.
+ */
+async function outputValidators(server: TestServer, name: string) {
   const key = `${server.url} ${name}`;
   if (!validators.has(key)) {
     const list = await postModern(
@@ -37,7 +40,23 @@ async function outputValidator(server: TestServer, name: string) {
       t.name === name
     );
     assert(tool !== undefined, `tools/list has no ${name}`);
-    validators.set(key, ajv.compile(tool.outputSchema));
+    const docs = await postModern(
+      server.url,
+      modernRequest(
+        "resources/read",
+        { uri: "dbport://docs/results" },
+        nextId++,
+      ),
+    );
+    const text: string = docs.json.result.contents[0].text;
+    const full = text.match(
+      new RegExp(`### ${name}\n\n\`\`\`json\n([^]*?)\n\`\`\``),
+    );
+    assert(full !== null, `dbport://docs/results has no schema of ${name}`);
+    validators.set(key, [
+      ajv.compile(tool.outputSchema),
+      ajv.compile(JSON.parse(full[1]!)),
+    ]);
   }
   return validators.get(key);
 }
@@ -66,11 +85,12 @@ export async function callTool(
   if (result !== undefined) {
     assertSchema("2026-07-28", "CallToolResult", result);
     if (result.isError !== true) {
-      const validate = await outputValidator(server, name);
-      assert(
-        validate(result.structuredContent),
-        JSON.stringify(validate.errors),
-      );
+      for (const validate of await outputValidators(server, name)) {
+        assert(
+          validate(result.structuredContent),
+          JSON.stringify(validate.errors),
+        );
+      }
       assertEquals(
         JSON.parse(result.content[0].text),
         result.structuredContent,

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { csvCell } from "./csv.ts";
 import type { HistoryRow } from "./query_history.ts";
 
 /** The CSV's columns, in order. */
@@ -60,15 +61,4 @@ export function historyJsonLine(
     time: new Date(row.time).toISOString(),
     connectionName: nameOf(row.connectionId),
   });
-}
-
-/**
- * One CSV field (RFC 4180), quoted when it must be; a text a spreadsheet
- * would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'`.
- */
-export function csvCell(value: string | number | null): string {
-  if (value === null) return "";
-  if (typeof value === "number") return String(value);
-  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -72,6 +72,17 @@ export interface Settings {
    * terminal, the console) before it ends as `user_cancelled`.
    */
   approvalTimeoutSeconds: number;
+  /**
+   * The most characters of a tool result's text (≈ 4 per token): rows, cells
+   * and entries past it are left out and said so. At most `maxResultBytes`.
+   */
+  maxAnswerChars: number;
+  /** Where `export_query` writes its files; null: `<app dir>/exports`. */
+  exportDirectory: string | null;
+  /** The most rows one `export_query` file may hold. */
+  maxExportRows: number;
+  /** The most bytes one `export_query` file may grow to. */
+  maxExportBytes: number;
   /** Whether `serve` starts the browser console (a second 127.0.0.1 listener). */
   console: boolean;
   /** The console's port on 127.0.0.1; 0 for a new one at each start (absent: chosen once, like `port`). */
@@ -94,6 +105,10 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   maxDiscoveryBytes: 60_000,
   previewTimeoutSeconds: 5,
   approvalTimeoutSeconds: 120,
+  maxAnswerChars: 40_000,
+  exportDirectory: null,
+  maxExportRows: 10_000_000,
+  maxExportBytes: 2 * 1024 ** 3,
   console: true,
   consolePort: 0,
 });
@@ -145,6 +160,13 @@ const hostDialog: Check = (value) => {
   return 'must be "auto", "terminal", "os", "console", "deny" or {"command": ["program", ...]}';
 };
 
+const absolutePath: Check = (value) =>
+  value === null ||
+    typeof value === "string" && (value.startsWith("/") ||
+        /^[A-Za-z]:[\\/]/.test(value))
+    ? null
+    : "must be null or an absolute path";
+
 const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   port: integer(0, 65535),
   requireAuth: boolean,
@@ -160,6 +182,10 @@ const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   maxDiscoveryBytes: integer(10_000, 100_000_000),
   previewTimeoutSeconds: integer(1, 300),
   approvalTimeoutSeconds: integer(1, 3600),
+  maxAnswerChars: integer(1_000, 100_000_000),
+  exportDirectory: absolutePath,
+  maxExportRows: integer(1, 1_000_000_000),
+  maxExportBytes: integer(1_000, 1024 ** 4),
   console: boolean,
   consolePort: integer(0, 65535),
 };
@@ -215,6 +241,17 @@ export function parseSettings(
       ok: false,
       message:
         `Cannot read ${source}: "defaultRowLimit" (${parsed.defaultRowLimit}) exceeds "maxRowLimit" (${parsed.maxRowLimit})`,
+    };
+  }
+  // The default answer budget yields to a smaller byte budget; one the user
+  // set may not exceed it.
+  if (
+    "maxAnswerChars" in value && parsed.maxAnswerChars > parsed.maxResultBytes
+  ) {
+    return {
+      ok: false,
+      message:
+        `Cannot read ${source}: "maxAnswerChars" (${parsed.maxAnswerChars}) exceeds "maxResultBytes" (${parsed.maxResultBytes})`,
     };
   }
   return { ok: true, settings: parsed };

@@ -78,7 +78,10 @@ export class Budget {
       size += jsonSize(cell) + 1;
     }
     // The first row is always kept: an answer with no row at all tells the
-    // model nothing about why.
+    // model nothing about why. Its cells are cut to share the budget.
+    if (this.rows.length === 0 && this.#bytes + size > this.limits.maxBytes) {
+      size = this.#shrink(row as Cell[]);
+    }
     if (this.rows.length > 0 && this.#bytes + size > this.limits.maxBytes) {
       this.truncation.bytes = true;
       return false;
@@ -86,6 +89,36 @@ export class Budget {
     this.#bytes += size;
     this.rows.push(row as Cell[]);
     return true;
+  }
+
+  /**
+   * Cut the cells of a row too big for the whole budget to an even share of
+   * it; returns the row's size then.
+   */
+  #shrink(row: Cell[]): number {
+    const share = Math.max(
+      100,
+      Math.floor((this.limits.maxBytes - this.#bytes) / row.length) - 48,
+    );
+    let size = 3;
+    for (let i = 0; i < row.length; i++) {
+      let cell = row[i]!;
+      if (jsonSize(cell) > share) {
+        const text = typeof cell === "string" ? cell : JSON.stringify(cell);
+        // Already cut: what it left out is counted once.
+        if (!text.includes("…[cut: ")) this.truncation.cells++;
+        // The share is of JSON text: escapes make a cut text longer.
+        let keep = share;
+        cell = cutText(text, keep);
+        while (jsonSize(cell) > share + 48 && keep > 1) {
+          keep = Math.max(1, Math.floor(keep * share / jsonSize(cell)) - 1);
+          cell = cutText(text, keep);
+        }
+        row[i] = cell;
+      }
+      size += jsonSize(cell) + 1;
+    }
+    return size;
   }
 
   /** Note a raw row's size on the wire, for sizing the next batch. */
@@ -165,12 +198,18 @@ export function cutUtf8(bytes: Uint8Array, max: number): CutCell | null {
 
 const DECODER = new TextDecoder();
 
+// deno-lint-ignore no-control-regex
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
 /** The length of a cell's JSON text, estimated without building it. */
 function jsonSize(cell: Cell): number {
   if (cell === null) return 4;
   switch (typeof cell) {
     case "string":
-      return cell.length + 2;
+      // Quotes, backslashes and control characters take more than one.
+      return NEEDS_ESCAPE.test(cell)
+        ? JSON.stringify(cell).length
+        : cell.length + 2;
     case "number":
       return 12;
     case "boolean":

@@ -8,7 +8,18 @@
  * @module
  */
 
+import { DbError } from "./errors.ts";
 import type { Driver, Engine } from "./types.ts";
+
+/** A driver without `streamRead` (a remote libSQL database). */
+function cannotStream(driver: Driver): Promise<never> {
+  return Promise.reject(
+    new DbError(
+      "query",
+      `this ${driver.engine} connection cannot stream a result to a file`,
+    ),
+  );
+}
 
 /** `load()` runs at the first call; a failed load is tried again at the next. */
 export function lazyDriver(
@@ -43,6 +54,8 @@ export function lazyDriver(
     check: (text, tier, options) => on((d) => d.check(text, tier, options)),
     loginRisks: (options) => on((d) => d.loginRisks(options)),
     query: (text, options) => on((d) => d.query(text, options)),
+    streamRead: (text, options, onBatch) =>
+      on((d) => d.streamRead?.(text, options, onBatch) ?? cannotStream(d)),
     async close() {
       // Never loaded: nothing to close, and nothing worth importing for it.
       if (loading === null) return;

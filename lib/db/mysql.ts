@@ -27,6 +27,7 @@ import {
   mysqlFingerprint,
   searchMysql,
 } from "./mysql_schema.ts";
+import { streamMysqlRows } from "./mysql_stream.ts";
 import { assembleOverview } from "./overview.ts";
 import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
@@ -121,6 +122,34 @@ export function openMysql(config: MysqlConfig): Driver {
       // ER_NO_SUCH_THREAD: it already ended.
     } finally {
       side.destroy();
+    }
+  };
+
+  /**
+   * A read on a pooled session in `START TRANSACTION READ ONLY`: the cap, the
+   * timeout and an abort all stop it the same way (KILL QUERY); a killed
+   * session is never pooled again, its KILL seen through (the side
+   * connection closed) before the answer goes out.
+   */
+  const readSession = async <T>(
+    options: QueryOptions,
+    work: (connection: Connection, stop: () => Promise<void>) => Promise<T>,
+  ): Promise<T> => {
+    const connection = await acquire(options.signal);
+    // Set by stop(), which runs in a callback: a holder, not a `let`, so
+    // the finally block below sees what it was set to.
+    const killing: { done: Promise<void> | null } = { done: null };
+    const stop = () => (killing.done ??= kill(connection.threadId));
+    try {
+      await simple(connection, "START TRANSACTION READ ONLY");
+      return await stoppable(() => work(connection, stop), options, stop);
+    } catch (error) {
+      throw toDbError(error, secrets);
+    } finally {
+      if (killing.done !== null) {
+        await killing.done.catch(() => {});
+        connection.destroy();
+      } else await recycle(connection);
     }
   };
 
@@ -341,32 +370,17 @@ export function openMysql(config: MysqlConfig): Driver {
     },
     fingerprint: (options) =>
       mysqlFingerprint((text, params) => exec(text, params, options)),
-    async query(text, options) {
-      if (options.mode === "write") return await write(text, options);
-      const connection = await acquire(options.signal);
-      // Set by stop(), which runs in a callback: a holder, not a `let`, so
-      // the finally block below sees what it was set to.
-      const killing: { done: Promise<void> | null } = { done: null };
-      // The cap, the timeout and an abort all stop the query the same way.
-      const stop = () => (killing.done ??= kill(connection.threadId));
-      try {
-        await simple(connection, "START TRANSACTION READ ONLY");
-        return await stoppable(
-          () => streamRows(connection, text, options, stop),
-          options,
-          stop,
-        );
-      } catch (error) {
-        throw toDbError(error, secrets);
-      } finally {
-        // A killed session is never pooled again; its KILL is seen through
-        // (the side connection closed) before the answer goes out.
-        if (killing.done !== null) {
-          await killing.done.catch(() => {});
-          connection.destroy();
-        } else await recycle(connection);
-      }
-    },
+    query: (text, options) =>
+      options.mode === "write" ? write(text, options) : readSession(
+        options,
+        (connection, stop) => streamRows(connection, text, options, stop),
+      ),
+    streamRead: (text, options, onBatch) =>
+      readSession(
+        options,
+        (connection, stop) =>
+          streamMysqlRows(connection, text, cellMapper, onBatch, stop),
+      ),
     close: () => new Promise<void>((resolve) => pool.end(() => resolve())),
   };
 }

@@ -304,7 +304,12 @@ const OPENERS: {
     if (path !== null) {
       return lazyDriver(
         "sqlite",
-        async () => (await import("./sqlite.ts")).openSqlite({ path, secrets }),
+        async () =>
+          (await import("./sqlite_stream.ts")).withSqliteStream(
+            (await import("./sqlite.ts")).openSqlite({ path, secrets }),
+            path,
+            secrets,
+          ),
       );
     }
     const token = new URL(spec.url).searchParams.get("authToken") ??
@@ -482,6 +487,10 @@ export class DriverPool {
       check: (text, tier, options) => track(inner.check(text, tier, options)),
       loginRisks: (options) => inner.loginRisks(options),
       query: (text, options) => track(inner.query(text, options)),
+      ...(inner.streamRead === undefined ? {} : {
+        streamRead: (text, options, onBatch) =>
+          track(inner.streamRead!(text, options, onBatch)),
+      }),
       close: () => inner.close(),
     };
   }

@@ -13,7 +13,13 @@ import { thrown } from "../protocol/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
 import { DbError, noTransaction, permissionProblem } from "./errors.ts";
-import { answered, giveBack, sessionGone } from "./pg_session.ts";
+import {
+  answered,
+  giveBack,
+  inReadTransaction,
+  sessionGone,
+} from "./pg_session.ts";
+import { streamPostgresRead } from "./pg_stream.ts";
 import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
@@ -192,6 +198,10 @@ export function openPostgres(config: PostgresConfig): Driver {
         .catch((error) => {
           throw fail(error);
         }),
+    streamRead: (text, options, onBatch) =>
+      streamPostgresRead(sql, text, options, onBatch, lost).catch((error) => {
+        throw fail(error);
+      }),
     async close() {
       await sql.end({ timeout: 1 });
       await Promise.allSettled([...retired]);
@@ -253,39 +263,18 @@ async function run(
   }
 }
 
-async function readQuery(
+function readQuery(
   sql: Sql,
   text: string,
   options: QueryOptions,
   lost: () => void,
 ): Promise<QueryResult> {
-  throwIfAborted(options.signal);
-  const reserved = await sql.reserve();
-  let gone = false;
-  try {
-    // Sent with the statement in one write rather than a round trip ahead of
-    // it (a third of the driver's CPU per read, bench W1): the session's
-    // read-only default covers the statement should BEGIN fail. SET LOCAL is
-    // a server-side net under our own timer, should a cancel request be lost.
-    const begin = reserved.unsafe(
-      `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
-        options.timeoutMs + 5_000
-      }`,
-    ).simple();
-    begin.catch(() => {});
-    const result = await runStatement(reserved, text, options).catch(
-      (error: unknown) => {
-        gone = sessionGone(error);
-        throw error;
-      },
-    );
-    await begin;
-    return result;
-  } finally {
-    // Pipelined: advisory locks, prepared statements, LISTEN and settings a
-    // read left on the session never reach the next request.
-    await giveBack(reserved, gone, ["ROLLBACK", "DISCARD ALL"], lost);
-  }
+  return inReadTransaction(
+    sql,
+    options,
+    lost,
+    (reserved) => runStatement(reserved, text, options),
+  );
 }
 
 /**

@@ -25,6 +25,10 @@ export function splitDriver(reader: Driver, writer: Driver): Driver {
     loginRisks: (options) => reader.loginRisks(options),
     query: (text, options) =>
       (options.mode === "write" ? writer : reader).query(text, options),
+    // Exports are reads: the AI login's.
+    ...(reader.streamRead === undefined ? {} : {
+      streamRead: reader.streamRead.bind(reader),
+    }),
     async close() {
       await Promise.allSettled([reader.close(), writer.close()]);
     },

@@ -353,6 +353,21 @@ export interface Driver {
    * but without a least-privilege login they are the only wall.
    */
   loginRisks(options: CallOptions): Promise<string[]>;
+  /**
+   * Run one read (as `query` in `read` mode: the engine's read-only mode, the
+   * statement timeout, `signal`) and hand every row to `onBatch`, a batch at
+   * a time, waiting for it before reading on: memory stays bounded whatever
+   * the result's size. No row cap, byte budget or cell cap applies (those
+   * fields of `options` are ignored); a throw from `onBatch` stops the
+   * statement and is what this throws. Called once with no rows for an
+   * empty result, so the columns are known. Absent where the engine cannot
+   * stream.
+   */
+  streamRead?(
+    sql: string,
+    options: QueryOptions,
+    onBatch: (columns: string[], rows: Cell[][]) => Promise<void>,
+  ): Promise<{ rows: number }>;
   /** Close every pooled connection. */
   close(): Promise<void>;
 }

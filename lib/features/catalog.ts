@@ -16,6 +16,11 @@ export interface ToolEntry {
   definition: JsonObject & { name: string };
   /** The tool's own scope on top of `tools:read`, if any. */
   scope: Scope | null;
+  /**
+   * The full output schema (types, nested shapes, prose), which the
+   * `dbport://docs/results` resource publishes; tools/list has a lean one.
+   */
+  outputSchema?: JsonObject;
   call(args: JsonObject, ctx: CallContext): Promise<JsonObject>;
 }
 

@@ -50,6 +50,12 @@ export interface CallContext {
    */
   progress(progress: number, total: number, message: string): void;
   /**
+   * Say what the request now waits for (null: nothing in particular), and
+   * how long at most: heartbeat frames name it while no other progress goes
+   * out (server/heartbeat.ts). A no-op without a progressToken.
+   */
+  waiting?(what: string | null, leftMs?: number): void;
+  /**
    * The handler's work can no longer be undone (a COMMIT was sent): from now
    * on a cancellation, deadline or disconnect no longer pre-empts its answer,
    * so a committed write is reported as committed (docs/wire.md "Request

@@ -25,6 +25,11 @@ export interface FeatureDeps {
   history: HistoryStore;
   /** Seals the cursors of `list_tables` (and the list methods). */
   cursors: CursorCodec;
+  /**
+   * Where `export_query` writes: the `exportDirectory` setting, else
+   * `<app dir>/exports`.
+   */
+  exportDirectory(): string;
 }
 
 /**

@@ -11,6 +11,7 @@ import { databaseCompleter } from "./completions.ts";
 import type { FeatureDeps } from "./deps.ts";
 import type { SubscriptionSource } from "./listen.ts";
 import { databasePrompts } from "./prompts/index.ts";
+import { docsResources } from "./resources/docs.ts";
 import { connectionResources } from "./resources/provider.ts";
 import { RESOURCE_TEMPLATES } from "./resources/templates.ts";
 import { resourceSubscriptions } from "./subscriptions/resource_source.ts";
@@ -22,12 +23,13 @@ export function databaseFeatures(deps: FeatureDeps): {
   catalog: Catalog;
   subscriptionSources: SubscriptionSource[];
 } {
+  const tools = databaseTools(deps);
   return {
     catalog: new Catalog({
-      tools: databaseTools(deps),
+      tools,
       prompts: databasePrompts(deps),
       templates: [...RESOURCE_TEMPLATES],
-      resourceProviders: [connectionResources(deps)],
+      resourceProviders: [docsResources(tools), connectionResources(deps)],
       completer: databaseCompleter(deps),
     }),
     subscriptionSources: [

@@ -73,5 +73,8 @@ export const SERVER_INFO = Object.freeze({
 /** File name of the app's state database (tokens, activity log) in the app data directory. */
 export const STATE_DB_FILE = "state.db";
 
+/** Where `export_query` writes unless `exportDirectory` says otherwise. */
+export const EXPORTS_DIR = "exports";
+
 /** Name of the token each server start mints for the stdio bridge (docs/wire.md "The stdio bridge", rule 3). */
 export const BRIDGE_TOKEN_NAME = "__stdio_bridge__";

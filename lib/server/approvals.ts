@@ -246,7 +246,13 @@ export class Approvals implements Consent {
         previewLine: previewHeadline(ask.preview),
       }),
     };
-    const answer = await this.#waitHost(request, ctx.signal);
+    ctx.waiting?.(
+      `your approval of ${ask.operation} on ${name} on this machine`,
+      this.#deps.timeoutMs?.(),
+    );
+    const answer = await this.#waitHost(request, ctx.signal).finally(() =>
+      ctx.waiting?.(null)
+    );
     if (answer === "timeout") {
       const seconds = Math.round((this.#deps.timeoutMs?.() ?? 0) / 1000);
       throw new ToolFailure(

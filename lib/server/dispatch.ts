@@ -6,6 +6,7 @@
  * @module
  */
 
+import { Heartbeat } from "./heartbeat.ts";
 import type { CallContext, Principal } from "../features/context.ts";
 import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import {
@@ -51,6 +52,8 @@ export interface DispatcherDeps {
   log: Logger;
   deadlineMs?: number;
   keepAliveMs?: number;
+  /** Heartbeat interval of a request with a progressToken (heartbeat.ts). */
+  heartbeatMs?: number;
   /** Where each finished request is logged. */
   activity?: ActivitySink;
   /** The clock for log times. */
@@ -126,6 +129,25 @@ export class Dispatcher {
     };
 
     let lastProgress = -Infinity;
+    const frame = (progress: number, total: number, message: string) => {
+      const token = request.progressToken;
+      // A non-advancing update is dropped (docs/wire.md "Progress streaming").
+      if (token === undefined || !(progress > lastProgress)) return;
+      if (control.signal.aborted) return;
+      lastProgress = progress;
+      heartbeat?.sent(progress);
+      open().write({
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: token, progress, total, message },
+      });
+    };
+    const heartbeat = request.progressToken === undefined
+      ? null
+      : new Heartbeat(
+        (progress, message) => frame(progress, 1, message),
+        this.#deps.heartbeatMs,
+      );
     const held = { value: false };
     /** What the handler noted for the activity log (ctx.note). */
     const notes: string[] = [];
@@ -142,18 +164,8 @@ export class Dispatcher {
       shutdown: this.#deps.shutdown,
       session: request.session,
       id: request.id,
-      progress: (progress, total, message) => {
-        const token = request.progressToken;
-        // A non-advancing update is dropped (docs/wire.md "Progress streaming").
-        if (token === undefined || !(progress > lastProgress)) return;
-        if (control.signal.aborted) return;
-        lastProgress = progress;
-        open().write({
-          jsonrpc: "2.0",
-          method: "notifications/progress",
-          params: { progressToken: token, progress, total, message },
-        });
-      },
+      progress: frame,
+      waiting: (what, leftMs) => heartbeat?.waiting(what, leftMs),
       holdAnswer: () => {
         held.value = true;
       },
@@ -199,6 +211,7 @@ export class Dispatcher {
         headers = { ...failure.headers };
       } finally {
         clearTimeout(timer);
+        heartbeat?.stop();
         request.connection.removeEventListener("abort", onDisconnect);
         inflight.delete(entry);
       }

@@ -40,6 +40,7 @@ import { CursorCodec } from "../protocol/cursor.ts";
 import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
 import {
   CONNECTIONS_FILE,
+  EXPORTS_DIR,
   HANDSHAKE_FILE,
   KNOWN_HOSTS_FILE,
   SETTINGS_FILE,
@@ -84,6 +85,8 @@ export interface StartOptions {
   deadlineMs?: number;
   /** SSE keep-alive interval; the wire reference's 15 s unless a test shortens it. */
   keepAliveMs?: number;
+  /** Progress heartbeat interval (15 s unless a test shortens it). */
+  heartbeatMs?: number;
   /** Settings and connections re-read interval (default 250 ms). */
   watchIntervalMs?: number;
   /** How often `state.db` is checked for token changes (default 250 ms). */
@@ -367,6 +370,8 @@ function buildApp(
     settings: () => state.settings,
     consent: core.approvals,
     history,
+    exportDirectory: () =>
+      state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,
@@ -402,6 +407,9 @@ function buildApp(
       ...(options.keepAliveMs === undefined
         ? {}
         : { keepAliveMs: options.keepAliveMs }),
+      ...(options.heartbeatMs === undefined
+        ? {}
+        : { heartbeatMs: options.heartbeatMs }),
     }),
   });
 }

@@ -1,4 +1,4 @@
-import { assertEquals, assertStringIncludes } from "@std/assert";
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
 import {
   DEFAULT_SETTINGS,
   loadSettings,
@@ -42,10 +42,38 @@ Deno.test("parseSettings() reads every known key", () => {
     maxDiscoveryBytes: 30_000,
     previewTimeoutSeconds: 2,
     approvalTimeoutSeconds: 30,
+    maxAnswerChars: 80_000,
+    exportDirectory: "/srv/exports",
+    maxExportRows: 1_000,
+    maxExportBytes: 1_000_000,
     console: false,
     consolePort: 23509,
   };
   assertEquals(parseSettings(JSON.stringify(settings)), { ok: true, settings });
+});
+
+Deno.test("parseSettings() holds the answer budget and export settings to their ranges", () => {
+  assertEquals(DEFAULT_SETTINGS.maxAnswerChars, 40_000);
+  assertEquals(DEFAULT_SETTINGS.exportDirectory, null);
+  for (
+    const [text, problem] of [
+      ['{"maxAnswerChars": 999}', '"maxAnswerChars" must be an integer'],
+      [
+        '{"maxAnswerChars": 2000000}',
+        '"maxAnswerChars" (2000000) exceeds "maxResultBytes" (1000000)',
+      ],
+      ['{"exportDirectory": "exports"}', "must be null or an absolute path"],
+      ['{"maxExportRows": 0}', '"maxExportRows" must be an integer'],
+      ['{"maxExportBytes": "2G"}', '"maxExportBytes" must be an integer'],
+    ]
+  ) {
+    const parsed = parseSettings(text!);
+    assertEquals(parsed.ok, false, text);
+    if (!parsed.ok) assert(parsed.message.includes(problem!), parsed.message);
+  }
+  // The default answer budget yields to a smaller byte budget.
+  const small = parseSettings('{"maxResultBytes": 20000}');
+  assertEquals(small.ok, true);
 });
 
 Deno.test("parseSettings() rejects unknown keys, naming them", () => {

@@ -13,7 +13,7 @@ import {
 } from "../../lib/app/query_history.ts";
 import { openStateDb } from "../../lib/app/state_db.ts";
 import { activityCommand } from "../../lib/cli/activity.ts";
-import { csvCell } from "../../lib/app/history_export.ts";
+import { csvCell } from "../../lib/app/csv.ts";
 import { historyCommand } from "../../lib/cli/history.ts";
 import { UsageError } from "../../lib/cli/io.ts";
 

@@ -95,6 +95,7 @@ Deno.test("v1 SDK client over the bridge (legacy initialize): tools, progress, a
           "describe_table",
           "execute_query",
           "explain_query",
+          "export_query",
           "list_connections",
           "list_schemas",
           "list_tables",
@@ -182,7 +183,7 @@ Deno.test("v2 SDK client over the bridge (modern, forwarded as is): tools, progr
     try {
       assertEquals(client.getNegotiatedProtocolVersion(), "2026-07-28");
       const tools = await client.listTools();
-      assertEquals(tools.tools.length, 7);
+      assertEquals(tools.tools.length, 8);
       const progress: number[] = [];
       const read = await client.callTool({
         name: "execute_query",

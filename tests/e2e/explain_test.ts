@@ -120,7 +120,10 @@ for (const engine of ENGINES_HERE) {
     async () => {
       await using fixture = await openFixture(engine);
       const saved = savedConnection(fixture, `Cells ${engine}`);
-      await using server = await serverWith([saved]);
+      // The cell cap at work: an answer budget as large as the byte budget.
+      await using server = await serverWith([saved], {
+        maxAnswerChars: 1_000_000,
+      });
       const answer = await callTool(server, "execute_query", {
         connection_id: saved.id,
         query: FIVE_BIG[engine],
@@ -134,7 +137,8 @@ for (const engine of ENGINES_HERE) {
           `${"x".repeat(20_000)}…[cut: 2,980,000 more characters]`,
         );
       }
-      assertEquals(result.is_truncated, false);
+      // Characters were left out: the answer says it is cut.
+      assertEquals(result.is_truncated, true);
       assertEquals(result.truncation.reasons, ["cells"]);
       assertEquals(result.truncation.cut_cells, 5);
       assertMatch(result.truncation.message, /substr\(/);
@@ -159,7 +163,9 @@ for (const engine of ENGINES_HERE) {
     async () => {
       await using fixture = await openFixture(engine);
       const saved = savedConnection(fixture, `Multibyte ${engine}`);
-      await using server = await serverWith([saved]);
+      await using server = await serverWith([saved], {
+        maxAnswerChars: 1_000_000,
+      });
       const answer = await callTool(server, "execute_query", {
         connection_id: saved.id,
         query: MULTIBYTE[engine],
@@ -184,7 +190,9 @@ Deno.test(
   async () => {
     await using fixture = await openFixture("postgres");
     const saved = savedConnection(fixture, "Budget");
-    await using server = await serverWith([saved]);
+    await using server = await serverWith([saved], {
+      maxAnswerChars: 1_000_000,
+    });
     const marker = `budget_${crypto.randomUUID().slice(0, 8)}`;
     const answer = await callTool(server, "execute_query", {
       connection_id: saved.id,

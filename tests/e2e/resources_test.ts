@@ -41,6 +41,7 @@ for (const engine of ENGINES) {
         assertEquals(before.resources.map((r: Any) => r.uri), [
           root,
           schemaUri,
+          "dbport://docs/results",
         ]);
 
         const connections = payload(await client.readResource({ uri: root }));
@@ -81,7 +82,11 @@ for (const engine of ENGINES) {
         const after = await client.listResources(undefined, {
           cacheMode: "bypass",
         });
-        assertEquals(after.resources.map((r: Any) => r.uri), [root, schemaUri]);
+        assertEquals(after.resources.map((r: Any) => r.uri), [
+          root,
+          schemaUri,
+          "dbport://docs/results",
+        ]);
 
         const tables = payload(
           await client.readResource({

@@ -60,6 +60,7 @@ Deno.test("SDK v1 client pinned to 2025-06-18 is served in that revision", async
       "describe_table",
       "execute_query",
       "explain_query",
+      "export_query",
       "list_connections",
       "list_schemas",
       "list_tables",

@@ -97,8 +97,11 @@ for (const engine of ENGINES) {
           truncation: {
             reasons: ["max_rows"],
             cut_cells: 0,
+            rows_returned: 1,
+            total_rows: 2,
+            has_more: true,
             message:
-              "cut at max_rows 1. To see the rest, select fewer columns, page with LIMIT … OFFSET …, or read long values in parts with substr(column, start, length).",
+              "Returned 1 of 2 rows (cut at max_rows 1). To get the rest: narrow the query (WHERE, fewer columns, LIMIT … OFFSET 1); or raise max_rows (at most 10000; the answer budget still applies); or export_query to write every row to a file.",
           },
         },
       );
@@ -288,8 +291,13 @@ Deno.test("tool arguments: unknown, missing and mistyped are -32602; values out 
   }
   const values: [JsonObject, string][] = [
     [
-      { connection_id: "not-a-uuid", query: "select 1" },
+      { connection_id: "", query: "select 1" },
       "invalid_argument: connection_id",
+    ],
+    [
+      // A name now: no connection has it.
+      { connection_id: "not-a-uuid", query: "select 1" },
+      "not_found: no connection you can use",
     ],
     [
       { connection_id: id, query: "   " },

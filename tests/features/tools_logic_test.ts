@@ -230,6 +230,8 @@ Deno.test("list_tables and describe_table pass the schema and options through, a
   assertEquals(deps.driver.calls, [
     { method: "listTables", schema: "main", rowCounts: true },
     { method: "describeTable", table: "nope", schema: undefined },
+    // The not_found's suggestions: the tables the login sees.
+    { method: "listTables", schema: undefined, rowCounts: false },
   ]);
 });
 

@@ -21,6 +21,7 @@ import { consentReasons } from "../consent.ts";
 import type { CallContext, Principal } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
+import { didYouMean, nearest } from "./nearest.ts";
 import { previewWrite, type WritePreview } from "./preview.ts";
 
 /** Whether `principal` may see `connection` at all. */
@@ -59,15 +60,56 @@ export function visibleConnections(
   );
 }
 
-/** A malformed `connection_id` is the tool error `invalid_argument`. */
+/** The longest connection name a `connection_id` may carry. */
+const MAX_NAME_LENGTH = 200;
+
+/**
+ * A `connection_id` that can name no connection (blank, or longer than any
+ * name) is the tool error `invalid_argument`.
+ */
 export function checkConnectionId(id: string): void {
-  if (!isUuid(id)) {
+  if (id.trim() === "" || id.length > MAX_NAME_LENGTH) {
     throw invalidArgument(
-      `connection_id must be a connection's UUID from list_connections, got ${
+      `connection_id must be a connection's id or name from list_connections, got ${
         JSON.stringify(id.slice(0, 80))
       }`,
     );
   }
+}
+
+/**
+ * The connection `idOrName` names for `principal`: an id, or a name of a
+ * connection it may see (exact, any case). Unknown is `not_found` and two
+ * of one name `invalid_argument`, each naming the closest visible names; a
+ * name never reveals a connection the caller may not see.
+ */
+function findConnection(
+  deps: FeatureDeps,
+  principal: Principal,
+  idOrName: string,
+): SavedConnection {
+  if (isUuid(idOrName)) {
+    const connection = deps.connections.byId(idOrName);
+    if (connection !== undefined) return connection;
+  }
+  const visible = visibleConnections(deps, principal);
+  const wanted = idOrName.toLowerCase();
+  const named = visible.filter((c) => c.name.toLowerCase() === wanted);
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) {
+    throw invalidArgument(
+      `${named.length} connections are named ${
+        JSON.stringify(idOrName)
+      }: pass one's id (${named.map((c) => c.id).join(", ")})`,
+    );
+  }
+  const names = nearest(idOrName, visible.map((c) => c.name));
+  throw new ToolFailure(
+    "not_found",
+    `no connection you can use has the id or name ${
+      JSON.stringify(idOrName.slice(0, 80))
+    }${didYouMean(names)}; list_connections shows them`,
+  );
 }
 
 /** A connection a tool may work on, with its driver. */
@@ -90,17 +132,11 @@ export function resolveConnection(
   id: string,
 ): Resolved {
   checkConnectionId(id);
-  const connection = deps.connections.byId(id);
-  if (connection === undefined) {
-    throw new ToolFailure(
-      "not_found",
-      `no saved connection has the id ${id}; list_connections shows the ones you can use`,
-    );
-  }
+  const connection = findConnection(deps, principal, id);
   if (!isVisible(connection, principal)) {
     throw wire.forbidden(
-      `Forbidden: the connection ${id} is not available to this client (the user's external access, AI policy or the token's connection list excludes it)`,
-      { connectionId: id },
+      `Forbidden: the connection ${connection.id} is not available to this client (the user's external access, AI policy or the token's connection list excludes it)`,
+      { connectionId: connection.id },
     );
   }
   return {

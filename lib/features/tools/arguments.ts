@@ -16,16 +16,20 @@ export type ArgumentSpec =
   | BooleanArgument
   | ChoicesArgument;
 
-/** A string argument. */
+/** A string argument, optionally one of a fixed set (`enum`). */
 export interface StringArgument {
   type: "string";
-  description: string;
+  enum?: readonly string[];
+  /** Published; the tool checks it (in UTF-16 code units). */
+  maxLength?: number;
+  /** Left out where the name and type say it all (tools/list is lean). */
+  description?: string;
 }
 
 /** An integer argument, optionally bounded (the bounds are published). */
 export interface IntegerArgument {
   type: "integer";
-  description: string;
+  description?: string;
   minimum?: number;
   maximum?: number;
 }
@@ -33,14 +37,14 @@ export interface IntegerArgument {
 /** A boolean argument. */
 export interface BooleanArgument {
   type: "boolean";
-  description: string;
+  description?: string;
 }
 
 /** A list of values from a fixed set (each at most once). */
 export interface ChoicesArgument<T extends string = string> {
   type: "array";
   items: { type: "string"; enum: readonly T[] };
-  description: string;
+  description?: string;
 }
 
 /** A tool's arguments: each spec, and which are required. */
@@ -86,8 +90,12 @@ export function inputSchema(spec: ArgumentsSpec): JsonObject {
         type: "array",
         items: { type: "string", enum: [...argument.items.enum] },
         uniqueItems: true,
-        description: argument.description,
+        ...(argument.description === undefined
+          ? {}
+          : { description: argument.description }),
       }
+      : argument.type === "string" && argument.enum !== undefined
+      ? { ...argument, enum: [...argument.enum] }
       : { ...argument };
   }
   return {
@@ -101,7 +109,11 @@ export function inputSchema(spec: ArgumentsSpec): JsonObject {
 function typeText(argument: ArgumentSpec): string {
   switch (argument.type) {
     case "string":
-      return "a string";
+      return argument.enum === undefined
+        ? "a string"
+        : `one of ${
+          argument.enum.map((value) => JSON.stringify(value)).join(", ")
+        }`;
     case "integer":
       return "an integer";
     case "boolean":
@@ -121,7 +133,8 @@ function hasType(
     case "integer":
       return typeof value === "number" && Number.isInteger(value);
     case "string":
-      return typeof value === "string";
+      return typeof value === "string" &&
+        (argument.enum === undefined || argument.enum.includes(value));
     case "boolean":
       return typeof value === "boolean";
     case "array":

@@ -34,7 +34,7 @@ export function confirmDestructiveTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "confirm_destructive_operation",
     description:
-      "Run one destructive statement (DROP, TRUNCATE, ALTER ... DROP) after the user approves it. Every other statement goes through execute_query. Approval comes from the user, never from the client: the call asks them (a form when the client supports elicitation, else a dialog on their machine) and runs only on their yes.",
+      "Run one DROP, TRUNCATE or ALTER ... DROP once the user approves it (the server asks them).",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,

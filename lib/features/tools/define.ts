@@ -22,6 +22,7 @@ import {
   inputSchema,
 } from "./arguments.ts";
 import { fromDbError, ToolFailure } from "./failure.ts";
+import { leanAnnotations, leanOutputSchema } from "./lean_schema.ts";
 
 /** The hints a client reads about a tool (MCP `ToolAnnotations`). */
 export interface Annotations {
@@ -65,12 +66,12 @@ export function defineTool<
   return {
     definition: {
       name: spec.name,
-      title: spec.annotations.title,
       description: spec.description,
       inputSchema: inputSchema(spec.arguments),
-      outputSchema: spec.outputSchema,
-      annotations: { ...spec.annotations },
+      outputSchema: leanOutputSchema(spec.outputSchema),
+      annotations: leanAnnotations(spec.annotations),
     },
+    outputSchema: spec.outputSchema,
     scope: spec.scope ?? null,
     async call(args, ctx) {
       // checkArguments() holds the values to the very specs the type is

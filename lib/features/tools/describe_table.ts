@@ -6,6 +6,7 @@
  */
 
 import { noSuchTable } from "../../db/errors.ts";
+import { didYouMean, nearest } from "./nearest.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
@@ -24,25 +25,20 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "describe_table",
     description:
-      "Describe one table or view: its comment, columns (type, nullability, default, primary key, comment, an enum's allowed values), indexes and foreign keys; the DDL only with include_ddl. Call it before writing SQL against a table you have not seen. A very wide table answers its first columns within the answer budget (is_truncated, total_columns); column_offset reads on.",
+      "Columns, keys, indexes and foreign keys of a table or view. Call it before writing SQL on an unfamiliar table.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         table: {
           type: "string",
-          description: "The table or view name, as stored (not quoted).",
+          description: "As stored, unquoted.",
         },
         schema: SCHEMA,
-        include_ddl: {
-          type: "boolean",
-          description:
-            "Add the CREATE statement (default false: it repeats every column).",
-        },
+        include_ddl: { type: "boolean" },
         column_offset: {
           type: "integer",
           minimum: 0,
-          description:
-            "Start at this column (0-based; default 0), to read on in a table wider than one answer.",
+          description: "To read on in a wide table.",
         },
       },
       required: ["connection_id", "table"],
@@ -172,6 +168,33 @@ export interface Describing {
   columnOffset: number;
 }
 
+/** Tables a catalog page holds for suggestions: one query, bounded. */
+const SUGGESTION_POOL = 2_000;
+
+/**
+ * Up to three tables the login sees whose names are nearest `table`; none
+ * when the catalog cannot say (the not_found stands on its own).
+ */
+async function nearTables(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  driver: Resolved["driver"],
+  table: string,
+  schema: string | undefined,
+): Promise<string[]> {
+  try {
+    const page = await driver.listTables({
+      ...catalogCall(deps, ctx),
+      rowCounts: false,
+      limit: SUGGESTION_POOL,
+      ...(schema === undefined ? {} : { schema }),
+    });
+    return nearest(table, page.tables.map((t) => t.name));
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The `describe_table` payload of one table of a resolved connection (the
  * tool's, and the `.../tables/{table}` resource's), within the discovery
@@ -190,10 +213,11 @@ export async function tableDescription(
     ...(schema === undefined ? {} : { schema }),
   }).catch((error) => rethrow(error, label));
   if (detail === null) {
+    const near = await nearTables(deps, ctx, driver, table, schema);
     throw new ToolFailure(
       "not_found",
-      `${
-        noSuchTable(table, schema, label)
+      `${noSuchTable(table, schema, label)}${
+        didYouMean(near)
       }; list_tables or search_schema show what exists`,
     );
   }

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { answerBudget } from "./answer_budget.ts";
 import type { SchemaList, SchemaSummary } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
@@ -25,15 +26,11 @@ export const OTHER_SCHEMAS_SHOWN = 20;
 /** A `limit` argument with its default and maximum. */
 export function limitArgument(
   bounds: { fallback: number; most: number },
-  what: string,
 ): IntegerArgument {
   return {
     type: "integer",
     minimum: 1,
     maximum: bounds.most,
-    description: `Most ${what} to return (default ${bounds.fallback}, at most ${
-      bounds.most.toLocaleString("en-US")
-    }).`,
   };
 }
 
@@ -53,11 +50,11 @@ export function limitOf(
 
 /**
  * The bytes of JSON text a discovery answer may take: `maxDiscoveryBytes`,
- * never more than the answer budget of every result (`maxResultBytes`).
+ * never more than the answer budget of every result (answer_budget.ts).
  */
 export function discoveryBudget(deps: FeatureDeps): number {
   const settings = deps.settings();
-  return Math.min(settings.maxDiscoveryBytes, settings.maxResultBytes);
+  return Math.min(settings.maxDiscoveryBytes, answerBudget(settings));
 }
 
 /**

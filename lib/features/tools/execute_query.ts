@@ -9,18 +9,13 @@
  */
 
 import type { ToolEntry } from "../catalog.ts";
-import {
-  admitStatement,
-  checkConnectionId,
-  resolveConnection,
-} from "./access.ts";
+import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
-import { invalidArgument, ToolFailure } from "./failure.ts";
+import { invalidArgument } from "./failure.ts";
+import { vetStatement } from "./vet.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import {
-  checkWrite,
-  classifyQuery,
   QUERY,
   queryText,
   RESULT_SET_SCHEMA,
@@ -34,7 +29,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "execute_query",
     description:
-      "Run one SQL statement on a connection. Reads run in the database's read-only mode and return rows, capped at max_rows (is_truncated tells when rows were left out). Writes (INSERT, UPDATE, DELETE, DDL) run in a transaction and report rows_affected; they need a token that may write, a connection the user opened to writes, and may ask the user to approve. DROP, TRUNCATE and ALTER ... DROP go through confirm_destructive_operation. The statement is stopped on the database after timeout_seconds. Values: SQL NULL as null, 64-bit integers and decimals as strings, dates and timestamps as ISO 8601, binary as base64, JSON objects and arrays as JSON (a JSON scalar, null included, as its JSON text), arrays as arrays (the output schema says it all). Results are bounded: long cells are cut and rows past the answer budget left out, said in truncation. Call describe_table first for unfamiliar tables.",
+      "Run one SQL statement: reads run read-only within the answer budget (truncation says how to get the rest); writes may ask the user. DROP/TRUNCATE: confirm_destructive_operation.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
@@ -42,8 +37,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
         max_rows: {
           type: "integer",
           minimum: 1,
-          description:
-            "Most rows to return (default: the user's default row limit; at most the user's maximum).",
+          description: "Default: the user's row limit.",
         },
         timeout_seconds: TIMEOUT_SECONDS,
       },
@@ -73,27 +67,13 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
       }
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
-      const resolved = resolveConnection(deps, ctx.principal, id);
-      const statement = await classifyQuery(query, resolved, ctx);
-      if (statement.tier === "destructive") {
-        // Name only what this caller can do: confirm_destructive_operation
-        // needs the admin scope, which a bridge or readWrite token lacks.
-        throw new ToolFailure(
-          "denied",
-          ctx.principal.scopes.has("admin")
-            ? "this statement drops or truncates data; use confirm_destructive_operation for it"
-            : "this statement drops or truncates data, which this client may not do: ask the user to run it in the app, or from a client with a fullAccess token (through confirm_destructive_operation)",
-        );
-      }
-      if (statement.tier === "write") checkWrite(ctx, resolved.connection);
-      const preview = await admitStatement(
-        deps,
-        ctx,
-        resolved,
-        statement,
-        "a query",
-        timeout,
-      );
+      const { resolved, statement, preview } = await vetStatement(deps, ctx, {
+        connectionId: id,
+        query,
+        timeoutSeconds: timeout,
+        operation: "a query",
+        readsOnly: false,
+      });
       return await runClassified(deps, ctx, resolved, statement, {
         maxRows,
         timeoutSeconds: timeout,

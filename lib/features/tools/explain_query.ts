@@ -7,6 +7,7 @@
  * @module
  */
 
+import { answerBudget } from "./answer_budget.ts";
 import {
   PLAN_STATEMENTS,
   planOf,
@@ -46,18 +47,17 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "explain_query",
     description:
-      "Show how the database would run one SQL statement: the engine's own plan (PostgreSQL and MySQL/MariaDB as JSON, SQLite's query plan as lines) and a summary — the top node's estimated rows and cost and each full table scan. Send the statement itself, not EXPLAIN. analyze: true also runs it to add actual rows and time; that is allowed for reads only (in read-only mode, under the statement timeout). Use it before running a query that may be slow on a large table.",
+      "A statement's plan (send it without EXPLAIN): estimated rows, cost, full scans; analyze runs a read to measure it.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         query: {
           type: "string",
-          description: "One SQL statement, without EXPLAIN (at most 100 KB).",
+          description: "One SQL statement, without EXPLAIN.",
         },
         analyze: {
           type: "boolean",
-          description:
-            "Run the statement to measure it (default false; reads only).",
+          description: "Run it to measure (reads only).",
         },
         timeout_seconds: TIMEOUT_SECONDS,
       },
@@ -177,9 +177,9 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
       const limits = {
         mode: "read" as const,
         maxRows: PLAN_ROWS,
-        maxBytes: settings.maxResultBytes,
+        maxBytes: answerBudget(settings),
         // A plan is one cell: the answer budget bounds it, not the cell cap.
-        maxCellChars: settings.maxResultBytes,
+        maxCellChars: answerBudget(settings) - 1_000,
         timeoutMs: timeout * 1000,
         signal: ctx.signal,
       };

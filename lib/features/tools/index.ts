@@ -9,6 +9,7 @@ import { confirmDestructiveTool } from "./confirm_destructive.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { describeTableTool } from "./describe_table.ts";
 import { executeQueryTool } from "./execute_query.ts";
+import { exportQueryTool } from "./export_query.ts";
 import { listConnectionsTool } from "./list_connections.ts";
 import { explainQueryTool } from "./explain_query.ts";
 import { listSchemasTool } from "./list_schemas.ts";
@@ -25,6 +26,7 @@ export function databaseTools(deps: FeatureDeps): ToolEntry[] {
     describeTableTool(deps),
     explainQueryTool(deps),
     executeQueryTool(deps),
+    exportQueryTool(deps),
     confirmDestructiveTool(deps),
   ];
 }

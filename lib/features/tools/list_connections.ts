@@ -21,7 +21,7 @@ export function listConnectionsTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "list_connections",
     description:
-      "List the database connections the user saved and allows you to use: id, name, engine, host, database, whether it is connected, and the user's policy (external_access, ai_policy, safe_mode). Start here: every other tool takes a connection_id from this list.",
+      "Database connections you may use (id, name, engine, policy). Start here.",
     arguments: { properties: {}, required: [] },
     outputSchema: {
       type: "object",

@@ -25,15 +25,15 @@ export function listSchemasTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "list_schemas",
     description:
-      "List the schemas (PostgreSQL), databases (MySQL/MariaDB) or attached databases (SQLite) this connection's login can see, each with its number of tables and views, and which one is the default (where unqualified names and list_tables without schema look). pattern keeps the names that contain it.",
+      "Schemas (MySQL: databases; SQLite: attached databases) with table counts.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         pattern: {
           type: "string",
-          description: "Only names that contain this text, whatever its case.",
+          description: "Part of the name, any case.",
         },
-        limit: limitArgument(LIST_LIMIT, "schemas"),
+        limit: limitArgument(LIST_LIMIT),
       },
       required: ["connection_id"],
     },

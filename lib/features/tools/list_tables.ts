@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ENGINES, enginesWhere, perEngine } from "../../db/engines.ts";
+import { ENGINES } from "../../db/engines.ts";
 import type { TableKey } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
@@ -49,35 +49,30 @@ const SCHEMA_ENTRY = {
   additionalProperties: false,
 };
 
+/** What a null row_count means, and how to get a count. */
+const UNCOUNTED =
+  "row_count is null where the engine keeps no statistics for the table yet (never analysed) or for a view: run ANALYZE on the table (MySQL/MariaDB: ANALYZE TABLE), or count exactly with select count(*).";
+
 /** The `list_tables` tool. */
 export function listTablesTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: TOOL,
     description:
-      `List the tables, views and materialized views of one schema, a page at a time (limit, default ${LIST_LIMIT.fallback}; next_cursor continues). Without schema it lists the login's default schema (${
-        perEngine((facts) => facts.defaultSchema)
-      }) and names the other schemas with their counts. pattern keeps the names that contain it (any case). total counts every match. include_row_counts adds row counts from engine statistics (approximate on ${
-        enginesWhere((facts) => facts.rowCountsAreEstimates)
-      }). To find a table or column by a word, search_schema is faster.`,
+      "Tables and views of a schema (default: the login's), a page at a time; include_row_counts adds estimates.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         schema: SCHEMA,
         pattern: {
           type: "string",
-          description:
-            "Only tables whose name contains this text, whatever its case.",
+          description: "Part of the name, any case.",
         },
-        limit: limitArgument(LIST_LIMIT, "tables"),
+        limit: limitArgument(LIST_LIMIT),
         cursor: {
           type: "string",
-          description:
-            "next_cursor of the previous page, with the same connection_id, schema and pattern.",
+          description: "next_cursor of the previous page.",
         },
-        include_row_counts: {
-          type: "boolean",
-          description: "Add row_count to each table (default false).",
-        },
+        include_row_counts: { type: "boolean" },
       },
       required: ["connection_id"],
     },
@@ -92,7 +87,7 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
               name: { type: "string" },
               schema: { type: "string" },
               type: { enum: ["table", "view", "materialized_view"] },
-              row_count: { type: "integer", minimum: 0 },
+              row_count: { type: ["integer", "null"], minimum: 0 },
             },
             required: ["name", "schema", "type"],
             additionalProperties: false,
@@ -124,6 +119,7 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
         next_cursor: { type: "string" },
         row_counts_included: { type: "boolean" },
         row_counts_are_approximate: { type: "boolean" },
+        row_counts_note: { type: "string" },
       },
       required: [
         "tables",
@@ -238,8 +234,10 @@ export async function tableList(
     name: table.name,
     schema: table.schema,
     type: table.type,
-    ...(table.rowCount === undefined ? {} : { row_count: table.rowCount }),
+    // Asked for, a count is always there: null where the engine has none.
+    ...(listing.rowCounts ? { row_count: table.rowCount ?? null } : {}),
   }));
+  const uncounted = entries.some((entry) => entry.row_count === null);
   const answer: JsonObject = {
     tables: [],
     schema: scope.schema ?? null,
@@ -252,6 +250,7 @@ export async function tableList(
     row_counts_included: listing.rowCounts,
     row_counts_are_approximate: listing.rowCounts &&
       ENGINES[resolved.driver.engine].rowCountsAreEstimates,
+    ...(uncounted ? { row_counts_note: UNCOUNTED } : {}),
   };
   // Room for next_cursor, which seals the last name (a few hundred bytes).
   const kept = fitting(entries, discoveryBudget(deps) - CURSOR_ROOM, answer);

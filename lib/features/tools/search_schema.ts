@@ -6,7 +6,7 @@
  * @module
  */
 
-import { MAX_SEARCH_WORDS, searchWords } from "../../db/schema_search.ts";
+import { searchWords } from "../../db/schema_search.ts";
 import type { SchemaSearch } from "../../db/types.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
@@ -30,23 +30,20 @@ export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
     name: "search_schema",
     description:
-      `Find tables, views and columns whose name or comment contains the words of query (any case), best first: more words matched, then an exact name, a prefix, a substring, a comment; tables before columns. Each match names its schema, table, kind and, for a column, its type. Searches every schema the login sees unless schema is given. limit defaults to ${SEARCH_LIMIT.fallback} (at most ${SEARCH_LIMIT.most}); total counts every match.`,
+      "Find tables, views and columns whose name or comment contains words of query.",
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
         query: {
           type: "string",
-          description:
-            `Words to look for, separated by spaces (e.g. "customer email"); at most ${MAX_SEARCH_WORDS} are used.`,
+          description: 'Words, e.g. "customer email".',
         },
         kinds: {
           type: "array",
           items: { type: "string", enum: KINDS },
-          description:
-            "What to search: table, view (materialized views too), column (default all three).",
         },
         schema: SCHEMA,
-        limit: limitArgument(SEARCH_LIMIT, "matches"),
+        limit: limitArgument(SEARCH_LIMIT),
       },
       required: ["connection_id", "query"],
     },

@@ -4,17 +4,13 @@
  * @module
  */
 
-import { schemaWords } from "../../db/engines.ts";
 import type { StringArgument } from "./arguments.ts";
 
-/** `connection_id`: a UUID from `list_connections`. */
+/** `connection_id`: a connection's id or its exact name (any case). */
 export const CONNECTION_ID: StringArgument = {
   type: "string",
-  description: "The connection's id (a UUID) from list_connections.",
+  description: "Id or name from list_connections.",
 };
 
-/** `schema`: what the engine calls a schema (`ENGINES[…].schemaWord`). */
-export const SCHEMA: StringArgument = {
-  type: "string",
-  description: `The ${schemaWords()}, e.g. public or main.`,
-};
+/** `schema`: a schema, MySQL database or attached SQLite database. */
+export const SCHEMA: StringArgument = { type: "string" };

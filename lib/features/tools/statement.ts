@@ -21,6 +21,14 @@ import type { Resolved } from "./access.ts";
 import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
+import { answerBudget } from "./answer_budget.ts";
+import {
+  answerLimits,
+  countRows,
+  fitRows,
+  isCut,
+  truncationOf,
+} from "./result_set.ts";
 
 /** The activity log's account of a write's preview. */
 function previewNote(preview: WritePreview): string {
@@ -48,7 +56,7 @@ export const MAX_TIMEOUT_SECONDS = 300;
 /** `query`: one statement. */
 export const QUERY: StringArgument = {
   type: "string",
-  description: "One SQL statement (at most 100 KB).",
+  maxLength: MAX_QUERY_LENGTH,
 };
 
 /** `timeout_seconds`: the statement timeout. */
@@ -56,13 +64,15 @@ export const TIMEOUT_SECONDS: IntegerArgument = {
   type: "integer",
   minimum: 1,
   maximum: MAX_TIMEOUT_SECONDS,
-  description:
-    "Statement timeout in seconds, 1-300 (default: the user's query timeout).",
 };
 
 /** How a cell is encoded, the same on every engine (lib/db/values.ts). */
 export const CELL_ENCODING =
   "One array per row, one cell per column. SQL NULL is null. Integers that fit a double exactly are numbers; 64-bit integers past that and decimals/numerics are strings, exactly as stored. Floats are numbers; NaN, Infinity, -Infinity and -0 are strings. Booleans are true/false. Binary (bytea, blob, varbinary) is base64. Dates are YYYY-MM-DD; timestamps are ISO 8601 (with a zone: Z or an offset) at the engine's full precision; infinity and BC dates as the engine writes them. JSON objects and arrays are JSON; a JSON scalar document (null, a string, a number, true/false) is its JSON text, so a JSON null is \"null\" and never null. PostgreSQL arrays are JSON arrays (NULL elements null; an array with explicit bounds as its text). Everything else (intervals, ranges, enums, money, uuid, network addresses, bit strings, geometric types) is the engine's own text. Text longer than the cell cap ends with …[cut: N more characters].";
+
+/** What `truncation` says (the `dbport://docs/results` resource). */
+export const TRUNCATION_REASONS =
+  "Present when anything was left out; is_truncated is then true. reasons: max_rows (more rows than asked for), bytes (rows past the answer budget, maxAnswerChars: 40,000 characters of the result's text by default, ≈ 10k tokens), cells (long values cut at the cell cap, each ending with …[cut: N more characters]; cut_cells counts them). rows_returned is the rows in the answer; total_rows the whole result's count when the engine counted it within 2 s, else has_more says whether rows remain. message says how to get the rest: a narrower query (WHERE, fewer columns, LIMIT … OFFSET), a larger max_rows (still within the answer budget), export_query (every row to a file), or substr() for long values.";
 
 /** The result set both tools answer with. */
 export const RESULT_SET_SCHEMA: JsonObject = {
@@ -80,17 +90,25 @@ export const RESULT_SET_SCHEMA: JsonObject = {
     is_truncated: { type: "boolean" },
     truncation: {
       type: "object",
-      description:
-        "Present when something was left out: the reasons (max_rows: more rows than asked for; bytes: the answer budget; cells: long values cut at the cell cap), how many cells were cut, and how to get the rest in SQL.",
+      description: TRUNCATION_REASONS,
       properties: {
         reasons: {
           type: "array",
           items: { type: "string", enum: ["max_rows", "bytes", "cells"] },
         },
         cut_cells: { type: "integer", minimum: 0 },
+        rows_returned: { type: "integer", minimum: 0 },
+        total_rows: { type: "integer", minimum: 0 },
+        has_more: { type: "boolean" },
         message: { type: "string" },
       },
-      required: ["reasons", "cut_cells", "message"],
+      required: [
+        "reasons",
+        "cut_cells",
+        "rows_returned",
+        "has_more",
+        "message",
+      ],
       additionalProperties: false,
     },
   },
@@ -206,14 +224,17 @@ export async function runClassified(
   const settings = deps.settings();
   const write = statement.tier !== "read";
   ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
+  ctx.waiting?.(
+    `the statement on ${resolved.label}`,
+    limits.timeoutSeconds * 1000,
+  );
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
   const remember = historyOf(deps, ctx, resolved, statement);
   const result = await resolved.driver.query(statement.text, {
     mode: write ? "write" : "read",
     maxRows: limits.maxRows,
-    maxBytes: settings.maxResultBytes,
-    maxCellChars: settings.maxCellChars,
+    ...answerLimits(settings),
     timeoutMs: limits.timeoutSeconds * 1000,
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
@@ -230,54 +251,61 @@ export async function runClassified(
   }
   const took = elapsed();
   remember(took, result, null);
-  const cut = [
-    ...(result.truncation.rows ? [`cut at max_rows ${limits.maxRows}`] : []),
-    ...(result.truncation.bytes
-      ? [`cut at the answer budget of ${settings.maxResultBytes} bytes`]
-      : []),
-    ...(result.truncation.cells > 0
-      ? [
-        `${result.truncation.cells} cells cut at ${settings.maxCellChars} characters`,
-      ]
-      : []),
-  ];
-  const read = `${result.rows.length} row${
-    result.rows.length === 1 ? "" : "s"
-  }${cut.length > 0 ? ` (${cut.join("; ")})` : ""}`;
+  const answer = {
+    columns: result.columns,
+    rows: result.rows,
+    row_count: result.rows.length,
+    rows_affected: result.rowsAffected,
+    execution_time_ms: took,
+    is_truncated: isCut(result.truncation),
+  };
+  // Whatever was left out is said, and how to get it (docs/wire.md "Results").
+  // Rows past the budget once the whole text is measured are left out too.
+  const budget = answerBudget(settings);
+  if (JSON.stringify(answer).length > budget) {
+    const keep = fitRows(answer, budget);
+    if (keep < answer.rows.length) result.truncation.bytes = true;
+    answer.rows = answer.rows.slice(0, keep);
+  }
+  let truncation: JsonObject | null = null;
+  if (isCut(result.truncation)) {
+    answer.is_truncated = true;
+    const rowsCut = result.truncation.rows || result.truncation.bytes;
+    const left = {
+      truncation: result.truncation,
+      rowsReturned: answer.rows.length,
+      maxRows: limits.maxRows,
+      total: rowsCut && !write
+        ? await countRows(resolved, ctx, statement.text)
+        : null,
+    };
+    truncation = truncationOf(left, settings);
+    // The message itself may push the rows past the budget.
+    const keep = fitRows({ ...answer, truncation }, budget);
+    if (keep < answer.rows.length) {
+      answer.rows = answer.rows.slice(0, keep);
+      result.truncation.bytes = true;
+      truncation = truncationOf({ ...left, rowsReturned: keep }, settings);
+    }
+  }
+  answer.row_count = answer.rows.length;
+  const cut = truncation === null ? "" : ` (${truncation.reasons})`;
   ctx.progress(
     1,
     1,
     write
       ? `Committed: ${result.rowsAffected} row${
         result.rowsAffected === 1 ? "" : "s"
-      } affected${result.columns.length > 0 ? `, returned ${read}` : ""}`
-      : `Read ${read}`,
+      } affected${
+        result.columns.length > 0
+          ? `, returned ${answer.row_count} rows${cut}`
+          : ""
+      }`
+      : `Read ${answer.row_count} row${
+        answer.row_count === 1 ? "" : "s"
+      }${cut}`,
   );
-  return {
-    columns: result.columns,
-    rows: result.rows,
-    row_count: result.rows.length,
-    rows_affected: result.rowsAffected,
-    execution_time_ms: took,
-    is_truncated: result.truncated,
-    // Whatever was left out is said, and how to get it (docs/security.md
-    // "Bounded answers").
-    ...(cut.length > 0
-      ? {
-        truncation: {
-          reasons: [
-            ...(result.truncation.rows ? ["max_rows"] : []),
-            ...(result.truncation.bytes ? ["bytes"] : []),
-            ...(result.truncation.cells > 0 ? ["cells"] : []),
-          ],
-          cut_cells: result.truncation.cells,
-          message: `${
-            cut.join("; ")
-          }. To see the rest, select fewer columns, page with LIMIT … OFFSET …, or read long values in parts with substr(column, start, length).`,
-        },
-      }
-      : {}),
-  };
+  return truncation === null ? answer : { ...answer, truncation };
 }
 
 /**

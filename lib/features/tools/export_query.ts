@@ -1,0 +1,212 @@
+/**
+ * `export_query`: a read's whole result streamed into a new file on the
+ * user's machine (CSV or JSON lines), for results too big for a model's
+ * context. The statement takes execute_query's path (vet.ts: resolution,
+ * classification, policy, the engine's check) and must be a read; the
+ * answer names the file, its rows, bytes and columns and at most five
+ * sample rows — never the data. Memory stays bounded (Driver.streamRead);
+ * progress frames count the rows written; a cancellation, the timeout or an
+ * export limit stops it and removes the partial file (docs/wire.md
+ * "export_query").
+ *
+ * @module
+ */
+
+import { Budget } from "../../db/budget.ts";
+import type { Cell } from "../../db/types.ts";
+import { DbError } from "../../db/errors.ts";
+import type { ToolEntry } from "../catalog.ts";
+import type { FeatureDeps } from "../deps.ts";
+import { checkConnectionId } from "./access.ts";
+import { defineTool } from "./define.ts";
+import {
+  ensureExportDirectory,
+  EXPORT_FORMATS,
+  exportFileName,
+  type ExportFormat,
+  ExportLimit,
+  ExportWriter,
+} from "./export_file.ts";
+import { rethrow, ToolFailure } from "./failure.ts";
+import { CONNECTION_ID } from "./shared.ts";
+import {
+  QUERY,
+  queryText,
+  TIMEOUT_SECONDS,
+  timeoutSeconds,
+} from "./statement.ts";
+import { vetStatement } from "./vet.ts";
+
+/** Sample rows in the answer, and how long a sample cell may be. */
+const SAMPLE_ROWS = 5;
+const SAMPLE_CELL_CHARS = 200;
+/** At most one progress frame this often. */
+const PROGRESS_EVERY_MS = 500;
+
+/** The `export_query` tool. */
+export function exportQueryTool(deps: FeatureDeps): ToolEntry {
+  return defineTool({
+    name: "export_query",
+    description:
+      "Write a read's whole result to a CSV or JSON-lines file for the user; answers the path, counts and 5 sample rows.",
+    arguments: {
+      properties: {
+        connection_id: CONNECTION_ID,
+        query: QUERY,
+        format: { type: "string", enum: EXPORT_FORMATS },
+        timeout_seconds: TIMEOUT_SECONDS,
+      },
+      required: ["connection_id", "query", "format"],
+    },
+    outputSchema: {
+      type: "object",
+      properties: {
+        path: { type: "string" },
+        format: { enum: [...EXPORT_FORMATS] },
+        rows: { type: "integer", minimum: 0 },
+        bytes: { type: "integer", minimum: 0 },
+        columns: { type: "array", items: { type: "string" } },
+        sample_rows: {
+          type: "array",
+          items: { type: "array" },
+          description:
+            "The first rows (at most 5), cells as execute_query encodes them, long ones cut.",
+        },
+        execution_time_ms: { type: "number", minimum: 0 },
+      },
+      required: [
+        "path",
+        "format",
+        "rows",
+        "bytes",
+        "columns",
+        "sample_rows",
+        "execution_time_ms",
+      ],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: "Export query",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    async run(args, ctx) {
+      const settings = deps.settings();
+      checkConnectionId(args.connection_id);
+      const query = queryText(args);
+      const format = args.format as ExportFormat;
+      const timeout = timeoutSeconds(args, settings);
+      ctx.progress(0, 1, "Checking the statement");
+      const { resolved, statement } = await vetStatement(deps, ctx, {
+        connectionId: args.connection_id,
+        query,
+        timeoutSeconds: timeout,
+        operation: "an export",
+        readsOnly: true,
+      });
+      const dir = deps.exportDirectory();
+      const path = `${dir}/${exportFileName(resolved.connection.name, format)}`;
+      const writer = await ensureExportDirectory(dir)
+        .then(() =>
+          ExportWriter.create(path, format, {
+            rows: settings.maxExportRows,
+            bytes: settings.maxExportBytes,
+          })
+        )
+        .catch((error) => {
+          throw new ToolFailure(
+            "internal_failure",
+            `cannot write to the exports directory (exportDirectory): ${
+              error instanceof Error ? error.name : "error"
+            }`,
+          );
+        });
+      const sample = new Budget({
+        maxRows: SAMPLE_ROWS,
+        maxBytes: 10_000,
+        maxCellChars: SAMPLE_CELL_CHARS,
+      });
+      let limit: ExportLimit | null = null;
+      let lastProgress = 0;
+      const started = performance.now();
+      ctx.progress(0.1, 1, `Exporting from ${resolved.label}`);
+      try {
+        const stream = resolved.driver.streamRead;
+        if (stream === undefined) {
+          throw new ToolFailure(
+            "unsupported",
+            "this connection cannot stream a result to a file",
+          );
+        }
+        await stream.call(resolved.driver, statement.text, {
+          mode: "read",
+          maxRows: settings.maxExportRows,
+          maxBytes: settings.maxExportBytes,
+          maxCellChars: Number.MAX_SAFE_INTEGER,
+          timeoutMs: timeout * 1000,
+          signal: ctx.signal,
+        }, async (columns: string[], rows: Cell[][]) => {
+          if (ctx.signal.aborted) {
+            throw new DbError("cancelled", "the export was cancelled");
+          }
+          for (const row of rows) {
+            if (!sample.open) break;
+            sample.add([...row]);
+          }
+          await writer.write(columns, rows).catch((error) => {
+            if (error instanceof ExportLimit) limit = error;
+            throw error;
+          });
+          const now = performance.now();
+          if (now - lastProgress >= PROGRESS_EVERY_MS) {
+            lastProgress = now;
+            // Advancing and below 1 whatever the count.
+            const rowsSoFar = writer.rows;
+            ctx.progress(
+              0.1 + 0.89 * (rowsSoFar / (rowsSoFar + 100_000)),
+              1,
+              `Wrote ${rowsSoFar.toLocaleString("en-US")} rows (${
+                writer.bytes.toLocaleString("en-US")
+              } bytes)`,
+            );
+          }
+        });
+      } catch (error) {
+        writer.close();
+        await Deno.remove(path).catch(() => {});
+        if (limit !== null) {
+          throw new ToolFailure(
+            "denied",
+            `the export stopped: ${
+              (limit as ExportLimit).message
+            }; the partial file was removed. Narrow the query, or ask the user to raise the limit in settings.json`,
+          );
+        }
+        if (error instanceof ToolFailure) throw error;
+        if (error instanceof DbError) rethrow(error, resolved.label);
+        throw new ToolFailure(
+          "internal_failure",
+          "the export could not be written; the partial file was removed",
+        );
+      }
+      writer.close();
+      const took = Math.round((performance.now() - started) * 100) / 100;
+      ctx.progress(
+        1,
+        1,
+        `Exported ${writer.rows} rows (${writer.bytes} bytes) to ${path}`,
+      );
+      return {
+        path,
+        format,
+        rows: writer.rows,
+        bytes: writer.bytes,
+        columns: writer.columns,
+        sample_rows: sample.rows,
+        execution_time_ms: took,
+      };
+    },
+  });
+}

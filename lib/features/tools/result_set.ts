@@ -1,0 +1,154 @@
+/**
+ * A read's answer sized for a model's context: its rows within the answer
+ * budget (answer_budget.ts), and when anything was left out — rows past
+ * max_rows, rows past the budget, characters of long cells — `is_truncated`
+ * and a `truncation` naming the rows returned, the total when the engine
+ * counts it cheaply (else `has_more`), and the way to the rest
+ * (docs/wire.md "Results").
+ *
+ * @module
+ */
+
+import type { Settings } from "../../app/settings.ts";
+import type { Truncation } from "../../db/budget.ts";
+import type { Cell, QueryOptions } from "../../db/types.ts";
+import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import type { CallContext } from "../context.ts";
+import type { Resolved } from "./access.ts";
+import { answerBudget } from "./answer_budget.ts";
+import { classifyQuery } from "./statement.ts";
+
+/** What the answer's envelope (columns, truncation) may take beside rows. */
+const ENVELOPE_CHARS = 1_500;
+
+/** How long counting the whole result may take: it must be cheap. */
+export const COUNT_TIMEOUT_MS = 2_000;
+
+/** The driver limits of a read answered to a model. */
+export function answerLimits(
+  settings: Settings,
+): Pick<QueryOptions, "maxBytes" | "maxCellChars"> {
+  const room = Math.max(1_000, answerBudget(settings) - ENVELOPE_CHARS);
+  return {
+    maxBytes: Math.min(settings.maxResultBytes, room),
+    maxCellChars: Math.min(settings.maxCellChars, room),
+  };
+}
+
+/**
+ * The rows a result set keeps once its whole text is measured: the columns'
+ * names and a long message count too, so trailing rows are dropped until
+ * the answer fits (the first row stays; the budget already cut its cells).
+ */
+export function fitRows(
+  answer: JsonObject & { rows: Cell[][] },
+  budget: number,
+): number {
+  const over = JSON.stringify(answer).length - budget;
+  if (over <= 0) return answer.rows.length;
+  let freed = 0;
+  let keep = answer.rows.length;
+  while (keep > 1 && freed < over) {
+    keep--;
+    freed += JSON.stringify(answer.rows[keep]).length + 1;
+  }
+  return keep;
+}
+
+/**
+ * How many rows the whole read gives, when the engine counts them within
+ * {@linkcode COUNT_TIMEOUT_MS}: the statement wrapped as a derived table,
+ * vetted like any read and run in the same read-only mode. Null when it
+ * cannot be counted cheaply (not a SELECT, too slow, refused).
+ */
+export async function countRows(
+  resolved: Resolved,
+  ctx: CallContext,
+  sql: string,
+): Promise<number | null> {
+  const inner = sql.replace(/[\s;]+$/, "");
+  if (inner.includes(";")) return null;
+  const text = `select count(*) from (\n${inner}\n) dbport_total`;
+  try {
+    const checked = await classifyQuery(text, resolved, ctx);
+    if (checked.tier !== "read") return null;
+    const result = await resolved.driver.query(checked.text, {
+      mode: "read",
+      maxRows: 1,
+      maxBytes: 10_000,
+      maxCellChars: 100,
+      timeoutMs: COUNT_TIMEOUT_MS,
+      signal: ctx.signal,
+    });
+    const total = Number(result.rows[0]?.[0]);
+    return Number.isSafeInteger(total) && total >= 0 ? total : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What was left out of a result, for its answer. */
+export interface LeftOut {
+  truncation: Truncation;
+  rowsReturned: number;
+  maxRows: number;
+  /** The whole result's row count, when counted. */
+  total: number | null;
+}
+
+/** Whether anything was left out: rows, bytes or characters of cells. */
+export function isCut(truncation: Truncation): boolean {
+  return truncation.rows || truncation.bytes || truncation.cells > 0;
+}
+
+/** The `truncation` object of an answer that left something out. */
+export function truncationOf(
+  left: LeftOut,
+  settings: Settings,
+): JsonObject {
+  const { truncation, rowsReturned } = left;
+  const rowsCut = truncation.rows || truncation.bytes;
+  const budget = answerBudget(settings);
+  const why = [
+    ...(truncation.rows ? [`cut at max_rows ${left.maxRows}`] : []),
+    ...(truncation.bytes
+      ? [`cut at the answer budget of ${budget} characters`]
+      : []),
+    ...(truncation.cells > 0
+      ? [`${truncation.cells} long cells cut (…[cut: N more characters])`]
+      : []),
+  ];
+  const returned = left.total === null
+    ? `Returned ${rowsReturned} rows${rowsCut ? "; more remain" : ""}`
+    : `Returned ${rowsReturned} of ${left.total} rows`;
+  const ways = [
+    ...(rowsCut
+      ? [
+        `narrow the query (WHERE, fewer columns, LIMIT … OFFSET ${rowsReturned})`,
+        ...(truncation.rows && left.maxRows < settings.maxRowLimit
+          ? [
+            `raise max_rows (at most ${settings.maxRowLimit}; the answer budget still applies)`,
+          ]
+          : []),
+        "export_query to write every row to a file",
+      ]
+      : []),
+    ...(truncation.cells > 0
+      ? ["read long values in parts with substr(column, start, length)"]
+      : []),
+  ];
+  return {
+    reasons: [
+      ...(truncation.rows ? ["max_rows"] : []),
+      ...(truncation.bytes ? ["bytes"] : []),
+      ...(truncation.cells > 0 ? ["cells"] : []),
+    ],
+    cut_cells: truncation.cells,
+    rows_returned: rowsReturned,
+    ...(left.total === null ? {} : { total_rows: left.total }),
+    has_more: left.total === null ? rowsCut : left.total > rowsReturned,
+    message: `${returned} (${why.join("; ")}). To get the rest: ${
+      ways.join("; or ")
+    }.`,
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The read path's gate, one for every tool that runs a client's statement
+ * (`execute_query`, `export_query`): the connection resolved (by id or
+ * name), the statement classified by dbport's lexer and the engine's own
+ * parser, destructive statements sent to confirm_destructive_operation, a
+ * write's gates, and the user's consent where their policy asks.
+ *
+ * @module
+ */
+
+import type { Classified } from "../../db/classifier.ts";
+import type { CallContext } from "../context.ts";
+import type { FeatureDeps } from "../deps.ts";
+import { admitStatement, resolveConnection, type Resolved } from "./access.ts";
+import { ToolFailure } from "./failure.ts";
+import type { WritePreview } from "./preview.ts";
+import { checkWrite, classifyQuery } from "./statement.ts";
+
+/** A statement let through, with its connection and approved preview. */
+export interface Vetted {
+  resolved: Resolved;
+  statement: Classified;
+  preview: WritePreview | null;
+}
+
+/**
+ * Vet `query` for `connection_id`. `readsOnly` (export_query) refuses
+ * anything but a read right after classification, asking no one.
+ */
+export async function vetStatement(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  request: {
+    connectionId: string;
+    query: string;
+    timeoutSeconds: number;
+    operation: string;
+    readsOnly: boolean;
+  },
+): Promise<Vetted> {
+  const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
+  const statement = await classifyQuery(request.query, resolved, ctx);
+  if (request.readsOnly && statement.tier !== "read") {
+    throw new ToolFailure(
+      "denied",
+      `this statement ${
+        statement.tier === "destructive" ? "drops or truncates data" : "writes"
+      }: export_query runs reads only (a SELECT and what returns rows without changing them)`,
+    );
+  }
+  if (statement.tier === "destructive") {
+    // Name only what this caller can do: confirm_destructive_operation
+    // needs the admin scope, which a bridge or readWrite token lacks.
+    throw new ToolFailure(
+      "denied",
+      ctx.principal.scopes.has("admin")
+        ? "this statement drops or truncates data; use confirm_destructive_operation for it"
+        : "this statement drops or truncates data, which this client may not do: ask the user to run it in the app, or from a client with a fullAccess token (through confirm_destructive_operation)",
+    );
+  }
+  if (statement.tier === "write") checkWrite(ctx, resolved.connection);
+  const preview = await admitStatement(
+    deps,
+    ctx,
+    resolved,
+    statement,
+    request.operation,
+    request.timeoutSeconds,
+  );
+  return { resolved, statement, preview };
+}
