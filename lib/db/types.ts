@@ -311,6 +311,18 @@ export interface Driver {
    * but without a least-privilege login they are the only wall.
    */
   loginRisks(options: CallOptions): Promise<string[]>;
+  /**
+   * Run a read and hand every row to `onBatch`, a batch at a time; the next
+   * batch is read only once the promise `onBatch` returned has settled
+   * (backpressure), and a throw from it stops the read. No row cap or byte
+   * budget applies; `timeoutMs` bounds the whole read. Engines without it
+   * leave it out.
+   */
+  streamRead?(
+    sql: string,
+    options: QueryOptions,
+    onBatch: (columns: string[], rows: Cell[][]) => Promise<void>,
+  ): Promise<{ rows: number }>;
   /** Close every pooled connection. */
   close(): Promise<void>;
 }

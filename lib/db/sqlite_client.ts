@@ -1,0 +1,171 @@
+/**
+ * The main thread's side of a SQLite worker (`sqlite_worker.ts`): it posts
+ * a call and awaits its answer, never touching SQLite itself. A worker that
+ * has not answered a call `WORKER_GRACE_MS` after its deadline (stuck where
+ * even the progress handler cannot reach) is terminated; every call waiting
+ * on it fails at once and the next call starts a fresh worker.
+ *
+ * @module
+ */
+
+import { DbError } from "./errors.ts";
+import type { Request, Response } from "./sqlite_protocol.ts";
+import type { Cell } from "./types.ts";
+
+/** How long after its deadline a call's worker may stay silent. */
+export const WORKER_GRACE_MS = 1_500;
+
+type Batch = { columns: string[]; rows: Cell[][] };
+/** A request before the client numbers it (sqlite_protocol.ts's `Request`). */
+export type Call = {
+  type: Request["type"];
+  id?: number;
+  [key: string]: unknown;
+};
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  onBatch?: (batch: Batch) => Promise<void>;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** A failure the worker reported: its message and SQLite code. */
+export class WorkerError extends Error {
+  constructor(message: string, readonly code: string) {
+    super(message);
+  }
+}
+
+/** One worker thread for one SQLite file, started on first use. */
+export class SqliteClient {
+  #worker: Worker | null = null;
+  #pending = new Map<number, Pending>();
+  #next = 1;
+  /** How many workers were terminated for not answering (for tests). */
+  restarts = 0;
+
+  constructor(readonly path: string, readonly idleMs: number) {}
+
+  /** A number for a call that needs one before it is sent (a write's `finish`). */
+  nextId(): number {
+    return this.#next++;
+  }
+
+  /** Post a call and await its answer; `deadline` (epoch ms) arms the watchdog. */
+  call<T>(
+    request: Call,
+    deadline: number | null,
+    onBatch?: (batch: Batch) => Promise<void>,
+  ): Promise<T> {
+    const id = request.id ?? this.nextId();
+    const worker = this.#spawn();
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = {
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      };
+      if (onBatch !== undefined) pending.onBatch = onBatch;
+      if (deadline !== null) {
+        pending.timer = setTimeout(
+          () => this.#replace(worker, id),
+          Math.max(0, deadline - Date.now()) + WORKER_GRACE_MS,
+        );
+      }
+      this.#pending.set(id, pending);
+      worker.postMessage({ ...request, id });
+    });
+  }
+
+  /** Post a message that has no answer of its own. */
+  send(request: Request): void {
+    this.#worker?.postMessage(request);
+  }
+
+  /** Close the worker's connections and end it. */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    if (worker === null) return;
+    await this.call({ type: "close" }, Date.now() + 5_000).catch(() => {});
+    if (this.#worker === worker) {
+      worker.terminate();
+      this.#worker = null;
+    }
+  }
+
+  #spawn(): Worker {
+    if (this.#worker !== null) return this.#worker;
+    const worker = new Worker(new URL("./sqlite_worker.ts", import.meta.url), {
+      type: "module",
+    });
+    worker.onmessage = (event: MessageEvent<Response>) =>
+      this.#answer(event.data);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      this.#fail(worker, `the SQLite worker failed: ${event.message}`);
+    };
+    this.#worker = worker;
+    worker.postMessage(
+      {
+        type: "init",
+        id: 0,
+        path: this.path,
+        idleMs: this.idleMs,
+      } satisfies Request,
+    );
+    return worker;
+  }
+
+  #answer(message: Response): void {
+    const pending = this.#pending.get(message.id);
+    if (pending === undefined) return;
+    if (message.ok && "batch" in message) {
+      const more = (stop: boolean) =>
+        this.send({ type: "more", id: message.id, stop });
+      pending.onBatch!(message.batch).then(
+        () => more(false),
+        (error) => {
+          more(true);
+          this.#settle(message.id)?.reject(error);
+        },
+      );
+      return;
+    }
+    this.#settle(message.id);
+    if (message.ok) pending.resolve(message.value);
+    else {
+      pending.reject(
+        new WorkerError(message.error.message, message.error.code),
+      );
+    }
+  }
+
+  #settle(id: number): Pending | undefined {
+    const pending = this.#pending.get(id);
+    this.#pending.delete(id);
+    clearTimeout(pending?.timer);
+    return pending;
+  }
+
+  /** The worker did not answer call `id` in time: end it and everything it holds. */
+  #replace(worker: Worker, id: number): void {
+    if (this.#worker !== worker || !this.#pending.has(id)) return;
+    this.restarts++;
+    this.#settle(id)?.reject(
+      new Error("the SQLite worker did not answer and was restarted"),
+    );
+    this.#fail(
+      worker,
+      "the SQLite worker was restarted: another call on this file did not answer in time",
+    );
+  }
+
+  #fail(worker: Worker, message: string): void {
+    if (this.#worker !== worker) return;
+    worker.terminate();
+    this.#worker = null;
+    for (const id of [...this.#pending.keys()]) {
+      this.#settle(id)?.reject(new DbError("connect", message));
+    }
+  }
+}

@@ -1,0 +1,470 @@
+/**
+ * The thread that owns one SQLite file's connections (`sqlite_client.ts`
+ * starts it): every open, prepare, step, busy wait and close happens here,
+ * never on the event loop. Each call carries a flag in shared memory that
+ * the main thread sets to stop it; a progress handler checks it (and the
+ * call's deadline) every few hundred virtual-machine steps, so a statement
+ * stops without anyone waiting on its lock. Read handles are `query_only`,
+ * run only statements SQLite calls read-only, attach nothing, and cap a
+ * value's length (`SQLITE_LIMIT_LENGTH`) so that a huge value fails inside
+ * SQLite before it exists in dbport's memory.
+ *
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import { Budget } from "./budget.ts";
+import { cellMapper } from "./sqlite_cells.ts";
+import {
+  DBCONFIG_DEFENSIVE,
+  DBCONFIG_ENABLE_LOAD_EXTENSION,
+  execAll,
+  finalize,
+  LIMIT_ATTACHED,
+  LIMIT_LENGTH,
+  OPEN_READWRITE,
+  openConnection,
+  prepare,
+  type Prepared,
+  rowValues,
+  sqlite3,
+  SqliteError,
+  step,
+} from "./sqlite_ffi.ts";
+import type { Request, Response } from "./sqlite_protocol.ts";
+import type { Cell, QueryResult } from "./types.ts";
+
+/** Read handles kept open between calls (bench W4: eight at eight clients). */
+const MAX_IDLE = 8;
+/** A value may be this long whatever the answer budget (a stored value is cut, not refused). */
+const MIN_VALUE_LIMIT = 16 * 1024 * 1024;
+/** How long rows are read before other messages get a turn. */
+const SLICE_MS = 20;
+
+let path = "";
+let idleMs = 60_000;
+const idle: { db: Deno.PointerValue; since: number }[] = [];
+const writes = new Map<number, Deno.PointerValue>();
+const waiting = new Map<number, (stop: boolean) => void>();
+
+/** The call being stepped: its stop flag and deadline. */
+let current: { flag: Int32Array; deadline: number } | null = null;
+const progress = new Deno.UnsafeCallback(
+  { parameters: ["pointer"], result: "i32" } as const,
+  () =>
+    current !== null &&
+      (Atomics.load(current.flag, 0) !== 0 || Date.now() > current.deadline)
+      ? 1
+      : 0,
+);
+
+function post(message: Response): void {
+  self.postMessage(message);
+}
+
+function configure(db: Deno.PointerValue, read: boolean): void {
+  const lib = sqlite3();
+  lib.sqlite3_progress_handler(db, 200, progress.pointer, null);
+  lib.sqlite3_db_config(db, DBCONFIG_ENABLE_LOAD_EXTENSION, 0, null);
+  lib.sqlite3_db_config(db, DBCONFIG_DEFENSIVE, 1, null);
+  if (read) {
+    lib.sqlite3_limit(db, LIMIT_ATTACHED, 0);
+    execAll(db, "PRAGMA query_only = ON");
+  }
+}
+
+function open(read: boolean): Deno.PointerValue {
+  const db = openConnection(path, OPEN_READWRITE);
+  try {
+    configure(db, read);
+  } catch (error) {
+    sqlite3().sqlite3_close_v2(db);
+    throw error;
+  }
+  return db;
+}
+
+function acquire(): Deno.PointerValue {
+  return idle.pop()?.db ?? open(true);
+}
+
+function release(db: Deno.PointerValue): void {
+  if (idle.length < MAX_IDLE) idle.push({ db, since: Date.now() });
+  else sqlite3().sqlite3_close_v2(db);
+}
+
+setInterval(() => {
+  const now = Date.now();
+  for (let i = idle.length - 1; i >= 0; i--) {
+    if (now - idle[i]!.since > idleMs) {
+      sqlite3().sqlite3_close_v2(idle.splice(i, 1)[0]!.db);
+    }
+  }
+}, 10_000);
+
+/** Run `work` with the call's flag and deadline watched, the busy wait bounded by it. */
+function watched<T>(
+  db: Deno.PointerValue,
+  call: { flag: Int32Array; deadline: number; maxBytes?: number },
+  work: () => T,
+): T {
+  const lib = sqlite3();
+  lib.sqlite3_busy_timeout(db, Math.max(0, call.deadline - Date.now()));
+  if (call.maxBytes !== undefined) {
+    lib.sqlite3_limit(
+      db,
+      LIMIT_LENGTH,
+      Math.max(MIN_VALUE_LIMIT, Math.min(call.maxBytes, 1_000_000_000)),
+    );
+  }
+  current = call;
+  try {
+    return work();
+  } finally {
+    current = null;
+  }
+}
+
+/** A read handle refuses what SQLite itself calls a write (a PRAGMA that sets, a temp table). */
+function readOnly(db: Deno.PointerValue, prepared: Prepared): void {
+  if (sqlite3().sqlite3_stmt_readonly(prepared.handle) === 0) {
+    finalize(prepared.handle);
+    throw new SqliteError(
+      "attempt to write a readonly database: a read runs only statements SQLite calls read-only",
+      "SQLITE_READONLY",
+    );
+  }
+  void db;
+}
+
+const EMPTY: QueryResult = {
+  columns: [],
+  rows: [],
+  rowsAffected: 0,
+  truncated: false,
+  truncation: { rows: false, bytes: false, cells: 0 },
+};
+
+/** Step a statement, keeping the rows the budget lets through. */
+function readRows(
+  db: Deno.PointerValue,
+  prepared: Prepared,
+  limits: { maxRows: number; maxBytes: number; maxCellChars: number },
+  drain: boolean,
+): QueryResult {
+  const { handle, columns } = prepared;
+  if (columns.length === 0) {
+    while (step(db, handle)) { /* no rows */ }
+    return EMPTY;
+  }
+  const budget = new Budget(limits);
+  const mappers = columns.map((column) => cellMapper(column.type));
+  while (step(db, handle)) {
+    if (budget.open) {
+      const cells = rowValues(handle, columns.length);
+      for (let i = 0; i < cells.length; i++) cells[i] = mappers[i]!(cells[i]);
+      budget.add(cells as Cell[]);
+    }
+    if (!budget.open && !drain) break;
+  }
+  return {
+    columns: columns.map((column) => column.name),
+    rows: budget.rows,
+    rowsAffected: 0,
+    truncated: budget.truncation.rows || budget.truncation.bytes,
+    truncation: budget.truncation,
+  };
+}
+
+function run<T>(
+  db: Deno.PointerValue,
+  text: string,
+  params: readonly unknown[],
+  read: boolean,
+  work: (prepared: Prepared) => T,
+): T {
+  const prepared = prepare(db, text, params);
+  if (read) readOnly(db, prepared);
+  try {
+    return work(prepared);
+  } finally {
+    finalize(prepared.handle);
+  }
+}
+
+function withRead<T>(work: (db: Deno.PointerValue) => T): T {
+  const db = acquire();
+  try {
+    return work(db);
+  } finally {
+    release(db);
+  }
+}
+
+function totalChanges(db: Deno.PointerValue): number {
+  return sqlite3().sqlite3_total_changes(db);
+}
+
+/**
+ * A write on a handle of its own: `BEGIN IMMEDIATE`, the statement (VACUUM
+ * and a few pragmas refuse a transaction and run on their own), and the
+ * result sent back while the transaction stays open; the main thread answers
+ * `finish` with commit or rollback.
+ */
+function write(request: Extract<Request, { type: "write" }>): void {
+  const db = open(false);
+  let keep = false;
+  try {
+    watched(db, { ...request }, () => {
+      let inTransaction = false;
+      let result: QueryResult;
+      const before = totalChanges(db);
+      execAll(db, "BEGIN IMMEDIATE");
+      inTransaction = true;
+      try {
+        result = run(
+          db,
+          request.sql,
+          [],
+          false,
+          (prepared) => readRows(db, prepared, request.limits, true),
+        );
+      } catch (error) {
+        if (!/within a transaction/i.test((error as Error).message)) {
+          throw error;
+        }
+        execAll(db, "ROLLBACK");
+        inTransaction = false;
+        if (request.needsTransaction) {
+          throw new SqliteError("no_transaction", "DBPORT_NO_TRANSACTION");
+        }
+        result = run(
+          db,
+          request.sql,
+          [],
+          false,
+          (prepared) => readRows(db, prepared, request.limits, true),
+        );
+      }
+      result = { ...result, rowsAffected: totalChanges(db) - before };
+      if (inTransaction) {
+        writes.set(request.id, db);
+        keep = true;
+      }
+      post({ id: request.id, ok: true, value: { result, inTransaction } });
+    });
+  } catch (error) {
+    sqlite3().sqlite3_get_autocommit(db) || execQuiet(db, "ROLLBACK");
+    post(failure(request.id, error));
+  } finally {
+    if (!keep) sqlite3().sqlite3_close_v2(db);
+  }
+}
+
+function execQuiet(db: Deno.PointerValue, text: string): void {
+  try {
+    execAll(db, text);
+  } catch { /* the connection is closed next */ }
+}
+
+function finish(request: Extract<Request, { type: "finish" }>): void {
+  const db = writes.get(request.id);
+  writes.delete(request.id);
+  if (db === undefined) {
+    post({ id: request.id, ok: true, value: null });
+    return;
+  }
+  try {
+    // COMMIT is never stopped: it waits for readers within the busy timeout.
+    sqlite3().sqlite3_busy_timeout(db, 5_000);
+    execAll(db, request.commit ? "COMMIT" : "ROLLBACK");
+    post({ id: request.id, ok: true, value: null });
+  } catch (error) {
+    execQuiet(db, "ROLLBACK");
+    post(failure(request.id, error));
+  } finally {
+    sqlite3().sqlite3_close_v2(db);
+  }
+}
+
+/**
+ * Stream every row of a read in batches; after each batch wait for the main
+ * thread's `more` (backpressure), serving other calls meanwhile.
+ */
+async function stream(
+  request: Extract<Request, { type: "stream" }>,
+): Promise<void> {
+  const db = acquire();
+  let prepared: Prepared | null = null;
+  let count = 0;
+  try {
+    prepared = watched(db, request, () => {
+      const p = prepare(db, request.sql);
+      readOnly(db, p);
+      return p;
+    });
+    const names = prepared.columns.map((column) => column.name);
+    const mappers = prepared.columns.map((column) => cellMapper(column.type));
+    let done = false;
+    while (!done) {
+      const batch: Cell[][] = [];
+      let bytes = 0;
+      const started = performance.now();
+      done = watched(db, request, () => {
+        while (
+          batch.length < request.batchRows && bytes < request.batchBytes &&
+          performance.now() - started < SLICE_MS * 5
+        ) {
+          if (!step(db, prepared!.handle)) return true;
+          const cells = rowValues(prepared!.handle, names.length);
+          for (let i = 0; i < cells.length; i++) {
+            const value = cells[i];
+            bytes += typeof value === "string"
+              ? value.length
+              : value instanceof Uint8Array
+              ? value.length * 2
+              : 8;
+            cells[i] = mappers[i]!(value);
+          }
+          batch.push(cells as Cell[]);
+        }
+        return false;
+      });
+      if (batch.length === 0 && done) break;
+      count += batch.length;
+      post({
+        id: request.id,
+        ok: true,
+        batch: { columns: names, rows: batch },
+      });
+      const stop = await new Promise<boolean>((resolve) =>
+        waiting.set(request.id, resolve)
+      );
+      waiting.delete(request.id);
+      if (stop) break;
+    }
+    post({ id: request.id, ok: true, value: { rows: count } });
+  } catch (error) {
+    post(failure(request.id, error));
+  } finally {
+    if (prepared !== null) finalize(prepared.handle);
+    release(db);
+  }
+}
+
+function failure(id: number, error: unknown): Response {
+  const e = error as { message?: string; code?: string };
+  return {
+    id,
+    ok: false,
+    error: {
+      message: String(e.message ?? error),
+      code: typeof e.code === "string" ? e.code : "",
+    },
+  };
+}
+
+function handle(request: Request): void {
+  try {
+    switch (request.type) {
+      case "init":
+        path = request.path;
+        idleMs = request.idleMs;
+        post({ id: request.id, ok: true, value: null });
+        return;
+      case "rows":
+        post({
+          id: request.id,
+          ok: true,
+          value: withRead((db) =>
+            watched(
+              db,
+              request,
+              () =>
+                run(db, request.sql, request.params, true, (prepared) => {
+                  const rows: Record<string, unknown>[] = [];
+                  while (step(db, prepared.handle)) {
+                    const values = rowValues(
+                      prepared.handle,
+                      prepared.columns.length,
+                    );
+                    const row: Record<string, unknown> = {};
+                    prepared.columns.forEach((column, i) => {
+                      row[column.name] = values[i];
+                    });
+                    rows.push(row);
+                  }
+                  return rows;
+                }),
+            )
+          ),
+        });
+        return;
+      case "prepare":
+        post({
+          id: request.id,
+          ok: true,
+          value: withRead((db) =>
+            watched(db, request, () => {
+              finalize(prepare(db, request.sql).handle);
+              return null;
+            })
+          ),
+        });
+        return;
+      case "query":
+        post({
+          id: request.id,
+          ok: true,
+          value: withRead((db) =>
+            watched(
+              db,
+              request,
+              () =>
+                run(db, request.sql, [], true, (prepared) =>
+                  readRows(db, prepared, request.limits, false)),
+            )
+          ),
+        });
+        return;
+      case "write":
+        write(request);
+        return;
+      case "finish":
+        finish(request);
+        return;
+      case "stream":
+        void stream(request);
+        return;
+      case "more":
+        waiting.get(request.id)?.(request.stop);
+        return;
+      case "stall":
+        // For tests only: a worker that stops answering.
+        Atomics.wait(
+          new Int32Array(new SharedArrayBuffer(4)),
+          0,
+          0,
+          request.ms,
+        );
+        post({ id: request.id, ok: true, value: null });
+        return;
+      case "close":
+        for (const handle of idle.splice(0)) {
+          sqlite3().sqlite3_close_v2(handle.db);
+        }
+        for (const db of writes.values()) {
+          execQuiet(db, "ROLLBACK");
+          sqlite3().sqlite3_close_v2(db);
+        }
+        writes.clear();
+        post({ id: request.id, ok: true, value: null });
+        return;
+    }
+  } catch (error) {
+    post(failure(request.id, error));
+  }
+}
+
+self.onmessage = (event: MessageEvent<Request>) => handle(event.data);
