@@ -130,7 +130,19 @@ export function openSqlite(
    * their own), COMMIT. The worker answers before COMMIT, so the preview's
    * `beforeCommit` can still hold it back; COMMIT itself is never stopped.
    */
-  const write = async (
+  /**
+   * One write at a time: the worker holds a write's transaction open until
+   * `finish`, and a second write's busy wait there would keep `finish`
+   * from ever being read.
+   */
+  let writing: Promise<unknown> = Promise.resolve();
+  const write = (text: string, options: QueryOptions) => {
+    const turn = writing.then(() => writeNow(text, options));
+    writing = turn.catch(() => {});
+    return turn;
+  };
+
+  const writeNow = async (
     text: string,
     options: QueryOptions,
   ): Promise<QueryResult> => {

@@ -42,6 +42,8 @@ export class SqliteClient {
   #worker: Worker | null = null;
   #pending = new Map<number, Pending>();
   #next = 1;
+  /** When the worker last said anything: a busy worker is not a silent one. */
+  #heard = 0;
   /** How many workers were terminated for not answering (for tests). */
   restarts = 0;
 
@@ -93,6 +95,13 @@ export class SqliteClient {
     }
   }
 
+  /** End the worker at once, as a crash would: every waiting call fails. */
+  terminate(): void {
+    if (this.#worker !== null) {
+      this.#fail(this.#worker, "the SQLite worker was terminated");
+    }
+  }
+
   #spawn(): Worker {
     if (this.#worker !== null) return this.#worker;
     const worker = new Worker(new URL("./sqlite_worker.ts", import.meta.url), {
@@ -117,6 +126,7 @@ export class SqliteClient {
   }
 
   #answer(message: Response): void {
+    this.#heard = Date.now();
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
     if (message.ok && "batch" in message) {
@@ -147,9 +157,22 @@ export class SqliteClient {
     return pending;
   }
 
-  /** The worker did not answer call `id` in time: end it and everything it holds. */
+  /**
+   * Call `id` is past its deadline and grace. A worker still answering other
+   * calls is busy, not stuck (the call waits in its queue and is refused as
+   * late when its turn comes): look again after another grace. A worker
+   * silent for the whole grace is terminated with everything it holds.
+   */
   #replace(worker: Worker, id: number): void {
-    if (this.#worker !== worker || !this.#pending.has(id)) return;
+    const pending = this.#pending.get(id);
+    if (this.#worker !== worker || pending === undefined) return;
+    if (Date.now() - this.#heard < WORKER_GRACE_MS) {
+      pending.timer = setTimeout(
+        () => this.#replace(worker, id),
+        WORKER_GRACE_MS,
+      );
+      return;
+    }
     this.restarts++;
     this.#settle(id)?.reject(
       new Error("the SQLite worker did not answer and was restarted"),

@@ -109,6 +109,10 @@ function watched<T>(
   call: { flag: Int32Array; deadline: number; maxBytes?: number },
   work: () => T,
 ): T {
+  if (Atomics.load(call.flag, 0) !== 0 || Date.now() > call.deadline) {
+    // Stopped or late while it waited its turn: never started.
+    throw new SqliteError("interrupted", "SQLITE_INTERRUPT");
+  }
   const lib = sqlite3();
   lib.sqlite3_busy_timeout(db, Math.max(0, call.deadline - Date.now()));
   if (call.maxBytes !== undefined) {
