@@ -67,6 +67,10 @@ export function openSqlite(
     ) {
       return noTransaction();
     }
+    // The read handle's authorizer (a PRAGMA that sets, load_extension).
+    if (error instanceof WorkerError && error.code === "SQLITE_AUTH") {
+      return new DbError("read_only", redact(error.message, config.secrets));
+    }
     return toDbError(error, config.secrets);
   };
 

@@ -62,6 +62,10 @@ const SYMBOLS = {
   },
   sqlite3_bind_null: { parameters: ["pointer", "i32"], result: "i32" },
   sqlite3_stmt_readonly: { parameters: ["pointer"], result: "i32" },
+  sqlite3_set_authorizer: {
+    parameters: ["pointer", "function", "pointer"],
+    result: "i32",
+  },
   sqlite3_db_config: {
     parameters: ["pointer", "i32", "i32", "pointer"],
     result: "i32",

@@ -59,6 +59,38 @@ const progress = new Deno.UnsafeCallback(
       : 0,
 );
 
+/**
+ * PRAGMAs that take an argument and only read (what the schema queries and
+ * a careful reader use); any other PRAGMA with a value sets something on the
+ * pooled handle (query_only, cache_size, ...) and is denied on a read handle.
+ */
+const READING_PRAGMAS = new Set([
+  "table_info",
+  "table_xinfo",
+  "table_list",
+  "index_list",
+  "index_info",
+  "index_xinfo",
+  "foreign_key_list",
+  "foreign_key_check",
+  "integrity_check",
+  "quick_check",
+]);
+const SQLITE_PRAGMA = 19;
+const authorizer = new Deno.UnsafeCallback(
+  {
+    parameters: ["pointer", "i32", "pointer", "pointer", "pointer", "pointer"],
+    result: "i32",
+  } as const,
+  (_user, action, first, second) => {
+    if (action !== SQLITE_PRAGMA || second === null) return 0;
+    const name = first === null
+      ? ""
+      : Deno.UnsafePointerView.getCString(first).toLowerCase();
+    return READING_PRAGMAS.has(name) ? 0 : 1;
+  },
+);
+
 function post(message: Response): void {
   self.postMessage(message);
 }
@@ -71,6 +103,7 @@ function configure(db: Deno.PointerValue, read: boolean): void {
   if (read) {
     lib.sqlite3_limit(db, LIMIT_ATTACHED, 0);
     execAll(db, "PRAGMA query_only = ON");
+    lib.sqlite3_set_authorizer(db, authorizer.pointer, null);
   }
 }
 
