@@ -9,7 +9,11 @@
  */
 
 import { DbError } from "./errors.ts";
-import type { Request, Response } from "./sqlite_protocol.ts";
+import {
+  REGISTRY_SLOTS,
+  type Request,
+  type Response,
+} from "./sqlite_protocol.ts";
 import type { Cell } from "./types.ts";
 
 /** How long after its deadline a call's worker may stay silent. */
@@ -27,6 +31,8 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   onBatch?: (batch: Batch) => Promise<void>;
+  /** A stream's batch is with its consumer: the worker is waiting, not stuck. */
+  consuming?: boolean;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -44,6 +50,13 @@ export class SqliteClient {
   #next = 1;
   /** When the worker last said anything: a busy worker is not a silent one. */
   #heard = 0;
+  /** The connections the current worker holds (it writes, we read after a kill). */
+  #registry = new BigInt64Array(
+    new SharedArrayBuffer(8 * REGISTRY_SLOTS),
+  );
+  /** Connections of a terminated worker, for the next one to close. */
+  #orphans: bigint[] = [];
+  #idle: ReturnType<typeof setTimeout> | undefined;
   /** How many workers were terminated for not answering (for tests). */
   restarts = 0;
 
@@ -62,6 +75,7 @@ export class SqliteClient {
   ): Promise<T> {
     const id = request.id ?? this.nextId();
     const worker = this.#spawn();
+    clearTimeout(this.#idle);
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = {
         resolve: resolve as (value: unknown) => void,
@@ -86,9 +100,11 @@ export class SqliteClient {
 
   /** Close the worker's connections and end it. */
   async close(): Promise<void> {
+    clearTimeout(this.#idle);
     const worker = this.#worker;
     if (worker === null) return;
     await this.call({ type: "close" }, Date.now() + 5_000).catch(() => {});
+    clearTimeout(this.#idle);
     if (this.#worker === worker) {
       worker.terminate();
       this.#worker = null;
@@ -114,12 +130,17 @@ export class SqliteClient {
       this.#fail(worker, `the SQLite worker failed: ${event.message}`);
     };
     this.#worker = worker;
+    this.#registry = new BigInt64Array(
+      new SharedArrayBuffer(8 * REGISTRY_SLOTS),
+    );
     worker.postMessage(
       {
         type: "init",
         id: 0,
         path: this.path,
         idleMs: this.idleMs,
+        registry: this.#registry,
+        orphans: this.#orphans.splice(0),
       } satisfies Request,
     );
     return worker;
@@ -130,8 +151,11 @@ export class SqliteClient {
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
     if (message.ok && "batch" in message) {
-      const more = (stop: boolean) =>
+      const more = (stop: boolean) => {
+        pending.consuming = false;
         this.send({ type: "more", id: message.id, stop });
+      };
+      pending.consuming = true;
       pending.onBatch!(message.batch).then(
         () => more(false),
         (error) => {
@@ -142,6 +166,7 @@ export class SqliteClient {
       return;
     }
     this.#settle(message.id);
+    if (this.#pending.size === 0) this.#endWhenIdle();
     if (message.ok) pending.resolve(message.value);
     else {
       pending.reject(
@@ -166,6 +191,14 @@ export class SqliteClient {
   #replace(worker: Worker, id: number): void {
     const pending = this.#pending.get(id);
     if (this.#worker !== worker || pending === undefined) return;
+    if (pending.consuming) {
+      // A stream whose consumer is slow: the worker only waits for it.
+      this.#settle(id)?.reject(
+        new Error("the stream's reader did not keep up"),
+      );
+      this.send({ type: "more", id, stop: true });
+      return;
+    }
     if (Date.now() - this.#heard < WORKER_GRACE_MS) {
       pending.timer = setTimeout(
         () => this.#replace(worker, id),
@@ -183,10 +216,22 @@ export class SqliteClient {
     );
   }
 
+  /** A worker with nothing to do for `idleMs` is ended (its handles closed). */
+  #endWhenIdle(): void {
+    clearTimeout(this.#idle);
+    this.#idle = setTimeout(() => {
+      if (this.#pending.size === 0) void this.close();
+    }, this.idleMs);
+    Deno.unrefTimer(this.#idle);
+  }
+
   #fail(worker: Worker, message: string): void {
     if (this.#worker !== worker) return;
     worker.terminate();
     this.#worker = null;
+    for (const value of this.#registry) {
+      if (value !== 0n) this.#orphans.push(value);
+    }
     for (const id of [...this.#pending.keys()]) {
       this.#settle(id)?.reject(new DbError("connect", message));
     }

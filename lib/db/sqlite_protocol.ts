@@ -9,6 +9,9 @@
 
 import type { Cell, QueryResult } from "./types.ts";
 
+/** How many connections one worker may hold at once. */
+export const REGISTRY_SLOTS = 256;
+
 /** The answer budget a read keeps to. */
 export interface Limits {
   maxRows: number;
@@ -27,7 +30,16 @@ export interface Watch {
 
 /** Main thread → worker. */
 export type Request =
-  | { type: "init"; id: number; path: string; idleMs: number }
+  | {
+    type: "init";
+    id: number;
+    path: string;
+    idleMs: number;
+    /** Where the worker notes each connection it holds (REGISTRY_SLOTS). */
+    registry: BigInt64Array;
+    /** Connections a terminated worker left open: stopped and closed first. */
+    orphans: bigint[];
+  }
   | Watch & { type: "rows"; sql: string; params: readonly unknown[] }
   | Watch & { type: "prepare"; sql: string }
   | Watch & { type: "query"; sql: string; limits: Limits }

@@ -32,7 +32,11 @@ import {
   SqliteError,
   step,
 } from "./sqlite_ffi.ts";
-import type { Request, Response } from "./sqlite_protocol.ts";
+import {
+  REGISTRY_SLOTS,
+  type Request,
+  type Response,
+} from "./sqlite_protocol.ts";
 import type { Cell, QueryResult } from "./types.ts";
 
 /** Read handles kept open between calls (bench W4: eight at eight clients). */
@@ -44,6 +48,14 @@ const SLICE_MS = 20;
 
 let path = "";
 let idleMs = 60_000;
+/**
+ * Every connection this worker holds, in memory the main thread can read
+ * after terminating it: the next worker closes what it left open, which would
+ * otherwise keep the file's locks for the life of the process.
+ */
+let registry: BigInt64Array<ArrayBufferLike> = new BigInt64Array(
+  REGISTRY_SLOTS,
+);
 const idle: { db: Deno.PointerValue; since: number }[] = [];
 const writes = new Map<number, Deno.PointerValue>();
 const waiting = new Map<number, (stop: boolean) => void>();
@@ -109,13 +121,49 @@ function configure(db: Deno.PointerValue, read: boolean): void {
 
 function open(read: boolean): Deno.PointerValue {
   const db = openConnection(path, OPEN_READWRITE);
+  const slot = registry.indexOf(0n);
   try {
+    if (slot < 0) {
+      throw new SqliteError(
+        "too many SQLite connections on this file at once",
+        "SQLITE_BUSY",
+      );
+    }
     configure(db, read);
   } catch (error) {
     sqlite3().sqlite3_close_v2(db);
     throw error;
   }
+  Atomics.store(registry, slot, BigInt(Deno.UnsafePointer.value(db)));
   return db;
+}
+
+/** Close a connection and forget it. */
+function close(db: Deno.PointerValue): void {
+  const slot = registry.indexOf(BigInt(Deno.UnsafePointer.value(db)));
+  if (slot >= 0) Atomics.store(registry, slot, 0n);
+  sqlite3().sqlite3_close_v2(db);
+}
+
+/**
+ * Connections a terminated worker left open: interrupt what they run, give
+ * the dead thread a moment to leave SQLite, then finalize their statements,
+ * roll back their transaction and close them.
+ */
+function reap(orphans: bigint[]): void {
+  const lib = sqlite3();
+  const handles = orphans.map((value) => Deno.UnsafePointer.create(value));
+  for (const db of handles) lib.sqlite3_interrupt(db);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+  for (const db of handles) {
+    let statement = lib.sqlite3_next_stmt(db, null);
+    while (statement !== null) {
+      lib.sqlite3_finalize(statement);
+      statement = lib.sqlite3_next_stmt(db, null);
+    }
+    if (lib.sqlite3_get_autocommit(db) === 0) execQuiet(db, "ROLLBACK");
+    lib.sqlite3_close_v2(db);
+  }
 }
 
 function acquire(): Deno.PointerValue {
@@ -124,14 +172,14 @@ function acquire(): Deno.PointerValue {
 
 function release(db: Deno.PointerValue): void {
   if (idle.length < MAX_IDLE) idle.push({ db, since: Date.now() });
-  else sqlite3().sqlite3_close_v2(db);
+  else close(db);
 }
 
 setInterval(() => {
   const now = Date.now();
   for (let i = idle.length - 1; i >= 0; i--) {
     if (now - idle[i]!.since > idleMs) {
-      sqlite3().sqlite3_close_v2(idle.splice(i, 1)[0]!.db);
+      close(idle.splice(i, 1)[0]!.db);
     }
   }
 }, 10_000);
@@ -295,7 +343,7 @@ function write(request: Extract<Request, { type: "write" }>): void {
     sqlite3().sqlite3_get_autocommit(db) || execQuiet(db, "ROLLBACK");
     post(failure(request.id, error));
   } finally {
-    if (!keep) sqlite3().sqlite3_close_v2(db);
+    if (!keep) close(db);
   }
 }
 
@@ -321,7 +369,7 @@ function finish(request: Extract<Request, { type: "finish" }>): void {
     execQuiet(db, "ROLLBACK");
     post(failure(request.id, error));
   } finally {
-    sqlite3().sqlite3_close_v2(db);
+    close(db);
   }
 }
 
@@ -408,6 +456,8 @@ function handle(request: Request): void {
       case "init":
         path = request.path;
         idleMs = request.idleMs;
+        registry = request.registry;
+        reap(request.orphans);
         post({ id: request.id, ok: true, value: null });
         return;
       case "rows":
@@ -488,12 +538,10 @@ function handle(request: Request): void {
         post({ id: request.id, ok: true, value: null });
         return;
       case "close":
-        for (const handle of idle.splice(0)) {
-          sqlite3().sqlite3_close_v2(handle.db);
-        }
+        for (const handle of idle.splice(0)) close(handle.db);
         for (const db of writes.values()) {
           execQuiet(db, "ROLLBACK");
-          sqlite3().sqlite3_close_v2(db);
+          close(db);
         }
         writes.clear();
         post({ id: request.id, ok: true, value: null });

@@ -1,7 +1,8 @@
 /**
  * The SQLite driver's worker thread (lib/db/sqlite_worker.ts): a silent
  * worker is replaced, a read streams in batches with backpressure, and what
- * an outsider would try — hundreds of calls at once, the file deleted under it, ATTACH, load_extension, PRAGMA
+ * an outsider would try — hundreds of calls at once, a worker killed
+ * mid-write, the file deleted under it, ATTACH, load_extension, PRAGMA
  * writes on a read handle — leaves the file and the server whole.
  */
 
@@ -121,6 +122,28 @@ Deno.test("hundreds of concurrent calls on one file all answer, reads and writes
   const failed = settled.filter((s) => s.status === "rejected");
   assertEquals(failed, []);
   assertEquals((await f.driver.query(COUNT, READ_OPTIONS)).rows, [[30]]);
+});
+
+Deno.test("a worker killed mid-write leaves the file whole and writable", async () => {
+  await using f = await file(["create table t (x)"]);
+  const write = f.driver.query(
+    "insert into t with recursive g(n) as (select 1 union all select n + 1 from g where n < 20000000) select n from g",
+    WRITE,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  f.driver.client.terminate();
+  await assertRejects(() => write, DbError);
+  // The killed worker's connection held the write lock: the next worker
+  // rolls it back and closes it, and writes.
+  await f.driver.query("insert into t values (1)", {
+    ...WRITE,
+    timeoutMs: 8_000,
+  });
+  assertEquals((await f.driver.query(COUNT, READ_OPTIONS)).rows, [[1]]);
+  assertEquals(
+    (await f.driver.query("pragma integrity_check", READ_OPTIONS)).rows,
+    [["ok"]],
+  );
 });
 
 Deno.test("the file deleted under the driver: a clear error, never a hang", async () => {
