@@ -33,7 +33,8 @@ interface Pending {
   onBatch?: (batch: Batch) => Promise<void>;
   /** A stream's batch is with its consumer: the worker is waiting, not stuck. */
   consuming?: boolean;
-  timer?: ReturnType<typeof setTimeout>;
+  /** When (epoch ms) a worker silent on this call counts as stuck. */
+  due?: number;
 }
 
 /** A failure the worker reported: its message and SQLite code. */
@@ -57,6 +58,8 @@ export class SqliteClient {
   /** Connections of a terminated worker, for the next one to close. */
   #orphans: bigint[] = [];
   #idle: ReturnType<typeof setTimeout> | undefined;
+  /** One watchdog for every call in flight (not a timer per call). */
+  #watchdog: ReturnType<typeof setInterval> | undefined;
   /** How many workers were terminated for not answering (for tests). */
   restarts = 0;
 
@@ -75,19 +78,14 @@ export class SqliteClient {
   ): Promise<T> {
     const id = request.id ?? this.nextId();
     const worker = this.#spawn();
-    clearTimeout(this.#idle);
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = {
         resolve: resolve as (value: unknown) => void,
         reject,
       };
       if (onBatch !== undefined) pending.onBatch = onBatch;
-      if (deadline !== null) {
-        pending.timer = setTimeout(
-          () => this.#replace(worker, id),
-          Math.max(0, deadline - Date.now()) + WORKER_GRACE_MS,
-        );
-      }
+      if (deadline !== null) pending.due = deadline + WORKER_GRACE_MS;
+      this.#watch();
       this.#pending.set(id, pending);
       worker.postMessage({ ...request, id });
     });
@@ -101,10 +99,12 @@ export class SqliteClient {
   /** Close the worker's connections and end it. */
   async close(): Promise<void> {
     clearTimeout(this.#idle);
+    this.#idle = undefined;
     const worker = this.#worker;
     if (worker === null) return;
     await this.call({ type: "close" }, Date.now() + 5_000).catch(() => {});
     clearTimeout(this.#idle);
+    this.#idle = undefined;
     if (this.#worker === worker) {
       worker.terminate();
       this.#worker = null;
@@ -178,8 +178,27 @@ export class SqliteClient {
   #settle(id: number): Pending | undefined {
     const pending = this.#pending.get(id);
     this.#pending.delete(id);
-    clearTimeout(pending?.timer);
+    if (this.#pending.size === 0) {
+      clearInterval(this.#watchdog);
+      this.#watchdog = undefined;
+    }
     return pending;
+  }
+
+  /** Check the calls in flight every quarter of the grace. */
+  #watch(): void {
+    if (this.#watchdog !== undefined) return;
+    this.#watchdog = setInterval(() => {
+      const now = Date.now();
+      const worker = this.#worker;
+      if (worker === null) return;
+      for (const [id, pending] of this.#pending) {
+        if (pending.due !== undefined && now >= pending.due) {
+          this.#replace(worker, id);
+        }
+      }
+    }, WORKER_GRACE_MS / 4);
+    Deno.unrefTimer(this.#watchdog);
   }
 
   /**
@@ -200,10 +219,7 @@ export class SqliteClient {
       return;
     }
     if (Date.now() - this.#heard < WORKER_GRACE_MS) {
-      pending.timer = setTimeout(
-        () => this.#replace(worker, id),
-        WORKER_GRACE_MS,
-      );
+      pending.due = Date.now() + WORKER_GRACE_MS;
       return;
     }
     this.restarts++;
@@ -218,10 +234,18 @@ export class SqliteClient {
 
   /** A worker with nothing to do for `idleMs` is ended (its handles closed). */
   #endWhenIdle(): void {
-    clearTimeout(this.#idle);
-    this.#idle = setTimeout(() => {
-      if (this.#pending.size === 0) void this.close();
-    }, this.idleMs);
+    if (this.#idle !== undefined) return;
+    const check = () => {
+      const quiet = Date.now() - this.#heard;
+      if (this.#pending.size > 0 || quiet < this.idleMs) {
+        this.#idle = setTimeout(check, Math.max(this.idleMs - quiet, 1_000));
+        Deno.unrefTimer(this.#idle);
+        return;
+      }
+      this.#idle = undefined;
+      void this.close();
+    };
+    this.#idle = setTimeout(check, this.idleMs);
     Deno.unrefTimer(this.#idle);
   }
 

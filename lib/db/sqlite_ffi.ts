@@ -236,7 +236,7 @@ export function prepare(
     // What follows the first statement may be only blanks and comments.
     const start = Deno.UnsafePointer.value(Deno.UnsafePointer.of(sql));
     const rest = Number(BigInt(out[1]!) - BigInt(start));
-    if (rest >= 0 && rest < sql.length - 1) {
+    if (rest >= 0 && rest < sql.length - 1 && text.includes(";")) {
       const tail = prepare(db, decoder.decode(sql.subarray(rest, -1)));
       if (tail.handle !== null) {
         finalize(tail.handle);

@@ -60,6 +60,9 @@ const idle: { db: Deno.PointerValue; since: number }[] = [];
 const writes = new Map<number, Deno.PointerValue>();
 const waiting = new Map<number, (stop: boolean) => void>();
 
+/** SQLITE_LIMIT_LENGTH as last set, per read handle. */
+const lengthLimits = new Map<bigint, number>();
+
 /** The call being stepped: its stop flag and deadline. */
 let current: { flag: Int32Array; deadline: number } | null = null;
 const progress = new Deno.UnsafeCallback(
@@ -140,6 +143,7 @@ function open(read: boolean): Deno.PointerValue {
 
 /** Close a connection and forget it. */
 function close(db: Deno.PointerValue): void {
+  lengthLimits.delete(BigInt(Deno.UnsafePointer.value(db)));
   const slot = registry.indexOf(BigInt(Deno.UnsafePointer.value(db)));
   if (slot >= 0) Atomics.store(registry, slot, 0n);
   sqlite3().sqlite3_close_v2(db);
@@ -197,11 +201,15 @@ function watched<T>(
   const lib = sqlite3();
   lib.sqlite3_busy_timeout(db, Math.max(0, call.deadline - Date.now()));
   if (call.maxBytes !== undefined) {
-    lib.sqlite3_limit(
-      db,
-      LIMIT_LENGTH,
-      Math.max(MIN_VALUE_LIMIT, Math.min(call.maxBytes, 1_000_000_000)),
+    const limit = Math.max(
+      MIN_VALUE_LIMIT,
+      Math.min(call.maxBytes, 1_000_000_000),
     );
+    const key = BigInt(Deno.UnsafePointer.value(db));
+    if (lengthLimits.get(key) !== limit) {
+      lib.sqlite3_limit(db, LIMIT_LENGTH, limit);
+      lengthLimits.set(key, limit);
+    }
   }
   current = call;
   try {
