@@ -62,6 +62,7 @@ const SYMBOLS = {
   },
   sqlite3_bind_null: { parameters: ["pointer", "i32"], result: "i32" },
   sqlite3_next_stmt: { parameters: ["pointer", "pointer"], result: "pointer" },
+  sqlite3_stmt_isexplain: { parameters: ["pointer"], result: "i32" },
   sqlite3_stmt_readonly: { parameters: ["pointer"], result: "i32" },
   sqlite3_set_authorizer: {
     parameters: ["pointer", "function", "pointer"],

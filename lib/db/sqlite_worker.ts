@@ -221,10 +221,16 @@ function watched<T>(
 
 /** A read handle refuses what SQLite itself calls a write (a PRAGMA that sets, a temp table). */
 function readOnly(db: Deno.PointerValue, prepared: Prepared): void {
-  if (sqlite3().sqlite3_stmt_readonly(prepared.handle) === 0) {
+  const lib = sqlite3();
+  // EXPLAIN of a write plans it and runs nothing; SQLite calls it read-only
+  // only when the statement explained is.
+  if (
+    lib.sqlite3_stmt_readonly(prepared.handle) === 0 &&
+    lib.sqlite3_stmt_isexplain(prepared.handle) === 0
+  ) {
     finalize(prepared.handle);
     throw new SqliteError(
-      "attempt to write a readonly database: a read runs only statements SQLite calls read-only",
+      "attempt to write a readonly database (a read runs only statements SQLite calls read-only)",
       "SQLITE_READONLY",
     );
   }

@@ -194,6 +194,12 @@ Deno.test("a read handle refuses ATTACH, load_extension, PRAGMA writes and temp 
     assertEquals(error.kind, "read_only");
   }
   await assertRejects(() => Deno.stat(other), Deno.errors.NotFound);
+  // EXPLAIN of a write plans it and changes nothing.
+  const plan = await f.driver.query(
+    "explain query plan delete from t where x = 1",
+    READ_OPTIONS,
+  );
+  assert(plan.rows.length > 0);
 });
 
 Deno.test("a read's value past the budget fails inside SQLite, as a clear error", async () => {
