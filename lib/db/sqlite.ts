@@ -51,6 +51,11 @@ type Row = Record<string, unknown>;
 /** A stream's batches: at most this many rows, about this many bytes. */
 const BATCH_ROWS = 1_000;
 const BATCH_BYTES = 1024 * 1024;
+/**
+ * Worker threads per file: a long read on one leaves the other serving (two
+ * heavy reads ran side by side on libSQL's threads before).
+ */
+const WORKERS = 2;
 /** How long a COMMIT may wait for readers (it is never stopped). */
 const COMMIT_MS = 5_000;
 
@@ -58,7 +63,16 @@ const COMMIT_MS = 5_000;
 export function openSqlite(
   config: SqliteConfig,
 ): Driver & { client: SqliteClient } {
-  const client = new SqliteClient(config.path, config.idleMs ?? 60_000);
+  const idleMs = config.idleMs ?? 60_000;
+  // The first worker takes every write; reads go to whichever is free, the
+  // second started only when the first is busy.
+  const clients = Array.from(
+    { length: WORKERS },
+    () => new SqliteClient(config.path, idleMs),
+  );
+  const client = clients[0]!;
+  const forRead = () =>
+    clients.reduce((best, next) => next.load < best.load ? next : best);
   let checked = false;
 
   const fail = (error: unknown) => {
@@ -101,6 +115,7 @@ export function openSqlite(
     options: CallOptions,
     request: Call,
     onBatch?: Parameters<SqliteClient["call"]>[2],
+    on: SqliteClient = request.type === "write" ? client : forRead(),
   ): Promise<T> => {
     throwIfAborted(options.signal);
     await exists();
@@ -109,7 +124,7 @@ export function openSqlite(
     try {
       return await stoppable(
         () =>
-          client.call<T>(
+          on.call<T>(
             { ...request, flag, deadline: deadline + 250 },
             deadline,
             onBatch,
@@ -270,6 +285,8 @@ export function openSqlite(
         (batch) => onBatch(batch.columns, batch.rows),
       );
     },
-    close: () => client.close(),
+    close: async () => {
+      await Promise.all(clients.map((each) => each.close()));
+    },
   };
 }

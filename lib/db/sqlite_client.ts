@@ -65,6 +65,14 @@ export class SqliteClient {
 
   constructor(readonly path: string, readonly idleMs: number) {}
 
+  /**
+   * How busy it is: calls in flight, and a worker not started yet counts as
+   * half a call, so that a second worker starts only when the first is busy.
+   */
+  get load(): number {
+    return this.#pending.size + (this.#worker === null ? 0.5 : 0);
+  }
+
   /** A number for a call that needs one before it is sent (a write's `finish`). */
   nextId(): number {
     return this.#next++;
