@@ -56,6 +56,8 @@ const BATCH_BYTES = 1024 * 1024;
  * heavy reads ran side by side on libSQL's threads before).
  */
 const WORKERS = 2;
+/** A worker silent this long with calls in hand is inside a long statement. */
+const STUCK_MS = 10;
 /** How long a COMMIT may wait for readers (it is never stopped). */
 const COMMIT_MS = 5_000;
 
@@ -64,15 +66,19 @@ export function openSqlite(
   config: SqliteConfig,
 ): Driver & { client: SqliteClient } {
   const idleMs = config.idleMs ?? 60_000;
-  // The first worker takes every write; reads go to whichever is free, the
-  // second started only when the first is busy.
+  // The first worker takes every write and every read while it answers; a
+  // read arriving while it is inside a long statement goes to the other.
   const clients = Array.from(
     { length: WORKERS },
     () => new SqliteClient(config.path, idleMs),
   );
   const client = clients[0]!;
   const forRead = () =>
-    clients.reduce((best, next) => next.load < best.load ? next : best);
+    client.stuckFor < STUCK_MS
+      ? client
+      : clients.reduce((best, next) =>
+        next.stuckFor < best.stuckFor ? next : best
+      );
   let checked = false;
 
   const fail = (error: unknown) => {

@@ -51,6 +51,8 @@ export class SqliteClient {
   #next = 1;
   /** When the worker last said anything: a busy worker is not a silent one. */
   #heard = 0;
+  /** Since when the worker has had calls without answering one. */
+  #busySince = 0;
   /** The connections the current worker holds (it writes, we read after a kill). */
   #registry = new BigInt64Array(
     new SharedArrayBuffer(8 * REGISTRY_SLOTS),
@@ -66,11 +68,12 @@ export class SqliteClient {
   constructor(readonly path: string, readonly idleMs: number) {}
 
   /**
-   * How busy it is: calls in flight, and a worker not started yet counts as
-   * half a call, so that a second worker starts only when the first is busy.
+   * How long the worker has gone without answering while it has calls: a
+   * worker answering quick calls stays near 0, one inside a long statement
+   * grows. 0 when idle.
    */
-  get load(): number {
-    return this.#pending.size + (this.#worker === null ? 0.5 : 0);
+  get stuckFor(): number {
+    return this.#pending.size === 0 ? 0 : Date.now() - this.#busySince;
   }
 
   /** A number for a call that needs one before it is sent (a write's `finish`). */
@@ -93,6 +96,7 @@ export class SqliteClient {
       };
       if (onBatch !== undefined) pending.onBatch = onBatch;
       if (deadline !== null) pending.due = deadline + WORKER_GRACE_MS;
+      if (this.#pending.size === 0) this.#busySince = Date.now();
       this.#watch();
       this.#pending.set(id, pending);
       worker.postMessage({ ...request, id });
@@ -156,6 +160,7 @@ export class SqliteClient {
 
   #answer(message: Response): void {
     this.#heard = Date.now();
+    this.#busySince = this.#heard;
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
     if (message.ok && "batch" in message) {
