@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * W4-like on SQLite without the HTTP layer: eight clients of `SELECT 1`
  * through `openSqlite`, reporting calls/s, process CPU a call (every thread)
