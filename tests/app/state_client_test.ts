@@ -5,37 +5,7 @@
 
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { StateClient } from "../../lib/app/state_client.ts";
-
-/** Another process holding the file's write lock for `seconds`. */
-async function holdWriteLock(path: string, seconds: number) {
-  const child = new Deno.Command("python3", {
-    args: [
-      "-c",
-      "import sqlite3, sys, time\n" +
-      "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n" +
-      "c.execute('BEGIN IMMEDIATE')\n" +
-      "print('locked', flush=True)\n" +
-      "time.sleep(float(sys.argv[2]))\n" +
-      "c.execute('ROLLBACK')\n",
-      path,
-      String(seconds),
-    ],
-    stdout: "piped",
-  }).spawn();
-  const reader = child.stdout.getReader();
-  const { value } = await reader.read();
-  assertEquals(new TextDecoder().decode(value).trim(), "locked");
-  reader.releaseLock();
-  return {
-    async [Symbol.asyncDispose]() {
-      try {
-        child.kill();
-      } catch { /* already ended */ }
-      await child.stdout.cancel().catch(() => {});
-      await child.status;
-    },
-  };
-}
+import { holdWriteLock } from "../_sqlite_lock.ts";
 
 /** The longest gap between ticks of a 10 ms interval while `work` runs. */
 async function longestStall<T>(work: () => Promise<T>) {

@@ -9,6 +9,7 @@ import type { SavedConnection } from "../../lib/app/connections.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { modernRequest, postModern, type TestServer } from "../_server.ts";
+import { holdWriteLock } from "../_sqlite_lock.ts";
 
 interface Timed {
   ms: number;
@@ -50,38 +51,6 @@ const query = (
     query: sql,
     timeout_seconds: timeoutSeconds,
   });
-
-/** Another program holding SQLite's write lock on `path` for `seconds`. */
-async function holdWriteLock(path: string, seconds: number) {
-  const child = new Deno.Command("python3", {
-    args: [
-      "-c",
-      "import sqlite3, sys, time\n" +
-      "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n" +
-      "c.execute('BEGIN IMMEDIATE')\n" +
-      "print('locked', flush=True)\n" +
-      "time.sleep(float(sys.argv[2]))\n" +
-      "c.execute('ROLLBACK')\n",
-      path,
-      String(seconds),
-    ],
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.getReader();
-  const { value } = await reader.read();
-  assertEquals(new TextDecoder().decode(value).trim(), "locked");
-  reader.releaseLock();
-  return {
-    async [Symbol.asyncDispose]() {
-      try {
-        child.kill();
-      } catch { /* already ended */ }
-      await child.stdout.cancel().catch(() => {});
-      await child.status;
-    },
-  };
-}
 
 const HEAVY =
   "with recursive c(x) as (select 1 union all select x + 1 from c where x < 100000000) select count(*) as n from c";
