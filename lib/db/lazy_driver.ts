@@ -8,6 +8,7 @@
  * @module
  */
 
+import { DbError } from "./errors.ts";
 import type { Driver, Engine } from "./types.ts";
 
 /** `load()` runs at the first call; a failed load is tried again at the next. */
@@ -43,6 +44,16 @@ export function lazyDriver(
     check: (text, tier, options) => on((d) => d.check(text, tier, options)),
     loginRisks: (options) => on((d) => d.loginRisks(options)),
     query: (text, options) => on((d) => d.query(text, options)),
+    streamRead: (text, options, onBatch) =>
+      on((d) => {
+        if (d.streamRead === undefined) {
+          throw new DbError(
+            "query",
+            `${engine} cannot stream a read's rows through this driver`,
+          );
+        }
+        return d.streamRead(text, options, onBatch);
+      }),
     async close() {
       // Never loaded: nothing to close, and nothing worth importing for it.
       if (loading === null) return;
