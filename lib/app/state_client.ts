@@ -8,7 +8,11 @@
  *
  * Calls are synchronous underneath, as libSQL's local client was: each is one
  * short indexed statement, and the server's writes are batched off the
- * request path (batch_writer.ts).
+ * request path (batch_writer.ts). SQLite's own busy wait would sleep on the
+ * event loop while another process (a second dbport, a DB browser) holds the
+ * file's write lock: the connection waits for no lock (`timeout: 0`), and a
+ * call refused as busy is tried again after an asynchronous pause, until
+ * `timeoutMs` has passed.
  *
  * @module
  */
@@ -44,26 +48,37 @@ export class StateClient {
   readonly #prepared = new Map<string, StatementSync>();
 
   /** Open `path`; a writer waits up to `timeoutMs` for another process's lock. */
-  constructor(path: string, timeoutMs: number) {
-    this.#db = new DatabaseSync(path, { timeout: timeoutMs });
+  constructor(path: string, readonly timeoutMs: number) {
+    this.#db = new DatabaseSync(path, { timeout: 0 });
   }
 
   /** Run one statement; rows for a query, none for anything else. */
-  // deno-lint-ignore require-await
-  async execute(statement: InStatement): Promise<ResultSet> {
-    return { rows: this.#run(statement) };
+  execute(statement: InStatement): Promise<ResultSet> {
+    return this.#whenFree(() => ({ rows: this.#run(statement) }));
+  }
+
+  /** `work`, tried again after a pause while another connection holds the lock. */
+  async #whenFree<T>(work: () => T): Promise<T> {
+    const started = Date.now();
+    for (let pause = 5;; pause = Math.min(pause * 2, 100)) {
+      try {
+        return work();
+      } catch (error) {
+        if (!busy(error) || Date.now() - started >= this.timeoutMs) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   /**
    * Run statements in one transaction (`BEGIN IMMEDIATE`: the write lock is
    * taken first, so two writers wait rather than fail half-way); all or none.
    */
-  // deno-lint-ignore require-await
   async batch(
     statements: readonly InStatement[],
     _mode: "write",
   ): Promise<void> {
-    this.#db.exec("BEGIN IMMEDIATE");
+    await this.#whenFree(() => this.#db.exec("BEGIN IMMEDIATE"));
     try {
       for (const statement of statements) this.#run(statement);
       this.#db.exec("COMMIT");
@@ -102,4 +117,15 @@ export class StateClient {
     }
     return prepared.all(...values) as Row[];
   }
+}
+
+/**
+ * SQLITE_BUSY or SQLITE_LOCKED: another connection holds the lock. Deno's
+ * node:sqlite gives these no code of their own (`ERR_SQLITE_ERROR`), only
+ * SQLite's message for them.
+ */
+function busy(error: unknown): boolean {
+  return /^database (table )?is locked/.test(
+    String((error as { message?: unknown }).message),
+  );
 }

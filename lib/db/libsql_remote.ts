@@ -9,7 +9,7 @@
 
 import { Budget } from "./budget.ts";
 import { createClient, type Transaction } from "@libsql/client";
-import { cellMapper, toDbError } from "./sqlite.ts";
+import { cellMapper, toDbError } from "./sqlite_cells.ts";
 import { assembleOverview, digest } from "./overview.ts";
 
 const MAIN = "main";

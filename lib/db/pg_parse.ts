@@ -104,6 +104,13 @@ const REACH_STATEMENTS: Readonly<Record<string, string>> = {
   CreateSubscriptionStmt: "a subscription connects to other hosts",
 };
 
+/**
+ * Statements longer than this are parsed in a worker: a few KB parse in well
+ * under a millisecond, 100 KB (the query limit) took 140-180 ms of the event
+ * loop's CPU, seconds on a loaded machine, and a deep one threw RangeError.
+ */
+const OFF_LOOP_CHARS = 4096;
+
 /** Parses of recent statement texts: a parse is pure, so it can be reused. */
 const PARSED = new Map<string, PgParse>();
 const PARSED_MAX = 256;
@@ -120,7 +127,12 @@ const PARSED_MAX = 256;
 export async function parsePostgres(sql: string): Promise<PgParse> {
   const seen = PARSED.get(sql);
   if (seen !== undefined) return seen;
-  const parsed = deepFreeze(await parseOnce(sql));
+  // A long text can take seconds of synchronous parsing: off the event loop.
+  const parsed = deepFreeze(
+    sql.length > OFF_LOOP_CHARS
+      ? await (await import("./pg_parse_off_loop.ts")).parseOffLoop(sql)
+      : await parseOnce(sql),
+  );
   if (sql.length <= 4096) {
     const oldest = PARSED.keys().next();
     if (PARSED.size >= PARSED_MAX && !oldest.done) PARSED.delete(oldest.value);
@@ -136,6 +148,11 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/** Parse here, on this thread (the parse worker's entry). */
+export function parseNow(sql: string): Promise<PgParse> {
+  return parseOnce(sql);
 }
 
 async function parseOnce(sql: string): Promise<PgParse> {

@@ -304,12 +304,7 @@ const OPENERS: {
     if (path !== null) {
       return lazyDriver(
         "sqlite",
-        async () =>
-          (await import("./sqlite_stream.ts")).withSqliteStream(
-            (await import("./sqlite.ts")).openSqlite({ path, secrets }),
-            path,
-            secrets,
-          ),
+        async () => (await import("./sqlite.ts")).openSqlite({ path, secrets }),
       );
     }
     const token = new URL(spec.url).searchParams.get("authToken") ??
