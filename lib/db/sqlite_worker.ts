@@ -605,7 +605,7 @@ function handle(request: Request): void {
         });
         return;
       case "write":
-        void write(request);
+        write(request).catch((error) => post(failure(request.id, error)));
         return;
       case "finish":
         finish(request);
