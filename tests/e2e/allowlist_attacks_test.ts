@@ -312,11 +312,13 @@ async function armHidden(fixture: Fixture, remote: string): Promise<string> {
   const link = `host=127.0.0.1 port=${u.port || 5432} dbname=${
     u.pathname.slice(1)
   } user=${u.username}`;
+  // Armed only once set up (building the index calls the class's code).
   const effect =
-    `perform ${remote}.dblink_exec('${link}', 'insert into ${s}.side values (''ran'')')`;
+    `if exists (select from ${s}.armed) then perform ${remote}.dblink_exec('${link}', 'insert into ${s}.side values (''ran'')'); end if`;
   const marker = `/tmp/${s}_ran`;
   for (
     const statement of [
+      `create table ${s}.armed (on_ boolean)`,
       `create function ${s}.cmp(a int4, b int4) returns int4 immutable language plpgsql as $$begin ${effect}; return btint4cmp(a, b); end$$`,
       `create operator class ${s}.ops for type int4 using btree as operator 1 <, operator 2 <=, operator 3 =, operator 4 >=, operator 5 >, function 1 ${s}.cmp(int4, int4)`,
       `create function ${s}.hashf(a int4) returns int4 immutable language plpgsql as $$begin ${effect}; return hashint4(a); end$$`,
@@ -342,12 +344,14 @@ async function armHidden(fixture: Fixture, remote: string): Promise<string> {
       `create table ${s}.pe (id int, v text) partition by range (${s}.fx(id))`,
       `create table ${s}.pe1 partition of ${s}.pe for values from (0) to (100)`,
       `create view ${s}.v_ix as select * from ${s}.ix where id < 10`,
-      `truncate ${s}.side`,
+      `insert into ${s}.armed values (true)`,
     ]
   ) await fixture.admin(statement);
   // file_fdw: a foreign table whose scan runs a program.
   try {
-    await fixture.admin(`create extension if not exists file_fdw schema public`);
+    await fixture.admin(
+      `create extension if not exists file_fdw schema public`,
+    );
   } catch (error) {
     if (!/already exists|duplicate key/.test(String(error))) throw error;
   }
@@ -380,7 +384,7 @@ Deno.test(
     const marker = await armHidden(t.fixture, t.remote);
     try {
       const reads: [string, RegExp][] = [
-        [`select * from ${s}.ft`, /tools:write.*ft is a foreign table/s],
+        [`select * from ${s}.ft`, /ft is a foreign table.*tools:write/s],
         [`select * from ${s}.v_ft`, /ft is a foreign table/],
         [`select * from ${s}.par`, /ftc is a foreign table/],
         [`select '[1,5]'::${s}.r`, /cmp\(integer,integer\).*plpgsql/],
@@ -440,9 +444,6 @@ Deno.test(
       }
     } finally {
       await t.fixture.admin(`drop server if exists ${s}_fs cascade`);
-      await t.fixture.admin(
-        `select pg_catalog.pg_ls_dir('/tmp') limit 0`,
-      );
     }
   },
 );
