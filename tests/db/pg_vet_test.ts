@@ -570,6 +570,9 @@ vetTest(
         `create index on ${s}.ix (v, id ${s}.ops)`,
         `create table ${s}.pt (id int) partition by range (id ${s}.ops)`,
         `create table ${s}.pt1 partition of ${s}.pt for values from (0) to (10)`,
+        // A user operator whose selectivity estimator the planner calls.
+        `create function ${s}.mysel(internal, oid, internal, integer) returns float8 stable language internal as 'eqsel'`,
+        `create operator ${s}.=~= (leftarg = int, rightarg = int, function = ${s}.op_ok, restrict = ${s}.mysel)`,
         `create table ${s}.plain_ix (id int primary key, r int4range)`,
         `create index on ${s}.plain_ix using gist (r)`,
       ]
@@ -588,6 +591,10 @@ vetTest(
       const verdict = await t.write(sql, /cmp\(integer,integer\).*plpgsql/);
       assertMatch(verdict.noPlan ?? "", /cmp/, sql);
     }
+    await t.write(
+      `select * from ${s}.w where id operator(${s}.=~=) 1`,
+      /mysel.*internal/,
+    );
     const update = await t.check(`update ${s}.ix set v = 'z' where id = 5`);
     assertMatch(update.noDryRun ?? "", /cmp/);
     // Built-in classes and types stay reads; a plain write still dry-runs.

@@ -237,6 +237,17 @@ edges(cls, oid, how, tgt, via) AS (
       -- An operator runs its function; a domain checks its base type's domain too.
       SELECT 'p', o.oprcode::oid, 'e', false FROM pg_operator o WHERE e.cls = 'o' AND o.oid = e.oid
       UNION ALL
+      -- The planner calls a user operator's selectivity estimators.
+      SELECT 'p', f, 'e', false FROM pg_operator o, unnest(ARRAY[o.oprrest, o.oprjoin]::oid[]) f
+       WHERE e.cls = 'o' AND e.oid >= ${FIRST_USER_OID} AND o.oid = e.oid AND f >= ${FIRST_USER_OID}
+      UNION ALL
+      -- A user access method's handler: a table's (relam) or an index class's.
+      SELECT 'p', am.amhandler::oid, 'e', false FROM pg_class c JOIN pg_am am ON am.oid = c.relam
+       WHERE e.cls = 'r' AND e.oid >= ${FIRST_USER_OID} AND c.oid = e.oid AND am.amhandler::oid >= ${FIRST_USER_OID}
+      UNION ALL
+      SELECT 'p', am.amhandler::oid, 'e', false FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod
+       WHERE e.cls = 'c' AND oc.oid = e.oid AND am.amhandler::oid >= ${FIRST_USER_OID}
+      UNION ALL
       -- The planner may swap an operator for its commutator or negator.
       SELECT 'o', u.op, 'e', false FROM pg_operator o, unnest(ARRAY[o.oprcom, o.oprnegate]) u(op)
        WHERE e.cls = 'o' AND o.oid = e.oid AND u.op <> 0
