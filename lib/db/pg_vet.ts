@@ -317,8 +317,18 @@ function judgeRelation(row: Row, found: Findings): void {
     found.denied ??=
       `the statement reads ${name}, which ${credential}: dbport never lets an AI client read a credential catalog (pg_roles and pg_user show roles without their passwords)`;
   }
-  if (row.target !== true) return;
   const kind = String(row.relkind ?? "");
+  // A foreign table's scan runs its wrapper: a query to another server, a
+  // file read, a program (file_fdw's program), at plan time too. A write target's
+  // own message is below.
+  if (kind.startsWith("f") && row.how === "e" && row.target !== true) {
+    found.fail(
+      "e",
+      `${name} is a foreign table: reading it runs its foreign-data wrapper (another server, a file or a program)`,
+      true,
+    );
+  }
+  if (row.target !== true) return;
   if (kind.startsWith("f")) {
     found.dryRun ??=
       `${name} is a foreign table: a write there reaches another server`;

@@ -133,6 +133,8 @@ async function setUp() {
   return {
     s: fixture.schema,
     check,
+    /** A statement as the superuser, in the fixture's database. */
+    admin: (sql: string) => fixture.admin(sql),
     /** A statement that must not count as a read, naming why. */
     async write(sql: string, why: RegExp) {
       const verdict = await check(sql);
@@ -520,5 +522,87 @@ vetTest(
       await fixture.admin(`drop event trigger if exists ${name}`);
       await fixture[Symbol.asyncDispose]();
     }
+  },
+);
+
+vetTest(
+  "a user cast counts only where a value of its source type is in play; ordered-set aggregates are reads",
+  async (t) => {
+    const { s } = t;
+    const fixture = await openFixture("postgres");
+    const o = fixture.schema;
+    try {
+      // Someone else's schema, not on the path: a plpgsql cast to int.
+      await fixture.admin(`create table ${o}.w2 (id int)`);
+      await fixture.admin(
+        `create function ${o}.w2_to_int(${o}.w2) returns int language plpgsql as $$begin perform pg_stat_reset(); return 1; end$$`,
+      );
+      await fixture.admin(
+        `create cast (${o}.w2 as int) with function ${o}.w2_to_int(${o}.w2)`,
+      );
+      for (
+        const sql of [
+          `select '1'::int, id::int, cast(v as varchar)::text from ${s}.w`,
+          `select last_value::int from ${s}.log_id_seq`,
+          `select percentile_disc(0.5) within group (order by id), percentile_cont(array[0.25, 0.5]) within group (order by id) from ${s}.w`,
+          `select mode() within group (order by v) from ${s}.w`,
+        ]
+      ) await t.read(sql);
+      // Where a w2 is in play, the cast can run: a write.
+      await t.write(`select x::int from ${o}.w2 x`, /w2_to_int.*plpgsql/);
+    } finally {
+      await fixture[Symbol.asyncDispose]();
+    }
+  },
+);
+
+vetTest(
+  "foreign tables, index and partition-key operator classes and user types' code are followed",
+  async (t) => {
+    const { s } = t;
+    for (
+      const statement of [
+        `create function ${s}.cmp(a int4, b int4) returns int4 immutable language plpgsql as $$begin return btint4cmp(a, b); end$$`,
+        `create operator class ${s}.ops for type int4 using btree as operator 1 <, operator 2 <=, operator 3 =, operator 4 >=, operator 5 >, function 1 ${s}.cmp(int4, int4)`,
+        `create type ${s}.r as range (subtype = int4, subtype_opclass = ${s}.ops)`,
+        `create type ${s}.rt as (id int, r ${s}.r)`,
+        `create table ${s}.ix (id int, v text)`,
+        `create index on ${s}.ix (v, id ${s}.ops)`,
+        `create table ${s}.pt (id int) partition by range (id ${s}.ops)`,
+        `create table ${s}.pt1 partition of ${s}.pt for values from (0) to (10)`,
+        // A user operator whose selectivity estimator the planner calls.
+        `create function ${s}.mysel(internal, oid, internal, integer) returns float8 stable language internal as 'eqsel'`,
+        `create operator ${s}.=~= (leftarg = int, rightarg = int, function = ${s}.op_ok, restrict = ${s}.mysel)`,
+        `create table ${s}.plain_ix (id int primary key, r int4range)`,
+        `create index on ${s}.plain_ix using gist (r)`,
+      ]
+    ) await t.admin(statement);
+    for (
+      const sql of [
+        `select '[1,5]'::${s}.r`,
+        `select '{[1,2]}'::${s}.r_multirange`,
+        `select row(1, '[1,3]')::${s}.rt`,
+        `select * from jsonb_populate_record(null::${s}.rt, '{"r":"[1,3]"}')`,
+        `select * from ${s}.ix where id = 5`,
+        `select * from ${s}.pt1`,
+        `select * from ${s}.pt where id = 3`,
+      ]
+    ) {
+      const verdict = await t.write(sql, /cmp\(integer,integer\).*plpgsql/);
+      assertMatch(verdict.noPlan ?? "", /cmp/, sql);
+    }
+    await t.write(
+      `select * from ${s}.w where id operator(${s}.=~=) 1`,
+      /mysel.*internal/,
+    );
+    const update = await t.check(`update ${s}.ix set v = 'z' where id = 5`);
+    assertMatch(update.noDryRun ?? "", /cmp/);
+    // Built-in classes and types stay reads; a plain write still dry-runs.
+    await t.read(`select * from ${s}.plain_ix where r && int4range(1, 3)`);
+    assertEquals(
+      (await t.check(`update ${s}.plain_ix set r = '[1,2)' where id = 1`))
+        .noDryRun,
+      null,
+    );
   },
 );

@@ -299,3 +299,151 @@ Deno.test(
     assertEquals((last.preview as JsonObject).exact, true);
   },
 );
+
+/**
+ * The outside attack's bypasses (notes of issue 32): code the executor and
+ * planner call by type, index, partition key or foreign table, never by
+ * name. Each setup's effect is a remote write (dblink) into `side`, or a
+ * file a foreign table's program touches.
+ */
+async function armHidden(fixture: Fixture, remote: string): Promise<string> {
+  const s = fixture.schema;
+  const u = new URL(POSTGRES_URL);
+  const link = `host=127.0.0.1 port=${u.port || 5432} dbname=${
+    u.pathname.slice(1)
+  } user=${u.username}`;
+  // Armed only once set up (building the index calls the class's code).
+  const effect =
+    `if exists (select from ${s}.armed) then perform ${remote}.dblink_exec('${link}', 'insert into ${s}.side values (''ran'')'); end if`;
+  const marker = `/tmp/${s}_ran`;
+  for (
+    const statement of [
+      `create table ${s}.armed (on_ boolean)`,
+      `create function ${s}.cmp(a int4, b int4) returns int4 immutable language plpgsql as $$begin ${effect}; return btint4cmp(a, b); end$$`,
+      `create operator class ${s}.ops for type int4 using btree as operator 1 <, operator 2 <=, operator 3 =, operator 4 >=, operator 5 >, function 1 ${s}.cmp(int4, int4)`,
+      `create function ${s}.hashf(a int4) returns int4 immutable language plpgsql as $$begin ${effect}; return hashint4(a); end$$`,
+      `create operator class ${s}.hops for type int4 using hash as operator 1 =, function 1 ${s}.hashf(int4)`,
+      `create function ${s}.fx(a int4) returns int4 immutable language plpgsql as $$begin ${effect}; return a; end$$`,
+      // A range type over int4 compared by the user's class.
+      `create type ${s}.r as range (subtype = int4, subtype_opclass = ${s}.ops)`,
+      `create table ${s}.rt (id int primary key, r ${s}.r)`,
+      `insert into ${s}.rt values (1, '[1,5]'), (2, '[2,9]')`,
+      // Indexes with the user's classes on plain int columns.
+      `create table ${s}.ix (id int, v text)`,
+      `insert into ${s}.ix select g, 'v' from generate_series(1, 3000) g`,
+      `create index on ${s}.ix (id ${s}.ops)`,
+      `analyze ${s}.ix`,
+      `create table ${s}.hx (id int, v text)`,
+      `insert into ${s}.hx select g, 'v' from generate_series(1, 3000) g`,
+      `create index on ${s}.hx using hash (id ${s}.hops)`,
+      `analyze ${s}.hx`,
+      // Partition keys: a user class, a user expression.
+      `create table ${s}.pt (id int, v text) partition by range (id ${s}.ops)`,
+      `create table ${s}.pt1 partition of ${s}.pt for values from (0) to (10)`,
+      `insert into ${s}.pt values (3, 'a')`,
+      `create table ${s}.pe (id int, v text) partition by range (${s}.fx(id))`,
+      `create table ${s}.pe1 partition of ${s}.pe for values from (0) to (100)`,
+      `create view ${s}.v_ix as select * from ${s}.ix where id < 10`,
+      `insert into ${s}.armed values (true)`,
+    ]
+  ) await fixture.admin(statement);
+  // file_fdw: a foreign table whose scan runs a program.
+  try {
+    await fixture.admin(
+      `create extension if not exists file_fdw schema public`,
+    );
+  } catch (error) {
+    if (!/already exists|duplicate key/.test(String(error))) throw error;
+  }
+  for (
+    const statement of [
+      `create server ${s}_fs foreign data wrapper file_fdw`,
+      `create foreign table ${s}.ft (a text) server ${s}_fs options (program 'touch ${marker}; echo 1')`,
+      `create table ${s}.par (a text)`,
+      `create foreign table ${s}.ftc () inherits (${s}.par) server ${s}_fs options (program 'touch ${marker}; echo 1')`,
+      `create view ${s}.v_ft as select * from ${s}.ft`,
+    ]
+  ) await fixture.admin(statement);
+  return marker;
+}
+
+async function programRan(fixture: Fixture, marker: string): Promise<boolean> {
+  const [row] = await fixture.admin(
+    `select (pg_stat_file('${marker}', true)).size is not null as ran`,
+  ) as { ran: boolean }[];
+  return row!.ran;
+}
+
+Deno.test(
+  "postgres: foreign tables, index and partition-key operator classes and range types run nothing on a read, a plan or a denied write's dry run",
+  needs("postgres"),
+  async () => {
+    await using t = await setUp();
+    if (t.remote === null) return;
+    const s = t.fixture.schema;
+    const marker = await armHidden(t.fixture, t.remote);
+    try {
+      const reads: [string, RegExp][] = [
+        [`select * from ${s}.ft`, /ft is a foreign table.*tools:write/s],
+        [`select * from ${s}.v_ft`, /ft is a foreign table/],
+        [`select * from ${s}.par`, /ftc is a foreign table/],
+        [`select '[1,5]'::${s}.r`, /cmp\(integer,integer\).*plpgsql/],
+        [`select r from ${s}.rt order by r`, /cmp/],
+        [
+          `select * from jsonb_populate_record(null::${s}.rt, '{"r":"[1,3]"}')`,
+          /cmp/,
+        ],
+        [`select row(1, '[1,3]')::${s}.rt`, /cmp/],
+        [`explain select '[1,5]'::${s}.r`, /cmp/],
+        [`select * from ${s}.ix where id = 5`, /cmp/],
+        [`select * from ${s}.v_ix`, /cmp/],
+        [`select * from ${s}.hx where id = 7`, /hashf/],
+        [`select * from ${s}.pt where id = 3`, /cmp/],
+        [`select * from ${s}.pt1 where id = 3`, /cmp/],
+        [`select * from ${s}.pe where id = 3`, /fx/],
+      ];
+      for (const [query, why] of reads) {
+        await refused(t.server, t.reader, "execute_query", {
+          connection_id: t.fenced.id,
+          query,
+        }, why);
+      }
+      for (
+        const query of [
+          `select '[1,5]'::${s}.r`,
+          `select * from ${s}.pt where id = 3`,
+          `select * from ${s}.ft`,
+          `select * from ${s}.par`,
+        ]
+      ) {
+        await refused(t.server, t.reader, "explain_query", {
+          connection_id: t.fenced.id,
+          query,
+        }, /does not plan this statement/);
+      }
+      const writes = [
+        `update ${s}.rt set r = '[1,7]' where id = 1`,
+        `insert into ${s}.ix values (99999, 'y')`,
+        `insert into ${s}.pt values (5, 'y')`,
+        `insert into ${s}.pt1 values (5, 'y')`,
+        `insert into ${s}.pe values (5, 'y')`,
+        `update ${s}.w set v = '[1,5]'::${s}.r::text where id = 1`,
+      ];
+      for (const query of writes) {
+        await refused(t.server, t.writer, "execute_query", {
+          connection_id: t.open.id,
+          query,
+        }, /did not approve/);
+      }
+      assertEquals(await t.sideRows(), 0, "a user operator class's code ran");
+      assertEquals(await programRan(t.fixture, marker), false);
+      for (const question of await t.dialog.asked()) {
+        const preview = question.preview as JsonObject;
+        assertEquals(preview.exact, false, JSON.stringify(question));
+        assertMatch(String(preview.note), /no dry run/);
+      }
+    } finally {
+      await t.fixture.admin(`drop server if exists ${s}_fs cascade`);
+    }
+  },
+);

@@ -91,9 +91,12 @@ play AS (
 seeds AS (
   SELECT cls, oid, 'e'::text AS how, kind = 't' AS tgt, owner AS via FROM found
   UNION ALL
-  -- A cast's function, from any source type to a cast's target type.
+  -- A cast's function to a cast's target type: from any built-in source
+  -- type (any expression may have one), from a user type only where a value
+  -- of it is in play (a user cast elsewhere cannot be invoked).
   SELECT 'p', c.castfunc, 'e', false, f.owner FROM found f JOIN pg_cast c ON c.casttarget = f.oid
    WHERE f.cls = 'y' AND c.castfunc <> 0
+     AND (c.castsource < ${FIRST_USER_OID} OR c.castsource IN (SELECT t FROM play))
   UNION ALL
   -- Implicit and assignment casts a user made run without being named: one
   -- between built-in types anywhere, one from or to a user type where a
@@ -144,6 +147,10 @@ edges(cls, oid, how, tgt, via) AS (
           UNION ALL
           SELECT concat(p.prosqlbody::text, p.proargdefaults::text), 'e', false
             FROM pg_proc p WHERE e.cls = 'p' AND p.oid = e.oid
+          UNION ALL
+          -- A partition key's expressions (tuple routing, pruning).
+          SELECT pt.partexprs::text, 'e', false
+            FROM pg_partitioned_table pt WHERE e.cls IN ('r', 'k') AND pt.partrelid = e.oid
         ) s,
         regexp_matches(s.tree,
           ':(funcid|opfuncid|aggfnoid|winfnoid|hashfuncid|negfuncid|tsmhandler|opno|relid|resulttype) ([0-9]+)', 'g') m
@@ -160,16 +167,68 @@ edges(cls, oid, how, tgt, via) AS (
       SELECT 'p', tg.tgfoid, 't', false FROM pg_trigger tg
        WHERE e.cls = 'r' AND e.tgt AND tg.tgrelid = e.oid AND NOT tg.tgisinternal
       UNION ALL
-      -- Tables a write reaches: partitions and children, foreign keys' cascades.
-      SELECT 'r', i.inhrelid, 'e', true FROM pg_inherits i WHERE e.cls = 'r' AND e.tgt AND i.inhparent = e.oid
+      -- A table's partitions and inheritance children are read or written
+      -- with it; its parents' partition keys check and route its rows ('k').
+      SELECT 'r', i.inhrelid, 'e', e.tgt FROM pg_inherits i
+       WHERE e.cls = 'r' AND e.oid >= ${FIRST_USER_OID} AND i.inhparent = e.oid
+      UNION ALL
+      SELECT 'k', i.inhparent, 'e', false FROM pg_inherits i
+       WHERE e.cls IN ('r', 'k') AND e.oid >= ${FIRST_USER_OID} AND i.inhrelid = e.oid
+      UNION ALL
+      -- Operator classes ('c') of a table's indexes (scans and insertions
+      -- call their support functions) and of its partition key (pruning at
+      -- plan time, routing).
+      SELECT 'c', u, 'e', false FROM pg_index ix, unnest(ix.indclass::oid[]) u
+       WHERE e.cls = 'r' AND e.oid >= ${FIRST_USER_OID} AND ix.indrelid = e.oid
+      UNION ALL
+      SELECT 'c', u, 'e', false FROM pg_partitioned_table pt, unnest(pt.partclass::oid[]) u
+       WHERE e.cls IN ('r', 'k') AND e.oid >= ${FIRST_USER_OID} AND pt.partrelid = e.oid
+      UNION ALL
+      -- An operator class's support functions and operators: all of a user
+      -- class's family, what a user added to a built-in family.
+      SELECT 'p', ap.amproc::oid, 'e', false FROM pg_opclass oc JOIN pg_amproc ap ON ap.amprocfamily = oc.opcfamily
+       WHERE e.cls = 'c' AND oc.oid = e.oid AND (oc.oid >= ${FIRST_USER_OID} OR ap.oid >= ${FIRST_USER_OID})
+      UNION ALL
+      SELECT 'o', am.amopopr, 'e', false FROM pg_opclass oc JOIN pg_amop am ON am.amopfamily = oc.opcfamily
+       WHERE e.cls = 'c' AND oc.oid = e.oid AND (oc.oid >= ${FIRST_USER_OID} OR am.oid >= ${FIRST_USER_OID})
       UNION ALL
       SELECT 'r', co.conrelid, 't', true FROM pg_constraint co
        WHERE e.cls = 'r' AND e.tgt AND co.contype = 'f' AND co.confrelid = e.oid AND co.conrelid <> e.oid
       UNION ALL
-      -- Column types of a table a write changes (domains check what is stored).
+      -- Column types of a table read or written (domains check what is
+      -- stored; sorting, comparing and output call the types' code).
       SELECT 'y', a.atttypid, 'e', false FROM pg_attribute a
-       WHERE e.cls = 'r' AND e.tgt AND a.attrelid = e.oid AND a.attnum > 0 AND NOT a.attisdropped
-         AND a.atttypid >= ${FIRST_USER_OID}
+       WHERE e.cls = 'r' AND e.oid >= ${FIRST_USER_OID} AND a.attrelid = e.oid AND a.attnum > 0
+         AND NOT a.attisdropped AND a.atttypid >= ${FIRST_USER_OID}
+      UNION ALL
+      -- A user operator's operand and result types.
+      SELECT 'y', t, 'e', false FROM pg_operator o, unnest(ARRAY[o.oprleft, o.oprright, o.oprresult]) t
+       WHERE e.cls = 'o' AND e.oid >= ${FIRST_USER_OID} AND o.oid = e.oid AND t >= ${FIRST_USER_OID}
+      UNION ALL
+      -- A user type's own code: input/output, binary I/O, typmod, analyze,
+      -- subscripting (built-in ones dispatch to what is followed here).
+      SELECT 'p', f, 'e', false FROM pg_type t,
+             unnest(ARRAY[t.typinput, t.typoutput, t.typreceive, t.typsend, t.typmodin, t.typmodout,
+                          t.typanalyze, t.typsubscript]::oid[]) f
+       WHERE e.cls = 'y' AND e.oid >= ${FIRST_USER_OID} AND t.oid = e.oid AND f >= ${FIRST_USER_OID}
+      UNION ALL
+      -- Its default btree and hash operator classes (sorting, grouping).
+      SELECT 'c', oc.oid, 'e', false FROM pg_opclass oc
+       WHERE e.cls = 'y' AND e.oid >= ${FIRST_USER_OID} AND oc.opcintype = e.oid AND oc.opcdefault
+         AND oc.opcmethod IN (403, 405)
+      UNION ALL
+      -- A range type: its subtype's operator class (parsing a literal
+      -- compares the bounds), canonical and subtype_diff functions, the
+      -- subtype; a multirange: its range.
+      SELECT 'c', r.rngsubopc, 'e', false FROM pg_range r WHERE e.cls = 'y' AND r.rngtypid = e.oid
+      UNION ALL
+      SELECT 'p', f, 'e', false FROM pg_range r, unnest(ARRAY[r.rngcanonical, r.rngsubdiff]::oid[]) f
+       WHERE e.cls = 'y' AND r.rngtypid = e.oid AND f <> 0
+      UNION ALL
+      SELECT 'y', r.rngsubtype, 'e', false FROM pg_range r
+       WHERE e.cls = 'y' AND r.rngtypid = e.oid AND r.rngsubtype >= ${FIRST_USER_OID}
+      UNION ALL
+      SELECT 'y', r.rngtypid, 'e', false FROM pg_range r WHERE e.cls = 'y' AND r.rngmultitypid = e.oid
       UNION ALL
       -- A user function's argument and result types (domains check them).
       SELECT 'y', t, 'e', false FROM pg_proc p, unnest(p.proargtypes::oid[] || p.prorettype) t
@@ -177,6 +236,17 @@ edges(cls, oid, how, tgt, via) AS (
       UNION ALL
       -- An operator runs its function; a domain checks its base type's domain too.
       SELECT 'p', o.oprcode::oid, 'e', false FROM pg_operator o WHERE e.cls = 'o' AND o.oid = e.oid
+      UNION ALL
+      -- The planner calls a user operator's selectivity estimators.
+      SELECT 'p', f, 'e', false FROM pg_operator o, unnest(ARRAY[o.oprrest, o.oprjoin]::oid[]) f
+       WHERE e.cls = 'o' AND e.oid >= ${FIRST_USER_OID} AND o.oid = e.oid AND f >= ${FIRST_USER_OID}
+      UNION ALL
+      -- A user access method's handler: a table's (relam) or an index class's.
+      SELECT 'p', am.amhandler::oid, 'e', false FROM pg_class c JOIN pg_am am ON am.oid = c.relam
+       WHERE e.cls = 'r' AND e.oid >= ${FIRST_USER_OID} AND c.oid = e.oid AND am.amhandler::oid >= ${FIRST_USER_OID}
+      UNION ALL
+      SELECT 'p', am.amhandler::oid, 'e', false FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod
+       WHERE e.cls = 'c' AND oc.oid = e.oid AND am.amhandler::oid >= ${FIRST_USER_OID}
       UNION ALL
       -- The planner may swap an operator for its commutator or negator.
       SELECT 'o', u.op, 'e', false FROM pg_operator o, unnest(ARRAY[o.oprcom, o.oprnegate]) u(op)
@@ -216,7 +286,7 @@ SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, NULL, c.
        bool_or(e.tgt), NULL
   FROM edges e JOIN pg_class c ON c.oid = e.oid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE e.cls = 'r'
-   AND (e.tgt OR c.oid IN ('pg_catalog.pg_authid'::regclass, 'pg_catalog.pg_user_mapping'::regclass,
+   AND (e.tgt OR c.relkind = 'f' OR c.oid IN ('pg_catalog.pg_authid'::regclass, 'pg_catalog.pg_user_mapping'::regclass,
                            to_regclass('pg_catalog.pg_shadow'), to_regclass('pg_catalog.pg_user_mappings')))
  GROUP BY c.oid, n.nspname, c.relname, c.relkind
 UNION ALL

@@ -161,7 +161,7 @@ export async function classifyQuery(
   query: string,
   resolved: Resolved,
   ctx: CallContext,
-): Promise<Classified> {
+): Promise<Classified & { why?: string | null }> {
   const result = await checkStatement(query, resolved.driver, {
     signal: ctx.signal,
     timeoutMs: 10_000,
@@ -188,9 +188,19 @@ export async function classifyQuery(
  * connection open to writes from external clients, and a Safe Mode that is
  * not read-only.
  */
-export function checkWrite(ctx: CallContext, connection: SavedConnection) {
+export function checkWrite(
+  ctx: CallContext,
+  connection: SavedConnection,
+  why: string | null = null,
+) {
   if (!ctx.principal.scopes.has("tools:write")) {
-    throw wire.insufficientScope(["tools:write"], "a statement that writes");
+    // A read the engine's catalog made a write says why (pg_vet.ts).
+    throw wire.insufficientScope(
+      ["tools:write"],
+      why === null
+        ? "a statement that writes"
+        : `this statement counts as a write because ${why}; a statement that writes`,
+    );
   }
   if (connection.externalAccess !== "readWrite") {
     throw new ToolFailure(

@@ -19,7 +19,7 @@ import { checkWrite, classifyQuery } from "./statement.ts";
 /** A statement let through, with its connection and approved preview. */
 export interface Vetted {
   resolved: Resolved;
-  statement: Classified;
+  statement: Classified & { why?: string | null };
   preview: WritePreview | null;
 }
 
@@ -58,7 +58,9 @@ export async function vetStatement(
         : "this statement drops or truncates data, which this client may not do: ask the user to run it in the app, or from a client with a fullAccess token (through confirm_destructive_operation)",
     );
   }
-  if (statement.tier === "write") checkWrite(ctx, resolved.connection);
+  if (statement.tier === "write") {
+    checkWrite(ctx, resolved.connection, statement.why ?? null);
+  }
   const preview = await admitStatement(
     deps,
     ctx,
