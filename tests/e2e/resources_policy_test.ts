@@ -67,8 +67,9 @@ Deno.test("resources/list over 120 connected connections walks three pages; a cu
     pages++;
   } while (cursor !== undefined);
   assertEquals(pages, 3);
-  assertEquals(uris.length, 121);
-  assertEquals(new Set(uris).size, 121);
+  // The connections list, 120 schemas and the results guide.
+  assertEquals(uris.length, 122);
+  assertEquals(new Set(uris).size, 122);
   assertEquals(uris[0], "dbport://connections");
 });
 
@@ -163,7 +164,7 @@ for (const version of ["2025-11-25", "2025-06-18"]) {
     assert(JSON.parse(read.contents[0].text).tables.length >= 4);
     assertEquals(
       (await call("resources/list", {})).resources.map((r: Any) => r.uri),
-      ["dbport://connections", uri],
+      ["dbport://connections", uri, "dbport://docs/results"],
     );
     assertEquals(
       (await call("resources/templates/list", {})).resourceTemplates.length,

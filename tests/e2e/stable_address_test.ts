@@ -65,7 +65,7 @@ Deno.test("serve keeps its address: a saved URL, token and console tab work afte
       await Deno.readTextFile(`${home}/mcp-handshake.json`),
     );
     const login = await fetch(
-      `http://127.0.0.1:${kept.consolePort}/?key=${handshake.console.key}`,
+      `http://127.0.0.1:${kept.consolePort}${handshake.console.path}/?key=${handshake.console.key}`,
       { redirect: "manual" },
     );
     await login.body?.cancel();
@@ -80,9 +80,10 @@ Deno.test("serve keeps its address: a saved URL, token and console tab work afte
         authorization: `Bearer ${token}`,
       });
       assertEquals(answer.status, 200);
-      const page = await fetch(`http://127.0.0.1:${kept.consolePort}/`, {
-        headers: { cookie },
-      });
+      const page = await fetch(
+        `http://127.0.0.1:${kept.consolePort}${handshake.console.path}/`,
+        { headers: { cookie } },
+      );
       await page.body?.cancel();
       assertEquals(page.status, 200, "the open tab's session survives");
       assertEquals(await settingsFile(home), kept);
