@@ -8,6 +8,7 @@
 
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import { type CatalogExec, vetPostgres } from "../../lib/db/pg_vet.ts";
+import { FIRST_USER_OID, vetStatement } from "../../lib/db/postgres/vet_sql.ts";
 import type { PgAnalysis } from "../../lib/db/pg_parse.ts";
 import {
   allowlisted,
@@ -499,4 +500,21 @@ Deno.test("fake catalog: a diamond (f calls g and h, both call k) → read, no c
   const vetted = await vetPostgres(exec, analysis(callF));
   assertEquals(vetted.why, null);
   assertEquals(vetted.tier, "read");
+});
+
+Deno.test("vet_sql: FIRST_USER_OID is PostgreSQL's FirstNormalObjectId, 16384 (the cluster's first user object gets it)", () => {
+  assertEquals(FIRST_USER_OID, 16384);
+});
+
+Deno.test("vet_sql: a name with a quote (o'f) reaches the catalog as written, inside one literal", async () => {
+  const { exec, inputs } = fakeCatalog([[]]);
+  await vetPostgres(
+    exec,
+    analysis({ functions: [{ schema: "s'x", name: "o'f", args: 1 }] }),
+  );
+  assertEquals(inputs[0]?.f, [{ s: "s'x", n: "o'f", i: 0, a: 1 }]);
+  const text = vetStatement(JSON.stringify({ f: [{ n: "o'f" }] }));
+  assert(text.startsWith("SELECT set_config('jit', 'off', true);"));
+  assert(text.includes(`'{"f":[{"n":"o''f"}]}'::jsonb`));
+  assert(!text.includes("$1::text::jsonb"));
 });
