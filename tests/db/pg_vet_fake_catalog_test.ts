@@ -518,3 +518,97 @@ Deno.test("vet_sql: a name with a quote (o'f) reaches the catalog as written, in
   assert(text.includes(`'{"f":[{"n":"o''f"}]}'::jsonb`));
   assert(!text.includes("$1::text::jsonb"));
 });
+
+Deno.test("fake catalog: the parser's own reach (COPY … PROGRAM) → write with that reach, without asking", async () => {
+  const { exec, inputs } = fakeCatalog([]);
+  const vetted = await vetPostgres(
+    exec,
+    analysis({ reach: "runs a program on the server", ...callF }),
+  );
+  assertEquals(inputs.length, 0);
+  assertEquals(vetted.tier, "write");
+  assertEquals(vetted.reach, "runs a program on the server");
+  assertEquals(vetted.noDryRun, "runs a program on the server");
+});
+
+Deno.test("fake catalog: pg_hba_file_rules read → write without asking; t.pg_read_file (maybe a column) → asked, optional", async () => {
+  const hba = fakeCatalog([]);
+  const file = await vetPostgres(
+    hba.exec,
+    analysis({ relations: [{ schema: null, name: "pg_hba_file_rules" }] }),
+  );
+  assertEquals(hba.inputs.length, 0);
+  assertEquals(
+    file.reach,
+    "pg_hba_file_rules shows the server's files or configuration",
+  );
+  const column = fakeCatalog([[]]);
+  const notation = await vetPostgres(
+    column.exec,
+    analysis({
+      functions: [{
+        schema: null,
+        name: "pg_read_file",
+        args: 1,
+        optional: true,
+      }],
+    }),
+  );
+  assertEquals(column.inputs[0]?.f, [{
+    s: null,
+    n: "pg_read_file",
+    i: 0,
+    a: 1,
+    o: true,
+  }]);
+  assertEquals(notation.tier, "read");
+});
+
+Deno.test("fake catalog: a built-in relation that holds no credential (pg_roles) → not denied; OID 16383 pg_authid → denied", async () => {
+  const rel = (name: string, oid: number) => ({
+    row: "r",
+    name,
+    oid,
+    relkind: "v",
+    target: false,
+    how: "e",
+  });
+  const roles = await vetPostgres(
+    fakeCatalog([[rel("pg_catalog.pg_roles", 12000)]]).exec,
+    analysis({ relations: [{ schema: null, name: "pg_roles" }] }),
+  );
+  assertEquals(roles.denied, null);
+  const edge = await vetPostgres(
+    fakeCatalog([[rel("pg_catalog.pg_authid", 16383)]]).exec,
+    analysis({ relations: [{ schema: null, name: "pg_authid" }] }),
+  );
+  assertMatch(edge.denied ?? "", /pg_authid/);
+});
+
+Deno.test("fake catalog: a body without SET search_path runs with its caller's → its names are asked on the caller's path", async () => {
+  const { exec, inputs } = fakeCatalog([
+    [proc({
+      oid: 20000,
+      source: "select g()",
+      config: ["work_mem=1MB", "search_path=s"],
+    })],
+    [proc({ oid: 20001, via: 20000, signature: "g()", source: "select h()" })],
+    [],
+  ]);
+  await vetPostgres(exec, analysis(callF));
+  assertEquals(inputs.length, 3);
+  assertEquals(inputs[2]?.f, [{
+    s: null,
+    n: "h",
+    i: 0,
+    w: 20001,
+    p: ["s"],
+    a: 0,
+  }]);
+});
+
+Deno.test("fake catalog: a body reached from the statement without SET search_path → asked on the session's path (no p)", async () => {
+  const { exec, inputs } = fakeCatalog([[proc({ source: "select g()" })], []]);
+  await vetPostgres(exec, analysis(callF));
+  assertEquals(inputs[1]?.f, [{ s: null, n: "g", i: 0, w: 20000, a: 0 }]);
+});
