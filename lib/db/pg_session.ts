@@ -137,9 +137,31 @@ export function isWriteAfterClose(error: unknown): boolean {
   ) && /postgres[\\/][^\n]*connection\.js/.test(stack) &&
     /nextWrite/.test(stack);
 }
+
+/**
+ * postgres.js's own note that a connection closed under it, or the server's
+ * word that it is closing it (an
+ * administrator's pg_terminate_backend of an idle pooled session, a server
+ * restart): raised from its socket's close handler on a promise of its own
+ * that no caller holds, so it would arrive as an unhandled rejection and end
+ * the process. Every statement dbport sends has its own handler; this one
+ * carries no statement and is only the session's loss, which the next call
+ * on that session meets as its own error.
+ */
+export function isOrphanedClose(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = thrown(error).code;
+  // 57P01 admin_shutdown (pg_terminate_backend), 57P02 crash_shutdown,
+  // 57P05 idle_session_timeout: said to an idle session before it closes.
+  return /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|57P0[125])$/.test(code) &&
+    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "");
+}
+
 globalThis.addEventListener("error", (event) => {
   if (isWriteAfterClose(event.error)) event.preventDefault();
 });
 globalThis.addEventListener("unhandledrejection", (event) => {
-  if (isWriteAfterClose(event.reason)) event.preventDefault();
+  if (isWriteAfterClose(event.reason) || isOrphanedClose(event.reason)) {
+    event.preventDefault();
+  }
 });

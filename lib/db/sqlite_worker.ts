@@ -161,6 +161,7 @@ function close(db: Deno.PointerValue): void {
 function reap(orphans: bigint[]): void {
   const lib = sqlite3();
   const handles = orphans.map((value) => Deno.UnsafePointer.create(value));
+  if (handles.length === 0) return;
   for (const db of handles) lib.sqlite3_interrupt(db);
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
   for (const db of handles) {

@@ -5,8 +5,8 @@
  * keeps that one error from ending the process, and only that one.
  */
 
-import { assert } from "@std/assert";
-import { isWriteAfterClose } from "../../lib/db/pg_session.ts";
+import { assert, assertEquals } from "@std/assert";
+import { isOrphanedClose, isWriteAfterClose } from "../../lib/db/pg_session.ts";
 import { sleep } from "../../lib/sleep.ts";
 
 function postgresWriteError(message: string, kind = Error): Error {
@@ -45,4 +45,35 @@ Deno.test("the net takes only postgres.js's write after close", () => {
   );
   assert(!isWriteAfterClose(postgresWriteError("something else")));
   assert(!isWriteAfterClose("This socket has been ended by the other party"));
+});
+
+Deno.test("isOrphanedClose() takes postgres.js's own word that a session closed (CONNECTION_CLOSED, 57P01/02/05), and nothing else", () => {
+  const lost = (code: string, stack: string) =>
+    Object.assign(new Error("terminating connection"), { code, stack });
+  const inPostgres =
+    "Error\n    at closed (file:///x/registry.npmjs.org/postgres/3.4.9/src/connection.js:453:57)";
+  for (
+    const code of [
+      "CONNECTION_CLOSED",
+      "CONNECTION_ENDED",
+      "57P01",
+      "57P02",
+      "57P05",
+    ]
+  ) {
+    assertEquals(isOrphanedClose(lost(code, inPostgres)), true, code);
+  }
+  // Another code, another place, or not an Error: a real failure, not taken.
+  assertEquals(isOrphanedClose(lost("42P01", inPostgres)), false);
+  assertEquals(isOrphanedClose(lost("57P03", inPostgres)), false);
+  assertEquals(
+    isOrphanedClose(
+      lost(
+        "CONNECTION_CLOSED",
+        "Error\n    at dbport (lib/db/postgres.ts:1:1)",
+      ),
+    ),
+    false,
+  );
+  assertEquals(isOrphanedClose({ code: "57P01", stack: inPostgres }), false);
 });

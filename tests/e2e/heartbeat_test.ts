@@ -13,6 +13,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { type Fixture, needs, openFixture } from "../_db.ts";
 import { modernRequest, postModern, type TestServer } from "../_server.ts";
 import { requestId } from "../_tool_call.ts";
+import postgres from "postgres";
 
 const HEARTBEAT_MS = 150;
 
@@ -74,12 +75,34 @@ Deno.test("heartbeats arrive while an approval waits on the host", async () => {
   );
 });
 
-for (
-  const [engine, sleep] of [
-    ["postgres", "select pg_sleep(1.2) as slept"],
-    ["mysql", "select sleep(1.2) as slept"],
-  ] as const
-) {
+/**
+ * A statement that takes about 1.2 s whatever the machine's load: MariaDB's
+ * SLEEP(); on PostgreSQL (pg_sleep is off the read allowlist) a read that
+ * waits for another session's lock, released after 1.2 s.
+ */
+async function slowRead(
+  fixture: Fixture,
+): Promise<[string, () => Promise<void>]> {
+  if (fixture.engine !== "postgres") {
+    return ["select sleep(1.2) as slept", () => Promise.resolve()];
+  }
+  const table = `"${fixture.schema}".authors`;
+  const holder = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  const reserved = await holder.reserve();
+  await reserved.unsafe(`begin; lock table ${table} in access exclusive mode`)
+    .simple();
+  const released = new Promise<void>((resolve) =>
+    setTimeout(async () => {
+      await reserved.unsafe("commit").simple();
+      reserved.release();
+      await holder.end();
+      resolve();
+    }, 1_200)
+  );
+  return [`select count(*) as slept from ${table}`, () => released];
+}
+
+for (const engine of ["postgres", "mysql"] as const) {
   Deno.test(
     `${engine}: heartbeats arrive while a long statement runs`,
     needs(engine),
@@ -89,11 +112,13 @@ for (
       await using server = await serverWith([saved], {}, {
         heartbeatMs: HEARTBEAT_MS,
       });
+      const [sleep, released] = await slowRead(fixture);
       const frames = await callStreaming(server, {
         connection_id: saved.id,
         query: sleep,
         timeout_seconds: 40,
       });
+      await released();
       assertEquals(frames.at(-1)!.result?.isError, undefined);
       const beats = heartbeats(frames, /^waiting for the statement on "Slow"/);
       assert(beats.length >= 4, JSON.stringify(frames));
@@ -108,6 +133,9 @@ Deno.test("no heartbeat without a progressToken, and none when progress flows", 
   await using server = await serverWith([saved], {}, {
     heartbeatMs: HEARTBEAT_MS,
   });
+  // The file's worker is started by a first call: what is measured is a
+  // quick statement, not the worker's start.
+  await callStreaming(server, { connection_id: saved.id, query: "select 1" });
   const frames = await callStreaming(server, {
     connection_id: saved.id,
     query: "select 1",

@@ -362,7 +362,7 @@ Deno.test({
 
 /**
  * A second `serve` in its own home, with a saved PostgreSQL connection under
- * dbport's own application_name, kept busy (pg_sleep) until disposed.
+ * dbport's own application_name, kept busy (a read that takes a while) until disposed.
  */
 async function startBystander(): Promise<
   AsyncDisposable & { answered(): number }
@@ -383,7 +383,8 @@ async function startBystander(): Promise<
         name: "execute_query",
         arguments: {
           connection_id: saved.id,
-          query: "select pg_sleep(0.5) as slept",
+          query:
+            "with recursive c(x) as (select 1 union all select x + 1 from c where x < 200000) select count(*) as slept from c",
         },
       }, crypto.randomUUID());
       try {
