@@ -307,7 +307,7 @@ Deno.test("fake catalog: pg_catalog.pg_authid read → denied; a post-initdb rel
   assertEquals(user.denied, null);
 });
 
-Deno.test("fake catalog: a foreign or ruled table → no dry run as a target; read only → nothing", async () => {
+Deno.test("fake catalog: a foreign or ruled table → no dry run as a target; a foreign table read → a write, no plan", async () => {
   const targets = [{ schema: null, name: "t" }];
   const rel = (relkind: string, target: boolean) => ({
     row: "r",
@@ -343,7 +343,16 @@ Deno.test("fake catalog: a foreign or ruled table → no dry run as a target; re
     fakeCatalog([[rel("f", false)]]).exec,
     analysis({ relations: targets }),
   );
-  assertEquals(read.noDryRun, null);
+  // Reading it runs its foreign-data wrapper (file_fdw's `program`).
+  assertEquals(read.tier, "write");
+  assertMatch(read.why ?? "", /public\.t is a foreign table/);
+  assert(read.noPlan !== null);
+  const ruledRead = await vetPostgres(
+    fakeCatalog([[rel("rR", false)]]).exec,
+    analysis({ relations: targets }),
+  );
+  assertEquals(ruledRead.noDryRun, null);
+  assertEquals(ruledRead.tier, "read");
 });
 
 Deno.test("fake catalog: SQL bodies 8 levels deep → 8 round trips, then write (deeper than 8 levels)", async () => {
