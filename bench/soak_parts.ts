@@ -61,8 +61,10 @@ async function consolePolicy(home: string, id: string): Promise<number> {
   if (!parsed.ok || parsed.handshake.console === undefined) {
     throw new Error("the server runs no console");
   }
-  const { port, key } = parsed.handshake.console;
-  const base = `http://127.0.0.1:${port}`;
+  const { port, key, path } = parsed.handshake.console;
+  // Every console URL sits under its path prefix; Origin is the bare origin.
+  const origin = `http://127.0.0.1:${port}`;
+  const base = `${origin}${path}`;
   const login = await fetch(`${base}/?key=${key}`, { redirect: "manual" });
   await login.body?.cancel();
   const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
@@ -76,7 +78,7 @@ async function consolePolicy(home: string, id: string): Promise<number> {
     redirect: "manual",
     headers: {
       cookie,
-      origin: base,
+      origin,
       "content-type": "application/x-www-form-urlencoded",
     },
     body: new URLSearchParams({
