@@ -61,6 +61,29 @@ const STUCK_MS = 10;
 /** How long a COMMIT may wait for readers (it is never stopped). */
 const COMMIT_MS = 5_000;
 
+/**
+ * The calls' stop flags: slots of one shared buffer, one per call in flight,
+ * rather than a SharedArrayBuffer (a backing store of its own, freed only when
+ * both threads have collected it) per call.
+ */
+const FLAG_SLOTS = 4096;
+const flagBuffer = new SharedArrayBuffer(4 * FLAG_SLOTS);
+const freeFlags: number[] = Array.from({ length: FLAG_SLOTS }, (_, i) => i);
+
+function takeFlag(): { flag: Int32Array; slot: number | null } {
+  const slot = freeFlags.pop();
+  if (slot === undefined) {
+    return { flag: new Int32Array(new SharedArrayBuffer(4)), slot: null };
+  }
+  const flag = new Int32Array(flagBuffer, slot * 4, 1);
+  Atomics.store(flag, 0, 0);
+  return { flag, slot };
+}
+
+function freeFlag(slot: number | null): void {
+  if (slot !== null) freeFlags.push(slot);
+}
+
 /** A SQLite driver whose worker starts on first use; `client` is for tests. */
 export function openSqlite(
   config: SqliteConfig,
@@ -125,8 +148,9 @@ export function openSqlite(
   ): Promise<T> => {
     throwIfAborted(options.signal);
     await exists();
-    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const { flag, slot } = takeFlag();
     const deadline = Date.now() + options.timeoutMs;
+    let stopped = false;
     try {
       return await stoppable(
         () =>
@@ -136,10 +160,16 @@ export function openSqlite(
             onBatch,
           ),
         options,
-        () => Atomics.store(flag, 0, 1),
+        () => {
+          stopped = true;
+          Atomics.store(flag, 0, 1);
+        },
       );
     } catch (error) {
       throw fail(error);
+    } finally {
+      // A stopped call's worker may still hold its flag: never handed out again.
+      if (!stopped) freeFlag(slot);
     }
   };
 
