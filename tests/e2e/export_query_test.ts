@@ -18,6 +18,12 @@ import { modernRequest, postModern, type TestServer } from "../_server.ts";
 import { callTool, requestId, toolErrorText } from "../_tool_call.ts";
 
 const ROWS = 100_000;
+/**
+ * The memory test's export: 300 MB. A streaming export's peak grows by the V8
+ * heap's own sizing on the first large export (measured 40-80 MiB, the same at
+ * 100 MB and 300 MB); one that buffers the result grows by more than the result.
+ */
+const RSS_ROWS = 300_000;
 
 /** A statement of `ROWS` rows of about 1 KB each (100 MB in all). */
 function wideRows(fixture: Fixture, rows = ROWS): string {
@@ -273,7 +279,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; peak: number }> {
 }
 
 Deno.test(
-  "the server process's peak RSS grows < 64 MiB while exporting 100,000 rows of 1 KB from each engine",
+  "the server process's peak RSS grows < 128 MiB while exporting 300,000 rows of 1 KB (300 MB) from each engine",
   {
     ...needs("postgres", "mysql"),
     ignore: needs("postgres", "mysql").ignore || Deno.build.os !== "linux",
@@ -316,16 +322,16 @@ Deno.test(
             const before = await memoryOf(serve.child.pid);
             const result = await call("export_query", {
               connection_id: id,
-              query: wideRows(fixture),
+              query: wideRows(fixture, RSS_ROWS),
               format,
               timeout_seconds: 300,
             });
             assert(result.isError !== true, JSON.stringify(result));
-            assertEquals(result.structuredContent.rows, ROWS);
+            assertEquals(result.structuredContent.rows, RSS_ROWS);
             const after = await memoryOf(serve.child.pid);
             const growth = after.peak - before.rss;
             assert(
-              growth < 64 * 1024 * 1024,
+              growth < 128 * 1024 * 1024,
               `${fixture.engine} ${format}: peak RSS grew ${
                 (growth / 1048576).toFixed(1)
               } MiB`,
