@@ -535,7 +535,24 @@ function streamRows(
     // each returned row is one it changed.
     let returned = 0;
     let cutting = false;
-    const query = connection.query({ sql: text, rowsAsArray: true });
+    // Bound values go by MariaDB's prepared statements (COM_STMT_EXECUTE,
+    // the binary protocol), never into the text; the statement is closed
+    // once read (unbound), so mysql2's cache never outlives a RESET.
+    const bound = options.params !== undefined && options.params.length > 0;
+    const query = bound
+      ? connection.execute({
+        sql: text,
+        values: options.params as unknown[],
+        rowsAsArray: true,
+      })
+      : connection.query({ sql: text, rowsAsArray: true });
+    const unprepare = () => {
+      if (bound) {
+        try {
+          connection.unprepare(text);
+        } catch { /* the session is destroyed or recycled anyway */ }
+      }
+    };
     // A row larger than a read can hold is never read whole: the guard
     // stops handing bytes to mysql2 at its header (mysql_row_guard.ts).
     const guard = cut === null ? undefined : rowGuardOf(connection);
@@ -576,6 +593,7 @@ function streamRows(
     });
     const finish = () => {
       guard?.clear();
+      unprepare();
       resolve({
         columns: fields.map((field) => field.name),
         rows: budget.rows,
@@ -588,6 +606,7 @@ function streamRows(
     };
     query.on("error", (error: { errno?: number }) => {
       guard?.clear();
+      unprepare();
       // 1317: query execution was interrupted, by our own cut.
       if (cutting && error.errno === 1317) finish();
       else reject(error);

@@ -410,7 +410,13 @@ function runStatement(
   let pending: { cancel(): void } | null = null;
   return stoppable(
     async () => {
-      const query = reserved.unsafe(text).raw();
+      // Bound values go by the extended protocol (Parse/Bind), never into
+      // the text; postgres.js sends a value's type only for booleans, so
+      // the server infers the rest from where each $n stands.
+      const query =
+        (options.params?.length
+          ? reserved.unsafe(text, options.params as never[])
+          : reserved.unsafe(text)).raw();
       pending = query;
       return await readRows(query, text, options, whole);
     },

@@ -206,6 +206,7 @@ export function openSqlite(
       type: "write",
       id,
       sql: text,
+      ...(options.params?.length ? { params: options.params } : {}),
       limits: limits(options),
       needsTransaction: options.beforeCommit !== undefined ||
         options.track !== undefined,
@@ -303,6 +304,7 @@ export function openSqlite(
       options.mode === "write" ? write(text, options) : statement(options, {
         type: "query",
         sql: text,
+        ...(options.params?.length ? { params: options.params } : {}),
         limits: limits(options),
         maxBytes: options.maxBytes,
       }),

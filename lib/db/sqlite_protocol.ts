@@ -42,10 +42,18 @@ export type Request =
   }
   | Watch & { type: "rows"; sql: string; params: readonly unknown[] }
   | Watch & { type: "prepare"; sql: string }
-  | Watch & { type: "query"; sql: string; limits: Limits }
+  | Watch & {
+    type: "query";
+    sql: string;
+    limits: Limits;
+    /** Values bound to the statement's placeholders (sqlite3_bind_*). */
+    params?: readonly unknown[];
+  }
   | Watch & {
     type: "write";
     sql: string;
+    /** Values bound to the statement's placeholders (sqlite3_bind_*). */
+    params?: readonly unknown[];
     limits: Limits;
     /** A statement that refuses a transaction is refused, not run alone. */
     needsTransaction: boolean;

@@ -355,10 +355,12 @@ async function write(
       let result: QueryResult;
       const before = totalChanges(db);
       const statement = (text: string, limits = request.limits) =>
+        // The client's statement, or the tracked form built around it
+        // (the same placeholders in the same places): its values bind.
         run(
           db,
           text,
-          [],
+          request.params ?? [],
           false,
           (prepared) => readRows(db, prepared, limits, true),
         );
@@ -599,7 +601,7 @@ function handle(request: Request): void {
               db,
               request,
               () =>
-                run(db, request.sql, [], true, (prepared) =>
+                run(db, request.sql, request.params ?? [], true, (prepared) =>
                   readRows(db, prepared, request.limits, false)),
             )
           ),

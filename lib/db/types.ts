@@ -176,8 +176,21 @@ export interface SchemaOverview {
   totalTables: number;
 }
 
+/**
+ * A value bound to a placeholder (`$1` on PostgreSQL, `?` on MariaDB and
+ * SQLite) by the engine's own protocol, never written into the text: null
+ * is SQL NULL; a 64-bit integer past 2^53 travels as its text.
+ */
+export type BindValue = string | number | boolean | null;
+
 /** How a query runs. */
 export interface QueryOptions {
+  /**
+   * Values for the statement's placeholders, bound by the engine's protocol
+   * (PostgreSQL's extended protocol, MariaDB's prepared statements, SQLite's
+   * sqlite3_bind_*); absent or empty: the statement has none.
+   */
+  params?: readonly BindValue[];
   /**
    * `read`: inside the engine's read-only mode, always rolled back. `write`:
    * inside a transaction that commits when the statement succeeds; the

@@ -15,11 +15,12 @@ import {
 } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { DbError } from "../../db/errors.ts";
-import type { Driver } from "../../db/types.ts";
+import type { BindValue, Driver } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import { consentReasons } from "../consent.ts";
 import type { CallContext, Principal } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";
+import { withValues } from "./bind.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { didYouMean, nearest } from "./nearest.ts";
 import { previewWrite, type WritePreview } from "./preview.ts";
@@ -190,6 +191,7 @@ export async function admitStatement(
   statement: Classified,
   operation: string,
   timeoutSeconds: number,
+  params: readonly BindValue[] = [],
 ): Promise<WritePreview | null> {
   const connection = resolved.connection;
   const firstUse = connection.aiPolicy === "askEachTime" &&
@@ -205,6 +207,7 @@ export async function admitStatement(
     preview = await previewWrite(resolved, statement, {
       timeoutSeconds: seconds,
       signal: ctx.signal,
+      params,
     }).catch((error) => {
       // A lock wait or a long write: said as the preview's own limit.
       if (error instanceof DbError && error.kind === "timeout") {
@@ -220,7 +223,8 @@ export async function admitStatement(
     kind: firstUse ? "connection" : statement.tier,
     tier: statement.tier,
     connection,
-    statement: statement.text,
+    // The user sees the values the statement will bind, not just "$1".
+    statement: withValues(statement.text, params),
     operation,
     reasons,
     grantsConnection: firstUse,

@@ -6,15 +6,18 @@
  * @module
  */
 
+import type { BindValue } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 
-/** One argument of a tool: a string, an integer, a boolean or choices. */
+/** One argument of a tool: a string, a number, a boolean, choices or values. */
 export type ArgumentSpec =
   | StringArgument
   | IntegerArgument
+  | NumberArgument
   | BooleanArgument
-  | ChoicesArgument;
+  | ChoicesArgument
+  | ValuesArgument;
 
 /** A string argument, optionally one of a fixed set (`enum`). */
 export interface StringArgument {
@@ -32,6 +35,22 @@ export interface IntegerArgument {
   description?: string;
   minimum?: number;
   maximum?: number;
+}
+
+/** A number argument (a saved query's `float` or `decimal` parameter). */
+export interface NumberArgument {
+  type: "number";
+  description?: string;
+}
+
+/**
+ * A list of scalar values (`execute_query`'s `params`): each a string, a
+ * number, a boolean or null. Published as a JSON Schema array.
+ */
+export interface ValuesArgument {
+  type: "values";
+  description?: string;
+  maxItems?: number;
 }
 
 /** A boolean argument. */
@@ -61,7 +80,9 @@ export interface ArgumentsSpec<
 /** The value an argument of spec `S` has once checked. */
 export type ValueOf<S extends ArgumentSpec> = S extends StringArgument ? string
   : S extends IntegerArgument ? number
+  : S extends NumberArgument ? number
   : S extends ChoicesArgument<infer T> ? readonly T[]
+  : S extends ValuesArgument ? readonly BindValue[]
   : boolean;
 
 /**
@@ -76,7 +97,12 @@ export type ArgumentsOf<
   & { readonly [K in Exclude<keyof P & string, R>]?: ValueOf<P[K]> };
 
 /** A checked argument value. */
-export type ArgumentValue = string | number | boolean | readonly string[];
+export type ArgumentValue =
+  | string
+  | number
+  | boolean
+  | readonly string[]
+  | readonly BindValue[];
 
 /** Checked argument values, untyped. */
 export type Arguments = Readonly<Record<string, ArgumentValue>>;
@@ -85,7 +111,18 @@ export type Arguments = Readonly<Record<string, ArgumentValue>>;
 export function inputSchema(spec: ArgumentsSpec): JsonObject {
   const properties: JsonObject = {};
   for (const [name, argument] of Object.entries(spec.properties)) {
-    properties[name] = argument.type === "array"
+    properties[name] = argument.type === "values"
+      ? {
+        type: "array",
+        items: { type: ["string", "number", "boolean", "null"] },
+        ...(argument.maxItems === undefined
+          ? {}
+          : { maxItems: argument.maxItems }),
+        ...(argument.description === undefined
+          ? {}
+          : { description: argument.description }),
+      }
+      : argument.type === "array"
       ? {
         type: "array",
         items: { type: "string", enum: [...argument.items.enum] },
@@ -116,6 +153,12 @@ function typeText(argument: ArgumentSpec): string {
         }`;
     case "integer":
       return "an integer";
+    case "number":
+      return "a number";
+    case "values":
+      return `a list of strings, numbers, booleans or nulls${
+        argument.maxItems === undefined ? "" : ` (at most ${argument.maxItems})`
+      }`;
     case "boolean":
       return "true or false";
     case "array":
@@ -132,6 +175,17 @@ function hasType(
   switch (argument.type) {
     case "integer":
       return typeof value === "number" && Number.isInteger(value);
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "values":
+      return Array.isArray(value) &&
+        (argument.maxItems === undefined ||
+          value.length <= argument.maxItems) &&
+        value.every((item) =>
+          item === null || typeof item === "string" ||
+          typeof item === "boolean" ||
+          (typeof item === "number" && Number.isFinite(item))
+        );
     case "string":
       return typeof value === "string" &&
         (argument.enum === undefined || argument.enum.includes(value));

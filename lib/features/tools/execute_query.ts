@@ -12,6 +12,7 @@ import type { ToolEntry } from "../catalog.ts";
 import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
+import { PARAMS } from "./bind.ts";
 import { invalidArgument } from "./failure.ts";
 import { vetStatement } from "./vet.ts";
 import { CONNECTION_ID } from "./shared.ts";
@@ -34,6 +35,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
       properties: {
         connection_id: CONNECTION_ID,
         query: QUERY,
+        params: PARAMS,
         max_rows: {
           type: "integer",
           minimum: 1,
@@ -67,17 +69,20 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
       }
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
-      const { resolved, statement, preview } = await vetStatement(deps, ctx, {
+      const vetted = await vetStatement(deps, ctx, {
         connectionId: id,
         query,
         timeoutSeconds: timeout,
         operation: "a query",
         readsOnly: false,
+        ...(args.params === undefined ? {} : { params: args.params }),
       });
+      const { resolved, statement, preview } = vetted;
       return await runClassified(deps, ctx, resolved, statement, {
         maxRows,
         timeoutSeconds: timeout,
         preview,
+        params: vetted.params,
       });
     },
   });

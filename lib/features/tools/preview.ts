@@ -16,6 +16,7 @@ import { dryRunRefusal, planRefusal } from "../../db/dry_run.ts";
 import { DbError } from "../../db/errors.ts";
 import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
 import type {
+  BindValue,
   Cell,
   Changes,
   QueryOptions,
@@ -81,6 +82,8 @@ class DryRun extends DbError {
 export interface PreviewCall {
   timeoutSeconds: number;
   signal: AbortSignal;
+  /** Values bound to the statement's placeholders. */
+  params?: readonly BindValue[];
 }
 
 /**
@@ -272,6 +275,8 @@ async function heldBack(
   try {
     await resolved.driver.query(text, {
       ...limits,
+      // The statement's own placeholders, or its plan's (the same ones).
+      ...(call.params?.length ? { params: call.params } : {}),
       mode: "write",
       timeoutMs: call.timeoutSeconds * 1000,
       signal: call.signal,

@@ -11,7 +11,7 @@
 
 import type { Settings } from "../../app/settings.ts";
 import type { Truncation } from "../../db/budget.ts";
-import type { Cell, QueryOptions } from "../../db/types.ts";
+import type { BindValue, Cell, QueryOptions } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
@@ -65,6 +65,7 @@ export async function countRows(
   resolved: Resolved,
   ctx: CallContext,
   sql: string,
+  params: readonly BindValue[] = [],
 ): Promise<number | null> {
   const inner = sql.replace(/[\s;]+$/, "");
   if (inner.includes(";")) return null;
@@ -73,6 +74,8 @@ export async function countRows(
     const checked = await classifyQuery(text, resolved, ctx);
     if (checked.tier !== "read") return null;
     const result = await resolved.driver.query(checked.text, {
+      // The wrapper adds no placeholder: the values bind as before.
+      ...(params.length > 0 ? { params } : {}),
       mode: "read",
       maxRows: 1,
       maxBytes: 10_000,

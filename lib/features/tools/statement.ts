@@ -15,7 +15,7 @@ import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import { DbError } from "../../db/errors.ts";
-import type { QueryResult } from "../../db/types.ts";
+import type { BindValue, QueryResult } from "../../db/types.ts";
 import type { FeatureDeps } from "../deps.ts";
 import type { Resolved } from "./access.ts";
 import type { IntegerArgument, StringArgument } from "./arguments.ts";
@@ -229,6 +229,8 @@ export async function runClassified(
     timeoutSeconds: number;
     /** The approved preview the write is held to (access.ts admitStatement). */
     preview?: WritePreview | null;
+    /** Values bound to the statement's placeholders. */
+    params?: readonly BindValue[];
   },
 ): Promise<JsonObject> {
   const settings = deps.settings();
@@ -241,7 +243,9 @@ export async function runClassified(
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
   const remember = historyOf(deps, ctx, resolved, statement);
+  const params = limits.params ?? [];
   const result = await resolved.driver.query(statement.text, {
+    ...(params.length > 0 ? { params } : {}),
     mode: write ? "write" : "read",
     maxRows: limits.maxRows,
     ...answerLimits(settings),
@@ -286,7 +290,7 @@ export async function runClassified(
       rowsReturned: answer.rows.length,
       maxRows: limits.maxRows,
       total: rowsCut && !write
-        ? await countRows(resolved, ctx, statement.text)
+        ? await countRows(resolved, ctx, statement.text, params)
         : null,
     };
     truncation = truncationOf(left, settings);

@@ -9,9 +9,11 @@
  */
 
 import type { Classified } from "../../db/classifier.ts";
+import type { BindValue } from "../../db/types.ts";
 import type { CallContext } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { admitStatement, resolveConnection, type Resolved } from "./access.ts";
+import { checkParams } from "./bind.ts";
 import { ToolFailure } from "./failure.ts";
 import type { WritePreview } from "./preview.ts";
 import { checkWrite, classifyQuery } from "./statement.ts";
@@ -21,6 +23,8 @@ export interface Vetted {
   resolved: Resolved;
   statement: Classified & { why?: string | null };
   preview: WritePreview | null;
+  /** The values bound to its placeholders (none: empty). */
+  params: readonly BindValue[];
 }
 
 /**
@@ -36,9 +40,17 @@ export async function vetStatement(
     timeoutSeconds: number;
     operation: string;
     readsOnly: boolean;
+    /** Values for the statement's placeholders (execute_query's params). */
+    params?: readonly BindValue[];
   },
 ): Promise<Vetted> {
   const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
+  // Counted by the engine's lexer before anything reaches the database.
+  const params = checkParams(
+    request.params,
+    request.query,
+    resolved.driver.engine,
+  );
   const statement = await classifyQuery(request.query, resolved, ctx);
   if (request.readsOnly && statement.tier !== "read") {
     throw new ToolFailure(
@@ -68,6 +80,7 @@ export async function vetStatement(
     statement,
     request.operation,
     request.timeoutSeconds,
+    params,
   );
-  return { resolved, statement, preview };
+  return { resolved, statement, preview, params };
 }

@@ -1,0 +1,84 @@
+/**
+ * `execute_query`'s `params`: values bound to the statement's placeholders
+ * (`$1…` on PostgreSQL, `?` on MariaDB and SQLite) by the engine's own
+ * protocol, so a value is never quoted into the text (docs/wire.md "Bind
+ * parameters"). The statement is vetted with its placeholders in place; a
+ * placeholder is a value, so it cannot change what the statement does.
+ *
+ * @module
+ */
+
+import type { Engine } from "../../db/engines.ts";
+import { placeholderCount } from "../../db/placeholders.ts";
+import type { BindValue } from "../../db/types.ts";
+import type { ValuesArgument } from "./arguments.ts";
+import { invalidArgument } from "./failure.ts";
+
+/** The most values one statement binds. */
+export const MAX_PARAMS = 1_000;
+
+/** `params`: the values, in placeholder order. */
+export const PARAMS: ValuesArgument = {
+  type: "values",
+  // tools/list is lean (issue 36): the limit and the big-integer rule are
+  // said by the error that enforces them.
+  description: "Values for $1…/? placeholders.",
+};
+
+/** How the engine writes its placeholders, for messages. */
+const PLACEHOLDERS: Record<Engine, string> = {
+  postgres: "$1, $2, …",
+  mysql: "?",
+  sqlite: "?, ?NNN or :name",
+};
+
+/**
+ * Check `params` against `sql` on `engine`: as many values as the
+ * statement's placeholders take, and no integer a JSON number cannot hold
+ * exactly (past 2^53 it must come as a string, which the engine converts).
+ */
+export function checkParams(
+  params: readonly BindValue[] | undefined,
+  sql: string,
+  engine: Engine,
+): readonly BindValue[] {
+  const values = params ?? [];
+  if (values.length > MAX_PARAMS) {
+    throw invalidArgument(
+      `params has ${values.length} values; the limit is ${MAX_PARAMS}`,
+    );
+  }
+  values.forEach((value, i) => {
+    if (
+      typeof value === "number" && !Number.isSafeInteger(value) &&
+      Number.isInteger(value)
+    ) {
+      throw invalidArgument(
+        `params[${i}] is ${value}, an integer past 2^53, where a JSON number loses digits: pass it as a string ("${
+          BigInt(value)
+        }" is what arrived)`,
+      );
+    }
+  });
+  const wanted = placeholderCount(sql, engine);
+  if (wanted !== values.length) {
+    throw invalidArgument(
+      `the statement has ${wanted} placeholder${wanted === 1 ? "" : "s"} (${
+        PLACEHOLDERS[engine]
+      }) but params has ${values.length} value${
+        values.length === 1 ? "" : "s"
+      }: pass one value per placeholder, in order`,
+    );
+  }
+  return values;
+}
+
+/** The statement as the user is asked about it: its bound values said. */
+export function withValues(
+  sql: string,
+  params: readonly BindValue[],
+): string {
+  return params.length === 0
+    ? sql
+    : `${sql}\n-- bound values, in order: ${JSON.stringify(params)}`;
+}
