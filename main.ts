@@ -41,6 +41,7 @@ Commands:
                      Change one setting in settings.json (checked as the file is)
   connections        Add, list, change, remove and test saved connections (connections --help)
   tokens             Create, list and revoke access tokens (tokens --help)
+  queries            Add, edit, list and remove saved queries, offered to AI clients as tools (queries --help)
   clients            Clients seen in the last 5 minutes [--json]
   activity           The activity log [--limit N] [--follow] [--json]
   history            The statements AI clients ran [--connection C] [--grep TEXT] [--limit N] [--json|--csv]
@@ -289,6 +290,24 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
         ),
     };
   }),
+  queries: withUsage(async () => {
+    const { QUERIES_USAGE, queriesCommand } = await import(
+      "./lib/cli/queries.ts"
+    );
+    const { QUERIES_FILE } = await import("./lib/app/queries.ts");
+    return {
+      usage: QUERIES_USAGE,
+      run: (args) =>
+        queriesCommand(
+          {
+            connections: inAppDir(appDataDir(), CONNECTIONS_FILE),
+            queries: inAppDir(appDataDir(), QUERIES_FILE),
+          },
+          args,
+          consoleIO,
+        ),
+    };
+  }),
   clients: async (args) => {
     const { clientsCommand } = await import("./lib/cli/activity.ts");
     return await withStateDb((db) => clientsCommand(db, args, consoleIO));
@@ -361,7 +380,13 @@ if (import.meta.main) {
   const command = COMMANDS[name];
   if (
     command === undefined ||
-    (!["tokens", "connections", "client-config", "history"].includes(name) &&
+    (![
+      "tokens",
+      "connections",
+      "queries",
+      "client-config",
+      "history",
+    ].includes(name) &&
       rest.includes("--help"))
   ) {
     if (command === undefined) console.error(`Unknown command "${name}"\n`);

@@ -59,6 +59,11 @@ export class Catalog {
   readonly resourceProviders: readonly ResourceProvider[];
   /** Completes argument values; without one every completion is empty. */
   readonly completer: Completer | null;
+  /**
+   * Tools that depend on the caller and on files the user edits (saved
+   * queries, docs/queries.md): asked at each tools/list and tools/call.
+   */
+  readonly callerTools: ((ctx: CallContext) => ToolEntry[]) | null;
   readonly #toolsByName: ReadonlyMap<string, ToolEntry>;
   readonly #promptsByName: ReadonlyMap<string, PromptEntry>;
 
@@ -68,6 +73,7 @@ export class Catalog {
     templates?: TemplateEntry[];
     resourceProviders?: ResourceProvider[];
     completer?: Completer;
+    callerTools?: (ctx: CallContext) => ToolEntry[];
   } = {}) {
     // Sorted by the cursor key with plain code-unit order, which is the order
     // pageAfter() compares in.
@@ -79,6 +85,7 @@ export class Catalog {
     );
     this.resourceProviders = parts.resourceProviders ?? [];
     this.completer = parts.completer ?? null;
+    this.callerTools = parts.callerTools ?? null;
     this.#toolsByName = uniqueMap(this.tools, (t) => t.definition.name, "tool");
     this.#promptsByName = uniqueMap(
       this.prompts,
@@ -90,6 +97,21 @@ export class Catalog {
   /** A tool by name. */
   tool(name: string): ToolEntry | undefined {
     return this.#toolsByName.get(name);
+  }
+
+  /** Every tool this caller may be offered, sorted by name. */
+  toolsFor(ctx: CallContext): readonly ToolEntry[] {
+    if (this.callerTools === null) return this.tools;
+    return sortBy(
+      [...this.tools, ...this.callerTools(ctx)],
+      (tool) => tool.definition.name,
+    );
+  }
+
+  /** A tool by name, the caller's own included. */
+  toolFor(name: string, ctx: CallContext): ToolEntry | undefined {
+    return this.#toolsByName.get(name) ??
+      this.callerTools?.(ctx).find((tool) => tool.definition.name === name);
   }
 
   /** A prompt by name. */

@@ -7,6 +7,7 @@
  */
 
 import type { ConnectionStore } from "../app/connection_store.ts";
+import type { QueryStore } from "../app/queries.ts";
 import type { HistoryStore } from "../app/query_history.ts";
 import type { Settings } from "../app/settings.ts";
 import type { CursorCodec } from "../protocol/cursor.ts";
@@ -17,6 +18,8 @@ import type { Consent } from "./consent.ts";
 /** The features' view of the server. */
 export interface FeatureDeps {
   connections: ConnectionStore;
+  /** The user's saved queries (docs/queries.md); absent: none. */
+  queries?: QueryStore;
   pool: DriverPool;
   settings(): Settings;
   /** Asks the user where a connection's policy says so. */

@@ -17,6 +17,7 @@ import { RESOURCE_TEMPLATES } from "./resources/templates.ts";
 import { resourceSubscriptions } from "./subscriptions/resource_source.ts";
 import { SchemaWatch } from "./subscriptions/schema_watch.ts";
 import { databaseTools } from "./tools/index.ts";
+import { savedQueryTools } from "./tools/saved_query.ts";
 
 /** The catalog and the subscription sources over `deps`. */
 export function databaseFeatures(deps: FeatureDeps): {
@@ -31,6 +32,7 @@ export function databaseFeatures(deps: FeatureDeps): {
       templates: [...RESOURCE_TEMPLATES],
       resourceProviders: [docsResources(tools), connectionResources(deps)],
       completer: databaseCompleter(deps),
+      callerTools: (ctx) => savedQueryTools(deps, ctx),
     }),
     subscriptionSources: [
       resourceSubscriptions(deps, new SchemaWatch(deps)),

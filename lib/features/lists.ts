@@ -87,7 +87,7 @@ export function listHandlers(
       // tools/list shows only what the caller's scopes allow (docs/wire.md
       // "Authentication" 3): a tool needing a scope the caller lacks is hidden.
       (ctx) =>
-        catalog.tools.filter((tool) =>
+        catalog.toolsFor(ctx).filter((tool) =>
           tool.scope === null || ctx.principal.scopes.has(tool.scope)
         ),
       (tool) => tool.definition.name,

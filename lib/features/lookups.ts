@@ -38,7 +38,7 @@ export function lookupHandlers(
   return {
     "tools/call": (ctx) => {
       const name = requireString(ctx.params.name, "params.name", ctx.method);
-      const tool = catalog.tool(name);
+      const tool = catalog.toolFor(name, ctx);
       if (tool === undefined) {
         throw wire.invalidParams(`Unknown tool "${name}"`, { name });
       }

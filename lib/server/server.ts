@@ -11,6 +11,7 @@ import { messageOf } from "../protocol/message_of.ts";
 import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
 import { editFile } from "../app/file_lock.ts";
 import { type FileWatch, watchFile } from "../app/file_watch.ts";
+import { loadQueries, QUERIES_FILE, QueryStore } from "../app/queries.ts";
 import {
   inspectHandshake,
   removeHandshakeIfOurs,
@@ -218,6 +219,7 @@ export async function startServer(
 interface Paths {
   settings: string;
   connections: string;
+  queries: string;
   handshake: string;
 }
 
@@ -226,6 +228,7 @@ interface Stores {
   paths: Paths;
   settings: Settings;
   connections: ConnectionStore;
+  queries: QueryStore;
   pool: DriverPool;
   db: StateDb;
   tokens: TokenStore;
@@ -243,6 +246,7 @@ async function openStores(
   const paths: Paths = {
     settings: inAppDir(home, SETTINGS_FILE),
     connections: inAppDir(home, CONNECTIONS_FILE),
+    queries: inAppDir(home, QUERIES_FILE),
     handshake: inAppDir(home, HANDSHAKE_FILE),
   };
   const loaded = await loadSettings(paths.settings);
@@ -250,6 +254,11 @@ async function openStores(
   const saved = await loadConnections(paths.connections);
   if (!saved.ok) throw new Error(saved.message);
   const connections = new ConnectionStore(saved.connections);
+  // A malformed queries.json does not stop the server: it serves none and
+  // says why (the file is for convenience; connections are the contract).
+  const queried = await loadQueries(paths.queries);
+  if (!queried.ok) log(`dbport: ${queried.message}; serving no saved queries`);
+  const queries = new QueryStore(queried.ok ? queried.queries : []);
   const pool = new DriverPool({
     ssh: defaultSshContext([inAppDir(home, KNOWN_HOSTS_FILE)], sshDir),
   });
@@ -264,6 +273,7 @@ async function openStores(
     paths,
     settings: loaded.settings,
     connections,
+    queries,
     pool,
     db,
     tokens: new TokenStore(db),
@@ -366,6 +376,7 @@ function buildApp(
   const features = databaseFeatures({
     cursors,
     connections: stores.connections,
+    queries: stores.queries,
     pool: stores.pool,
     settings: () => state.settings,
     consent: core.approvals,
@@ -608,7 +619,7 @@ async function watchFiles(
   state: ServerState,
   log: Logger,
 ): Promise<FileWatch[]> {
-  const { settings, connections } = stores.paths;
+  const { settings, connections, queries } = stores.paths;
   return [
     watchFile(
       settings,
@@ -620,6 +631,12 @@ async function watchFiles(
       connections,
       await Deno.readTextFile(connections).catch(() => null),
       (text) => stores.connections.apply(text, connections, log),
+      options.watchIntervalMs,
+    ),
+    watchFile(
+      queries,
+      await Deno.readTextFile(queries).catch(() => null),
+      (text) => void stores.queries.apply(text, queries, log),
       options.watchIntervalMs,
     ),
   ];

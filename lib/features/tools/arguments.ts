@@ -27,12 +27,16 @@ export interface StringArgument {
   maxLength?: number;
   /** Left out where the name and type say it all (tools/list is lean). */
   description?: string;
+  /** What a call that leaves it out gets (published). */
+  default?: string;
 }
 
 /** An integer argument, optionally bounded (the bounds are published). */
 export interface IntegerArgument {
   type: "integer";
   description?: string;
+  /** What a call that leaves it out gets (published). */
+  default?: number;
   minimum?: number;
   maximum?: number;
 }
@@ -41,6 +45,8 @@ export interface IntegerArgument {
 export interface NumberArgument {
   type: "number";
   description?: string;
+  /** What a call that leaves it out gets (published). */
+  default?: number;
 }
 
 /**
@@ -57,6 +63,8 @@ export interface ValuesArgument {
 export interface BooleanArgument {
   type: "boolean";
   description?: string;
+  /** What a call that leaves it out gets (published). */
+  default?: boolean;
 }
 
 /** A list of values from a fixed set (each at most once). */
