@@ -108,6 +108,15 @@ for (const engine of ENGINES) {
         2,
       ]]);
 
+      // A placeholder as a function's argument, and where a read stays a
+      // read: vetting sees the placeholder, never the value.
+      const fn = await run(`select upper(${p(engine, 1)}) as u`, [
+        "delete from notes",
+      ]);
+      assertEquals(fn.json.result.structuredContent.rows, [[
+        "DELETE FROM NOTES",
+      ]]);
+
       // Count mismatches: too few, too many, none given.
       for (
         const [query, params] of [
