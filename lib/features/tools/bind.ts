@@ -36,13 +36,17 @@ const PLACEHOLDERS: Record<Engine, string> = {
  * Check `params` against `sql` on `engine`: as many values as the
  * statement's placeholders take, and no integer a JSON number cannot hold
  * exactly (past 2^53 it must come as a string, which the engine converts).
+ * Without `params` the statement runs as it always did (the engine answers
+ * a placeholder it has no value for), so nothing a client sent before
+ * changes meaning.
  */
 export function checkParams(
   params: readonly BindValue[] | undefined,
   sql: string,
   engine: Engine,
 ): readonly BindValue[] {
-  const values = params ?? [];
+  if (params === undefined) return [];
+  const values = params;
   if (values.length > MAX_PARAMS) {
     throw invalidArgument(
       `params has ${values.length} values; the limit is ${MAX_PARAMS}`,
