@@ -108,6 +108,18 @@ for (const engine of ENGINES) {
         2,
       ]]);
 
+      // A cut read counts its whole result with the same values bound.
+      const cut = await callTool(server, "execute_query", {
+        connection_id: saved.id,
+        query: `select id from ${notes} where id >= ${p(engine, 1)}`,
+        params: [1],
+        max_rows: 1,
+      }, auth);
+      const cutAnswer = cut.json.result.structuredContent;
+      assertEquals(cutAnswer.rows.length, 1);
+      assertEquals(cutAnswer.is_truncated, true);
+      assertEquals(cutAnswer.truncation.total_rows, 2);
+
       // A placeholder as a function's argument, and where a read stays a
       // read: vetting sees the placeholder, never the value.
       const fn = await run(`select upper(${p(engine, 1)}) as u`, [
