@@ -41,7 +41,7 @@ Commands:
                      Change one setting in settings.json (checked as the file is)
   connections        Add, list, change, remove and test saved connections (connections --help)
   tokens             Create, list and revoke access tokens (tokens --help)
-  queries            Add, edit, list and remove saved queries, offered to AI clients as tools (queries --help)
+  queries            Saved queries AI clients call as tools: add, edit, list, remove (queries --help)
   clients            Clients seen in the last 5 minutes [--json]
   activity           The activity log [--limit N] [--follow] [--json]
   history            The statements AI clients ran [--connection C] [--grep TEXT] [--limit N] [--json|--csv]
