@@ -154,161 +154,195 @@ function paramText(param: QueryParam): string {
   }`;
 }
 
-/** Run `dbport queries ...`; returns the exit status. */
-export async function queriesCommand(
-  paths: { connections: string; queries: string },
+/** Where the command reads and writes. */
+export interface QueriesPaths {
+  connections: string;
+  queries: string;
+}
+
+async function savedConnections(
+  paths: QueriesPaths,
+): Promise<SavedConnection[]> {
+  const loaded = await loadConnections(paths.connections);
+  if (!loaded.ok) throw new Error(loaded.message);
+  return loaded.connections;
+}
+
+/** `queries add`: a new query, checked against its connection's engine. */
+async function addQuery(
+  paths: QueriesPaths,
   args: string[],
   io: CliIO,
 ): Promise<number> {
-  const [sub, ...rest] = args;
-  const connections = async () => {
-    const loaded = await loadConnections(paths.connections);
-    if (!loaded.ok) throw new Error(loaded.message);
-    return loaded.connections;
-  };
-  switch (sub) {
-    case "add": {
-      const { flags, positionals } = parse("add", rest);
-      if (positionals.length > 0) {
-        throw new UsageError(`queries add: unexpected ${positionals[0]}`);
-      }
-      for (const flag of ["name", "connection", "sql"] as const) {
-        if (flags[flag] === undefined) {
-          throw new UsageError(`queries add: --${flag} is required`);
-        }
-      }
-      const connection = findConnection(await connections(), flags.connection!);
-      const query = checked({
-        name: flags.name!,
-        connectionId: connection.id,
-        sql: flags.sql!,
-        params: paramsOf(flags.param ?? []),
-        description: flags.description ?? "",
-      }, connection);
-      await editQueries(paths.queries, (fresh) => {
-        if (fresh.some((q) => q.name === query.name)) {
-          throw new UsageError(
-            `a saved query is already named "${query.name}" (dbport queries edit ${query.name} changes it)`,
-          );
-        }
-        return [...fresh, query];
-      });
-      io.out(
-        `Saved the query "${query.name}" on ${
-          JSON.stringify(connection.name)
-        }: AI clients allowed on it get the tool q_${query.name} at their next tools/list.`,
-      );
-      return 0;
-    }
-    case "edit": {
-      const { flags, positionals } = parse("edit", rest);
-      const [name, ...more] = positionals;
-      if (name === undefined || more.length > 0) {
-        throw new UsageError("queries edit: name exactly one query");
-      }
-      const all = await connections();
-      let saved: SavedQuery | null = null;
-      let on: SavedConnection | null = null;
-      await editQueries(paths.queries, (fresh) => {
-        const index = fresh.findIndex((q) => q.name === name);
-        if (index < 0) {
-          throw new UsageError(
-            `no saved query is named ${JSON.stringify(name)}`,
-          );
-        }
-        const old = fresh[index]!;
-        const connection = flags.connection === undefined
-          ? all.find((c) => c.id === old.connectionId)
-          : findConnection(all, flags.connection);
-        if (connection === undefined) {
-          throw new UsageError(
-            `the query's connection is gone: give --connection`,
-          );
-        }
-        const next = checked({
-          name: flags.name ?? old.name,
-          connectionId: connection.id,
-          sql: flags.sql ?? old.sql,
-          params: flags.param === undefined
-            ? old.params
-            : paramsOf(flags.param),
-          description: flags.description ?? old.description,
-        }, connection);
-        if (
-          next.name !== old.name && fresh.some((q) => q.name === next.name)
-        ) {
-          throw new UsageError(`a saved query is already named "${next.name}"`);
-        }
-        saved = next;
-        on = connection;
-        return fresh.map((q, i) => (i === index ? next : q));
-      });
-      const done = saved as SavedQuery | null;
-      io.out(
-        `Saved the query "${done!.name}" on ${
-          JSON.stringify((on as SavedConnection | null)!.name)
-        } (the tool q_${done!.name}).`,
-      );
-      return 0;
-    }
-    case "list": {
-      const { flags } = parse("list", rest);
-      const loaded = await loadQueries(paths.queries);
-      if (!loaded.ok) throw new Error(loaded.message);
-      const all = await connections().catch(() => [] as SavedConnection[]);
-      const nameOf = (id: string) =>
-        all.find((c) => c.id === id)?.name ?? `(gone: ${id})`;
-      if (flags.json) {
-        io.out(JSON.stringify(
-          loaded.queries.map((q) => ({
-            ...q,
-            tool: `q_${q.name}`,
-            connection: nameOf(q.connectionId),
-          })),
-          null,
-          2,
-        ));
-        return 0;
-      }
-      if (loaded.queries.length === 0) {
-        io.out("No saved query. Add one: dbport queries add --help");
-        return 0;
-      }
-      for (
-        const line of table(
-          ["TOOL", "CONNECTION", "PARAMETERS", "DESCRIPTION"],
-          loaded.queries.map((q) => [
-            `q_${q.name}`,
-            nameOf(q.connectionId),
-            q.params.map(paramText).join(", ") || "-",
-            q.description || "-",
-          ]),
-        )
-      ) io.out(line);
-      return 0;
-    }
-    case "remove": {
-      const { positionals } = parse("remove", rest);
-      const [name, ...more] = positionals;
-      if (name === undefined || more.length > 0) {
-        throw new UsageError("queries remove: name exactly one query");
-      }
-      await editQueries(paths.queries, (fresh) => {
-        if (!fresh.some((q) => q.name === name)) {
-          throw new UsageError(
-            `no saved query is named ${JSON.stringify(name)}`,
-          );
-        }
-        return fresh.filter((q) => q.name !== name);
-      });
-      io.out(`Removed the query "${name}" (and the tool q_${name}).`);
-      return 0;
-    }
-    default:
-      throw new UsageError(
-        `queries: unknown subcommand ${
-          JSON.stringify(sub)
-        }\n\n${QUERIES_USAGE}`,
-      );
+  const { flags, positionals } = parse("add", args);
+  if (positionals.length > 0) {
+    throw new UsageError(`queries add: unexpected ${positionals[0]}`);
   }
+  for (const flag of ["name", "connection", "sql"] as const) {
+    if (flags[flag] === undefined) {
+      throw new UsageError(`queries add: --${flag} is required`);
+    }
+  }
+  const connection = findConnection(
+    await savedConnections(paths),
+    flags.connection!,
+  );
+  const query = checked({
+    name: flags.name!,
+    connectionId: connection.id,
+    sql: flags.sql!,
+    params: paramsOf(flags.param ?? []),
+    description: flags.description ?? "",
+  }, connection);
+  await editQueries(paths.queries, (fresh) => {
+    if (fresh.some((q) => q.name === query.name)) {
+      throw new UsageError(
+        `a saved query is already named "${query.name}" (dbport queries edit ${query.name} changes it)`,
+      );
+    }
+    return [...fresh, query];
+  });
+  io.out(
+    `Saved the query "${query.name}" on ${
+      JSON.stringify(connection.name)
+    }: AI clients allowed on it get the tool q_${query.name} at their next tools/list.`,
+  );
+  return 0;
+}
+
+/** `queries edit NAME`: the fields given replace the saved ones. */
+async function editQuery(
+  paths: QueriesPaths,
+  args: string[],
+  io: CliIO,
+): Promise<number> {
+  const { flags, positionals } = parse("edit", args);
+  const [name, ...more] = positionals;
+  if (name === undefined || more.length > 0) {
+    throw new UsageError("queries edit: name exactly one query");
+  }
+  const all = await savedConnections(paths);
+  let done: { query: SavedQuery; connection: SavedConnection } | null = null;
+  await editQueries(paths.queries, (fresh) => {
+    const index = fresh.findIndex((q) => q.name === name);
+    if (index < 0) {
+      throw new UsageError(`no saved query is named ${JSON.stringify(name)}`);
+    }
+    const old = fresh[index]!;
+    const connection = flags.connection === undefined
+      ? all.find((c) => c.id === old.connectionId)
+      : findConnection(all, flags.connection);
+    if (connection === undefined) {
+      throw new UsageError("the query's connection is gone: give --connection");
+    }
+    const next = checked({
+      name: flags.name ?? old.name,
+      connectionId: connection.id,
+      sql: flags.sql ?? old.sql,
+      params: flags.param === undefined ? old.params : paramsOf(flags.param),
+      description: flags.description ?? old.description,
+    }, connection);
+    if (next.name !== old.name && fresh.some((q) => q.name === next.name)) {
+      throw new UsageError(`a saved query is already named "${next.name}"`);
+    }
+    done = { query: next, connection };
+    return fresh.map((q, i) => (i === index ? next : q));
+  });
+  const saved = done as
+    | { query: SavedQuery; connection: SavedConnection }
+    | null;
+  io.out(
+    `Saved the query "${saved!.query.name}" on ${
+      JSON.stringify(saved!.connection.name)
+    } (the tool q_${saved!.query.name}).`,
+  );
+  return 0;
+}
+
+/** `queries list [--json]`. */
+async function listQueries(
+  paths: QueriesPaths,
+  args: string[],
+  io: CliIO,
+): Promise<number> {
+  const { flags } = parse("list", args);
+  const loaded = await loadQueries(paths.queries);
+  if (!loaded.ok) throw new Error(loaded.message);
+  const all = await savedConnections(paths).catch(() =>
+    [] as SavedConnection[]
+  );
+  const nameOf = (id: string) =>
+    all.find((c) => c.id === id)?.name ?? `(gone: ${id})`;
+  if (flags.json) {
+    io.out(JSON.stringify(
+      loaded.queries.map((q) => ({
+        ...q,
+        tool: `q_${q.name}`,
+        connection: nameOf(q.connectionId),
+      })),
+      null,
+      2,
+    ));
+    return 0;
+  }
+  if (loaded.queries.length === 0) {
+    io.out("No saved query. Add one: dbport queries add --help");
+    return 0;
+  }
+  const rows = loaded.queries.map((q) => [
+    `q_${q.name}`,
+    nameOf(q.connectionId),
+    q.params.map(paramText).join(", ") || "-",
+    q.description || "-",
+  ]);
+  for (
+    const line of table(
+      ["TOOL", "CONNECTION", "PARAMETERS", "DESCRIPTION"],
+      rows,
+    )
+  ) io.out(line);
+  return 0;
+}
+
+/** `queries remove NAME`. */
+async function removeQuery(
+  paths: QueriesPaths,
+  args: string[],
+  io: CliIO,
+): Promise<number> {
+  const { positionals } = parse("remove", args);
+  const [name, ...more] = positionals;
+  if (name === undefined || more.length > 0) {
+    throw new UsageError("queries remove: name exactly one query");
+  }
+  await editQueries(paths.queries, (fresh) => {
+    if (!fresh.some((q) => q.name === name)) {
+      throw new UsageError(`no saved query is named ${JSON.stringify(name)}`);
+    }
+    return fresh.filter((q) => q.name !== name);
+  });
+  io.out(`Removed the query "${name}" (and the tool q_${name}).`);
+  return 0;
+}
+
+const SUBCOMMANDS = {
+  add: addQuery,
+  edit: editQuery,
+  list: listQueries,
+  remove: removeQuery,
+} as const;
+
+/** Run `dbport queries ...`; returns the exit status. */
+export async function queriesCommand(
+  paths: QueriesPaths,
+  args: string[],
+  io: CliIO,
+): Promise<number> {
+  const [sub = "", ...rest] = args;
+  if (!Object.hasOwn(SUBCOMMANDS, sub)) {
+    throw new UsageError(
+      `queries: unknown subcommand ${JSON.stringify(sub)}\n\n${QUERIES_USAGE}`,
+    );
+  }
+  return await SUBCOMMANDS[sub as keyof typeof SUBCOMMANDS](paths, rest, io);
 }

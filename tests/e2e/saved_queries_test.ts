@@ -252,6 +252,31 @@ for (const engine of ENGINES) {
       ) as Record<string, unknown>[];
       assertEquals(row?.body, EVIL);
 
+      // Edited: the new parameter list and description at the next tools/list.
+      assertEquals(
+        await cli([
+          "edit",
+          "top_customers",
+          "--param",
+          "region:text:default=west",
+          "--param",
+          "n:int",
+          "--description",
+          "Edited.",
+        ]),
+        0,
+      );
+      const edited = await waitUntil(
+        "the edited tool",
+        async () =>
+          (await toolsOf(server, everyone)).find((t) =>
+            t.name === "q_top_customers" && t.description === "Edited."
+          ),
+      );
+      assertEquals(edited.inputSchema.required, ["n"]);
+      const westOne = await call(server, everyone, "q_top_customers", { n: 1 });
+      assertEquals(westOne.result.structuredContent.rows, [["Ann", 300]]);
+
       // Removed: the tool goes at the next tools/list.
       assertEquals(await cli(["remove", "other_count"]), 0);
       await waitUntil(
