@@ -73,6 +73,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
         timeoutSeconds: timeout,
         operation: "a query",
         readsOnly: false,
+        planLimits: true,
       });
       return await runClassified(deps, ctx, resolved, statement, {
         maxRows,

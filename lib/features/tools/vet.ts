@@ -13,6 +13,7 @@ import type { CallContext } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { admitStatement, resolveConnection, type Resolved } from "./access.ts";
 import { ToolFailure } from "./failure.ts";
+import { checkPlanLimits } from "./plan_guard.ts";
 import type { WritePreview } from "./preview.ts";
 import { checkWrite, classifyQuery } from "./statement.ts";
 
@@ -36,6 +37,8 @@ export async function vetStatement(
     timeoutSeconds: number;
     operation: string;
     readsOnly: boolean;
+    /** Refuse a read over the connection's plan limits (plan_guard.ts). */
+    planLimits?: boolean;
   },
 ): Promise<Vetted> {
   const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
@@ -60,6 +63,10 @@ export async function vetStatement(
   }
   if (statement.tier === "write") {
     checkWrite(ctx, resolved.connection, statement.why ?? null);
+  }
+  if (request.planLimits === true) {
+    // Before anyone is asked: a read refused by its plan asks no one.
+    await checkPlanLimits(ctx, resolved, statement, request.timeoutSeconds);
   }
   const preview = await admitStatement(
     deps,
