@@ -51,6 +51,9 @@ import { BridgeTokens } from "./auth/bridge_tokens.ts";
 import { type Rotation, startBridgeRotation } from "./auth/bridge_rotation.ts";
 import { Lockout } from "./auth/lockout.ts";
 import { TokenSync } from "./auth/token_sync.ts";
+import { TokenBudgets } from "./budgets.ts";
+import { tokenKey } from "./auth/principals.ts";
+import { BRIDGE_BUDGET, loadBudgets } from "../app/token_budgets.ts";
 import { TokenVerifier } from "./auth/verifier.ts";
 import { Approvals } from "./approvals.ts";
 import { dialogFor, hostEnv } from "../app/host_dialog.ts";
@@ -284,6 +287,8 @@ interface Core {
   browser: RunningConsole | null;
   verifier: TokenVerifier;
   tokenSync: TokenSync;
+  /** Per-token budgets and the kill switch. */
+  budgets: TokenBudgets;
 }
 
 /** Step 2: the server's state, approvals, requests in flight and token sync. */
@@ -309,6 +314,7 @@ function buildCore(
   const inflight = new InFlightRegistry();
   const sessions = new SessionStore();
   const verifier = new TokenVerifier(state.instanceId, now);
+  const budgets = new TokenBudgets(now);
   const tokenSync = new TokenSync({
     store: stores.tokens,
     verifier,
@@ -319,6 +325,16 @@ function buildCore(
         inflight.stopPrincipal(key, "revoked");
         approvals.forget(key);
         sessions.dropPrincipal(key);
+      }
+    },
+    // Pausing a token (the kill switch) stops its running requests at once.
+    budgets: () => loadBudgets(stores.db),
+    onBudgets: (loaded) => {
+      for (const key of budgets.update(loaded)) {
+        inflight.stopPrincipal(
+          key === BRIDGE_BUDGET ? `bridge:${state.instanceId}` : tokenKey(key),
+          "paused",
+        );
       }
     },
     log,
@@ -336,6 +352,7 @@ function buildCore(
     browser: null,
     verifier,
     tokenSync,
+    budgets,
   });
 }
 
@@ -397,6 +414,7 @@ function buildApp(
     },
     dispatcher: new Dispatcher({
       inflight,
+      budgets: core.budgets,
       shutdown: core.shutdown.signal,
       log,
       now,

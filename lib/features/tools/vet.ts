@@ -64,6 +64,13 @@ export async function vetStatement(
   if (statement.tier === "write") {
     checkWrite(ctx, resolved.connection, statement.why ?? null);
   }
+  // The token's budget: rows read or writes per hour (lib/server/budgets.ts).
+  const spent = ctx.budget?.refuse(
+    statement.tier === "read" ? "read" : "write",
+  );
+  if (spent !== undefined && spent !== null) {
+    throw new ToolFailure("denied", spent);
+  }
   if (request.planLimits === true) {
     // Before anyone is asked: a read refused by its plan asks no one.
     await checkPlanLimits(ctx, resolved, statement, request.timeoutSeconds);
