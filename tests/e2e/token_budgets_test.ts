@@ -141,3 +141,53 @@ Deno.test(
     assertEquals(back.json.result?.isError, undefined, back.text);
   },
 );
+
+Deno.test("sqlite: rows read and writes per hour refuse the next read and write with the retry time", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = savedConnection(fixture, "Budget sqlite", {
+    externalAccess: "readWrite",
+    safeMode: "silent",
+  });
+  await using server = await serverWith([saved]);
+  const { plaintext } = await server.mint("readWrite", { name: "b40 rows" });
+  const authorization = `Bearer ${plaintext}`;
+  await dbport(
+    server.home,
+    "tokens",
+    "set",
+    "b40 rows",
+    "--max-rows-per-hour",
+    "3",
+    "--max-writes-per-hour",
+    "1",
+  );
+  await server.server.syncTokens();
+  const run = (query: string) =>
+    callTool(server, "execute_query", { connection_id: saved.id, query }, {
+      authorization,
+    });
+  for (
+    const query of ["select name from authors", "select name from authors"]
+  ) {
+    const read = await run(query);
+    assertEquals(read.json.result?.structuredContent?.row_count, 2, read.text);
+  }
+  assertMatch(
+    toolErrorText(await run("select 1")),
+    /^denied: the token "b40 rows" has spent its 3 rows read an hour \(its budget\); try again in \d+ s, or ask the user to raise it \(.* --max-rows-per-hour N\)/,
+  );
+  const wrote = await run("insert into authors (name) values ('Grace')");
+  assertEquals(
+    wrote.json.result?.structuredContent?.rows_affected,
+    1,
+    wrote.text,
+  );
+  assertMatch(
+    toolErrorText(await run("insert into authors (name) values ('Edsger')")),
+    /^denied: the token "b40 rows" has spent its 1 writes an hour \(its budget\); try again in \d+ s/,
+  );
+  const [row] = await fixture.admin("select count(*) as n from authors") as {
+    n: number;
+  }[];
+  assertEquals(Number(row?.n), 3);
+});
