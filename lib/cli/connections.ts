@@ -586,6 +586,16 @@ function publicView(connection: SavedConnection) {
     externalAccess: connection.externalAccess,
     aiPolicy: connection.aiPolicy,
     safeMode: connection.safeMode,
+    ...planLimitsOf(connection),
+  };
+}
+
+/** The plan limits a connection sets (none: nothing). */
+function planLimitsOf(connection: SavedConnection) {
+  const { maxEstimatedRows: rows, maxEstimatedCost: cost } = connection;
+  return {
+    ...(rows === undefined ? {} : { maxEstimatedRows: rows }),
+    ...(cost === undefined ? {} : { maxEstimatedCost: cost }),
   };
 }
 

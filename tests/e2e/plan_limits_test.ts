@@ -93,6 +93,22 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
         assert(estimate > 500_000 && estimate < 2_000_000, text);
       }
       assertEquals(seen, 0, "the refused read showed in pg_stat_activity");
+      // explain_query's analyze runs the read: held by the same limit; the
+      // plan alone is not.
+      const analyzed = await callTool(server, "explain_query", {
+        ...args,
+        query: `select * from ${table}`,
+        analyze: true,
+      });
+      assertMatch(
+        toolErrorText(analyzed),
+        /^denied: the plan of this read expects/,
+      );
+      const planned = await callTool(server, "explain_query", {
+        ...args,
+        query: `select * from ${table}`,
+      });
+      assertEquals(planned.json.result?.isError, undefined, planned.text);
 
       for (
         const query of [
