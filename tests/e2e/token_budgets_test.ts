@@ -9,6 +9,7 @@
 
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import { mainArgs } from "../_main.ts";
+import { parseHandshake } from "../../lib/protocol/handshake.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture, runningCount } from "../_db.ts";
 import { modernRequest, postModern } from "../_server.ts";
@@ -190,4 +191,56 @@ Deno.test("sqlite: rows read and writes per hour refuse the next read and write 
     n: number;
   }[];
   assertEquals(Number(row?.n), 3);
+});
+
+Deno.test("the stdio bridge's tokens carry the bridge budget: tokens set --bridge limits them, tokens pause --bridge refuses them", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = savedConnection(fixture, "Bridge sqlite");
+  await using server = await serverWith([saved]);
+  const parsed = parseHandshake(
+    await Deno.readTextFile(server.server.handshakePath),
+  );
+  assert(parsed.ok && parsed.handshake.token !== null);
+  const authorization = `Bearer ${parsed.handshake.token}`;
+  await dbport(
+    server.home,
+    "tokens",
+    "set",
+    "--bridge",
+    "--max-calls-per-minute",
+    "2",
+  );
+  await server.server.syncTokens();
+  const call = () =>
+    callTool(server, "list_connections", {}, { authorization });
+  for (let i = 0; i < 2; i++) {
+    assertEquals((await call()).json.result?.isError, undefined);
+  }
+  assertMatch(
+    toolErrorText(await call()),
+    /^denied: the token "__stdio_bridge__" may make 2 calls a minute .*tokens set --bridge --max-calls-per-minute N/,
+  );
+  // A user token is not held by the bridge's budget.
+  assertEquals(
+    (await callTool(server, "list_connections", {})).json.result?.isError,
+    undefined,
+  );
+  await dbport(
+    server.home,
+    "tokens",
+    "set",
+    "--bridge",
+    "--max-calls-per-minute",
+    "off",
+  );
+  await dbport(server.home, "tokens", "pause", "--bridge");
+  await server.server.syncTokens();
+  assertMatch(
+    toolErrorText(await call()),
+    /is paused by the user.*tokens resume --bridge/,
+  );
+  assertMatch(
+    await dbport(server.home, "tokens", "list"),
+    /The stdio bridge's tokens: paused/,
+  );
 });
