@@ -122,6 +122,25 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
         assert(result.row_count >= 10 && result.row_count <= 99, query);
       }
 
+      // What dbport does not plan is refused; the server's metadata is read.
+      const explain = await callTool(server, "execute_query", {
+        ...args,
+        query: `explain select * from ${table}`,
+      });
+      assertMatch(
+        toolErrorText(explain),
+        /^denied: "Plan \w+" refuses reads over a planned size, and dbport plans only SELECT, WITH, VALUES and TABLE statements, not EXPLAIN/,
+      );
+      const metadata = await callTool(server, "execute_query", {
+        ...args,
+        query: engine === "sqlite"
+          ? "pragma table_info(b40_big)"
+          : engine === "postgres"
+          ? "show search_path"
+          : "show tables",
+      });
+      assertEquals(metadata.json.result?.isError, undefined, metadata.text);
+
       if (engine === "postgres") {
         // The LIMITed read scanned once; the refused one never did.
         const deadline = Date.now() + 20_000;

@@ -30,8 +30,14 @@ import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
 import { rethrow, ToolFailure } from "./failure.ts";
 
-/** Rows a plan statement may return (SQLite's bytecode: one per opcode). */
+/** Rows a plan statement may return. */
 const PLAN_ROWS = 100_000;
+
+/** Statements a plan estimates. */
+const PLANNED = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
+
+/** Reads of the server's own settings and catalog: nothing to estimate. */
+const METADATA = new Set(["SHOW", "DESCRIBE", "DESC", "PRAGMA"]);
 
 /**
  * Refuse `statement` (a read) when its plan's estimate is over its
@@ -53,6 +59,15 @@ export async function checkPlanLimits(
       : { maxEstimatedCost: connection.maxEstimatedCost }),
   };
   if (statement.tier !== "read" || !hasPlanLimits(limits)) return;
+  const keyword = statement.keyword.toUpperCase();
+  if (METADATA.has(keyword)) return;
+  if (!PLANNED.has(keyword)) {
+    // Unsure is refused: EXPLAIN ANALYZE, say, runs what it explains.
+    throw new ToolFailure(
+      "denied",
+      `${resolved.label} refuses reads over a planned size, and dbport plans only SELECT, WITH, VALUES and TABLE statements, not ${keyword}; nothing was run (send the query itself, or use explain_query for a plan)`,
+    );
+  }
   const noPlan = planRefusal(statement);
   if (noPlan !== null) {
     // Unsure is refused: a read the guard cannot estimate does not run.
