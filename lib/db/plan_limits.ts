@@ -9,9 +9,10 @@
  * - MySQL/MariaDB: `EXPLAIN FORMAT=JSON`: the rows each table access examines
  *   (times its `filtered` share), multiplied along the plan as the engine's
  *   nested loops do; the cost where the plan has one (MySQL, MariaDB 11+).
- * - SQLite: its plans carry no estimate, so each table the bytecode reads
- *   whole (a cursor opened on it and rewound) is sized by `sqlite_stat1`, or
- *   else counted up to one past the limit.
+ * - SQLite: its plans carry no estimate, so each table `EXPLAIN QUERY PLAN`
+ *   scans (an alias traced to its table through the text) is sized by
+ *   `sqlite_stat1`, or else counted up to one past the limit. (Its bytecode
+ *   was no help: a range `id < 100` rewinds the cursor like a whole read.)
  *
  * On MySQL/MariaDB and SQLite, whose plans do not count a `LIMIT`, a literal
  * `LIMIT n` ending the statement caps the row estimate at n.

@@ -102,7 +102,8 @@ export class TokenBudgets {
    */
   update(budgets: ReadonlyMap<string, TokenBudget>): string[] {
     const paused = [...budgets].filter(([key, budget]) =>
-      budget.pausedAt !== null && this.#budgets.get(key)?.pausedAt == null
+      budget.pausedAt !== null &&
+      (this.#budgets.get(key)?.pausedAt ?? null) === null
     ).map(([key]) => key);
     this.#budgets = new Map(budgets);
     return paused;

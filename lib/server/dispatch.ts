@@ -205,7 +205,7 @@ export class Dispatcher {
           throw budgetError(refused);
         }
         const result = refused !== null
-          ? toolError("denied", refused.message) as unknown as JsonObject
+          ? toolError("denied", refused.message)
           : await untilStopped(
             request.spec.handler(ctx),
             control.signal,

@@ -1,6 +1,6 @@
 /**
  * The plan guard's estimates, pure: a statement's trailing LIMIT, MariaDB's
- * examined rows, the tables SQLite's bytecode reads whole, and the refusal's
+ * examined rows, the tables SQLite's plan scans (aliases traced), and the refusal's
  * words (docs/security.md "Reads refused by their plan").
  */
 
