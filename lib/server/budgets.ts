@@ -5,7 +5,8 @@
  * kill switch. Held in memory: a restart starts the windows afresh.
  *
  * Only what is admitted counts: a refused call spends nothing, so a client
- * that retries when told gets in.
+ * that retries when told gets in. Nothing is counted against a limit that is
+ * not set (a limit set later counts from then on).
  *
  * @module
  */
@@ -146,9 +147,11 @@ export class TokenBudgets {
       };
     }
     const limit = budget.maxCallsPerMinute;
+    // Nothing is counted without a limit: the hot path stays a map lookup.
+    if (limit === null) return null;
     const now = this.#now();
     const calls = this.#usageOf(key).calls;
-    if (limit !== null && calls.total(now) >= limit) {
+    if (calls.total(now) >= limit) {
       const seconds = Math.max(
         1,
         Math.ceil(calls.retryAfterMs(now, limit) / 1000),
@@ -174,10 +177,15 @@ export class TokenBudgets {
     return {
       refuse: (kind) => this.#refuse(principal, key, kind),
       spent: (kind, rows) => {
-        const usage = this.#usageOf(key);
+        const budget = this.#budget(key);
         const now = this.#now();
-        if (kind === "write") usage.writes.add(now, 1);
-        else usage.rows.add(now, rows);
+        if (kind === "write") {
+          if (budget.maxWritesPerHour !== null) {
+            this.#usageOf(key).writes.add(now, 1);
+          }
+        } else if (budget.maxRowsPerHour !== null) {
+          this.#usageOf(key).rows.add(now, rows);
+        }
       },
     };
   }
@@ -188,12 +196,16 @@ export class TokenBudgets {
     kind: "read" | "write",
   ): string | null {
     const budget = this.#budget(key);
+    const limit = kind === "write"
+      ? budget.maxWritesPerHour
+      : budget.maxRowsPerHour;
+    if (limit === null) return null;
     const usage = this.#usageOf(key);
+    const [window, what, flag] = kind === "write"
+      ? [usage.writes, "writes", "max-writes-per-hour"]
+      : [usage.rows, "rows read", "max-rows-per-hour"];
     const now = this.#now();
-    const [limit, window, what, flag] = kind === "write"
-      ? [budget.maxWritesPerHour, usage.writes, "writes", "max-writes-per-hour"]
-      : [budget.maxRowsPerHour, usage.rows, "rows read", "max-rows-per-hour"];
-    if (limit === null || window.total(now) < limit) return null;
+    if (window.total(now) < limit) return null;
     const seconds = Math.max(
       1,
       Math.ceil(window.retryAfterMs(now, limit) / 1000),

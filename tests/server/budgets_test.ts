@@ -102,3 +102,15 @@ Deno.test("pausing a token refuses everything and names the keys whose requests 
   assertEquals(limiter.admit(agent), null);
   assertMatch(limiter.admit(bridge)?.message ?? "", /tokens resume --bridge/);
 });
+
+Deno.test("nothing is counted without a limit: a limit set later counts from then on", () => {
+  const limiter = new TokenBudgets(fakeClock().now);
+  for (let i = 0; i < 100; i++) assertEquals(limiter.admit(agent), null);
+  limiter.callBudget(agent)!.spent("read", 1_000_000);
+  limiter.update(
+    budgets([["t1", { maxCallsPerMinute: 10, maxRowsPerHour: 5 }]]),
+  );
+  assertEquals(limiter.callBudget(agent)!.refuse("read"), null);
+  for (let i = 0; i < 10; i++) assertEquals(limiter.admit(agent), null);
+  assert(limiter.admit(agent) !== null);
+});
