@@ -61,6 +61,13 @@ export interface SavedConnection {
   passwordCommand?: string[];
   /** Reach the database through SSH (docs/connections.md "SSH tunnels"). */
   ssh?: SshSetting;
+  /**
+   * Reads whose planned row estimate exceeds this are refused before they
+   * run (docs/security.md "Reads refused by their plan"). Off when absent.
+   */
+  maxEstimatedRows?: number;
+  /** Likewise for the plan's total cost (PostgreSQL; MariaDB 11+). */
+  maxEstimatedCost?: number;
 }
 
 /** The policy defaults of a new connection. */
@@ -123,6 +130,8 @@ const KEYS = new Set([
   "passwordEnv",
   "passwordCommand",
   "ssh",
+  "maxEstimatedRows",
+  "maxEstimatedCost",
 ]);
 
 /** Check one field of a connection; a problem text or null. */
@@ -174,6 +183,18 @@ export function checkConnectionField(
         : 'must be ["program", "arg", ...] (run without a shell)';
     case "ssh":
       return checkSshSetting(value);
+    case "maxEstimatedRows":
+      return Number.isSafeInteger(value) && (value as number) > 0
+        ? null
+        : "must be a positive whole number of rows";
+    case "maxEstimatedCost":
+      // SQLite's plans carry no cost: a limit that could never apply is refused.
+      if (engine === "sqlite") {
+        return "does not apply to SQLite, whose plans carry no cost (use maxEstimatedRows)";
+      }
+      return typeof value === "number" && Number.isFinite(value) && value > 0
+        ? null
+        : "must be a positive number (the planner's cost units)";
     case "aiLogin":
       return isJsonObject(value) && typeof value.user === "string" &&
           value.user !== "" && typeof value.password === "string" &&

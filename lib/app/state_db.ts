@@ -80,6 +80,18 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     )`,
     `CREATE INDEX query_history_connection ON query_history (connection_id, id)`,
   ],
+  [
+    // Per-token budgets and the kill switch (token_budgets.ts): keyed by a
+    // token's id, or 'bridge' for the stdio bridge's tokens. Changes bump
+    // tokens_generation, so a running server reloads them with the tokens.
+    `CREATE TABLE token_budgets (
+      token_id TEXT PRIMARY KEY,
+      max_calls_per_minute INTEGER,
+      max_rows_per_hour INTEGER,
+      max_writes_per_hour INTEGER,
+      paused_at INTEGER
+    )`,
+  ],
 ];
 
 /** An open state database. */

@@ -106,6 +106,11 @@ export class TokenStore {
     this.#db = db;
   }
 
+  /** The state database (the budgets live beside the tokens). */
+  get db(): StateDb {
+    return this.#db;
+  }
+
   /** Mint a token; the plaintext is returned here and never again. */
   async create(
     init: NewToken,

@@ -65,6 +65,9 @@ export const CONNECTIONS_USAGE = `Usage:
                                     [--ai-policy ..] [--safe-mode ..] [--write-preview ${
   WRITE_PREVIEWS.join("|")
 }]
+                                    [--max-estimated-rows N|off] [--max-estimated-cost N|off]
+                         Reads whose plan expects more rows (or cost) are refused
+                         before they run (docs/security.md "Reads refused by their plan").
   dbport connections remove ID_OR_NAME [--drop-ai-login | --keep-ai-login]
                          An AI login harden made is dropped on the server with
                          --drop-ai-login (a terminal asks, default yes).
@@ -583,6 +586,16 @@ function publicView(connection: SavedConnection) {
     externalAccess: connection.externalAccess,
     aiPolicy: connection.aiPolicy,
     safeMode: connection.safeMode,
+    ...planLimitsOf(connection),
+  };
+}
+
+/** The plan limits a connection sets (none: nothing). */
+function planLimitsOf(connection: SavedConnection) {
+  const { maxEstimatedRows: rows, maxEstimatedCost: cost } = connection;
+  return {
+    ...(rows === undefined ? {} : { maxEstimatedRows: rows }),
+    ...(cost === undefined ? {} : { maxEstimatedCost: cost }),
   };
 }
 
@@ -620,10 +633,45 @@ async function list(path: string, args: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
+/** The plan limits' flags: a number sets one, `off` removes it. */
+const PLAN_LIMIT_FLAGS = {
+  "max-estimated-rows": "maxEstimatedRows",
+  "max-estimated-cost": "maxEstimatedCost",
+} as const;
+
+function planLimits(
+  parsed: Parsed,
+  engine: string,
+): { fields: Partial<SavedConnection>; remove: (keyof SavedConnection)[] } {
+  const fields: Record<string, number> = {};
+  const remove: (keyof SavedConnection)[] = [];
+  for (const [flag, key] of Object.entries(PLAN_LIMIT_FLAGS)) {
+    const given = stringFlag(parsed, flag);
+    if (given === undefined) continue;
+    if (given === "off") {
+      remove.push(key);
+      continue;
+    }
+    const value = Number(given.replaceAll("_", ""));
+    const problem = given.trim() === ""
+      ? "must be a number"
+      : checkConnectionField(key, value, engine);
+    if (problem !== null) {
+      throw new UsageError(
+        `connections set: --${flag} ${problem} (or off), got "${given}"`,
+      );
+    }
+    fields[key] = value;
+  }
+  return { fields: fields as Partial<SavedConnection>, remove };
+}
+
 async function set(path: string, args: string[], io: CliIO): Promise<number> {
   const parsed = parseFlags("connections set", args, {
     ...FIELD_SPEC,
     ...SSH_FLAG_SPEC,
+    "max-estimated-rows": { type: "string" },
+    "max-estimated-cost": { type: "string" },
   });
   const connections = await load(path);
   const current = find(connections, parsed.positionals[0], "connections set");
@@ -633,10 +681,13 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
     );
   }
   const secrets = sshFields("connections set", parsed, current);
+  const limits = planLimits(parsed, current.engine);
   const fields = {
     ...fieldsOf("connections set", parsed, current.engine),
     ...secrets.fields,
+    ...limits.fields,
   };
+  secrets.remove.push(...limits.remove);
   if (Object.keys(fields).length === 0 && secrets.remove.length === 0) {
     throw new UsageError("connections set: name at least one field to change");
   }

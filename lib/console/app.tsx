@@ -55,6 +55,8 @@ import {
 } from "./pages/history.tsx";
 import { ConsoleBase, Layout } from "./pages/layout.tsx";
 import { TOKEN_LIFETIMES, TokensPage } from "./pages/tokens.tsx";
+import { tokenBudgetRoutes } from "./pages/tokens_budget.tsx";
+import { loadBudgets } from "../app/token_budgets.ts";
 
 /** Rows a page shows; the export takes up to EXPORT_LIMIT. */
 const PAGE_ROWS = 200;
@@ -341,6 +343,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
         now={deps.now()}
         created={created}
         notice={NOTICES[c.req.query("notice") ?? ""]}
+        budgets={await loadBudgets(deps.tokens.db)}
       />,
     );
   });
@@ -414,6 +417,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     deps.log(`dbport: console: revoked the token "${found.name}"`);
     return see("/tokens?notice=revoked");
   });
+  tokenBudgetRoutes(app, deps, base, see);
 
   return app;
 }

@@ -26,6 +26,17 @@ export interface Principal {
   readonly connections: ReadonlySet<string> | null;
 }
 
+/**
+ * The budget of the calling token (docs/tokens.md "Budgets and pausing"):
+ * features ask it before a read or a write runs and tell it what ran.
+ */
+export interface CallBudget {
+  /** Why a read (rows read per hour) or a write (writes per hour) may not run now. */
+  refuse(kind: "read" | "write"): string | null;
+  /** Count what ran: a read's rows, or one write. */
+  spent(kind: "read" | "write", rows: number): void;
+}
+
 /** A handler's view of one request. */
 export interface CallContext {
   readonly era: Era;
@@ -69,6 +80,8 @@ export interface CallContext {
   note?(text: string): void;
   /** Send a notification on this request's own stream (opens it). */
   notify(method: string, params: JsonObject): void;
+  /** The calling token's budget; absent when none applies. */
+  readonly budget?: CallBudget;
 }
 
 /** A method handler: returns the result object or throws a WireError. */

@@ -12,6 +12,7 @@ import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import {
   ErrorCode,
   errorResponse,
+  toolError,
   wire,
   WireError,
 } from "../protocol/errors.ts";
@@ -19,6 +20,7 @@ import type { JsonObject, JsonRpcId } from "../protocol/jsonrpc.ts";
 import type { Era } from "../protocol/versions.ts";
 import type { Logger } from "../log.ts";
 import { activityEntry, type ActivitySink } from "./activity.ts";
+import type { BudgetRefusal, TokenBudgets } from "./budgets.ts";
 import { jsonResponse } from "./http_error.ts";
 import { type InFlightRegistry, RequestStopped } from "./inflight.ts";
 import type { MethodSpec } from "./methods.ts";
@@ -58,6 +60,8 @@ export interface DispatcherDeps {
   activity?: ActivitySink;
   /** The clock for log times. */
   now?: () => number;
+  /** Per-token budgets and the kill switch (budgets.ts). */
+  budgets?: TokenBudgets;
 }
 
 const STOPPED: Record<RequestStopped["reason"], () => WireError> = {
@@ -70,6 +74,11 @@ const STOPPED: Record<RequestStopped["reason"], () => WireError> = {
     new WireError(
       ErrorCode.RequestCancelled,
       "Request cancelled: its token was revoked",
+    ),
+  paused: () =>
+    new WireError(
+      ErrorCode.RequestCancelled,
+      "Request cancelled: the user paused its token",
     ),
   disconnected: () =>
     new WireError(
@@ -149,6 +158,7 @@ export class Dispatcher {
         this.#deps.heartbeatMs,
       );
     const held = { value: false };
+    const budget = this.#deps.budgets?.callBudget(request.principal);
     /** What the handler noted for the activity log (ctx.note). */
     const notes: string[] = [];
     const ctx: CallContext = {
@@ -176,6 +186,7 @@ export class Dispatcher {
         if (control.signal.aborted) return;
         open().write({ jsonrpc: "2.0", method, params });
       },
+      ...(budget === undefined ? {} : { budget }),
     };
 
     const finish = async () => {
@@ -187,11 +198,19 @@ export class Dispatcher {
       let ended: { errorCode: number } | { result: JsonObject };
       try {
         checkScope(request.principal, request.spec);
-        const result = await untilStopped(
-          request.spec.handler(ctx),
-          control.signal,
-          held,
-        );
+        const refused = this.#deps.budgets?.admit(request.principal) ?? null;
+        // A tool call past its token's budget is the tool error `denied`
+        // (a model reads it); any other request, the protocol error.
+        if (refused !== null && request.spec.name !== "tools/call") {
+          throw budgetError(refused);
+        }
+        const result = refused !== null
+          ? toolError("denied", refused.message)
+          : await untilStopped(
+            request.spec.handler(ctx),
+            control.signal,
+            held,
+          );
         ended = { result };
         message = {
           jsonrpc: "2.0",
@@ -249,6 +268,24 @@ function checkScope(principal: Principal, spec: MethodSpec): void {
   if (spec.scope !== null && !principal.scopes.has(spec.scope)) {
     throw wire.insufficientScope([spec.scope], spec.name);
   }
+}
+
+/**
+ * A request past its token's budget: `-33010` with `Retry-After` past the
+ * calls per minute, `-33007` while the token is paused.
+ */
+function budgetError(refused: BudgetRefusal): WireError {
+  const { message } = refused;
+  if (refused.paused || refused.retryAfterSeconds === null) {
+    return new WireError(ErrorCode.Forbidden, `Forbidden: ${message}`);
+  }
+  const seconds = refused.retryAfterSeconds;
+  return new WireError(
+    ErrorCode.RateLimited,
+    `Rate limited: ${message}`,
+    { retryAfterSeconds: seconds },
+    { "retry-after": String(seconds) },
+  );
 }
 
 /**

@@ -15,6 +15,7 @@ import type { JsonRpcId } from "../protocol/jsonrpc.ts";
 export type StopReason =
   | "cancelled" // notifications/cancelled from its own principal
   | "revoked" // its token was revoked
+  | "paused" // the user paused its token (the kill switch)
   | "deadline" // the handler deadline ran out
   | "disconnected" // the client went away
   | "shutdown"; // the server is stopping

@@ -52,6 +52,9 @@ import { BridgeTokens } from "./auth/bridge_tokens.ts";
 import { type Rotation, startBridgeRotation } from "./auth/bridge_rotation.ts";
 import { Lockout } from "./auth/lockout.ts";
 import { TokenSync } from "./auth/token_sync.ts";
+import { TokenBudgets } from "./budgets.ts";
+import { tokenKey } from "./auth/principals.ts";
+import { BRIDGE_BUDGET, loadBudgets } from "../app/token_budgets.ts";
 import { TokenVerifier } from "./auth/verifier.ts";
 import { Approvals } from "./approvals.ts";
 import { dialogFor, hostEnv } from "../app/host_dialog.ts";
@@ -294,6 +297,8 @@ interface Core {
   browser: RunningConsole | null;
   verifier: TokenVerifier;
   tokenSync: TokenSync;
+  /** Per-token budgets and the kill switch. */
+  budgets: TokenBudgets;
 }
 
 /** Step 2: the server's state, approvals, requests in flight and token sync. */
@@ -319,6 +324,7 @@ function buildCore(
   const inflight = new InFlightRegistry();
   const sessions = new SessionStore();
   const verifier = new TokenVerifier(state.instanceId, now);
+  const budgets = new TokenBudgets(now);
   const tokenSync = new TokenSync({
     store: stores.tokens,
     verifier,
@@ -329,6 +335,16 @@ function buildCore(
         inflight.stopPrincipal(key, "revoked");
         approvals.forget(key);
         sessions.dropPrincipal(key);
+      }
+    },
+    // Pausing a token (the kill switch) stops its running requests at once.
+    budgets: () => loadBudgets(stores.db),
+    onBudgets: (loaded) => {
+      for (const key of budgets.update(loaded)) {
+        inflight.stopPrincipal(
+          key === BRIDGE_BUDGET ? `bridge:${state.instanceId}` : tokenKey(key),
+          "paused",
+        );
       }
     },
     log,
@@ -346,6 +362,7 @@ function buildCore(
     browser: null,
     verifier,
     tokenSync,
+    budgets,
   });
 }
 
@@ -408,6 +425,7 @@ function buildApp(
     },
     dispatcher: new Dispatcher({
       inflight,
+      budgets: core.budgets,
       shutdown: core.shutdown.signal,
       log,
       now,

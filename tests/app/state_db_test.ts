@@ -16,7 +16,7 @@ Deno.test("openStateDb() creates state.db 0600 in WAL mode, and reopens it", asy
     }
     const again = await openStateDb(home);
     const version = await again.client.execute("PRAGMA user_version");
-    assertEquals(version.rows[0]!.user_version, 2);
+    assertEquals(version.rows[0]!.user_version, 3);
     again.close();
   } finally {
     await Deno.remove(home, { recursive: true });
@@ -30,6 +30,7 @@ Deno.test("openStateDb() upgrades a version 1 database, keeping its rows", async
     // What version 1 left: no query history yet, a token row.
     await db.client.batch([
       "DROP TABLE query_history",
+      "DROP TABLE token_budgets",
       `INSERT INTO tokens (id, name, prefix, salt, hash, level, created_at)
          VALUES ('t1', 'kept', 'dbp_x', 's', 'h', 'readOnly', 1)`,
       "PRAGMA user_version = 1",
@@ -37,7 +38,7 @@ Deno.test("openStateDb() upgrades a version 1 database, keeping its rows", async
     db.close();
     const again = await openStateDb(home);
     const version = await again.client.execute("PRAGMA user_version");
-    assertEquals(version.rows[0]!.user_version, 2);
+    assertEquals(version.rows[0]!.user_version, 3);
     const history = await again.client.execute(
       "SELECT count(*) AS n FROM query_history",
     );

@@ -108,3 +108,58 @@ Deno.test("connections add tests what it saved, and test shows the owner host, p
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("connections set --max-estimated-rows/--max-estimated-cost set, check and remove the plan limits", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-cli-" });
+  try {
+    const db = `${home}/plan.db`;
+    const added = await dbport(home, [
+      "add",
+      "--name",
+      "Plan",
+      "--url",
+      db,
+      "--no-test",
+    ]);
+    assertEquals(added.code, 0, added.err);
+    const set = await dbport(home, [
+      "set",
+      "Plan",
+      "--max-estimated-rows",
+      "100_000",
+    ]);
+    assertEquals(set.code, 0, set.err);
+    const path = `${home}/connections.json`;
+    const saved = async () => {
+      const loaded = await loadConnections(path);
+      assert(loaded.ok);
+      return loaded.connections[0]!;
+    };
+    assertEquals((await saved()).maxEstimatedRows, 100_000);
+    const cost = await dbport(home, [
+      "set",
+      "Plan",
+      "--max-estimated-cost",
+      "5",
+    ]);
+    assertEquals(cost.code, 2, cost.out);
+    assertStringIncludes(cost.err, "does not apply to SQLite");
+    const bad = await dbport(home, [
+      "set",
+      "Plan",
+      "--max-estimated-rows",
+      "0",
+    ]);
+    assertStringIncludes(bad.err, "must be a positive whole number of rows");
+    const off = await dbport(home, [
+      "set",
+      "Plan",
+      "--max-estimated-rows",
+      "off",
+    ]);
+    assertEquals(off.code, 0, off.err);
+    assertEquals((await saved()).maxEstimatedRows, undefined);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

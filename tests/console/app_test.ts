@@ -7,6 +7,7 @@
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import type { DialogRequest } from "../../lib/app/host_dialog.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
+import { loadBudgets } from "../../lib/app/token_budgets.ts";
 import { createConsoleApp } from "../../lib/console/app.tsx";
 import { ConsoleEvents } from "../../lib/console/events.ts";
 import { CONTENT_SECURITY_POLICY } from "../../lib/console/guards.ts";
@@ -526,4 +527,38 @@ Deno.test("console: a policy change while ten `connections add` run at once lose
   }
   assertEquals(store.all().length, 11);
   assertEquals(store.byId(t.saved.id)?.aiPolicy, "never");
+});
+
+Deno.test("console: a token's budget is set and the token paused and resumed from the Tokens page", async () => {
+  await using t = await setup();
+  const { id } = await t.server.mint("readOnly", { name: "budgeted" });
+  const set = await t.post(`/tokens/${id}/budget`, {
+    max_calls_per_minute: "10",
+    max_rows_per_hour: "",
+    max_writes_per_hour: "5",
+  });
+  assertEquals(set.status, 303);
+  const saved = (await loadBudgets(t.server.server.tokens.db)).get(id);
+  assertEquals(saved?.maxCallsPerMinute, 10);
+  assertEquals(saved?.maxRowsPerHour, null);
+  assertEquals(saved?.maxWritesPerHour, 5);
+  const bad = await t.post(`/tokens/${id}/budget`, {
+    max_calls_per_minute: "ten",
+  });
+  assertEquals(bad.status, 400);
+  assertEquals((await t.post(`/tokens/${id}/pause`, {})).status, 303);
+  const page = await (await t.get("/tokens")).text();
+  assertMatch(page, /\/tokens\/[^"]+\/resume/);
+  assertMatch(page, /value="10"/);
+  assert(
+    (await loadBudgets(t.server.server.tokens.db)).get(id)?.pausedAt !== null,
+  );
+  assertEquals((await t.post(`/tokens/${id}/resume`, {})).status, 303);
+  assertEquals(
+    (await loadBudgets(t.server.server.tokens.db)).get(id)?.pausedAt,
+    null,
+  );
+  assertEquals((await t.post("/tokens/bridge/pause", {})).status, 303);
+  assertEquals((await t.post("/tokens/nope/pause", {})).status, 404);
+  assertEquals((await t.post(`/tokens/${id}/pause`, { csrf: "" })).status, 403);
 });

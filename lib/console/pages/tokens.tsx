@@ -8,6 +8,8 @@
 
 import { LEVELS, type TokenInfo, tokenStatus } from "../../app/tokens.ts";
 import { at, Csrf, when } from "./layout.tsx";
+import type { TokenBudget } from "../../app/token_budgets.ts";
+import { BridgeBudget, BudgetCell } from "./tokens_budget.tsx";
 
 /** The lifetimes the form offers. */
 export const TOKEN_LIFETIMES = ["1d", "7d", "30d", "90d", "365d", "never"];
@@ -20,6 +22,8 @@ export function TokensPage(props: {
   now: number;
   created?: { name: string; plaintext: string } | undefined;
   notice?: string | undefined;
+  /** Budgets by token id (and `bridge`); tokens_budget.tsx. */
+  budgets?: ReadonlyMap<string, TokenBudget>;
 }) {
   const nameOf = (id: string) =>
     props.connections.find((c) => c.id === id)?.name ?? id;
@@ -102,6 +106,7 @@ export function TokensPage(props: {
               <th>Expires</th>
               <th>Last used</th>
               <th>Status</th>
+              <th>Budget</th>
               <th></th>
             </tr>
           </thead>
@@ -128,6 +133,15 @@ export function TokensPage(props: {
                   <td class={`status-${status}`}>{status}</td>
                   <td>
                     {status === "revoked" ? null : (
+                      <BudgetCell
+                        id={token.id}
+                        budget={props.budgets?.get(token.id)}
+                        csrf={props.csrf}
+                      />
+                    )}
+                  </td>
+                  <td>
+                    {status === "revoked" ? null : (
                       <form
                         class="inline"
                         method="post"
@@ -144,6 +158,7 @@ export function TokensPage(props: {
           </tbody>
         </table>
       )}
+      <BridgeBudget budget={props.budgets?.get("bridge")} csrf={props.csrf} />
     </>
   );
 }

@@ -16,7 +16,7 @@ import {
 } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
-import { invalidArgument } from "./failure.ts";
+import { invalidArgument, ToolFailure } from "./failure.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import {
   checkWrite,
@@ -68,6 +68,10 @@ export function confirmDestructiveTool(deps: FeatureDeps): ToolEntry {
         );
       }
       checkWrite(ctx, resolved.connection);
+      const spent = ctx.budget?.refuse("write");
+      if (spent !== undefined && spent !== null) {
+        throw new ToolFailure("denied", spent);
+      }
       const preview = await admitStatement(
         deps,
         ctx,

@@ -76,6 +76,7 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
         operation: "a query",
         readsOnly: false,
         ...(args.params === undefined ? {} : { params: args.params }),
+        planLimits: true,
       });
       const { resolved, statement, preview } = vetted;
       return await runClassified(deps, ctx, resolved, statement, {

@@ -23,6 +23,7 @@ import { admit, checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { CONNECTION_ID } from "./shared.ts";
+import { checkPlanLimits } from "./plan_guard.ts";
 import {
   classifyQuery,
   queryText,
@@ -162,6 +163,8 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
           } will not plan a write inside dbport's read-only transaction; explain the SELECT that finds the same rows instead`,
         );
       }
+      // analyze runs the read: the connection's plan limits hold it too.
+      if (analyze) await checkPlanLimits(ctx, resolved, statement, timeout);
       await admit(deps, ctx, resolved.connection, null, "explaining a query");
       const mariadb = engine === "mysql" && analyze &&
         /mariadb/i.test(

@@ -192,6 +192,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
         );
       }
       writer.close();
+      ctx.budget?.spent("read", writer.rows);
       const took = Math.round((performance.now() - started) * 100) / 100;
       ctx.progress(
         1,

@@ -126,6 +126,7 @@ export function savedQueryTool(
         operation: `the saved query ${name}`,
         readsOnly: false,
         params: values,
+        planLimits: true,
       });
       return await runClassified(
         deps,

@@ -265,6 +265,7 @@ export async function runClassified(
   }
   const took = elapsed();
   remember(took, result, null);
+  ctx.budget?.spent(write ? "write" : "read", result.rows.length);
   const answer = {
     columns: result.columns,
     rows: result.rows,

@@ -15,6 +15,7 @@ import type { FeatureDeps } from "../deps.ts";
 import { admitStatement, resolveConnection, type Resolved } from "./access.ts";
 import { checkParams } from "./bind.ts";
 import { ToolFailure } from "./failure.ts";
+import { checkPlanLimits } from "./plan_guard.ts";
 import type { WritePreview } from "./preview.ts";
 import { checkWrite, classifyQuery } from "./statement.ts";
 
@@ -42,6 +43,8 @@ export async function vetStatement(
     readsOnly: boolean;
     /** Values for the statement's placeholders (execute_query's params). */
     params?: readonly BindValue[];
+    /** Refuse a read over the connection's plan limits (plan_guard.ts). */
+    planLimits?: boolean;
   },
 ): Promise<Vetted> {
   const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
@@ -72,6 +75,23 @@ export async function vetStatement(
   }
   if (statement.tier === "write") {
     checkWrite(ctx, resolved.connection, statement.why ?? null);
+  }
+  // The token's budget: rows read or writes per hour (lib/server/budgets.ts).
+  const spent = ctx.budget?.refuse(
+    statement.tier === "read" ? "read" : "write",
+  );
+  if (spent !== undefined && spent !== null) {
+    throw new ToolFailure("denied", spent);
+  }
+  if (request.planLimits === true) {
+    // Before anyone is asked: a read refused by its plan asks no one.
+    await checkPlanLimits(
+      ctx,
+      resolved,
+      statement,
+      request.timeoutSeconds,
+      params,
+    );
   }
   const preview = await admitStatement(
     deps,

@@ -10,6 +10,7 @@
 
 import { messageOf } from "../../protocol/message_of.ts";
 import type { TokenStore } from "../../app/tokens.ts";
+import type { TokenBudget } from "../../app/token_budgets.ts";
 import type { Principal } from "../../features/context.ts";
 import type { Logger } from "../../log.ts";
 import { tokenKey } from "./principals.ts";
@@ -27,6 +28,12 @@ export interface TokenSyncDeps {
   verifier: TokenVerifier;
   /** Called with the principal keys of tokens that were revoked or deleted. */
   onRevoked: (principalKeys: string[]) => void;
+  /**
+   * The tokens' budgets (app/token_budgets.ts), reloaded with the tokens and
+   * handed to `onBudgets`.
+   */
+  budgets?: () => Promise<Map<string, TokenBudget>>;
+  onBudgets?: (budgets: Map<string, TokenBudget>) => void;
   log: Logger;
   now: () => number;
   intervalMs?: number;
@@ -78,7 +85,9 @@ export class TokenSync {
 
   async #reload(generation: number): Promise<void> {
     const tokens = await this.#deps.store.all();
+    const budgets = await this.#deps.budgets?.();
     this.#deps.verifier.setUserTokens(tokens);
+    if (budgets !== undefined) this.#deps.onBudgets?.(budgets);
     this.#generation = generation;
     const active = new Set(
       tokens.filter((t) => t.revokedAt === null).map((t) => t.id),
