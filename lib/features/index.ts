@@ -17,6 +17,7 @@ import { RESOURCE_TEMPLATES } from "./resources/templates.ts";
 import { resourceSubscriptions } from "./subscriptions/resource_source.ts";
 import { SchemaWatch } from "./subscriptions/schema_watch.ts";
 import { databaseTools } from "./tools/index.ts";
+import { viewResources } from "./ui/resources.ts";
 
 /** The catalog and the subscription sources over `deps`. */
 export function databaseFeatures(deps: FeatureDeps): {
@@ -29,7 +30,11 @@ export function databaseFeatures(deps: FeatureDeps): {
       tools,
       prompts: databasePrompts(deps),
       templates: [...RESOURCE_TEMPLATES],
-      resourceProviders: [docsResources(tools), connectionResources(deps)],
+      resourceProviders: [
+        docsResources(tools),
+        connectionResources(deps),
+        viewResources(),
+      ],
       completer: databaseCompleter(deps),
     }),
     subscriptionSources: [
