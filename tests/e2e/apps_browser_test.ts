@@ -167,6 +167,11 @@ Deno.test({
         const withUi = (await rpc(url, "tools/list", {}, true))
           .tools as JsonObject[];
         assertEquals(withUi.length, plain.length);
+        // The views add exactly their three `_meta` entries to the list.
+        assertEquals(
+          JSON.stringify(withUi).length - JSON.stringify(plain).length,
+          168,
+        );
         const byName = new Map(
           withUi.map((tool) => [tool.name as string, tool]),
         );
@@ -528,5 +533,58 @@ Deno.test({
         await page.close();
       },
     );
+  },
+});
+
+Deno.test({
+  name:
+    "MCP Apps: the plan tree draws SQLite's lines and MariaDB's JSON plans, full scans marked",
+  ignore: needsChromium().ignore || needs("mysql").ignore,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    await using browser = await startBrowser();
+    for (const engine of ["sqlite", "mysql"] as const) {
+      await t.step(engine, async () => {
+        await using fixture = await openFixture(engine);
+        await using server = await serverWith([
+          savedConnection(fixture, "Plans"),
+        ]);
+        const tool = ((await rpc(server.url, "tools/list", {}, true))
+          .tools as JsonObject[]).find((x) => x.name === "explain_query")!;
+        const read = await rpc(server.url, "resources/read", {
+          uri: VIEWS.explain_query,
+        }, false);
+        const args = {
+          connection_id: "Plans",
+          query: "select title from books where price > 10",
+        };
+        const { resultType: _r, ...result } = await rpc(
+          server.url,
+          "tools/call",
+          { name: "explain_query", arguments: args },
+          true,
+        );
+        const { page, frame, errors } = await hostView(browser.browser, {
+          html: (read.contents as JsonObject[])[0]!.text as string,
+          tool,
+          arguments: args,
+          result,
+          call: (params) => rpc(server.url, "tools/call", params, true),
+        });
+        const scans = await frame.$$eval(
+          "li.node.full-scan",
+          (nodes) => nodes.map((n) => n.getAttribute("data-label") ?? ""),
+        );
+        // SQLite: "SCAN books"; MariaDB: the query block's table, access ALL.
+        assertEquals(scans, [
+          engine === "sqlite" ? "SCAN books" : "table books",
+        ]);
+        await screenshot(page, `apps-plan-tree-${engine}`);
+        assertEquals(errors, []);
+        checkLog(await hostLog(page));
+        await page.close();
+      });
+    }
   },
 });

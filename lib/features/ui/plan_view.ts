@@ -53,6 +53,7 @@ function pgNode(p) {
   const kids = Array.isArray(p.Plans) ? p.Plans.map(pgNode) : [];
   return node(label, facts, props, kids, p["Node Type"] === "Seq Scan");
 }
+const JSON_SHOWN = new Set(["table_name", "access_type", "rows", "rows_examined_per_scan"]);
 function jsonNode(key, value) {
   if (Array.isArray(value)) return node(key, value.length + " items", [], value.map((v, i) => scalar(v) ? node(key + "[" + i + "]", fmt(v), [], [], false) : jsonNode(key + "[" + i + "]", v)), false);
   const props = Object.entries(value).filter(([, v]) => scalar(v));
@@ -63,7 +64,7 @@ function jsonNode(key, value) {
     value.rows_examined_per_scan !== undefined && "rows " + value.rows_examined_per_scan,
     value.rows !== undefined && "rows " + value.rows,
     value.cost_info && value.cost_info.query_cost && "cost " + value.cost_info.query_cost].filter(Boolean).join(" · ");
-  return node(label, facts, props.filter(([k]) => k !== "table_name" && k !== "access_type"), kids, value.access_type === "ALL");
+  return node(label, facts, props.filter(([k]) => !JSON_SHOWN.has(k)), kids, value.access_type === "ALL");
 }
 function linesTree(lines) {
   const root = { children: [], depth: -1 };
