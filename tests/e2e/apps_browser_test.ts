@@ -305,6 +305,8 @@ Deno.test({
           { name: "execute_query", arguments: args },
           true,
         );
+        assertEquals(plain.isError, undefined, JSON.stringify(plain.content));
+        assertEquals(withUi.isError, undefined, JSON.stringify(withUi.content));
         const data = (r: JsonObject) => {
           const sc = r.structuredContent as JsonObject;
           return { ...sc, execution_time_ms: 0 };
@@ -394,6 +396,29 @@ Deno.test({
         ]);
         assert(methods.includes("view->host ui/notifications/size-changed"));
         assertEquals(errors, [], "no script error or CSP refusal");
+        await page.close();
+      },
+    );
+
+    await t.step(
+      "markup in a cell or a column name is text, never markup",
+      async () => {
+        const markup = `<img src=x onerror="document.title='run'"><b>bold</b>`;
+        const { page, frame, errors } = await hosted("execute_query", {
+          connection_id: "Shop",
+          query: `select '${
+            markup.replaceAll("'", "''")
+          }' as "<i>name</i>", 1 as n`,
+        });
+        assertEquals(
+          await texts(frame, "th"),
+          ["<i>name</i>", "n"],
+          String(await texts(frame, "main")),
+        );
+        assertEquals((await texts(frame, "tbody td"))[0], markup);
+        assertEquals(await frame.$$("img, b, i"), []);
+        assertEquals(await frame.evaluate("document.title"), "Query result");
+        assertEquals(errors, []);
         await page.close();
       },
     );
