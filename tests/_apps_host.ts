@@ -33,6 +33,11 @@ export interface HostedCall {
   /** The tool call's arguments and its result. */
   arguments: JsonObject;
   result: JsonObject;
+  /**
+   * The host's capabilities (default: it proxies server tools and takes
+   * logs); `message: {}` makes it accept `ui/message`.
+   */
+  capabilities?: JsonObject;
   /** Proxies a view's `tools/call` params to the server; returns its result. */
   call(params: JsonObject): Promise<JsonObject>;
 }
@@ -64,7 +69,7 @@ const HOST_JS = `(setup) => {
       send({ jsonrpc: "2.0", id: m.id, result: {
         protocolVersion: "2026-01-26",
         hostInfo: { name: "dbport-test-host", version: "1.0.0" },
-        hostCapabilities: { serverTools: {}, logging: {} },
+        hostCapabilities: setup.capabilities,
         hostContext: {
           toolInfo: { id: 7, tool: setup.tool },
           theme: "light",
@@ -84,13 +89,16 @@ const HOST_JS = `(setup) => {
       if (m.params && typeof m.params.height === "number") {
         frame.style.height = Math.min(4000, m.params.height + 2) + "px";
       }
-    } else if (m.method === "tools/call" && m.id !== undefined) {
+    } else if (m.method === "ui/message" && m.id !== undefined && setup.capabilities.message) {
+      send({ jsonrpc: "2.0", id: m.id, result: {} });
+    } else if (m.method === "tools/call" && m.id !== undefined && setup.capabilities.serverTools) {
       const answer = JSON.parse(await window.__hostCall(JSON.stringify(m.params)));
       send({ jsonrpc: "2.0", id: m.id, result: answer });
     } else if (m.id !== undefined) {
       send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "not offered: " + m.method } });
     }
   });
+  window.__send = send;
   frame.srcdoc = setup.html;
 }`;
 
@@ -117,6 +125,7 @@ export async function hostView(
         tool: call.tool,
         args: call.arguments,
         result: call.result,
+        capabilities: call.capabilities ?? { serverTools: {}, logging: {} },
       })
     })`,
   );
@@ -139,4 +148,9 @@ export async function hostLog(page: Page): Promise<LoggedMessage[]> {
   return await page.evaluate(() =>
     (window as unknown as { __log: LoggedMessage[] }).__log
   );
+}
+
+/** Send the view a message as the host (a notification or a request). */
+export async function hostSend(page: Page, msg: JsonObject): Promise<void> {
+  await page.evaluate(`window.__send(${JSON.stringify(msg)})`);
 }

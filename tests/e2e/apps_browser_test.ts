@@ -22,7 +22,12 @@ import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { needsChromium, screenshot, startBrowser } from "../_browser.ts";
-import { hostLog, hostView, type LoggedMessage } from "../_apps_host.ts";
+import {
+  hostLog,
+  hostSend,
+  hostView,
+  type LoggedMessage,
+} from "../_apps_host.ts";
 import {
   initializeSession,
   modernRequest,
@@ -261,7 +266,11 @@ Deno.test({
     await using browser = await startBrowser();
 
     /** Call a tool with the extension declared, and host its view. */
-    async function hosted(name: keyof typeof VIEWS, args: JsonObject) {
+    async function hosted(
+      name: keyof typeof VIEWS,
+      args: JsonObject,
+      capabilities?: JsonObject,
+    ) {
       const result = await rpc(
         url,
         "tools/call",
@@ -279,6 +288,7 @@ Deno.test({
         arguments: args,
         result: toolResult,
         call: (params) => rpc(url, "tools/call", params, true),
+        ...(capabilities === undefined ? {} : { capabilities }),
       });
       return { ...hostedView, result };
     }
@@ -525,6 +535,88 @@ Deno.test({
         assertEquals((await texts(frame, "h1"))[0], `${s}.books`);
         assertEquals(errors, []);
         checkLog(log);
+        await page.close();
+      },
+    );
+
+    await t.step(
+      "a host without server tools: the foreign key becomes a ui/message",
+      async () => {
+        const { page, frame, errors } = await hosted("describe_table", {
+          connection_id: "Shop",
+          table: "books",
+          schema: s,
+        }, { message: {} });
+        await frame.click("a.fk");
+        await frame.waitForFunction(
+          () =>
+            ((globalThis as unknown as {
+              document: { querySelector(s: string): { textContent: string } };
+            }).document.querySelector(".status")?.textContent ?? "")
+              .startsWith("Asked"),
+          { timeout: 15_000 },
+        );
+        const log = await hostLog(page);
+        assertEquals(log.filter((m) => m.msg.method === "tools/call"), []);
+        const message = log.find((m) => m.msg.method === "ui/message")!;
+        assertEquals(message.msg.params, {
+          role: "user",
+          content: [{
+            type: "text",
+            text:
+              `Describe the table ${s}.authors on connection Shop (describe_table).`,
+          }],
+        });
+        checkLog(log);
+        assertEquals(errors, []);
+        await page.close();
+      },
+    );
+
+    await t.step(
+      "the host's context: a dark theme and its colours apply; teardown is answered",
+      async () => {
+        const { page, frame, errors } = await hosted("execute_query", {
+          connection_id: "Shop",
+          query: `select region, q1 from ${s}.sales order by region`,
+        });
+        await hostSend(page, {
+          jsonrpc: "2.0",
+          method: "ui/notifications/host-context-changed",
+          params: {
+            theme: "dark",
+            styles: {
+              variables: { "--color-background-primary": "rgb(16, 20, 24)" },
+            },
+          },
+        });
+        await frame.waitForSelector("html[data-theme='dark']");
+        assertEquals(
+          await frame.evaluate(
+            "getComputedStyle(document.body).backgroundColor",
+          ),
+          "rgb(16, 20, 24)",
+        );
+        await screenshot(page, "apps-result-grid-dark");
+        await hostSend(page, {
+          jsonrpc: "2.0",
+          id: "bye",
+          method: "ui/resource-teardown",
+          params: { reason: "test over" },
+        });
+        await page.waitForFunction(
+          () =>
+            (globalThis as unknown as { __log: { msg: { id?: unknown } }[] })
+              .__log.some((m) => m.msg.id === "bye" && "result" in m.msg),
+          { timeout: 15_000 },
+        );
+        const log = await hostLog(page);
+        const answer = log.find((m) =>
+          m.dir === "view->host" && m.msg.id === "bye"
+        )!;
+        assertEquals(answer.msg.result, {});
+        checkLog(log);
+        assertEquals(errors, []);
         await page.close();
       },
     );

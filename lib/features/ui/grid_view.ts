@@ -13,7 +13,7 @@ import { KIT_CSS, KIT_JS } from "./view_kit.ts";
 import type { ViewParts } from "./page.ts";
 
 const CSS = `${KIT_CSS}
-.grid-wrap { overflow: auto; max-height: 70vh; border: 1px solid var(--line); border-radius: var(--radius); }
+.grid-wrap { overflow: auto; max-height: 560px; border: 1px solid var(--line); border-radius: var(--radius); }
 .grid th { position: sticky; top: 0; cursor: pointer; user-select: none; }
 .grid th .arrow { color: var(--accent); margin-left: 4px; }
 .grid td { max-width: 28em; }

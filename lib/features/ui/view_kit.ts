@@ -149,8 +149,10 @@ const App = (() => {
   }
   let lastSize = "";
   function reportSize() {
-    const root = document.documentElement;
-    const size = { width: Math.ceil(root.scrollWidth), height: Math.ceil(root.scrollHeight) };
+    // The content's own height (the document's is never below the frame's,
+    // so a view that shrinks would never say so).
+    const box = document.getElementById("app").getBoundingClientRect();
+    const size = { width: Math.ceil(document.documentElement.scrollWidth), height: Math.ceil(box.height) };
     const key = size.width + "x" + size.height;
     if (key === lastSize) return;
     lastSize = key;
@@ -179,7 +181,7 @@ const App = (() => {
     state.hostCapabilities = result.hostCapabilities || {};
     applyContext(result.hostContext || {});
     notify("ui/notifications/initialized", {});
-    new ResizeObserver(reportSize).observe(document.documentElement);
+    new ResizeObserver(reportSize).observe(app);
     reportSize();
   }
   return { start, request, state };
