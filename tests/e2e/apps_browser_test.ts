@@ -434,6 +434,31 @@ Deno.test({
     );
 
     await t.step(
+      "a tool error is drawn as its text, in the grid and the card",
+      async () => {
+        const failed = await hosted("execute_query", {
+          connection_id: "Shop",
+          query: `select nope from ${s}.sales`,
+        });
+        assertEquals(failed.result.isError, true);
+        const [alert] = await texts(failed.frame, "[role='alert']");
+        assertMatch(alert ?? "", /^query_failed: .*nope/);
+        assertEquals(failed.errors, []);
+        await failed.page.close();
+        const card = await hosted("describe_table", {
+          connection_id: "Shop",
+          table: "no_such_table",
+          schema: s,
+        });
+        assertMatch(
+          (await texts(card.frame, "[role='alert']"))[0] ?? "",
+          /^not_found: /,
+        );
+        await card.page.close();
+      },
+    );
+
+    await t.step(
       "the chart: one bar per value, heights in proportion; lines",
       async () => {
         const { page, frame, errors } = await hosted("execute_query", {
