@@ -21,6 +21,11 @@ export interface ToolEntry {
    * `dbport://docs/results` resource publishes; tools/list has a lean one.
    */
   outputSchema?: JsonObject;
+  /**
+   * The `ui://` view (MCP Apps) that draws this tool's result for a client
+   * that declared the extension (lib/features/ui/apps.ts).
+   */
+  view?: string;
   call(args: JsonObject, ctx: CallContext): Promise<JsonObject>;
 }
 

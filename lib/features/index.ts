@@ -18,6 +18,7 @@ import { resourceSubscriptions } from "./subscriptions/resource_source.ts";
 import { SchemaWatch } from "./subscriptions/schema_watch.ts";
 import { databaseTools } from "./tools/index.ts";
 import { savedQueryTools } from "./tools/saved_query.ts";
+import { viewResources } from "./ui/resources.ts";
 
 /** The catalog and the subscription sources over `deps`. */
 export function databaseFeatures(deps: FeatureDeps): {
@@ -30,7 +31,11 @@ export function databaseFeatures(deps: FeatureDeps): {
       tools,
       prompts: databasePrompts(deps),
       templates: [...RESOURCE_TEMPLATES],
-      resourceProviders: [docsResources(tools), connectionResources(deps)],
+      resourceProviders: [
+        docsResources(tools),
+        connectionResources(deps),
+        viewResources(),
+      ],
       completer: databaseCompleter(deps),
       callerTools: (ctx) => savedQueryTools(deps, ctx),
     }),

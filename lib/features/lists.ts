@@ -11,6 +11,7 @@ import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { Catalog } from "./catalog.ts";
 import { sortBy } from "./catalog.ts";
 import type { CallContext, Handler } from "./context.ts";
+import { toolDefinitionFor } from "./ui/apps.ts";
 
 const CURSOR_PROBLEMS = {
   malformed: "is not a cursor this server issued",
@@ -86,12 +87,14 @@ export function listHandlers(
       "tools",
       // tools/list shows only what the caller's scopes allow (docs/wire.md
       // "Authentication" 3): a tool needing a scope the caller lacks is hidden.
+      // A tool with an MCP Apps view names it only to a caller that declared
+      // the extension (ui/apps.ts).
       (ctx) =>
         catalog.toolsFor(ctx).filter((tool) =>
           tool.scope === null || ctx.principal.scopes.has(tool.scope)
-        ),
-      (tool) => tool.definition.name,
-      (tool) => tool.definition,
+        ).map((tool) => toolDefinitionFor(tool, ctx)),
+      (definition) => String(definition.name),
+      (definition) => definition,
       pageSize,
     ),
     "prompts/list": pagedList(

@@ -67,9 +67,10 @@ Deno.test("resources/list over 120 connected connections walks three pages; a cu
     pages++;
   } while (cursor !== undefined);
   assertEquals(pages, 3);
-  // The connections list, 120 schemas and the results guide.
-  assertEquals(uris.length, 122);
-  assertEquals(new Set(uris).size, 122);
+  // The connections list, 120 schemas, the results guide and the three
+  // MCP Apps views.
+  assertEquals(uris.length, 125);
+  assertEquals(new Set(uris).size, 125);
   assertEquals(uris[0], "dbport://connections");
 });
 
@@ -164,7 +165,14 @@ for (const version of ["2025-11-25", "2025-06-18"]) {
     assert(JSON.parse(read.contents[0].text).tables.length >= 4);
     assertEquals(
       (await call("resources/list", {})).resources.map((r: Any) => r.uri),
-      ["dbport://connections", uri, "dbport://docs/results"],
+      [
+        "dbport://connections",
+        uri,
+        "dbport://docs/results",
+        "ui://dbport/plan-tree",
+        "ui://dbport/result-grid",
+        "ui://dbport/table-card",
+      ],
     );
     assertEquals(
       (await call("resources/templates/list", {})).resourceTemplates.length,

@@ -42,6 +42,10 @@ for (const engine of ENGINES) {
           root,
           schemaUri,
           "dbport://docs/results",
+          // The MCP Apps views, listed to every client (docs/apps.md).
+          "ui://dbport/plan-tree",
+          "ui://dbport/result-grid",
+          "ui://dbport/table-card",
         ]);
 
         const connections = payload(await client.readResource({ uri: root }));
@@ -86,6 +90,10 @@ for (const engine of ENGINES) {
           root,
           schemaUri,
           "dbport://docs/results",
+          // The MCP Apps views, listed to every client (docs/apps.md).
+          "ui://dbport/plan-tree",
+          "ui://dbport/result-grid",
+          "ui://dbport/table-card",
         ]);
 
         const tables = payload(

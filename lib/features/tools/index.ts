@@ -15,6 +15,12 @@ import { explainQueryTool } from "./explain_query.ts";
 import { listSchemasTool } from "./list_schemas.ts";
 import { listTablesTool } from "./list_tables.ts";
 import { searchSchemaTool } from "./search_schema.ts";
+import {
+  PLAN_TREE_URI,
+  RESULT_GRID_URI,
+  TABLE_CARD_URI,
+  withView,
+} from "../ui/apps.ts";
 
 /** Every database tool over the server's connections and drivers. */
 export function databaseTools(deps: FeatureDeps): ToolEntry[] {
@@ -23,9 +29,10 @@ export function databaseTools(deps: FeatureDeps): ToolEntry[] {
     listSchemasTool(deps),
     listTablesTool(deps),
     searchSchemaTool(deps),
-    describeTableTool(deps),
-    explainQueryTool(deps),
-    executeQueryTool(deps),
+    // MCP Apps views for a client that declared the extension (docs/apps.md).
+    withView(describeTableTool(deps), TABLE_CARD_URI),
+    withView(explainQueryTool(deps), PLAN_TREE_URI),
+    withView(executeQueryTool(deps), RESULT_GRID_URI),
     exportQueryTool(deps),
     confirmDestructiveTool(deps),
   ];

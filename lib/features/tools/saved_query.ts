@@ -31,6 +31,7 @@ import { defineTool } from "./define.ts";
 import { invalidArgument } from "./failure.ts";
 import { RESULT_SET_SCHEMA, runClassified } from "./statement.ts";
 import { vetStatement } from "./vet.ts";
+import { RESULT_GRID_URI, withView } from "../ui/apps.ts";
 
 /** The tool name of a saved query. */
 export function savedToolName(query: SavedQuery): string {
@@ -59,7 +60,10 @@ export function savedQueryTools(
     if (connection === undefined || !isVisible(connection, ctx.principal)) {
       continue;
     }
-    tools.push(savedQueryTool(deps, query, connection.engine));
+    // Its rows are a result like execute_query's: the same grid view.
+    tools.push(
+      withView(savedQueryTool(deps, query, connection.engine), RESULT_GRID_URI),
+    );
   }
   return tools;
 }
