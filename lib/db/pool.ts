@@ -35,6 +35,8 @@ export interface DriverSpec {
   ssh?: SshSetting;
   /** The connection's name, for the commands a message suggests. */
   name?: string;
+  /** Columns AI reads may not read (SQLite's authorizer enforces them). */
+  privateColumns?: readonly string[];
 }
 
 /** Where SSH looks for the user's config and known hosts. */
