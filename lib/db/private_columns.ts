@@ -18,8 +18,8 @@
  * pattern that hides every column of a table would hide the table, which is
  * a matter for the login's grants, not for this list. A name holding a `.`
  * cannot be written. The engines' own schemas (pg_catalog,
- * information_schema, mysql, performance_schema, sys, sqlite_ tables) are
- * never matched.
+ * information_schema, mysql, performance_schema, sys, sqlite_ tables and
+ * pragma_ table-valued functions) are never matched.
  *
  * @module
  */
@@ -133,7 +133,7 @@ export function privateMatch(
 ): PrivatePattern | null {
   if (
     patterns.length === 0 || SYSTEM_SCHEMAS.has(schema.toLowerCase()) ||
-    /^pg_/i.test(schema) || /^sqlite_/i.test(table)
+    /^pg_/i.test(schema) || /^(sqlite|pragma)_/i.test(table)
   ) {
     return null;
   }

@@ -15,6 +15,11 @@
 /// <reference lib="deno.worker" />
 
 import { Budget } from "./budget.ts";
+import {
+  privateMatch,
+  type PrivatePattern,
+  privatePatterns,
+} from "./private_columns.ts";
 import { dmlShape } from "./dml_shape.ts";
 import { cellMapper } from "./sqlite_cells.ts";
 import { SQLITE_TRACK, sqliteCounts } from "./sqlite_changes.ts";
@@ -96,12 +101,28 @@ const READING_PRAGMAS = new Set([
   "quick_check",
 ]);
 const SQLITE_PRAGMA = 19;
+const SQLITE_READ = 20;
+/** The connection's private columns (init): read handles are denied them. */
+let secret: PrivatePattern[] = [];
+const text = (pointer: Deno.PointerValue) =>
+  pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
+// Called by SQLite on this thread, inside sqlite3_prepare_v2 (a synchronous
+// FFI call of this worker): no other thread, nothing awaited.
 const authorizer = new Deno.UnsafeCallback(
   {
     parameters: ["pointer", "i32", "pointer", "pointer", "pointer", "pointer"],
     result: "i32",
   } as const,
-  (_user, action, first, second) => {
+  (_user, action, first, second, database) => {
+    if (action === SQLITE_READ) {
+      // A view's or a trigger's read of a column is asked about too, with
+      // the column's own table: no view can pass a private column on.
+      return secret.length > 0 &&
+          privateMatch(secret, text(database), text(first), text(second)) !==
+            null
+        ? 1
+        : 0;
+    }
     if (action !== SQLITE_PRAGMA || second === null) return 0;
     const name = first === null
       ? ""
@@ -546,6 +567,7 @@ function handle(request: Request): void {
       case "init":
         path = request.path;
         idleMs = request.idleMs;
+        secret = privatePatterns(request.privateColumns);
         registry = request.registry;
         reap(request.orphans);
         post({ id: request.id, ok: true, value: null });

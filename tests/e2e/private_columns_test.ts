@@ -10,7 +10,8 @@
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
-import type { SavedConnection } from "../../lib/app/connections.ts";
+import { driverSpec, type SavedConnection } from "../../lib/app/connections.ts";
+import { openDriver } from "../../lib/db/pool.ts";
 import {
   applyHarden,
   prepareHarden,
@@ -20,7 +21,7 @@ import { syncPrivateColumns } from "../../lib/cli/private_sync.ts";
 import { withLogin } from "../../lib/db/split_driver.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { savedConnection } from "../_connections.ts";
-import { needs, openFixture, POSTGRES_URL } from "../_db.ts";
+import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { openPostgresDatabase } from "../_pg_database.ts";
 
 const PRIVATE = ["*.email", "*.*ssn*"];
@@ -233,6 +234,71 @@ Deno.test(
         await fixture.admin(`drop user if exists '${user}'@'${host}'`);
       }
       await Deno.remove(home, { recursive: true });
+    }
+  },
+);
+
+Deno.test(
+  "sqlite: the read handles' authorizer denies private columns: SELECT *, a view, a WHERE; the schema calls and approved writes still work",
+  async () => {
+    await using fixture = await openFixture("sqlite");
+    for (
+      const sql of [
+        "create table customers (id integer primary key, name text, email text, ssn_last4 text)",
+        "insert into customers values (1, 'Ada', 'ada@example.com', '1234')",
+        "create view contacts as select name, email as contact from customers",
+        "create view names as select id, name from customers",
+      ]
+    ) await fixture.admin(sql);
+    const connection = savedConnection(fixture, "Local", {
+      privateColumns: PRIVATE,
+    });
+    const driver = openDriver(driverSpec(connection));
+    try {
+      assertEquals(
+        (await driver.query("select id, name from customers", READ_OPTIONS))
+          .rows,
+        [[1, "Ada"]],
+      );
+      assertEquals(
+        (await driver.query("select * from names", READ_OPTIONS)).rows,
+        [[1, "Ada"]],
+      );
+      for (
+        const sql of [
+          "select * from customers",
+          "select email from customers",
+          "select upper(ssn_last4) from customers",
+          "select count(*) from customers where email like 'a%'",
+          "select * from contacts",
+          "select (select email from customers) as x",
+          "with c as (select * from customers) select id from c",
+        ]
+      ) {
+        const error = await assertRejects(
+          () => driver.query(sql, READ_OPTIONS),
+          Error,
+        );
+        assert(/prohibited/.test(error.message), `${sql}: ${error.message}`);
+      }
+      const detail = await driver.describeTable("customers", {
+        signal: new AbortController().signal,
+        timeoutMs: 10_000,
+      });
+      assertEquals(detail?.columns.map((c) => c.name), [
+        "id",
+        "name",
+        "email",
+        "ssn_last4",
+      ]);
+      // An approved write runs on the write handle, as the saved file's owner.
+      const written = await driver.query(
+        "update customers set name = name || '' returning email",
+        { ...READ_OPTIONS, mode: "write" },
+      );
+      assertEquals(written.rows, [["ada@example.com"]]);
+    } finally {
+      await driver.close();
     }
   },
 );
