@@ -42,6 +42,8 @@ export interface ColumnDetail {
   comment: string | null;
   /** An enum type's allowed values, in order; null for other types. */
   enumValues: string[] | null;
+  /** A private column of the connection (no AI client may read it). */
+  private?: boolean;
 }
 
 /** An index of a table. */
@@ -147,6 +149,8 @@ export interface SchemaMatch {
   /** A column's type. */
   dataType: string | null;
   comment: string | null;
+  /** A private column of the connection (no AI client may read it). */
+  private?: boolean;
 }
 
 /** The best matches, and how many there were. */
@@ -161,6 +165,8 @@ export interface ColumnSummary {
   dataType: string;
   nullable: boolean;
   primaryKey: boolean;
+  /** A private column of the connection (no AI client may read it). */
+  private?: boolean;
 }
 
 /** A table with its columns. */

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { PrivateColumnGuard } from "./private_sync.ts";
 import { cliCommand } from "../app/cli_command.ts";
 import { thrown } from "../protocol/thrown.ts";
 import { messageOf } from "../protocol/message_of.ts";
@@ -372,6 +373,8 @@ function buildApp(
     history,
     exportDirectory: () =>
       state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
+    // Re-synced at start and whenever connections.json changes.
+    privateColumns: new PrivateColumnGuard(stores.connections, log),
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,

@@ -7,7 +7,13 @@
  * added later that matches a pattern is private after the re-sync.
  */
 
-import { assert, assertEquals, assertRejects } from "@std/assert";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStringIncludes,
+} from "@std/assert";
+import { callTool, toolErrorText } from "../_tool_call.ts";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { driverSpec, type SavedConnection } from "../../lib/app/connections.ts";
@@ -20,7 +26,7 @@ import {
 import { syncPrivateColumns } from "../../lib/cli/private_sync.ts";
 import { withLogin } from "../../lib/db/split_driver.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
-import { savedConnection } from "../_connections.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { openPostgresDatabase } from "../_pg_database.ts";
 
@@ -101,6 +107,57 @@ Deno.test(
           "select * from shop.emails()",
         ]
       ) await refused(() => db.unsafe(sql), sql);
+      // Through the tools: the refusal names the columns, describe_table
+      // and search_schema mark them, and nothing else changes.
+      {
+        await using server = await serverWith([connection]);
+        const run = (query: string) =>
+          callTool(server, "execute_query", {
+            connection_id: connection.id,
+            query,
+          });
+        for (
+          const query of [
+            "select * from shop.customers",
+            "select row_to_json(c) from shop.customers c",
+          ]
+        ) {
+          assertEquals(
+            toolErrorText(await run(query)),
+            'denied: "customers.email", "customers.ssn_last4" are private on "Shop"; name the columns you need (describe_table marks private ones `private: true`) and leave these out; the database itself refuses them to AI clients, so only the user can read them',
+          );
+        }
+        assertStringIncludes(
+          toolErrorText(await run("select * from shop.contacts")),
+          'denied: the view "contacts" reads a private column on "Shop"',
+        );
+        const read = await run("select id, name from shop.customers");
+        assertEquals(read.json.result.structuredContent.rows, [[1, "Ada"]]);
+        const described = await callTool(server, "describe_table", {
+          connection_id: connection.id,
+          table: "customers",
+          schema: "shop",
+        });
+        assertEquals(
+          described.json.result.structuredContent.columns.map((
+            c: { name: string; private?: true },
+          ) => [c.name, c.private ?? false]),
+          [["id", false], ["name", false], ["email", true], [
+            "ssn_last4",
+            true,
+          ]],
+        );
+        const found = await callTool(server, "search_schema", {
+          connection_id: connection.id,
+          query: "email",
+        });
+        assert(
+          found.json.result.structuredContent.matches.some((
+            m: { column?: string; private?: true },
+          ) => m.column === "email" && m.private === true),
+          JSON.stringify(found.json.result),
+        );
+      }
       // A column and a table added later: private after the re-sync.
       await fixture.admin(
         "alter table shop.customers add column ssn_full text",
@@ -210,6 +267,35 @@ Deno.test(
           `${sql}: ${error.message}`,
         );
       }
+      {
+        await using server = await serverWith([connection]);
+        const answer = await callTool(server, "execute_query", {
+          connection_id: connection.id,
+          query: "select * from customers",
+        });
+        assertStringIncludes(
+          toolErrorText(answer),
+          'denied: "customers" has private columns on "Shop" ("*.email", "*.*ssn*")',
+        );
+        assertStringIncludes(
+          toolErrorText(
+            await callTool(server, "execute_query", {
+              connection_id: connection.id,
+              query: "select email from customers",
+            }),
+          ),
+          'denied: "customers.email" is private on "Shop"',
+        );
+        assertStringIncludes(
+          toolErrorText(
+            await callTool(server, "execute_query", {
+              connection_id: connection.id,
+              query: "select * from contacts",
+            }),
+          ),
+          "denied: ",
+        );
+      }
       await fixture.admin("alter table customers add column ssn_full text");
       await fixture.admin("create table leads (id int, email text, note text)");
       const synced = await syncPrivateColumns(connection);
@@ -291,6 +377,28 @@ Deno.test(
         "email",
         "ssn_last4",
       ]);
+      {
+        await using server = await serverWith([connection]);
+        assertStringIncludes(
+          toolErrorText(
+            await callTool(server, "execute_query", {
+              connection_id: connection.id,
+              query: "select * from contacts",
+            }),
+          ),
+          'denied: "customers.email" is private on "Local"',
+        );
+        const described = await callTool(server, "describe_table", {
+          connection_id: connection.id,
+          table: "customers",
+        });
+        assertEquals(
+          described.json.result.structuredContent.columns.filter((
+            c: { private?: true },
+          ) => c.private).map((c: { name: string }) => c.name),
+          ["email", "ssn_last4"],
+        );
+      }
       // An approved write runs on the write handle, as the saved file's owner.
       const written = await driver.query(
         "update customers set name = name || '' returning email",

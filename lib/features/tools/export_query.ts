@@ -36,6 +36,7 @@ import {
   timeoutSeconds,
 } from "./statement.ts";
 import { vetStatement } from "./vet.ts";
+import { refusePrivate } from "./private_refusal.ts";
 
 /** Sample rows in the answer, and how long a sample cell may be. */
 const SAMPLE_ROWS = 5;
@@ -185,6 +186,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
           );
         }
         if (error instanceof ToolFailure) throw error;
+        await refusePrivate(resolved, ctx, error);
         if (error instanceof DbError) rethrow(error, resolved.label);
         throw new ToolFailure(
           "internal_failure",

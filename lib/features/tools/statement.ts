@@ -22,6 +22,7 @@ import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
 import { answerBudget } from "./answer_budget.ts";
+import { refusePrivate } from "./private_refusal.ts";
 import {
   answerLimits,
   countRows,
@@ -249,9 +250,10 @@ export async function runClassified(
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
     ...holdOption(limits.preview ?? null),
-  }).catch((error) => {
+  }).catch(async (error) => {
     remember(elapsed(), null, error);
     if (limits.preview) ctx.note?.(`${previewNote(limits.preview)}, not run`);
+    if (!write) await refusePrivate(resolved, ctx, error);
     return rethrow(error, resolved.label);
   });
   if (limits.preview) {

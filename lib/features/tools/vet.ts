@@ -39,6 +39,13 @@ export async function vetStatement(
   },
 ): Promise<Vetted> {
   const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
+  const unheld = await deps.privateColumns?.problem(resolved.connection);
+  if (unheld !== undefined && unheld !== null) {
+    throw new ToolFailure(
+      "denied",
+      `the private columns of ${resolved.label} are not held by the database (${unheld}); AI reads on it are refused until they are: ask the user to run harden --apply`,
+    );
+  }
   const statement = await classifyQuery(request.query, resolved, ctx);
   if (request.readsOnly && statement.tier !== "read") {
     throw new ToolFailure(

@@ -1,0 +1,99 @@
+/**
+ * The server's side of private columns (docs/security.md "Private
+ * columns"): the AI login's grants re-synced with each connection's list at
+ * start and whenever connections.json changes (a column added since that
+ * matches a pattern becomes private), and AI reads on a connection refused
+ * while its private columns are not held — a re-sync that failed or could
+ * not prove them is never passed over.
+ *
+ * @module
+ */
+
+import type { ConnectionStore } from "../app/connection_store.ts";
+import type { SavedConnection } from "../app/connections.ts";
+import { type PrivateSync, syncPrivateColumns } from "../cli/private_sync.ts";
+import type { Logger } from "../log.ts";
+import { messageOf } from "../protocol/message_of.ts";
+
+interface State {
+  /** What the grants were last synced for. */
+  key: string;
+  /** The sync's outcome: why the list is not held (null: it is). */
+  done: Promise<string | null>;
+}
+
+/** What makes a re-sync necessary: the list, the login, the place. */
+function keyOf(connection: SavedConnection): string {
+  return JSON.stringify([
+    connection.privateColumns ?? [],
+    connection.aiLogin?.user ?? null,
+    connection.url,
+  ]);
+}
+
+/** Re-syncs each connection's grants; says whether its list is held. */
+export class PrivateColumnGuard {
+  readonly #states = new Map<string, State>();
+  readonly #log: Logger;
+  readonly #sync: (connection: SavedConnection) => Promise<PrivateSync>;
+
+  constructor(
+    store: ConnectionStore,
+    log: Logger,
+    sync: (connection: SavedConnection) => Promise<PrivateSync> =
+      syncPrivateColumns,
+  ) {
+    this.#log = log;
+    this.#sync = sync;
+    this.#update(store.all(), true);
+    store.onChange((all) => this.#update(all, false));
+  }
+
+  /**
+   * Why AI reads on `connection` may not run now (its private columns are
+   * not held), or null; waits for a re-sync under way.
+   */
+  async problem(connection: SavedConnection): Promise<string | null> {
+    if ((connection.privateColumns ?? []).length === 0) return null;
+    const state = this.#states.get(connection.id);
+    if (state === undefined || state.key !== keyOf(connection)) {
+      return "its private columns are being put in place";
+    }
+    return await state.done;
+  }
+
+  #update(all: readonly SavedConnection[], start: boolean): void {
+    const ids = new Set(all.map((c) => c.id));
+    for (const id of this.#states.keys()) {
+      if (!ids.has(id)) this.#states.delete(id);
+    }
+    for (const connection of all) {
+      const key = keyOf(connection);
+      const before = this.#states.get(connection.id);
+      if (before?.key === key) continue;
+      const listed = (connection.privateColumns ?? []).length > 0;
+      // At start only connections with a list; later, a list emptied too
+      // (the login reads those columns again).
+      if (!listed && (start || before === undefined)) {
+        this.#states.set(connection.id, { key, done: Promise.resolve(null) });
+        continue;
+      }
+      const done = this.#sync(connection).then(
+        (result) => {
+          if (result.problem !== null) {
+            this.#log(
+              `dbport: the private columns of "${connection.name}" are not held: ${result.problem}; AI reads on it are refused until they are`,
+            );
+          } else if (result.statements.length > 0) {
+            this.#log(
+              `dbport: re-synced the AI login's grants of "${connection.name}" (${result.columns.length} private columns, ${result.views.length} views withheld)`,
+            );
+          }
+          return result.problem;
+        },
+        (error: unknown) => messageOf(error),
+      );
+      this.#states.set(connection.id, { key, done });
+    }
+  }
+}
