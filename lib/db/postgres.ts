@@ -34,6 +34,7 @@ import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
+import { setApplicationName, signed } from "./signature.ts";
 import {
   ROLLED_BACK,
   STOP_GRACE_MS,
@@ -352,7 +353,11 @@ async function writeQuery(
   let gone = false;
   try {
     await answered(
-      reserved.unsafe(`BEGIN READ WRITE; SET LOCAL ${timeout}`).simple(),
+      reserved.unsafe(
+        `BEGIN READ WRITE; SET LOCAL ${timeout}${
+          setApplicationName(options.sign)
+        }`,
+      ).simple(),
       answer,
     );
     open = true;
@@ -410,7 +415,8 @@ function runStatement(
   let pending: { cancel(): void } | null = null;
   return stoppable(
     async () => {
-      const query = reserved.unsafe(text).raw();
+      // Signed as sent (signature.ts); `text` itself is what was checked.
+      const query = reserved.unsafe(signed(text, options.sign)).raw();
       pending = query;
       return await readRows(query, text, options, whole);
     },

@@ -7,6 +7,7 @@
 
 import type { Truncation } from "./budget.ts";
 import type { Tier } from "./classifier.ts";
+import type { Signature } from "./signature.ts";
 
 import type { Engine } from "./engines.ts";
 
@@ -222,6 +223,12 @@ export interface QueryOptions {
    * with `uncounted`, saying why, before running anything.
    */
   track?: { sampleRows: number };
+  /**
+   * Who sent the statement (signature.ts): the driver sends it with the
+   * signature's comment first and, on PostgreSQL, `application_name` set
+   * for its transaction.
+   */
+  sign?: Signature;
 }
 
 /** One table a write changed: its rows inserted, updated and deleted. */

@@ -23,6 +23,7 @@ import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { refusePrivate } from "./private_refusal.ts";
+import { signatureOf } from "./sign.ts";
 import {
   answerLimits,
   countRows,
@@ -250,6 +251,7 @@ export async function runClassified(
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
     ...holdOption(limits.preview ?? null),
+    sign: signatureOf(ctx),
   }).catch(async (error) => {
     remember(elapsed(), null, error);
     if (limits.preview) ctx.note?.(`${previewNote(limits.preview)}, not run`);
