@@ -147,6 +147,14 @@ Deno.test(
             true,
           ]],
         );
+        const listed = await callTool(server, "list_tables", {
+          connection_id: connection.id,
+          schema: "shop",
+        });
+        assertEquals(
+          listed.json.result.structuredContent.private_columns,
+          PRIVATE,
+        );
         const found = await callTool(server, "search_schema", {
           connection_id: connection.id,
           query: "email",
