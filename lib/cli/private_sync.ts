@@ -106,18 +106,7 @@ export async function syncPrivateColumns(
   try {
     grants = await grantsFor(owner, connection, login.user);
     for (const { sql } of grants.statements) {
-      try {
-        await owner.query(sql, { ...OPTIONS, mode: "write" });
-      } catch (error) {
-        // A table dropped since the catalog was read: nothing to keep.
-        if (
-          !/does not exist|doesn't exist|\[(42P01|3F000)\]/.test(
-            messageOf(error),
-          )
-        ) {
-          throw error;
-        }
-      }
+      await grant(owner, sql);
       done.statements.push(sql);
     }
   } catch (error) {
@@ -130,6 +119,32 @@ export async function syncPrivateColumns(
   done.notes = grants.notes;
   done.problem = await refused(connection, grants.mustNotRead);
   return done;
+}
+
+/**
+ * Run one GRANT or REVOKE as the saved login. Another re-sync granting on
+ * the same table at once (the CLI and a running server) makes PostgreSQL
+ * say "tuple concurrently updated": tried again. A table dropped since the
+ * catalog was read has nothing to keep.
+ */
+async function grant(owner: Driver, sql: string): Promise<void> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      await owner.query(sql, { ...OPTIONS, mode: "write" });
+      return;
+    } catch (error) {
+      const message = messageOf(error);
+      if (/does not exist|doesn't exist|\[(42P01|3F000)\]/.test(message)) {
+        return;
+      }
+      if (
+        attempt >= 5 ||
+        !/concurrently updated|\[SQLSTATE (XX000|40001|40P01)\]|Deadlock/i
+          .test(message)
+      ) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
 }
 
 /** Whether the AI login is refused each read; why not. */

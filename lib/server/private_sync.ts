@@ -62,6 +62,11 @@ export class PrivateColumnGuard {
     return await state.done;
   }
 
+  /** Every re-sync under way, finished (the server waits for them at stop). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#states.values()].map((s) => s.done));
+  }
+
   #update(all: readonly SavedConnection[], start: boolean): void {
     const ids = new Set(all.map((c) => c.id));
     for (const id of this.#states.keys()) {

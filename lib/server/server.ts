@@ -232,6 +232,8 @@ interface Stores {
   tokens: TokenStore;
   activity: ActivityLog;
   history: QueryHistory;
+  /** Private columns re-synced at start and whenever connections.json changes. */
+  privateColumns: PrivateColumnGuard;
 }
 
 /** Step 1: read the settings and connections, open the state database. */
@@ -270,6 +272,7 @@ async function openStores(
     tokens: new TokenStore(db),
     activity: new ActivityLog(db, log),
     history: new QueryHistory(db, log),
+    privateColumns: new PrivateColumnGuard(connections, log),
   };
 }
 
@@ -373,8 +376,7 @@ function buildApp(
     history,
     exportDirectory: () =>
       state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
-    // Re-synced at start and whenever connections.json changes.
-    privateColumns: new PrivateColumnGuard(stores.connections, log),
+    privateColumns: stores.privateColumns,
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,
@@ -648,6 +650,7 @@ async function stop(
   }
   await listener.close();
   await core.browser?.close();
+  await stores.privateColumns.settled();
   await stores.pool.closeAll();
   // The bridge token dies with the server: forgotten here, and its only
   // copy on disk, the handshake, removed.
