@@ -24,7 +24,12 @@ import { openDriver } from "../db/pool.ts";
 import type { Driver, Engine } from "../db/types.ts";
 import { previewMode } from "../features/tools/preview.ts";
 import { parseFlags, stringFlag } from "./args.ts";
-import { mysqlPrivateGrants, postgresPrivateGrants } from "./harden_private.ts";
+import {
+  changesDatabaseSelect,
+  endMysqlSessions,
+  mysqlPrivateGrants,
+  postgresPrivateGrants,
+} from "./harden_private.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 const CALL = { signal: new AbortController().signal, timeoutMs: 30_000 };
@@ -379,6 +384,14 @@ export async function applyHarden(
         }
         skipped.push(schema);
       }
+    }
+    // A login made before: its sessions would keep an old database grant.
+    if (
+      prepared.connection.engine === "mysql" &&
+      plan.statements.some(changesDatabaseSelect)
+    ) {
+      const left = await endMysqlSessions(owner, plan.user);
+      if (left !== null) plan.notes.push(left);
     }
   } finally {
     await owner.close();

@@ -381,3 +381,44 @@ export async function mysqlPrivateGrants(
   );
   return out;
 }
+
+/**
+ * MariaDB/MySQL: end the AI login's open sessions after its database-level
+ * SELECT changed — the server applies a database-level grant or revoke to a
+ * session only at its next `USE`, so a session opened before would keep
+ * reading what was just made private. Table and column grants apply at
+ * once. Returns what could not be done (the saved login may lack PROCESS or
+ * CONNECTION ADMIN), or null.
+ */
+export async function endMysqlSessions(
+  owner: Driver,
+  user: string,
+): Promise<string | null> {
+  try {
+    const sessions = (await owner.query(
+      `SELECT id FROM information_schema.processlist WHERE user = ${
+        literal(user)
+      } AND id <> CONNECTION_ID()`,
+      CATALOG,
+    )).rows.map((row) => Number(row[0]));
+    for (const id of sessions) {
+      await owner.query(`KILL CONNECTION ${id}`, {
+        ...CATALOG,
+        mode: "write",
+      }).catch((error: unknown) => {
+        // A session that ended meanwhile is what was wanted.
+        if (!/Unknown thread id/i.test(String(error))) throw error;
+      });
+    }
+    return null;
+  } catch (error) {
+    return `the AI login's open sessions could not be ended (${
+      error instanceof Error ? error.message : String(error)
+    }); sessions opened before keep the old database-level grant until they reconnect`;
+  }
+}
+
+/** Whether a MySQL grant statement changes a database-level SELECT. */
+export function changesDatabaseSelect(sql: string): boolean {
+  return /^(GRANT|REVOKE) SELECT(, SHOW VIEW)? ON (`[^`]+`|\*)\.\* /.test(sql);
+}

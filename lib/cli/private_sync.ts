@@ -15,6 +15,8 @@ import type { Driver } from "../db/types.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { cliCommand } from "../app/cli_command.ts";
 import {
+  changesDatabaseSelect,
+  endMysqlSessions,
   mysqlPrivateGrants,
   postgresPrivateGrants,
   type PrivateGrants,
@@ -108,6 +110,13 @@ export async function syncPrivateColumns(
     for (const { sql } of grants.statements) {
       await grant(owner, sql);
       done.statements.push(sql);
+    }
+    if (
+      connection.engine === "mysql" &&
+      done.statements.some(changesDatabaseSelect)
+    ) {
+      const left = await endMysqlSessions(owner, login.user);
+      if (left !== null) grants.notes.push(left);
     }
   } catch (error) {
     return { ...done, problem: messageOf(error) };

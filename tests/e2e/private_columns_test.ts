@@ -319,6 +319,36 @@ Deno.test(
         ]
       ) await assertRejects(() => db.query(sql), Error, "denied");
       assertEquals(await rows("select id, note from leads"), []);
+      // A column made private later loses its column grant; an emptied
+      // list gives the database-level SELECT back.
+      const narrower = await syncPrivateColumns({
+        ...connection,
+        privateColumns: [...PRIVATE, "customers.name"],
+      });
+      assertEquals(narrower.problem, null);
+      await assertRejects(
+        () => db.query("select name from customers"),
+        Error,
+        "denied",
+      );
+      assertEquals(await rows("select id from customers"), [{ id: 1 }]);
+      const cleared = await syncPrivateColumns({
+        ...connection,
+        privateColumns: [],
+      });
+      assertEquals(cleared.problem, null);
+      // MariaDB applies a database-level grant at a session's next USE:
+      // the re-sync ended the login's sessions, this one among them.
+      await assertRejects(() => db.query("select 1"));
+      await ai.end().catch(() => {});
+      ai = await mysql.createConnection({
+        uri: withLogin(fixture.url, connection.aiLogin!),
+      });
+      const again = ai;
+      const rows2 = async (sql: string) =>
+        (await again.query(sql))[0] as unknown[];
+      assertEquals((await rows2("select * from customers")).length, 1);
+      assertEquals((await rows2("select * from contacts")).length, 1);
     } finally {
       await ai?.end();
       const hosts = user === "" ? [] : await fixture.admin(
