@@ -14,6 +14,7 @@ import {
   assertStringIncludes,
 } from "@std/assert";
 import { callTool, toolErrorText } from "../_tool_call.ts";
+import { modernRequest, postModern } from "../_server.ts";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { driverSpec, type SavedConnection } from "../../lib/app/connections.ts";
@@ -154,6 +155,34 @@ Deno.test(
         assertEquals(
           listed.json.result.structuredContent.private_columns,
           PRIVATE,
+        );
+        const schema = await postModern(
+          server.url,
+          modernRequest("resources/read", {
+            uri: `dbport://connections/${connection.id}/schema?schema=shop`,
+          }, 9_001),
+        );
+        const customers = JSON.parse(schema.json.result.contents[0].text)
+          .tables.find((t: { name: string }) => t.name === "customers");
+        assertEquals(
+          customers.columns.filter((c: { private?: true }) => c.private)
+            .map((c: { name: string }) => c.name),
+          ["email", "ssn_last4"],
+        );
+        const prompt = await postModern(
+          server.url,
+          modernRequest("prompts/get", {
+            name: "explain_table",
+            arguments: {
+              connection: "Shop",
+              table: "customers",
+              schema: "shop",
+            },
+          }, 9_002),
+        );
+        assertStringIncludes(
+          prompt.json.result.messages[0].content.text,
+          "| email | text | yes |  | private: true (the database refuses it) |",
         );
         const found = await callTool(server, "search_schema", {
           connection_id: connection.id,

@@ -106,8 +106,11 @@ export function structure(detail: TableDetail): string {
       `| ${cell(column.name)} | ${cell(column.dataType)} | ${
         column.nullable ? "yes" : "no"
       } | ${cell(column.defaultValue ?? "")} | ${
-        column.primaryKey ? "PK" : ""
-      }${column.private ? " private: true (the database refuses it)" : ""} |`
+        [
+          column.primaryKey ? "PK" : "",
+          column.private ? "private: true (the database refuses it)" : "",
+        ].filter((mark) => mark !== "").join(", ")
+      } |`
     ),
   ];
   if (detail.foreignKeys.length > 0) {
