@@ -401,8 +401,14 @@ Deno.test(
         "insert into customers values (1, 'Ada', 'ada@example.com', '1234')",
         "create view contacts as select name, email as contact from customers",
         "create view names as select id, name from customers",
+        // Sampled index keys: the email itself, where STAT4 is built in.
+        "create index customers_email on customers (email)",
+        "analyze",
       ]
     ) await fixture.admin(sql);
+    const stat4 = (await fixture.admin(
+      "select name from sqlite_master where name = 'sqlite_stat4'",
+    )).length > 0;
     const connection = savedConnection(fixture, "Local", {
       privateColumns: PRIVATE,
     });
@@ -426,6 +432,7 @@ Deno.test(
           "select * from contacts",
           "select (select email from customers) as x",
           "with c as (select * from customers) select id from c",
+          ...(stat4 ? ["select sample from sqlite_stat4"] : []),
         ]
       ) {
         const error = await assertRejects(
