@@ -270,56 +270,13 @@ export async function mysqlPrivateGrants(
     add(`GRANT SELECT, SHOW VIEW ON ${scope} TO ${account}`);
     return out;
   }
-  const columns = (await owner.query(
-    `SELECT c.table_name, t.table_type, c.column_name
-       FROM information_schema.columns c
-       JOIN information_schema.tables t
-         ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-      WHERE c.table_schema = ${literal(database)}
-      ORDER BY c.table_name, c.ordinal_position`,
-    CATALOG,
-  )).rows;
-  const relations = new Map<string, Relation>();
-  for (const [table, type, column] of columns) {
-    const name = String(table);
-    const r = relations.get(name) ?? {
-      schema: database,
-      name,
-      view: String(type) === "VIEW",
-      columns: [],
-    };
-    r.columns.push(String(column));
-    relations.set(name, r);
-  }
+  const relations = await mysqlRelations(owner, database);
   const privateOf = privateColumnsOf([...relations.values()], patterns);
   if (privateOf.size === 0) {
     add(`GRANT SELECT, SHOW VIEW ON ${scope} TO ${account}`);
     return out;
   }
-  // A view's stored definition names its tables and their columns, quoted
-  // (`*` is expanded when the view is made): one that names a table and one
-  // of its private columns, or names a view withheld or holding one, is
-  // withheld whole.
-  const definitions = (await owner.query(
-    `SELECT table_name, view_definition FROM information_schema.views
-      WHERE table_schema = ${literal(database)}`,
-    CATALOG,
-  )).rows.map(([v, d]) => ({ view: String(v), text: String(d).toLowerCase() }));
-  const named = (text: string, name: string) =>
-    text.includes(`\`${name.toLowerCase()}\``);
-  const reads: { view: string; relation: string; column: string }[] = [];
-  for (const { view, text } of definitions) {
-    for (const r of relations.values()) {
-      if (r.name === view || !named(text, r.name)) continue;
-      const relation = key(database, r.name);
-      const columns = r.view
-        ? [""]
-        : [...privateOf.get(relation) ?? []].filter((c) => named(text, c));
-      for (const column of columns) {
-        reads.push({ view: key(database, view), relation, column });
-      }
-    }
-  }
+  const reads = await mysqlViewReads(owner, database, relations, privateOf);
   const withheld = withheldViews(reads, privateOf);
   const granted = async (table: string, privileges: string) =>
     (await owner.query(
@@ -380,6 +337,70 @@ export async function mysqlPrivateGrants(
     `The AI login now reads ${database} table by table: a table added later is not readable by it until the next re-sync (the server re-syncs at start and when connections.json changes; harden --apply re-syncs).`,
   );
   return out;
+}
+
+/** The database's tables and views, with their columns, by name. */
+async function mysqlRelations(
+  owner: Driver,
+  database: string,
+): Promise<Map<string, Relation>> {
+  const columns = (await owner.query(
+    `SELECT c.table_name, t.table_type, c.column_name
+       FROM information_schema.columns c
+       JOIN information_schema.tables t
+         ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+      WHERE c.table_schema = ${literal(database)}
+      ORDER BY c.table_name, c.ordinal_position`,
+    CATALOG,
+  )).rows;
+  const relations = new Map<string, Relation>();
+  for (const [table, type, column] of columns) {
+    const name = String(table);
+    const r = relations.get(name) ?? {
+      schema: database,
+      name,
+      view: String(type) === "VIEW",
+      columns: [],
+    };
+    r.columns.push(String(column));
+    relations.set(name, r);
+  }
+  return relations;
+}
+
+/**
+ * Which view reads which relation's private column ("": any of a view's):
+ * a view's stored definition names its tables and their columns, quoted
+ * (`*` is expanded when the view is made), so one that names a table and
+ * one of its private columns, or names another view, reads it.
+ */
+async function mysqlViewReads(
+  owner: Driver,
+  database: string,
+  relations: Map<string, Relation>,
+  privateOf: Map<string, Set<string>>,
+): Promise<{ view: string; relation: string; column: string }[]> {
+  const definitions = (await owner.query(
+    `SELECT table_name, view_definition FROM information_schema.views
+      WHERE table_schema = ${literal(database)}`,
+    CATALOG,
+  )).rows.map(([v, d]) => ({ view: String(v), text: String(d).toLowerCase() }));
+  const named = (text: string, name: string) =>
+    text.includes(`\`${name.toLowerCase()}\``);
+  const reads: { view: string; relation: string; column: string }[] = [];
+  for (const { view, text } of definitions) {
+    for (const r of relations.values()) {
+      if (r.name === view || !named(text, r.name)) continue;
+      const relation = key(database, r.name);
+      const columns = r.view
+        ? [""]
+        : [...privateOf.get(relation) ?? []].filter((c) => named(text, c));
+      for (const column of columns) {
+        reads.push({ view: key(database, view), relation, column });
+      }
+    }
+  }
+  return reads;
 }
 
 /**
