@@ -20,7 +20,12 @@ interface State {
   key: string;
   /** The sync's outcome: why the list is not held (null: it is). */
   done: Promise<string | null>;
+  /** When the sync started. */
+  at: number;
 }
+
+/** A re-sync that failed (the database was down, say) is tried again after this. */
+const RETRY_MS = 15_000;
 
 /** What makes a re-sync necessary: the list, the login, the place. */
 function keyOf(connection: SavedConnection): string {
@@ -36,15 +41,18 @@ export class PrivateColumnGuard {
   readonly #states = new Map<string, State>();
   readonly #log: Logger;
   readonly #sync: (connection: SavedConnection) => Promise<PrivateSync>;
+  readonly #now: () => number;
 
   constructor(
     store: ConnectionStore,
     log: Logger,
     sync: (connection: SavedConnection) => Promise<PrivateSync> =
       syncPrivateColumns,
+    now: () => number = Date.now,
   ) {
     this.#log = log;
     this.#sync = sync;
+    this.#now = now;
     this.#update(store.all(), true);
     store.onChange((all) => this.#update(all, false));
   }
@@ -59,7 +67,14 @@ export class PrivateColumnGuard {
     if (state === undefined || state.key !== keyOf(connection)) {
       return "its private columns are being put in place";
     }
-    return await state.done;
+    const problem = await state.done;
+    if (problem === null || this.#now() - state.at < RETRY_MS) return problem;
+    // Failed a while ago: the database may answer now.
+    if (this.#states.get(connection.id) === state) {
+      this.#start(connection, state.key);
+    }
+    const next = this.#states.get(connection.id);
+    return next === undefined ? problem : await next.done;
   }
 
   /** Every re-sync under way, finished (the server waits for them at stop). */
@@ -80,25 +95,34 @@ export class PrivateColumnGuard {
       // At start only connections with a list; later, a list emptied too
       // (the login reads those columns again).
       if (!listed && (start || before === undefined)) {
-        this.#states.set(connection.id, { key, done: Promise.resolve(null) });
+        this.#states.set(connection.id, {
+          key,
+          done: Promise.resolve(null),
+          at: this.#now(),
+        });
         continue;
       }
-      const done = this.#sync(connection).then(
-        (result) => {
-          if (result.problem !== null) {
-            this.#log(
-              `dbport: the private columns of "${connection.name}" are not held: ${result.problem}; AI reads on it are refused until they are`,
-            );
-          } else if (result.statements.length > 0) {
-            this.#log(
-              `dbport: re-synced the AI login's grants of "${connection.name}" (${result.columns.length} private columns, ${result.views.length} views withheld)`,
-            );
-          }
-          return result.problem;
-        },
-        (error: unknown) => messageOf(error),
-      );
-      this.#states.set(connection.id, { key, done });
+      this.#start(connection, key);
     }
+  }
+
+  /** Re-sync `connection`'s grants in the background. */
+  #start(connection: SavedConnection, key: string): void {
+    const done = this.#sync(connection).then(
+      (result) => {
+        if (result.problem !== null) {
+          this.#log(
+            `dbport: the private columns of "${connection.name}" are not held: ${result.problem}; AI reads on it are refused until they are`,
+          );
+        } else if (result.statements.length > 0) {
+          this.#log(
+            `dbport: re-synced the AI login's grants of "${connection.name}" (${result.columns.length} private columns, ${result.views.length} views withheld)`,
+          );
+        }
+        return result.problem;
+      },
+      (error: unknown) => messageOf(error),
+    );
+    this.#states.set(connection.id, { key, done, at: this.#now() });
   }
 }
