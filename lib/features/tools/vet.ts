@@ -43,7 +43,7 @@ export async function vetStatement(
   if (unheld !== undefined && unheld !== null) {
     throw new ToolFailure(
       "denied",
-      `the private columns of ${resolved.label} are not held by the database (${unheld}); AI reads on it are refused until they are: ask the user to run harden --apply`,
+      `the private columns of ${resolved.label} are not held by the database (${unheld}); AI clients may not run statements on it until they are: ask the user to run harden --apply`,
     );
   }
   const statement = await classifyQuery(request.query, resolved, ctx);
