@@ -36,7 +36,10 @@ export interface FeatureDeps {
    * not held by the engine (server/private_sync.ts); null when they are.
    */
   privateColumns?: {
-    problem(connection: SavedConnection): Promise<string | null>;
+    problem(
+      connection: SavedConnection,
+      fingerprint?: () => Promise<string>,
+    ): Promise<string | null>;
   };
 }
 

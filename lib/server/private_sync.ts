@@ -22,7 +22,14 @@ interface State {
   done: Promise<string | null>;
   /** When the sync started. */
   at: number;
+  /** The schema's fingerprint as last seen after this sync (undefined: not yet). */
+  schema?: string;
+  /** When the fingerprint was last looked at. */
+  lookedAt?: number;
 }
+
+/** How often a read looks at the schema's fingerprint, at most. */
+const LOOK_MS = 1_000;
 
 /** A re-sync that failed (the database was down, say) is tried again after this. */
 const RETRY_MS = 15_000;
@@ -59,22 +66,59 @@ export class PrivateColumnGuard {
 
   /**
    * Why AI reads on `connection` may not run now (its private columns are
-   * not held), or null; waits for a re-sync under way.
+   * not held), or null; waits for a re-sync under way. With `fingerprint`
+   * (the schema's, as the AI login sees it) a schema changed since the last
+   * sync — a table or column added — is synced again first, so a new column
+   * matching a pattern is private before the read runs.
    */
-  async problem(connection: SavedConnection): Promise<string | null> {
+  async problem(
+    connection: SavedConnection,
+    fingerprint?: () => Promise<string>,
+  ): Promise<string | null> {
     if ((connection.privateColumns ?? []).length === 0) return null;
     const state = this.#states.get(connection.id);
     if (state === undefined || state.key !== keyOf(connection)) {
       return "its private columns are being put in place";
     }
     const problem = await state.done;
-    if (problem === null || this.#now() - state.at < RETRY_MS) return problem;
+    if (problem === null) {
+      return fingerprint === undefined || connection.engine === "sqlite"
+        ? null
+        : await this.#followSchema(connection, state, fingerprint);
+    }
+    if (this.#now() - state.at < RETRY_MS) return problem;
     // Failed a while ago: the database may answer now.
     if (this.#states.get(connection.id) === state) {
       this.#start(connection, state.key);
     }
     const next = this.#states.get(connection.id);
     return next === undefined ? problem : await next.done;
+  }
+
+  /**
+   * Sync again when the schema changed since the last look (at most once a
+   * second). The first look after a sync syncs again too: a table made
+   * between the sync's catalog read and that look would be missed.
+   */
+  async #followSchema(
+    connection: SavedConnection,
+    state: State,
+    fingerprint: () => Promise<string>,
+  ): Promise<string | null> {
+    const now = this.#now();
+    if (state.lookedAt !== undefined && now - state.lookedAt < LOOK_MS) {
+      return null;
+    }
+    state.lookedAt = now;
+    // A database that does not answer fails the read itself.
+    const seen = await fingerprint().catch(() => null);
+    if (seen === null || seen === state.schema) return null;
+    if (this.#states.get(connection.id) !== state) return null;
+    this.#start(connection, state.key);
+    const next = this.#states.get(connection.id)!;
+    next.schema = seen;
+    next.lookedAt = now;
+    return await next.done;
   }
 
   /** Every re-sync under way, finished (the server waits for them at stop). */

@@ -164,6 +164,22 @@ Deno.test(
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       assertStringIncludes(leads, 'denied: "leads.email" is private on "Shop"');
+      // A table made while the server runs, nothing else changed: the read
+      // sees the schema's fingerprint move and re-syncs before it runs.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await fixture.admin("create table shop.prospects (id int, email text)");
+      await fixture.admin(
+        "insert into shop.prospects values (1, 'p@example.com')",
+      );
+      assertStringIncludes(
+        toolErrorText(await read("select email from shop.prospects")),
+        'denied: "prospects.email" is private on "Shop"',
+      );
+      assertEquals(
+        (await read("select id from shop.prospects")).json.result
+          .structuredContent.rows,
+        [[1]],
+      );
       // A list the engine cannot hold: the AI login is gone from the file.
       await editConnections(path, (all) =>
         all.map((c) => {

@@ -80,3 +80,52 @@ Deno.test("PrivateColumnGuard re-syncs listed connections at start and on each c
   assertEquals(synced.filter((s) => s.startsWith("Other")), []);
   await guard.settled();
 });
+
+Deno.test("PrivateColumnGuard syncs again when the schema's fingerprint moved, looking at most once a second", async () => {
+  const listed = savedConnection(
+    { engine: "postgres", url: "postgres://u@h/db" },
+    "Shop",
+    { privateColumns: ["*.email"], aiLogin: { user: "ai", password: "p" } },
+  );
+  let syncs = 0;
+  let now = 0;
+  let schema = "a";
+  let looks = 0;
+  const guard = new PrivateColumnGuard(
+    new ConnectionStore([listed]),
+    quiet,
+    () => {
+      syncs++;
+      return Promise.resolve(outcome(null));
+    },
+    () => now,
+  );
+  const fingerprint = () => {
+    looks++;
+    return Promise.resolve(schema);
+  };
+  assertEquals(syncs, 1);
+  // The first look after a sync syncs again (a table made in between).
+  assertEquals(await guard.problem(listed, fingerprint), null);
+  assertEquals([syncs, looks], [2, 1]);
+  // Within the second: no look at all.
+  now += 500;
+  assertEquals(await guard.problem(listed, fingerprint), null);
+  assertEquals([syncs, looks], [2, 1]);
+  // Later, the same schema: looked at, not synced.
+  now += 1_000;
+  assertEquals(await guard.problem(listed, fingerprint), null);
+  assertEquals([syncs, looks], [2, 2]);
+  // A table was added: synced before the read.
+  schema = "b";
+  now += 1_000;
+  assertEquals(await guard.problem(listed, fingerprint), null);
+  assertEquals([syncs, looks], [3, 3]);
+  // A fingerprint that fails is the read's own failure, not a refusal.
+  now += 1_000;
+  assertEquals(
+    await guard.problem(listed, () => Promise.reject(new Error("down"))),
+    null,
+  );
+  await guard.settled();
+});

@@ -39,7 +39,12 @@ export async function vetStatement(
   },
 ): Promise<Vetted> {
   const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
-  const unheld = await deps.privateColumns?.problem(resolved.connection);
+  // A schema changed since the last re-sync is synced again first.
+  const unheld = await deps.privateColumns?.problem(
+    resolved.connection,
+    () =>
+      resolved.driver.fingerprint({ signal: ctx.signal, timeoutMs: 10_000 }),
+  );
   if (unheld !== undefined && unheld !== null) {
     throw new ToolFailure(
       "denied",
