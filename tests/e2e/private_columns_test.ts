@@ -132,6 +132,14 @@ Deno.test(
           toolErrorText(await run("select * from shop.contacts")),
           'denied: the view "contacts" reads a private column on "Shop"',
         );
+        const explained = await callTool(server, "explain_query", {
+          connection_id: connection.id,
+          query: "select email from shop.customers",
+        });
+        assertStringIncludes(
+          toolErrorText(explained),
+          'denied: "customers.email", "customers.ssn_last4" are private on "Shop"',
+        );
         const read = await run("select id, name from shop.customers");
         assertEquals(read.json.result.structuredContent.rows, [[1, "Ada"]]);
         const described = await callTool(server, "describe_table", {
