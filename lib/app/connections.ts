@@ -15,6 +15,7 @@ import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
 import { editFile, type LockOptions } from "./file_lock.ts";
+import { checkPrivateColumns } from "../db/private_columns.ts";
 
 /** Whether external (MCP) clients may use a connection, and how far. */
 export const EXTERNAL_ACCESS = ["blocked", "readOnly", "readWrite"] as const;
@@ -68,6 +69,13 @@ export interface SavedConnection {
   maxEstimatedRows?: number;
   /** Likewise for the plan's total cost (PostgreSQL; MariaDB 11+). */
   maxEstimatedCost?: number;
+  /**
+   * Columns no AI client may read: `schema.table.column` entries and
+   * patterns (db/private_columns.ts), enforced by the engine through the AI
+   * login's grants (PostgreSQL, MariaDB) or the read handle's authorizer
+   * (SQLite).
+   */
+  privateColumns?: string[];
 }
 
 /** The policy defaults of a new connection. */
@@ -97,6 +105,9 @@ export function driverSpec(connection: SavedConnection): DriverSpec {
       ? { passwordSource: { command: connection.passwordCommand } }
       : {}),
     ...(connection.ssh === undefined ? {} : { ssh: connection.ssh }),
+    ...(connection.privateColumns?.length
+      ? { privateColumns: connection.privateColumns }
+      : {}),
     name: connection.name,
   };
 }
@@ -132,6 +143,7 @@ const KEYS = new Set([
   "ssh",
   "maxEstimatedRows",
   "maxEstimatedCost",
+  "privateColumns",
 ]);
 
 /** Check one field of a connection; a problem text or null. */
@@ -195,6 +207,8 @@ export function checkConnectionField(
       return typeof value === "number" && Number.isFinite(value) && value > 0
         ? null
         : "must be a positive number (the planner's cost units)";
+    case "privateColumns":
+      return checkPrivateColumns(value);
     case "aiLogin":
       return isJsonObject(value) && typeof value.user === "string" &&
           value.user !== "" && typeof value.password === "string" &&

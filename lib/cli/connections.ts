@@ -12,6 +12,7 @@
  */
 
 import { cliCommand } from "../app/cli_command.ts";
+import { messageOf } from "../protocol/message_of.ts";
 import {
   ENGINE_ALIASES,
   ENGINE_NAMES,
@@ -38,6 +39,8 @@ import { dirname, join } from "node:path";
 import { describeTarget } from "../db/target.ts";
 import { type Parsed, parseFlags, stringFlag, table } from "./args.ts";
 import { dropAiLogin, hardenCommand } from "./harden.ts";
+import { privateColumnsProblem, syncPrivateColumns } from "./private_sync.ts";
+import { parsePrivateList } from "../db/private_columns.ts";
 import {
   reportHops,
   SSH_FLAG_SPEC,
@@ -68,6 +71,9 @@ export const CONNECTIONS_USAGE = `Usage:
                                     [--max-estimated-rows N|off] [--max-estimated-cost N|off]
                          Reads whose plan expects more rows (or cost) are refused
                          before they run (docs/security.md "Reads refused by their plan").
+                                    [--private "schema.table.column, *.email, *.*ssn*"]
+                         --private: columns no AI client may read, held by the engine
+                         (needs the AI login on PostgreSQL/MariaDB); "" clears it.
   dbport connections remove ID_OR_NAME [--drop-ai-login | --keep-ai-login]
                          An AI login harden made is dropped on the server with
                          --drop-ai-login (a terminal asks, default yes).
@@ -297,6 +303,59 @@ function fieldsOf(
     fields[key] = value;
   }
   return fields as Partial<SavedConnection>;
+}
+
+/**
+ * `--private "a, b"`: the private columns (db/private_columns.ts), refused
+ * where the engine cannot hold them (no AI login; a remote libSQL).
+ */
+function privateFlag(
+  parsed: Parsed,
+  current: SavedConnection,
+): Partial<SavedConnection> {
+  const given = stringFlag(parsed, "private");
+  if (given === undefined) return {};
+  let privateColumns: string[];
+  try {
+    privateColumns = parsePrivateList(given);
+  } catch (error) {
+    throw new UsageError(`connections set: --private ${messageOf(error)}`);
+  }
+  const problem = privateColumnsProblem({ ...current, privateColumns });
+  if (problem !== null) throw new UsageError(`connections set: ${problem}`);
+  return { privateColumns };
+}
+
+/** Bring the AI login's grants in step with the new list, and say so. */
+async function reportPrivateSync(
+  connection: SavedConnection,
+  io: CliIO,
+): Promise<number> {
+  if (connection.engine === "sqlite") {
+    io.out(
+      `AI reads on "${connection.name}" are refused the private columns by SQLite's authorizer (a running server takes the list at once).`,
+    );
+    return 0;
+  }
+  const done = await syncPrivateColumns(connection);
+  for (const statement of done.statements) io.out(`  ${statement};`);
+  for (const note of done.notes) io.out(`Note: ${note}`);
+  if (done.problem !== null) {
+    io.err(
+      `connections set: the AI login's grants do not hold the private columns: ${done.problem}. A running server refuses AI reads on "${connection.name}" until they do.`,
+    );
+    return 1;
+  }
+  io.out(
+    `Private on "${connection.name}": ${
+      done.columns.length === 0 ? "no column yet" : done.columns.join(", ")
+    }${
+      done.views.length === 0
+        ? ""
+        : `; views withheld: ${done.views.join(", ")}`
+    }.`,
+  );
+  return 0;
 }
 
 /** `--engine`, or its old name `--driver` (an alias read as its engine). */
@@ -672,6 +731,7 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
     ...SSH_FLAG_SPEC,
     "max-estimated-rows": { type: "string" },
     "max-estimated-cost": { type: "string" },
+    private: { type: "string" },
   });
   const connections = await load(path);
   const current = find(connections, parsed.positionals[0], "connections set");
@@ -686,6 +746,7 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
     ...fieldsOf("connections set", parsed, current.engine),
     ...secrets.fields,
     ...limits.fields,
+    ...privateFlag(parsed, current),
   };
   secrets.remove.push(...limits.remove);
   if (Object.keys(fields).length === 0 && secrets.remove.length === 0) {
@@ -719,6 +780,9 @@ async function set(path: string, args: string[], io: CliIO): Promise<number> {
     return fresh.map((c) => c.id === current.id ? next : c);
   });
   io.out(`Updated connection "${next.name}" (${next.id})`);
+  if (fields.privateColumns !== undefined) {
+    return await reportPrivateSync(next, io);
+  }
   return 0;
 }
 

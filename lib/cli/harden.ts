@@ -24,6 +24,12 @@ import { openDriver } from "../db/pool.ts";
 import type { Driver, Engine } from "../db/types.ts";
 import { previewMode } from "../features/tools/preview.ts";
 import { parseFlags, stringFlag } from "./args.ts";
+import {
+  changesDatabaseSelect,
+  endMysqlSessions,
+  mysqlPrivateGrants,
+  postgresPrivateGrants,
+} from "./harden_private.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 const CALL = { signal: new AbortController().signal, timeoutMs: 30_000 };
@@ -111,6 +117,7 @@ export async function postgresPlan(
   owner: Driver,
   user: string,
   password: string,
+  privateColumns?: readonly string[],
 ): Promise<HardenPlan> {
   const [row] = (await owner.query(
     "SELECT current_database() AS db, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = " +
@@ -138,13 +145,15 @@ export async function postgresPlan(
   if (readsAll) statements.push(`REVOKE pg_read_all_data FROM ${role}`);
   const schemaOf = new Map<string, string>();
   const mustRead: string[] = [];
-  const notes: string[] = [];
+  // Private columns: SELECT on the other columns only (harden_private.ts).
+  const grants = await postgresPrivateGrants(owner, user, privateColumns);
+  const notes: string[] = [...grants.notes];
   const schemas = (await owner.query(PG_SCHEMAS, READ)).rows;
   for (const [name, owners, others, sample] of schemas) {
     const schema = quoteIdent(String(name), "postgres");
     const forSchema = [
       `GRANT USAGE ON SCHEMA ${schema} TO ${role}`,
-      `GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`,
+      ...grants.statements.filter((g) => g.schema === name).map((g) => g.sql),
       ...roles(owners).map((by) =>
         `ALTER DEFAULT PRIVILEGES FOR ROLE ${
           quoteIdent(by, "postgres")
@@ -153,9 +162,12 @@ export async function postgresPlan(
     ];
     for (const statement of forSchema) schemaOf.set(statement, String(name));
     statements.push(...forSchema);
-    if (typeof sample === "string" && mustRead.length === 0) {
+    if (
+      typeof sample === "string" && mustRead.length === 0 &&
+      !grants.views.includes(`${name}.${sample}`)
+    ) {
       mustRead.push(
-        `SELECT * FROM ${schema}.${quoteIdent(sample, "postgres")} LIMIT 0`,
+        `SELECT 1 FROM ${schema}.${quoteIdent(sample, "postgres")} LIMIT 0`,
       );
     }
     if (roles(others).length > 0) {
@@ -173,7 +185,10 @@ export async function postgresPlan(
     notes,
     schemaOf,
     mustRead,
-    mustNotRead: ["SELECT rolname, rolpassword FROM pg_catalog.pg_authid"],
+    mustNotRead: [
+      "SELECT rolname, rolpassword FROM pg_catalog.pg_authid",
+      ...grants.mustNotRead,
+    ],
   };
 }
 
@@ -188,6 +203,7 @@ export async function mysqlPlan(
   owner: Driver,
   user: string,
   password: string,
+  privateColumns?: readonly string[],
 ): Promise<HardenPlan> {
   const [row] = (await owner.query(
     "SELECT DATABASE() AS db, SUBSTRING_INDEX(USER(), '@', -1) AS host",
@@ -195,12 +211,17 @@ export async function mysqlPlan(
   )).rows;
   const database = typeof row?.[0] === "string" ? row[0] : null;
   // The host the server sees dbport connect from, not '%' (any host).
-  const account = `${literal(user)}@${
-    literal(String(row?.[1] ?? "localhost"))
-  }`;
-  const scope = database === null
-    ? "*.*"
-    : `${quoteIdent(database, "mysql")}.*`;
+  const host = String(row?.[1] ?? "localhost");
+  const account = `${literal(user)}@${literal(host)}`;
+  // Private columns: SELECT table by table, on the other columns only.
+  const grants = await mysqlPrivateGrants(
+    owner,
+    account,
+    user,
+    host,
+    database,
+    privateColumns,
+  );
   return {
     user,
     password,
@@ -209,20 +230,26 @@ export async function mysqlPlan(
       `ALTER USER ${account} IDENTIFIED BY ${
         literal(password)
       } WITH MAX_USER_CONNECTIONS 8`,
-      `GRANT SELECT, SHOW VIEW ON ${scope} TO ${account}`,
+      ...grants.statements.map((g) => g.sql),
     ],
     notes: database === null
       ? [
         "The URL names no database: SELECT is granted on every database (still no FILE, SUPER or PROCESS).",
       ]
-      : [],
+      : grants.notes,
+    mustNotRead: grants.mustNotRead,
   };
 }
 
 /** How each engine makes a reading login; null where it has no logins. */
 const PLANS: {
   readonly [E in Engine]:
-    | ((owner: Driver, user: string, password: string) => Promise<HardenPlan>)
+    | ((
+      owner: Driver,
+      user: string,
+      password: string,
+      privateColumns?: readonly string[],
+    ) => Promise<HardenPlan>)
     | null;
 } = { postgres: postgresPlan, mysql: mysqlPlan, sqlite: null };
 
@@ -251,7 +278,12 @@ export async function prepareHarden(
   if (makePlan === null) return null;
   const owner = ownerDriver(connection);
   try {
-    const plan = await makePlan(owner, user, newPassword());
+    const plan = await makePlan(
+      owner,
+      user,
+      newPassword(),
+      connection.privateColumns,
+    );
     return {
       connection,
       plan,
@@ -352,6 +384,14 @@ export async function applyHarden(
         }
         skipped.push(schema);
       }
+    }
+    // A login made before: its sessions would keep an old database grant.
+    if (
+      prepared.connection.engine === "mysql" &&
+      plan.statements.some(changesDatabaseSelect)
+    ) {
+      const left = await endMysqlSessions(owner, plan.user);
+      if (left !== null) plan.notes.push(left);
     }
   } finally {
     await owner.close();

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { signed } from "./signature.ts";
 import type { Duplex } from "node:stream";
 import { thrown } from "../protocol/thrown.ts";
 import mysql from "mysql2";
@@ -202,7 +203,13 @@ export function openMysql(config: MysqlConfig): Driver {
       await simple(connection, "START TRANSACTION");
       const run = (text: string, limits: Partial<QueryOptions> = {}) =>
         stoppable(
-          () => streamRows(connection, text, { ...options, ...limits }, null),
+          () =>
+            streamRows(
+              connection,
+              signed(text, options.sign),
+              { ...options, ...limits },
+              null,
+            ),
           options,
           stop,
         );
@@ -373,13 +380,20 @@ export function openMysql(config: MysqlConfig): Driver {
     query: (text, options) =>
       options.mode === "write" ? write(text, options) : readSession(
         options,
-        (connection, stop) => streamRows(connection, text, options, stop),
+        (connection, stop) =>
+          streamRows(connection, signed(text, options.sign), options, stop),
       ),
     streamRead: (text, options, onBatch) =>
       readSession(
         options,
         (connection, stop) =>
-          streamMysqlRows(connection, text, cellMapper, onBatch, stop),
+          streamMysqlRows(
+            connection,
+            signed(text, options.sign),
+            cellMapper,
+            onBatch,
+            stop,
+          ),
       ),
     close: () => new Promise<void>((resolve) => pool.end(() => resolve())),
   };
@@ -512,7 +526,8 @@ function simple(connection: Connection, text: string): Promise<void> {
 }
 
 /** An INSERT or DELETE, whose returned rows (RETURNING) are the rows it changed. */
-const RETURNS_CHANGED = /^[\s(]*(insert|delete)\b/i;
+// After the signature's comment, if any (signature.ts: it holds no "*").
+const RETURNS_CHANGED = /^(?:\s*\/\*[^*]*\*\/)?[\s(]*(insert|delete)\b/i;
 
 /**
  * Stream one statement's rows, keeping at most `maxRows + 1`. Once past the

@@ -13,6 +13,7 @@ import type postgres from "postgres";
 import { thrown } from "../protocol/thrown.ts";
 import { DbError } from "./errors.ts";
 import { sessionLost, throwIfAborted } from "./stoppable.ts";
+import { setApplicationName, type Signature } from "./signature.ts";
 
 type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
 
@@ -24,7 +25,7 @@ type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
  */
 export async function inReadTransaction<T>(
   sql: ReturnType<typeof postgres>,
-  options: { signal: AbortSignal; timeoutMs: number },
+  options: { signal: AbortSignal; timeoutMs: number; sign?: Signature },
   lost: () => void,
   work: (reserved: Reserved) => Promise<T>,
 ): Promise<T> {
@@ -39,7 +40,7 @@ export async function inReadTransaction<T>(
     const begin = reserved.unsafe(
       `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
         options.timeoutMs + 5_000
-      }`,
+      }${setApplicationName(options.sign)}`,
     ).simple();
     begin.catch(() => {});
     const result = await work(reserved).catch((error: unknown) => {

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { signed } from "./signature.ts";
 import type postgres from "postgres";
 import { inReadTransaction } from "./pg_session.ts";
 import { rawCell } from "./pg_values.ts";
@@ -39,7 +40,7 @@ export async function streamPostgresRead(
     let pending: { cancel(): void } | null = null;
     const rows = await stoppable(
       async () => {
-        const query = reserved.unsafe(text).raw();
+        const query = reserved.unsafe(signed(text, options.sign)).raw();
         pending = query;
         return await pump(query, text, onBatch);
       },

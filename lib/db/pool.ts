@@ -35,6 +35,8 @@ export interface DriverSpec {
   ssh?: SshSetting;
   /** The connection's name, for the commands a message suggests. */
   name?: string;
+  /** Columns AI reads may not read (SQLite's authorizer enforces them). */
+  privateColumns?: readonly string[];
 }
 
 /** Where SSH looks for the user's config and known hosts. */
@@ -304,7 +306,14 @@ const OPENERS: {
     if (path !== null) {
       return lazyDriver(
         "sqlite",
-        async () => (await import("./sqlite.ts")).openSqlite({ path, secrets }),
+        async () =>
+          (await import("./sqlite.ts")).openSqlite({
+            path,
+            secrets,
+            ...(spec.privateColumns === undefined
+              ? {}
+              : { privateColumns: spec.privateColumns }),
+          }),
       );
     }
     const token = new URL(spec.url).searchParams.get("authToken") ??
@@ -363,6 +372,7 @@ export class DriverPool {
       spec.aiLogin ?? null,
       spec.passwordSource ?? null,
       spec.ssh ?? null,
+      spec.privateColumns ?? null,
     ]);
     const entry = this.#entries.get(spec.id);
     if (entry !== undefined && entry.key === key) return entry.driver;

@@ -34,6 +34,7 @@ import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres } from "./pg_vet.ts";
 import { redact } from "./redact.ts";
+import { setApplicationName, signed } from "./signature.ts";
 import {
   ROLLED_BACK,
   STOP_GRACE_MS,
@@ -352,7 +353,11 @@ async function writeQuery(
   let gone = false;
   try {
     await answered(
-      reserved.unsafe(`BEGIN READ WRITE; SET LOCAL ${timeout}`).simple(),
+      reserved.unsafe(
+        `BEGIN READ WRITE; SET LOCAL ${timeout}${
+          setApplicationName(options.sign)
+        }`,
+      ).simple(),
       answer,
     );
     open = true;
@@ -410,13 +415,15 @@ function runStatement(
   let pending: { cancel(): void } | null = null;
   return stoppable(
     async () => {
+      // Signed as sent (signature.ts); `text` itself is what was checked.
       // Bound values go by the extended protocol (Parse/Bind), never into
       // the text; postgres.js sends a value's type only for booleans, so
       // the server infers the rest from where each $n stands.
+      const sent = signed(text, options.sign);
       const query =
         (options.params?.length
-          ? reserved.unsafe(text, options.params as never[])
-          : reserved.unsafe(text)).raw();
+          ? reserved.unsafe(sent, options.params as never[])
+          : reserved.unsafe(sent)).raw();
       pending = query;
       return await readRows(query, text, options, whole);
     },

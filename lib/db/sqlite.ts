@@ -44,6 +44,8 @@ export interface SqliteConfig {
   path: string;
   secrets: readonly string[];
   idleMs?: number;
+  /** Columns AI reads may not read: the read handles' authorizer denies them. */
+  privateColumns?: readonly string[];
 }
 
 type Row = Record<string, unknown>;
@@ -93,7 +95,7 @@ export function openSqlite(
   // read arriving while it is inside a long statement goes to the other.
   const clients = Array.from(
     { length: WORKERS },
-    () => new SqliteClient(config.path, idleMs),
+    () => new SqliteClient(config.path, idleMs, config.privateColumns),
   );
   const client = clients[0]!;
   const forRead = () =>

@@ -65,7 +65,12 @@ export class SqliteClient {
   /** How many workers were terminated for not answering (for tests). */
   restarts = 0;
 
-  constructor(readonly path: string, readonly idleMs: number) {}
+  constructor(
+    readonly path: string,
+    readonly idleMs: number,
+    /** Columns the read handles' authorizer denies (private_columns.ts). */
+    readonly privateColumns: readonly string[] = [],
+  ) {}
 
   /**
    * How long the worker has gone without answering while it has calls: a
@@ -153,6 +158,7 @@ export class SqliteClient {
         idleMs: this.idleMs,
         registry: this.#registry,
         orphans: this.#orphans.splice(0),
+        privateColumns: this.privateColumns,
       } satisfies Request,
     );
     return worker;

@@ -39,6 +39,8 @@ export type Request =
     registry: BigInt64Array;
     /** Connections a terminated worker left open: stopped and closed first. */
     orphans: bigint[];
+    /** Columns read handles may not read (db/private_columns.ts entries). */
+    privateColumns?: readonly string[];
   }
   | Watch & { type: "rows"; sql: string; params: readonly unknown[] }
   | Watch & { type: "prepare"; sql: string }

@@ -15,6 +15,11 @@
 /// <reference lib="deno.worker" />
 
 import { Budget } from "./budget.ts";
+import {
+  privateMatch,
+  type PrivatePattern,
+  privatePatterns,
+} from "./private_columns.ts";
 import { dmlShape } from "./dml_shape.ts";
 import { cellMapper } from "./sqlite_cells.ts";
 import { SQLITE_TRACK, sqliteCounts } from "./sqlite_changes.ts";
@@ -96,12 +101,32 @@ const READING_PRAGMAS = new Set([
   "quick_check",
 ]);
 const SQLITE_PRAGMA = 19;
+const SQLITE_READ = 20;
+/** The connection's private columns (init): read handles are denied them. */
+let secret: PrivatePattern[] = [];
+const text = (pointer: Deno.PointerValue) =>
+  pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
+// Called by SQLite on this thread, inside sqlite3_prepare_v2 (a synchronous
+// FFI call of this worker): no other thread, nothing awaited.
 const authorizer = new Deno.UnsafeCallback(
   {
     parameters: ["pointer", "i32", "pointer", "pointer", "pointer", "pointer"],
     result: "i32",
   } as const,
-  (_user, action, first, second) => {
+  (_user, action, first, second, database) => {
+    if (action === SQLITE_READ) {
+      if (secret.length === 0) return 0;
+      // A view's or a trigger's read of a column is asked about too, with
+      // the column's own table: no view can pass a private column on.
+      // sqlite_stat4 (and 3) hold sampled index keys, values included (the
+      // planner's own reads of them bypass the authorizer); sqlite_dbpage,
+      // where built in, is the file's raw pages.
+      const table = text(first);
+      return /^sqlite_(stat[34]|dbpage)$/i.test(table) ||
+          privateMatch(secret, text(database), table, text(second)) !== null
+        ? 1
+        : 0;
+    }
     if (action !== SQLITE_PRAGMA || second === null) return 0;
     const name = first === null
       ? ""
@@ -548,6 +573,7 @@ function handle(request: Request): void {
       case "init":
         path = request.path;
         idleMs = request.idleMs;
+        secret = privatePatterns(request.privateColumns);
         registry = request.registry;
         reap(request.orphans);
         post({ id: request.id, ok: true, value: null });

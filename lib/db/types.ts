@@ -7,6 +7,7 @@
 
 import type { Truncation } from "./budget.ts";
 import type { Tier } from "./classifier.ts";
+import type { Signature } from "./signature.ts";
 
 import type { Engine } from "./engines.ts";
 
@@ -42,6 +43,8 @@ export interface ColumnDetail {
   comment: string | null;
   /** An enum type's allowed values, in order; null for other types. */
   enumValues: string[] | null;
+  /** A private column of the connection (no AI client may read it). */
+  private?: boolean;
 }
 
 /** An index of a table. */
@@ -147,6 +150,8 @@ export interface SchemaMatch {
   /** A column's type. */
   dataType: string | null;
   comment: string | null;
+  /** A private column of the connection (no AI client may read it). */
+  private?: boolean;
 }
 
 /** The best matches, and how many there were. */
@@ -161,6 +166,8 @@ export interface ColumnSummary {
   dataType: string;
   nullable: boolean;
   primaryKey: boolean;
+  /** A private column of the connection (no AI client may read it). */
+  private?: boolean;
 }
 
 /** A table with its columns. */
@@ -229,6 +236,12 @@ export interface QueryOptions {
    * with `uncounted`, saying why, before running anything.
    */
   track?: { sampleRows: number };
+  /**
+   * Who sent the statement (signature.ts): the driver sends it with the
+   * signature's comment first and, on PostgreSQL, `application_name` set
+   * for its transaction.
+   */
+  sign?: Signature;
 }
 
 /** One table a write changed: its rows inserted, updated and deleted. */

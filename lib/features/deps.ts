@@ -8,6 +8,7 @@
 
 import type { ConnectionStore } from "../app/connection_store.ts";
 import type { QueryStore } from "../app/queries.ts";
+import type { SavedConnection } from "../app/connections.ts";
 import type { HistoryStore } from "../app/query_history.ts";
 import type { Settings } from "../app/settings.ts";
 import type { CursorCodec } from "../protocol/cursor.ts";
@@ -33,6 +34,16 @@ export interface FeatureDeps {
    * `<app dir>/exports`.
    */
   exportDirectory(): string;
+  /**
+   * Why AI reads on a connection may not run now: its private columns are
+   * not held by the engine (server/private_sync.ts); null when they are.
+   */
+  privateColumns?: {
+    problem(
+      connection: SavedConnection,
+      fingerprint?: () => Promise<string>,
+    ): Promise<string | null>;
+  };
 }
 
 /**

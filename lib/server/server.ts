@@ -5,6 +5,7 @@
  * @module
  */
 
+import { PrivateColumnGuard } from "./private_sync.ts";
 import { cliCommand } from "../app/cli_command.ts";
 import { thrown } from "../protocol/thrown.ts";
 import { messageOf } from "../protocol/message_of.ts";
@@ -237,6 +238,8 @@ interface Stores {
   tokens: TokenStore;
   activity: ActivityLog;
   history: QueryHistory;
+  /** Private columns re-synced at start and whenever connections.json changes. */
+  privateColumns: PrivateColumnGuard;
 }
 
 /** Step 1: read the settings and connections, open the state database. */
@@ -282,6 +285,7 @@ async function openStores(
     tokens: new TokenStore(db),
     activity: new ActivityLog(db, log),
     history: new QueryHistory(db, log),
+    privateColumns: new PrivateColumnGuard(connections, log),
   };
 }
 
@@ -400,6 +404,7 @@ function buildApp(
     history,
     exportDirectory: () =>
       state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
+    privateColumns: stores.privateColumns,
   });
   const methods = buildMethodTable({
     catalog: options.catalog ?? features.catalog,
@@ -680,6 +685,7 @@ async function stop(
   }
   await listener.close();
   await core.browser?.close();
+  await stores.privateColumns.settled();
   await stores.pool.closeAll();
   // The bridge token dies with the server: forgotten here, and its only
   // copy on disk, the handshake, removed.

@@ -19,6 +19,7 @@ import type { CallContext } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { admit, type Resolved } from "../tools/access.ts";
 import { asWireError } from "../wire_failure.ts";
+import { markPrivate } from "../tools/private_marks.ts";
 import { findConnection } from "./connection_arg.ts";
 
 /** One argument of a prompt. */
@@ -142,7 +143,10 @@ function resolve(deps: FeatureDeps, connection: SavedConnection): Resolved {
   return {
     connection,
     label: JSON.stringify(connection.name),
-    driver: deps.pool.get(driverSpec(connection)),
+    driver: markPrivate(
+      deps.pool.get(driverSpec(connection)),
+      connection.privateColumns,
+    ),
   };
 }
 

@@ -56,7 +56,9 @@ export function inventory(
   if (total === 0) return "(no tables)";
   const lines = tables.map((table) => {
     const columns = table.columns.map((column) =>
-      `${column.name} ${column.dataType}${column.primaryKey ? " PK" : ""}`
+      `${column.name} ${column.dataType}${column.primaryKey ? " PK" : ""}${
+        column.private ? " PRIVATE" : ""
+      }`
     );
     return `- ${table.schema}.${table.name}${
       table.type === "table" ? "" : ` (${table.type.replace("_", " ")})`
@@ -104,7 +106,10 @@ export function structure(detail: TableDetail): string {
       `| ${cell(column.name)} | ${cell(column.dataType)} | ${
         column.nullable ? "yes" : "no"
       } | ${cell(column.defaultValue ?? "")} | ${
-        column.primaryKey ? "PK" : ""
+        [
+          column.primaryKey ? "PK" : "",
+          column.private ? "private: true (the database refuses it)" : "",
+        ].filter((mark) => mark !== "").join(", ")
       } |`
     ),
   ];

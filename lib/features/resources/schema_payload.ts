@@ -18,6 +18,7 @@ import {
   scopeOf,
 } from "../tools/discovery.ts";
 import { rethrow } from "../tools/failure.ts";
+import { privateFlag } from "../tools/private_marks.ts";
 
 /** Tables the schema resource shows in full. */
 export const SCHEMA_MAX_TABLES = 100;
@@ -61,6 +62,7 @@ export async function schemaPayload(
       data_type: column.dataType,
       is_nullable: column.nullable,
       is_primary_key: column.primaryKey,
+      ...privateFlag(column),
     })),
   }));
   const answer: JsonObject = {

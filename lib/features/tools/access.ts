@@ -24,6 +24,7 @@ import { withValues } from "./bind.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { didYouMean, nearest } from "./nearest.ts";
 import { previewWrite, type WritePreview } from "./preview.ts";
+import { markPrivate } from "./private_marks.ts";
 
 /** Whether `principal` may see `connection` at all. */
 export function isVisible(
@@ -143,7 +144,10 @@ export function resolveConnection(
   return {
     connection,
     label: JSON.stringify(connection.name),
-    driver: deps.pool.get(driverSpec(connection)),
+    driver: markPrivate(
+      deps.pool.get(driverSpec(connection)),
+      connection.privateColumns,
+    ),
   };
 }
 

@@ -11,6 +11,7 @@ import type { ToolEntry } from "../catalog.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import { admit, resolveConnection, type Resolved } from "./access.ts";
+import { privateFlag } from "./private_marks.ts";
 import { cutText } from "../../db/budget.ts";
 import { discoveryBudget, fitting } from "./discovery.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -61,6 +62,11 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
               is_primary_key: { type: "boolean" },
               comment: { type: "string" },
               enum_values: { type: "array", items: { type: "string" } },
+              private: {
+                const: true,
+                description:
+                  "A private column: the database refuses it to AI clients; leave it out of queries (no SELECT *).",
+              },
             },
             required: [
               "name",
@@ -238,6 +244,7 @@ export async function tableDescription(
     is_primary_key: column.primaryKey,
     ...(column.comment === null ? {} : { comment: column.comment }),
     ...(column.enumValues === null ? {} : { enum_values: column.enumValues }),
+    ...privateFlag(column),
   }));
   const budget = discoveryBudget(deps);
   const answer: JsonObject = {

@@ -22,6 +22,7 @@ import { catalogCall, type FeatureDeps } from "../deps.ts";
 import { admit, checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
+import { refusePrivate } from "./private_refusal.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import { checkPlanLimits } from "./plan_guard.ts";
 import {
@@ -186,9 +187,13 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         timeoutMs: timeout * 1000,
         signal: ctx.signal,
       };
-      const result = await resolved.driver.query(text, limits).catch((
-        error,
-      ) => rethrow(error, resolved.label));
+      const result = await resolved.driver.query(text, limits).catch(
+        async (error) => {
+          // The engine refuses to plan a read of a private column too.
+          await refusePrivate(resolved, ctx, error);
+          return rethrow(error, resolved.label);
+        },
+      );
       const plan = planOf(engine, result.rows);
       const summary = summarizePlan(engine, plan);
       if (analyze && engine === "sqlite") {

@@ -36,6 +36,8 @@ import {
   timeoutSeconds,
 } from "./statement.ts";
 import { vetStatement } from "./vet.ts";
+import { refusePrivate } from "./private_refusal.ts";
+import { signatureOf } from "./sign.ts";
 
 /** Sample rows in the answer, and how long a sample cell may be. */
 const SAMPLE_ROWS = 5;
@@ -147,6 +149,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
           maxCellChars: Number.MAX_SAFE_INTEGER,
           timeoutMs: timeout * 1000,
           signal: ctx.signal,
+          sign: signatureOf(ctx),
         }, async (columns: string[], rows: Cell[][]) => {
           if (ctx.signal.aborted) {
             throw new DbError("cancelled", "the export was cancelled");
@@ -185,6 +188,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
           );
         }
         if (error instanceof ToolFailure) throw error;
+        await refusePrivate(resolved, ctx, error);
         if (error instanceof DbError) rethrow(error, resolved.label);
         throw new ToolFailure(
           "internal_failure",

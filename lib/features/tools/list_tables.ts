@@ -120,6 +120,12 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
         row_counts_included: { type: "boolean" },
         row_counts_are_approximate: { type: "boolean" },
         row_counts_note: { type: "string" },
+        private_columns: {
+          type: "array",
+          items: { type: "string" },
+          description:
+            "Private columns (schema.table.column; * any run): the database refuses them; describe_table marks them.",
+        },
       },
       required: [
         "tables",
@@ -251,6 +257,9 @@ export async function tableList(
     row_counts_are_approximate: listing.rowCounts &&
       ENGINES[resolved.driver.engine].rowCountsAreEstimates,
     ...(uncounted ? { row_counts_note: UNCOUNTED } : {}),
+    ...(resolved.connection.privateColumns?.length
+      ? { private_columns: resolved.connection.privateColumns }
+      : {}),
   };
   // Room for next_cursor, which seals the last name (a few hundred bytes).
   const kept = fitting(entries, discoveryBudget(deps) - CURSOR_ROOM, answer);

@@ -11,6 +11,7 @@ import type { SchemaSearch } from "../../db/types.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
 import { admit, resolveConnection } from "./access.ts";
+import { privateFlag } from "./private_marks.ts";
 import { defineTool } from "./define.ts";
 import {
   discoveryBudget,
@@ -63,6 +64,7 @@ export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
               },
               data_type: { type: "string" },
               comment: { type: "string" },
+              private: { const: true },
             },
             required: ["schema", "table", "kind"],
             additionalProperties: false,
@@ -121,6 +123,7 @@ export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
         kind: match.kind,
         ...(match.dataType === null ? {} : { data_type: match.dataType }),
         ...(match.comment === null ? {} : { comment: match.comment }),
+        ...privateFlag(match),
       }));
       const answer = {
         matches: entries,

@@ -22,6 +22,8 @@ import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
 import { answerBudget } from "./answer_budget.ts";
+import { refusePrivate } from "./private_refusal.ts";
+import { signatureOf } from "./sign.ts";
 import {
   answerLimits,
   countRows,
@@ -253,9 +255,11 @@ export async function runClassified(
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
     ...holdOption(limits.preview ?? null),
-  }).catch((error) => {
+    sign: signatureOf(ctx),
+  }).catch(async (error) => {
     remember(elapsed(), null, error);
     if (limits.preview) ctx.note?.(`${previewNote(limits.preview)}, not run`);
+    if (!write) await refusePrivate(resolved, ctx, error);
     return rethrow(error, resolved.label);
   });
   if (limits.preview) {

@@ -54,6 +54,18 @@ export async function vetStatement(
     request.query,
     resolved.driver.engine,
   );
+  // A schema changed since the last re-sync is synced again first.
+  const unheld = await deps.privateColumns?.problem(
+    resolved.connection,
+    () =>
+      resolved.driver.fingerprint({ signal: ctx.signal, timeoutMs: 10_000 }),
+  );
+  if (unheld !== undefined && unheld !== null) {
+    throw new ToolFailure(
+      "denied",
+      `the private columns of ${resolved.label} are not held by the database (${unheld}); AI clients may not run statements on it until they are: ask the user to run harden --apply`,
+    );
+  }
   const statement = await classifyQuery(request.query, resolved, ctx);
   if (request.readsOnly && statement.tier !== "read") {
     throw new ToolFailure(

@@ -1,0 +1,213 @@
+/**
+ * `connections set NAME --private "…"` and the server's re-sync: a list is
+ * refused where the engine cannot hold it, set and proved where it can, and
+ * a running server puts a changed list in place (and refuses AI reads on a
+ * connection whose list is not held).
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import postgres from "postgres";
+import {
+  editConnections,
+  loadConnections,
+  saveConnections,
+} from "../../lib/app/connections.ts";
+import { applyHarden, prepareHarden } from "../../lib/cli/harden.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+import { needs, POSTGRES_URL } from "../_db.ts";
+import { mainArgs } from "../_main.ts";
+import { openPostgresDatabase } from "../_pg_database.ts";
+import { callTool, toolErrorText } from "../_tool_call.ts";
+
+async function dbport(home: string, ...args: string[]) {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: mainArgs("connections", ...args),
+    env: { DBPORT_HOME: home, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code,
+    out: new TextDecoder().decode(stdout),
+    err: new TextDecoder().decode(stderr),
+  };
+}
+
+Deno.test("connections set --private refuses a bad entry, a server login without its AI login and remote libSQL; SQLite takes it", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-private-cli-" });
+  try {
+    await saveConnections(`${home}/connections.json`, [
+      savedConnection(
+        { engine: "postgres", url: "postgres://u@127.0.0.1:1/shop" },
+        "Shop",
+      ),
+      savedConnection({ engine: "sqlite", url: `${home}/local.db` }, "Local"),
+      savedConnection(
+        { engine: "sqlite", url: "libsql://db.example.turso.io" },
+        "Remote",
+      ),
+    ]);
+    const bad = await dbport(home, "set", "Local", "--private", "*.email, ssn");
+    assertEquals(bad.code, 2, bad.out + bad.err);
+    assertStringIncludes(bad.err, '"ssn" must be table.column');
+    const noLogin = await dbport(home, "set", "Shop", "--private", "*.email");
+    assertEquals(noLogin.code, 2, noLogin.out + noLogin.err);
+    assertStringIncludes(noLogin.err, "need its AI login");
+    assertStringIncludes(noLogin.err, 'connections harden "Shop" --apply');
+    const remote = await dbport(home, "set", "Remote", "--private", "*.email");
+    assertEquals(remote.code, 2, remote.out + remote.err);
+    assertStringIncludes(remote.err, "cannot install an authorizer");
+    const local = await dbport(
+      home,
+      "set",
+      "Local",
+      "--private",
+      " *.email , *.*ssn* ",
+    );
+    assertEquals(local.code, 0, local.out + local.err);
+    assertStringIncludes(local.out, "authorizer");
+    const loaded = await loadConnections(`${home}/connections.json`);
+    assert(loaded.ok);
+    assertEquals(
+      loaded.connections.map((c) => c.privateColumns ?? null),
+      [null, ["*.email", "*.*ssn*"], null],
+    );
+    const cleared = await dbport(home, "set", "Local", "--private", "");
+    assertEquals(cleared.code, 0, cleared.out + cleared.err);
+    const after = await loadConnections(`${home}/connections.json`);
+    assert(after.ok);
+    assertEquals(after.connections[1]!.privateColumns, []);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test(
+  "postgres: set --private runs and proves the grants; a running server re-syncs when connections.json changes, and refuses reads while a list is not held",
+  needs("postgres"),
+  async () => {
+    const fixture = await openPostgresDatabase();
+    let user = "";
+    try {
+      await fixture.admin(
+        "create table shop.customers (id int, name text, email text)",
+      );
+      await fixture.admin(
+        "insert into shop.customers values (1, 'Ada', 'ada@example.com')",
+      );
+      const prepared = await prepareHarden(savedConnection(fixture, "Shop"));
+      const connection = (await applyHarden(prepared!)).connection;
+      user = connection.aiLogin!.user;
+      await using server = await serverWith([connection]);
+      const path = `${server.home}/connections.json`;
+      const read = (query: string) =>
+        callTool(server, "execute_query", {
+          connection_id: connection.id,
+          query,
+        });
+      // Before: the login reads the email.
+      assertEquals(
+        (await read("select email from shop.customers")).json.result
+          .structuredContent.rows,
+        [["ada@example.com"]],
+      );
+      const set = await dbport(
+        server.home,
+        "set",
+        "Shop",
+        "--private",
+        "*.email",
+      );
+      assertEquals(set.code, 0, set.out + set.err);
+      assertStringIncludes(
+        set.out,
+        `REVOKE SELECT ON "shop"."customers" FROM "${user}"`,
+      );
+      assertStringIncludes(set.out, 'Private on "Shop": shop.customers.email');
+      // The server has the new list within a second or two.
+      let text = "";
+      const until = Date.now() + 10_000;
+      while (Date.now() < until) {
+        const answer = await read("select * from shop.customers");
+        if (answer.json.result?.isError === true) {
+          text = toolErrorText(answer);
+          if (text.includes("is private")) break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      assertStringIncludes(
+        text,
+        'denied: "customers.email" is private on "Shop"',
+      );
+      // A table made since, and a list changed by hand: the server itself
+      // re-syncs, and the new table's email is private too.
+      await fixture.admin("create table shop.leads (id int, email text)");
+      await fixture.admin("insert into shop.leads values (1, 'x@example.com')");
+      assertEquals(
+        (await read("select email from shop.leads")).json.result
+          .structuredContent.rows,
+        [["x@example.com"]],
+      );
+      await editConnections(
+        path,
+        (all) =>
+          all.map((c) => ({ ...c, privateColumns: ["*.email", "*.phone"] })),
+      );
+      let leads = "";
+      const resync = Date.now() + 10_000;
+      while (Date.now() < resync) {
+        const answer = await read("select email from shop.leads");
+        if (answer.json.result?.isError === true) {
+          leads = toolErrorText(answer);
+          if (leads.includes("is private")) break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      assertStringIncludes(leads, 'denied: "leads.email" is private on "Shop"');
+      // A table made while the server runs, nothing else changed: the read
+      // sees the schema's fingerprint move and re-syncs before it runs.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await fixture.admin("create table shop.prospects (id int, email text)");
+      await fixture.admin(
+        "insert into shop.prospects values (1, 'p@example.com')",
+      );
+      assertStringIncludes(
+        toolErrorText(await read("select email from shop.prospects")),
+        'denied: "prospects.email" is private on "Shop"',
+      );
+      assertEquals(
+        (await read("select id from shop.prospects")).json.result
+          .structuredContent.rows,
+        [[1]],
+      );
+      // A list the engine cannot hold: the AI login is gone from the file.
+      await editConnections(path, (all) =>
+        all.map((c) => {
+          const { aiLogin: _gone, ...rest } = c;
+          return { ...rest, privateColumns: ["*.email"] };
+        }));
+      let refused = "";
+      const later = Date.now() + 10_000;
+      while (Date.now() < later) {
+        const answer = await read("select id from shop.customers");
+        if (answer.json.result?.isError === true) {
+          refused = toolErrorText(answer);
+          if (refused.includes("not held")) break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      assertStringIncludes(
+        refused,
+        'denied: the private columns of "Shop" are not held by the database',
+      );
+    } finally {
+      await fixture[Symbol.asyncDispose]();
+      if (user !== "") {
+        const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+        await sql.unsafe(`drop role if exists "${user}"`).finally(() =>
+          sql.end()
+        );
+      }
+    }
+  },
+);
