@@ -1,0 +1,243 @@
+/**
+ * The layer rules of docs/development.md, kept by the machine: the import
+ * graph as `deno info --json` resolves it (static, dynamic and type-only
+ * imports alike) from main.ts, bridge.ts and every file under lib/.
+ *
+ * A rule that does not hold yet is listed in {@linkcode KNOWN} with the exact
+ * violation. The list can only shrink: a listed violation that no longer
+ * exists fails the test too, so whoever mends one also strikes it here.
+ */
+import { assertEquals } from "@std/assert";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** Violations that exist today, each to be struck when it is mended. */
+const KNOWN: readonly string[] = [
+  "cycle: lib/db/budget.ts, lib/db/types.ts",
+  "cycle: lib/db/compound.ts, lib/db/lexer.ts",
+  "cycle: lib/db/pg_parse.ts, lib/db/pg_parse_off_loop.ts",
+  "cycle: lib/features/consent.ts, lib/features/deps.ts, lib/features/tools/access.ts, lib/features/tools/preview.ts, lib/features/tools/preview_text.ts",
+  "cycle: lib/features/tools/define.ts, lib/features/tools/lean_schema.ts",
+  "cycle: lib/features/tools/result_set.ts, lib/features/tools/statement.ts",
+  "cycle: lib/server/auth/authenticate.ts, lib/server/env.ts, lib/server/guards/body_limit.ts",
+  "engine compared outside lib/db/: lib/features/tools/explain_query.ts:166",
+  "engine compared outside lib/db/: lib/features/tools/explain_query.ts:191",
+  "engine compared outside lib/db/: lib/features/tools/preview.ts:316",
+  "engine compared outside lib/db/: lib/features/tools/preview_sql.ts:24",
+  "server imports console: lib/server/server.ts -> lib/console/console_server.ts",
+  "server imports console: lib/server/server.ts -> lib/console/secret.ts",
+];
+
+/** Each file's imports, as repository paths ("lib/db/pool.ts"). */
+type Graph = Map<string, Set<string>>;
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: {
+    code?: { specifier?: string };
+    type?: { specifier?: string };
+  }[];
+}
+
+async function sourceFiles(dir: URL, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${prefix}${entry.name}`;
+    if (entry.isDirectory) {
+      found.push(
+        ...await sourceFiles(new URL(`${entry.name}/`, dir), `${path}/`),
+      );
+    } else if (/\.tsx?$/.test(entry.name)) {
+      found.push(path);
+    }
+  }
+  return found.sort();
+}
+
+/** The graph `deno info --json` resolves from main.ts, bridge.ts and lib/. */
+async function importGraph(): Promise<Graph> {
+  const roots = [
+    "main.ts",
+    "bridge.ts",
+    ...await sourceFiles(new URL("lib/", ROOT), "lib/"),
+  ];
+  // One module importing every root: one `deno info` instead of 200.
+  const entry = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(
+      entry,
+      roots.map((path) => `import "${new URL(path, ROOT).href}";\n`).join(""),
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "info",
+        "--json",
+        "--config",
+        new URL("deno.dev.json", ROOT).pathname,
+        entry,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!output.success) {
+      throw new Error(
+        `deno info failed: ${new TextDecoder().decode(output.stderr)}`,
+      );
+    }
+    const info: { modules: InfoModule[] } = JSON.parse(
+      new TextDecoder().decode(output.stdout),
+    );
+    const local = (specifier: string | undefined) =>
+      specifier?.startsWith(ROOT.href)
+        ? specifier.slice(ROOT.href.length)
+        : null;
+    const graph: Graph = new Map();
+    for (const module of info.modules) {
+      const from = local(module.specifier);
+      if (from === null) continue;
+      const to = new Set<string>();
+      for (const dependency of module.dependencies ?? []) {
+        for (const target of [dependency.code, dependency.type]) {
+          const path = local(target?.specifier);
+          if (path !== null) to.add(path);
+        }
+      }
+      graph.set(from, to);
+    }
+    return graph;
+  } finally {
+    await Deno.remove(entry);
+  }
+}
+
+/** The floor a file lives on: "protocol", "db", … or "bridge" for bridge.ts. */
+function layerOf(path: string): string {
+  if (path === "bridge.ts") return "bridge";
+  const parts = path.split("/");
+  return parts[0] === "lib" && parts.length > 2 ? parts[1]! : path;
+}
+
+/** What each floor may not import; `only` lists the floors it may import. */
+const RULES: readonly {
+  from: string;
+  only?: readonly string[];
+  never?: readonly string[];
+  name: string;
+}[] = [
+  { from: "protocol", only: ["protocol", "base"], name: "protocol is pure" },
+  { from: "base", only: ["base"], name: "base is the ground floor" },
+  {
+    from: "bridge",
+    only: ["bridge", "protocol", "base"],
+    name: "bridge stays apart",
+  },
+  {
+    from: "db",
+    never: ["features", "server", "app", "console"],
+    name: "db imports",
+  },
+  { from: "features", never: ["server", "console"], name: "features imports" },
+  { from: "server", never: ["console"], name: "server imports" },
+];
+
+function layerViolations(graph: Graph): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph) {
+    const layer = layerOf(from);
+    for (const to of targets) {
+      if (!to.startsWith("lib/")) continue;
+      const target = layerOf(to);
+      for (const rule of RULES) {
+        if (rule.from !== layer) continue;
+        const broken = rule.only !== undefined
+          ? !rule.only.includes(target)
+          : rule.never?.includes(target) === true;
+        if (broken) {
+          found.push(
+            rule.only !== undefined
+              ? `${rule.name}: ${from} -> ${to}`
+              : `${layer} imports ${target}: ${from} -> ${to}`,
+          );
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/** Strongly connected components of more than one file (Tarjan). */
+function cycles(graph: Graph): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      component.push(member);
+      if (member === node) break;
+    }
+    if (component.length > 1 || graph.get(node)?.has(node)) {
+      found.push(`cycle: ${component.sort().join(", ")}`);
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/**
+ * Engine differences live in lib/db/: a comparison of a value with an
+ * engine's name anywhere else gives every other engine the `else` branch.
+ */
+async function engineComparisons(graph: Graph): Promise<string[]> {
+  const found: string[] = [];
+  const pattern =
+    /[!=]==?\s*"(?:postgres|mysql|sqlite|libsql)"|case\s+"(?:postgres|mysql|sqlite|libsql)"\s*:/;
+  for (const path of graph.keys()) {
+    if (path.startsWith("lib/db/") || !/\.tsx?$/.test(path)) continue;
+    const lines = (await Deno.readTextFile(new URL(path, ROOT))).split("\n");
+    lines.forEach((line, at) => {
+      if (pattern.test(line)) {
+        found.push(`engine compared outside lib/db/: ${path}:${at + 1}`);
+      }
+    });
+  }
+  return found;
+}
+
+Deno.test("the house keeps its layer rules, has no import cycle and compares engines only in lib/db/", async () => {
+  const graph = await importGraph();
+  // The graph was read: the composition reaches the database layer.
+  assertEquals(graph.has("lib/db/pool.ts"), true);
+  const violations = [
+    ...layerViolations(graph),
+    ...cycles(graph),
+    ...await engineComparisons(graph),
+  ].sort();
+  const known = new Set(KNOWN);
+  assertEquals(
+    violations.filter((violation) => !known.has(violation)),
+    [],
+    "new violations of the layer rules (docs/development.md)",
+  );
+  assertEquals(
+    KNOWN.filter((violation) => !violations.includes(violation)),
+    [],
+    "mended: strike these from KNOWN in tests/architecture_test.ts",
+  );
+});
