@@ -6,7 +6,7 @@ import type { SavedConnection } from "../lib/app/connections.ts";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
 import type { Engine } from "../lib/db/types.ts";
-import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../lib/base/identity.ts";
 import type { JsonObject } from "../lib/protocol/jsonrpc.ts";
 import { startTestServer, type TestServer } from "./_server.ts";
 import type { StartOptions } from "../lib/server/server.ts";

@@ -11,7 +11,7 @@
  */
 
 import type { Duplex } from "node:stream";
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import mysql from "mysql2";
 import { Budget } from "./budget.ts";
 import { guardRows, rowGuardOf, rowLimit } from "./mysql_row_guard.ts";

@@ -9,7 +9,7 @@
  */
 
 import type { Duplex } from "node:stream";
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
 import { DbError, noTransaction, permissionProblem } from "./errors.ts";

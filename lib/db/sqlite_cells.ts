@@ -6,7 +6,7 @@
  * @module
  */
 
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import { DbError, permissionProblem } from "./errors.ts";
 import { redact } from "./redact.ts";
 import type { Cell } from "./types.ts";

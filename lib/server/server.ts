@@ -6,8 +6,8 @@
  */
 
 import { cliCommand } from "../app/cli_command.ts";
-import { thrown } from "../protocol/thrown.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { thrown } from "../base/thrown.ts";
+import { messageOf } from "../base/message_of.ts";
 import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
 import { editFile } from "../app/file_lock.ts";
 import { type FileWatch, watchFile } from "../app/file_watch.ts";
@@ -35,7 +35,7 @@ import { defaultSshContext, DriverPool } from "../db/pool.ts";
 import type { Catalog } from "../features/catalog.ts";
 import { databaseFeatures } from "../features/index.ts";
 import type { SubscriptionSource } from "../features/listen.ts";
-import { type Logger, stderrLogger } from "../log.ts";
+import { type Logger, stderrLogger } from "../base/log.ts";
 import { CursorCodec } from "../protocol/cursor.ts";
 import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
 import {
@@ -44,7 +44,7 @@ import {
   HANDSHAKE_FILE,
   KNOWN_HOSTS_FILE,
   SETTINGS_FILE,
-} from "../protocol/identity.ts";
+} from "../base/identity.ts";
 import { MODERN_VERSION } from "../protocol/versions.ts";
 import { createApp, MCP_PATH } from "./app.ts";
 import { BridgeTokens } from "./auth/bridge_tokens.ts";

@@ -17,7 +17,7 @@ import {
 } from "../_server.ts";
 import { parseHandshake } from "../../lib/protocol/handshake.ts";
 import { saveSettings, startServer } from "../../lib/server/server.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { silentLogger } from "../../lib/base/log.ts";
 
 Deno.test("startServer() writes the handshake after binding, file 0600 in a 0700 directory", async () => {
   await using t = await startTestServer();

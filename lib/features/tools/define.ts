@@ -22,16 +22,13 @@ import {
   inputSchema,
 } from "./arguments.ts";
 import { fromDbError, ToolFailure } from "./failure.ts";
-import { leanAnnotations, leanOutputSchema } from "./lean_schema.ts";
+import {
+  type Annotations,
+  leanAnnotations,
+  leanOutputSchema,
+} from "./lean_schema.ts";
 
-/** The hints a client reads about a tool (MCP `ToolAnnotations`). */
-export interface Annotations {
-  title: string;
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
+export type { Annotations };
 
 /** Everything that makes a tool; `run` gets arguments typed from their specs. */
 export interface ToolSpec<

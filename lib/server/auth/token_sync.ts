@@ -8,10 +8,10 @@
  * @module
  */
 
-import { messageOf } from "../../protocol/message_of.ts";
+import { messageOf } from "../../base/message_of.ts";
 import type { TokenStore } from "../../app/tokens.ts";
 import type { Principal } from "../../features/context.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../base/log.ts";
 import { tokenKey } from "./principals.ts";
 import type { TokenVerifier } from "./verifier.ts";
 
