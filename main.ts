@@ -27,7 +27,7 @@ import {
   URL_SCHEME,
 } from "./lib/base/identity.ts";
 import { sampleLoopDelay } from "./lib/server/loop_delay.ts";
-import { startServer } from "./lib/server/server.ts";
+import { startServer } from "./lib/serve.ts";
 
 const USAGE =
   `${SERVICE_NAME} ${SERVICE_VERSION}: the local MCP server of your database client

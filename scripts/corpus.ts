@@ -33,7 +33,7 @@ import { inAppDir } from "../lib/app/paths.ts";
 import { silentLogger } from "../lib/base/log.ts";
 import { CONNECTIONS_FILE } from "../lib/base/identity.ts";
 import { MODERN_VERSION } from "../lib/protocol/versions.ts";
-import { startServer } from "../lib/server/server.ts";
+import { startServer } from "../lib/serve.ts";
 import {
   calledFunctions,
   corpusStatements,

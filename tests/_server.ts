@@ -19,7 +19,7 @@ import {
   saveSettings,
   type StartOptions,
   startServer,
-} from "../lib/server/server.ts";
+} from "../lib/serve.ts";
 import { assertSchema } from "./_schema.ts";
 
 /** A started server that cleans up after itself. */

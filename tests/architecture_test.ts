@@ -18,8 +18,6 @@ const KNOWN: readonly string[] = [
   "engine compared outside lib/db/: lib/features/tools/explain_query.ts:191",
   "engine compared outside lib/db/: lib/features/tools/preview.ts:316",
   "engine compared outside lib/db/: lib/features/tools/preview_sql.ts:24",
-  "server imports console: lib/server/server.ts -> lib/console/console_server.ts",
-  "server imports console: lib/server/server.ts -> lib/console/secret.ts",
 ];
 
 /** Each file's imports, as repository paths ("lib/db/pool.ts"). */

@@ -16,7 +16,7 @@ import {
   startTestServer,
 } from "../_server.ts";
 import { parseHandshake } from "../../lib/protocol/handshake.ts";
-import { saveSettings, startServer } from "../../lib/server/server.ts";
+import { saveSettings, startServer } from "../../lib/serve.ts";
 import { silentLogger } from "../../lib/base/log.ts";
 
 Deno.test("startServer() writes the handshake after binding, file 0600 in a 0700 directory", async () => {
