@@ -11,7 +11,7 @@
  *
  * @example Start on a free port and stop
  * ```ts
- * import { startServer } from "./lib/serve.ts";
+ * import { startServer } from "./serve.ts";
  *
  * const server = await startServer({ home: "/tmp/dbport-home", port: 0 });
  * console.log(server.url); // http://127.0.0.1:<port>/mcp

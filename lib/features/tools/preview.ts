@@ -14,7 +14,7 @@ import type { SavedConnection } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { dryRunRefusal, planRefusal } from "../../db/dry_run.ts";
 import { DbError } from "../../db/errors.ts";
-import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
+import { DIALECTS } from "../../db/dialect.ts";
 import type {
   Cell,
   Changes,
@@ -25,7 +25,6 @@ import type {
 import type { Resolved } from "./access.ts";
 import {
   droppedTables,
-  estimatedRows,
   outsideEffect,
   SAMPLE_ROWS,
   targetTable,
@@ -312,9 +311,10 @@ async function estimate(
   statement: Classified,
   call: PreviewCall,
 ): Promise<number | null> {
-  const engine = resolved.driver.engine;
-  if (engine === "sqlite") return null;
-  const text = PLAN_STATEMENTS[engine](statement.text, {
+  const dialect = DIALECTS[resolved.driver.engine];
+  const writeRows = dialect.writeRows;
+  if (writeRows === null) return null;
+  const text = dialect.planStatement(statement.text, {
     analyze: false,
     mariadb: false,
   });
@@ -331,7 +331,7 @@ async function estimate(
     call,
     false,
   ).catch(() => null);
-  return result === null ? null : estimatedRows(planOf(engine, result.rows));
+  return result === null ? null : writeRows(dialect.planOf(result.rows));
 }
 
 /**
