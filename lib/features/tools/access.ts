@@ -15,7 +15,6 @@ import {
 } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { DbError } from "../../db/errors.ts";
-import type { Driver } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import { consentReasons } from "../consent.ts";
 import type { CallContext, Principal } from "../context.ts";
@@ -23,6 +22,7 @@ import type { FeatureDeps } from "../deps.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { didYouMean, nearest } from "./nearest.ts";
 import { previewWrite, type WritePreview } from "./preview.ts";
+import type { Resolved } from "./resolved.ts";
 
 /** Whether `principal` may see `connection` at all. */
 export function isVisible(
@@ -112,13 +112,7 @@ function findConnection(
   );
 }
 
-/** A connection a tool may work on, with its driver. */
-export interface Resolved {
-  connection: SavedConnection;
-  driver: Driver;
-  /** How messages name it: `"Demo shop"`. */
-  label: string;
-}
+export type { Resolved };
 
 /**
  * Resolve `connection_id` for a tool call: a malformed id is
