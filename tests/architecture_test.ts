@@ -8,6 +8,7 @@
  * exists fails the test too, so whoever mends one also strikes it here.
  */
 import { assertEquals } from "@std/assert";
+import { E2E_DIRS, E2E_FILES, testFiles, tierOf } from "./tiers.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -229,4 +230,21 @@ Deno.test("the house keeps its layer rules, has no import cycle and compares eng
     [],
     "mended: strike these from KNOWN in tests/architecture_test.ts",
   );
+});
+
+Deno.test("every test file lands in exactly one tier; the end-to-end list names files that exist outside the end-to-end folders", async () => {
+  const files = await testFiles(ROOT);
+  const unit = files.filter((path) => tierOf(path) === "unit");
+  const e2e = files.filter((path) => tierOf(path) === "e2e");
+  assertEquals(unit.length + e2e.length, files.length);
+  assertEquals(unit.filter((path) => e2e.includes(path)), []);
+  assertEquals(
+    E2E_FILES.filter((path) =>
+      !files.includes(path) || E2E_DIRS.some((dir) => path.startsWith(dir))
+    ),
+    [],
+    "stale or needless entries in E2E_FILES (tests/tiers.ts)",
+  );
+  // The fast tier holds this test and the tiers' own check.
+  assertEquals(tierOf("tests/architecture_test.ts"), "unit");
 });
