@@ -336,7 +336,16 @@ export interface Split {
   uncertain: string[];
 }
 
-/** Split into statements; empty ones (a lone `;`, only comments) are dropped. */
+/**
+ * Split into statements; empty ones (a lone `;`, only comments) are dropped.
+ *
+ * @example A `;` inside a string or a comment ends nothing
+ * ```ts
+ * import { splitStatements } from "./lexer.ts";
+ *
+ * splitStatements("SELECT ';'; -- a; b\nSELECT 2", "postgres").length; // 2
+ * ```
+ */
 export function splitStatements(sql: string, dialect: Dialect): Statement[] {
   return split(sql, dialect).statements;
 }

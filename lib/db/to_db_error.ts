@@ -23,7 +23,25 @@ export interface ErrorReading {
   sort(error: Thrown, text: string): DbErrorKind | DbError;
 }
 
-/** What a driver threw, as a redacted DbError read the engine's way. */
+/**
+ * What a driver threw, as a redacted DbError read the engine's way.
+ *
+ * @example An engine's reading, and its driver's failure through it
+ * ```ts
+ * import { type ErrorReading, messageWithCode, toDbError } from "./to_db_error.ts";
+ *
+ * const reading: ErrorReading = {
+ *   text: messageWithCode,
+ *   sort: ({ code }) => code === "SQLITE_BUSY" ? "timeout" : "query",
+ * };
+ * const error = toDbError(
+ *   Object.assign(new Error("no such table: t"), { code: "SQLITE_ERROR" }),
+ *   [],
+ *   reading,
+ * );
+ * error.kind; // "query"; error.message: "no such table: t [SQLITE_ERROR]"
+ * ```
+ */
 export function toDbError(
   error: unknown,
   secrets: readonly string[],

@@ -119,6 +119,19 @@ export type { Resolved };
  * `invalid_argument`, an unknown one `not_found`, a hidden one `-33007`.
  * Consent (an `askEachTime` connection's first use, Safe Mode) is
  * {@linkcode admit}'s.
+ *
+ * @example The first steps of a tool's `run`
+ * ```ts
+ * import { admit, resolveConnection } from "./access.ts";
+ * import type { CallContext } from "../context.ts";
+ * import type { FeatureDeps } from "../deps.ts";
+ *
+ * async function firstSteps(deps: FeatureDeps, ctx: CallContext, id: string) {
+ *   const resolved = resolveConnection(deps, ctx.principal, id);
+ *   await admit(deps, ctx, resolved.connection, null, "listing tables");
+ *   return resolved.driver; // the connection's driver, opened on first use
+ * }
+ * ```
  */
 export function resolveConnection(
   deps: FeatureDeps,

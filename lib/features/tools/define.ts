@@ -55,7 +55,38 @@ export function toolResult(structured: JsonObject): JsonObject {
   };
 }
 
-/** Build a catalog entry from a spec. */
+/**
+ * Build a catalog entry from a spec.
+ *
+ * @example A tool that answers with one field
+ * ```ts
+ * import { defineTool } from "./define.ts";
+ *
+ * const echo = defineTool({
+ *   name: "echo",
+ *   description: "Say the text back.",
+ *   arguments: {
+ *     properties: { text: { type: "string", description: "What to say." } },
+ *     required: ["text"],
+ *   },
+ *   outputSchema: {
+ *     type: "object",
+ *     properties: { text: { type: "string" } },
+ *     required: ["text"],
+ *   },
+ *   annotations: {
+ *     title: "Echo",
+ *     readOnlyHint: true,
+ *     destructiveHint: false,
+ *     idempotentHint: true,
+ *     openWorldHint: false,
+ *   },
+ *   run(args) {
+ *     return Promise.resolve({ text: args.text });
+ *   },
+ * });
+ * ```
+ */
 export function defineTool<
   const P extends Readonly<Record<string, ArgumentSpec>>,
   const R extends keyof P & string = never,
