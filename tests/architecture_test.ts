@@ -155,6 +155,27 @@ function layerViolations(graph: Graph): string[] {
   return found;
 }
 
+/**
+ * The write gate is reached from above through its face,
+ * `lib/features/approval.ts`: the server and the console import neither
+ * `consent.ts` nor anything of `lib/features/tools/`.
+ */
+function gateViolations(graph: Graph): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph) {
+    if (!["server", "console"].includes(layerOf(from))) continue;
+    for (const to of targets) {
+      if (
+        to === "lib/features/consent.ts" ||
+        to.startsWith("lib/features/tools/")
+      ) {
+        found.push(`write gate reached past its face: ${from} -> ${to}`);
+      }
+    }
+  }
+  return found;
+}
+
 /** Strongly connected components of more than one file (Tarjan). */
 function cycles(graph: Graph): string[] {
   const index = new Map<string, number>();
@@ -210,12 +231,13 @@ async function engineComparisons(graph: Graph): Promise<string[]> {
   return found;
 }
 
-Deno.test("the house keeps its layer rules, has no import cycle and compares engines only in lib/db/", async () => {
+Deno.test("the house keeps its layer rules, reaches the write gate through its face, has no import cycle and compares engines only in lib/db/", async () => {
   const graph = await importGraph();
   // The graph was read: the composition reaches the database layer.
   assertEquals(graph.has("lib/db/pool.ts"), true);
   const violations = [
     ...layerViolations(graph),
+    ...gateViolations(graph),
     ...cycles(graph),
     ...await engineComparisons(graph),
   ].sort();
