@@ -11,7 +11,7 @@
  * @module
  */
 
-import { messageOf } from "./lib/protocol/message_of.ts";
+import { messageOf } from "./lib/base/message_of.ts";
 import { acquire } from "./lib/bridge/launch.ts";
 import { Proxy } from "./lib/bridge/proxy.ts";
 import { LineWriter, readLines } from "./lib/bridge/stdio.ts";
@@ -21,10 +21,10 @@ import {
   type Endpoint,
   parseJson,
 } from "./lib/bridge/upstream.ts";
-import { appDataDir } from "./lib/protocol/app_dir.ts";
+import { appDataDir } from "./lib/base/app_dir.ts";
 import { ErrorCode } from "./lib/protocol/errors.ts";
 import { isJsonObject, type JsonObject } from "./lib/protocol/jsonrpc.ts";
-import { BRIDGE_EXECUTABLE, MCP_PATH } from "./lib/protocol/identity.ts";
+import { BRIDGE_EXECUTABLE, MCP_PATH } from "./lib/base/identity.ts";
 
 const encoder = new TextEncoder();
 const log = (line: string) => {

@@ -7,7 +7,7 @@
  */
 
 import { cliCommand } from "./lib/app/cli_command.ts";
-import { messageOf } from "./lib/protocol/message_of.ts";
+import { messageOf } from "./lib/base/message_of.ts";
 import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
 import { appDataDir, ensureAppDataDir, inAppDir } from "./lib/app/paths.ts";
@@ -25,9 +25,9 @@ import {
   SETTINGS_FILE,
   START_MCP_URL,
   URL_SCHEME,
-} from "./lib/protocol/identity.ts";
+} from "./lib/base/identity.ts";
 import { sampleLoopDelay } from "./lib/server/loop_delay.ts";
-import { startServer } from "./lib/server/server.ts";
+import { startServer } from "./lib/serve.ts";
 
 const USAGE =
   `${SERVICE_NAME} ${SERVICE_VERSION}: the local MCP server of your database client

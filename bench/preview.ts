@@ -12,7 +12,7 @@ import postgres from "postgres";
 import type { SavedConnection } from "../lib/app/connections.ts";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../lib/base/identity.ts";
 import { POSTGRES_URL } from "../tests/_db.ts";
 import { callOnce, closeConnections } from "./mcp_request.ts";
 import { mintToken, startDbport } from "./targets.ts";

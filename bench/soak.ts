@@ -20,11 +20,11 @@
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { inAppDir } from "../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../lib/base/identity.ts";
 import { delayPercentile } from "../lib/server/loop_delay.ts";
-import { saveSettings } from "../lib/server/server.ts";
+import { saveSettings } from "../lib/serve.ts";
 import { saveConnections } from "../lib/app/connections.ts";
-import { sleep } from "../lib/sleep.ts";
+import { sleep } from "../lib/base/sleep.ts";
 import { savedConnection } from "../tests/_connections.ts";
 import { type Fixture, openFixture, POSTGRES_URL } from "../tests/_db.ts";
 import { spawnServe } from "../tests/_main.ts";

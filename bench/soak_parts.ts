@@ -9,9 +9,9 @@
 import { loadConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
 import { parseHandshake } from "../lib/protocol/handshake.ts";
-import { CONNECTIONS_FILE, HANDSHAKE_FILE } from "../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE, HANDSHAKE_FILE } from "../lib/base/identity.ts";
 import type { LoopDelaySnapshot } from "../lib/server/loop_delay.ts";
-import { sleep } from "../lib/sleep.ts";
+import { sleep } from "../lib/base/sleep.ts";
 import { addConnection } from "../tests/_connection_add.ts";
 import { rssMiB } from "./proc.ts";
 

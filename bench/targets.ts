@@ -15,8 +15,8 @@ import { inAppDir } from "../lib/app/paths.ts";
 import { openStateDb } from "../lib/app/state_db.ts";
 import { type Level, TokenStore } from "../lib/app/tokens.ts";
 import { SERVE_PERMISSIONS } from "../lib/cli/integration.ts";
-import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
-import { saveSettings } from "../lib/server/server.ts";
+import { CONNECTIONS_FILE } from "../lib/base/identity.ts";
+import { saveSettings } from "../lib/serve.ts";
 import type { Settings } from "../lib/app/settings.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;

@@ -10,10 +10,7 @@
 import type { SavedConnection } from "../lib/app/connections.ts";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
-import {
-  CONNECTIONS_FILE,
-  KNOWN_HOSTS_FILE,
-} from "../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE, KNOWN_HOSTS_FILE } from "../lib/base/identity.ts";
 import { POSTGRES_URL } from "../tests/_db.ts";
 import { PASSPHRASE, startSshd } from "../tests/_sshd.ts";
 import { type LoadResult, runLoad } from "./load.ts";

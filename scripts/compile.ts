@@ -7,7 +7,7 @@
  */
 
 import { BRIDGE_PERMISSIONS } from "../lib/cli/integration.ts";
-import { BRIDGE_EXECUTABLE } from "../lib/protocol/identity.ts";
+import { BRIDGE_EXECUTABLE } from "../lib/base/identity.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const targets: (string | null)[] = [];

@@ -30,10 +30,10 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
-import { silentLogger } from "../lib/log.ts";
-import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
+import { silentLogger } from "../lib/base/log.ts";
+import { CONNECTIONS_FILE } from "../lib/base/identity.ts";
 import { MODERN_VERSION } from "../lib/protocol/versions.ts";
-import { startServer } from "../lib/server/server.ts";
+import { startServer } from "../lib/serve.ts";
 import {
   calledFunctions,
   corpusStatements,

@@ -13,7 +13,7 @@ import {
   BRIDGE_PERMISSIONS,
   SERVE_PERMISSIONS,
 } from "../lib/cli/integration.ts";
-import { BRIDGE_EXECUTABLE, SERVICE_NAME } from "../lib/protocol/identity.ts";
+import { BRIDGE_EXECUTABLE, SERVICE_NAME } from "../lib/base/identity.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 

@@ -11,7 +11,7 @@ import {
   type ToolEntry,
 } from "../lib/features/catalog.ts";
 import type { JsonObject } from "../lib/protocol/jsonrpc.ts";
-import { sleep } from "../lib/sleep.ts";
+import { sleep } from "../lib/base/sleep.ts";
 
 const NO_ARGS = { type: "object", additionalProperties: false };
 
@@ -38,7 +38,7 @@ function text(value: JsonObject): JsonObject {
   };
 }
 
-export { sleep } from "../lib/sleep.ts";
+export { sleep } from "../lib/base/sleep.ts";
 
 /** Tools that exercise the transport. */
 export const fixtureTools: ToolEntry[] = [

@@ -6,10 +6,10 @@ import type { SavedConnection } from "../lib/app/connections.ts";
 import { saveConnections } from "../lib/app/connections.ts";
 import { inAppDir } from "../lib/app/paths.ts";
 import type { Engine } from "../lib/db/types.ts";
-import { CONNECTIONS_FILE } from "../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../lib/base/identity.ts";
 import type { JsonObject } from "../lib/protocol/jsonrpc.ts";
 import { startTestServer, type TestServer } from "./_server.ts";
-import type { StartOptions } from "../lib/server/server.ts";
+import type { StartOptions } from "../lib/serve.ts";
 
 /** A saved connection to a fixture: read-only, always allowed, Safe Mode alert. */
 export function savedConnection(

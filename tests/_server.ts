@@ -7,7 +7,7 @@
 
 import type { Settings } from "../lib/app/settings.ts";
 import type { Level } from "../lib/app/tokens.ts";
-import { silentLogger } from "../lib/log.ts";
+import { silentLogger } from "../lib/base/log.ts";
 import {
   META_CLIENT_CAPABILITIES,
   META_PROTOCOL_VERSION,
@@ -19,7 +19,7 @@ import {
   saveSettings,
   type StartOptions,
   startServer,
-} from "../lib/server/server.ts";
+} from "../lib/serve.ts";
 import { assertSchema } from "./_schema.ts";
 
 /** A started server that cleans up after itself. */

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import type { InValue } from "./state_client.ts";
 import type { StateDb } from "./state_db.ts";
 

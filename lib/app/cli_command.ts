@@ -6,7 +6,7 @@
  * @module
  */
 
-import { SERVICE_NAME } from "../protocol/identity.ts";
+import { SERVICE_NAME } from "../base/identity.ts";
 
 let found: string | undefined;
 

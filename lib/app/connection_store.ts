@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Logger } from "../log.ts";
+import type { Logger } from "../base/log.ts";
 import { parseConnections, type SavedConnection } from "./connections.ts";
 
 /** The current saved connections, with change listeners. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";

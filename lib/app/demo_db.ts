@@ -12,7 +12,7 @@ import {
   CONNECTIONS_FILE,
   DEMO_CONNECTION_NAME,
   DEMO_DB_FILE,
-} from "../protocol/identity.ts";
+} from "../base/identity.ts";
 import { connectionsText, type SavedConnection } from "./connections.ts";
 import { editFile } from "./file_lock.ts";
 import { inAppDir } from "./paths.ts";

@@ -15,7 +15,7 @@
  */
 
 import { dirname } from "node:path";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { writeFileAtomic } from "./atomic_file.ts";
 import { ensureAppDataDir } from "./paths.ts";
 

@@ -6,7 +6,7 @@
  */
 
 import { type Handshake, parseHandshake } from "../protocol/handshake.ts";
-import { isProcessAlive } from "../protocol/process.ts";
+import { isProcessAlive } from "../base/process.ts";
 import { writeFileAtomic } from "./atomic_file.ts";
 
 export { isProcessAlive };

@@ -1,11 +1,11 @@
 /**
- * Where the app keeps its files (resolved in `lib/protocol/app_dir.ts`, which
+ * Where the app keeps its files (resolved in `lib/base/app_dir.ts`, which
  * the stdio bridge shares).
  *
  * @module
  */
 
-export { appDataDir, type EnvLookup, inAppDir } from "../protocol/app_dir.ts";
+export { appDataDir, type EnvLookup, inAppDir } from "../base/app_dir.ts";
 
 /** Create the app data directory (0700, re-applied because of the umask). */
 export async function ensureAppDataDir(dir: string): Promise<void> {

@@ -10,7 +10,7 @@
  */
 
 import { isJsonObject } from "../protocol/jsonrpc.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../base/log.ts";
 import { editFile, type LockOptions } from "./file_lock.ts";
 
 /** The file in the app directory. */

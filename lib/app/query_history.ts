@@ -11,7 +11,7 @@
  * @module
  */
 
-import { oneOf } from "../protocol/one_of.ts";
+import { oneOf } from "../base/one_of.ts";
 import type { Row } from "./state_client.ts";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { editFile } from "./file_lock.ts";
 

@@ -5,9 +5,9 @@
  * @module
  */
 
-import { thrown } from "../protocol/thrown.ts";
-import { messageOf } from "../protocol/message_of.ts";
-import { HOME_ENV } from "../protocol/identity.ts";
+import { thrown } from "../base/thrown.ts";
+import { messageOf } from "../base/message_of.ts";
+import { HOME_ENV } from "../base/identity.ts";
 
 /** What `serve` was doing when it failed. */
 export interface StartupContext {

@@ -10,9 +10,9 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { StateClient } from "./state_client.ts";
-import { STATE_DB_FILE } from "../protocol/identity.ts";
+import { STATE_DB_FILE } from "../base/identity.ts";
 import { ensureAppDataDir, inAppDir } from "./paths.ts";
 
 /** Busy timeout: how long a writer waits for the other process's lock. */

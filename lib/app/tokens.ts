@@ -10,10 +10,10 @@
  * @module
  */
 
-import { isOneOf, oneOf } from "../protocol/one_of.ts";
+import { isOneOf, oneOf } from "../base/one_of.ts";
 import type { Row } from "./state_client.ts";
 import { toBase64Url } from "../protocol/base64.ts";
-import { TOKEN_PREFIX } from "../protocol/identity.ts";
+import { TOKEN_PREFIX } from "../base/identity.ts";
 import { sha256Hex } from "./digest.ts";
 import type { StateDb } from "./state_db.ts";
 

@@ -12,13 +12,9 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { ErrorCode } from "../protocol/errors.ts";
-import {
-  SERVICE_NAME,
-  START_MCP_URL,
-  URL_SCHEME,
-} from "../protocol/identity.ts";
+import { SERVICE_NAME, START_MCP_URL, URL_SCHEME } from "../base/identity.ts";
 import { SERVE_PERMISSIONS } from "../protocol/permissions.ts";
 import { readTrusted, type Trust } from "./trust.ts";
 import { BridgeFailure, NOT_RUNNING } from "./upstream.ts";

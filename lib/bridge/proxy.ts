@@ -18,7 +18,7 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { ErrorCode } from "../protocol/errors.ts";
 import {
   META_CLIENT_CAPABILITIES,
@@ -26,7 +26,7 @@ import {
   META_PROTOCOL_VERSION,
   META_SERVER_INFO,
 } from "../protocol/envelope.ts";
-import { BRIDGE_EXECUTABLE } from "../protocol/identity.ts";
+import { BRIDGE_EXECUTABLE } from "../base/identity.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import { LEGACY_VERSIONS, MODERN_VERSION } from "../protocol/versions.ts";
 import { replaceId, spliceMeta } from "./splice.ts";

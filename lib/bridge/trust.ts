@@ -9,10 +9,10 @@
  * @module
  */
 
-import { HANDSHAKE_FILE } from "../protocol/identity.ts";
-import { inAppDir } from "../protocol/app_dir.ts";
+import { HANDSHAKE_FILE } from "../base/identity.ts";
+import { inAppDir } from "../base/app_dir.ts";
 import { type Handshake, parseHandshake } from "../protocol/handshake.ts";
-import { isProcessAlive } from "../protocol/process.ts";
+import { isProcessAlive } from "../base/process.ts";
 
 /** The outcome of {@linkcode readTrusted}. */
 export type Trust = { ok: true; handshake: Handshake; path: string } | {

@@ -13,7 +13,7 @@ import {
   INSTANCE_ID_META_KEY,
   SERVICE_NAME,
   SERVICE_VERSION,
-} from "../protocol/identity.ts";
+} from "../base/identity.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import { MODERN_VERSION } from "../protocol/versions.ts";
 import {

@@ -11,7 +11,7 @@ import {
   CLIENT_WINDOW_MS,
 } from "../app/activity_log.ts";
 import type { StateDb } from "../app/state_db.ts";
-import { sleep } from "../sleep.ts";
+import { sleep } from "../base/sleep.ts";
 import {
   formatTime,
   integerFlag,
@@ -19,7 +19,7 @@ import {
   parseFlags,
   table,
 } from "./args.ts";
-import { BRIDGE_EXECUTABLE, BRIDGE_TOKEN_NAME } from "../protocol/identity.ts";
+import { BRIDGE_EXECUTABLE, BRIDGE_TOKEN_NAME } from "../base/identity.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** How often `--follow` looks for new rows. */

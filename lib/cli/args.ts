@@ -5,7 +5,7 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { parseArgs } from "node:util";
 import { UsageError } from "./io.ts";
 

@@ -9,7 +9,7 @@
  */
 
 import { cliCommand } from "../app/cli_command.ts";
-import { isOneOf } from "../protocol/one_of.ts";
+import { isOneOf } from "../base/one_of.ts";
 import { DEFAULT_TOKEN_LIFETIME, parseDuration } from "../app/duration.ts";
 import { isProcessAlive } from "../app/handshake_file.ts";
 import { inAppDir } from "../app/paths.ts";
@@ -24,7 +24,7 @@ import {
   HOME_ENV,
   SERVICE_NAME,
   SETTINGS_FILE,
-} from "../protocol/identity.ts";
+} from "../base/identity.ts";
 import { parseFlags, stringFlag } from "./args.ts";
 import { BRIDGE, BRIDGE_PERMISSIONS } from "./integration.ts";
 import { type CliIO, UsageError } from "./io.ts";

@@ -12,7 +12,7 @@
  */
 
 import { cliCommand } from "../app/cli_command.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import {
   ENGINE_ALIASES,
   ENGINE_NAMES,
@@ -34,7 +34,7 @@ import {
 } from "../app/connections.ts";
 import { DbError } from "../db/errors.ts";
 import { defaultSshContext, openDriver } from "../db/pool.ts";
-import { KNOWN_HOSTS_FILE } from "../protocol/identity.ts";
+import { KNOWN_HOSTS_FILE } from "../base/identity.ts";
 import { dirname, join } from "node:path";
 import { describeTarget } from "../db/target.ts";
 import { type Parsed, parseFlags, stringFlag, table } from "./args.ts";

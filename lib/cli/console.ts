@@ -8,7 +8,7 @@
  */
 
 import { consoleKeyUrl, parseHandshake } from "../protocol/handshake.ts";
-import { isProcessAlive } from "../protocol/process.ts";
+import { isProcessAlive } from "../base/process.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** How `console` is used. */

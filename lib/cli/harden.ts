@@ -10,7 +10,7 @@
  */
 
 import { cliCommand } from "../app/cli_command.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import {
   driverSpec,
   editConnections,

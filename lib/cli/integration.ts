@@ -15,7 +15,7 @@ import {
   SERVICE_NAME,
   START_MCP_URL,
   URL_SCHEME,
-} from "../protocol/identity.ts";
+} from "../base/identity.ts";
 import type { CliIO } from "./io.ts";
 import {
   BRIDGE_PERMISSIONS,

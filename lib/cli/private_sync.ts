@@ -12,7 +12,7 @@
 import { driverSpec, type SavedConnection } from "../app/connections.ts";
 import { openDriver } from "../db/pool.ts";
 import type { Driver } from "../db/types.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { cliCommand } from "../app/cli_command.ts";
 import {
   changesDatabaseSelect,

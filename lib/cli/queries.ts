@@ -23,7 +23,7 @@ import {
 } from "../app/queries.ts";
 import { classify } from "../db/classifier.ts";
 import { compileNamed, PlaceholderError } from "../db/placeholders.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { table } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
 

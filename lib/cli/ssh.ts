@@ -29,7 +29,7 @@ import {
   type SshHop,
   SshTunnel,
 } from "../db/ssh/tunnel.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { type Parsed, stringFlag } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
 

@@ -18,7 +18,7 @@ import {
   SAFE_MODES,
   type SavedConnection,
 } from "../app/connections.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { type Outcome, OUTCOMES } from "../app/activity_log.ts";
 import { parseDuration } from "../app/duration.ts";
 import {

@@ -9,7 +9,7 @@ import type { ConnectionStore } from "../app/connection_store.ts";
 import type { QueryHistory } from "../app/query_history.ts";
 import type { Settings } from "../app/settings.ts";
 import type { TokenStore } from "../app/tokens.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../base/log.ts";
 import type { ConsoleEvents } from "./events.ts";
 import type { ConsoleKeys } from "./keys.ts";
 import type { PendingApprovals } from "./pending.ts";

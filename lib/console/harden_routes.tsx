@@ -20,7 +20,7 @@ import {
   saveHardened,
 } from "../cli/harden.ts";
 import { ENGINES } from "../db/engines.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";

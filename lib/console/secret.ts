@@ -12,6 +12,7 @@
 import { createHmac } from "node:crypto";
 import { writeFileAtomic } from "../app/atomic_file.ts";
 import { inAppDir } from "../app/paths.ts";
+import { constantTimeEqual } from "../base/constant_time.ts";
 
 /** The file in the app directory that keeps the console's secret. */
 export const CONSOLE_SECRET_FILE = "console.secret";
@@ -45,9 +46,5 @@ export function randomSecret(): string {
 
 /** Compare secrets in time independent of where they differ. */
 export function sameSecret(given: string, expected: string): boolean {
-  const a = new TextEncoder().encode(given);
-  const b = new TextEncoder().encode(expected);
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < b.length; i++) diff |= (a[i] ?? 0) ^ b[i]!;
-  return diff === 0;
+  return constantTimeEqual(given, expected);
 }

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Cell } from "./types.ts";
+import type { Cell, Truncation } from "./types.ts";
 
 /** The limits of one answer. */
 export interface Limits {
@@ -20,15 +20,7 @@ export interface Limits {
   maxCellChars: number;
 }
 
-/** Why rows or cells were left out. */
-export interface Truncation {
-  /** More rows than `maxRows`. */
-  rows: boolean;
-  /** Rows left out because the byte budget was spent. */
-  bytes: boolean;
-  /** How many cells were cut at `maxCellChars`. */
-  cells: number;
-}
+export type { Truncation };
 
 /**
  * A text cell cut while it was decoded ({@linkcode cutUtf8}): counted as a

@@ -70,7 +70,20 @@ function higher(a: Tier, b: Tier): Tier {
   return TIER_ORDER[a] >= TIER_ORDER[b] ? a : b;
 }
 
-/** Classify `sql`, which must hold exactly one statement. */
+/**
+ * Classify `sql`, which must hold exactly one statement.
+ *
+ * @example
+ * ```ts
+ * import { classify } from "./classifier.ts";
+ *
+ * const verdict = classify("DELETE FROM t", "postgres");
+ * if (verdict.ok) {
+ *   verdict.tier; // "write"
+ *   verdict.dangerous; // true: no WHERE
+ * }
+ * ```
+ */
 export function classify(sql: string, dialect: Dialect): Classification {
   const { statements, uncertain } = split(sql, dialect);
   const [first] = statements;

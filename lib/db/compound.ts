@@ -14,7 +14,7 @@
  * @module
  */
 
-import type { Token } from "./lexer.ts";
+import type { Token } from "./token.ts";
 
 /** `CREATE` modifiers before the kind of object (MySQL, SQLite). */
 const MODIFIERS = new Set([

@@ -96,7 +96,17 @@ export interface EngineFacts {
   statements: StatementRules;
 }
 
-/** The engines' facts. */
+/**
+ * The engines' facts.
+ *
+ * @example
+ * ```ts
+ * import { ENGINES } from "./engines.ts";
+ *
+ * ENGINES.mysql.label; // "MySQL/MariaDB"
+ * ENGINES.postgres.defaultPort; // 5432
+ * ```
+ */
 export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
   postgres: {
     label: "PostgreSQL",

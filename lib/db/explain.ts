@@ -47,21 +47,23 @@ export const PLAN_STATEMENTS: {
 /** The plan as the engine gave it: JSON, or lines of text. */
 export type Plan = Cell;
 
+/** An empty summary, to be filled as far as the plan's shape is known. */
+export function emptySummary(): PlanSummary {
+  return {
+    topNode: null,
+    estimatedRows: null,
+    estimatedCost: null,
+    actualRows: null,
+    actualTimeMs: null,
+    fullScans: [],
+  };
+}
+
 /**
- * The engine's plan out of the rows its plan statement returned: PostgreSQL's
- * and MySQL's JSON document, MySQL's EXPLAIN ANALYZE tree as text, SQLite's
- * rows as indented lines.
+ * A plan returned as one JSON document (PostgreSQL, MySQL), or one text
+ * (MySQL's EXPLAIN ANALYZE tree).
  */
-export function planOf(engine: Engine, rows: readonly Cell[][]): Plan {
-  if (engine === "sqlite") {
-    const depth = new Map<number, number>();
-    return rows.map((row) => {
-      const id = Number(row[0]);
-      const level = (depth.get(Number(row[1])) ?? -1) + 1;
-      depth.set(id, level);
-      return `${"  ".repeat(level)}${String(row[3] ?? "")}`;
-    });
-  }
+export function documentPlan(rows: readonly Cell[][]): Plan {
   const first = rows[0]?.[0] ?? null;
   if (typeof first === "string") {
     try {
@@ -73,20 +75,15 @@ export function planOf(engine: Engine, rows: readonly Cell[][]): Plan {
   return first;
 }
 
-/** What the plan says, read as far as its shape is known. */
-export function summarizePlan(engine: Engine, plan: Plan): PlanSummary {
-  const summary: PlanSummary = {
-    topNode: null,
-    estimatedRows: null,
-    estimatedCost: null,
-    actualRows: null,
-    actualTimeMs: null,
-    fullScans: [],
-  };
-  if (engine === "postgres") postgresSummary(plan, summary);
-  else if (engine === "mysql") mysqlSummary(plan, summary);
-  else sqliteSummary(plan, summary);
-  return summary;
+/** SQLite's `EXPLAIN QUERY PLAN` rows (id, parent, …, detail) as indented lines. */
+export function sqlitePlan(rows: readonly Cell[][]): Plan {
+  const depth = new Map<number, number>();
+  return rows.map((row) => {
+    const id = Number(row[0]);
+    const level = (depth.get(Number(row[1])) ?? -1) + 1;
+    depth.set(id, level);
+    return `${"  ".repeat(level)}${String(row[3] ?? "")}`;
+  });
 }
 
 type Node = { readonly [key: string]: Cell };
@@ -100,7 +97,7 @@ function numberOf(value: Cell | undefined): number | null {
   return typeof number === "number" && Number.isFinite(number) ? number : null;
 }
 
-function postgresSummary(plan: Plan, summary: PlanSummary): void {
+export function postgresSummary(plan: Plan, summary: PlanSummary): void {
   const document = Array.isArray(plan) ? plan[0] : plan;
   if (!isNode(document) || !isNode(document.Plan)) return;
   const top = document.Plan;
@@ -130,7 +127,7 @@ function postgresSummary(plan: Plan, summary: PlanSummary): void {
   walk(top);
 }
 
-function mysqlSummary(plan: Plan, summary: PlanSummary): void {
+export function mysqlSummary(plan: Plan, summary: PlanSummary): void {
   if (typeof plan === "string") {
     mysqlTreeSummary(plan, summary);
     return;
@@ -205,7 +202,7 @@ function mysqlTreeSummary(tree: string, summary: PlanSummary): void {
   }
 }
 
-function sqliteSummary(plan: Plan, summary: PlanSummary): void {
+export function sqliteSummary(plan: Plan, summary: PlanSummary): void {
   if (!Array.isArray(plan)) return;
   const lines = plan.map((line) => String(line).trim());
   summary.topNode = lines[0] ?? null;
@@ -217,4 +214,45 @@ function sqliteSummary(plan: Plan, summary: PlanSummary): void {
       summary.fullScans.push({ table: scan[1] ?? "?", estimatedRows: null });
     }
   }
+}
+
+/** A plan as JSON text or parsed: its first document, or null. */
+function firstDocument(plan: unknown): Record<string, unknown> | null {
+  const text = typeof plan === "string" ? safeJson(plan) : plan;
+  const first = Array.isArray(text) ? text[0] : text;
+  return typeof first === "object" && first !== null
+    ? first as Record<string, unknown>
+    : null;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The rows a PostgreSQL write plan expects to change: ModifyTable estimates
+ * 0, so its input (the node under it) is what it changes.
+ */
+export function postgresWriteRows(plan: unknown): number | null {
+  const node = firstDocument(plan)?.Plan;
+  if (typeof node !== "object" || node === null) return null;
+  const top = node as Record<string, unknown>;
+  const child = Array.isArray(top.Plans) ? top.Plans[0] : undefined;
+  const rows = (child as Record<string, unknown> | undefined)?.["Plan Rows"] ??
+    top["Plan Rows"];
+  return typeof rows === "number" ? rows : null;
+}
+
+/** The rows a MySQL/MariaDB write plan expects to change: `query_block.table.rows` (or `rows_examined_per_scan`). */
+export function mysqlWriteRows(plan: unknown): number | null {
+  const block = firstDocument(plan)?.query_block as
+    | Record<string, unknown>
+    | undefined;
+  const table = block?.table as Record<string, unknown> | undefined;
+  const rows = table?.rows ?? table?.rows_examined_per_scan;
+  return typeof rows === "number" ? rows : null;
 }

@@ -14,30 +14,12 @@
 
 import { compoundEnd } from "./compound.ts";
 import { type Engine, ENGINES, type LexicalRules } from "./engines.ts";
+import type { Token, TokenKind } from "./token.ts";
 
 /** The SQL dialects dbport speaks: one per engine. */
 export type Dialect = Engine;
 
-/** What a token is. Comments and whitespace produce no token. */
-export type TokenKind =
-  | "word"
-  | "quoted"
-  | "string"
-  | "number"
-  | "param"
-  | "punct"
-  | "semicolon"
-  /** MySQL `/*! ... *\/`: a comment the server executes (code, not a comment). */
-  | "exec_comment";
-
-/** One token and where it sits in the text. */
-export interface Token {
-  kind: TokenKind;
-  /** The token's text; for a word, upper-cased. */
-  text: string;
-  start: number;
-  end: number;
-}
+export type { Token, TokenKind };
 
 /** Tokens, and what could not be read with certainty. */
 export interface Lexed {
@@ -354,7 +336,16 @@ export interface Split {
   uncertain: string[];
 }
 
-/** Split into statements; empty ones (a lone `;`, only comments) are dropped. */
+/**
+ * Split into statements; empty ones (a lone `;`, only comments) are dropped.
+ *
+ * @example A `;` inside a string or a comment ends nothing
+ * ```ts
+ * import { splitStatements } from "./lexer.ts";
+ *
+ * splitStatements("SELECT ';'; -- a; b\nSELECT 2", "postgres").length; // 2
+ * ```
+ */
 export function splitStatements(sql: string, dialect: Dialect): Statement[] {
   return split(sql, dialect).statements;
 }

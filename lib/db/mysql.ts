@@ -12,14 +12,19 @@
 
 import { signed } from "./signature.ts";
 import type { Duplex } from "node:stream";
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import mysql from "mysql2";
 import { Budget } from "./budget.ts";
 import { guardRows, rowGuardOf, rowLimit } from "./mysql_row_guard.ts";
 import { tokenize } from "./lexer.ts";
 import { credentialUse } from "./mysql_credentials.ts";
 import { trackedMysqlWrite } from "./mysql_changes.ts";
-import { DbError, permissionProblem } from "./errors.ts";
+import { DbError } from "./errors.ts";
+import {
+  type ErrorReading,
+  messageWithCode,
+  toDbError as readDbError,
+} from "./to_db_error.ts";
 import {
   describeMysqlTable,
   listMysqlSchemas,
@@ -30,7 +35,6 @@ import {
 } from "./mysql_schema.ts";
 import { streamMysqlRows } from "./mysql_stream.ts";
 import { assembleOverview } from "./overview.ts";
-import { redact } from "./redact.ts";
 import { ROLLED_BACK, stoppable, throwIfAborted } from "./stoppable.ts";
 import {
   type Cell,
@@ -695,29 +699,28 @@ const CONNECT_CODES = new Set([
 
 /** A mysql2 failure as a redacted DbError. */
 export function toDbError(error: unknown, secrets: readonly string[]): DbError {
-  if (error instanceof DbError) return error;
-  const denied = permissionProblem(error);
-  if (denied !== null) return denied;
-  const e = thrown(error);
-  const code = e.code;
-  const text = redact(
-    `${e.message}${code ? ` [${code}]` : ""}`,
-    secrets,
-  );
-  if (code === "ETIMEDOUT") {
-    return new DbError(
-      "connect_timeout",
-      `the database did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`,
-    );
-  }
-  if (code === "HANDSHAKE_NO_SSL_SUPPORT") {
-    return new DbError(
-      "connect",
-      `the server does not support SSL/TLS, which the URL's ssl option requires (dbport never falls back to plain text): ${text}`,
-    );
-  }
-  if (e.errno === 1792) return new DbError("read_only", text);
-  if (e.errno === 3024 || e.errno === 1969) return new DbError("timeout", text);
-  if (CONNECT_CODES.has(code)) return new DbError("connect", text);
-  return new DbError("query", text);
+  return readDbError(error, secrets, MYSQL_ERRORS);
 }
+
+/** mysql2's failures: by their codes and MySQL's error numbers. */
+const MYSQL_ERRORS: ErrorReading = {
+  text: messageWithCode,
+  sort({ code, errno }, text) {
+    if (code === "ETIMEDOUT") {
+      return new DbError(
+        "connect_timeout",
+        `the database did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`,
+      );
+    }
+    if (code === "HANDSHAKE_NO_SSL_SUPPORT") {
+      return new DbError(
+        "connect",
+        `the server does not support SSL/TLS, which the URL's ssl option requires (dbport never falls back to plain text): ${text}`,
+      );
+    }
+    if (errno === 1792) return "read_only";
+    if (errno === 3024 || errno === 1969) return "timeout";
+    if (CONNECT_CODES.has(code)) return "connect";
+    return "query";
+  },
+};

@@ -12,7 +12,7 @@
 
 import { parseSync } from "libpg-query";
 import { loadPgParser } from "./pg_parse.ts";
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import { OWN_RETURNING, UPSERT_UNKEYED, VARYING_KEY } from "./tracked_write.ts";
 import {
   type Changes,

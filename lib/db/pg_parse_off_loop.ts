@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { PgParse } from "./pg_parse.ts";
+import type { PgParse } from "./pg_parse_types.ts";
 
 /** Longest a parse may take before the statement counts as too complex. */
 export const PARSE_LIMIT_MS = 5_000;

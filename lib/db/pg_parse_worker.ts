@@ -10,7 +10,7 @@
 
 /// <reference lib="deno.worker" />
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { parseNow } from "./pg_parse.ts";
 
 self.onmessage = async (event: MessageEvent<{ id: number; sql: string }>) => {

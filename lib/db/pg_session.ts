@@ -10,7 +10,7 @@
  */
 
 import type postgres from "postgres";
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import { DbError } from "./errors.ts";
 import { sessionLost, throwIfAborted } from "./stoppable.ts";
 import { setApplicationName, type Signature } from "./signature.ts";

@@ -215,7 +215,7 @@ function databaseAddress(spec: DriverSpec): { host: string; port: number } {
   const target = describeTarget(spec.engine, spec.url);
   return {
     host: target?.host?.replace(/^\[|\]$/g, "") ?? "127.0.0.1",
-    port: target?.port ?? (spec.engine === "postgres" ? 5432 : 3306),
+    port: target?.port ?? ENGINES[spec.engine].defaultPort ?? 0,
   };
 }
 

@@ -9,10 +9,11 @@
  */
 
 import type { Duplex } from "node:stream";
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "./budget.ts";
-import { DbError, noTransaction, permissionProblem } from "./errors.ts";
+import { DbError, noTransaction } from "./errors.ts";
+import { type ErrorReading, toDbError as readDbError } from "./to_db_error.ts";
 import {
   answered,
   giveBack,
@@ -518,36 +519,40 @@ async function readRows(
 
 /** A postgres.js failure as a redacted DbError. */
 export function toDbError(error: unknown, secrets: readonly string[]): DbError {
-  if (error instanceof DbError) return error;
-  const denied = permissionProblem(error);
-  if (denied !== null) return denied;
-  const e = thrown(error);
-  const code = e.code;
-  let message = e.message;
-  if (e.detail) message += ` (${e.detail})`;
-  if (e.hint) message += ` Hint: ${e.hint}`;
-  if (/^[0-9A-Z]{5}$/.test(code)) message += ` [SQLSTATE ${code}]`;
-  const text = redact(message, secrets);
-  if (code === "CONNECT_TIMEOUT") {
-    return new DbError(
-      "connect_timeout",
-      `the database did not answer within ${CONNECT_TIMEOUT_SECONDS} s`,
-    );
-  }
-  if (/before secure TLS connection was established/.test(message)) {
-    // postgres.js asks for TLS and, refused, never falls back to plain text.
-    return new DbError(
-      "connect",
-      `the server does not support SSL/TLS, which the URL's sslmode requires (dbport never falls back to plain text): ${text}`,
-    );
-  }
-  if (code === "25006") return new DbError("read_only", text);
-  if (code === "57014") return new DbError("timeout", text);
-  if (
-    /^(08|28|3D|53|57P)/.test(code) ||
-    /^(E[A-Z]+|CONNECTION_[A-Z]+)$/.test(code)
-  ) {
-    return new DbError("connect", text);
-  }
-  return new DbError("query", text);
+  return readDbError(error, secrets, POSTGRES_ERRORS);
 }
+
+/** postgres.js's failures: by SQLSTATE, with DETAIL and HINT shown. */
+const POSTGRES_ERRORS: ErrorReading = {
+  text({ message, detail, hint, code }) {
+    let text = message;
+    if (detail) text += ` (${detail})`;
+    if (hint) text += ` Hint: ${hint}`;
+    if (/^[0-9A-Z]{5}$/.test(code)) text += ` [SQLSTATE ${code}]`;
+    return text;
+  },
+  sort({ code, message }, text) {
+    if (code === "CONNECT_TIMEOUT") {
+      return new DbError(
+        "connect_timeout",
+        `the database did not answer within ${CONNECT_TIMEOUT_SECONDS} s`,
+      );
+    }
+    if (/before secure TLS connection was established/.test(message)) {
+      // postgres.js asks for TLS and, refused, never falls back to plain text.
+      return new DbError(
+        "connect",
+        `the server does not support SSL/TLS, which the URL's sslmode requires (dbport never falls back to plain text): ${text}`,
+      );
+    }
+    if (code === "25006") return "read_only";
+    if (code === "57014") return "timeout";
+    if (
+      /^(08|28|3D|53|57P)/.test(code) ||
+      /^(E[A-Z]+|CONNECTION_[A-Z]+)$/.test(code)
+    ) {
+      return "connect";
+    }
+    return "query";
+  },
+};

@@ -98,6 +98,14 @@ export function ownerOnly(secrets: string[]): readonly string[] {
  * password, database, port, file path); ones shorter than 3 characters are
  * skipped so they do not mangle ordinary words. Secrets made by
  * {@linkcode ownerOnly} mask only themselves.
+ *
+ * @example
+ * ```ts
+ * import { redact } from "./redact.ts";
+ *
+ * redact("password authentication failed for user shopkeeper", ["shopkeeper"]);
+ * // "password authentication failed for user [redacted]"
+ * ```
  */
 export function redact(
   message: string,

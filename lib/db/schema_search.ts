@@ -7,7 +7,7 @@
  * @module
  */
 
-import { oneOf } from "../protocol/one_of.ts";
+import { oneOf } from "../base/one_of.ts";
 import type { SchemaMatch, SchemaSearch, SearchResult } from "./types.ts";
 
 type Row = Record<string, unknown>;

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { messageOf } from "../protocol/message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 import { DbError, noTransaction } from "./errors.ts";
 import { assembleOverview, digest } from "./overview.ts";
 import { redact } from "./redact.ts";

@@ -6,9 +6,12 @@
  * @module
  */
 
-import { thrown } from "../protocol/thrown.ts";
-import { DbError, permissionProblem } from "./errors.ts";
-import { redact } from "./redact.ts";
+import type { DbError } from "./errors.ts";
+import {
+  type ErrorReading,
+  messageWithCode,
+  toDbError as readDbError,
+} from "./to_db_error.ts";
 import type { Cell } from "./types.ts";
 import {
   binaryCell,
@@ -74,29 +77,30 @@ const CONNECT_CODES = new Set([
 
 /** A libSQL failure as a redacted DbError. */
 export function toDbError(error: unknown, secrets: readonly string[]): DbError {
-  if (error instanceof DbError) return error;
-  const denied = permissionProblem(error);
-  if (denied !== null) return denied;
-  const e = thrown(error);
-  const code = e.code;
-  const text = redact(
-    `${e.message}${code ? ` [${code}]` : ""}`,
-    secrets,
-  );
-  if (code.startsWith("SQLITE_READONLY")) return new DbError("read_only", text);
-  // A remote libSQL server that cannot be reached (@libsql/client's fetch or
-  // WebSocket failing) is a connection problem, as on the other engines.
-  if (
-    /^HRANA_(WEBSOCKET|HTTP)|^SERVER_ERROR$|^ECONN|^ENOTFOUND$/.test(code) ||
-    /^Fetch failed|fetch failed|error sending request|ECONNREFUSED/i.test(
-      e.message,
-    )
-  ) {
-    return new DbError("connect", text);
-  }
-  // Extended codes (SQLITE_CANTOPEN_ISDIR) belong to their primary code.
-  if ([...CONNECT_CODES].some((c) => code === c || code.startsWith(`${c}_`))) {
-    return new DbError("connect", text);
-  }
-  return new DbError("query", text);
+  return readDbError(error, secrets, SQLITE_ERRORS);
 }
+
+/** SQLite's and libSQL's failures: by their codes and, remote, their words. */
+const SQLITE_ERRORS: ErrorReading = {
+  text: messageWithCode,
+  sort({ code, message }) {
+    if (code.startsWith("SQLITE_READONLY")) return "read_only";
+    // A remote libSQL server that cannot be reached (@libsql/client's fetch or
+    // WebSocket failing) is a connection problem, as on the other engines.
+    if (
+      /^HRANA_(WEBSOCKET|HTTP)|^SERVER_ERROR$|^ECONN|^ENOTFOUND$/.test(code) ||
+      /^Fetch failed|fetch failed|error sending request|ECONNREFUSED/i.test(
+        message,
+      )
+    ) {
+      return "connect";
+    }
+    // Extended codes (SQLITE_CANTOPEN_ISDIR) belong to their primary code.
+    if (
+      [...CONNECT_CODES].some((c) => code === c || code.startsWith(`${c}_`))
+    ) {
+      return "connect";
+    }
+    return "query";
+  },
+};

@@ -28,7 +28,23 @@ function higher(a: Tier, b: Tier): Tier {
   return ORDER[a] >= ORDER[b] ? a : b;
 }
 
-/** Classify `sql` for `driver`'s engine, asking the engine too. */
+/**
+ * Classify `sql` for `driver`'s engine, asking the engine too.
+ *
+ * @example
+ * ```ts
+ * import { checkStatement } from "./statement_check.ts";
+ * import type { Driver } from "./types.ts";
+ *
+ * async function tierOf(driver: Driver, sql: string) {
+ *   const checked = await checkStatement(sql, driver, {
+ *     timeoutMs: 10_000,
+ *     signal: AbortSignal.timeout(10_000),
+ *   });
+ *   return checked.ok ? checked.tier : checked.message;
+ * }
+ * ```
+ */
 export async function checkStatement(
   sql: string,
   driver: Driver,

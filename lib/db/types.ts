@@ -5,11 +5,20 @@
  * @module
  */
 
-import type { Truncation } from "./budget.ts";
 import type { Tier } from "./classifier.ts";
 import type { Signature } from "./signature.ts";
 
 import type { Engine } from "./engines.ts";
+
+/** Why rows or cells were left out. */
+export interface Truncation {
+  /** More rows than `maxRows`. */
+  rows: boolean;
+  /** Rows left out because the byte budget was spent. */
+  bytes: boolean;
+  /** How many cells were cut at `maxCellChars`. */
+  cells: number;
+}
 
 export type { Engine };
 

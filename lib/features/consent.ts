@@ -11,7 +11,7 @@ import { statementForApproval } from "../app/visible_text.ts";
 import type { Tier } from "../db/classifier.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { CallContext, Principal } from "./context.ts";
-import type { WritePreview } from "./tools/preview.ts";
+import type { WritePreview } from "./tools/write_preview.ts";
 
 /** What the user is asked to allow. */
 export type ConsentKind = "read" | "write" | "destructive" | "connection";

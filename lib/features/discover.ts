@@ -5,7 +5,7 @@
  * @module
  */
 
-import { INSTANCE_ID_META_KEY, SERVER_INFO } from "../protocol/identity.ts";
+import { INSTANCE_ID_META_KEY, SERVER_INFO } from "../base/identity.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.ts";
 import { INSTRUCTIONS } from "./instructions.ts";

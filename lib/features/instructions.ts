@@ -6,7 +6,7 @@
  */
 
 import { engineLabels } from "../db/engines.ts";
-import { SERVICE_NAME } from "../protocol/identity.ts";
+import { SERVICE_NAME } from "../base/identity.ts";
 
 /** Guidance for the model on how to use this server well. */
 export const INSTRUCTIONS = [

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { isOneOf } from "../protocol/one_of.ts";
+import { isOneOf } from "../base/one_of.ts";
 import { wire } from "../protocol/errors.ts";
 import type { Handler } from "./context.ts";
 

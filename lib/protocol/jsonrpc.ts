@@ -8,7 +8,7 @@
  * @module
  */
 
-import { messageOf } from "./message_of.ts";
+import { messageOf } from "../base/message_of.ts";
 
 /** A JSON-RPC id as MCP allows it: a string or an integer (0 is a real id). */
 export type JsonRpcId = string | number;

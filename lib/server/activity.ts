@@ -11,7 +11,7 @@ import { sha256Hex } from "../app/digest.ts";
 import type { Principal } from "../features/context.ts";
 import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import { ErrorCode, TOOL_ERROR_CODES } from "../protocol/errors.ts";
-import { RESOURCE_URI_ROOT } from "../protocol/identity.ts";
+import { RESOURCE_URI_ROOT } from "../base/identity.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 
 /** Where entries go. */

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { thrown } from "../protocol/thrown.ts";
+import { thrown } from "../base/thrown.ts";
 import type { AppEnv } from "./env.ts";
 import { Hono } from "hono";
 import { type AuthDeps, authenticate } from "./auth/authenticate.ts";
@@ -20,8 +20,8 @@ import { originGuard, preflight } from "./guards/origin_guard.ts";
 import { HttpError } from "./http_error.ts";
 import { type EndpointDeps, mcpEndpoint } from "./mcp_endpoint.ts";
 import type { ServerState } from "./state.ts";
-import type { Logger } from "../log.ts";
-import { MCP_PATH } from "../protocol/identity.ts";
+import type { Logger } from "../base/log.ts";
+import { MCP_PATH } from "../base/identity.ts";
 
 /** What the app is built from. */
 export interface AppDeps extends EndpointDeps {

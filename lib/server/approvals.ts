@@ -25,22 +25,20 @@ import type {
   DialogRequest,
 } from "../app/host_dialog.ts";
 import {
+  changedMessage,
   type Consent,
   type ConsentAsk,
   describeStatement,
   NeedsInput,
-} from "../features/consent.ts";
-import type { CallContext, Principal } from "../features/context.ts";
-import { ToolFailure } from "../features/tools/failure.ts";
-import { wire } from "../protocol/errors.ts";
-import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
-import { Sealer } from "../protocol/seal.ts";
-import {
-  changedMessage,
   previewDigest,
   previewHeadline,
   previewJson,
-} from "../features/tools/preview_text.ts";
+  ToolFailure,
+} from "../features/approval.ts";
+import type { CallContext, Principal } from "../features/context.ts";
+import { wire } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
+import { Sealer } from "../protocol/seal.ts";
 
 /** The one input request key (docs/wire.md "Asking the user"). */
 export const APPROVAL_KEY = "approve_statement";

@@ -18,7 +18,7 @@ import {
 } from "../protocol/errors.ts";
 import type { JsonObject, JsonRpcId } from "../protocol/jsonrpc.ts";
 import type { Era } from "../protocol/versions.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../base/log.ts";
 import { activityEntry, type ActivitySink } from "./activity.ts";
 import type { BudgetRefusal, TokenBudgets } from "./budgets.ts";
 import { jsonResponse } from "./http_error.ts";

@@ -12,8 +12,8 @@
 import type { ConnectionStore } from "../app/connection_store.ts";
 import type { SavedConnection } from "../app/connections.ts";
 import { type PrivateSync, syncPrivateColumns } from "../cli/private_sync.ts";
-import type { Logger } from "../log.ts";
-import { messageOf } from "../protocol/message_of.ts";
+import type { Logger } from "../base/log.ts";
+import { messageOf } from "../base/message_of.ts";
 
 interface State {
   /** What the grants were last synced for. */

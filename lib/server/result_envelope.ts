@@ -10,7 +10,7 @@
 
 import { META_SERVER_INFO } from "../protocol/envelope.ts";
 import { wire } from "../protocol/errors.ts";
-import { SERVER_INFO } from "../protocol/identity.ts";
+import { SERVER_INFO } from "../base/identity.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import type { Era } from "../protocol/versions.ts";
 import type { MethodSpec } from "./methods.ts";

@@ -19,7 +19,7 @@ import {
   processStart,
   withFileLock,
 } from "../../lib/app/file_lock.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { addConnection } from "../_connection_add.ts";
 
 const LOCK_MODULE = new URL("../../lib/app/file_lock.ts", import.meta.url)

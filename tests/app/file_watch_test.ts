@@ -3,7 +3,7 @@ import { watchFile } from "../../lib/app/file_watch.ts";
 import { writeFileAtomic } from "../../lib/app/atomic_file.ts";
 import { waitUntil } from "../_wait.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 
 Deno.test("watchFile() reports changes, atomic replacements and deletion", async () => {

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "@std/assert";
 import { pidListensOn, readTrusted } from "../../lib/bridge/trust.ts";
-import { HANDSHAKE_FILE } from "../../lib/protocol/identity.ts";
+import { HANDSHAKE_FILE } from "../../lib/base/identity.ts";
 
 async function home(
   handshake: Record<string, unknown>,

@@ -13,7 +13,7 @@ import { ConsoleEvents } from "../../lib/console/events.ts";
 import { CONTENT_SECURITY_POLICY } from "../../lib/console/guards.ts";
 import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { addConnection } from "../_connection_add.ts";
 

@@ -7,7 +7,7 @@ import { assert, assertEquals, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import { openDriver } from "../../lib/db/pool.ts";
 import type { Driver, Engine } from "../../lib/db/types.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 import {
   ENGINES,
   type Fixture,

@@ -8,9 +8,9 @@
 import { assert, assertStringIncludes } from "@std/assert";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
-import { saveSettings } from "../../lib/server/server.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
+import { saveSettings } from "../../lib/serve.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 import { savedConnection } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { spawnServe } from "../_main.ts";

@@ -7,7 +7,7 @@
 
 import { assert, assertEquals } from "@std/assert";
 import { isOrphanedClose, isWriteAfterClose } from "../../lib/db/pg_session.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 
 function postgresWriteError(message: string, kind = Error): Error {
   const error = new kind(message);

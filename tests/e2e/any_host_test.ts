@@ -8,7 +8,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { savedConnection } from "../_connections.ts";
 import { MYSQL_URL, POSTGRES_URL } from "../_db.ts";
 import { forward } from "../_forward.ts";

@@ -10,7 +10,7 @@ import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/clien
 import { assertEquals, assertMatch } from "@std/assert";
 import { BRIDGE_PERMISSIONS } from "../../lib/cli/integration.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { openFixture } from "../_db.ts";
 

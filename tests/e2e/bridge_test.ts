@@ -17,9 +17,9 @@ import {
 import { assert, assertEquals } from "@std/assert";
 import { writeHandshake } from "../../lib/app/handshake_file.ts";
 import { BRIDGE_PERMISSIONS } from "../../lib/cli/integration.ts";
-import { HANDSHAKE_FILE } from "../../lib/protocol/identity.ts";
+import { HANDSHAKE_FILE } from "../../lib/base/identity.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { openFixture } from "../_db.ts";
 import { recordingDialog } from "../_dialog.ts";

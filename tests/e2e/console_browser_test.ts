@@ -11,7 +11,7 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { Page } from "puppeteer-core";
 import { assert, assertEquals, assertMatch } from "@std/assert";
-import { saveSettings } from "../../lib/server/server.ts";
+import { saveSettings } from "../../lib/serve.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { needsChromium, screenshot, startBrowser } from "../_browser.ts";

@@ -9,7 +9,7 @@
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { parseSseEvents } from "../../lib/protocol/sse.ts";
 import { spawnServe } from "../_main.ts";
 import { savedConnection, serverWith } from "../_connections.ts";

@@ -14,7 +14,7 @@ import process from "node:process";
 import { assert, assertEquals } from "@std/assert";
 import type { Engine } from "../../lib/db/types.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import {
   ENGINES,

@@ -11,7 +11,7 @@ import { assert, assertEquals, assertMatch } from "@std/assert";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { QUERIES_FILE } from "../../lib/app/queries.ts";
 import { queriesCommand } from "../../lib/cli/queries.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { recordingDialog } from "../_dialog.ts";
 import { ENGINES, needs, openFixture } from "../_db.ts";

@@ -12,7 +12,7 @@ import type { SavedConnection } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { connectionsCommand } from "../../lib/cli/connections.ts";
 import type { Engine } from "../../lib/db/types.ts";
-import { KNOWN_HOSTS_FILE } from "../../lib/protocol/identity.ts";
+import { KNOWN_HOSTS_FILE } from "../../lib/base/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import {
   MYSQL_URL,

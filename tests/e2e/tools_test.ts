@@ -9,7 +9,7 @@ import { assert, assertEquals } from "@std/assert";
 import type { SavedConnection } from "../../lib/app/connections.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { parseSseEvents } from "../../lib/protocol/sse.ts";
 import { savedConnection, serverWith } from "../_connections.ts";

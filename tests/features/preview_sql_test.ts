@@ -6,9 +6,10 @@
 import { assertEquals } from "@std/assert";
 import { type Classified, classify } from "../../lib/db/classifier.ts";
 import type { Engine } from "../../lib/db/engines.ts";
+import { DIALECTS } from "../../lib/db/dialect.ts";
+import { mysqlWriteRows, postgresWriteRows } from "../../lib/db/explain.ts";
 import {
   droppedTables,
-  estimatedRows,
   outsideEffect,
   targetTable,
 } from "../../lib/features/tools/preview_sql.ts";
@@ -97,7 +98,7 @@ Deno.test("outsideEffect() ignores a name that only contains one: my_nextval(), 
   );
 });
 
-Deno.test("estimatedRows(): PostgreSQL's ModifyTable input rows, as JSON text or parsed", () => {
+Deno.test("the PostgreSQL dialect's write estimate: ModifyTable's input rows, as JSON text or parsed", () => {
   const plan = [{
     Plan: {
       "Node Type": "ModifyTable",
@@ -105,31 +106,36 @@ Deno.test("estimatedRows(): PostgreSQL's ModifyTable input rows, as JSON text or
       Plans: [{ "Plan Rows": 42 }],
     },
   }];
-  assertEquals(estimatedRows(plan), 42);
-  assertEquals(estimatedRows(JSON.stringify(plan)), 42);
-  assertEquals(estimatedRows({ Plan: { "Plan Rows": 7 } }), 7);
+  assertEquals(postgresWriteRows(plan), 42);
+  assertEquals(postgresWriteRows(JSON.stringify(plan)), 42);
+  assertEquals(postgresWriteRows({ Plan: { "Plan Rows": 7 } }), 7);
   assertEquals(
-    estimatedRows([{ Plan: { Plans: [{ "Plan Rows": "many" }] } }]),
+    postgresWriteRows([{ Plan: { Plans: [{ "Plan Rows": "many" }] } }]),
     null,
   );
 });
 
-Deno.test("estimatedRows(): MySQL's query_block.table.rows, else rows_examined_per_scan", () => {
-  assertEquals(estimatedRows({ query_block: { table: { rows: 9 } } }), 9);
+Deno.test("the MySQL dialect's write estimate: query_block.table.rows, else rows_examined_per_scan", () => {
+  assertEquals(mysqlWriteRows({ query_block: { table: { rows: 9 } } }), 9);
   assertEquals(
-    estimatedRows([{ query_block: { table: { rows_examined_per_scan: 3 } } }]),
+    mysqlWriteRows([{ query_block: { table: { rows_examined_per_scan: 3 } } }]),
     3,
   );
-  assertEquals(estimatedRows({ query_block: { table: {} } }), null);
-  assertEquals(estimatedRows({ query_block: {} }), null);
+  assertEquals(mysqlWriteRows({ query_block: { table: {} } }), null);
+  assertEquals(mysqlWriteRows({ query_block: {} }), null);
 });
 
-Deno.test("estimatedRows(): null for no plan, bad JSON text, a number", () => {
-  assertEquals(estimatedRows(null), null);
-  assertEquals(estimatedRows("not json"), null);
-  assertEquals(estimatedRows(5), null);
-  assertEquals(estimatedRows([]), null);
-  assertEquals(estimatedRows({ Plan: null }), null);
+Deno.test("write estimates: null for no plan, bad JSON text, a number; SQLite asks for none", () => {
+  for (const writeRows of [postgresWriteRows, mysqlWriteRows]) {
+    assertEquals(writeRows(null), null);
+    assertEquals(writeRows("not json"), null);
+    assertEquals(writeRows(5), null);
+    assertEquals(writeRows([]), null);
+    assertEquals(writeRows({ Plan: null }), null);
+  }
+  assertEquals(DIALECTS.postgres.writeRows, postgresWriteRows);
+  assertEquals(DIALECTS.mysql.writeRows, mysqlWriteRows);
+  assertEquals(DIALECTS.sqlite.writeRows, null);
 });
 
 for (

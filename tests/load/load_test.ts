@@ -13,9 +13,9 @@
 import { assert, assertEquals } from "@std/assert";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
-import { CONNECTIONS_FILE } from "../../lib/protocol/identity.ts";
-import { saveSettings } from "../../lib/server/server.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
+import { saveSettings } from "../../lib/serve.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 import { savedConnection } from "../_connections.ts";
 import { type Fixture, needs, openFixture, POSTGRES_URL } from "../_db.ts";
 import { mainArgs, spawnServe } from "../_main.ts";

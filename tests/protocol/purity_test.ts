@@ -1,10 +1,10 @@
 /**
  * `lib/protocol/` is pure and shared with the stdio bridge, which may import
- * only it and web/Deno APIs: no npm, no node:, nothing outside the folder.
+ * only it, `lib/base/` and web/Deno APIs: no npm, no node:, nothing else.
  */
 import { assert, assertEquals } from "@std/assert";
 
-Deno.test("lib/protocol/ imports nothing but its own files", async () => {
+Deno.test("lib/protocol/ imports nothing but its own files and lib/base/, and calls no Deno API", async () => {
   const dir = new URL("../../lib/protocol/", import.meta.url);
   const offenders: string[] = [];
   for await (const entry of Deno.readDir(dir)) {
@@ -16,15 +16,18 @@ Deno.test("lib/protocol/ imports nothing but its own files", async () => {
       )
     ) {
       const specifier = match[1]!;
-      if (!/^\.\/[a-z0-9_]+\.ts$/.test(specifier)) {
+      if (!/^(\.|\.\.\/base)\/[a-z0-9_]+\.ts$/.test(specifier)) {
         offenders.push(`${entry.name}: ${specifier}`);
       }
     }
+    // The process, the environment and the file system belong to lib/base/.
+    const code = text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+    if (/\bDeno\./.test(code)) offenders.push(`${entry.name}: Deno API`);
   }
   assertEquals(offenders, []);
 });
 
-Deno.test("bridge.ts reaches only lib/protocol/ and lib/bridge/: no npm, no node:, no server code", async () => {
+Deno.test("bridge.ts reaches only lib/protocol/, lib/base/ and lib/bridge/: no npm, no node:, no server code", async () => {
   const root = new URL("../../", import.meta.url);
   const seen = new Set<string>();
   const offenders: string[] = [];
@@ -34,7 +37,7 @@ Deno.test("bridge.ts reaches only lib/protocol/ and lib/bridge/: no npm, no node
     const path = url.href.slice(root.href.length);
     if (
       path !== "bridge.ts" &&
-      !/^lib\/(protocol|bridge)\/[a-z0-9_]+\.ts$/.test(path)
+      !/^lib\/(protocol|base|bridge)\/[a-z0-9_]+\.ts$/.test(path)
     ) {
       offenders.push(path);
       return;

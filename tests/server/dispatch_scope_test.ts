@@ -5,7 +5,7 @@
 import { assertEquals } from "@std/assert";
 import type { ActivityEntry } from "../../lib/app/activity_log.ts";
 import type { Principal } from "../../lib/features/context.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { silentLogger } from "../../lib/base/log.ts";
 import { ANONYMOUS } from "../../lib/server/auth/principals.ts";
 import { Dispatcher } from "../../lib/server/dispatch.ts";
 import { InFlightRegistry } from "../../lib/server/inflight.ts";

@@ -15,7 +15,7 @@ import {
   postModern,
   startTestServer,
 } from "../_server.ts";
-import { saveSettings } from "../../lib/server/server.ts";
+import { saveSettings } from "../../lib/serve.ts";
 
 Deno.test("-32700 (400): the body is not JSON, id null", async () => {
   await using t = await startTestServer();

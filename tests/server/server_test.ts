@@ -16,8 +16,8 @@ import {
   startTestServer,
 } from "../_server.ts";
 import { parseHandshake } from "../../lib/protocol/handshake.ts";
-import { saveSettings, startServer } from "../../lib/server/server.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { saveSettings, startServer } from "../../lib/serve.ts";
+import { silentLogger } from "../../lib/base/log.ts";
 
 Deno.test("startServer() writes the handshake after binding, file 0600 in a 0700 directory", async () => {
   await using t = await startTestServer();
@@ -180,6 +180,32 @@ Deno.test("startServer() reports a port that is already taken", async () => {
       await exists(`${home}/mcp-handshake.json`),
       false,
     );
+  } finally {
+    taken.close();
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("a start that fails after the MCP endpoint is listening (the console's port is taken) closes what it opened: the MCP port is free again, no handshake is left", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const home = await Deno.makeTempDir();
+  try {
+    await saveSettings(home, { console: true });
+    const error = await assertRejects(() =>
+      startServer({
+        home,
+        port,
+        consolePort: (taken.addr as Deno.NetAddr).port,
+        log: silentLogger,
+      })
+    );
+    assertStringIncludes(error.message, "Cannot start the console");
+    assertEquals(await exists(`${home}/mcp-handshake.json`), false);
+    // The MCP endpoint had bound `port`: it was closed, so it binds again.
+    Deno.listen({ hostname: "127.0.0.1", port }).close();
   } finally {
     taken.close();
     await Deno.remove(home, { recursive: true });

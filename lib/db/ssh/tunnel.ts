@@ -10,7 +10,7 @@
 
 import type { Duplex } from "node:stream";
 import { Client } from "ssh2";
-import { messageOf } from "../../protocol/message_of.ts";
+import { messageOf } from "../../base/message_of.ts";
 import { DbError } from "../errors.ts";
 import { redact } from "../redact.ts";
 import { checkHostKey, fingerprint, keyType } from "./known_hosts.ts";

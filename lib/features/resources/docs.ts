@@ -8,7 +8,7 @@
  * @module
  */
 
-import { URL_SCHEME } from "../../protocol/identity.ts";
+import { URL_SCHEME } from "../../base/identity.ts";
 import type { ResourceItem, ResourceProvider, ToolEntry } from "../catalog.ts";
 import { CELL_ENCODING, TRUNCATION_REASONS } from "../tools/statement.ts";
 

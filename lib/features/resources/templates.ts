@@ -4,7 +4,7 @@
  * @module
  */
 
-import { RESOURCE_URI_ROOT } from "../../protocol/identity.ts";
+import { RESOURCE_URI_ROOT } from "../../base/identity.ts";
 import type { TemplateEntry } from "../catalog.ts";
 
 const ROOT = RESOURCE_URI_ROOT;

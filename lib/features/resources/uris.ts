@@ -1,6 +1,6 @@
 /**
  * The resource URIs under `dbport://connections` (the root lives in
- * `protocol/identity.ts`): parsing one into what it names, and building them.
+ * `base/identity.ts`): parsing one into what it names, and building them.
  * Parsing returns a result; the caller turns a problem into `-32602`.
  *
  * - `dbport://connections`
@@ -18,7 +18,7 @@
  */
 
 import { isUuid } from "../../app/connections.ts";
-import { RESOURCE_URI_ROOT } from "../../protocol/identity.ts";
+import { RESOURCE_URI_ROOT } from "../../base/identity.ts";
 
 /** What a resource URI names. */
 export type ResourceRef =

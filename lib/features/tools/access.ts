@@ -25,6 +25,7 @@ import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { didYouMean, nearest } from "./nearest.ts";
 import { previewWrite, type WritePreview } from "./preview.ts";
 import { markPrivate } from "./private_marks.ts";
+import type { Resolved } from "./resolved.ts";
 
 /** Whether `principal` may see `connection` at all. */
 export function isVisible(
@@ -114,19 +115,26 @@ function findConnection(
   );
 }
 
-/** A connection a tool may work on, with its driver. */
-export interface Resolved {
-  connection: SavedConnection;
-  driver: Driver;
-  /** How messages name it: `"Demo shop"`. */
-  label: string;
-}
+export type { Resolved };
 
 /**
  * Resolve `connection_id` for a tool call: a malformed id is
  * `invalid_argument`, an unknown one `not_found`, a hidden one `-33007`.
  * Consent (an `askEachTime` connection's first use, Safe Mode) is
  * {@linkcode admit}'s.
+ *
+ * @example The first steps of a tool's `run`
+ * ```ts
+ * import { admit, resolveConnection } from "./access.ts";
+ * import type { CallContext } from "../context.ts";
+ * import type { FeatureDeps } from "../deps.ts";
+ *
+ * async function firstSteps(deps: FeatureDeps, ctx: CallContext, id: string) {
+ *   const resolved = resolveConnection(deps, ctx.principal, id);
+ *   await admit(deps, ctx, resolved.connection, null, "listing tables");
+ *   return resolved.driver; // the connection's driver, opened on first use
+ * }
+ * ```
  */
 export function resolveConnection(
   deps: FeatureDeps,

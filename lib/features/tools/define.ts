@@ -22,16 +22,13 @@ import {
   inputSchema,
 } from "./arguments.ts";
 import { fromDbError, ToolFailure } from "./failure.ts";
-import { leanAnnotations, leanOutputSchema } from "./lean_schema.ts";
+import {
+  type Annotations,
+  leanAnnotations,
+  leanOutputSchema,
+} from "./lean_schema.ts";
 
-/** The hints a client reads about a tool (MCP `ToolAnnotations`). */
-export interface Annotations {
-  title: string;
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
+export type { Annotations };
 
 /** Everything that makes a tool; `run` gets arguments typed from their specs. */
 export interface ToolSpec<
@@ -58,7 +55,38 @@ export function toolResult(structured: JsonObject): JsonObject {
   };
 }
 
-/** Build a catalog entry from a spec. */
+/**
+ * Build a catalog entry from a spec.
+ *
+ * @example A tool that answers with one field
+ * ```ts
+ * import { defineTool } from "./define.ts";
+ *
+ * const echo = defineTool({
+ *   name: "echo",
+ *   description: "Say the text back.",
+ *   arguments: {
+ *     properties: { text: { type: "string", description: "What to say." } },
+ *     required: ["text"],
+ *   },
+ *   outputSchema: {
+ *     type: "object",
+ *     properties: { text: { type: "string" } },
+ *     required: ["text"],
+ *   },
+ *   annotations: {
+ *     title: "Echo",
+ *     readOnlyHint: true,
+ *     destructiveHint: false,
+ *     idempotentHint: true,
+ *     openWorldHint: false,
+ *   },
+ *   run(args) {
+ *     return Promise.resolve({ text: args.text });
+ *   },
+ * });
+ * ```
+ */
 export function defineTool<
   const P extends Readonly<Record<string, ArgumentSpec>>,
   const R extends keyof P & string = never,

@@ -8,12 +8,8 @@
  */
 
 import { answerBudget } from "./answer_budget.ts";
-import {
-  PLAN_STATEMENTS,
-  planOf,
-  type PlanSummary,
-  summarizePlan,
-} from "../../db/explain.ts";
+import { DIALECTS } from "../../db/dialect.ts";
+import type { PlanSummary } from "../../db/explain.ts";
 import { ENGINES } from "../../db/engines.ts";
 import { planRefusal } from "../../db/dry_run.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
@@ -167,13 +163,14 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
       // analyze runs the read: the connection's plan limits hold it too.
       if (analyze) await checkPlanLimits(ctx, resolved, statement, timeout);
       await admit(deps, ctx, resolved.connection, null, "explaining a query");
-      const mariadb = engine === "mysql" && analyze &&
-        /mariadb/i.test(
+      const dialect = DIALECTS[engine];
+      const mariadb = analyze && dialect.isMariaDb !== null &&
+        dialect.isMariaDb(
           await resolved.driver.version(catalogCall(deps, ctx)).catch((
             error,
           ) => rethrow(error, resolved.label)),
         );
-      const text = PLAN_STATEMENTS[engine](statement.text, {
+      const text = dialect.planStatement(statement.text, {
         analyze,
         mariadb,
       });
@@ -194,13 +191,13 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
           return rethrow(error, resolved.label);
         },
       );
-      const plan = planOf(engine, result.rows);
-      const summary = summarizePlan(engine, plan);
-      if (analyze && engine === "sqlite") {
-        // SQLite measures nothing itself: count what the read returns.
+      const plan = dialect.planOf(result.rows);
+      const summary = dialect.summarize(plan);
+      if (analyze && dialect.countedAnalyze !== null) {
+        // The engine measures nothing itself: count what the read returns.
         const started = performance.now();
         const counted = await resolved.driver.query(
-          `select count(*) from (${statement.text})`,
+          dialect.countedAnalyze(statement.text),
           { ...limits, maxRows: 1 },
         ).catch((error) => rethrow(error, resolved.label));
         summary.actualTimeMs = Math.round((performance.now() - started) * 100) /

@@ -11,7 +11,19 @@ import { cliCommand } from "../../app/cli_command.ts";
 import { DbError } from "../../db/errors.ts";
 import { type ToolErrorCode, wire, WireError } from "../../protocol/errors.ts";
 
-/** A tool failure the client sees as a tool error. */
+/**
+ * A tool failure the client sees as a tool error.
+ *
+ * @example
+ * ```ts
+ * import { ToolFailure } from "./failure.ts";
+ *
+ * throw new ToolFailure(
+ *   "not_found",
+ *   `no connection you can use has the id or name "shop"; list_connections shows them`,
+ * );
+ * ```
+ */
 export class ToolFailure extends Error {
   override name = "ToolFailure";
   readonly code: ToolErrorCode;

@@ -10,7 +10,15 @@
  */
 
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
-import type { Annotations } from "./define.ts";
+
+/** The hints a client reads about a tool (MCP `ToolAnnotations`). */
+export interface Annotations {
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
 
 /**
  * The published output schema: an object with the fields every answer has.

@@ -12,7 +12,8 @@
 import { cliCommand } from "../../app/cli_command.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { planRefusal } from "../../db/dry_run.ts";
-import { PLAN_STATEMENTS, planOf, summarizePlan } from "../../db/explain.ts";
+import { DIALECTS } from "../../db/dialect.ts";
+import { PLAN_STATEMENTS } from "../../db/explain.ts";
 import { quoteIdent } from "../../db/identifiers.ts";
 import {
   aliasPairs,
@@ -100,8 +101,8 @@ export async function checkPlanLimits(
       analyze: false,
       mariadb: false,
     });
-    const plan = planOf(engine, (await run(text)).rows);
-    const summary = summarizePlan(engine, plan);
+    const plan = DIALECTS[engine].planOf((await run(text)).rows as never);
+    const summary = DIALECTS[engine].summarize(plan);
     if (engine === "postgres") {
       estimate = {
         rows: summary.estimatedRows,
@@ -158,8 +159,7 @@ async function sqliteEstimate(
   text: string,
   limits: PlanLimits,
 ): Promise<PlanEstimate> {
-  const lines = planOf(
-    "sqlite",
+  const lines = DIALECTS.sqlite.planOf(
     (await run(
       PLAN_STATEMENTS.sqlite(text, { analyze: false, mariadb: false }),
     ))

@@ -14,7 +14,7 @@ import type { SavedConnection } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { dryRunRefusal, planRefusal } from "../../db/dry_run.ts";
 import { DbError } from "../../db/errors.ts";
-import { PLAN_STATEMENTS, planOf } from "../../db/explain.ts";
+import { DIALECTS } from "../../db/dialect.ts";
 import type {
   BindValue,
   Cell,
@@ -23,10 +23,10 @@ import type {
   QueryResult,
   TableChange,
 } from "../../db/types.ts";
-import type { Resolved } from "./access.ts";
+import type { Resolved } from "./resolved.ts";
+import type { WritePreview } from "./write_preview.ts";
 import {
   droppedTables,
-  estimatedRows,
   outsideEffect,
   SAMPLE_ROWS,
   targetTable,
@@ -37,33 +37,7 @@ import {
   changedTablesMessage,
 } from "./preview_text.ts";
 
-/** What a write would do, as the user sees it before approving. */
-export interface WritePreview {
-  /** Measured by a dry run (true), or the engine's estimate (false). */
-  exact: boolean;
-  /** Rows the statement changes; null when not even an estimate exists. */
-  rowsAffected: number | null;
-  /** The table the statement changes, as written in it. */
-  table: string | null;
-  /** Up to {@linkcode SAMPLE_ROWS} changed rows, as the statement leaves them. */
-  columns: string[];
-  rows: Cell[][];
-  /** DROP/TRUNCATE: each table it removes or empties, with its row count. */
-  tables: { table: string; rows: number }[];
-  /** Why the preview is only an estimate or absent. */
-  note: string | null;
-  /**
-   * A dry run's account of every table the transaction changed, read from
-   * the engine before its rollback; null for an estimate or no preview.
-   */
-  changes: TableChange[] | null;
-  /** The digest of the changed rows' primary keys; null when not bound. */
-  keys: string | null;
-  /** Why the keys are not bound, when rows change and they are not. */
-  unbound: string | null;
-  /** Why the statement's row choice may differ from run to run. */
-  choice: string | null;
-}
+export type { WritePreview };
 
 /** A preview's cells are cut here: enough to recognise a row. */
 export const SAMPLE_CELL_CHARS = 200;
@@ -317,9 +291,10 @@ async function estimate(
   statement: Classified,
   call: PreviewCall,
 ): Promise<number | null> {
-  const engine = resolved.driver.engine;
-  if (engine === "sqlite") return null;
-  const text = PLAN_STATEMENTS[engine](statement.text, {
+  const dialect = DIALECTS[resolved.driver.engine];
+  const writeRows = dialect.writeRows;
+  if (writeRows === null) return null;
+  const text = dialect.planStatement(statement.text, {
     analyze: false,
     mariadb: false,
   });
@@ -336,7 +311,7 @@ async function estimate(
     call,
     false,
   ).catch(() => null);
-  return result === null ? null : estimatedRows(planOf(engine, result.rows));
+  return result === null ? null : writeRows(dialect.planOf(result.rows));
 }
 
 /**

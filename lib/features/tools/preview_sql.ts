@@ -1,12 +1,15 @@
 /**
  * The SQL text side of write previews (preview.ts): what a rollback could
  * not undo (the drivers make a tracked write return its changed rows), the table
- * a statement changes or drops, and a write plan's row estimate.
+ * a statement changes or drops. What differs per engine is the engine's
+ * dialect's (lib/db/dialect.ts).
  *
  * @module
  */
 
 import type { Classified } from "../../db/classifier.ts";
+import { DIALECTS } from "../../db/dialect.ts";
+import type { Engine } from "../../db/engines.ts";
 
 /** Changed rows shown in a preview. */
 export const SAMPLE_ROWS = 5;
@@ -17,15 +20,10 @@ export const SAMPLE_ROWS = 5;
  */
 export function outsideEffect(
   statement: Classified,
-  engine: string,
+  engine: Engine,
 ): string | null {
-  const keyword = statement.keyword.toUpperCase();
-  if (
-    engine === "mysql" &&
-    !["INSERT", "UPDATE", "DELETE", "REPLACE"].includes(keyword)
-  ) {
-    return "MySQL/MariaDB commits this statement at once, so it cannot be tried and rolled back";
-  }
+  const atOnce = DIALECTS[engine].commitsAtOnce(statement.keyword);
+  if (atOnce !== null) return atOnce;
   if (statement.reach !== null) {
     return `it ${statement.reach}, which a rollback cannot undo`;
   }
@@ -39,38 +37,6 @@ export function outsideEffect(
 /** Functions whose effect outlives a rollback (a sequence, a session lock, another host). */
 const OUTSIDE_FUNCTIONS =
   /\b(nextval|setval|pg_advisory_lock\w*|pg_advisory_xact_lock\w*|pg_try_advisory\w*|dblink\w*|pg_terminate_backend|pg_cancel_backend|get_lock|release_lock|sleep|pg_sleep)\s*\(/i;
-
-/** The rows a write plan expects to change: the node under ModifyTable. */
-export function estimatedRows(plan: unknown): number | null {
-  const text = typeof plan === "string" ? safeJson(plan) : plan;
-  const first = Array.isArray(text) ? text[0] : text;
-  if (typeof first !== "object" || first === null) return null;
-  const node = (first as Record<string, unknown>).Plan;
-  if (typeof node === "object" && node !== null) {
-    // PostgreSQL: ModifyTable estimates 0; its input is what it changes.
-    const top = node as Record<string, unknown>;
-    const child = Array.isArray(top.Plans) ? top.Plans[0] : undefined;
-    const rows =
-      (child as Record<string, unknown> | undefined)?.["Plan Rows"] ??
-        top["Plan Rows"];
-    return typeof rows === "number" ? rows : null;
-  }
-  // MySQL/MariaDB: query_block.table.rows (or rows_examined_per_scan).
-  const block = (first as Record<string, unknown>).query_block as
-    | Record<string, unknown>
-    | undefined;
-  const table = block?.table as Record<string, unknown> | undefined;
-  const rows = table?.rows ?? table?.rows_examined_per_scan;
-  return typeof rows === "number" ? rows : null;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
 
 const NAME = String
   .raw`(?:"(?:[^"]|"")+"|\x60[^\x60]+\x60|[A-Za-z_][A-Za-z0-9_$]*)`;

@@ -8,7 +8,7 @@
 
 import { sha256Hex } from "../../app/digest.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
-import type { WritePreview } from "./preview.ts";
+import type { WritePreview } from "./write_preview.ts";
 
 /**
  * The preview's first line: "Changes 3 rows of orders", or for a dry run

@@ -16,7 +16,7 @@ import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
 import { answerBudget } from "./answer_budget.ts";
-import { classifyQuery } from "./statement.ts";
+import { classifyQuery } from "./classify.ts";
 
 /** What the answer's envelope (columns, truncation) may take beside rows. */
 const ENVELOPE_CHARS = 1_500;

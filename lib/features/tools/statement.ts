@@ -10,7 +10,6 @@
 import type { SavedConnection } from "../../app/connections.ts";
 import type { Settings } from "../../app/settings.ts";
 import type { Classified } from "../../db/classifier.ts";
-import { checkStatement } from "../../db/statement_check.ts";
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
@@ -24,6 +23,7 @@ import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { refusePrivate } from "./private_refusal.ts";
 import { signatureOf } from "./sign.ts";
+import { classifyQuery } from "./classify.ts";
 import {
   answerLimits,
   countRows,
@@ -31,6 +31,8 @@ import {
   isCut,
   truncationOf,
 } from "./result_set.ts";
+
+export { classifyQuery };
 
 /** The activity log's account of a write's preview. */
 function previewNote(preview: WritePreview): string {
@@ -149,40 +151,6 @@ export function timeoutSeconds(
     );
   }
   return seconds;
-}
-
-/**
- * Classify the query for its connection's engine, by dbport's lexer and the
- * engine's own parser (and, for a PostgreSQL read, its catalog). More than
- * one statement is `invalid_argument`; a syntax error is `query_failed` with
- * the engine's message (never a question to the user); reaching the file
- * system or running code, or a statement the two readers read differently,
- * is `denied`, whatever the token.
- */
-export async function classifyQuery(
-  query: string,
-  resolved: Resolved,
-  ctx: CallContext,
-): Promise<Classified & { why?: string | null }> {
-  const result = await checkStatement(query, resolved.driver, {
-    signal: ctx.signal,
-    timeoutMs: 10_000,
-  }).catch((error) => rethrow(error, resolved.label));
-  if (!result.ok) {
-    throw new ToolFailure(
-      result.code,
-      result.code === "query_failed"
-        ? `${result.message} (the statement was not run)`
-        : result.message,
-    );
-  }
-  if (result.reach !== null) {
-    throw new ToolFailure(
-      "denied",
-      `the statement reaches the file system or runs code (${result.reach}); external clients may never send that, so the user must run it in the app`,
-    );
-  }
-  return result;
 }
 
 /**

@@ -12,12 +12,12 @@
  */
 
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env.ts";
+import type { AppEnv, PrincipalVariables } from "../env.ts";
 import { sha256Hex } from "../../app/digest.ts";
 import type { Principal } from "../../features/context.ts";
 import { META_CLIENT_INFO, metaOf, traceOf } from "../../protocol/envelope.ts";
 import { ErrorCode, WireError } from "../../protocol/errors.ts";
-import { SERVICE_NAME } from "../../protocol/identity.ts";
+import { SERVICE_NAME } from "../../base/identity.ts";
 import { isJsonObject } from "../../protocol/jsonrpc.ts";
 import { activityEntry, type ActivitySink } from "../activity.ts";
 import { HttpError } from "../http_error.ts";
@@ -27,8 +27,7 @@ import type { Lockout } from "./lockout.ts";
 import { ANONYMOUS } from "./principals.ts";
 import type { TokenVerifier, Verification } from "./verifier.ts";
 
-/** Context variables this middleware provides. */
-export type PrincipalVariables = { principal: Principal };
+export type { PrincipalVariables };
 
 /** What authentication needs. */
 export interface AuthDeps {

@@ -8,8 +8,8 @@
  * @module
  */
 
-import { messageOf } from "../../protocol/message_of.ts";
-import type { Logger } from "../../log.ts";
+import { messageOf } from "../../base/message_of.ts";
+import type { Logger } from "../../base/log.ts";
 import type { BridgeTokens, MintedBridgeToken } from "./bridge_tokens.ts";
 import type { TokenVerifier } from "./verifier.ts";
 

@@ -18,7 +18,7 @@ import {
   hashToken,
   type StoredToken,
 } from "../../app/tokens.ts";
-import { BRIDGE_TOKEN_NAME } from "../../protocol/identity.ts";
+import { BRIDGE_TOKEN_NAME } from "../../base/identity.ts";
 
 /** The bridge token's lifetime. */
 export const BRIDGE_TOKEN_LIFETIME_MS = 3_600_000;

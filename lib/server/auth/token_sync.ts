@@ -8,11 +8,11 @@
  * @module
  */
 
-import { messageOf } from "../../protocol/message_of.ts";
+import { messageOf } from "../../base/message_of.ts";
 import type { TokenStore } from "../../app/tokens.ts";
 import type { TokenBudget } from "../../app/token_budgets.ts";
 import type { Principal } from "../../features/context.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../base/log.ts";
 import { tokenKey } from "./principals.ts";
 import type { TokenVerifier } from "./verifier.ts";
 

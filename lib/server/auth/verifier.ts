@@ -16,6 +16,7 @@
 import { hashToken, type StoredToken, tokenStatus } from "../../app/tokens.ts";
 import type { Principal } from "../../features/context.ts";
 import { bridgePrincipal, tokenPrincipal } from "./principals.ts";
+import { constantTimeEqual } from "../../base/constant_time.ts";
 
 /** The outcome of {@linkcode TokenVerifier.verify}. */
 export type Verification =
@@ -27,15 +28,7 @@ export type Verification =
 /** A token the verifier checks against. */
 export type Candidate = StoredToken & { bridge?: boolean };
 
-/** Equal-length strings compared without an early exit. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  let difference = a.length ^ b.length;
-  const length = Math.max(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    difference |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
-  }
-  return difference === 0;
-}
+export { constantTimeEqual };
 
 /** How many proven tokens are remembered (a few clients each hold one). */
 const REMEMBERED = 64;

@@ -8,15 +8,14 @@
  */
 
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env.ts";
+import type { AppEnv, BodyVariables } from "../env.ts";
 import { ErrorCode, WireError } from "../../protocol/errors.ts";
 import { HttpError } from "../http_error.ts";
 
 /** The body cap: 10 MB. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-/** Context variables this guard provides. */
-export type BodyVariables = { body: Uint8Array };
+export type { BodyVariables };
 
 function tooLarge(max: number): HttpError {
   // The rest of the body is never read: the connection is closed after the

@@ -4,7 +4,7 @@
  * `WWW-Authenticate` and `data`; each level's tools; the anonymous principal.
  */
 import { assertEquals, assertStringIncludes } from "@std/assert";
-import { saveSettings } from "../../../lib/server/server.ts";
+import { saveSettings } from "../../../lib/serve.ts";
 import { fixtureCatalog } from "../../_catalog.ts";
 import { fakeClock } from "../../_clock.ts";
 import {

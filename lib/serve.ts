@@ -1,24 +1,40 @@
 /**
- * A running dbport server: settings loaded and watched, the app bound on
- * 127.0.0.1, the handshake written, and an orderly stop.
+ * The composition root: a running dbport server, made of the stores, the MCP
+ * endpoint (lib/server/), the browser console (lib/console/), the handshake
+ * and the file watches, with an orderly stop. The one file that knows every
+ * floor; nothing imports it but the entry points (main.ts, the bench, the
+ * tests' helper).
+ *
+ * Each resource is registered in one `AsyncDisposableStack` as it opens, so
+ * a start that fails half-way closes what it opened, in reverse, and `stop()`
+ * is the same stack disposed.
+ *
+ * @example Start on a free port and stop
+ * ```ts
+ * import { startServer } from "./serve.ts";
+ *
+ * const server = await startServer({ home: "/tmp/dbport-home", port: 0 });
+ * console.log(server.url); // http://127.0.0.1:<port>/mcp
+ * await server.stop();
+ * ```
  *
  * @module
  */
 
-import { PrivateColumnGuard } from "./private_sync.ts";
-import { cliCommand } from "../app/cli_command.ts";
-import { thrown } from "../protocol/thrown.ts";
-import { messageOf } from "../protocol/message_of.ts";
-import { type ActivityEntry, ActivityLog } from "../app/activity_log.ts";
-import { editFile } from "../app/file_lock.ts";
-import { type FileWatch, watchFile } from "../app/file_watch.ts";
-import { loadQueries, QUERIES_FILE, QueryStore } from "../app/queries.ts";
+import { PrivateColumnGuard } from "./server/private_sync.ts";
+import { loadQueries, QUERIES_FILE, QueryStore } from "./app/queries.ts";
+import { cliCommand } from "./app/cli_command.ts";
+import { thrown } from "./base/thrown.ts";
+import { messageOf } from "./base/message_of.ts";
+import { type ActivityEntry, ActivityLog } from "./app/activity_log.ts";
+import { editFile } from "./app/file_lock.ts";
+import { type FileWatch, watchFile } from "./app/file_watch.ts";
 import {
   inspectHandshake,
   removeHandshakeIfOurs,
   writeHandshake,
-} from "../app/handshake_file.ts";
-import { ensureAppDataDir, inAppDir } from "../app/paths.ts";
+} from "./app/handshake_file.ts";
+import { ensureAppDataDir, inAppDir } from "./app/paths.ts";
 import {
   loadSettings,
   parseSettings,
@@ -26,51 +42,51 @@ import {
   settingsKeysOf,
   settingsText,
   writeSettingsFile,
-} from "../app/settings.ts";
-import { loadConsoleSecret } from "../console/secret.ts";
-import { QueryHistory } from "../app/query_history.ts";
-import { openStateDb, type StateDb } from "../app/state_db.ts";
-import { TokenStore } from "../app/tokens.ts";
-import { ConnectionStore } from "../app/connection_store.ts";
-import { loadConnections } from "../app/connections.ts";
-import { defaultSshContext, DriverPool } from "../db/pool.ts";
-import type { Catalog } from "../features/catalog.ts";
-import { databaseFeatures } from "../features/index.ts";
-import type { SubscriptionSource } from "../features/listen.ts";
-import { type Logger, stderrLogger } from "../log.ts";
-import { CursorCodec } from "../protocol/cursor.ts";
-import { HANDSHAKE_VERSION } from "../protocol/handshake.ts";
+} from "./app/settings.ts";
+import { loadConsoleSecret } from "./console/secret.ts";
+import { QueryHistory } from "./app/query_history.ts";
+import { openStateDb, type StateDb } from "./app/state_db.ts";
+import { TokenStore } from "./app/tokens.ts";
+import { ConnectionStore } from "./app/connection_store.ts";
+import { loadConnections } from "./app/connections.ts";
+import { defaultSshContext, DriverPool } from "./db/pool.ts";
+import type { Catalog } from "./features/catalog.ts";
+import { databaseFeatures } from "./features/index.ts";
+import type { SubscriptionSource } from "./features/listen.ts";
+import { type Logger, stderrLogger } from "./base/log.ts";
+import { CursorCodec } from "./protocol/cursor.ts";
+import { HANDSHAKE_VERSION } from "./protocol/handshake.ts";
 import {
   CONNECTIONS_FILE,
   EXPORTS_DIR,
   HANDSHAKE_FILE,
   KNOWN_HOSTS_FILE,
   SETTINGS_FILE,
-} from "../protocol/identity.ts";
-import { MODERN_VERSION } from "../protocol/versions.ts";
-import { createApp, MCP_PATH } from "./app.ts";
-import { BridgeTokens } from "./auth/bridge_tokens.ts";
-import { type Rotation, startBridgeRotation } from "./auth/bridge_rotation.ts";
-import { Lockout } from "./auth/lockout.ts";
-import { TokenSync } from "./auth/token_sync.ts";
-import { TokenBudgets } from "./budgets.ts";
-import { tokenKey } from "./auth/principals.ts";
-import { BRIDGE_BUDGET, loadBudgets } from "../app/token_budgets.ts";
-import { TokenVerifier } from "./auth/verifier.ts";
-import { Approvals } from "./approvals.ts";
-import { dialogFor, hostEnv } from "../app/host_dialog.ts";
-import { openBrowser } from "../app/open_browser.ts";
-import type { HistoryEntry } from "../app/query_history.ts";
+} from "./base/identity.ts";
+import { MODERN_VERSION } from "./protocol/versions.ts";
+import { createApp, MCP_PATH } from "./server/app.ts";
+import { BridgeTokens } from "./server/auth/bridge_tokens.ts";
+import { TokenBudgets } from "./server/budgets.ts";
+import { tokenKey } from "./server/auth/principals.ts";
+import { BRIDGE_BUDGET, loadBudgets } from "./app/token_budgets.ts";
 import {
-  type RunningConsole,
-  startConsole,
-} from "../console/console_server.ts";
-import { Dispatcher } from "./dispatch.ts";
-import { InFlightRegistry } from "./inflight.ts";
-import { listen, type Listener } from "./listener.ts";
-import { buildMethodTable } from "./methods.ts";
-import { SessionStore } from "./sessions.ts";
-import type { ServerState } from "./state.ts";
+  type Rotation,
+  startBridgeRotation,
+} from "./server/auth/bridge_rotation.ts";
+import { Lockout } from "./server/auth/lockout.ts";
+import { TokenSync } from "./server/auth/token_sync.ts";
+import { TokenVerifier } from "./server/auth/verifier.ts";
+import { Approvals } from "./server/approvals.ts";
+import { dialogFor, hostEnv } from "./app/host_dialog.ts";
+import { openBrowser } from "./app/open_browser.ts";
+import type { HistoryEntry } from "./app/query_history.ts";
+import { type RunningConsole, startConsole } from "./console/console_server.ts";
+import { Dispatcher } from "./server/dispatch.ts";
+import { InFlightRegistry } from "./server/inflight.ts";
+import { listen, type Listener } from "./server/listener.ts";
+import { buildMethodTable } from "./server/methods.ts";
+import { SessionStore } from "./server/sessions.ts";
+import type { ServerState } from "./server/state.ts";
 
 /** How to start a server. */
 export interface StartOptions {
@@ -155,32 +171,23 @@ export async function startServer(
 ): Promise<RunningServer> {
   const log = options.log ?? stderrLogger;
   const now = options.now ?? Date.now;
-  const stores = await openStores(options.home, log, options.sshDir);
-  const core = buildCore(options, stores, now, log);
-  try {
-    await stores.activity.prune(now());
-    await stores.history.prune(now());
-    await core.tokenSync.start();
-  } catch (error) {
-    stores.db.close();
-    throw error;
-  }
-  const app = buildApp(options, stores, core, now, log);
-  const listener = await bind(options, stores, app, log).catch(
-    async (error: unknown) => {
-      await core.tokenSync.stop();
-      stores.db.close();
-      throw error;
-    },
+  // Disposed at the end of this function unless moved into the running
+  // server: a failed start closes what it opened, last opened first.
+  await using opened = new AsyncDisposableStack();
+  const stores = opened.use(
+    await openStores(options.home, log, options.sshDir),
   );
+  const core = buildCore(options, stores, now, log);
+  await stores.activity.prune(now());
+  await stores.history.prune(now());
+  await core.tokenSync.start();
+  opened.defer(() => core.tokenSync.stop());
+  const app = buildApp(options, stores, core, now, log);
+  const listener = await bind(options, stores, app, log);
+  opened.defer(() => listener.close());
   core.state.port = listener.port;
-  const browser = await startBrowserConsole(options, stores, core, now, log)
-    .catch(async (error: unknown) => {
-      await listener.close();
-      await core.tokenSync.stop();
-      stores.db.close();
-      throw error;
-    });
+  const browser = await startBrowserConsole(options, stores, core, now, log);
+  if (browser !== null) opened.defer(() => browser.close());
   core.browser = browser;
   const rotation = await publishHandshake(
     options,
@@ -190,11 +197,23 @@ export async function startServer(
     now,
     log,
   );
+  // The bridge token dies with the server: forgotten here, and its only
+  // copy on disk, the handshake, removed.
+  opened.defer(async () => {
+    await rotation.stop();
+    await removeHandshakeIfOurs(stores.paths.handshake, core.state.instanceId);
+  });
+  // Serving: the first thing undone at stop, before any resource closes.
+  opened.defer(() => drain(options, core));
   if (options.keepAddress) {
     await keepChosenPorts(stores, core.state, listener.port, browser?.port);
   }
   const watches = await watchFiles(options, stores, core.state, log);
+  opened.defer(() => {
+    for (const watch of watches) watch.stop();
+  });
 
+  const resources = opened.move();
   let stopped: Promise<void> | null = null;
   return {
     port: listener.port,
@@ -213,7 +232,8 @@ export async function startServer(
     sessionCount: () => core.sessions.size,
     inFlightCount: () => core.inflight.size,
     stop() {
-      stopped ??= stop(options, stores, core, listener, rotation, watches);
+      core.state.stopping = true;
+      stopped ??= resources.disposeAsync();
       return stopped;
     },
   };
@@ -227,8 +247,11 @@ interface Paths {
   handshake: string;
 }
 
-/** What the server keeps: settings, connections, drivers, the state database. */
-interface Stores {
+/**
+ * What the server keeps: settings, connections, drivers, the state database;
+ * disposing it closes the drivers, flushes the logs and closes the database.
+ */
+interface Stores extends AsyncDisposable {
   paths: Paths;
   settings: Settings;
   connections: ConnectionStore;
@@ -275,6 +298,9 @@ async function openStores(
     );
   });
   const db = await openStateDb(home);
+  const activity = new ActivityLog(db, log);
+  const history = new QueryHistory(db, log);
+  const privateColumns = new PrivateColumnGuard(connections, log);
   return {
     paths,
     settings: loaded.settings,
@@ -283,9 +309,17 @@ async function openStores(
     pool,
     db,
     tokens: new TokenStore(db),
-    activity: new ActivityLog(db, log),
-    history: new QueryHistory(db, log),
-    privateColumns: new PrivateColumnGuard(connections, log),
+    activity,
+    history,
+    privateColumns,
+    async [Symbol.asyncDispose]() {
+      // A re-sync under way ends before the drivers it uses close.
+      await privateColumns.settled();
+      await pool.closeAll();
+      await activity.close();
+      await history.close();
+      db.close();
+    },
   };
 }
 
@@ -665,35 +699,18 @@ async function watchFiles(
   ];
 }
 
-/** The last step: refuse new requests, let running ones finish, close, clean up. */
-async function stop(
-  options: StartOptions,
-  stores: Stores,
-  core: Core,
-  listener: Listener,
-  rotation: Rotation,
-  watches: readonly FileWatch[],
-): Promise<void> {
+/**
+ * The first step of a stop: new requests are refused, long-lived streams
+ * (subscriptions/listen) end with a complete result, and running requests
+ * get `drainMs` to finish before they are stopped.
+ */
+async function drain(options: StartOptions, core: Core): Promise<void> {
   core.state.stopping = true;
-  for (const watch of watches) watch.stop();
-  await core.tokenSync.stop();
-  // Long-lived streams (subscriptions/listen) end with a complete result.
   core.shutdown.abort();
   if (!(await core.inflight.drain(options.drainMs ?? 5_000))) {
     core.inflight.stopAll("shutdown");
     await core.inflight.drain(1_000);
   }
-  await listener.close();
-  await core.browser?.close();
-  await stores.privateColumns.settled();
-  await stores.pool.closeAll();
-  // The bridge token dies with the server: forgotten here, and its only
-  // copy on disk, the handshake, removed.
-  await rotation.stop();
-  await removeHandshakeIfOurs(stores.paths.handshake, core.state.instanceId);
-  await stores.activity.close();
-  await stores.history.close();
-  stores.db.close();
 }
 
 /** Apply re-read settings; an invalid file keeps the settings in force. */

@@ -1,0 +1,47 @@
+/**
+ * A tool's first step with a statement: what it is, for its connection's
+ * engine. Its own file because the answer-size helpers (`result_set.ts`) and
+ * the statement runner (`statement.ts`) both need it.
+ *
+ * @module
+ */
+
+import type { Classified } from "../../db/classifier.ts";
+import { checkStatement } from "../../db/statement_check.ts";
+import type { CallContext } from "../context.ts";
+import type { Resolved } from "./access.ts";
+import { rethrow, ToolFailure } from "./failure.ts";
+
+/**
+ * Classify the query for its connection's engine, by dbport's lexer and the
+ * engine's own parser (and, for a PostgreSQL read, its catalog). More than
+ * one statement is `invalid_argument`; a syntax error is `query_failed` with
+ * the engine's message (never a question to the user); reaching the file
+ * system or running code, or a statement the two readers read differently,
+ * is `denied`, whatever the token.
+ */
+export async function classifyQuery(
+  query: string,
+  resolved: Resolved,
+  ctx: CallContext,
+): Promise<Classified & { why?: string | null }> {
+  const result = await checkStatement(query, resolved.driver, {
+    signal: ctx.signal,
+    timeoutMs: 10_000,
+  }).catch((error) => rethrow(error, resolved.label));
+  if (!result.ok) {
+    throw new ToolFailure(
+      result.code,
+      result.code === "query_failed"
+        ? `${result.message} (the statement was not run)`
+        : result.message,
+    );
+  }
+  if (result.reach !== null) {
+    throw new ToolFailure(
+      "denied",
+      `the statement reaches the file system or runs code (${result.reach}); external clients may never send that, so the user must run it in the app`,
+    );
+  }
+  return result;
+}

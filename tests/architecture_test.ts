@@ -1,0 +1,272 @@
+/**
+ * The layer rules of docs/development.md, kept by the machine: the import
+ * graph as `deno info --json` resolves it (static, dynamic and type-only
+ * imports alike) from main.ts, bridge.ts and every file under lib/.
+ *
+ * A rule that does not hold yet is listed in {@linkcode KNOWN} with the exact
+ * violation. The list can only shrink: a listed violation that no longer
+ * exists fails the test too, so whoever mends one also strikes it here.
+ */
+import { assertEquals } from "@std/assert";
+import { E2E_DIRS, E2E_FILES, testFiles, tierOf } from "./tiers.ts";
+
+const ROOT = new URL("../", import.meta.url);
+
+/**
+ * Violations that exist today, each to be struck when it is mended. Empty
+ * since issue 35; a new entry needs a reason the reviewer accepts.
+ */
+const KNOWN: readonly string[] = [];
+
+/** Each file's imports, as repository paths ("lib/db/pool.ts"). */
+type Graph = Map<string, Set<string>>;
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: {
+    code?: { specifier?: string };
+    type?: { specifier?: string };
+  }[];
+}
+
+async function sourceFiles(dir: URL, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${prefix}${entry.name}`;
+    if (entry.isDirectory) {
+      found.push(
+        ...await sourceFiles(new URL(`${entry.name}/`, dir), `${path}/`),
+      );
+    } else if (/\.tsx?$/.test(entry.name)) {
+      found.push(path);
+    }
+  }
+  return found.sort();
+}
+
+/** The graph `deno info --json` resolves from main.ts, bridge.ts and lib/. */
+async function importGraph(): Promise<Graph> {
+  const roots = [
+    "main.ts",
+    "bridge.ts",
+    ...await sourceFiles(new URL("lib/", ROOT), "lib/"),
+  ];
+  // One module importing every root: one `deno info` instead of 200.
+  const entry = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(
+      entry,
+      roots.map((path) => `import "${new URL(path, ROOT).href}";\n`).join(""),
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "info",
+        "--json",
+        "--config",
+        new URL("deno.dev.json", ROOT).pathname,
+        entry,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!output.success) {
+      throw new Error(
+        `deno info failed: ${new TextDecoder().decode(output.stderr)}`,
+      );
+    }
+    const info: { modules: InfoModule[] } = JSON.parse(
+      new TextDecoder().decode(output.stdout),
+    );
+    const local = (specifier: string | undefined) =>
+      specifier?.startsWith(ROOT.href)
+        ? specifier.slice(ROOT.href.length)
+        : null;
+    const graph: Graph = new Map();
+    for (const module of info.modules) {
+      const from = local(module.specifier);
+      if (from === null) continue;
+      const to = new Set<string>();
+      for (const dependency of module.dependencies ?? []) {
+        for (const target of [dependency.code, dependency.type]) {
+          const path = local(target?.specifier);
+          if (path !== null) to.add(path);
+        }
+      }
+      graph.set(from, to);
+    }
+    return graph;
+  } finally {
+    await Deno.remove(entry);
+  }
+}
+
+/** The floor a file lives on: "protocol", "db", … or "bridge" for bridge.ts. */
+function layerOf(path: string): string {
+  if (path === "bridge.ts") return "bridge";
+  const parts = path.split("/");
+  return parts[0] === "lib" && parts.length > 2 ? parts[1]! : path;
+}
+
+/** What each floor may not import; `only` lists the floors it may import. */
+const RULES: readonly {
+  from: string;
+  only?: readonly string[];
+  never?: readonly string[];
+  name: string;
+}[] = [
+  { from: "protocol", only: ["protocol", "base"], name: "protocol is pure" },
+  { from: "base", only: ["base"], name: "base is the ground floor" },
+  {
+    from: "bridge",
+    only: ["bridge", "protocol", "base"],
+    name: "bridge stays apart",
+  },
+  {
+    from: "db",
+    never: ["features", "server", "app", "console"],
+    name: "db imports",
+  },
+  { from: "features", never: ["server", "console"], name: "features imports" },
+  { from: "server", never: ["console"], name: "server imports" },
+];
+
+function layerViolations(graph: Graph): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph) {
+    const layer = layerOf(from);
+    for (const to of targets) {
+      if (!to.startsWith("lib/")) continue;
+      const target = layerOf(to);
+      for (const rule of RULES) {
+        if (rule.from !== layer) continue;
+        const broken = rule.only !== undefined
+          ? !rule.only.includes(target)
+          : rule.never?.includes(target) === true;
+        if (broken) {
+          found.push(
+            rule.only !== undefined
+              ? `${rule.name}: ${from} -> ${to}`
+              : `${layer} imports ${target}: ${from} -> ${to}`,
+          );
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * The write gate is reached from above through its face,
+ * `lib/features/approval.ts`: the server and the console import neither
+ * `consent.ts` nor anything of `lib/features/tools/`.
+ */
+function gateViolations(graph: Graph): string[] {
+  const found: string[] = [];
+  for (const [from, targets] of graph) {
+    if (!["server", "console"].includes(layerOf(from))) continue;
+    for (const to of targets) {
+      if (
+        to === "lib/features/consent.ts" ||
+        to.startsWith("lib/features/tools/")
+      ) {
+        found.push(`write gate reached past its face: ${from} -> ${to}`);
+      }
+    }
+  }
+  return found;
+}
+
+/** Strongly connected components of more than one file (Tarjan). */
+function cycles(graph: Graph): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      component.push(member);
+      if (member === node) break;
+    }
+    if (component.length > 1 || graph.get(node)?.has(node)) {
+      found.push(`cycle: ${component.sort().join(", ")}`);
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/**
+ * Engine differences live in lib/db/: a comparison of a value with an
+ * engine's name anywhere else gives every other engine the `else` branch.
+ */
+async function engineComparisons(graph: Graph): Promise<string[]> {
+  const found: string[] = [];
+  const pattern =
+    /[!=]==?\s*"(?:postgres|mysql|sqlite|libsql)"|case\s+"(?:postgres|mysql|sqlite|libsql)"\s*:/;
+  for (const path of graph.keys()) {
+    if (path.startsWith("lib/db/") || !/\.tsx?$/.test(path)) continue;
+    const lines = (await Deno.readTextFile(new URL(path, ROOT))).split("\n");
+    lines.forEach((line, at) => {
+      if (pattern.test(line)) {
+        found.push(`engine compared outside lib/db/: ${path}:${at + 1}`);
+      }
+    });
+  }
+  return found;
+}
+
+Deno.test("the house keeps its layer rules, reaches the write gate through its face, has no import cycle and compares engines only in lib/db/", async () => {
+  const graph = await importGraph();
+  // The graph was read: the composition reaches the database layer.
+  assertEquals(graph.has("lib/db/pool.ts"), true);
+  const violations = [
+    ...layerViolations(graph),
+    ...gateViolations(graph),
+    ...cycles(graph),
+    ...await engineComparisons(graph),
+  ].sort();
+  const known = new Set(KNOWN);
+  assertEquals(
+    violations.filter((violation) => !known.has(violation)),
+    [],
+    "new violations of the layer rules (docs/development.md)",
+  );
+  assertEquals(
+    KNOWN.filter((violation) => !violations.includes(violation)),
+    [],
+    "mended: strike these from KNOWN in tests/architecture_test.ts",
+  );
+});
+
+Deno.test("every test file lands in exactly one tier; the end-to-end list names files that exist outside the end-to-end folders", async () => {
+  const files = await testFiles(ROOT);
+  const unit = files.filter((path) => tierOf(path) === "unit");
+  const e2e = files.filter((path) => tierOf(path) === "e2e");
+  assertEquals(unit.length + e2e.length, files.length);
+  assertEquals(unit.filter((path) => e2e.includes(path)), []);
+  assertEquals(
+    E2E_FILES.filter((path) =>
+      !files.includes(path) || E2E_DIRS.some((dir) => path.startsWith(dir))
+    ),
+    [],
+    "stale or needless entries in E2E_FILES (tests/tiers.ts)",
+  );
+  // The fast tier holds this test and the tiers' own check.
+  assertEquals(tierOf("tests/architecture_test.ts"), "unit");
+});

@@ -1,0 +1,67 @@
+/**
+ * The two test tiers. `deno task test:unit` runs every test file that is not
+ * end-to-end, with PostgreSQL's and MariaDB's ports denied, so a unit test
+ * that reaches a database fails (NotCapable) instead of passing slowly;
+ * `deno task test:e2e` runs the rest. `deno task test` runs both.
+ *
+ * A new test file is a unit test unless it sits under an end-to-end folder
+ * or is named in {@linkcode E2E_FILES}: every file lands in exactly one
+ * tier, and tests/architecture_test.ts checks that this list names only
+ * files that exist outside those folders.
+ *
+ * @module
+ */
+
+/** Folders whose tests are all end-to-end. */
+export const E2E_DIRS: readonly string[] = ["tests/e2e/", "tests/load/"];
+
+/**
+ * End-to-end tests outside {@linkcode E2E_DIRS}: they reach PostgreSQL or
+ * MariaDB, run dbport's CLI as a process, or hold a lock from another runtime.
+ */
+export const E2E_FILES: readonly string[] = [
+  // Reads its thread's CPU time from /proc/thread-self, which Deno grants
+  // only with every permission (the unit tier denies the databases' ports).
+  "tests/db/pg_parse_off_loop_test.ts",
+  // A lock held by another process (deno, python3's sqlite3).
+  "tests/app/file_lock_test.ts",
+  "tests/app/state_client_test.ts",
+  // dbport's CLI as a process.
+  "tests/cli/connections_add_test.ts",
+  "tests/cli/connections_cli_test.ts",
+  "tests/cli/install_test.ts",
+  "tests/console/app_test.ts",
+  // PostgreSQL or MariaDB.
+  "tests/cli/harden_test.ts",
+  "tests/db/drivers_test.ts",
+  "tests/db/mysql_credentials_test.ts",
+  "tests/db/mysql_huge_value_test.ts",
+  "tests/db/pg_allowlist_test.ts",
+  "tests/db/pg_vet_test.ts",
+  "tests/db/secret_source_test.ts",
+  "tests/db/session_gone_test.ts",
+  "tests/db/sqlite_worker_test.ts",
+  "tests/db/type_fidelity_test.ts",
+];
+
+/** The tier a test file (a path from the repository root) runs in. */
+export function tierOf(path: string): "unit" | "e2e" {
+  return E2E_DIRS.some((dir) => path.startsWith(dir)) ||
+      E2E_FILES.includes(path)
+    ? "e2e"
+    : "unit";
+}
+
+/** Every test file under tests/, as paths from the repository root. */
+export async function testFiles(root: URL): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(new URL(dir, root))) {
+      const path = `${dir}${entry.name}`;
+      if (entry.isDirectory) await walk(`${path}/`);
+      else if (/_test\.tsx?$/.test(entry.name)) found.push(path);
+    }
+  };
+  await walk("tests/");
+  return found.sort();
+}
