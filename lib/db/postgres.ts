@@ -34,7 +34,6 @@ import { pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres } from "./pg_vet.ts";
-import { redact } from "./redact.ts";
 import { setApplicationName, signed } from "./signature.ts";
 import {
   ROLLED_BACK,

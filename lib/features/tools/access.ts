@@ -15,7 +15,7 @@ import {
 } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { DbError } from "../../db/errors.ts";
-import type { BindValue, Driver } from "../../db/types.ts";
+import type { BindValue } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import { consentReasons } from "../consent.ts";
 import type { CallContext, Principal } from "../context.ts";

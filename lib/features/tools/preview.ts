@@ -17,7 +17,6 @@ import { DbError } from "../../db/errors.ts";
 import { DIALECTS } from "../../db/dialect.ts";
 import type {
   BindValue,
-  Cell,
   Changes,
   QueryOptions,
   QueryResult,
