@@ -80,6 +80,11 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     )`,
     `CREATE INDEX query_history_connection ON query_history (connection_id, id)`,
   ],
+  [
+    // When the user approved a write (null: not asked, or a read); rows
+    // recorded before are kept as they are.
+    `ALTER TABLE query_history ADD COLUMN approved_at INTEGER`,
+  ],
 ];
 
 /** An open state database. */

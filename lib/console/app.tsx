@@ -28,10 +28,11 @@ import {
 } from "../app/history_export.ts";
 import { isLevel } from "../app/tokens.ts";
 import { HttpError } from "../server/http_error.ts";
-import { CONSOLE_CSS, CONSOLE_JS } from "./assets.ts";
+import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from "./assets.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
 import { hardenRoutes } from "./harden_routes.tsx";
+import { queryRoutes } from "./query_routes.tsx";
 import {
   type ConsoleEnv,
   consoleHost,
@@ -107,6 +108,10 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     `${base}/static/console.css`,
     (c) =>
       c.body(CONSOLE_CSS, 200, { "content-type": "text/css; charset=utf-8" }),
+  );
+  app.get(
+    `${base}/static/icon.svg`,
+    (c) => c.body(CONSOLE_ICON, 200, { "content-type": "image/svg+xml" }),
   );
   app.get(`${base}/static/console.js`, (c) =>
     c.body(CONSOLE_JS, 200, {
@@ -324,6 +329,18 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
         </Layout>,
       ),
     see,
+  );
+
+  queryRoutes(
+    app,
+    deps,
+    base,
+    (title, path, body) =>
+      html(
+        <Layout title={title} path={path} pending={deps.pending.size}>
+          {body}
+        </Layout>,
+      ),
   );
 
   app.get(`${base}/tokens`, async (c) => {

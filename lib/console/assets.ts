@@ -69,10 +69,47 @@ button.primary { background: var(--accent); border-color: var(--accent); color: 
 fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; }
 fieldset label { flex-direction: row; gap: 4px; align-items: center; color: var(--fg); }
 .empty { padding: 24px; text-align: center; color: var(--muted); }
+.approved { display: block; color: var(--ok); font-size: 12px; }
+code, textarea, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+form.query { display: flex; flex-direction: column; gap: 8px; margin: 0 0 16px; }
+form.query textarea { font-size: 13px; line-height: 1.4; padding: 8px 10px; width: 100%;
+  min-height: 9em; resize: vertical; border: 1px solid var(--line); border-radius: 6px;
+  background: var(--card); color: var(--fg); }
+form.query .actions { align-items: center; flex-wrap: wrap; }
+.result-facts { color: var(--muted); margin: 0 0 8px; }
+.grid-scroll { overflow: auto; max-height: 70vh; border: 1px solid var(--line); border-radius: 6px; }
+table.grid th { position: sticky; top: 0; background: var(--card); text-transform: none;
+  font-size: 12px; color: var(--fg); white-space: nowrap; }
+table.grid th .type { display: block; color: var(--muted); font-weight: 400; font-size: 11px; }
+table.grid td { white-space: nowrap; max-width: 40em; }
+table.grid td details { white-space: pre-wrap; word-break: break-word; }
+table.grid td details summary { cursor: pointer; white-space: nowrap; }
+.null { color: var(--muted); font-style: italic; font-size: 11px; letter-spacing: .04em;
+  border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; }
+@media (max-width: 640px) { header { padding: 8px 12px; gap: 8px; flex-wrap: wrap; }
+  main { padding: 12px; } header nav a { padding: 4px 8px; } th, td { padding: 4px 6px; }
+  .wide { overflow-x: auto; display: block; } }
 `;
+
+/** `/static/icon.svg`: the tab's icon (else the browser asks for /favicon.ico). */
+export const CONSOLE_ICON =
+  `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2457c5"/><path d="M4 4h4a4 4 0 0 1 0 8H4z" fill="#fff"/></svg>`;
 
 /** `/static/console.js`. */
 export const CONSOLE_JS = `"use strict";
+(() => {
+  // Ctrl+Enter (Cmd+Enter) in the Query page's box runs it.
+  const sql = document.getElementById("query-sql");
+  if (sql) {
+    sql.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        const run = document.getElementById("query-run");
+        if (run) sql.form.requestSubmit(run);
+      }
+    });
+  }
+})();
 (() => {
   const root = document.documentElement;
   const topic = document.body.dataset.topic;

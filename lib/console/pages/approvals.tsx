@@ -98,7 +98,9 @@ function ApprovalCard(
 }
 
 /** The preview's sample of changed rows, when it has one. */
-function PreviewRows(props: { preview: Record<string, unknown> | undefined }) {
+export function PreviewRows(
+  props: { preview: Record<string, unknown> | undefined },
+) {
   const columns = props.preview?.columns;
   const rows = props.preview?.rows;
   if (!Array.isArray(columns) || !Array.isArray(rows) || rows.length === 0) {

@@ -7,7 +7,8 @@
  */
 
 import type { HistoryRow } from "../../app/query_history.ts";
-import { at, Choice, when } from "./layout.tsx";
+import { CONSOLE_CLIENT } from "../../features/owner_query.ts";
+import { at, Choice, Time, when } from "./layout.tsx";
 
 /** What the search holds. */
 export interface HistoryFilter {
@@ -89,8 +90,21 @@ export function HistoryTable(props: {
           <tr data-history={String(row.id)}>
             <td class="time">{when(row.time)}</td>
             <td>{props.nameOf(row.connectionId)}</td>
-            <td>{row.clientName ?? "—"}</td>
-            <td class={`outcome-${row.outcome}`}>{row.outcome}</td>
+            <td>
+              {row.clientName === CONSOLE_CLIENT
+                ? "you (console)"
+                : row.clientName ?? "—"}
+            </td>
+            <td class={`outcome-${row.outcome}`}>
+              {row.outcome}
+              {row.approvedAt
+                ? (
+                  <span class="approved">
+                    approved by you at <Time ms={row.approvedAt} />
+                  </span>
+                )
+                : null}
+            </td>
             <td class="num">
               {row.statementType === "read"
                 ? `${row.rowCount} read`
