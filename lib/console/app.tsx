@@ -33,6 +33,7 @@ import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
 import { hardenRoutes } from "./harden_routes.tsx";
 import { queryRoutes } from "./query_routes.tsx";
+import { schemaRoutes } from "./schema_routes.tsx";
 import {
   type ConsoleEnv,
   consoleHost,
@@ -338,6 +339,23 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     (title, path, body) =>
       html(
         <Layout title={title} path={path} pending={deps.pending.size}>
+          {body}
+        </Layout>,
+      ),
+  );
+
+  schemaRoutes(
+    app,
+    deps,
+    base,
+    (c, title, path, head, body) =>
+      c.req.query("fragment") === "1" ? html(<>{body}</>) : html(
+        <Layout
+          title={title}
+          path={path}
+          pending={deps.pending.size}
+          head={head}
+        >
           {body}
         </Layout>,
       ),

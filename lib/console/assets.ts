@@ -69,6 +69,15 @@ button.primary { background: var(--accent); border-color: var(--accent); color: 
 fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; }
 fieldset label { flex-direction: row; gap: 4px; align-items: center; color: var(--fg); }
 .empty { padding: 24px; text-align: center; color: var(--muted); }
+main a { color: var(--accent); }
+main h2 { margin-top: 16px; }
+.schema-browser { display: grid; grid-template-columns: minmax(180px, 260px) 1fr; gap: 16px; }
+.schema-browser ul { list-style: none; padding: 0; margin: 0; }
+.schema-browser li { padding: 3px 0; }
+.schema-browser a[aria-current] { font-weight: 700; }
+.tag { font-size: 10px; border: 1px solid var(--accent); color: var(--accent); border-radius: 4px; padding: 0 3px; margin-left: 4px; }
+.pager { display: flex; gap: 12px; }
+@media (max-width: 640px) { .schema-browser { grid-template-columns: 1fr; } }
 .approved { display: block; color: var(--ok); font-size: 12px; }
 code, textarea, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 form.query { display: flex; flex-direction: column; gap: 8px; margin: 0 0 16px; }
@@ -109,6 +118,69 @@ export const CONSOLE_JS = `"use strict";
       }
     });
   }
+})();
+(() => {
+  // Times: UTC in the markup; shown in the browser's local time, UTC kept
+  // in the title (a tooltip on hover).
+  const pad = (n) => String(n).padStart(2, "0");
+  function localTimes(scope) {
+    for (const node of scope.querySelectorAll("time[datetime]")) {
+      if (node.dataset.local) continue;
+      const d = new Date(node.getAttribute("datetime"));
+      if (isNaN(d.getTime())) continue;
+      const zone = (d.toLocaleTimeString(undefined, { timeZoneName: "short" }).split(" ").pop()) || "";
+      node.textContent = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) +
+        " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds()) + " " + zone;
+      node.dataset.local = "1";
+    }
+  }
+  localTimes(document);
+  new MutationObserver(() => localTimes(document)).observe(document.body, { childList: true, subtree: true });
+
+  // Live filters: a form marked data-live follows the typing, no button.
+  const live = document.getElementById("live");
+  for (const form of document.querySelectorAll("form[data-live]")) {
+    let timer = 0;
+    let seq = 0;
+    const apply = async () => {
+      const url = new URL(form.action, location.href);
+      for (const [name, value] of new FormData(form)) {
+        if (typeof value === "string" && value !== "") url.searchParams.set(name, value);
+      }
+      history.replaceState(null, "", url);
+      if (!live) return;
+      const mine = ++seq;
+      url.searchParams.set("fragment", "1");
+      try {
+        const response = await fetch(url, { cache: "no-store", credentials: "same-origin" });
+        if (response.ok && mine === seq) live.innerHTML = await response.text();
+      } catch (_) { /* the next keystroke tries again */ }
+    };
+    form.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(apply, 250); });
+    form.addEventListener("change", () => { clearTimeout(timer); apply(); });
+    form.addEventListener("submit", (event) => { event.preventDefault(); clearTimeout(timer); apply(); });
+  }
+
+  // Keys: "/" focuses the page's search; "a"/"d" approve or deny the
+  // focused approval card (or the only one waiting).
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const typing = target instanceof HTMLElement &&
+      (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "/") {
+      const search = document.querySelector("input[type=search], #query-sql");
+      if (search) { event.preventDefault(); search.focus(); }
+      return;
+    }
+    if (event.key !== "a" && event.key !== "d") return;
+    const cards = [...document.querySelectorAll("[data-approval]")];
+    const card = (document.activeElement && document.activeElement.closest &&
+      document.activeElement.closest("[data-approval]")) || (cards.length === 1 ? cards[0] : null);
+    if (!card) return;
+    const button = card.querySelector(event.key === "a" ? "button.approve" : "button.deny");
+    if (button) { event.preventDefault(); button.click(); }
+  });
 })();
 (() => {
   const root = document.documentElement;

@@ -12,6 +12,7 @@ import type { Topic } from "../events.ts";
 export const PAGES = [
   { path: "/", title: "Approvals" },
   { path: "/query", title: "Query" },
+  { path: "/schema", title: "Schema" },
   { path: "/activity", title: "Activity" },
   { path: "/history", title: "History" },
   { path: "/connections", title: "Connections" },
