@@ -49,6 +49,7 @@ import {
   ActivityTable,
 } from "./pages/activity.tsx";
 import { ApprovalsList } from "./pages/approvals.tsx";
+import { overview } from "./overview.tsx";
 import { ConnectionsTable } from "./pages/connections.tsx";
 import {
   type HistoryFilter,
@@ -143,17 +144,28 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   };
 
-  app.get(`${base}/`, (c) =>
-    page(
-      c,
-      { title: "Approvals", path: "/", topic: "approvals" },
+  app.get(`${base}/`, async (c) => {
+    const approvals = (
       <ApprovalsList
         approvals={deps.pending.list()}
         csrf={c.get("session").csrf}
         timeoutMs={deps.settings().approvalTimeoutSeconds * 1000}
         notice={NOTICES[c.req.query("notice") ?? ""]}
-      />,
-    ));
+      />
+    );
+    if (c.req.query("fragment") === "1") return html(approvals);
+    return html(
+      <Layout
+        title="Overview"
+        path="/"
+        topic="approvals"
+        pending={deps.pending.size}
+        after={await overview(deps)}
+      >
+        {approvals}
+      </Layout>,
+    );
+  });
 
   app.post(`${base}/approvals/:id`, (c) => {
     const decision = c.get("form").decision;

@@ -70,6 +70,24 @@ fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; 
 fieldset label { flex-direction: row; gap: 4px; align-items: center; color: var(--fg); }
 .empty { padding: 24px; text-align: center; color: var(--muted); }
 main a { color: var(--accent); }
+dl.tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(100px, 1fr)); gap: 8px; margin: 0 0 12px; }
+dl.tiles .tile { border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; }
+dl.tiles dt { color: var(--muted); font-size: 12px; }
+dl.tiles dd { margin: 0; font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
+dl.tiles .tile-denied dd, dl.tiles .tile-errors dd { color: var(--bad); }
+figure.chart { margin: 0 0 12px; }
+figure.chart svg { width: 100%; height: 140px; display: block; }
+svg .axis { stroke: var(--line); }
+svg .bar-ok { fill: var(--accent); }
+svg .bar-denied { fill: var(--warn); }
+svg .bar-error { fill: var(--bad); }
+svg .line-p95 { fill: none; stroke: var(--ok); stroke-width: 1.5; }
+svg .tick { fill: var(--muted); font-size: 11px; }
+.key-ok { color: var(--accent); } .key-denied { color: var(--warn); }
+.key-error { color: var(--bad); } .key-p95 { color: var(--ok); }
+.split { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
+.split h3 { font-size: 14px; margin: 8px 0; }
+@media (max-width: 640px) { .split { grid-template-columns: 1fr; } }
 main h2 { margin-top: 16px; }
 .schema-browser { display: grid; grid-template-columns: minmax(180px, 260px) 1fr; gap: 16px; }
 .schema-browser ul { list-style: none; padding: 0; margin: 0; }

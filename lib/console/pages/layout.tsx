@@ -10,7 +10,7 @@ import type { Topic } from "../events.ts";
 
 /** The pages, in the navigation's order. */
 export const PAGES = [
-  { path: "/", title: "Approvals" },
+  { path: "/", title: "Overview" },
   { path: "/query", title: "Query" },
   { path: "/schema", title: "Schema" },
   { path: "/activity", title: "Activity" },
@@ -40,6 +40,8 @@ export function Layout(props: {
   pending: number;
   /** Above the live part (filters, forms): never replaced while typed in. */
   head?: Child;
+  /** Below the live part (the Overview's charts). */
+  after?: Child;
   children: Child;
 }) {
   return (
@@ -88,6 +90,7 @@ export function Layout(props: {
           <h1>{props.title}</h1>
           {props.head ?? null}
           <div id="live">{props.children}</div>
+          {props.after ?? null}
         </main>
       </body>
     </html>

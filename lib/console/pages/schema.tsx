@@ -257,7 +257,7 @@ export function TableView(props: {
                   {column.enumValues
                     ? (
                       <span class="muted enum">
-                        {" "}one of {column.enumValues.join(", ")}
+                        {` one of ${column.enumValues.join(", ")}`}
                       </span>
                     )
                     : null}
@@ -304,8 +304,7 @@ export function TableView(props: {
                 </a>{" "}
                 ({key.referencedColumns.join(", ")})
                 <span class="muted">
-                  {" "}on delete {key.onDelete.toLowerCase()}, on update{" "}
-                  {key.onUpdate.toLowerCase()}
+                  {` on delete ${key.onDelete.toLowerCase()}, on update ${key.onUpdate.toLowerCase()}`}
                 </span>
               </li>
             ))}
