@@ -21,14 +21,9 @@ import {
   keyType,
   knownHostsLine,
   readKnownHosts,
-  trustCommand,
 } from "../db/ssh/known_hosts.ts";
 import { parseJump, type SshSetting } from "../db/ssh/setting.ts";
-import {
-  isUntrustedHostKey,
-  type SshHop,
-  SshTunnel,
-} from "../db/ssh/tunnel.ts";
+import { type SshHop, SshTunnel } from "../db/ssh/tunnel.ts";
 import { messageOf } from "../protocol/message_of.ts";
 import { type Parsed, stringFlag } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
@@ -184,39 +179,6 @@ export function sshFields(
   }
   fields.ssh = ssh;
   return { fields, remove };
-}
-
-/** `connections test`: reach each hop, and say what key each showed. */
-export async function reportHops(
-  connection: SavedConnection,
-  io: CliIO,
-  context: SshContext,
-): Promise<"ok" | "untrusted" | "failed"> {
-  let tunnel: SshTunnel | null = null;
-  try {
-    const { hops } = await sshHops(
-      connection.ssh!,
-      context.env,
-      connection.name,
-    );
-    tunnel = new SshTunnel({
-      hops,
-      secrets: [],
-      trustCommand: trustCommand(connection.name),
-      knownHosts: () => readKnownHosts(context.knownHostsFiles),
-    });
-    for (const report of await tunnel.check()) {
-      io.out(
-        `"${connection.name}": SSH ${report.host}:${report.port} ok (${report.keyType} ${report.fingerprint})`,
-      );
-    }
-    return "ok";
-  } catch (error) {
-    io.err(`"${connection.name}": ${messageOf(error)}`);
-    return isUntrustedHostKey(error) ? "untrusted" : "failed";
-  } finally {
-    await tunnel?.close();
-  }
 }
 
 /**
