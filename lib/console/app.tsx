@@ -33,6 +33,10 @@ import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
 import { hardenRoutes } from "./harden_routes.tsx";
 import { queryRoutes } from "./query_routes.tsx";
+import {
+  connectionRoutes,
+  type ConnectionsPage,
+} from "./connection_routes.tsx";
 import { schemaRoutes } from "./schema_routes.tsx";
 import {
   type ConsoleEnv,
@@ -71,6 +75,8 @@ const NOTICES: Readonly<Record<string, string>> = {
     "That approval is no longer waiting (answered elsewhere, withdrawn by its client, or timed out).",
   saved: "Saved to connections.json: in force from the next call.",
   revoked: "Revoked: the token stops working now.",
+  removed: "Removed: AI clients no longer see it.",
+  "removed-dropped": "Removed, and its AI login dropped on the server.",
   hardened:
     "Hardened: every AI read on it now runs as its least-privilege login.",
 };
@@ -266,20 +272,39 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     });
   });
 
-  app.get(`${base}/connections`, (c) =>
-    page(
+  const connectionsPage: ConnectionsPage = (c, extra) => {
+    const notice = extra.notice ?? NOTICES[c.req.query("notice") ?? ""];
+    return page(
       c,
       { title: "Connections", path: "/connections" },
       <ConnectionsTable
         connections={deps.connections.all()}
         status={(id) => ({
           connected: deps.pool.isConnected(id),
+          failure: deps.pool.lastFailure(id),
           risks: deps.pool.risks(id),
         })}
         csrf={c.get("session").csrf}
-        notice={NOTICES[c.req.query("notice") ?? ""]}
+        notice={notice}
+        {...(extra.add ? { add: extra.add } : {})}
+        {...(extra.report ? { report: extra.report } : {})}
       />,
-    ));
+    );
+  };
+  app.get(`${base}/connections`, (c) => connectionsPage(c, {}));
+  connectionRoutes(
+    app,
+    deps,
+    base,
+    connectionsPage,
+    (title, body) =>
+      html(
+        <Layout title={title} path="/connections" pending={deps.pending.size}>
+          {body}
+        </Layout>,
+      ),
+    see,
+  );
 
   app.post(`${base}/connections/:id`, async (c) => {
     const form = c.get("form");

@@ -70,6 +70,25 @@ fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; 
 fieldset label { flex-direction: row; gap: 4px; align-items: center; color: var(--fg); }
 .empty { padding: 24px; text-align: center; color: var(--muted); }
 main a { color: var(--accent); }
+a.button { display: inline-block; padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px;
+  background: var(--card); color: var(--fg); text-decoration: none; }
+.row-actions { display: flex; gap: 6px; flex-wrap: wrap; margin-top: 6px; }
+.state { display: block; }
+form.stacked .fields { display: grid; grid-template-columns: repeat(auto-fit, minmax(220px, 1fr)); gap: 8px; }
+details.card > summary { cursor: pointer; }
+details.ssh { margin: 8px 0; } details.ssh summary { cursor: pointer; color: var(--muted); }
+label.check { flex-direction: row; align-items: center; gap: 6px; color: var(--fg); }
+.card, td, .notice { overflow-wrap: anywhere; }
+ol.steps li.step-ok::marker { color: var(--ok); }
+@media (max-width: 640px) {
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack thead { display: none; }
+  table.stack tr { border-bottom: 2px solid var(--line); padding: 6px 0; }
+  table.stack td { border: 0; padding: 3px 4px; }
+  table.stack td[data-label]::before { content: attr(data-label); display: block; color: var(--muted);
+    font-size: 11px; text-transform: uppercase; letter-spacing: .03em; }
+  form.create { flex-direction: column; align-items: stretch; }
+}
 dl.tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(100px, 1fr)); gap: 8px; margin: 0 0 12px; }
 dl.tiles .tile { border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; }
 dl.tiles dt { color: var(--muted); font-size: 12px; }
