@@ -199,11 +199,17 @@ export class ActivityLog {
     clientName?: string;
     connectionId?: string;
     outcome?: Outcome;
+    /** Only rows older than this one (the next page). */
+    beforeId?: number;
     limit: number;
   }): Promise<ActivityRow[]> {
     await this.flush();
     const where: string[] = [];
     const args: (string | number)[] = [];
+    if (filter.beforeId !== undefined) {
+      where.push("id < ?");
+      args.push(filter.beforeId);
+    }
     for (
       const [column, value] of [
         ["client_name", filter.clientName],

@@ -157,11 +157,21 @@ export class QueryHistory implements HistoryStore {
    * SQL contains `grep` (case-insensitive, taken literally).
    */
   async search(
-    filter: { connectionId?: string; grep?: string; limit: number },
+    filter: {
+      connectionId?: string;
+      grep?: string;
+      /** Only rows older than this one (the next page). */
+      beforeId?: number;
+      limit: number;
+    },
   ): Promise<HistoryRow[]> {
     await this.flush();
     const where: string[] = [];
     const args: (string | number)[] = [];
+    if (filter.beforeId !== undefined) {
+      where.push("id < ?");
+      args.push(filter.beforeId);
+    }
     if (filter.connectionId !== undefined) {
       where.push("connection_id = ?");
       args.push(filter.connectionId);

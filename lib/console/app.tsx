@@ -64,7 +64,7 @@ import { ConsoleBase, Layout } from "./pages/layout.tsx";
 import { TOKEN_LIFETIMES, TokensPage } from "./pages/tokens.tsx";
 
 /** Rows a page shows; the export takes up to EXPORT_LIMIT. */
-const PAGE_ROWS = 200;
+export const PAGE_ROWS = 200;
 const EXPORT_LIMIT = 100_000;
 
 /** Notices a redirect may ask the next page to show (never free text). */
@@ -211,6 +211,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
       ...(filter.outcome === undefined
         ? {}
         : { outcome: filter.outcome as Outcome }),
+      ...beforeOf(c.req.query("before")),
       limit: PAGE_ROWS,
     });
     const head = c.req.query("fragment") === "1" ? null : (
@@ -223,13 +224,20 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     return page(
       c,
       { title: "Activity", path: "/activity", topic: "activity", head },
-      <ActivityTable rows={rows} nameOf={nameOf(deps)} />,
+      <ActivityTable
+        rows={rows}
+        nameOf={nameOf(deps)}
+        older={olderOf(c.req.url, rows, base)}
+      />,
     );
   });
 
   app.get(`${base}/history`, async (c) => {
     const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
-    const rows = await deps.history.search(searchOf(filter, PAGE_ROWS));
+    const rows = await deps.history.search({
+      ...searchOf(filter, PAGE_ROWS),
+      ...beforeOf(c.req.query("before")),
+    });
     const head = c.req.query("fragment") === "1" ? null : (
       <HistorySearch
         filter={filter}
@@ -240,7 +248,11 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     return page(
       c,
       { title: "History", path: "/history", topic: "history", head },
-      <HistoryTable rows={rows} nameOf={nameOf(deps)} />,
+      <HistoryTable
+        rows={rows}
+        nameOf={nameOf(deps)}
+        older={olderOf(c.req.url, rows, base)}
+      />,
     );
   });
 
@@ -496,6 +508,29 @@ function htmlResponse(node: Child): Response {
   return new Response(`<!doctype html>${String(node)}`, {
     headers: { "content-type": "text/html; charset=utf-8" },
   });
+}
+
+/** `?before=<id>`: the page of rows older than that one. */
+function beforeOf(before: string | undefined): { beforeId?: number } {
+  const id = Number(before);
+  return before !== undefined && Number.isSafeInteger(id) && id > 0
+    ? { beforeId: id }
+    : {};
+}
+
+/** The next page's address: this one's, before its last row (a full page). */
+function olderOf(
+  url: string,
+  rows: readonly { id: number }[],
+  base: string,
+): string | null {
+  if (rows.length < PAGE_ROWS) return null;
+  const next = new URL(url);
+  next.searchParams.delete("fragment");
+  next.searchParams.set("before", String(rows.at(-1)!.id));
+  return `${
+    next.pathname.startsWith(base) ? "" : base
+  }${next.pathname}${next.search}`;
 }
 
 function nameOf(deps: ConsoleDeps): (id: string) => string {

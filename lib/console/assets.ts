@@ -67,6 +67,10 @@ button.primary { background: var(--accent); border-color: var(--accent); color: 
 .secret { font: 15px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; user-select: all;
   padding: 8px 10px; background: var(--bg); border: 1px dashed var(--accent); border-radius: 6px; display: inline-block; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; }
+fieldset.picker { display: flex; flex-direction: column; gap: 6px; min-width: 220px; }
+.picklist { max-height: 12em; overflow: auto; border: 1px solid var(--line); border-radius: 6px; padding: 4px 6px; }
+.picklist label[hidden] { display: none; }
+.card.approval:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
 fieldset label { flex-direction: row; gap: 4px; align-items: center; color: var(--fg); }
 .empty { padding: 24px; text-align: center; color: var(--muted); }
 main a { color: var(--accent); }
@@ -85,6 +89,7 @@ ol.steps li.step-ok::marker { color: var(--ok); }
   table.stack thead { display: none; }
   table.stack tr { border-bottom: 2px solid var(--line); padding: 6px 0; }
   table.stack td { border: 0; padding: 3px 4px; }
+  table.stack td.num { text-align: left; }
   table.stack td[data-label]::before { content: attr(data-label); display: block; color: var(--muted);
     font-size: 11px; text-transform: uppercase; letter-spacing: .03em; }
   form.create { flex-direction: column; align-items: stretch; }
@@ -196,6 +201,20 @@ export const CONSOLE_JS = `"use strict";
     form.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(apply, 250); });
     form.addEventListener("change", () => { clearTimeout(timer); apply(); });
     form.addEventListener("submit", (event) => { event.preventDefault(); clearTimeout(timer); apply(); });
+  }
+
+  // A searchable pick list (the token form's connections).
+  for (const search of document.querySelectorAll("input[data-filter-list]")) {
+    const list = document.getElementById(search.dataset.filterList);
+    if (!list) continue;
+    search.addEventListener("keydown", (event) => { if (event.key === "Enter") event.preventDefault(); });
+    search.addEventListener("input", () => {
+      const words = search.value.toLowerCase().trim();
+      for (const item of list.querySelectorAll("[data-name]")) {
+        const ticked = item.querySelector("input:checked");
+        item.hidden = words !== "" && !ticked && !item.dataset.name.includes(words);
+      }
+    });
   }
 
   // Keys: "/" focuses the page's search; "a"/"d" approve or deny the
