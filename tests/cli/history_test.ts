@@ -123,7 +123,7 @@ Deno.test("history --csv quotes what it must and disarms formulas", async () => 
     await historyCommand(db, [SHOP], ["--csv"], csv.io);
     assertEquals(
       csv.out[0],
-      "time,connection,outcome,statement_type,row_count,rows_affected,duration_ms,client,token,error,sql",
+      "time,connection,outcome,statement_type,row_count,rows_affected,duration_ms,client,token,error,approved_at,sql",
     );
     assert(
       csv.out[1]!.endsWith(`,"'=HYPERLINK(""http://x"", ""y""), 1"`),
