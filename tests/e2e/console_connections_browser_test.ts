@@ -179,6 +179,17 @@ Deno.test({
         ?.user ?? "";
       assertMatch(user, /^dbport_ai_/);
 
+      // The Query page reads as the saved login, not the AI login.
+      await page.goto(`${t.base}query`);
+      await page.select("#query-connection", saved.id);
+      await page.type("#query-sql", "select current_user as who");
+      await Promise.all([page.waitForNavigation(), page.click("#query-run")]);
+      assertEquals(
+        await page.$eval("#query-grid tbody td", (n) => n.textContent),
+        "postgres",
+      );
+      await page.goto(`${t.base}connections`);
+
       // Remove, dropping the AI login on the server.
       await Promise.all([
         page.waitForNavigation(),

@@ -165,7 +165,10 @@ Deno.test({
     );
     // Shop answered: at most its login's risks (a superuser here), no failure.
     assertEquals(
-      await page.$$eval(`[data-problem="${shop.id}"] .failure`, (n) => n.length),
+      await page.$$eval(
+        `[data-problem="${shop.id}"] .failure`,
+        (n) => n.length,
+      ),
       0,
     );
     await screenshots(page, "console-overview");

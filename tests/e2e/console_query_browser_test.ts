@@ -97,6 +97,25 @@ Deno.test({
       "the Query page scrolls sideways at 390 px",
     );
 
+    // Cancel: the write shown, then dropped; nothing is written.
+    await page.$eval(
+      "#query-sql",
+      (n) => (n as unknown as { value: string }).value = "",
+    );
+    await page.type("#query-sql", `delete from ${s}.books`);
+    await Promise.all([page.waitForNavigation(), page.click("#query-run")]);
+    assertMatch(
+      await page.$eval("#query-confirm h2", (n) => n.textContent!),
+      /It writes/,
+    );
+    await Promise.all([page.waitForNavigation(), page.click("#query-cancel")]);
+    assertMatch(await page.content(), /Cancelled: nothing was run/);
+    assertEquals(
+      (await fixture.admin(`select count(*)::int as n from ${s}.books`))
+        .map((row) => (row as { n: number }).n),
+      [2],
+    );
+
     // A write: the preview first, nothing written until Confirm.
     await page.$eval(
       "#query-sql",

@@ -33,6 +33,9 @@ Deno.test({
       `comment on column ${s}.books.title is 'The title on the cover'`,
     );
     await fixture.admin(
+      `create type ${s}.mood as enum ('calm', 'busy'); alter table ${s}.authors add column mood ${s}.mood`,
+    );
+    await fixture.admin(
       `do $$ begin for i in 1..205 loop execute format('create table %I.%I (id int)', '${s}', 'zz_' || lpad(i::text, 3, '0')); end loop; end $$`,
     );
     const saved = savedConnection(fixture, "Shop");
@@ -121,6 +124,13 @@ Deno.test({
     assertEquals(
       await page.$eval("#table-name", (n) => n.textContent),
       "authors",
+    );
+    assertMatch(
+      await page.$eval(
+        `#table-columns tr[data-column="mood"]`,
+        (n) => n.textContent!,
+      ),
+      /one of calm, busy/,
     );
     // Query opens the Query page on it, posted (the SQL in no URL).
     await Promise.all([page.waitForNavigation(), page.click("#table-query")]);

@@ -106,7 +106,11 @@ export function ConfirmWrite(props: {
   const { confirm } = props;
   return (
     <section class="card approval write" id="query-confirm">
-      <h2>Run this on {props.connectionName}? It {confirm.why}.</h2>
+      <h2>
+        {`Run this on ${props.connectionName}? ${
+          confirm.why.charAt(0).toUpperCase()
+        }${confirm.why.slice(1)}.`}
+      </h2>
       {confirm.previewLine
         ? <p class="preview" id="query-preview">{confirm.previewLine}</p>
         : null}
