@@ -63,7 +63,7 @@ export function figuresOf(rows: readonly StatRow[], minutes: number): Figures {
   const durations = rows.map((row) => row.durationMs).sort((a, b) => a - b);
   return {
     calls: rows.length,
-    perMinute: Math.round((rows.length / minutes) * 100) / 100,
+    perMinute: Math.round((rows.length / minutes) * 1000) / 1000,
     p50: percentile(durations, 0.5),
     p95: percentile(durations, 0.95),
     denied: rows.filter((row) => row.outcome === "denied").length,

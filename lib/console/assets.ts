@@ -100,7 +100,8 @@ dl.tiles dt { color: var(--muted); font-size: 12px; }
 dl.tiles dd { margin: 0; font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
 dl.tiles .tile-denied dd, dl.tiles .tile-errors dd { color: var(--bad); }
 figure.chart { margin: 0 0 12px; }
-figure.chart svg { width: 100%; height: 140px; display: block; }
+figure.chart svg { width: 100%; height: 120px; display: block; }
+.axis-labels { display: flex; justify-content: space-between; font-size: 11px; margin: 2px 0 4px; }
 svg .axis { stroke: var(--line); }
 svg .bar-ok { fill: var(--accent); }
 svg .bar-denied { fill: var(--warn); }
@@ -111,6 +112,8 @@ svg .tick { fill: var(--muted); font-size: 11px; }
 .key-error { color: var(--bad); } .key-p95 { color: var(--ok); }
 .split { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
 .split h3 { font-size: 14px; margin: 8px 0; }
+.split > div { overflow-x: auto; }
+.split th, .split td { overflow-wrap: normal; white-space: nowrap; }
 @media (max-width: 640px) { .split { grid-template-columns: 1fr; } }
 main h2 { margin-top: 16px; }
 .schema-browser { display: grid; grid-template-columns: minmax(180px, 260px) 1fr; gap: 16px; }

@@ -346,6 +346,8 @@ export class DriverPool {
   readonly #entries = new Map<string, Entry>();
   /** Each connection's last failure to connect, until it answers again. */
   readonly #failures = new Map<string, ConnectionFailure>();
+  /** When a try made outside the pool (a test) last reached the database. */
+  readonly #testedAt = new Map<string, number>();
   readonly #open: (spec: DriverSpec) => Driver;
   readonly #now: () => number;
   readonly #riskListeners: ((id: string, risks: string[]) => void)[] = [];
@@ -403,14 +405,24 @@ export class DriverPool {
   /** Record the outcome of a try made outside the pool (`connections test`). */
   noteOutcome(id: string, failure: string | null): void {
     const key = id.replace(/:owner$/, "");
-    if (failure === null) this.#failures.delete(key);
-    else this.#failures.set(key, { message: failure, at: this.#now() });
+    if (failure === null) {
+      this.#failures.delete(key);
+      this.#testedAt.set(key, this.#now());
+    } else {
+      this.#failures.set(key, { message: failure, at: this.#now() });
+      this.#testedAt.delete(key);
+    }
   }
 
   /** Whether the connection's database answered recently. */
   isConnected(id: string): boolean {
-    const answeredAt = this.#entries.get(id)?.answeredAt ?? null;
-    return answeredAt !== null && this.#now() - answeredAt < CONNECTED_FOR_MS;
+    if (this.#failures.has(id)) return false;
+    const answeredAt = Math.max(
+      this.#entries.get(id)?.answeredAt ?? -Infinity,
+      this.#entries.get(`${id}:owner`)?.answeredAt ?? -Infinity,
+      this.#testedAt.get(id) ?? -Infinity,
+    );
+    return this.#now() - answeredAt < CONNECTED_FOR_MS;
   }
 
   /**
@@ -448,8 +460,11 @@ export class DriverPool {
 
   /** Close the drivers of connections that are no longer saved. */
   async retain(ids: ReadonlySet<string>): Promise<void> {
-    for (const id of this.#failures.keys()) {
-      if (!ids.has(id)) this.#failures.delete(id);
+    for (const id of [...this.#failures.keys(), ...this.#testedAt.keys()]) {
+      if (!ids.has(id)) {
+        this.#failures.delete(id);
+        this.#testedAt.delete(id);
+      }
     }
     const gone = [...this.#entries].filter(([id]) => !ids.has(id));
     for (const [id] of gone) this.#entries.delete(id);

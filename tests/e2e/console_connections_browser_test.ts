@@ -169,6 +169,7 @@ Deno.test({
         await page.$eval("#harden-statements", (n) => n.textContent!),
         /CREATE ROLE "dbport_ai_/,
       );
+      await screenshots(page, "console-connections-harden");
       await Promise.all([
         page.waitForNavigation(),
         page.click("#harden-apply"),

@@ -97,6 +97,24 @@ Deno.test({
       "the Query page scrolls sideways at 390 px",
     );
 
+    // A statement the engine cannot parse: its error, the text kept.
+    await page.$eval(
+      "#query-sql",
+      (n) => (n as unknown as { value: string }).value = "selec 1",
+    );
+    await Promise.all([page.waitForNavigation(), page.click("#query-run")]);
+    assertMatch(
+      await page.$eval("#query-error", (n) => n.textContent!),
+      /syntax error/,
+    );
+    assertEquals(
+      await page.$eval(
+        "#query-sql",
+        (n) => (n as unknown as { value: string }).value,
+      ),
+      "selec 1",
+    );
+
     // Cancel: the write shown, then dropped; nothing is written.
     await page.$eval(
       "#query-sql",

@@ -120,9 +120,9 @@ function FigureTiles(props: { figures: Figures; prefix: string }) {
 function CallsChart(props: { stats: WindowStats }) {
   const { buckets } = props.stats;
   const width = 720;
-  const height = 140;
-  const top = 10;
-  const bottom = 22;
+  const height = 120;
+  const top = 4;
+  const bottom = 2;
   const plot = height - top - bottom;
   const most = Math.max(1, ...buckets.map((b) => b.calls));
   const slowest = Math.max(1, ...buckets.map((b) => b.p95 ?? 0));
@@ -130,6 +130,7 @@ function CallsChart(props: { stats: WindowStats }) {
   const y = (count: number) => (count / most) * plot;
   const minutes = props.stats.bucketMs / 60_000;
   const label = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+  // Labels sit outside the SVG, which stretches to the page's width.
   const p95 = buckets
     .map((b, i) =>
       b.p95 === null
@@ -191,21 +192,14 @@ function CallsChart(props: { stats: WindowStats }) {
         {p95.length > 1
           ? <polyline class="line-p95" points={p95.join(" ")} />
           : null}
-        <text class="tick" x="0" y={String(height - 6)}>
-          {label(props.stats.from)} UTC
-        </text>
-        <text
-          class="tick"
-          x={String(width)}
-          y={String(height - 6)}
-          text-anchor="end"
-        >
-          now
-        </text>
-        <text class="tick" x="4" y={String(top + 8)}>
-          {most} calls
-        </text>
       </svg>
+      <div class="axis-labels muted">
+        <span>
+          <Time ms={props.stats.from} />
+        </span>
+        <span>most: {most} calls</span>
+        <span>now</span>
+      </div>
       <figcaption class="muted">
         Calls per {minutes === 1 ? "minute" : `${minutes} minutes`}:{" "}
         <span class="key-ok">answered</span>,{" "}
