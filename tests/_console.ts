@@ -68,7 +68,12 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     ]);
     for (const [label, width] of [["desktop", 1280], ["390", 390]] as const) {
       await page.setViewport({ width, height: 900 });
-      await screenshot(page, `${name}-${scheme}-${label}`);
+      // A loaded machine may still be laying the page out at the new width
+      // ("Cannot take screenshot with 0 width"): once more after a moment.
+      await screenshot(page, `${name}-${scheme}-${label}`).catch(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await screenshot(page, `${name}-${scheme}-${label}`);
+      });
     }
   }
   await page.setViewport({ width: 1280, height: 900 });
@@ -128,6 +133,14 @@ export async function assertGuarded(
   const withCsrf = method === "POST" ? { ...form, csrf: t.csrf } : undefined;
   const noCookie = await send(url, method, { origin: t.origin }, withCsrf);
   assertEquals(noCookie.status, 403, `${method} ${path} without a cookie`);
+  if (method === "GET") {
+    const wrongKey = await send(
+      `${url}${url.includes("?") ? "&" : "?"}key=${"0".repeat(64)}`,
+      method,
+      {},
+    );
+    assertEquals(wrongKey.status, 403, `GET ${path} with a wrong key`);
+  }
   const wrongHost = await rawStatus(
     t.port,
     `${method} ${

@@ -97,6 +97,19 @@ Deno.test({
       "the Query page scrolls sideways at 390 px",
     );
 
+    // The tools' budgets: a long read is cut at the row limit, and says so.
+    const long = await send(`${t.base}query`, "POST", {
+      cookie: t.cookie,
+      origin: t.origin,
+    }, {
+      csrf: t.csrf,
+      connection: saved.id,
+      sql: "select g from generate_series(1, 5000) g",
+    });
+    const limit = server.server.state.settings.defaultRowLimit;
+    assertMatch(long.text, new RegExp(`id="query-count">${limit} rows<`));
+    assertMatch(long.text, /id="query-truncation"/);
+
     // A statement the engine cannot parse: its error, the text kept.
     await page.$eval(
       "#query-sql",
