@@ -19,19 +19,14 @@ import {
   type SavedConnection,
 } from "../app/connections.ts";
 import { messageOf } from "../protocol/message_of.ts";
-import { type Outcome, OUTCOMES } from "../app/activity_log.ts";
 import { parseDuration } from "../app/duration.ts";
-import {
-  HISTORY_CSV_HEADER,
-  historyCsvLine,
-  historyJsonLine,
-} from "../app/history_export.ts";
 import { isLevel } from "../app/tokens.ts";
 import { HttpError } from "../server/http_error.ts";
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from "./assets.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
 import { hardenRoutes } from "./harden_routes.tsx";
+import { logRoutes } from "./log_routes.tsx";
 import { queryRoutes } from "./query_routes.tsx";
 import {
   connectionRoutes,
@@ -47,25 +42,11 @@ import {
   securityHeaders,
   underPrefix,
 } from "./guards.ts";
-import {
-  type ActivityFilter,
-  ActivityFilters,
-  ActivityTable,
-} from "./pages/activity.tsx";
 import { ApprovalsList } from "./pages/approvals.tsx";
 import { overview } from "./overview.tsx";
 import { ConnectionsTable } from "./pages/connections.tsx";
-import {
-  type HistoryFilter,
-  HistorySearch,
-  HistoryTable,
-} from "./pages/history.tsx";
 import { ConsoleBase, Layout } from "./pages/layout.tsx";
 import { TOKEN_LIFETIMES, TokensPage } from "./pages/tokens.tsx";
-
-/** Rows a page shows; the export takes up to EXPORT_LIMIT. */
-export const PAGE_ROWS = 200;
-const EXPORT_LIMIT = 100_000;
 
 /** Notices a redirect may ask the next page to show (never free text). */
 const NOTICES: Readonly<Record<string, string>> = {
@@ -193,96 +174,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   });
 
-  app.get(`${base}/activity`, async (c) => {
-    const filter: ActivityFilter = {};
-    const client = c.req.query("client");
-    const connection = c.req.query("connection");
-    const outcome = c.req.query("outcome");
-    if (client) filter.client = client;
-    if (connection) filter.connection = connection;
-    if (outcome && (OUTCOMES as readonly string[]).includes(outcome)) {
-      filter.outcome = outcome;
-    }
-    const rows = await deps.activity.search({
-      ...(filter.client === undefined ? {} : { clientName: filter.client }),
-      ...(filter.connection === undefined
-        ? {}
-        : { connectionId: filter.connection }),
-      ...(filter.outcome === undefined
-        ? {}
-        : { outcome: filter.outcome as Outcome }),
-      ...beforeOf(c.req.query("before")),
-      limit: PAGE_ROWS,
-    });
-    const head = c.req.query("fragment") === "1" ? null : (
-      <ActivityFilters
-        filter={filter}
-        clients={await deps.activity.clientNames()}
-        connections={deps.connections.all()}
-      />
-    );
-    return page(
-      c,
-      { title: "Activity", path: "/activity", topic: "activity", head },
-      <ActivityTable
-        rows={rows}
-        nameOf={nameOf(deps)}
-        older={olderOf(c.req.url, rows, base)}
-      />,
-    );
-  });
-
-  app.get(`${base}/history`, async (c) => {
-    const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
-    const rows = await deps.history.search({
-      ...searchOf(filter, PAGE_ROWS),
-      ...beforeOf(c.req.query("before")),
-    });
-    const head = c.req.query("fragment") === "1" ? null : (
-      <HistorySearch
-        filter={filter}
-        connections={deps.connections.all()}
-        recording={deps.settings().queryHistory}
-      />
-    );
-    return page(
-      c,
-      { title: "History", path: "/history", topic: "history", head },
-      <HistoryTable
-        rows={rows}
-        nameOf={nameOf(deps)}
-        older={olderOf(c.req.url, rows, base)}
-      />,
-    );
-  });
-
-  app.get(`${base}/history/export`, async (c) => {
-    const format = c.req.query("format");
-    if (format !== "csv" && format !== "json") {
-      throw HttpError.plain(
-        400,
-        "bad_format",
-        'format must be "csv" or "json"',
-      );
-    }
-    const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
-    const rows = await deps.history.search(searchOf(filter, EXPORT_LIMIT));
-    const names = nameOf(deps);
-    const lines = format === "csv"
-      ? [HISTORY_CSV_HEADER, ...rows.map((row) => historyCsvLine(row, names))]
-      : rows.map((row) => historyJsonLine(row, names));
-    const stamp = new Date(deps.now()).toISOString().slice(0, 10);
-    return new Response(lines.join("\r\n") + (lines.length ? "\r\n" : ""), {
-      headers: {
-        "content-type": format === "csv"
-          ? "text/csv; charset=utf-8"
-          : "application/x-ndjson; charset=utf-8",
-        "content-disposition": `attachment; filename="dbport-history-${stamp}.${
-          format === "csv" ? "csv" : "jsonl"
-        }"`,
-      },
-    });
-  });
+  logRoutes(app, deps, base, page);
 
   const connectionsPage: ConnectionsPage = (c, extra) => {
     const notice = extra.notice ?? NOTICES[c.req.query("notice") ?? ""];
@@ -502,60 +394,13 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   return app;
 }
 
-type ConsoleTopic = "approvals" | "activity" | "history";
+/** What changes refresh a page's live part. */
+export type ConsoleTopic = "approvals" | "activity" | "history";
 
 function htmlResponse(node: Child): Response {
   return new Response(`<!doctype html>${String(node)}`, {
     headers: { "content-type": "text/html; charset=utf-8" },
   });
-}
-
-/** `?before=<id>`: the page of rows older than that one. */
-function beforeOf(before: string | undefined): { beforeId?: number } {
-  const id = Number(before);
-  return before !== undefined && Number.isSafeInteger(id) && id > 0
-    ? { beforeId: id }
-    : {};
-}
-
-/** The next page's address: this one's, before its last row (a full page). */
-function olderOf(
-  url: string,
-  rows: readonly { id: number }[],
-  base: string,
-): string | null {
-  if (rows.length < PAGE_ROWS) return null;
-  const next = new URL(url);
-  next.searchParams.delete("fragment");
-  next.searchParams.set("before", String(rows.at(-1)!.id));
-  return `${
-    next.pathname.startsWith(base) ? "" : base
-  }${next.pathname}${next.search}`;
-}
-
-function nameOf(deps: ConsoleDeps): (id: string) => string {
-  const names = new Map(deps.connections.all().map((c) => [c.id, c.name]));
-  return (id) => names.get(id) ?? id;
-}
-
-function historyFilter(
-  q: string | undefined,
-  connection: string | undefined,
-): HistoryFilter {
-  return {
-    ...(q ? { q } : {}),
-    ...(connection ? { connection } : {}),
-  };
-}
-
-function searchOf(filter: HistoryFilter, limit: number) {
-  return {
-    ...(filter.connection === undefined
-      ? {}
-      : { connectionId: filter.connection }),
-    ...(filter.q === undefined ? {} : { grep: filter.q }),
-    limit,
-  };
 }
 
 /** A form field that must be one of `values`. */
