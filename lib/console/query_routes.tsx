@@ -232,7 +232,12 @@ export function queryRoutes(
       return show(
         c,
         plan.input,
-        <ResultGrid answer={result.answer} types={result.types} write />,
+        <ResultGrid
+          answer={result.answer}
+          types={result.types}
+          write
+          recorded={deps.settings().queryHistory}
+        />,
       );
     } catch (error) {
       if (error instanceof OwnerFailure) {

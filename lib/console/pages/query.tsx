@@ -140,6 +140,8 @@ export function ResultGrid(props: {
   answer: JsonObject;
   types: readonly (string | null)[];
   write: boolean;
+  /** The history keeps it (`queryHistory` on). */
+  recorded?: boolean;
 }) {
   const columns = (props.answer.columns ?? []) as string[];
   const rows = (props.answer.rows ?? []) as Cell[][];
@@ -159,7 +161,9 @@ export function ResultGrid(props: {
           {props.write && columns.length > 0 ? `, ${count} returned` : ""}
         </span>{" "}
         · <span id="query-ms">{ms} ms</span>
-        {props.write ? " · recorded in History as yours" : ""}
+        {props.write && props.recorded !== false
+          ? " · recorded in History as yours"
+          : ""}
       </p>
       {truncation?.message
         ? <p class="notice" id="query-truncation">{truncation.message}</p>
