@@ -104,7 +104,14 @@ export function queryRoutes(
 
   app.get(
     `${base}/query`,
-    (c) => show(c, { connection: connections()[0]?.id ?? "", sql: "" }, null),
+    (c) => {
+      // ?connection=<id> picks it (links from Connections); never any SQL.
+      const asked = deps.connections.byId(c.req.query("connection") ?? "");
+      return show(c, {
+        connection: asked?.id ?? connections()[0]?.id ?? "",
+        sql: "",
+      }, null);
+    },
   );
 
   app.post(`${base}/query/open`, (c) => {

@@ -180,9 +180,20 @@ Deno.test({
         ?.user ?? "";
       assertMatch(user, /^dbport_ai_/);
 
-      // The Query page reads as the saved login, not the AI login.
-      await page.goto(`${t.base}query`);
-      await page.select("#query-connection", saved.id);
+      // The Query page reads as the saved login, not the AI login; the
+      // row's Query link opens it on this connection.
+      await page.goto(`${t.base}connections`);
+      await Promise.all([
+        page.waitForNavigation(),
+        page.click(`${row} a.query`),
+      ]);
+      assertEquals(
+        await page.$eval(
+          "#query-connection",
+          (n) => (n as unknown as { value: string }).value,
+        ),
+        saved.id,
+      );
       await page.type("#query-sql", "select current_user as who");
       await Promise.all([page.waitForNavigation(), page.click("#query-run")]);
       assertEquals(

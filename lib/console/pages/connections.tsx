@@ -139,6 +139,18 @@ function ConnectionRow(
             <button type="submit" class="test">Test</button>
           </form>
           <a
+            class="button query"
+            href={at(`/query?connection=${connection.id}`)}
+          >
+            Query
+          </a>
+          <a
+            class="button schema"
+            href={at(`/schema?connection=${connection.id}`)}
+          >
+            Schema
+          </a>
+          <a
             class="button edit"
             href={at(`/connections/${connection.id}/edit`)}
           >
