@@ -14,6 +14,7 @@ import { oneOf } from "../base/one_of.ts";
 import type { InValue, Row } from "./state_client.ts";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
+import type { StatRow } from "./activity_stats.ts";
 
 /** How a request ended. */
 /** Every outcome of a request. */
@@ -198,11 +199,17 @@ export class ActivityLog {
     clientName?: string;
     connectionId?: string;
     outcome?: Outcome;
+    /** Only rows older than this one (the next page). */
+    beforeId?: number;
     limit: number;
   }): Promise<ActivityRow[]> {
     await this.flush();
     const where: string[] = [];
     const args: (string | number)[] = [];
+    if (filter.beforeId !== undefined) {
+      where.push("id < ?");
+      args.push(filter.beforeId);
+    }
     for (
       const [column, value] of [
         ["client_name", filter.clientName],
@@ -221,6 +228,28 @@ export class ActivityLog {
       args: [...args, filter.limit],
     });
     return result.rows.map(fromRow);
+  }
+
+  /**
+   * What the Overview sums: the rows since `since` (at most `limit`, the
+   * newest), with only the fields a summary needs.
+   */
+  async since(since: number, limit = 200_000): Promise<StatRow[]> {
+    await this.flush();
+    const result = await this.#db.client.execute({
+      sql: `SELECT time, duration_ms, outcome, client_name, connection_id
+            FROM activity WHERE time >= ? ORDER BY id DESC LIMIT ?`,
+      args: [since, limit],
+    });
+    return result.rows.map((row) => ({
+      time: Number(row.time),
+      durationMs: Number(row.duration_ms),
+      outcome: oneOf(OUTCOMES, row.outcome, "error"),
+      clientName: row.client_name === null ? null : String(row.client_name),
+      connectionId: row.connection_id === null
+        ? null
+        : String(row.connection_id),
+    }));
   }
 
   /** Every client name in the log, for a filter's choices. */

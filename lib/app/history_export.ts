@@ -21,6 +21,7 @@ export const HISTORY_CSV_COLUMNS = [
   "client",
   "token",
   "error",
+  "approved_at",
   "sql",
 ] as const;
 
@@ -46,6 +47,7 @@ export function historyCsvLine(
     client: row.clientName,
     token: row.tokenName,
     error: row.error,
+    approved_at: row.approvedAt ? new Date(row.approvedAt).toISOString() : null,
     sql: row.sql,
   };
   return HISTORY_CSV_COLUMNS.map((column) => csvCell(cells[column])).join(",");
@@ -59,6 +61,7 @@ export function historyJsonLine(
   return JSON.stringify({
     ...row,
     time: new Date(row.time).toISOString(),
+    approvedAt: row.approvedAt ? new Date(row.approvedAt).toISOString() : null,
     connectionName: nameOf(row.connectionId),
   });
 }

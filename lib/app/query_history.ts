@@ -41,6 +41,11 @@ export interface HistoryEntry {
   error: string | null;
   clientName: string | null;
   tokenName: string | null;
+  /**
+   * When the user approved this write (an AI client's, on a dialog or the
+   * console; the owner's own, confirmed on the Query page); null otherwise.
+   */
+  approvedAt?: number | null;
 }
 
 /** A stored entry with its id. */
@@ -71,6 +76,7 @@ const COLUMNS = [
   "error",
   "client_name",
   "token_name",
+  "approved_at",
 ] as const;
 
 function fromRow(row: Row): HistoryRow {
@@ -89,6 +95,9 @@ function fromRow(row: Row): HistoryRow {
     error: text(row.error),
     clientName: text(row.client_name),
     tokenName: text(row.token_name),
+    approvedAt: row.approved_at === null || row.approved_at === undefined
+      ? null
+      : Number(row.approved_at),
   };
 }
 
@@ -114,6 +123,7 @@ export class QueryHistory implements HistoryStore {
         entry.error,
         entry.clientName,
         entry.tokenName,
+        entry.approvedAt ?? null,
       ],
       what: "query history entries",
       onError,
@@ -147,11 +157,21 @@ export class QueryHistory implements HistoryStore {
    * SQL contains `grep` (case-insensitive, taken literally).
    */
   async search(
-    filter: { connectionId?: string; grep?: string; limit: number },
+    filter: {
+      connectionId?: string;
+      grep?: string;
+      /** Only rows older than this one (the next page). */
+      beforeId?: number;
+      limit: number;
+    },
   ): Promise<HistoryRow[]> {
     await this.flush();
     const where: string[] = [];
     const args: (string | number)[] = [];
+    if (filter.beforeId !== undefined) {
+      where.push("id < ?");
+      args.push(filter.beforeId);
+    }
     if (filter.connectionId !== undefined) {
       where.push("connection_id = ?");
       args.push(filter.connectionId);

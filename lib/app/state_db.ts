@@ -92,6 +92,11 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       paused_at INTEGER
     )`,
   ],
+  [
+    // When the user approved a write (null: not asked, or a read); rows
+    // recorded before are kept as they are.
+    `ALTER TABLE query_history ADD COLUMN approved_at INTEGER`,
+  ],
 ];
 
 /** An open state database. */

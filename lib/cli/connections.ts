@@ -18,13 +18,11 @@ import {
   ENGINE_NAMES,
   engineNamed,
   engineOfUrl,
-  ENGINES,
 } from "../db/engines.ts";
 import {
   AI_POLICIES,
   checkConnectionField,
   CONNECTION_DEFAULTS,
-  driverSpec,
   editConnections,
   EXTERNAL_ACCESS,
   loadConnections,
@@ -32,8 +30,7 @@ import {
   type SavedConnection,
   WRITE_PREVIEWS,
 } from "../app/connections.ts";
-import { DbError } from "../db/errors.ts";
-import { defaultSshContext, openDriver } from "../db/pool.ts";
+import { probeConnection } from "../app/connection_probe.ts";
 import { KNOWN_HOSTS_FILE } from "../base/identity.ts";
 import { dirname, join } from "node:path";
 import { describeTarget } from "../db/target.ts";
@@ -41,13 +38,7 @@ import { type Parsed, parseFlags, stringFlag, table } from "./args.ts";
 import { dropAiLogin, hardenCommand } from "./harden.ts";
 import { privateColumnsProblem, syncPrivateColumns } from "./private_sync.ts";
 import { parsePrivateList } from "../db/private_columns.ts";
-import {
-  reportHops,
-  SSH_FLAG_SPEC,
-  SSH_USAGE,
-  sshFields,
-  trustHost,
-} from "./ssh.ts";
+import { SSH_FLAG_SPEC, SSH_USAGE, sshFields, trustHost } from "./ssh.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** Usage of the connections command. */
@@ -536,98 +527,15 @@ type Probe =
   | { outcome: "untrusted" }
   | { outcome: "failed"; fix: string };
 
-/** Connect and say what was found. */
+/** Connect and say what was found, a line per step (connection_probe.ts). */
 async function probe(
   connection: SavedConnection,
   io: CliIO,
   path: string,
 ): Promise<Probe> {
-  const context = defaultSshContext([knownHostsOf(path)]);
-  // Each SSH hop first, so a failure says which one.
-  if (connection.ssh !== undefined) {
-    const hops = await reportHops(connection, io, context);
-    if (hops === "untrusted") return { outcome: "untrusted" };
-    if (hops === "failed") {
-      return {
-        outcome: "failed",
-        fix:
-          "check the SSH hop named above (--ssh USER@HOST:PORT, --ssh-key, --ssh-password): see connections --help",
-      };
-    }
-  }
-  const driver = openDriver(driverSpec(connection), "owner", context);
-  const where = describeWhere(connection);
-  try {
-    const version = await driver.version({
-      signal: new AbortController().signal,
-      timeoutMs: 15_000,
-    });
-    io.out(`"${connection.name}": connected to ${where}: ${version}`);
-    const risks = await driver.loginRisks({
-      signal: new AbortController().signal,
-      timeoutMs: 15_000,
-    }).catch((): string[] => []);
-    if (connection.aiLogin !== undefined) {
-      io.out(
-        `"${connection.name}": AI reads run as ${
-          JSON.stringify(connection.aiLogin.user)
-        }${risks.length > 0 ? `, which ${risks.join(", ")}` : ""}`,
-      );
-      return { outcome: "ok", risks: [] };
-    }
-    return { outcome: "ok", risks };
-  } catch (error) {
-    const message = error instanceof DbError
-      ? error.message
-      : error instanceof Error
-      ? error.message
-      : String(error);
-    io.err(`"${connection.name}": cannot connect to ${where}: ${message}`);
-    return { outcome: "failed", fix: fixFor(connection, message) };
-  } finally {
-    await driver.close();
-  }
-}
-
-/**
- * What to change for a failed test, from what the engine said (advice for
- * the owner's terminal only, never a decision about access).
- */
-function fixFor(connection: SavedConnection, message: string): string {
-  const target = describeTarget(connection.engine, connection.url);
-  if (/password|authentication|Access denied|auth/i.test(message)) {
-    return "check the user in --url and the password: give it with --password (asked without echo) or --password-stdin";
-  }
-  if (/database .*(does not exist|unknown)|Unknown database/i.test(message)) {
-    return `check the database name at the end of --url (${
-      target?.database ?? "none given"
-    }), or create it on the server`;
-  }
-  if (target?.host === null || target === null) {
-    return "check the path in --url: the file must exist and be readable";
-  }
-  if (
-    /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|timed? ?out|unreachable/i.test(message)
-  ) {
-    return `is the ${
-      ENGINES[connection.engine].label
-    } server running at ${target.host}:${target.port}? Start it, or fix the host and port in --url`;
-  }
-  return "fix what the error above names in --url or the server, then run the same command again";
-}
-
-/** Host, port, database and user of a connection, for its owner's eyes. */
-function describeWhere(connection: SavedConnection): string {
-  const target = describeTarget(connection.engine, connection.url);
-  if (target === null) return "(an unreadable URL)";
-  if (target.host === null) return target.database ?? connection.url;
-  let user = "";
-  try {
-    user = decodeURIComponent(new URL(connection.url).username);
-  } catch { /* none */ }
-  return `${user ? `${user}@` : ""}${target.host}:${target.port}/${
-    target.database ?? ""
-  }`;
+  const report = await probeConnection(connection, knownHostsOf(path));
+  for (const step of report.steps) (step.ok ? io.out : io.err)(step.text);
+  return report;
 }
 
 /** What may be shown of a connection: never a user name or password. */

@@ -105,5 +105,9 @@ function line(row: HistoryRow, nameOf: (id: string) => string): string {
     row.sql.replace(/\r?\n/g, " ⏎ "),
   ];
   if (row.error !== null) parts.push(`(${row.error})`);
+  // As the console's History says it.
+  if (row.approvedAt) {
+    parts.push(`approved by you at ${formatTime(row.approvedAt)}`);
+  }
   return parts.join("  ");
 }

@@ -9,10 +9,7 @@
 
 import { Client } from "ssh2";
 import type { Duplex } from "node:stream";
-import {
-  checkConnectionField,
-  type SavedConnection,
-} from "../app/connections.ts";
+import type { SavedConnection } from "../app/connections.ts";
 import { defaultSshContext, type SshContext } from "../db/pool.ts";
 import { sshHops } from "../db/ssh/hops.ts";
 import {
@@ -21,16 +18,16 @@ import {
   keyType,
   knownHostsLine,
   readKnownHosts,
-  trustCommand,
 } from "../db/ssh/known_hosts.ts";
-import { parseJump, type SshSetting } from "../db/ssh/setting.ts";
-import {
-  isUntrustedHostKey,
-  type SshHop,
-  SshTunnel,
-} from "../db/ssh/tunnel.ts";
+import { type SshHop, SshTunnel } from "../db/ssh/tunnel.ts";
 import { messageOf } from "../base/message_of.ts";
-import { type Parsed, stringFlag } from "./args.ts";
+import {
+  FieldError,
+  sshFields as connectionSshFields,
+} from "../app/ssh_fields.ts";
+
+export { commandWords } from "../app/ssh_fields.ts";
+import type { Parsed } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** The flags this module reads. */
@@ -65,157 +62,20 @@ Passwords outside connections.json:
                               "security find-generic-password -s db -w" (macOS),
                               "secret-tool lookup service db" (libsecret), "pass show db"`;
 
-/** Split a command line into words: spaces separate, quotes group. */
-export function commandWords(text: string): string[] {
-  const words: string[] = [];
-  const pattern = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (const match of text.matchAll(pattern)) {
-    words.push(
-      match[1] !== undefined
-        ? match[1].replace(/\\(.)/g, "$1")
-        : match[2] ?? match[3]!,
-    );
-  }
-  return words;
-}
-
 /**
  * What the flags change: the `ssh` setting (or its removal) and the password
- * source. `current` is the connection being changed (set), if any.
+ * source (lib/app/ssh_fields.ts, which the console's forms use too).
  */
 export function sshFields(
   command: string,
   parsed: Parsed,
   current: SavedConnection | undefined,
 ): { fields: Partial<SavedConnection>; remove: (keyof SavedConnection)[] } {
-  const fields: Partial<SavedConnection> = {};
-  const remove: (keyof SavedConnection)[] = [];
-  const passwordEnv = stringFlag(parsed, "password-env");
-  const passwordCommand = stringFlag(parsed, "password-command");
-  if (passwordEnv !== undefined && passwordCommand !== undefined) {
-    throw new UsageError(
-      `${command}: give --password-env or --password-command, not both`,
-    );
-  }
-  if (passwordEnv !== undefined) {
-    fields.passwordEnv = passwordEnv;
-    remove.push("passwordCommand", "password");
-  }
-  if (passwordCommand !== undefined) {
-    fields.passwordCommand = commandWords(passwordCommand);
-    remove.push("passwordEnv", "password");
-  }
-  for (const key of ["passwordEnv", "passwordCommand"] as const) {
-    const value = fields[key];
-    if (value === undefined) continue;
-    const problem = checkConnectionField(key, value);
-    if (problem !== null) {
-      throw new UsageError(
-        `${command}: --${
-          key === "passwordEnv" ? "password-env" : "password-command"
-        } ${problem}`,
-      );
-    }
-  }
-  if (parsed.flags["no-ssh"] === true) {
-    if (Object.keys(parsed.flags).some((flag) => flag.startsWith("ssh"))) {
-      throw new UsageError(
-        `${command}: --no-ssh goes alone, without other --ssh flags`,
-      );
-    }
-    remove.push("ssh");
-    return { fields, remove };
-  }
-  const given = Object.keys(SSH_FLAG_SPEC).filter((flag) =>
-    flag.startsWith("ssh") && parsed.flags[flag] !== undefined
-  );
-  if (given.length === 0) return { fields, remove };
-  const ssh: SshSetting =
-    given.includes("ssh") || given.includes("ssh-config-host")
-      ? {}
-      : { ...current?.ssh };
-  const target = stringFlag(parsed, "ssh");
-  const configHost = stringFlag(parsed, "ssh-config-host");
-  if (target !== undefined && configHost !== undefined) {
-    throw new UsageError(
-      `${command}: give --ssh or --ssh-config-host, not both`,
-    );
-  }
-  if (target !== undefined) {
-    const hop = parseJump(target)?.[0];
-    if (hop === undefined || hop.user === undefined || target.includes(",")) {
-      throw new UsageError(
-        `${command}: --ssh must read user@host[:port], got "${target}"`,
-      );
-    }
-    ssh.host = hop.host;
-    ssh.user = hop.user;
-    if (hop.port !== undefined) ssh.port = hop.port;
-  }
-  if (configHost !== undefined) ssh.configHost = configHost;
-  const key = stringFlag(parsed, "ssh-key");
-  if (key !== undefined) ssh.identityFile = key;
-  const jump = stringFlag(parsed, "ssh-jump");
-  if (jump !== undefined) ssh.jump = jump;
-  const secret = stringFlag(parsed, "ssh-password");
-  const env = stringFlag(parsed, "ssh-password-env");
-  const run = stringFlag(parsed, "ssh-password-command");
-  if ([secret, env, run].filter((x) => x !== undefined).length > 1) {
-    throw new UsageError(
-      `${command}: give one of --ssh-password-stdin, --ssh-password-env, --ssh-password-command`,
-    );
-  }
-  if (secret !== undefined || env !== undefined || run !== undefined) {
-    delete ssh.passphrase;
-    delete ssh.password;
-    delete ssh.passwordEnv;
-    delete ssh.passwordCommand;
-  }
-  if (secret !== undefined) {
-    if (ssh.identityFile !== undefined || ssh.configHost !== undefined) {
-      ssh.passphrase = secret;
-    } else ssh.password = secret;
-  }
-  if (env !== undefined) ssh.passwordEnv = env;
-  if (run !== undefined) ssh.passwordCommand = commandWords(run);
-  const problem = checkConnectionField("ssh", ssh);
-  if (problem !== null) {
-    throw new UsageError(`${command}: the SSH settings ${problem}`);
-  }
-  fields.ssh = ssh;
-  return { fields, remove };
-}
-
-/** `connections test`: reach each hop, and say what key each showed. */
-export async function reportHops(
-  connection: SavedConnection,
-  io: CliIO,
-  context: SshContext,
-): Promise<"ok" | "untrusted" | "failed"> {
-  let tunnel: SshTunnel | null = null;
   try {
-    const { hops } = await sshHops(
-      connection.ssh!,
-      context.env,
-      connection.name,
-    );
-    tunnel = new SshTunnel({
-      hops,
-      secrets: [],
-      trustCommand: trustCommand(connection.name),
-      knownHosts: () => readKnownHosts(context.knownHostsFiles),
-    });
-    for (const report of await tunnel.check()) {
-      io.out(
-        `"${connection.name}": SSH ${report.host}:${report.port} ok (${report.keyType} ${report.fingerprint})`,
-      );
-    }
-    return "ok";
+    return connectionSshFields(command, parsed.flags, current);
   } catch (error) {
-    io.err(`"${connection.name}": ${messageOf(error)}`);
-    return isUntrustedHostKey(error) ? "untrusted" : "failed";
-  } finally {
-    await tunnel?.close();
+    if (error instanceof FieldError) throw new UsageError(error.message);
+    throw error;
   }
 }
 

@@ -19,19 +19,20 @@ import {
   type SavedConnection,
 } from "../app/connections.ts";
 import { messageOf } from "../base/message_of.ts";
-import { type Outcome, OUTCOMES } from "../app/activity_log.ts";
 import { parseDuration } from "../app/duration.ts";
-import {
-  HISTORY_CSV_HEADER,
-  historyCsvLine,
-  historyJsonLine,
-} from "../app/history_export.ts";
 import { isLevel } from "../app/tokens.ts";
 import { HttpError } from "../server/http_error.ts";
-import { CONSOLE_CSS, CONSOLE_JS } from "./assets.ts";
+import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from "./assets.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
 import { hardenRoutes } from "./harden_routes.tsx";
+import { logRoutes } from "./log_routes.tsx";
+import { queryRoutes } from "./query_routes.tsx";
+import {
+  connectionRoutes,
+  type ConnectionsPage,
+} from "./connection_routes.tsx";
+import { schemaRoutes } from "./schema_routes.tsx";
 import {
   type ConsoleEnv,
   consoleHost,
@@ -41,26 +42,13 @@ import {
   securityHeaders,
   underPrefix,
 } from "./guards.ts";
-import {
-  type ActivityFilter,
-  ActivityFilters,
-  ActivityTable,
-} from "./pages/activity.tsx";
 import { ApprovalsList } from "./pages/approvals.tsx";
+import { overview } from "./overview.tsx";
 import { ConnectionsTable } from "./pages/connections.tsx";
-import {
-  type HistoryFilter,
-  HistorySearch,
-  HistoryTable,
-} from "./pages/history.tsx";
 import { ConsoleBase, Layout } from "./pages/layout.tsx";
 import { TOKEN_LIFETIMES, TokensPage } from "./pages/tokens.tsx";
 import { tokenBudgetRoutes } from "./pages/tokens_budget.tsx";
 import { loadBudgets } from "../app/token_budgets.ts";
-
-/** Rows a page shows; the export takes up to EXPORT_LIMIT. */
-const PAGE_ROWS = 200;
-const EXPORT_LIMIT = 100_000;
 
 /** Notices a redirect may ask the next page to show (never free text). */
 const NOTICES: Readonly<Record<string, string>> = {
@@ -70,6 +58,8 @@ const NOTICES: Readonly<Record<string, string>> = {
     "That approval is no longer waiting (answered elsewhere, withdrawn by its client, or timed out).",
   saved: "Saved to connections.json: in force from the next call.",
   revoked: "Revoked: the token stops working now.",
+  removed: "Removed: AI clients no longer see it.",
+  "removed-dropped": "Removed, and its AI login dropped on the server.",
   hardened:
     "Hardened: every AI read on it now runs as its least-privilege login.",
 };
@@ -110,6 +100,10 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     (c) =>
       c.body(CONSOLE_CSS, 200, { "content-type": "text/css; charset=utf-8" }),
   );
+  app.get(
+    `${base}/static/icon.svg`,
+    (c) => c.body(CONSOLE_ICON, 200, { "content-type": "image/svg+xml" }),
+  );
   app.get(`${base}/static/console.js`, (c) =>
     c.body(CONSOLE_JS, 200, {
       "content-type": "text/javascript; charset=utf-8",
@@ -139,17 +133,28 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   };
 
-  app.get(`${base}/`, (c) =>
-    page(
-      c,
-      { title: "Approvals", path: "/", topic: "approvals" },
+  app.get(`${base}/`, async (c) => {
+    const approvals = (
       <ApprovalsList
         approvals={deps.pending.list()}
         csrf={c.get("session").csrf}
         timeoutMs={deps.settings().approvalTimeoutSeconds * 1000}
         notice={NOTICES[c.req.query("notice") ?? ""]}
-      />,
-    ));
+      />
+    );
+    if (c.req.query("fragment") === "1") return html(approvals);
+    return html(
+      <Layout
+        title="Overview"
+        path="/"
+        topic="approvals"
+        pending={deps.pending.size}
+        after={await overview(deps)}
+      >
+        {approvals}
+      </Layout>,
+    );
+  });
 
   app.post(`${base}/approvals/:id`, (c) => {
     const decision = c.get("form").decision;
@@ -171,99 +176,41 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     );
   });
 
-  app.get(`${base}/activity`, async (c) => {
-    const filter: ActivityFilter = {};
-    const client = c.req.query("client");
-    const connection = c.req.query("connection");
-    const outcome = c.req.query("outcome");
-    if (client) filter.client = client;
-    if (connection) filter.connection = connection;
-    if (outcome && (OUTCOMES as readonly string[]).includes(outcome)) {
-      filter.outcome = outcome;
-    }
-    const rows = await deps.activity.search({
-      ...(filter.client === undefined ? {} : { clientName: filter.client }),
-      ...(filter.connection === undefined
-        ? {}
-        : { connectionId: filter.connection }),
-      ...(filter.outcome === undefined
-        ? {}
-        : { outcome: filter.outcome as Outcome }),
-      limit: PAGE_ROWS,
-    });
-    const head = c.req.query("fragment") === "1" ? null : (
-      <ActivityFilters
-        filter={filter}
-        clients={await deps.activity.clientNames()}
-        connections={deps.connections.all()}
-      />
-    );
+  logRoutes(app, deps, base, page);
+
+  const connectionsPage: ConnectionsPage = (c, extra) => {
+    const notice = extra.notice ?? NOTICES[c.req.query("notice") ?? ""];
     return page(
-      c,
-      { title: "Activity", path: "/activity", topic: "activity", head },
-      <ActivityTable rows={rows} nameOf={nameOf(deps)} />,
-    );
-  });
-
-  app.get(`${base}/history`, async (c) => {
-    const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
-    const rows = await deps.history.search(searchOf(filter, PAGE_ROWS));
-    const head = c.req.query("fragment") === "1" ? null : (
-      <HistorySearch
-        filter={filter}
-        connections={deps.connections.all()}
-        recording={deps.settings().queryHistory}
-      />
-    );
-    return page(
-      c,
-      { title: "History", path: "/history", topic: "history", head },
-      <HistoryTable rows={rows} nameOf={nameOf(deps)} />,
-    );
-  });
-
-  app.get(`${base}/history/export`, async (c) => {
-    const format = c.req.query("format");
-    if (format !== "csv" && format !== "json") {
-      throw HttpError.plain(
-        400,
-        "bad_format",
-        'format must be "csv" or "json"',
-      );
-    }
-    const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
-    const rows = await deps.history.search(searchOf(filter, EXPORT_LIMIT));
-    const names = nameOf(deps);
-    const lines = format === "csv"
-      ? [HISTORY_CSV_HEADER, ...rows.map((row) => historyCsvLine(row, names))]
-      : rows.map((row) => historyJsonLine(row, names));
-    const stamp = new Date(deps.now()).toISOString().slice(0, 10);
-    return new Response(lines.join("\r\n") + (lines.length ? "\r\n" : ""), {
-      headers: {
-        "content-type": format === "csv"
-          ? "text/csv; charset=utf-8"
-          : "application/x-ndjson; charset=utf-8",
-        "content-disposition": `attachment; filename="dbport-history-${stamp}.${
-          format === "csv" ? "csv" : "jsonl"
-        }"`,
-      },
-    });
-  });
-
-  app.get(`${base}/connections`, (c) =>
-    page(
       c,
       { title: "Connections", path: "/connections" },
       <ConnectionsTable
         connections={deps.connections.all()}
         status={(id) => ({
           connected: deps.pool.isConnected(id),
+          failure: deps.pool.lastFailure(id),
           risks: deps.pool.risks(id),
         })}
         csrf={c.get("session").csrf}
-        notice={NOTICES[c.req.query("notice") ?? ""]}
+        notice={notice}
+        {...(extra.add ? { add: extra.add } : {})}
+        {...(extra.report ? { report: extra.report } : {})}
       />,
-    ));
+    );
+  };
+  app.get(`${base}/connections`, (c) => connectionsPage(c, {}));
+  connectionRoutes(
+    app,
+    deps,
+    base,
+    connectionsPage,
+    (title, body) =>
+      html(
+        <Layout title={title} path="/connections" pending={deps.pending.size}>
+          {body}
+        </Layout>,
+      ),
+    see,
+  );
 
   app.post(`${base}/connections/:id`, async (c) => {
     const form = c.get("form");
@@ -326,6 +273,35 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
         </Layout>,
       ),
     see,
+  );
+
+  queryRoutes(
+    app,
+    deps,
+    base,
+    (title, path, body) =>
+      html(
+        <Layout title={title} path={path} pending={deps.pending.size}>
+          {body}
+        </Layout>,
+      ),
+  );
+
+  schemaRoutes(
+    app,
+    deps,
+    base,
+    (c, title, path, head, body) =>
+      c.req.query("fragment") === "1" ? html(<>{body}</>) : html(
+        <Layout
+          title={title}
+          path={path}
+          pending={deps.pending.size}
+          head={head}
+        >
+          {body}
+        </Layout>,
+      ),
   );
 
   app.get(`${base}/tokens`, async (c) => {
@@ -422,37 +398,13 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   return app;
 }
 
-type ConsoleTopic = "approvals" | "activity" | "history";
+/** What changes refresh a page's live part. */
+export type ConsoleTopic = "approvals" | "activity" | "history";
 
 function htmlResponse(node: Child): Response {
   return new Response(`<!doctype html>${String(node)}`, {
     headers: { "content-type": "text/html; charset=utf-8" },
   });
-}
-
-function nameOf(deps: ConsoleDeps): (id: string) => string {
-  const names = new Map(deps.connections.all().map((c) => [c.id, c.name]));
-  return (id) => names.get(id) ?? id;
-}
-
-function historyFilter(
-  q: string | undefined,
-  connection: string | undefined,
-): HistoryFilter {
-  return {
-    ...(q ? { q } : {}),
-    ...(connection ? { connection } : {}),
-  };
-}
-
-function searchOf(filter: HistoryFilter, limit: number) {
-  return {
-    ...(filter.connection === undefined
-      ? {}
-      : { connectionId: filter.connection }),
-    ...(filter.q === undefined ? {} : { grep: filter.q }),
-    limit,
-  };
 }
 
 /** A form field that must be one of `values`. */

@@ -9,6 +9,7 @@ import type { ConnectionStore } from "../app/connection_store.ts";
 import type { QueryHistory } from "../app/query_history.ts";
 import type { Settings } from "../app/settings.ts";
 import type { TokenStore } from "../app/tokens.ts";
+import type { DriverPool } from "../db/pool.ts";
 import type { Logger } from "../base/log.ts";
 import type { ConsoleEvents } from "./events.ts";
 import type { ConsoleKeys } from "./keys.ts";
@@ -25,10 +26,8 @@ export interface ConsoleDeps {
   connections: ConnectionStore;
   /** connections.json, which the Connections page writes. */
   connectionsPath: string;
-  pool: {
-    isConnected(id: string): boolean;
-    risks(id: string): string[] | null;
-  };
+  /** The server's open drivers: the Query and Schema pages use them too. */
+  pool: DriverPool;
   activity: ActivityLog;
   history: QueryHistory;
   tokens: TokenStore;

@@ -73,6 +73,17 @@ interface Field {
   extendedFormat?: string;
 }
 
+/** mysql2's protocol type codes by number (`3: "LONG"`). */
+const MYSQL_TYPES = (mysql as unknown as { Types: Record<number, unknown> })
+  .Types;
+
+/** A column's type by its protocol code (mysql2's `Types`). */
+function mysqlTypeName(field: Field): string | null {
+  if (field.extendedFormat === "json") return "json";
+  const name = MYSQL_TYPES[field.columnType];
+  return typeof name === "string" ? name.toLowerCase() : null;
+}
+
 /** An engine check with nothing of its own to say (a verdict is added). */
 const NO_VERDICT = NO_OPINION as Extract<EngineCheck, { ok: true }>;
 
@@ -615,6 +626,7 @@ function streamRows(
       unprepare();
       resolve({
         columns: fields.map((field) => field.name),
+        columnTypes: fields.map((field) => mysqlTypeName(field)),
         rows: budget.rows,
         rowsAffected: rowsAffected === 0 && RETURNS_CHANGED.test(text)
           ? returned

@@ -342,9 +342,21 @@ function ownerSecrets(spec: DriverSpec): string[] {
   return secrets.filter((secret) => secret !== "");
 }
 
+/** A connection's last failure to reach its database. */
+export interface ConnectionFailure {
+  /** The driver's message, redacted as for clients. */
+  message: string;
+  /** When it failed (ms since the epoch). */
+  at: number;
+}
+
 /** The open drivers of the saved connections. */
 export class DriverPool {
   readonly #entries = new Map<string, Entry>();
+  /** Each connection's last failure to connect, until it answers again. */
+  readonly #failures = new Map<string, ConnectionFailure>();
+  /** When a try made outside the pool (a test) last reached the database. */
+  readonly #testedAt = new Map<string, number>();
   readonly #open: (spec: DriverSpec) => Driver;
   readonly #now: () => number;
   readonly #riskListeners: ((id: string, risks: string[]) => void)[] = [];
@@ -391,10 +403,36 @@ export class DriverPool {
     return fresh.driver;
   }
 
+  /**
+   * Why the connection's database could not be reached at its last try (a
+   * call, a test); null once it answered since. A driver of the owner's own
+   * (`<id>:owner`, the console) counts for its connection.
+   */
+  lastFailure(id: string): ConnectionFailure | null {
+    return this.#failures.get(id) ?? null;
+  }
+
+  /** Record the outcome of a try made outside the pool (`connections test`). */
+  noteOutcome(id: string, failure: string | null): void {
+    const key = id.replace(/:owner$/, "");
+    if (failure === null) {
+      this.#failures.delete(key);
+      this.#testedAt.set(key, this.#now());
+    } else {
+      this.#failures.set(key, { message: failure, at: this.#now() });
+      this.#testedAt.delete(key);
+    }
+  }
+
   /** Whether the connection's database answered recently. */
   isConnected(id: string): boolean {
-    const answeredAt = this.#entries.get(id)?.answeredAt ?? null;
-    return answeredAt !== null && this.#now() - answeredAt < CONNECTED_FOR_MS;
+    if (this.#failures.has(id)) return false;
+    const answeredAt = Math.max(
+      this.#entries.get(id)?.answeredAt ?? -Infinity,
+      this.#entries.get(`${id}:owner`)?.answeredAt ?? -Infinity,
+      this.#testedAt.get(id) ?? -Infinity,
+    );
+    return this.#now() - answeredAt < CONNECTED_FOR_MS;
   }
 
   /**
@@ -432,6 +470,12 @@ export class DriverPool {
 
   /** Close the drivers of connections that are no longer saved. */
   async retain(ids: ReadonlySet<string>): Promise<void> {
+    for (const id of [...this.#failures.keys(), ...this.#testedAt.keys()]) {
+      if (!ids.has(id)) {
+        this.#failures.delete(id);
+        this.#testedAt.delete(id);
+      }
+    }
     const gone = [...this.#entries].filter(([id]) => !ids.has(id));
     for (const [id] of gone) this.#entries.delete(id);
     await Promise.allSettled(gone.map(([, entry]) => entry.driver.close()));
@@ -458,6 +502,7 @@ export class DriverPool {
       promise.then(
         (value) => {
           entry.answeredAt = this.#now();
+          this.noteOutcome(entry.id, null);
           this.#learnRisks(entry);
           return value;
         },
@@ -471,11 +516,15 @@ export class DriverPool {
             // tunnel reconnects, and postgres.js forgets sessions that died
             // (tests/db/session_gone_test.ts).
             entry.answeredAt = null;
+            this.noteOutcome(entry.id, error.message);
             if (this.#entries.get(entry.id) === entry) {
               this.#entries.delete(entry.id);
               this.#retire(inner);
             }
-          } else entry.answeredAt = this.#now();
+          } else {
+            entry.answeredAt = this.#now();
+            this.noteOutcome(entry.id, null);
+          }
           throw error;
         },
       );

@@ -76,6 +76,8 @@ const FETCH_SIZE = 2_000;
 const FIRST_BATCH = 16;
 
 type Sql = ReturnType<typeof postgres>;
+import { pgTypeName } from "./pg_type_names.ts";
+
 type Column = { name: string; type: number; parser?: { array?: boolean } };
 
 /** Open a PostgreSQL driver; nothing connects until the first call. */
@@ -509,6 +511,7 @@ async function readRows(
   }
   return {
     columns: columns.map((column) => column.name),
+    columnTypes: columns.map((column) => pgTypeName(column.type)),
     rows: budget.rows,
     rowsAffected,
     truncated: budget.truncation.rows || budget.truncation.bytes,

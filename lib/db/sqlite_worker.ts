@@ -325,6 +325,7 @@ function readRows(
   }
   return {
     columns: columns.map((column) => column.name),
+    columnTypes: columns.map((column) => column.type),
     rows: budget.rows,
     rowsAffected: 0,
     truncated: budget.truncation.rows || budget.truncation.bytes,

@@ -281,6 +281,12 @@ export interface Changes {
 /** A query's result, bounded by `maxRows`. */
 export interface QueryResult {
   columns: string[];
+  /**
+   * Each column's type as the engine names it (`int4`, `VARCHAR`, a SQLite
+   * declared type), null where the engine says none; absent where unknown.
+   * The console's grid shows them; tool answers do not carry them.
+   */
+  columnTypes?: (string | null)[];
   rows: Cell[][];
   rowsAffected: number;
   /** Rows were left out (the row cap or the byte budget). */

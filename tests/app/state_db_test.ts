@@ -16,7 +16,7 @@ Deno.test("openStateDb() creates state.db 0600 in WAL mode, and reopens it", asy
     }
     const again = await openStateDb(home);
     const version = await again.client.execute("PRAGMA user_version");
-    assertEquals(version.rows[0]!.user_version, 3);
+    assertEquals(version.rows[0]!.user_version, 4);
     again.close();
   } finally {
     await Deno.remove(home, { recursive: true });
@@ -38,13 +38,49 @@ Deno.test("openStateDb() upgrades a version 1 database, keeping its rows", async
     db.close();
     const again = await openStateDb(home);
     const version = await again.client.execute("PRAGMA user_version");
-    assertEquals(version.rows[0]!.user_version, 3);
+    assertEquals(version.rows[0]!.user_version, 4);
     const history = await again.client.execute(
       "SELECT count(*) AS n FROM query_history",
     );
     assertEquals(history.rows[0]!.n, 0);
     const tokens = await again.client.execute("SELECT name FROM tokens");
     assertEquals(tokens.rows.map((row) => row.name), ["kept"]);
+    again.close();
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("openStateDb() upgrades a version 2 database: its history rows kept, approved_at null", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-state-" });
+  try {
+    const db = await openStateDb(home);
+    // What version 2 left: the query history without approved_at, one row.
+    await db.client.batch([
+      "DROP TABLE query_history",
+      "DROP TABLE token_budgets",
+      `CREATE TABLE query_history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL,
+        connection_id TEXT NOT NULL, sql TEXT NOT NULL,
+        statement_type TEXT NOT NULL, duration_ms REAL NOT NULL,
+        row_count INTEGER NOT NULL, rows_affected INTEGER NOT NULL,
+        outcome TEXT NOT NULL, error TEXT, client_name TEXT, token_name TEXT)`,
+      `INSERT INTO query_history (time, connection_id, sql, statement_type,
+         duration_ms, row_count, rows_affected, outcome)
+         VALUES (1, 'c1', 'select 1', 'read', 1.5, 1, 0, 'success')`,
+      "PRAGMA user_version = 2",
+    ], "write");
+    db.close();
+    const again = await openStateDb(home);
+    const version = await again.client.execute("PRAGMA user_version");
+    assertEquals(version.rows[0]!.user_version, 4);
+    const rows = await again.client.execute(
+      "SELECT sql, approved_at FROM query_history",
+    );
+    assertEquals(rows.rows.map((row) => [row.sql, row.approved_at]), [[
+      "select 1",
+      null,
+    ]]);
     again.close();
   } finally {
     await Deno.remove(home, { recursive: true });

@@ -123,7 +123,7 @@ Deno.test("history --csv quotes what it must and disarms formulas", async () => 
     await historyCommand(db, [SHOP], ["--csv"], csv.io);
     assertEquals(
       csv.out[0],
-      "time,connection,outcome,statement_type,row_count,rows_affected,duration_ms,client,token,error,sql",
+      "time,connection,outcome,statement_type,row_count,rows_affected,duration_ms,client,token,error,approved_at,sql",
     );
     assert(
       csv.out[1]!.endsWith(`,"'=HYPERLINK(""http://x"", ""y""), 1"`),
@@ -234,5 +234,22 @@ Deno.test("activity is for people: local time, the bridge's client by name, the 
     const json = capture();
     await activityCommand(db, ["--json"], json.io);
     assertEquals(JSON.parse(json.out[0]!).time, "2026-11-24T10:00:00.000Z");
+  });
+});
+
+Deno.test("history marks a write the user approved, as the console does", async () => {
+  await withHistory([
+    entry({
+      sql: "update orders set x = 1",
+      statementType: "write",
+      approvedAt: Date.parse("2026-11-24T10:00:05Z"),
+    }),
+    entry({ sql: "select 2" }),
+  ], async (db) => {
+    const found = capture();
+    await historyCommand(db, [SHOP], [], found.io);
+    assertEquals(found.out.length, 2);
+    assert(found.out[1]!.includes("approved by you at "), found.out[1]);
+    assert(!found.out[0]!.includes("approved"), found.out[0]);
   });
 });

@@ -6,7 +6,8 @@
  */
 
 import { type ActivityRow, OUTCOMES } from "../../app/activity_log.ts";
-import { at, Choice, when } from "./layout.tsx";
+import { BRIDGE_TOKEN_NAME } from "../../base/identity.ts";
+import { at, Choice, Time } from "./layout.tsx";
 
 /** What the filters hold. */
 export interface ActivityFilter {
@@ -23,7 +24,7 @@ export function ActivityFilters(props: {
 }) {
   const { filter } = props;
   return (
-    <form class="filters" method="get" action={at("/activity")}>
+    <form class="filters" method="get" action={at("/activity")} data-live>
       <Choice
         label="Client"
         name="client"
@@ -45,57 +46,88 @@ export function ActivityFilters(props: {
         current={filter.outcome}
         any
       />
-      <button type="submit">Filter</button>
+      <noscript>
+        <button type="submit">Filter</button>
+      </noscript>
     </form>
   );
 }
 
-/** The live part: the log's rows. */
+/** The live part: the log's rows, a page at a time. */
 export function ActivityTable(props: {
   rows: readonly ActivityRow[];
   nameOf: (id: string) => string;
+  /** The address of the next (older) page; null on the last. */
+  older: string | null;
 }) {
   if (props.rows.length === 0) {
     return <p class="empty">No activity matches yet.</p>;
   }
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Time</th>
-          <th>Client</th>
-          <th>Token</th>
-          <th>Request</th>
-          <th>Connection</th>
-          <th>Outcome</th>
-          <th>Detail</th>
-          <th>ms</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((row) => (
-          <tr data-activity={String(row.id)}>
-            <td class="time">{when(row.time)}</td>
-            <td>
-              {row.clientName ?? "—"}
-              {row.clientVersion
-                ? <span class="muted">{row.clientVersion}</span>
-                : null}
-            </td>
-            <td>{row.tokenName ?? row.principalKind}</td>
-            <td>
-              <code>{row.method ?? "—"}</code>
-              {row.target ? <code>{row.target}</code> : null}
-            </td>
-            <td>
-              {row.connectionId === null ? "—" : props.nameOf(row.connectionId)}
-            </td>
-            <td class={`outcome-${row.outcome}`}>{row.outcome}</td>
-            <td>{row.detail ?? ""}</td>
-            <td class="num">{row.durationMs}</td>
+    <>
+      <table class="stack" id="activity-table">
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>Client</th>
+            <th>Token</th>
+            <th>Method</th>
+            <th>Tool or resource</th>
+            <th>Connection</th>
+            <th>Outcome</th>
+            <th>Detail</th>
+            <th>ms</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <tr data-activity={String(row.id)}>
+              <td class="time" data-label="Time">
+                <Time ms={row.time} />
+              </td>
+              <td data-label="Client" class="client">
+                {row.clientName ?? "—"}
+                {row.clientVersion
+                  ? <span class="muted">{` ${row.clientVersion}`}</span>
+                  : null}
+              </td>
+              <td data-label="Token" class="token">{tokenOf(row)}</td>
+              <td data-label="Method" class="method">
+                <code>{row.method ?? "—"}</code>
+              </td>
+              <td data-label="Tool or resource" class="target">
+                {row.target ? <code>{row.target}</code> : "—"}
+              </td>
+              <td data-label="Connection">
+                {row.connectionId === null
+                  ? "—"
+                  : props.nameOf(row.connectionId)}
+              </td>
+              <td data-label="Outcome" class={`outcome-${row.outcome}`}>
+                {row.outcome}
+                {row.detail?.includes("approved by you")
+                  ? <span class="approved">approved by you</span>
+                  : null}
+              </td>
+              <td data-label="Detail">{row.detail ?? ""}</td>
+              <td data-label="ms" class="num">{row.durationMs}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.older === null ? null : (
+        <p class="pager">
+          <a href={props.older} id="older">Older</a>
+        </p>
+      )}
+    </>
   );
+}
+
+/** Who the token is, in words: the bridge's own token is no name to show. */
+function tokenOf(row: ActivityRow): string {
+  if (row.principalKind === "bridge" || row.tokenName === BRIDGE_TOKEN_NAME) {
+    return "stdio bridge";
+  }
+  return row.tokenName ?? row.principalKind;
 }

@@ -11,7 +11,7 @@
 
 import { statementForApproval } from "../../app/visible_text.ts";
 import type { PendingApproval } from "../pending.ts";
-import { at, Csrf, when } from "./layout.tsx";
+import { at, Csrf, Time } from "./layout.tsx";
 
 /** The live part of the Approvals page. */
 export function ApprovalsList(props: {
@@ -24,6 +24,12 @@ export function ApprovalsList(props: {
     <>
       <span data-pending={String(props.approvals.length)} hidden />
       {props.notice ? <p class="notice">{props.notice}</p> : null}
+      {props.approvals.length === 0 ? null : (
+        <p class="muted keys">
+          Keys: a approves, d denies the focused card (or the only one); Tab
+          moves between cards.
+        </p>
+      )}
       {props.approvals.length === 0
         ? (
           <p class="empty">
@@ -33,6 +39,7 @@ export function ApprovalsList(props: {
         )
         : props.approvals.map((approval) => (
           <ApprovalCard
+            key={approval.id}
             approval={approval}
             csrf={props.csrf}
             endsAt={approval.askedAt + props.timeoutMs}
@@ -50,6 +57,7 @@ function ApprovalCard(
   return (
     <section
       class={`card approval ${kind}`}
+      tabindex={0}
       data-approval={id}
       aria-label={request.message}
     >
@@ -71,7 +79,7 @@ function ApprovalCard(
         </dd>
         <dt>Asked</dt>
         <dd>
-          {when(askedAt)} · ends unanswered in{" "}
+          <Time ms={askedAt} /> · ends unanswered in{" "}
           <span data-ends-at={String(props.endsAt)}>
             {Math.max(0, Math.round((props.endsAt - Date.now()) / 1000))} s
           </span>
@@ -98,7 +106,9 @@ function ApprovalCard(
 }
 
 /** The preview's sample of changed rows, when it has one. */
-function PreviewRows(props: { preview: Record<string, unknown> | undefined }) {
+export function PreviewRows(
+  props: { preview: Record<string, unknown> | undefined },
+) {
   const columns = props.preview?.columns;
   const rows = props.preview?.rows;
   if (!Array.isArray(columns) || !Array.isArray(rows) || rows.length === 0) {

@@ -15,12 +15,21 @@ import {
 } from "../../app/connections.ts";
 import { ENGINES } from "../../db/engines.ts";
 import { describeTarget } from "../../db/target.ts";
+import type { ConnectionFailure } from "../../db/pool.ts";
+import {
+  AddForm,
+  type AddValues,
+  type TestReport,
+  TestReportView,
+} from "./connection_forms.tsx";
 import { HardenButton } from "./harden.tsx";
-import { at, Choice, Csrf } from "./layout.tsx";
+import { at, Choice, Csrf, Time } from "./layout.tsx";
 
 /** A connection's database, as the page shows it. */
 export interface ConnectionStatus {
   connected: boolean;
+  /** Its last failure to connect (a call or a test), until it answers again. */
+  failure: ConnectionFailure | null;
   /** What its reading login may do beyond reading, once known. */
   risks: readonly string[] | null;
 }
@@ -31,18 +40,29 @@ export function ConnectionsTable(props: {
   status: (id: string) => ConnectionStatus;
   csrf: string;
   notice?: string | undefined;
+  add?: { values: AddValues; error: string; report?: TestReport };
+  report?: TestReport;
 }) {
+  const report = props.report ?? props.add?.report;
   return (
     <>
-      {props.notice ? <p class="notice">{props.notice}</p> : null}
+      {props.notice ? <p class="notice" id="notice">{props.notice}</p> : null}
+      {report ? <TestReportView report={report} /> : null}
+      <AddForm
+        csrf={props.csrf}
+        {...(props.add
+          ? { values: props.add.values, error: props.add.error }
+          : {})}
+      />
       {props.connections.length === 0
         ? (
           <p class="empty">
-            No saved connection. Add one: deno task dbport connections add
+            No saved connection yet: add one above, or with dbport connections
+            add.
           </p>
         )
         : (
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th>Name</th>
@@ -77,15 +97,23 @@ function ConnectionRow(
   const { connection, status } = props;
   return (
     <tr data-connection={connection.id}>
-      <td>{connection.name}</td>
-      <td>{connection.engine}</td>
-      <td>
+      <td data-label="Name">{connection.name}</td>
+      <td data-label="Engine">{connection.engine}</td>
+      <td data-label="Where">
         <code>{where(connection)}</code>
       </td>
-      <td>
-        <span class={status.connected ? "status-connected" : "muted"}>
-          {status.connected ? "connected" : "not in use"}
-        </span>
+      <td data-label="Status">
+        {status.connected
+          ? <span class="state status-connected">connected</span>
+          : status.failure
+          ? (
+            <span class="state outcome-error">
+              {`error: ${status.failure.message} `}(<Time
+                ms={status.failure.at}
+              />)
+            </span>
+          )
+          : <span class="state muted">idle</span>}
         {status.risks !== null && status.risks.length > 0
           ? <p class="outcome-error">Its login {status.risks.join(", ")}.</p>
           : null}
@@ -101,8 +129,44 @@ function ConnectionRow(
             />
           )
           : null}
+        <div class="row-actions">
+          <form
+            class="inline"
+            method="post"
+            action={at(`/connections/${connection.id}/test`)}
+          >
+            <Csrf token={props.csrf} />
+            <button type="submit" class="test">Test</button>
+          </form>
+          <a
+            class="button query"
+            href={at(`/query?connection=${connection.id}`)}
+          >
+            Query
+          </a>
+          <a
+            class="button schema"
+            href={at(`/schema?connection=${connection.id}`)}
+          >
+            Schema
+          </a>
+          <a
+            class="button edit"
+            href={at(`/connections/${connection.id}/edit`)}
+          >
+            Edit
+          </a>
+          <form
+            class="inline"
+            method="post"
+            action={at(`/connections/${connection.id}/remove`)}
+          >
+            <Csrf token={props.csrf} />
+            <button type="submit" class="remove revoke">Remove</button>
+          </form>
+        </div>
       </td>
-      <td>
+      <td data-label="Policy">
         <form
           class="create"
           method="post"

@@ -7,7 +7,8 @@
  */
 
 import type { HistoryRow } from "../../app/query_history.ts";
-import { at, Choice, when } from "./layout.tsx";
+import { CONSOLE_CLIENT } from "../../features/owner_query.ts";
+import { at, Choice, Time } from "./layout.tsx";
 
 /** What the search holds. */
 export interface HistoryFilter {
@@ -38,7 +39,7 @@ export function HistorySearch(props: {
           statements are not kept.
         </p>
       )}
-      <form class="filters" method="get" action={at("/history")}>
+      <form class="filters" method="get" action={at("/history")} data-live>
         <label>
           Text
           <input
@@ -55,7 +56,9 @@ export function HistorySearch(props: {
           current={filter.connection}
           any
         />
-        <button type="submit">Search</button>
+        <noscript>
+          <button type="submit">Search</button>
+        </noscript>
         <a href={exportHref("csv")} download>Export CSV</a>
         <a href={exportHref("json")} download>Export JSON</a>
       </form>
@@ -67,45 +70,69 @@ export function HistorySearch(props: {
 export function HistoryTable(props: {
   rows: readonly HistoryRow[];
   nameOf: (id: string) => string;
+  /** The address of the next (older) page; null on the last. */
+  older: string | null;
 }) {
   if (props.rows.length === 0) {
     return <p class="empty">No statement matches.</p>;
   }
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Time</th>
-          <th>Connection</th>
-          <th>Client</th>
-          <th>Outcome</th>
-          <th>Rows</th>
-          <th>ms</th>
-          <th>Statement</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((row) => (
-          <tr data-history={String(row.id)}>
-            <td class="time">{when(row.time)}</td>
-            <td>{props.nameOf(row.connectionId)}</td>
-            <td>{row.clientName ?? "—"}</td>
-            <td class={`outcome-${row.outcome}`}>{row.outcome}</td>
-            <td class="num">
-              {row.statementType === "read"
-                ? `${row.rowCount} read`
-                : `${row.rowsAffected} changed`}
-            </td>
-            <td class="num">{row.durationMs}</td>
-            <td>
-              <pre>{row.sql}</pre>
-              {row.error === null
-                ? null
-                : <span class="outcome-error">{row.error}</span>}
-            </td>
+    <>
+      <table class="stack" id="history-table">
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>Connection</th>
+            <th>Client</th>
+            <th>Outcome</th>
+            <th>Rows</th>
+            <th>ms</th>
+            <th>Statement</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <tr data-history={String(row.id)}>
+              <td class="time" data-label="Time">
+                <Time ms={row.time} />
+              </td>
+              <td data-label="Connection">{props.nameOf(row.connectionId)}</td>
+              <td data-label="Client">
+                {row.clientName === CONSOLE_CLIENT
+                  ? "you (console)"
+                  : row.clientName ?? "—"}
+              </td>
+              <td data-label="Outcome" class={`outcome-${row.outcome}`}>
+                {row.outcome}
+                {row.approvedAt
+                  ? (
+                    <span class="approved">
+                      approved by you at <Time ms={row.approvedAt} />
+                    </span>
+                  )
+                  : null}
+              </td>
+              <td data-label="Rows" class="num">
+                {row.statementType === "read"
+                  ? `${row.rowCount} read`
+                  : `${row.rowsAffected} changed`}
+              </td>
+              <td data-label="ms" class="num">{row.durationMs}</td>
+              <td data-label="Statement">
+                <pre>{row.sql}</pre>
+                {row.error === null
+                  ? null
+                  : <span class="outcome-error">{row.error}</span>}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.older === null ? null : (
+        <p class="pager">
+          <a href={props.older} id="older">Older</a>
+        </p>
+      )}
+    </>
   );
 }

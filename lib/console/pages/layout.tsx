@@ -10,7 +10,9 @@ import type { Topic } from "../events.ts";
 
 /** The pages, in the navigation's order. */
 export const PAGES = [
-  { path: "/", title: "Approvals" },
+  { path: "/", title: "Overview" },
+  { path: "/query", title: "Query" },
+  { path: "/schema", title: "Schema" },
   { path: "/activity", title: "Activity" },
   { path: "/history", title: "History" },
   { path: "/connections", title: "Connections" },
@@ -38,6 +40,8 @@ export function Layout(props: {
   pending: number;
   /** Above the live part (filters, forms): never replaced while typed in. */
   head?: Child;
+  /** Below the live part (the Overview's charts). */
+  after?: Child;
   children: Child;
 }) {
   return (
@@ -50,6 +54,7 @@ export function Layout(props: {
           {props.title} · dbport console
         </title>
         <link rel="stylesheet" href={at("/static/console.css")} />
+        <link rel="icon" href={at("/static/icon.svg")} type="image/svg+xml" />
         <script src={at("/static/console.js")} defer />
       </head>
       <body data-topic={props.topic} data-base={at("")}>
@@ -85,6 +90,7 @@ export function Layout(props: {
           <h1>{props.title}</h1>
           {props.head ?? null}
           <div id="live">{props.children}</div>
+          {props.after ?? null}
         </main>
       </body>
     </html>
@@ -127,7 +133,21 @@ export function Csrf(props: { token: string }) {
   return <input type="hidden" name="csrf" value={props.token} />;
 }
 
-/** A time as the user's clock would say it (UTC, ISO-like, to the second). */
+/**
+ * A time: UTC in the markup (the page works without its script), which the
+ * script rewrites to the browser's local time, keeping UTC in the title.
+ */
+export function Time(props: { ms: number | null }) {
+  if (props.ms === null) return <>—</>;
+  const utc = when(props.ms);
+  return (
+    <time datetime={new Date(props.ms).toISOString()} title={utc}>
+      {utc}
+    </time>
+  );
+}
+
+/** A time as UTC, ISO-like, to the second (exports and titles). */
 export function when(ms: number | null): string {
   if (ms === null) return "—";
   return new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC";

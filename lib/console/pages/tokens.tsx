@@ -7,7 +7,7 @@
  */
 
 import { LEVELS, type TokenInfo, tokenStatus } from "../../app/tokens.ts";
-import { at, Csrf, when } from "./layout.tsx";
+import { at, Csrf, Time } from "./layout.tsx";
 import type { TokenBudget } from "../../app/token_budgets.ts";
 import { BridgeBudget, BudgetCell } from "./tokens_budget.tsx";
 
@@ -81,83 +81,102 @@ export function TokensPage(props: {
             </select>
           </label>
           {props.connections.length === 0 ? null : (
-            <fieldset>
+            <fieldset class="picker">
               <legend class="muted">Connections (none ticked: all)</legend>
-              {props.connections.map((c) => (
-                <label>
-                  <input type="checkbox" name="connections" value={c.id} />
-                  {c.name}
-                </label>
-              ))}
+              <input
+                type="search"
+                placeholder="Find a connection"
+                aria-label="Find a connection"
+                data-filter-list="token-connections"
+                id="token-connection-search"
+              />
+              <div class="picklist" id="token-connections">
+                {props.connections.map((c) => (
+                  <label data-name={c.name.toLowerCase()}>
+                    <input type="checkbox" name="connections" value={c.id} />
+                    {c.name}
+                  </label>
+                ))}
+              </div>
             </fieldset>
           )}
           <button class="primary" type="submit">Create</button>
         </form>
       </section>
-      {props.tokens.length === 0 ? <p class="empty">No token yet.</p> : (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Prefix</th>
-              <th>Level</th>
-              <th>Connections</th>
-              <th>Created</th>
-              <th>Expires</th>
-              <th>Last used</th>
-              <th>Status</th>
-              <th>Budget</th>
-              <th></th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...props.tokens].reverse().map((token) => {
-              const status = tokenStatus(token, props.now);
-              return (
-                <tr data-token={token.id}>
-                  <td>{token.name}</td>
-                  <td>
-                    <code>{token.prefix}…</code>
-                  </td>
-                  <td>{token.level}</td>
-                  <td>
-                    {token.connections === null
-                      ? "all"
-                      : token.connections.map(nameOf).join(", ")}
-                  </td>
-                  <td>{when(token.createdAt)}</td>
-                  <td>
-                    {token.expiresAt === null ? "never" : when(token.expiresAt)}
-                  </td>
-                  <td>{when(token.lastUsedAt)}</td>
-                  <td class={`status-${status}`}>{status}</td>
-                  <td>
-                    {status === "revoked" ? null : (
-                      <BudgetCell
-                        id={token.id}
-                        budget={props.budgets?.get(token.id)}
-                        csrf={props.csrf}
-                      />
-                    )}
-                  </td>
-                  <td>
-                    {status === "revoked" ? null : (
-                      <form
-                        class="inline"
-                        method="post"
-                        action={at(`/tokens/${token.id}/revoke`)}
-                      >
-                        <Csrf token={props.csrf} />
-                        <button class="revoke" type="submit">Revoke</button>
-                      </form>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      {props.tokens.length === 0
+        ? <p class="empty">No token yet.</p>
+        : (
+          <table class="stack">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Prefix</th>
+                <th>Level</th>
+                <th>Connections</th>
+                <th>Created</th>
+                <th>Expires</th>
+                <th>Last used</th>
+                <th>Status</th>
+                <th>Budget</th>
+                <th></th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...props.tokens].reverse().map((token) => {
+                const status = tokenStatus(token, props.now);
+                return (
+                  <tr data-token={token.id}>
+                    <td data-label="Name">{token.name}</td>
+                    <td data-label="Prefix">
+                      <code>{token.prefix}…</code>
+                    </td>
+                    <td data-label="Level">{token.level}</td>
+                    <td data-label="Connections">
+                      {token.connections === null
+                        ? "all"
+                        : token.connections.map(nameOf).join(", ")}
+                    </td>
+                    <td data-label="Created">
+                      <Time ms={token.createdAt} />
+                    </td>
+                    <td data-label="Expires">
+                      {token.expiresAt === null
+                        ? "never"
+                        : <Time ms={token.expiresAt} />}
+                    </td>
+                    <td data-label="Last used">
+                      <Time ms={token.lastUsedAt} />
+                    </td>
+                    <td data-label="Status" class={`status-${status}`}>
+                      {status}
+                    </td>
+                    <td data-label="Budget">
+                      {status === "revoked" ? null : (
+                        <BudgetCell
+                          id={token.id}
+                          budget={props.budgets?.get(token.id)}
+                          csrf={props.csrf}
+                        />
+                      )}
+                    </td>
+                    <td>
+                      {status === "revoked" ? null : (
+                        <form
+                          class="inline"
+                          method="post"
+                          action={at(`/tokens/${token.id}/revoke`)}
+                        >
+                          <Csrf token={props.csrf} />
+                          <button class="revoke" type="submit">Revoke</button>
+                        </form>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        )}
       <BridgeBudget budget={props.budgets?.get("bridge")} csrf={props.csrf} />
     </>
   );

@@ -242,7 +242,18 @@ export async function admitStatement(
     grantsConnection: firstUse,
     preview,
   });
-  // Asked and answered yes: the log says by whom and when.
-  ctx.note?.(`approved by you at ${new Date().toISOString()}`);
+  // Asked and answered yes: the log says by whom and when, and so does the
+  // history's entry (statement.ts).
+  const at = Date.now();
+  approvals.set(ctx, at);
+  ctx.note?.(`approved by you at ${new Date(at).toISOString()}`);
   return preview;
+}
+
+/** When the user approved the call's statement, per call. */
+const approvals = new WeakMap<CallContext, number>();
+
+/** When the user approved this call's statement (null: not asked). */
+export function approvedAtOf(ctx: CallContext): number | null {
+  return approvals.get(ctx) ?? null;
 }

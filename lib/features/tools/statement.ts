@@ -16,7 +16,7 @@ import type { CallContext } from "../context.ts";
 import { DbError } from "../../db/errors.ts";
 import type { BindValue, QueryResult } from "../../db/types.ts";
 import type { FeatureDeps } from "../deps.ts";
-import type { Resolved } from "./access.ts";
+import { approvedAtOf, type Resolved } from "./access.ts";
 import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
@@ -331,6 +331,7 @@ function historyOf(
         : "internal failure",
       clientName: ctx.clientInfo?.name ?? null,
       tokenName: ctx.principal.kind === "anonymous" ? null : ctx.principal.name,
+      approvedAt: approvedAtOf(ctx),
     });
   };
 }

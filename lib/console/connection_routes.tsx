@@ -1,0 +1,316 @@
+/**
+ * The Connections page's forms beyond its policy choices (docs/console.md
+ * "Connections"): add a connection (the engine inferred from its URL, the
+ * password never shown back, SSH fields), Test one (each SSH hop, then the
+ * server's version, or the error and what to fix), edit one, and remove one
+ * — offering to drop the AI login `harden` made for it. Every form carries
+ * the session's CSRF token; connections.json is changed under its lock, as
+ * `connections add|set|remove` change it, and is in force at once.
+ *
+ * @module
+ */
+
+import type { Context, Hono } from "hono";
+import type { Child } from "hono/jsx";
+import { describeWhere, probeConnection } from "../app/connection_probe.ts";
+import {
+  checkConnectionField,
+  CONNECTION_DEFAULTS,
+  editConnections,
+  type SavedConnection,
+  WRITE_PREVIEWS,
+  type WritePreviewMode,
+} from "../app/connections.ts";
+import { FieldError, SSH_FLAGS, sshFields } from "../app/ssh_fields.ts";
+import { dropAiLogin } from "../cli/harden.ts";
+import { ENGINE_NAMES, engineNamed, engineOfUrl } from "../db/engines.ts";
+import { KNOWN_HOSTS_FILE } from "../base/identity.ts";
+import { messageOf } from "../base/message_of.ts";
+import { HttpError } from "../server/http_error.ts";
+import type { ConsoleDeps } from "./deps.ts";
+import type { ConsoleEnv } from "./guards.ts";
+import {
+  type AddValues,
+  EditForm,
+  RemoveConfirm,
+  type TestReport,
+} from "./pages/connection_forms.tsx";
+import { dirname, join } from "node:path";
+
+/** How the Connections page is drawn, with what a form left to show. */
+export type ConnectionsPage = (
+  c: Context<ConsoleEnv>,
+  extra: {
+    add?: { values: AddValues; error: string; report?: TestReport };
+    report?: TestReport;
+    notice?: string;
+  },
+) => Response | Promise<Response>;
+
+/** Add the routes under `base` (before `/connections/:id`, which they share). */
+export function connectionRoutes(
+  app: Hono<ConsoleEnv>,
+  deps: ConsoleDeps,
+  base: string,
+  connectionsPage: ConnectionsPage,
+  page: (title: string, body: Child) => Response,
+  see: (location: string) => Response,
+): void {
+  // dbport's own known_hosts, beside connections.json (as the CLI reads it).
+  const knownHosts = () =>
+    join(dirname(deps.connectionsPath), KNOWN_HOSTS_FILE);
+  const save = (
+    change: (fresh: SavedConnection[]) => SavedConnection[],
+  ) =>
+    editConnections(deps.connectionsPath, change, {
+      saved: (text) =>
+        deps.connections.apply(text, deps.connectionsPath, deps.log),
+    }).then(() => deps.events.changed("connections"));
+  const known = (id: string) => {
+    const connection = deps.connections.byId(id);
+    if (connection === undefined) {
+      throw HttpError.plain(
+        404,
+        "no_connection",
+        "No saved connection has this id",
+      );
+    }
+    return connection;
+  };
+  /** The test's outcome is the connection's state until it next answers. */
+  const test = async (connection: SavedConnection): Promise<TestReport> => {
+    const report = await probeConnection(connection, knownHosts());
+    deps.pool.noteOutcome(
+      connection.id,
+      report.outcome === "failed" ? report.message : null,
+    );
+    return {
+      name: connection.name,
+      where: describeWhere(connection),
+      ...report,
+    };
+  };
+
+  app.post(`${base}/connections/add`, async (c) => {
+    const form = c.get("form");
+    const values: AddValues = {
+      name: (form.name ?? "").trim(),
+      url: (form.url ?? "").trim(),
+      engine: form.engine ?? "",
+      ...Object.fromEntries(
+        SSH_FLAGS.filter((flag) => flag !== "ssh-password").map((
+          flag,
+        ) => [flag, form[flag] ?? ""]),
+      ),
+    };
+    const refuse = (error: string, report?: TestReport) =>
+      connectionsPage(c, {
+        add: { values, error, ...(report === undefined ? {} : { report }) },
+      });
+    const engine = engineNamed(values.engine) ?? engineOfUrl(values.url);
+    if (engine === null) {
+      return refuse(
+        `The URL names no engine: choose one (${
+          ENGINE_NAMES.join(", ")
+        }) or write postgres://, mysql://, mariadb://, libsql://, a file path or file:`,
+      );
+    }
+    for (const [key, value] of [["name", values.name], ["url", values.url]]) {
+      const problem = checkConnectionField(key!, value, engine);
+      if (problem !== null) return refuse(`${key} ${problem}`);
+    }
+    if (
+      deps.connections.all().some((other) =>
+        other.name.toLowerCase() === values.name.toLowerCase()
+      )
+    ) {
+      return refuse(`A connection named "${values.name}" already exists`);
+    }
+    let ssh;
+    try {
+      // Only the fields given: blank ones are no flag at all.
+      const flags = Object.fromEntries(
+        SSH_FLAGS.flatMap((flag) => form[flag] ? [[flag, form[flag]]] : []),
+      );
+      ssh = sshFields("Add", flags, undefined).fields;
+    } catch (error) {
+      if (error instanceof FieldError) return refuse(error.message);
+      throw error;
+    }
+    const connection = {
+      id: crypto.randomUUID(),
+      ...CONNECTION_DEFAULTS,
+      name: values.name,
+      engine,
+      url: values.url,
+      ...(form.password ? { password: form.password } : {}),
+      ...ssh,
+    } as SavedConnection;
+    const report = await test({ ...connection });
+    if (report.outcome === "failed" && form["save-anyway"] !== "1") {
+      return refuse(
+        `Not saved: it does not connect. Fix: ${report.fix}. Or tick "Save anyway".`,
+        report,
+      );
+    }
+    await save((fresh) => {
+      if (
+        fresh.some((other) =>
+          other.name.toLowerCase() === connection.name.toLowerCase()
+        )
+      ) {
+        throw HttpError.plain(
+          409,
+          "exists",
+          `A connection named "${connection.name}" already exists`,
+        );
+      }
+      return [...fresh, connection];
+    });
+    deps.pool.noteOutcome(
+      connection.id,
+      report.outcome === "failed" ? report.message : null,
+    );
+    deps.log(`dbport: console: added the connection "${connection.name}"`);
+    return connectionsPage(c, {
+      report,
+      notice: report.outcome === "untrusted"
+        ? `Saved "${connection.name}" with its SSH host key not trusted yet: check the key and trust it with: dbport connections trust-host "${connection.name}"`
+        : `Saved "${connection.name}".`,
+    });
+  });
+
+  app.post(`${base}/connections/:id/test`, async (c) => {
+    const report = await test(known(c.req.param("id")));
+    return connectionsPage(c, { report });
+  });
+
+  app.get(`${base}/connections/:id/edit`, (c) => {
+    const connection = known(c.req.param("id"));
+    return page(
+      `Edit ${connection.name}`,
+      <EditForm connection={connection} csrf={c.get("session").csrf} />,
+    );
+  });
+
+  app.post(`${base}/connections/:id/edit`, async (c) => {
+    const id = c.req.param("id");
+    const current = known(id);
+    const form = c.get("form");
+    const name = (form.name ?? current.name).trim();
+    const url = (form.url ?? current.url).trim();
+    const refuse = (error: string) =>
+      page(
+        `Edit ${current.name}`,
+        <EditForm
+          connection={{ ...current, name, url }}
+          csrf={c.get("session").csrf}
+          error={error}
+        />,
+      );
+    for (const [key, value] of [["name", name], ["url", url]]) {
+      const problem = checkConnectionField(key!, value, current.engine);
+      if (problem !== null) return refuse(`${key} ${problem}`);
+    }
+    const preview = form.writePreview ?? "";
+    if (
+      preview !== "" && !(WRITE_PREVIEWS as readonly string[]).includes(preview)
+    ) {
+      return refuse(`writePreview must be one of ${WRITE_PREVIEWS.join(", ")}`);
+    }
+    if (
+      deps.connections.all().some((other) =>
+        other.id !== id && other.name.toLowerCase() === name.toLowerCase()
+      )
+    ) {
+      return refuse(`A connection named "${name}" already exists`);
+    }
+    let ssh: ReturnType<typeof sshFields>;
+    try {
+      const flags: Record<string, string | boolean> = Object.fromEntries(
+        SSH_FLAGS.flatMap((flag) => form[flag] ? [[flag, form[flag]]] : []),
+      );
+      if (form["no-ssh"] === "1") flags["no-ssh"] = true;
+      ssh = sshFields("Edit", flags, current);
+    } catch (error) {
+      if (error instanceof FieldError) return refuse(error.message);
+      throw error;
+    }
+    await save((fresh) =>
+      fresh.map((connection) => {
+        if (connection.id !== id) return connection;
+        const next: SavedConnection = {
+          ...connection,
+          name,
+          url,
+          ...ssh.fields,
+        };
+        for (const key of ssh.remove) delete next[key];
+        // The password: blank keeps it, the box clears it.
+        if (form.password) next.password = form.password;
+        if (form["clear-password"] === "1") delete next.password;
+        if (preview !== "") {
+          next.writePreview = preview as WritePreviewMode;
+        }
+        return next;
+      })
+    ).catch((error) => {
+      throw HttpError.plain(409, "unreadable", messageOf(error));
+    });
+    deps.log(`dbport: console: edited the connection "${name}"`);
+    return see("/connections?notice=saved");
+  });
+
+  app.post(`${base}/connections/:id/remove`, (c) => {
+    const connection = known(c.req.param("id"));
+    return page(
+      `Remove ${connection.name}`,
+      <RemoveConfirm
+        connection={connection}
+        shared={shared(deps, connection)}
+        csrf={c.get("session").csrf}
+      />,
+    );
+  });
+
+  app.post(`${base}/connections/:id/remove/apply`, async (c) => {
+    const connection = known(c.req.param("id"));
+    const drop = c.get("form")["drop-ai-login"] === "1" &&
+      connection.aiLogin !== undefined && !shared(deps, connection);
+    if (drop) {
+      const said: string[] = [];
+      const failed = await dropAiLogin(
+        connection,
+        {
+          out: (line: string) => said.push(line),
+          err: (line: string) => said.push(line),
+        } as Parameters<typeof dropAiLogin>[1],
+      );
+      if (failed !== null) {
+        throw HttpError.plain(
+          409,
+          "drop_failed",
+          `Cannot drop the AI login "${
+            connection.aiLogin!.user
+          }": ${failed}. Nothing was removed; untick "drop" to keep the login.`,
+        );
+      }
+    }
+    await save((fresh) => fresh.filter((c) => c.id !== connection.id));
+    deps.log(
+      `dbport: console: removed the connection "${connection.name}"${
+        drop ? " and dropped its AI login" : ""
+      }`,
+    );
+    return see(`/connections?notice=${drop ? "removed-dropped" : "removed"}`);
+  });
+}
+
+/** Another saved connection uses the same AI login: it stays then. */
+function shared(deps: ConsoleDeps, connection: SavedConnection): boolean {
+  const login = connection.aiLogin?.user;
+  return login !== undefined &&
+    deps.connections.all().some((c) =>
+      c.id !== connection.id && c.aiLogin?.user === login
+    );
+}
