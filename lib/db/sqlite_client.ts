@@ -50,8 +50,8 @@ export class WorkerError extends Error {
 }
 
 /**
- * One worker thread for one SQLite file, started on first use by the
- * spawner thread (sqlite_spawner.ts), never by the event loop.
+ * One worker thread for one SQLite file, started on first use through
+ * sqlite_spawner.ts: by the spawner thread once it runs, not the event loop.
  */
 export class SqliteClient {
   #worker: WorkerLink | null = null;
