@@ -29,8 +29,8 @@ const NON_READERS = 4;
  * The server's peak resident memory (VmHWM) may not pass this (issue 33's
  * target). It was 804 MiB (835 without SQLite at all): every MariaDB read
  * cut at its row cap kept its socket and the rows the server still sent
- * (mysql.ts `discard`); since, 281 MiB on the same machine (the heap's live
- * data 9 MiB after 200 cut reads, was 51 MiB and growing).
+ * (mysql.ts `discard`); since, 251-296 MiB on the same shared machine (the
+ * heap's live data 9 MiB after 200 cut reads, was 51 MiB and growing).
  */
 const RSS_LIMIT_MB = 500;
 
