@@ -101,6 +101,16 @@ export function rssOf(pid: number): number {
   }
 }
 
+/** The process's peak RSS so far (the kernel's VmHWM), in MiB; 0 once gone. */
+export function peakOf(pid: number): number {
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
 export async function readDelay(
   file: string,
 ): Promise<LoopDelaySnapshot | null> {

@@ -328,7 +328,7 @@ export function openSqlite(
       );
     },
     close: async () => {
-      await Promise.all(clients.map((each) => each.close()));
+      await Promise.all(clients.map((each) => each.dispose()));
     },
   };
 }

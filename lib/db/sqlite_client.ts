@@ -14,6 +14,11 @@ import {
   type Request,
   type Response,
 } from "./sqlite_protocol.ts";
+import {
+  holdSpawner,
+  startSqliteWorker,
+  type WorkerLink,
+} from "./sqlite_spawner.ts";
 import type { Cell } from "./types.ts";
 
 /** How long after its deadline a call's worker may stay silent. */
@@ -44,9 +49,14 @@ export class WorkerError extends Error {
   }
 }
 
-/** One worker thread for one SQLite file, started on first use. */
+/**
+ * One worker thread for one SQLite file, started on first use through
+ * sqlite_spawner.ts: by the spawner thread once it runs, not the event loop.
+ */
 export class SqliteClient {
-  #worker: Worker | null = null;
+  #worker: WorkerLink | null = null;
+  /** The spawner kept running from the first worker until `dispose()`. */
+  #release: (() => void) | null = null;
   #pending = new Map<number, Pending>();
   #next = 1;
   /** When the worker last said anything: a busy worker is not a silent one. */
@@ -128,6 +138,13 @@ export class SqliteClient {
     }
   }
 
+  /** Close the worker and let the spawner go: the driver is closed. */
+  async dispose(): Promise<void> {
+    await this.close();
+    this.#release?.();
+    this.#release = null;
+  }
+
   /** End the worker at once, as a crash would: every waiting call fails. */
   terminate(): void {
     if (this.#worker !== null) {
@@ -135,16 +152,14 @@ export class SqliteClient {
     }
   }
 
-  #spawn(): Worker {
+  #spawn(): WorkerLink {
     if (this.#worker !== null) return this.#worker;
-    const worker = new Worker(new URL("./sqlite_worker.ts", import.meta.url), {
-      type: "module",
-    });
+    this.#release ??= holdSpawner();
+    const worker = startSqliteWorker();
     worker.onmessage = (event: MessageEvent<Response>) =>
       this.#answer(event.data);
-    worker.onerror = (event) => {
-      event.preventDefault();
-      this.#fail(worker, `the SQLite worker failed: ${event.message}`);
+    worker.onerror = (message) => {
+      this.#fail(worker, `the SQLite worker failed: ${message}`);
     };
     this.#worker = worker;
     this.#registry = new BigInt64Array(
@@ -226,7 +241,7 @@ export class SqliteClient {
    * late when its turn comes): look again after another grace. A worker
    * silent for the whole grace is terminated with everything it holds.
    */
-  #replace(worker: Worker, id: number): void {
+  #replace(worker: WorkerLink, id: number): void {
     const pending = this.#pending.get(id);
     if (this.#worker !== worker || pending === undefined) return;
     if (pending.consuming) {
@@ -268,7 +283,7 @@ export class SqliteClient {
     Deno.unrefTimer(this.#idle);
   }
 
-  #fail(worker: Worker, message: string): void {
+  #fail(worker: WorkerLink, message: string): void {
     if (this.#worker !== worker) return;
     worker.terminate();
     this.#worker = null;

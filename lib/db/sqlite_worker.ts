@@ -135,8 +135,11 @@ const authorizer = new Deno.UnsafeCallback(
   },
 );
 
+/** The main thread's end (sqlite_spawner.ts hands it over); self until then. */
+let channel: { postMessage(message: unknown): void } = self;
+
 function post(message: Response): void {
-  self.postMessage(message);
+  channel.postMessage(message);
 }
 
 function configure(db: Deno.PointerValue, read: boolean): void {
@@ -671,4 +674,13 @@ function handle(request: Request): void {
   }
 }
 
-self.onmessage = (event: MessageEvent<Request>) => handle(event.data);
+// The spawner thread that started this worker sends the main thread's port
+// first; every call comes through it.
+self.onmessage = (
+  event: MessageEvent<Request | { type: "port"; port: MessagePort }>,
+) => {
+  const message = event.data;
+  if (message.type !== "port") return handle(message);
+  channel = message.port;
+  message.port.onmessage = (event: MessageEvent<Request>) => handle(event.data);
+};

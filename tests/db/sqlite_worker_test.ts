@@ -220,3 +220,39 @@ Deno.test("a read's value past the budget fails inside SQLite, as a clear error"
   );
   assertEquals(answer.truncation.cells, 1);
 });
+
+Deno.test("SQLite workers start off the event loop: the main thread makes the first and the spawner, whatever starts after", async () => {
+  // `new Worker()` holds the thread that calls it while the new isolate is
+  // made (100-700 ms measured under load): counted here, the main thread
+  // makes the first worker and the spawner, then none however many files,
+  // workers and restarts follow.
+  const Original = globalThis.Worker;
+  let made = 0;
+  globalThis.Worker = class extends Original {
+    constructor(...args: ConstructorParameters<typeof Worker>) {
+      made++;
+      super(...args);
+    }
+  };
+  const files = [];
+  try {
+    for (let i = 0; i < 3; i++) files.push(await file(["create table t (x)"]));
+    // Both workers of the first file, by a read while the first is busy.
+    const busy = files[0]!.driver.client.call(
+      { type: "stall", ms: 60_000 },
+      Date.now() + 300,
+    ).catch(() => "restarted");
+    // A read while the first worker is stuck goes to the file's second.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await files[0]!.driver.query(COUNT, READ_OPTIONS);
+    assertEquals(await busy, "restarted");
+    assertEquals(files[0]!.driver.client.restarts, 1);
+    for (const f of files) {
+      assertEquals((await f.driver.query(COUNT, READ_OPTIONS)).rows, [[0]]);
+    }
+  } finally {
+    globalThis.Worker = Original;
+    for (const f of files) await f[Symbol.asyncDispose]();
+  }
+  assertEquals(made, 2, `${made} workers made on the main thread`);
+});
