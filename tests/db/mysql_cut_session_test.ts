@@ -8,7 +8,7 @@
 
 import { assert, assertEquals } from "@std/assert";
 import { openMysql } from "../../lib/db/mysql.ts";
-import { sleep } from "../../lib/sleep.ts";
+import { sleep } from "../../lib/base/sleep.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 
 /** This process's open sockets. */
