@@ -162,15 +162,14 @@ async function sqliteEstimate(
     ))
       .rows as never,
   ) as string[];
-  const scanned = sqliteScans(lines);
   let largest: PlanEstimate = {
     rows: 0,
     cost: null,
     how: "no table read whole",
   };
-  if (scanned.length === 0) return largest;
+  if (!lines.some((line) => /^\s*(SCAN|SEARCH) /.test(line))) return largest;
   const tables = (await run(
-    "SELECT schema, name FROM pragma_table_list WHERE type = 'table'",
+    "SELECT schema, name FROM pragma_table_list WHERE type IN ('table', 'shadow')",
   )).rows.map(([schema, name]) => ({
     schema: String(schema),
     name: String(name),
@@ -180,13 +179,23 @@ async function sqliteEstimate(
     [text, ...views.rows.map((row) => String(row[0] ?? ""))].join(";\n"),
     "sqlite",
   );
+  // Every name a plan line may print: a table, schema.table, or an alias.
+  const candidates = new Set(aliases.keys());
+  for (const table of tables) {
+    candidates.add(table.name.toLowerCase());
+    candidates.add(`${table.schema}.${table.name}`.toLowerCase());
+  }
+  const scanned = sqliteScans(lines, candidates);
   const cap = limits.maxEstimatedRows ?? Number.MAX_SAFE_INTEGER;
   const sized = new Set<string>();
   for (const name of scanned) {
     const names = new Set([name, ...(aliases.get(name) ?? [])]);
     for (const table of tables) {
       const key = `${table.schema}.${table.name}`;
-      if (!names.has(table.name.toLowerCase()) || sized.has(key)) continue;
+      if (
+        sized.has(key) ||
+        !(names.has(table.name.toLowerCase()) || names.has(key.toLowerCase()))
+      ) continue;
       sized.add(key);
       const size = await sqliteTableRows(run, table.schema, table.name, cap);
       if (size.rows > (largest.rows ?? 0)) {
@@ -212,12 +221,16 @@ async function sqliteTableRows(
     `SELECT 1 FROM ${catalog} WHERE name = 'sqlite_stat1'`,
   );
   if (hasStat.rows.length > 0) {
+    // Every row of the table: a partial index's row counts only the rows
+    // it indexes, so the largest first number is the table's.
     const stat = await run(
       `SELECT stat FROM ${database}.sqlite_stat1 WHERE tbl = '${
         table.replaceAll("'", "''")
-      }' ORDER BY idx IS NOT NULL LIMIT 1`,
+      }'`,
     );
-    const rows = statRows(stat.rows[0]?.[0] as never);
+    const counts = stat.rows.map((row) => statRows(row[0] as never))
+      .filter((rows) => rows !== null);
+    const rows = counts.length === 0 ? null : Math.max(...counts);
     if (rows !== null) {
       return {
         rows,
