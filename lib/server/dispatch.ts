@@ -231,6 +231,7 @@ export class Dispatcher {
       } finally {
         clearTimeout(timer);
         heartbeat?.stop();
+        budget?.release();
         request.connection.removeEventListener("abort", onDisconnect);
         inflight.delete(entry);
       }
