@@ -38,6 +38,8 @@ export interface PlanEstimate {
   how: string;
   /** The row estimate is a floor: counting stopped past the limit. */
   atLeast?: boolean;
+  /** Why there is no row estimate (said in the refusal). */
+  unsized?: string;
 }
 
 /** Whether any limit is set. */

@@ -64,6 +64,12 @@ const CASES: Record<Engine, [string, boolean][]> = {
     // Broke: the skipped rows are read too.
     [`select * from $big limit 10 offset 999990`, true],
     [`select * from $big limit 999990, 10`, true],
+    // Ran 3,000,000 rows sized as none: a recursive CTE is unsized, refused.
+    [
+      `with recursive r(n) as (select 1 union all select n + 1 from r where n < 3000000) select count(*) from r`,
+      true,
+    ],
+    [`with c(n) as (select 1) select n from c`, false],
     // Held.
     [`select * from $big as small where w like '%'`, true],
     [`select * from main.$big where w like '%'`, true],

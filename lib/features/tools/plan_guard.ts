@@ -132,7 +132,9 @@ export async function checkPlanLimits(
   if (limits.maxEstimatedRows !== undefined && estimate.rows === null) {
     throw new ToolFailure(
       "denied",
-      `${resolved.label} refuses reads over a planned size, and the plan of this one gives no row estimate; nothing was run`,
+      `${resolved.label} refuses reads over a planned size, and the plan of this one gives no row estimate${
+        estimate.unsized === undefined ? "" : ` (${estimate.unsized})`
+      }; nothing was run`,
     );
   }
   const refusal = planLimitRefusal(
@@ -162,6 +164,16 @@ async function sqliteEstimate(
     ))
       .rows as never,
   ) as string[];
+  if (lines.some((line) => line.trim() === "RECURSIVE STEP")) {
+    // Unsure is refused: a recursive CTE makes rows from nothing the plan
+    // sizes (`WITH RECURSIVE r … n < 100000000`), read by no table scan.
+    return {
+      rows: null,
+      cost: null,
+      how: "a recursive CTE",
+      unsized: "a recursive CTE, whose rows SQLite's plan does not size",
+    };
+  }
   let largest: PlanEstimate = {
     rows: 0,
     cost: null,
