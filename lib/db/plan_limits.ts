@@ -140,23 +140,20 @@ export function sqliteScans(
   lines: readonly string[],
   names: Iterable<string>,
 ): string[] {
-  const candidates = [...new Set(names)];
+  const candidates = new Set(names);
   const read = new Set<string>();
   for (const line of lines) {
     const text = line.trim();
     const scan = text.startsWith("SCAN ");
     if (!scan && !text.startsWith("SEARCH ")) continue;
     const subject = text.slice(scan ? 5 : 7).toLowerCase();
-    for (const name of candidates) {
-      const rest = subject.startsWith(name) ? subject.slice(name.length) : null;
-      if (rest === null) continue;
-      if (
-        scan
-          ? rest === "" || rest.startsWith(" ")
-          : /^ using automatic /.test(rest)
-      ) {
-        read.add(name);
-      }
+    // Each prefix ending before a space or at the end may be the name: a
+    // set lookup each, never a pass over every name.
+    for (let end = 0; end <= subject.length; end++) {
+      if (end < subject.length && subject[end] !== " ") continue;
+      const name = subject.slice(0, end);
+      if (!candidates.has(name)) continue;
+      if (scan || subject.startsWith(" using automatic ", end)) read.add(name);
     }
   }
   return [...read];
