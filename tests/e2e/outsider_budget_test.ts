@@ -292,3 +292,87 @@ Deno.test(
     }
   },
 );
+
+Deno.test("explain_query's analyze runs the read: a token past its rows per hour is refused it, and its rows count", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = savedConnection(fixture, "Explain rows sqlite");
+  await using server = await serverWith([saved]);
+  const { plaintext } = await server.mint("readOnly", { name: "a4b explain" });
+  const authorization = `Bearer ${plaintext}`;
+  await dbport(
+    server.home,
+    "tokens",
+    "set",
+    "a4b explain",
+    "--max-rows-per-hour",
+    "3",
+  );
+  await server.server.syncTokens();
+  const explain = () =>
+    callTool(server, "explain_query", {
+      connection_id: saved.id,
+      query: "select name from authors",
+      analyze: true,
+    }, { authorization });
+  const first = await explain();
+  assertEquals(
+    first.json.result?.structuredContent?.summary?.actual_rows,
+    2,
+    first.text,
+  );
+  const second = await explain();
+  assertEquals(second.json.result?.isError, undefined, second.text);
+  // 4 rows measured: the budget of 3 is spent, for explain and reads alike.
+  assertMatch(toolErrorText(await explain()), /spent its 3 rows read an hour/);
+  const read = await callTool(server, "execute_query", {
+    connection_id: saved.id,
+    query: "select 1",
+  }, { authorization });
+  assertMatch(toolErrorText(read), /spent its 3 rows read an hour/);
+  // The plan alone runs nothing and stays allowed.
+  const plan = await callTool(server, "explain_query", {
+    connection_id: saved.id,
+    query: "select name from authors",
+  }, { authorization });
+  assertEquals(plan.json.result?.isError, undefined, plan.text);
+});
+
+Deno.test("a token paused while the user looks at its write's approval: the call ends -33002 and the write never runs, though the user then approves", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = savedConnection(fixture, "Approve sqlite", {
+    externalAccess: "readWrite",
+    safeMode: "alert",
+  });
+  const dir = await Deno.makeTempDir({ prefix: "dbport-a4b-dialog-" });
+  // The dialog approves 3 s after it was asked.
+  await using server = await serverWith([saved], {
+    hostDialog: {
+      command: ["sh", "-c", `cat > "$0"; sleep 3; exit 0`, `${dir}/asked`],
+    },
+  });
+  try {
+    const { plaintext } = await server.mint("readWrite", {
+      name: "a4b approve",
+    });
+    const running = callTool(server, "execute_query", {
+      connection_id: saved.id,
+      query: "insert into authors (name) values ('a4b paused')",
+    }, { authorization: `Bearer ${plaintext}` });
+    const deadline = Date.now() + 10_000;
+    while ((await Deno.stat(`${dir}/asked`).catch(() => null)) === null) {
+      assert(Date.now() < deadline, "the dialog was never asked");
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await dbport(server.home, "tokens", "pause", "a4b approve");
+    const answer = await running;
+    assertEquals(answer.json.error?.code, -33002, answer.text);
+    // Past the dialog's approval.
+    await new Promise((r) => setTimeout(r, 3_500));
+    const [row] = await fixture.admin(
+      "select count(*) as n from authors where name = 'a4b paused'",
+    ) as { n: number }[];
+    assertEquals(Number(row?.n), 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
