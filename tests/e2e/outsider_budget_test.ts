@@ -17,6 +17,7 @@ import type { Engine } from "../../lib/db/types.ts";
 import { mainArgs } from "../_main.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture, runningCount } from "../_db.ts";
+import { postLegacy } from "../_server.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
 
 const ROWS = 1_000_000;
@@ -375,4 +376,53 @@ Deno.test("a token paused while the user looks at its write's approval: the call
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("legacy initialize is a request like any other: a paused token is refused it, and it counts toward calls per minute", async () => {
+  await using server = await serverWith([]);
+  const { plaintext } = await server.mint("readOnly", { name: "a4b init" });
+  const authorization = `Bearer ${plaintext}`;
+  const initialize = (id: number) =>
+    postLegacy(server.url, {
+      jsonrpc: "2.0",
+      id,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "a4b", version: "1" },
+      },
+    }, { authorization });
+  await dbport(
+    server.home,
+    "tokens",
+    "set",
+    "a4b init",
+    "--max-calls-per-minute",
+    "3",
+  );
+  await server.server.syncTokens();
+  for (let i = 1; i <= 3; i++) {
+    assertEquals((await initialize(i)).status, 200, `initialize ${i}`);
+  }
+  // Each mints a session, and only 16 are kept: past its budget a token
+  // could evict every other legacy client's.
+  const fourth = await initialize(4);
+  assertEquals(fourth.status, 429, fourth.text);
+  assertEquals(fourth.json.error.code, -33010);
+  assert(Number(fourth.headers.get("retry-after")) >= 1);
+  await dbport(
+    server.home,
+    "tokens",
+    "set",
+    "a4b init",
+    "--max-calls-per-minute",
+    "off",
+  );
+  await dbport(server.home, "tokens", "pause", "a4b init");
+  await server.server.syncTokens();
+  const paused = await initialize(5);
+  assertEquals(paused.status, 403, paused.text);
+  assertEquals(paused.json.error.code, -33007);
+  assertMatch(paused.json.error.message, /paused by the user/);
 });
