@@ -71,6 +71,13 @@ const CASES: Record<Engine, [string, boolean][]> = {
       true,
     ],
     [`with c(n) as (select 1) select n from c`, false],
+    // Ran unplanned: these PRAGMAs read every row of the file.
+    [`pragma integrity_check`, true],
+    [`pragma main.quick_check`, true],
+    [`select * from pragma_integrity_check`, true],
+    [`select * from "pragma_quick_check" as q`, true],
+    [`pragma table_info(a4b_big)`, false],
+    [`select name from pragma_table_info('a4b_big')`, false],
     // Held.
     [`select * from $big as small where w like '%'`, true],
     [`select * from main.$big where w like '%'`, true],
@@ -90,6 +97,12 @@ const CASES: Record<Engine, [string, boolean][]> = {
     // Broke before the fix.
     [`select * from $big limit 10 offset 999990`, true],
     [`select * from $big limit 999990, 10`, true],
+    // Passed unplanned as metadata (MySQL 8's DESCRIBE ANALYZE runs it).
+    [`desc select * from $big`, true],
+    [`describe format=json select * from $big`, true],
+    [`describe $big`, false],
+    [`desc $big id`, false],
+    [`show index from $big`, false],
     // Held.
     [`select count(*) from $small a, $small b`, true],
     [`select (select count(*) from $big) from $small`, true],

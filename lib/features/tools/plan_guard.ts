@@ -13,7 +13,9 @@ import { cliCommand } from "../../app/cli_command.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { planRefusal } from "../../db/dry_run.ts";
 import { PLAN_STATEMENTS, planOf, summarizePlan } from "../../db/explain.ts";
+import type { Engine } from "../../db/engines.ts";
 import { quoteIdent } from "../../db/identifiers.ts";
+import { tokenize } from "../../db/lexer.ts";
 import {
   aliasPairs,
   hasPlanLimits,
@@ -40,6 +42,110 @@ const PLANNED = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
 const METADATA = new Set(["SHOW", "DESCRIBE", "DESC", "PRAGMA"]);
 
 /**
+ * SQLite PRAGMAs that read the schema or a setting, never a table's rows:
+ * the ones that pass unplanned while a limit is set, as a statement or as a
+ * `pragma_…` table. Others (`integrity_check`, `quick_check`,
+ * `foreign_key_check` read every row of the file) are refused then.
+ */
+const CATALOG_PRAGMAS = new Set([
+  "application_id",
+  "auto_vacuum",
+  "automatic_index",
+  "busy_timeout",
+  "cache_size",
+  "collation_list",
+  "compile_options",
+  "data_version",
+  "database_list",
+  "encoding",
+  "foreign_key_list",
+  "foreign_keys",
+  "freelist_count",
+  "function_list",
+  "index_info",
+  "index_list",
+  "index_xinfo",
+  "journal_mode",
+  "module_list",
+  "page_count",
+  "page_size",
+  "pragma_list",
+  "query_only",
+  "schema_version",
+  "synchronous",
+  "table_info",
+  "table_list",
+  "table_xinfo",
+  "temp_store",
+  "user_version",
+]);
+
+/** Words that make `DESC`/`DESCRIBE` explain a statement, not a table. */
+const EXPLAINED = new Set([
+  "SELECT",
+  "WITH",
+  "VALUES",
+  "TABLE",
+  "ANALYZE",
+  "FORMAT",
+  "EXTENDED",
+  "PARTITIONS",
+  "INSERT",
+  "UPDATE",
+  "DELETE",
+  "REPLACE",
+  "FOR",
+]);
+
+/**
+ * Why a metadata read may not pass unplanned while a limit is set, or null:
+ * `DESC`/`DESCRIBE` followed by a statement explains it (and MySQL 8's
+ * `DESCRIBE ANALYZE SELECT …` runs it); a SQLite PRAGMA off
+ * {@linkcode CATALOG_PRAGMAS} may read every row.
+ */
+function unplannedRefusal(text: string, engine: Engine): string | null {
+  const tokens = tokenize(text, engine).filter((token) =>
+    token.kind !== "semicolon"
+  );
+  const [first, second] = tokens;
+  const keyword = first?.text ?? "";
+  if (keyword === "DESC" || keyword === "DESCRIBE") {
+    const table = tokens.length > 1 && tokens.slice(1).every((token) =>
+      token.kind === "word" || token.kind === "quoted" ||
+      token.kind === "string" || (token.kind === "punct" && token.text === ".")
+    ) && !(second?.kind === "word" && EXPLAINED.has(second.text));
+    return table ? null : `${keyword} of anything but a table`;
+  }
+  if (keyword === "PRAGMA") {
+    // PRAGMA [schema.]name[(arg) | = arg]
+    const name = tokens[2]?.kind === "punct" && tokens[2].text === "."
+      ? tokens[3]
+      : second;
+    const pragma = name === undefined
+      ? ""
+      : text.slice(name.start, name.end).replace(/^["`[]|["`\]]$/g, "")
+        .toLowerCase();
+    return CATALOG_PRAGMAS.has(pragma)
+      ? null
+      : `PRAGMA ${pragma}, which may read every row`;
+  }
+  return null;
+}
+
+/** A `pragma_…` table a SQLite read names that may read every row, or null. */
+function rowReadingPragma(text: string): string | null {
+  for (const token of tokenize(text, "sqlite")) {
+    if (token.kind !== "word" && token.kind !== "quoted") continue;
+    const name = text.slice(token.start, token.end)
+      .replace(/^["`[]|["`\]]$/g, "").toLowerCase();
+    if (
+      name.startsWith("pragma_") && !CATALOG_PRAGMAS.has(name.slice(7))
+    ) return name;
+  }
+  return null;
+}
+
+/**
  * Refuse `statement` (a read) when its plan's estimate is over its
  * connection's limits; a no-op when the connection sets none.
  */
@@ -60,7 +166,15 @@ export async function checkPlanLimits(
   };
   if (statement.tier !== "read" || !hasPlanLimits(limits)) return;
   const keyword = statement.keyword.toUpperCase();
-  if (METADATA.has(keyword)) return;
+  const engine = resolved.driver.engine;
+  if (METADATA.has(keyword)) {
+    const refused = unplannedRefusal(statement.text, engine);
+    if (refused === null) return;
+    throw new ToolFailure(
+      "denied",
+      `${resolved.label} refuses reads over a planned size, and dbport cannot plan a ${refused}; nothing was run (send the query itself, or use explain_query for a plan)`,
+    );
+  }
   if (!PLANNED.has(keyword)) {
     // Unsure is refused: EXPLAIN ANALYZE, say, runs what it explains.
     throw new ToolFailure(
@@ -88,7 +202,6 @@ export async function checkPlanLimits(
     resolved.driver.query(sql, options).catch((error) =>
       rethrow(error, resolved.label)
     );
-  const engine = resolved.driver.engine;
   let estimate: PlanEstimate;
   if (engine === "sqlite") {
     estimate = await sqliteEstimate(run, statement.text, limits);
@@ -157,6 +270,15 @@ async function sqliteEstimate(
   text: string,
   limits: PlanLimits,
 ): Promise<PlanEstimate> {
+  const pragma = rowReadingPragma(text);
+  if (pragma !== null) {
+    return {
+      rows: null,
+      cost: null,
+      how: pragma,
+      unsized: `${pragma}, which may read every row of the file`,
+    };
+  }
   const lines = planOf(
     "sqlite",
     (await run(
