@@ -290,7 +290,9 @@ Deno.test(
         assert(Date.now() < deadline, "the export never started a file");
         await new Promise((r) => setTimeout(r, 25));
       }
-      await dbport(server.home, "tokens", "pause", "a4b export");
+      const paused = await dbport(server.home, "tokens", "pause", "a4b export");
+      // The message names how to resume this token (it said just "resume").
+      assertMatch(paused, /\(resume: .*tokens resume [0-9a-f-]{36}\)/);
       const answer = await running;
       assertEquals(answer.json.error?.code, -33002, answer.text);
       for (let i = 0; i < 100 && (await files()).length > 0; i++) {
