@@ -245,9 +245,16 @@ export class TokenBudgets {
       1,
       Math.ceil(window.retryAfterMs(now, Math.max(1, limit - held)) / 1000),
     );
-    return `the token ${JSON.stringify(principal.name)} has spent its ${
-      limit.toLocaleString("en-US")
-    } ${what} an hour (its budget); try again in ${seconds} s, or ask the user to raise it (${cliCommand()} tokens set ${
+    const spent = held > 0
+      ? `has spent its ${
+        limit.toLocaleString("en-US")
+      } ${what} an hour (its budget; ${held} of them still running or awaiting approval)`
+      : `has spent its ${
+        limit.toLocaleString("en-US")
+      } ${what} an hour (its budget)`;
+    return `the token ${
+      JSON.stringify(principal.name)
+    } ${spent}; try again in ${seconds} s, or ask the user to raise it (${cliCommand()} tokens set ${
       nameOf(principal)
     } --${flag} N)`;
   }

@@ -239,7 +239,7 @@ Deno.test("writes sent at once cannot all pass a writes-per-hour budget before a
       .length;
   const refused = answers.filter((a) =>
     a.json.result?.isError === true &&
-    /writes an hour \(its budget\)/.test(toolErrorText(a))
+    /writes an hour \(its budget/.test(toolErrorText(a))
   ).length;
   const [after] = await fixture.admin("select count(*) as n from authors") as {
     n: number;

@@ -124,6 +124,10 @@ Deno.test("writes admitted at once hold their places until they run or their cal
   assertEquals(admitted.slice(0, 2), [null, null]);
   assertMatch(admitted[2] ?? "", /spent its 2 writes an hour/);
   assertMatch(admitted[3] ?? "", /spent its 2 writes an hour/);
+  assertMatch(
+    admitted[2] ?? "",
+    /2 of them still running or awaiting approval/,
+  );
   // One ran, one ended without running (declined, failed): its place is back.
   calls[0]!.spent("write", 0);
   calls[0]!.release();
