@@ -192,6 +192,26 @@ Deno.test("sqlite: a partial index's sqlite_stat1 row is not taken for the table
   );
 });
 
+Deno.test("sqlite: an FTS5 table's shadow tables are sized like any table", async () => {
+  await using fixture = await openFixture("sqlite");
+  await fixture.admin("create virtual table a4b_fts using fts5(a)");
+  await fixture.admin(
+    "insert into a4b_fts with recursive s(g) as (select 1 union all select g + 1 from s where g < 150000) select hex(g) from s",
+  );
+  const saved = savedConnection(fixture, "Fts sqlite", {
+    maxEstimatedRows: LIMIT,
+  });
+  await using server = await serverWith([saved]);
+  const answer = await callTool(server, "execute_query", {
+    connection_id: saved.id,
+    query: "select count(*) from a4b_fts_content where c0 like '%'",
+  });
+  assertMatch(
+    toolErrorText(answer),
+    /^denied: the plan of this read expects more than 100,000 rows \(the whole table a4b_fts_content, counted up to the limit\)/,
+  );
+});
+
 async function dbport(home: string, ...args: string[]): Promise<string> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: mainArgs(...args),
