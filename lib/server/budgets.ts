@@ -186,7 +186,11 @@ export class TokenBudgets {
     const key = budgetKey(principal);
     if (key === null) return undefined;
     let holds = 0;
+    // Once the call has ended, a handler still running (it was cancelled
+    // and abandoned) holds no place: nothing would give it back.
+    let ended = false;
     const release = () => {
+      ended = true;
       if (holds === 0) return;
       const usage = this.#usageOf(key);
       usage.pendingWrites = Math.max(0, usage.pendingWrites - holds);
@@ -196,7 +200,7 @@ export class TokenBudgets {
       refuse: (kind) => {
         const refused = this.#refuse(principal, key, kind);
         if (
-          refused === null && kind === "write" &&
+          refused === null && kind === "write" && !ended &&
           this.#budget(key).maxWritesPerHour !== null
         ) {
           this.#usageOf(key).pendingWrites++;

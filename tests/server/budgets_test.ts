@@ -141,3 +141,13 @@ Deno.test("writes admitted at once hold their places until they run or their cal
     /spent its 2 writes an hour.*try again in 3600 s/,
   );
 });
+
+Deno.test("a cancelled call's handler that reaches a write after its call ended holds no place", () => {
+  const limiter = new TokenBudgets(fakeClock(0).now);
+  limiter.update(budgets([["t1", { maxWritesPerHour: 1 }]]));
+  const abandoned = limiter.callBudget(agent)!;
+  abandoned.release();
+  assertEquals(abandoned.refuse("write"), null);
+  // Nothing would ever give that place back: the next call may write.
+  assertEquals(limiter.callBudget(agent)!.refuse("write"), null);
+});
