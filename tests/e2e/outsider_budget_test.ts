@@ -461,3 +461,33 @@ Deno.test("legacy initialize is a request like any other: a paused token is refu
   assertEquals(paused.json.error.code, -33007);
   assertMatch(paused.json.error.message, /paused by the user/);
 });
+
+Deno.test("a write's RETURNING rows count toward rows per hour", async () => {
+  await using fixture = await openFixture("sqlite");
+  const saved = savedConnection(fixture, "Returning sqlite", {
+    externalAccess: "readWrite",
+    safeMode: "silent",
+  });
+  await using server = await serverWith([saved]);
+  const { plaintext } = await server.mint("readWrite", { name: "a4b ret" });
+  const authorization = `Bearer ${plaintext}`;
+  await dbport(
+    server.home,
+    "tokens",
+    "set",
+    "a4b ret",
+    "--max-rows-per-hour",
+    "2",
+  );
+  await server.server.syncTokens();
+  const wrote = await callTool(server, "execute_query", {
+    connection_id: saved.id,
+    query: "update authors set name = name where id > 0 returning id, name",
+  }, { authorization });
+  assertEquals(wrote.json.result?.structuredContent?.row_count, 2, wrote.text);
+  const read = await callTool(server, "execute_query", {
+    connection_id: saved.id,
+    query: "select 1",
+  }, { authorization });
+  assertMatch(toolErrorText(read), /spent its 2 rows read an hour/);
+});
