@@ -352,7 +352,9 @@ async function pause(
   await setPaused(db, target.key, sub === "pause" ? now : null);
   io.out(
     sub === "pause"
-      ? `Paused ${target.label}: a running server refuses everything it sends and stops its running requests within a second (resume: ${cliCommand()} tokens resume)`
+      ? `Paused ${target.label}: a running server refuses everything it sends and stops its running requests within a second (resume: ${cliCommand()} tokens resume ${
+        target.key === BRIDGE_BUDGET ? "--bridge" : target.key
+      })`
       : `Resumed ${target.label}`,
   );
   return 0;

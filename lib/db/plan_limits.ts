@@ -15,7 +15,7 @@
  *   was no help: a range `id < 100` rewinds the cursor like a whole read.)
  *
  * On MySQL/MariaDB and SQLite, whose plans do not count a `LIMIT`, a literal
- * `LIMIT n` ending the statement caps the row estimate at n.
+ * `LIMIT n [OFFSET m]` ending the statement caps the row estimate at n + m.
  *
  * @module
  */
@@ -38,6 +38,8 @@ export interface PlanEstimate {
   how: string;
   /** The row estimate is a floor: counting stopped past the limit. */
   atLeast?: boolean;
+  /** Why there is no row estimate (said in the refusal). */
+  unsized?: string;
 }
 
 /** Whether any limit is set. */
@@ -47,8 +49,9 @@ export function hasPlanLimits(limits: PlanLimits): boolean {
 }
 
 /**
- * The literal row count of a `LIMIT` that ends the statement outside any
- * parentheses (`LIMIT n`, `LIMIT n OFFSET m`, `LIMIT m, n`), or null.
+ * The rows a literal `LIMIT` ending the statement outside any parentheses
+ * lets the engine step through (`LIMIT n`: n; `LIMIT n OFFSET m` and
+ * `LIMIT m, n`: n + m, since the skipped rows are read too), or null.
  */
 export function trailingLimit(text: string, engine: Engine): number | null {
   const tokens = tokenize(text, engine);
@@ -67,13 +70,16 @@ export function trailingLimit(text: string, engine: Engine): number | null {
     rest[i]?.kind === "number" && /^\d+$/.test(rest[i]!.text)
       ? Number(rest[i]!.text)
       : null;
+  const sum = (a: number | null, b: number | null) =>
+    a === null || b === null ? null : a + b;
+  if (rest.length === 1) return number(0);
+  if (rest.length !== 3) return null;
   if (rest[1]?.kind === "punct" && rest[1].text === ",") {
-    return rest.length === 3 ? number(2) : null;
+    return sum(number(0), number(2));
   }
-  const ends = rest.length === 1 ||
-    (rest.length === 3 && rest[1]?.kind === "word" &&
-      rest[1].text === "OFFSET" && number(2) !== null);
-  return ends ? number(0) : null;
+  return rest[1]?.kind === "word" && rest[1].text === "OFFSET"
+    ? sum(number(0), number(2))
+    : null;
 }
 
 type Node = { readonly [key: string]: Cell };
@@ -121,23 +127,36 @@ export function mysqlRowEstimate(
 }
 
 /**
- * SQLite: the names `EXPLAIN QUERY PLAN` reads whole: each `SCAN x` line (a
- * table, or a whole index of it); `x` is the table's alias when it has one.
- * Constant rows, subqueries and virtual tables are left out (their own
- * tables have lines of their own).
+ * SQLite: which of `names` (tables, `schema.table`s and aliases, lower-cased)
+ * `EXPLAIN QUERY PLAN` reads whole: a `SCAN x` line (a table, or a whole
+ * index of it), or a `SEARCH x USING AUTOMATIC …` line (SQLite builds that
+ * index by reading all of `x` first). `x` is the alias when the table has
+ * one, and an alias is any text the statement quotes (`"CONSTANT ROW"`,
+ * `"q.r"`, `"t USING INDEX i"`): so a line is matched against the names the
+ * statement and the schema hold, never parsed on its own. A line matching
+ * none (constant rows, subqueries, CTEs, virtual tables) reads no table.
  */
-export function sqliteScans(lines: readonly string[]): string[] {
-  const names: string[] = [];
+export function sqliteScans(
+  lines: readonly string[],
+  names: Iterable<string>,
+): string[] {
+  const candidates = new Set(names);
+  const read = new Set<string>();
   for (const line of lines) {
-    const scan = /^SCAN (.+?)(?: USING .*| VIRTUAL TABLE .*)?$/.exec(
-      line.trim(),
-    );
-    const name = scan?.[1];
-    if (name === undefined || name === "CONSTANT ROW") continue;
-    if (name.startsWith("(") || / VIRTUAL TABLE/.test(line)) continue;
-    names.push(name.replace(/^\w+\./, "").toLowerCase());
+    const text = line.trim();
+    const scan = text.startsWith("SCAN ");
+    if (!scan && !text.startsWith("SEARCH ")) continue;
+    const subject = text.slice(scan ? 5 : 7).toLowerCase();
+    // Each prefix ending before a space or at the end may be the name: a
+    // set lookup each, never a pass over every name.
+    for (let end = 0; end <= subject.length; end++) {
+      if (end < subject.length && subject[end] !== " ") continue;
+      const name = subject.slice(0, end);
+      if (!candidates.has(name)) continue;
+      if (scan || subject.startsWith(" using automatic ", end)) read.add(name);
+    }
   }
-  return names;
+  return [...read];
 }
 
 /**

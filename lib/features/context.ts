@@ -35,6 +35,8 @@ export interface CallBudget {
   refuse(kind: "read" | "write"): string | null;
   /** Count what ran: a read's rows, or one write. */
   spent(kind: "read" | "write", rows: number): void;
+  /** The call ended: give back the places of writes admitted but not run. */
+  release(): void;
 }
 
 /** A handler's view of one request. */

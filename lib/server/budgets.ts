@@ -79,6 +79,12 @@ interface Usage {
   calls: Window;
   rows: Window;
   writes: Window;
+  /**
+   * Writes admitted and not yet run or ended: each holds a place in the
+   * hour, so writes sent at once cannot all pass the check before any of
+   * them is counted.
+   */
+  pendingWrites: number;
 }
 
 /** The budget key of a principal: its token's id, `bridge`, or none. */
@@ -121,6 +127,7 @@ export class TokenBudgets {
         calls: new Window(MINUTE),
         rows: new Window(HOUR),
         writes: new Window(HOUR),
+        pendingWrites: 0,
       };
       this.#usage.set(key, usage);
     }
@@ -170,16 +177,45 @@ export class TokenBudgets {
     return null;
   }
 
-  /** What a call's features spend and check (null: no budget applies). */
+  /**
+   * What one call's features spend and check (undefined: no budget
+   * applies). A write it admits holds a place until it is counted by
+   * `spent` or the call ends (`release`).
+   */
   callBudget(principal: Principal): CallBudget | undefined {
     const key = budgetKey(principal);
     if (key === null) return undefined;
+    let holds = 0;
+    // Once the call has ended, a handler still running (it was cancelled
+    // and abandoned) holds no place: nothing would give it back.
+    let ended = false;
+    const release = () => {
+      ended = true;
+      if (holds === 0) return;
+      const usage = this.#usageOf(key);
+      usage.pendingWrites = Math.max(0, usage.pendingWrites - holds);
+      holds = 0;
+    };
     return {
-      refuse: (kind) => this.#refuse(principal, key, kind),
+      refuse: (kind) => {
+        const refused = this.#refuse(principal, key, kind);
+        if (
+          refused === null && kind === "write" && !ended &&
+          this.#budget(key).maxWritesPerHour !== null
+        ) {
+          this.#usageOf(key).pendingWrites++;
+          holds++;
+        }
+        return refused;
+      },
       spent: (kind, rows) => {
         const budget = this.#budget(key);
         const now = this.#now();
         if (kind === "write") {
+          if (holds > 0) {
+            this.#usageOf(key).pendingWrites--;
+            holds--;
+          }
           if (budget.maxWritesPerHour !== null) {
             this.#usageOf(key).writes.add(now, 1);
           }
@@ -187,6 +223,7 @@ export class TokenBudgets {
           this.#usageOf(key).rows.add(now, rows);
         }
       },
+      release,
     };
   }
 
@@ -205,14 +242,23 @@ export class TokenBudgets {
       ? [usage.writes, "writes", "max-writes-per-hour"]
       : [usage.rows, "rows read", "max-rows-per-hour"];
     const now = this.#now();
-    if (window.total(now) < limit) return null;
+    // Writes admitted but not yet run hold their places too.
+    const held = kind === "write" ? usage.pendingWrites : 0;
+    if (window.total(now) + held < limit) return null;
     const seconds = Math.max(
       1,
-      Math.ceil(window.retryAfterMs(now, limit) / 1000),
+      Math.ceil(window.retryAfterMs(now, Math.max(1, limit - held)) / 1000),
     );
-    return `the token ${JSON.stringify(principal.name)} has spent its ${
-      limit.toLocaleString("en-US")
-    } ${what} an hour (its budget); try again in ${seconds} s, or ask the user to raise it (${cliCommand()} tokens set ${
+    const spent = held > 0
+      ? `has spent its ${
+        limit.toLocaleString("en-US")
+      } ${what} an hour (its budget; ${held} of them still running or awaiting approval)`
+      : `has spent its ${
+        limit.toLocaleString("en-US")
+      } ${what} an hour (its budget)`;
+    return `the token ${
+      JSON.stringify(principal.name)
+    } ${spent}; try again in ${seconds} s, or ask the user to raise it (${cliCommand()} tokens set ${
       nameOf(principal)
     } --${flag} N)`;
   }

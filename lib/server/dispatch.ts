@@ -107,6 +107,17 @@ export class Dispatcher {
     this.#deadlineMs = deps.deadlineMs ?? HANDLER_DEADLINE_MS;
   }
 
+  /**
+   * Admit a request answered outside {@linkcode run} (legacy `initialize`)
+   * by its token's budget: the error to answer, or null. A paused token or
+   * one past its calls per minute may not mint sessions either (there are
+   * 16, shared: minting evicts other clients').
+   */
+  admit(principal: Principal): WireError | null {
+    const refused = this.#deps.budgets?.admit(principal) ?? null;
+    return refused === null ? null : budgetError(refused);
+  }
+
   /** Run a request; resolves with its answer as soon as the answer starts. */
   run(request: Dispatch): Promise<Response> {
     const { inflight, log } = this.#deps;
@@ -231,6 +242,7 @@ export class Dispatcher {
       } finally {
         clearTimeout(timer);
         heartbeat?.stop();
+        budget?.release();
         request.connection.removeEventListener("abort", onDisconnect);
         inflight.delete(entry);
       }

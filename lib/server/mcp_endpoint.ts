@@ -149,6 +149,8 @@ function legacy(
   const contentType = checkContentType(headers);
   if (contentType !== null) throw HttpError.wire(contentType, message.id);
   if (message.method === "initialize") {
+    const refused = deps.dispatcher.admit(principal);
+    if (refused !== null) throw HttpError.wire(refused, message.id);
     return Promise.resolve(initialize(deps, message, principal));
   }
   const spec = methodFor(deps, message, "legacy");

@@ -16,8 +16,13 @@ import {
 
 Deno.test("trailingLimit reads only a literal LIMIT ending the statement", () => {
   assertEquals(trailingLimit("select * from t limit 10", "sqlite"), 10);
-  assertEquals(trailingLimit("select * from t LIMIT 10 OFFSET 5", "mysql"), 10);
-  assertEquals(trailingLimit("select * from t limit 5, 20", "mysql"), 20);
+  // The skipped rows are read too.
+  assertEquals(trailingLimit("select * from t LIMIT 10 OFFSET 5", "mysql"), 15);
+  assertEquals(trailingLimit("select * from t limit 5, 20", "mysql"), 25);
+  assertEquals(
+    trailingLimit("select * from t limit 10 offset ?", "mysql"),
+    null,
+  );
   assertEquals(
     trailingLimit("select * from (select * from t limit 3) x", "sqlite"),
     null,
@@ -57,6 +62,7 @@ Deno.test("mysqlRowEstimate multiplies the rows each access examines", () => {
 });
 
 Deno.test("sqliteScans and aliasPairs name the tables read whole", () => {
+  const names = ["b", "big", "main.big", "c", "t", "small"];
   assertEquals(
     sqliteScans([
       "SCAN b",
@@ -65,9 +71,24 @@ Deno.test("sqliteScans and aliasPairs name the tables read whole", () => {
       "SCAN CONSTANT ROW",
       "SCAN (subquery-2)",
       "SCAN pragma_table_info VIRTUAL TABLE INDEX 0:",
-    ]),
-    ["b", "big"],
+      "SEARCH t USING AUTOMATIC COVERING INDEX (x=?)",
+    ], names),
+    ["b", "main.big", "t"],
   );
+  // An alias is matched as a whole, whatever words or dots it holds.
+  for (
+    const alias of [
+      "q.r",
+      "constant row",
+      "x using index y",
+      "(z",
+      "a virtual table b",
+    ]
+  ) {
+    const line = `SCAN ${alias.toUpperCase()}`;
+    assertEquals(sqliteScans([line], [...names, alias]), [alias], line);
+  }
+  assertEquals(sqliteScans(["SCAN smaller"], names), []);
   const pairs = aliasPairs('select * from big as b join "Other T" o', "sqlite");
   assertEquals([...pairs.get("b") ?? []], ["big"]);
   assertEquals([...pairs.get("o") ?? []], ["other t"]);

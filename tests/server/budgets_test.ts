@@ -114,3 +114,40 @@ Deno.test("nothing is counted without a limit: a limit set later counts from the
   for (let i = 0; i < 10; i++) assertEquals(limiter.admit(agent), null);
   assert(limiter.admit(agent) !== null);
 });
+
+Deno.test("writes admitted at once hold their places until they run or their call ends", () => {
+  const clock = fakeClock(0);
+  const limiter = new TokenBudgets(clock.now);
+  limiter.update(budgets([["t1", { maxWritesPerHour: 2 }]]));
+  const calls = Array.from({ length: 4 }, () => limiter.callBudget(agent)!);
+  const admitted = calls.map((call) => call.refuse("write"));
+  assertEquals(admitted.slice(0, 2), [null, null]);
+  assertMatch(admitted[2] ?? "", /spent its 2 writes an hour/);
+  assertMatch(admitted[3] ?? "", /spent its 2 writes an hour/);
+  assertMatch(
+    admitted[2] ?? "",
+    /2 of them still running or awaiting approval/,
+  );
+  // One ran, one ended without running (declined, failed): its place is back.
+  calls[0]!.spent("write", 0);
+  calls[0]!.release();
+  calls[1]!.release();
+  calls[1]!.release();
+  const next = limiter.callBudget(agent)!;
+  assertEquals(next.refuse("write"), null);
+  next.spent("write", 0);
+  assertMatch(
+    limiter.callBudget(agent)!.refuse("write") ?? "",
+    /spent its 2 writes an hour.*try again in 3600 s/,
+  );
+});
+
+Deno.test("a cancelled call's handler that reaches a write after its call ended holds no place", () => {
+  const limiter = new TokenBudgets(fakeClock(0).now);
+  limiter.update(budgets([["t1", { maxWritesPerHour: 1 }]]));
+  const abandoned = limiter.callBudget(agent)!;
+  abandoned.release();
+  assertEquals(abandoned.refuse("write"), null);
+  // Nothing would ever give that place back: the next call may write.
+  assertEquals(limiter.callBudget(agent)!.refuse("write"), null);
+});

@@ -160,8 +160,15 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
           } will not plan a write inside dbport's read-only transaction; explain the SELECT that finds the same rows instead`,
         );
       }
-      // analyze runs the read: the connection's plan limits hold it too.
-      if (analyze) await checkPlanLimits(ctx, resolved, statement, timeout);
+      if (analyze) {
+        // analyze runs the read: the token's rows budget and the
+        // connection's plan limits hold it too.
+        const spent = ctx.budget?.refuse("read");
+        if (spent !== undefined && spent !== null) {
+          throw new ToolFailure("denied", spent);
+        }
+        await checkPlanLimits(ctx, resolved, statement, timeout);
+      }
       await admit(deps, ctx, resolved.connection, null, "explaining a query");
       const dialect = DIALECTS[engine];
       const mariadb = analyze && dialect.isMariaDb !== null &&
@@ -204,6 +211,8 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
           100;
         summary.actualRows = Number(counted.rows[0]?.[0] ?? 0);
       }
+      // The rows the analyzed read produced count as read.
+      if (analyze) ctx.budget?.spent("read", summary.actualRows ?? 0);
       ctx.progress(1, 1, "Plan read");
       return {
         statement: text,

@@ -4,7 +4,7 @@
  * first — after it was classified and vetted, so planning runs nothing the
  * allowlist did not admit — and refused when its estimate is over a limit
  * (docs/security.md "Reads refused by their plan"). The estimates are
- * lib/db/plan_limits.ts's.
+ * lib/db/plan_estimate.ts's and plan_limits.ts's.
  *
  * @module
  */
@@ -12,19 +12,16 @@
 import { cliCommand } from "../../app/cli_command.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { planRefusal } from "../../db/dry_run.ts";
-import { DIALECTS } from "../../db/dialect.ts";
-import { PLAN_STATEMENTS } from "../../db/explain.ts";
-import { quoteIdent } from "../../db/identifiers.ts";
 import {
-  aliasPairs,
+  estimateRead,
+  METADATA,
+  metadataRefusal,
+  PLANNED,
+} from "../../db/plan_estimate.ts";
+import {
   hasPlanLimits,
-  mysqlRowEstimate,
-  type PlanEstimate,
   planLimitRefusal,
   type PlanLimits,
-  sqliteScans,
-  statRows,
-  trailingLimit,
 } from "../../db/plan_limits.ts";
 import type { BindValue, QueryOptions } from "../../db/types.ts";
 import type { CallContext } from "../context.ts";
@@ -33,12 +30,6 @@ import { rethrow, ToolFailure } from "./failure.ts";
 
 /** Rows a plan statement may return. */
 const PLAN_ROWS = 100_000;
-
-/** Statements a plan estimates. */
-const PLANNED = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
-
-/** Reads of the server's own settings and catalog: nothing to estimate. */
-const METADATA = new Set(["SHOW", "DESCRIBE", "DESC", "PRAGMA"]);
 
 /**
  * Refuse `statement` (a read) when its plan's estimate is over its
@@ -62,7 +53,15 @@ export async function checkPlanLimits(
   };
   if (statement.tier !== "read" || !hasPlanLimits(limits)) return;
   const keyword = statement.keyword.toUpperCase();
-  if (METADATA.has(keyword)) return;
+  const engine = resolved.driver.engine;
+  if (METADATA.has(keyword)) {
+    const refused = metadataRefusal(statement.text, engine);
+    if (refused === null) return;
+    throw new ToolFailure(
+      "denied",
+      `${resolved.label} refuses reads over a planned size, and dbport cannot plan a ${refused}; nothing was run (send the query itself, or use explain_query for a plan)`,
+    );
+  }
   if (!PLANNED.has(keyword)) {
     // Unsure is refused: EXPLAIN ANALYZE, say, runs what it explains.
     throw new ToolFailure(
@@ -92,41 +91,7 @@ export async function checkPlanLimits(
     resolved.driver.query(sql, options).catch((error) =>
       rethrow(error, resolved.label)
     );
-  const engine = resolved.driver.engine;
-  let estimate: PlanEstimate;
-  if (engine === "sqlite") {
-    estimate = await sqliteEstimate(run, statement.text, limits);
-  } else {
-    const text = PLAN_STATEMENTS[engine](statement.text, {
-      analyze: false,
-      mariadb: false,
-    });
-    const plan = DIALECTS[engine].planOf((await run(text)).rows as never);
-    const summary = DIALECTS[engine].summarize(plan);
-    if (engine === "postgres") {
-      estimate = {
-        rows: summary.estimatedRows,
-        cost: summary.estimatedCost,
-        how: `the plan's top node, ${summary.topNode ?? "?"}`,
-      };
-    } else {
-      const examined = mysqlRowEstimate(plan);
-      estimate = {
-        rows: examined.rows,
-        cost: summary.estimatedCost,
-        how: examined.fullScans.length > 0
-          ? `rows examined, reading ${examined.fullScans.join(", ")} whole`
-          : "rows examined",
-      };
-    }
-  }
-  if (engine !== "postgres") {
-    // These plans do not count a LIMIT: a literal one ending the read caps it.
-    const cap = trailingLimit(statement.text, engine);
-    if (cap !== null && estimate.rows !== null && cap < estimate.rows) {
-      estimate = { ...estimate, rows: cap, atLeast: false, how: "its LIMIT" };
-    }
-  }
+  const estimate = await estimateRead(engine, run, statement.text, limits);
   if (limits.maxEstimatedCost !== undefined && estimate.cost === null) {
     throw new ToolFailure(
       "denied",
@@ -136,7 +101,9 @@ export async function checkPlanLimits(
   if (limits.maxEstimatedRows !== undefined && estimate.rows === null) {
     throw new ToolFailure(
       "denied",
-      `${resolved.label} refuses reads over a planned size, and the plan of this one gives no row estimate; nothing was run`,
+      `${resolved.label} refuses reads over a planned size, and the plan of this one gives no row estimate${
+        estimate.unsized === undefined ? "" : ` (${estimate.unsized})`
+      }; nothing was run`,
     );
   }
   const refusal = planLimitRefusal(
@@ -146,101 +113,4 @@ export async function checkPlanLimits(
     cliCommand(),
   );
   if (refusal !== null) throw new ToolFailure("denied", refusal);
-}
-
-/**
- * SQLite: the largest table its plan reads whole (`SCAN`; an alias traced
- * to its table through the statement's and its views' text), sized by
- * `sqlite_stat1` (ANALYZE's count), else counted up to one row past the
- * limit (so counting a huge table stops early).
- */
-async function sqliteEstimate(
-  run: (sql: string) => Promise<{ rows: unknown[][] }>,
-  text: string,
-  limits: PlanLimits,
-): Promise<PlanEstimate> {
-  const lines = DIALECTS.sqlite.planOf(
-    (await run(
-      PLAN_STATEMENTS.sqlite(text, { analyze: false, mariadb: false }),
-    ))
-      .rows as never,
-  ) as string[];
-  const scanned = sqliteScans(lines);
-  let largest: PlanEstimate = {
-    rows: 0,
-    cost: null,
-    how: "no table read whole",
-  };
-  if (scanned.length === 0) return largest;
-  const tables = (await run(
-    "SELECT schema, name FROM pragma_table_list WHERE type = 'table'",
-  )).rows.map(([schema, name]) => ({
-    schema: String(schema),
-    name: String(name),
-  }));
-  const views = await run("SELECT sql FROM sqlite_schema WHERE type = 'view'");
-  const aliases = aliasPairs(
-    [text, ...views.rows.map((row) => String(row[0] ?? ""))].join(";\n"),
-    "sqlite",
-  );
-  const cap = limits.maxEstimatedRows ?? Number.MAX_SAFE_INTEGER;
-  const sized = new Set<string>();
-  for (const name of scanned) {
-    const names = new Set([name, ...(aliases.get(name) ?? [])]);
-    for (const table of tables) {
-      const key = `${table.schema}.${table.name}`;
-      if (!names.has(table.name.toLowerCase()) || sized.has(key)) continue;
-      sized.add(key);
-      const size = await sqliteTableRows(run, table.schema, table.name, cap);
-      if (size.rows > (largest.rows ?? 0)) {
-        largest = { ...size, cost: null };
-      }
-    }
-  }
-  return largest;
-}
-
-/** One table's rows: `sqlite_stat1`'s, else counted up to `cap + 1`. */
-async function sqliteTableRows(
-  run: (sql: string) => Promise<{ rows: unknown[][] }>,
-  schema: string,
-  table: string,
-  cap: number,
-): Promise<{ rows: number; how: string; atLeast: boolean }> {
-  const database = quoteIdent(schema, "sqlite");
-  const catalog = schema === "temp"
-    ? "sqlite_temp_schema"
-    : `${database}.sqlite_schema`;
-  const hasStat = await run(
-    `SELECT 1 FROM ${catalog} WHERE name = 'sqlite_stat1'`,
-  );
-  if (hasStat.rows.length > 0) {
-    const stat = await run(
-      `SELECT stat FROM ${database}.sqlite_stat1 WHERE tbl = '${
-        table.replaceAll("'", "''")
-      }' ORDER BY idx IS NOT NULL LIMIT 1`,
-    );
-    const rows = statRows(stat.rows[0]?.[0] as never);
-    if (rows !== null) {
-      return {
-        rows,
-        how: `the whole table ${table}, from sqlite_stat1`,
-        atLeast: false,
-      };
-    }
-  }
-  const counted = await run(
-    `SELECT count(*) FROM (SELECT 1 FROM ${database}.${
-      quoteIdent(table, "sqlite")
-    } LIMIT ${cap + 1})`,
-  );
-  const rows = Number(counted.rows[0]?.[0] ?? 0);
-  const atLeast = rows > cap;
-  return {
-    rows,
-    how: `the whole table ${table}, counted${
-      atLeast ? " up to the limit" : ""
-    }`,
-    atLeast,
-  };
 }

@@ -238,6 +238,10 @@ export async function runClassified(
   const took = elapsed();
   remember(took, result, null);
   ctx.budget?.spent(write ? "write" : "read", result.rows.length);
+  // A write's RETURNING rows are rows returned too (docs/tokens.md).
+  if (write && result.rows.length > 0) {
+    ctx.budget?.spent("read", result.rows.length);
+  }
   const answer = {
     columns: result.columns,
     rows: result.rows,
