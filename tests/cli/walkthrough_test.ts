@@ -38,3 +38,33 @@ Deno.test("dbport --help and -h print the help and exit 0, as dbport help does",
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("a negative number after a flag reaches the flag's own check, not parseArgs' 'ambiguous'", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-walk-" });
+  try {
+    const made = await dbport(
+      home,
+      "tokens",
+      "create",
+      "--name",
+      "Agent",
+      "--level",
+      "readOnly",
+    );
+    assertEquals(made.code, 0, made.err);
+    const r = await dbport(
+      home,
+      "tokens",
+      "set",
+      "Agent",
+      "--max-calls-per-minute",
+      "-1",
+    );
+    assertEquals(r.code, 2, r.out + r.err);
+    assertEquals(r.err.includes("ambiguous"), false, r.err);
+    assertStringIncludes(r.err, "--max-calls-per-minute");
+    assertStringIncludes(r.err, '"-1"');
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
