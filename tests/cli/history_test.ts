@@ -214,7 +214,7 @@ Deno.test("activity is for people: local time, the bridge's client by name, the 
       traceparent: null,
       tracestate: null,
       baggage: null,
-      detail: "approved by you at 2026-11-24T09:59:58.123Z; previewed 1 rows",
+      detail: "approved by you at 2026-11-24T09:59:58.123Z; previewed 1 row",
     });
     await log.flush();
     const lines = capture();
