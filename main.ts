@@ -57,7 +57,8 @@ Commands:
 
 Environment:
   DBPORT_HOME        The app data directory (default: the platform's app config directory)
-  DBPORT_LAUNCH      The command ${BRIDGE_EXECUTABLE} runs to start the server (default: the OS open command)`;
+  DBPORT_LAUNCH      The command ${BRIDGE_EXECUTABLE} runs to start the server (default: the dbport:// handler,
+                     else, run from a checkout, that checkout's serve)`;
 
 /**
  * The saved connections, to name them; none when connections.json cannot be
@@ -376,7 +377,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
 };
 
 if (import.meta.main) {
-  const [name = "help", ...rest] = Deno.args;
+  const [first = "help", ...rest] = Deno.args;
+  // A newcomer's first try is `dbport --help`: it is the help, not an error.
+  const name = first === "--help" || first === "-h" ? "help" : first;
   const command = COMMANDS[name];
   if (
     command === undefined ||

@@ -15,6 +15,7 @@
 
 import type { HostDialog as Setting } from "./settings.ts";
 import { statementForApproval } from "./visible_text.ts";
+import { BRIDGE_TOKEN_NAME, tokenLabel } from "../base/identity.ts";
 
 /** What the user is asked, as a dialog shows it (and a command reads it). */
 export interface DialogRequest {
@@ -367,7 +368,9 @@ function yesNo(ran: { code: number } | null): DialogAnswer {
 export function dialogText(request: DialogRequest): string {
   const lines = [
     request.message,
-    `Client: ${request.client} (token "${request.token}")`,
+    request.token === BRIDGE_TOKEN_NAME
+      ? `Client: ${request.client} (through the ${tokenLabel(request.token)})`
+      : `Client: ${request.client} (token "${request.token}")`,
     ...request.reasons.map((reason) => `Because ${reason}.`),
   ];
   if (request.previewLine !== undefined) lines.push(request.previewLine);

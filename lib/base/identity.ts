@@ -78,3 +78,11 @@ export const EXPORTS_DIR = "exports";
 
 /** Name of the token each server start mints for the stdio bridge (docs/wire.md "The stdio bridge", rule 3). */
 export const BRIDGE_TOKEN_NAME = "__stdio_bridge__";
+
+/**
+ * A token's name as a person reads it: the bridge's own token is no name to
+ * show, so it reads "stdio bridge" (as the console's Activity says it).
+ */
+export function tokenLabel(name: string): string {
+  return name === BRIDGE_TOKEN_NAME ? "stdio bridge" : name;
+}

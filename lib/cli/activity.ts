@@ -158,7 +158,11 @@ export async function clientsCommand(
       clients.map((client) => [
         client.name,
         client.version ?? "-",
-        client.tokenName ?? "anonymous",
+        // The bridge's own token name means nothing to a person: say how
+        // that client came in, as activity does.
+        client.tokenName === BRIDGE_TOKEN_NAME
+          ? `(via ${BRIDGE_EXECUTABLE})`
+          : client.tokenName ?? "anonymous",
         formatTime(client.firstSeen),
         formatTime(client.lastSeen),
         String(client.requests),

@@ -24,9 +24,25 @@ export function parseFlags(
   args: string[],
   spec: FlagSpec,
 ): Parsed {
+  // `--max-calls-per-minute -1`: parseArgs calls a value that looks like a
+  // flag "ambiguous"; a negative number is a value, so it reaches the flag's
+  // own check, which says what is allowed.
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    if (
+      name !== undefined && spec[name]?.type === "string" &&
+      next !== undefined && /^-\d/.test(next)
+    ) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
   try {
     const { values, positionals } = parseArgs({
-      args,
+      args: joined,
       options: spec,
       strict: true,
       allowPositionals: true,

@@ -67,7 +67,8 @@ export const CONNECTIONS_USAGE = `Usage:
                          (needs the AI login on PostgreSQL/MariaDB); "" clears it.
   dbport connections remove ID_OR_NAME [--drop-ai-login | --keep-ai-login]
                          An AI login harden made is dropped on the server with
-                         --drop-ai-login (a terminal asks, default yes).
+                         --drop-ai-login (a terminal asks, default yes); with no
+                         terminal, one of the two flags is needed.
   dbport connections test ID_OR_NAME
   dbport connections trust-host ID_OR_NAME [--yes]
                          Show the host key of each SSH hop and trust it (dbport's
@@ -714,13 +715,25 @@ async function remove(
   if (
     login !== undefined && !shared && parsed.flags["keep-ai-login"] !== true
   ) {
-    const drop = parsed.flags["drop-ai-login"] === true ||
-      await input.confirm?.(
-          `Drop the AI login ${
+    let drop = parsed.flags["drop-ai-login"] === true;
+    if (!drop) {
+      const answer = await input.confirm?.(
+        `Drop the AI login ${
+          JSON.stringify(login)
+        } that harden made on the server of "${gone.name}"?`,
+        true,
+      ) ?? null;
+      if (answer === null) {
+        // No terminal to ask on and no word either way: once the connection
+        // is gone dbport can no longer drop the login, so refuse, not guess.
+        throw new UsageError(
+          `connections remove: "${gone.name}" has the AI login ${
             JSON.stringify(login)
-          } that harden made on the server of "${gone.name}"?`,
-          true,
-        ) === true;
+          } that harden made on its server. Nothing was removed: add --drop-ai-login to drop it too, or --keep-ai-login to leave it there.`,
+        );
+      }
+      drop = answer;
+    }
     if (drop) {
       io.out(`Dropping the AI login ${JSON.stringify(login)}:`);
       const failed = await dropAiLogin(gone, io);
@@ -745,7 +758,7 @@ async function remove(
         } stays on the server: another saved connection uses it.`
         : `The AI login ${
           JSON.stringify(login)
-        } stays on the server (drop it there, or remove with --drop-ai-login next time).`,
+        } stays on the server (dbport no longer manages it: drop it there when it is no longer wanted).`,
     );
   }
   return 0;

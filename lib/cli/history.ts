@@ -92,7 +92,7 @@ export async function historyCommand(
 
 function line(row: HistoryRow, nameOf: (id: string) => string): string {
   const rows = row.statementType === "read"
-    ? `${row.rowCount} rows`
+    ? `${row.rowCount} ${row.rowCount === 1 ? "row" : "rows"}`
     : `${row.rowsAffected} affected`;
   const parts = [
     formatTime(row.time),

@@ -7,6 +7,7 @@ import {
   dialogText,
   windowsDialog,
 } from "../../lib/app/host_dialog.ts";
+import { BRIDGE_TOKEN_NAME } from "../../lib/base/identity.ts";
 
 const request: DialogRequest = {
   kind: "destructive",
@@ -90,6 +91,15 @@ Deno.test("dialogText() names the client, the reasons and the statement", () => 
     dialogText(request),
     'Allow a destructive statement on "Shop"?\nClient: Claude (token "laptop")\nBecause the statement drops or truncates data.\n\nDROP TABLE orders',
   );
+});
+
+Deno.test("dialogText() says a bridge client came through the stdio bridge, not the bridge token's internal name", () => {
+  const text = dialogText({ ...request, token: BRIDGE_TOKEN_NAME });
+  assertEquals(
+    text.split("\n")[1],
+    "Client: Claude (through the stdio bridge)",
+  );
+  assertEquals(text.includes(BRIDGE_TOKEN_NAME), false);
 });
 
 Deno.test("dialogText() puts a write's preview line before the statement", () => {

@@ -206,6 +206,15 @@ for (const engine of ["postgres", "mysql"] as const) {
         assertEquals(bad.code, 2);
         assertStringIncludes(bad.err, '"dryRun", "estimate", "off"');
 
+        // No terminal and neither flag: nothing is removed, and it says how
+        // (once the connection is gone, dbport could not drop the login).
+        const undecided = await dbport(home, "remove", "Shop");
+        assertEquals(undecided.code, 2, undecided.out + undecided.err);
+        assertStringIncludes(undecided.err, "Nothing was removed");
+        assertStringIncludes(undecided.err, "--drop-ai-login");
+        assertStringIncludes(undecided.err, "--keep-ai-login");
+        assert((await saved(home)).some((c) => c.name === "Shop"));
+
         const removed = await dbport(home, "remove", "Shop", "--drop-ai-login");
         assertEquals(removed.code, 0, removed.out + removed.err);
         assertStringIncludes(removed.out, "Dropping the AI login");

@@ -12,7 +12,7 @@ import {
   QueryHistory,
 } from "../../lib/app/query_history.ts";
 import { openStateDb } from "../../lib/app/state_db.ts";
-import { activityCommand } from "../../lib/cli/activity.ts";
+import { activityCommand, clientsCommand } from "../../lib/cli/activity.ts";
 import { csvCell } from "../../lib/app/csv.ts";
 import { historyCommand } from "../../lib/cli/history.ts";
 import { UsageError } from "../../lib/cli/io.ts";
@@ -87,6 +87,8 @@ Deno.test("history lists newest first with names, and filters by connection and 
     assert(all.out[0]!.includes("Shop") && all.out[0]!.includes("3 affected"));
     assert(all.out[0]!.includes("update orders ⏎ set x = 1"));
     assert(all.out[1]!.includes("CRM"));
+    // One row is "1 row", as a person writes it.
+    assert(all.out[1]!.includes("  1 row  "), all.out[1]);
     const shop = capture();
     await historyCommand(db, [SHOP, CRM], ["--connection", "shop"], shop.io);
     assertEquals(shop.out.length, 2);
@@ -212,7 +214,7 @@ Deno.test("activity is for people: local time, the bridge's client by name, the 
       traceparent: null,
       tracestate: null,
       baggage: null,
-      detail: "approved by you at 2026-11-24T09:59:58.123Z; previewed 1 rows",
+      detail: "approved by you at 2026-11-24T09:59:58.123Z; previewed 1 row",
     });
     await log.flush();
     const lines = capture();
@@ -234,6 +236,13 @@ Deno.test("activity is for people: local time, the bridge's client by name, the 
     const json = capture();
     await activityCommand(db, ["--json"], json.io);
     assertEquals(JSON.parse(json.out[0]!).time, "2026-11-24T10:00:00.000Z");
+    // `clients` says how the bridge's client came in, not the token's
+    // internal name.
+    const clients = capture();
+    assertEquals(await clientsCommand(db, [], clients.io, time + 1_000), 0);
+    const row = clients.out.find((l) => l.startsWith("claude-code"));
+    assert(row?.includes("(via dbport-mcp)"), clients.out.join("\n"));
+    assert(!clients.out.join("\n").includes("__stdio_bridge__"));
   });
 });
 

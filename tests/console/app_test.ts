@@ -13,7 +13,10 @@ import { ConsoleEvents } from "../../lib/console/events.ts";
 import { CONTENT_SECURITY_POLICY } from "../../lib/console/guards.ts";
 import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
-import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
+import {
+  BRIDGE_TOKEN_NAME,
+  CONNECTIONS_FILE,
+} from "../../lib/base/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { addConnection } from "../_connection_add.ts";
 
@@ -286,6 +289,26 @@ Deno.test("console: what a client sent is escaped, never markup", async () => {
     late.headers.get("location"),
     `${t.keys.prefix}/?notice=gone`,
   );
+});
+
+Deno.test("console: an approval asked through the stdio bridge names the bridge, not its token's internal name", async () => {
+  await using t = await setup();
+  const waiting = t.pending.dialog.ask({
+    kind: "write",
+    tier: "write",
+    connection: { id: t.saved.id, name: "Shop" },
+    client: "claude-code",
+    token: BRIDGE_TOKEN_NAME,
+    statement: "UPDATE t SET v = 1",
+    safeMode: "alert",
+    message: 'Allow a query on "Shop"?',
+    reasons: [],
+  }, new AbortController().signal);
+  const fragment = await (await t.get("/?fragment=1")).text();
+  assertMatch(fragment, /<dt>Token<\/dt>\s*<dd>stdio bridge<\/dd>/);
+  assert(!fragment.includes(BRIDGE_TOKEN_NAME), fragment);
+  t.pending.answer(t.pending.list()[0]!.id, false);
+  assertEquals(await waiting, { answer: "deny" });
 });
 
 Deno.test("console: the history exports as CSV and JSON lines, filtered like the page", async () => {

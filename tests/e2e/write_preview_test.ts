@@ -183,7 +183,7 @@ for (const engine of ENGINES) {
         // …and who approved it, when.
         assertMatch(
           call?.detail ?? "",
-          /^approved by you at \d{4}-\d{2}-\d{2}T[\d:.]+Z; previewed 1 rows, ran 1 rows$/,
+          /^approved by you at \d{4}-\d{2}-\d{2}T[\d:.]+Z; call=[0-9a-f]+; previewed 1 row, ran 1 row$/,
         );
       } finally {
         await client.close();

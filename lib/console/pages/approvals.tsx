@@ -9,6 +9,7 @@
  * @module
  */
 
+import { tokenLabel } from "../../base/identity.ts";
 import { statementForApproval } from "../../app/visible_text.ts";
 import type { PendingApproval } from "../pending.ts";
 import { at, Csrf, Time } from "./layout.tsx";
@@ -66,7 +67,7 @@ function ApprovalCard(
         <dt>Client</dt>
         <dd>{request.client}</dd>
         <dt>Token</dt>
-        <dd>{request.token}</dd>
+        <dd>{tokenLabel(request.token)}</dd>
         <dt>Connection</dt>
         <dd>{request.connection.name}</dd>
         <dt>Safe Mode</dt>

@@ -34,16 +34,23 @@ import {
 
 export { classifyQuery };
 
+/** `1 row`, `3 rows`: the activity log is read by people. */
+function rowCount(n: number): string {
+  return `${n} ${n === 1 ? "row" : "rows"}`;
+}
+
 /** The activity log's account of a write's preview. */
 function previewNote(preview: WritePreview): string {
   if (preview.tables.length > 0) {
     return `previewed ${
-      preview.tables.map((t) => `${t.table}: ${t.rows} rows`).join(", ")
+      preview.tables.map((t) => `${t.table}: ${rowCount(t.rows)}`).join(", ")
     }`;
   }
   return preview.rowsAffected === null
     ? "no preview"
-    : `previewed ${preview.exact ? "" : "about "}${preview.rowsAffected} rows`;
+    : `previewed ${preview.exact ? "" : "about "}${
+      rowCount(preview.rowsAffected)
+    }`;
 }
 
 /** The driver option that holds a write to its approved preview, if any. */
@@ -232,7 +239,7 @@ export async function runClassified(
   });
   if (limits.preview) {
     ctx.note?.(
-      `${previewNote(limits.preview)}, ran ${result.rowsAffected} rows`,
+      `${previewNote(limits.preview)}, ran ${rowCount(result.rowsAffected)}`,
     );
   }
   const took = elapsed();
