@@ -110,6 +110,8 @@ export interface EngineFacts {
   sessionsKeepDatabaseGrants: boolean;
   /** How an identifier is quoted: `"` or `` ` ``. */
   identifierQuote: '"' | "`";
+  /** How the engine writes the placeholders `params` binds, for messages. */
+  placeholders: string;
   lexical: LexicalRules;
   statements: StatementRules;
 }
@@ -141,6 +143,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     privateColumnsHeldBy: "grants",
     sessionsKeepDatabaseGrants: false,
     identifierQuote: '"',
+    placeholders: "$1, $2, …",
     lexical: {
       hashAndSpacedDashComments: false,
       carriageReturnEndsLineComment: true,
@@ -180,6 +183,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     privateColumnsHeldBy: "grants",
     sessionsKeepDatabaseGrants: true,
     identifierQuote: "`",
+    placeholders: "?",
     lexical: {
       hashAndSpacedDashComments: true,
       carriageReturnEndsLineComment: false,
@@ -221,6 +225,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     privateColumnsHeldBy: "authorizer",
     sessionsKeepDatabaseGrants: false,
     identifierQuote: '"',
+    placeholders: "?, ?NNN or :name",
     lexical: {
       hashAndSpacedDashComments: false,
       carriageReturnEndsLineComment: false,
