@@ -16,7 +16,14 @@ const ROOT = new URL("../", import.meta.url);
  * Violations that exist today, each to be struck when it is mended. Empty
  * since issue 35; a new entry needs a reason the reviewer accepts.
  */
-const KNOWN: readonly string[] = [];
+const KNOWN: readonly string[] = [
+  // plan_guard.ts (plan limits) is being changed on another branch at this
+  // stop; the lead moves its engine branches into a Dialect field when the
+  // two meet, and strikes these three then.
+  "engine compared outside lib/db/: lib/features/tools/plan_guard.ts:97",
+  "engine compared outside lib/db/: lib/features/tools/plan_guard.ts:106",
+  "engine compared outside lib/db/: lib/features/tools/plan_guard.ts:123",
+];
 
 /** Each file's imports, as repository paths ("lib/db/pool.ts"). */
 type Graph = Map<string, Set<string>>;
@@ -156,12 +163,28 @@ function layerViolations(graph: Graph): string[] {
 }
 
 /**
- * The write gate is reached from above through its face,
- * `lib/features/approval.ts`: the server and the console import neither
+ * The public faces the server and the console reach the tools through:
+ * `approval.ts` for the write gate (consent, a write's preview and how it
+ * reads) and `discovery.ts` for what the console's Schema page shares with
+ * the discovery tools (their page size). Two faces rather than one: listing
+ * tables never reaches the write gate, so the gate's face stays about the
+ * gate alone.
+ */
+const FACES: readonly string[] = [
+  "lib/features/approval.ts",
+  "lib/features/discovery.ts",
+];
+
+/**
+ * The write gate and the tools are reached from above through their
+ * {@linkcode FACES}: the server and the console import neither
  * `consent.ts` nor anything of `lib/features/tools/`.
  */
 function gateViolations(graph: Graph): string[] {
   const found: string[] = [];
+  for (const face of FACES) {
+    if (!graph.has(face)) found.push(`face missing: ${face}`);
+  }
   for (const [from, targets] of graph) {
     if (!["server", "console"].includes(layerOf(from))) continue;
     for (const to of targets) {

@@ -32,16 +32,23 @@ export const E2E_FILES: readonly string[] = [
   "tests/cli/install_test.ts",
   "tests/console/app_test.ts",
   // PostgreSQL or MariaDB.
+  "tests/cli/connections_private_test.ts",
   "tests/cli/harden_test.ts",
+  "tests/db/column_types_test.ts",
   "tests/db/drivers_test.ts",
   "tests/db/mysql_credentials_test.ts",
   "tests/db/mysql_huge_value_test.ts",
   "tests/db/pg_allowlist_test.ts",
   "tests/db/pg_vet_test.ts",
+  "tests/db/pool_state_test.ts",
   "tests/db/secret_source_test.ts",
   "tests/db/session_gone_test.ts",
   "tests/db/sqlite_worker_test.ts",
   "tests/db/type_fidelity_test.ts",
+  // A SQLite database opened through the real driver: its start-up, beside
+  // the unit tier's parallel files on two cores, has outlasted the driver's
+  // 10 s statement timeout.
+  "tests/db/lazy_driver_test.ts",
 ];
 
 /** The tier a test file (a path from the repository root) runs in. */

@@ -15,11 +15,10 @@ import type { InValue, Row } from "./state_client.ts";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
 import type { StatRow } from "./activity_stats.ts";
+import { type Outcome, OUTCOMES } from "./outcome.ts";
 
-/** How a request ended. */
-/** Every outcome of a request. */
-export const OUTCOMES = ["success", "denied", "error", "rateLimited"] as const;
-export type Outcome = typeof OUTCOMES[number];
+export { OUTCOMES } from "./outcome.ts";
+export type { Outcome } from "./outcome.ts";
 /** Who made a request. */
 export const PRINCIPAL_KINDS = [
   "anonymous",

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Outcome } from "./activity_log.ts";
+import type { Outcome } from "./outcome.ts";
 
 /** What a summary needs of one logged request. */
 export interface StatRow {

@@ -201,8 +201,10 @@ export function checkConnectionField(
         : "must be a positive whole number of rows";
     case "maxEstimatedCost":
       // SQLite's plans carry no cost: a limit that could never apply is refused.
-      if (engine === "sqlite") {
-        return "does not apply to SQLite, whose plans carry no cost (use maxEstimatedRows)";
+      if (isEngine(engine) && !ENGINES[engine].plansCarryCost) {
+        return `does not apply to ${
+          ENGINES[engine].label
+        }, whose plans carry no cost (use maxEstimatedRows)`;
       }
       return typeof value === "number" && Number.isFinite(value) && value > 0
         ? null

@@ -33,6 +33,7 @@ import {
 import { probeConnection } from "../app/connection_probe.ts";
 import { KNOWN_HOSTS_FILE } from "../base/identity.ts";
 import { dirname, join } from "node:path";
+import { ENGINES } from "../db/engines.ts";
 import { describeTarget } from "../db/target.ts";
 import { type Parsed, parseFlags, stringFlag, table } from "./args.ts";
 import { dropAiLogin, hardenCommand } from "./harden.ts";
@@ -323,9 +324,10 @@ async function reportPrivateSync(
   connection: SavedConnection,
   io: CliIO,
 ): Promise<number> {
-  if (connection.engine === "sqlite") {
+  const facts = ENGINES[connection.engine];
+  if (facts.privateColumnsHeldBy === "authorizer") {
     io.out(
-      `AI reads on "${connection.name}" are refused the private columns by SQLite's authorizer (a running server takes the list at once).`,
+      `AI reads on "${connection.name}" are refused the private columns by ${facts.label}'s authorizer (a running server takes the list at once).`,
     );
     return 0;
   }

@@ -18,6 +18,7 @@ import {
   type SavedConnection,
 } from "../app/connections.ts";
 import { toBase64Url } from "../protocol/base64.ts";
+import { ENGINES } from "../db/engines.ts";
 import { DbError } from "../db/errors.ts";
 import { quoteIdent } from "../db/identifiers.ts";
 import { openDriver } from "../db/pool.ts";
@@ -387,7 +388,7 @@ export async function applyHarden(
     }
     // A login made before: its sessions would keep an old database grant.
     if (
-      prepared.connection.engine === "mysql" &&
+      ENGINES[prepared.connection.engine].sessionsKeepDatabaseGrants &&
       plan.statements.some(changesDatabaseSelect)
     ) {
       const left = await endMysqlSessions(owner, plan.user);

@@ -10,6 +10,7 @@
  */
 
 import { driverSpec, type SavedConnection } from "../app/connections.ts";
+import { type Engine, ENGINES } from "../db/engines.ts";
 import { openDriver } from "../db/pool.ts";
 import type { Driver } from "../db/types.ts";
 import { messageOf } from "../base/message_of.ts";
@@ -44,7 +45,7 @@ export function privateColumnsProblem(
   connection: SavedConnection,
 ): string | null {
   if ((connection.privateColumns ?? []).length === 0) return null;
-  if (connection.engine === "sqlite") {
+  if (ENGINES[connection.engine].privateColumnsHeldBy === "authorizer") {
     return /^libsql:|^https?:|^wss?:/i.test(connection.url)
       ? `"${connection.name}" is a remote libSQL database: dbport cannot install an authorizer there, so it cannot keep columns private`
       : null;
@@ -55,14 +56,30 @@ export function privateColumnsProblem(
   return null;
 }
 
-async function grantsFor(
+/** How the saved login reads the grants that keep `user` from the private columns. */
+type GrantsReader = (
+  owner: Driver,
+  connection: SavedConnection,
+  user: string,
+) => Promise<PrivateGrants>;
+
+/**
+ * Each engine's grants; null where the columns are held by dbport's
+ * authorizer (`ENGINES[e].privateColumnsHeldBy`), with nothing to grant.
+ * A new engine is named here by the compiler.
+ */
+const GRANTS: { readonly [E in Engine]: GrantsReader | null } = {
+  postgres: (owner, connection, user) =>
+    postgresPrivateGrants(owner, user, connection.privateColumns),
+  mysql: mysqlGrants,
+  sqlite: null,
+};
+
+async function mysqlGrants(
   owner: Driver,
   connection: SavedConnection,
   user: string,
 ): Promise<PrivateGrants> {
-  if (connection.engine === "postgres") {
-    return await postgresPrivateGrants(owner, user, connection.privateColumns);
-  }
   const [row] = (await owner.query(
     "SELECT DATABASE() AS db, SUBSTRING_INDEX(USER(), '@', -1) AS host",
     { ...OPTIONS, mode: "read" },
@@ -96,10 +113,8 @@ export async function syncPrivateColumns(
     problem: privateColumnsProblem(connection),
   };
   const login = connection.aiLogin;
-  if (
-    done.problem !== null || connection.engine === "sqlite" ||
-    login === undefined
-  ) {
+  const grantsFor = GRANTS[connection.engine];
+  if (done.problem !== null || grantsFor === null || login === undefined) {
     return done;
   }
   const { aiLogin: _login, ...withoutLogin } = connection;
@@ -112,7 +127,7 @@ export async function syncPrivateColumns(
       done.statements.push(sql);
     }
     if (
-      connection.engine === "mysql" &&
+      ENGINES[connection.engine].sessionsKeepDatabaseGrants &&
       done.statements.some(changesDatabaseSelect)
     ) {
       const left = await endMysqlSessions(owner, login.user);

@@ -27,6 +27,7 @@ import type { ConsoleDeps } from "./deps.ts";
 import { eventStream } from "./event_stream.ts";
 import { hardenRoutes } from "./harden_routes.tsx";
 import { logRoutes } from "./log_routes.tsx";
+import type { ConsoleTopic } from "./topic.ts";
 import { queryRoutes } from "./query_routes.tsx";
 import {
   connectionRoutes,
@@ -397,9 +398,6 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
 
   return app;
 }
-
-/** What changes refresh a page's live part. */
-export type ConsoleTopic = "approvals" | "activity" | "history";
 
 function htmlResponse(node: Child): Response {
   return new Response(`<!doctype html>${String(node)}`, {

@@ -15,7 +15,7 @@ import {
   historyJsonLine,
 } from "../app/history_export.ts";
 import { HttpError } from "../server/http_error.ts";
-import type { ConsoleTopic } from "./app.tsx";
+import type { ConsoleTopic } from "./topic.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
 import {

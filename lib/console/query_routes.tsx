@@ -24,8 +24,8 @@ import {
 import {
   previewHeadline,
   previewJson,
-} from "../features/tools/preview_text.ts";
-import type { WritePreview } from "../features/tools/preview.ts";
+  type WritePreview,
+} from "../features/approval.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";

@@ -11,7 +11,7 @@ import type { Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import type { CallOptions } from "../db/types.ts";
 import { ownerConnection, OwnerFailure } from "../features/owner_query.ts";
-import { LIST_LIMIT } from "../features/tools/discovery.ts";
+import { LIST_LIMIT } from "../features/discovery.ts";
 import { messageOf } from "../base/message_of.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";

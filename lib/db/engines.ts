@@ -90,8 +90,28 @@ export interface EngineFacts {
   plansWritesReadOnly: boolean;
   /** The engine has logins, so a least-privilege AI login can be made. */
   logins: boolean;
+  /**
+   * Whether the engine's plans carry a cost (the planner's units), so a
+   * connection's `maxEstimatedCost` can apply; SQLite's plans have none.
+   */
+  plansCarryCost: boolean;
+  /**
+   * Who keeps a connection's private columns from the AI
+   * (docs/security.md "Private columns"): the engine's own grants to the
+   * AI login, or dbport's authorizer on the SQLite connection it opens
+   * (which a running server applies at once, with no grants to sync).
+   */
+  privateColumnsHeldBy: "grants" | "authorizer";
+  /**
+   * An open session keeps the database-level grants it started with
+   * (MySQL/MariaDB caches them per session), so a change to them holds
+   * only once that login's sessions are ended.
+   */
+  sessionsKeepDatabaseGrants: boolean;
   /** How an identifier is quoted: `"` or `` ` ``. */
   identifierQuote: '"' | "`";
+  /** How the engine writes the placeholders `params` binds, for messages. */
+  placeholders: string;
   lexical: LexicalRules;
   statements: StatementRules;
 }
@@ -119,7 +139,11 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     rowCountsAreEstimates: true,
     plansWritesReadOnly: true,
     logins: true,
+    plansCarryCost: true,
+    privateColumnsHeldBy: "grants",
+    sessionsKeepDatabaseGrants: false,
     identifierQuote: '"',
+    placeholders: "$1, $2, …",
     lexical: {
       hashAndSpacedDashComments: false,
       carriageReturnEndsLineComment: true,
@@ -155,7 +179,11 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     rowCountsAreEstimates: true,
     plansWritesReadOnly: false,
     logins: true,
+    plansCarryCost: true,
+    privateColumnsHeldBy: "grants",
+    sessionsKeepDatabaseGrants: true,
     identifierQuote: "`",
+    placeholders: "?",
     lexical: {
       hashAndSpacedDashComments: true,
       carriageReturnEndsLineComment: false,
@@ -193,7 +221,11 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     rowCountsAreEstimates: false,
     plansWritesReadOnly: true,
     logins: false,
+    plansCarryCost: false,
+    privateColumnsHeldBy: "authorizer",
+    sessionsKeepDatabaseGrants: false,
     identifierQuote: '"',
+    placeholders: "?, ?NNN or :name",
     lexical: {
       hashAndSpacedDashComments: false,
       carriageReturnEndsLineComment: false,

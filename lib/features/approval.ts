@@ -1,9 +1,11 @@
 /**
  * The write gate's public face: what the server's approvals (the
- * `input_required` round and the console's pending list) need of consent and
- * of a write's preview. The gate itself is consent.ts (what to ask), the
+ * `input_required` round and the console's pending list) and the console's
+ * Query page (a write's preview, shown before the owner confirms it) need of
+ * consent and of a write's preview. The gate itself is consent.ts (what to ask), the
  * tools' access.ts (`admit`, `admitStatement`), preview.ts (the dry run) and
- * preview_text.ts (how a preview reads); the server imports none of them.
+ * preview_text.ts (how a preview reads); neither the server nor the console
+ * imports any of them.
  *
  * @module
  */

@@ -11,6 +11,7 @@
 
 import type { ConnectionStore } from "../app/connection_store.ts";
 import type { SavedConnection } from "../app/connections.ts";
+import { ENGINES } from "../db/engines.ts";
 import { type PrivateSync, syncPrivateColumns } from "../cli/private_sync.ts";
 import type { Logger } from "../base/log.ts";
 import { messageOf } from "../base/message_of.ts";
@@ -82,7 +83,8 @@ export class PrivateColumnGuard {
     }
     const problem = await state.done;
     if (problem === null) {
-      return fingerprint === undefined || connection.engine === "sqlite"
+      return fingerprint === undefined ||
+          ENGINES[connection.engine].privateColumnsHeldBy === "authorizer"
         ? null
         : await this.#followSchema(connection, state, fingerprint);
     }

@@ -65,7 +65,10 @@ Deno.test("connections set --private refuses a bad entry, a server login without
       " *.email , *.*ssn* ",
     );
     assertEquals(local.code, 0, local.out + local.err);
-    assertStringIncludes(local.out, "authorizer");
+    assertStringIncludes(
+      local.out,
+      `AI reads on "Local" are refused the private columns by SQLite's authorizer`,
+    );
     const loaded = await loadConnections(`${home}/connections.json`);
     assert(loaded.ok);
     assertEquals(

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Engine } from "../../db/engines.ts";
+import { type Engine, ENGINES } from "../../db/engines.ts";
 import { placeholderCount } from "../../db/placeholders.ts";
 import type { BindValue } from "../../db/types.ts";
 import type { ValuesArgument } from "./arguments.ts";
@@ -23,13 +23,6 @@ export const PARAMS: ValuesArgument = {
   // tools/list is lean (issue 36): the limit and the big-integer rule are
   // said by the error that enforces them.
   description: "Values for $1…/? placeholders.",
-};
-
-/** How the engine writes its placeholders, for messages. */
-const PLACEHOLDERS: Record<Engine, string> = {
-  postgres: "$1, $2, …",
-  mysql: "?",
-  sqlite: "?, ?NNN or :name",
 };
 
 /**
@@ -68,7 +61,7 @@ export function checkParams(
   if (wanted !== values.length) {
     throw invalidArgument(
       `the statement has ${wanted} placeholder${wanted === 1 ? "" : "s"} (${
-        PLACEHOLDERS[engine]
+        ENGINES[engine].placeholders
       }) but params has ${values.length} value${
         values.length === 1 ? "" : "s"
       }: pass one value per placeholder, in order`,
