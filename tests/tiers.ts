@@ -30,6 +30,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/cli/connections_add_test.ts",
   "tests/cli/connections_cli_test.ts",
   "tests/cli/install_test.ts",
+  "tests/cli/walkthrough_test.ts",
   "tests/console/app_test.ts",
   // PostgreSQL or MariaDB.
   "tests/cli/connections_private_test.ts",
@@ -37,6 +38,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/column_types_test.ts",
   "tests/db/drivers_test.ts",
   "tests/db/mysql_credentials_test.ts",
+  "tests/db/mysql_cut_session_test.ts",
   "tests/db/mysql_huge_value_test.ts",
   "tests/db/pg_allowlist_test.ts",
   "tests/db/pg_vet_test.ts",
