@@ -7,7 +7,7 @@
 
 import { assertEquals } from "@std/assert";
 import { DriverPool } from "../../lib/db/pool.ts";
-import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import postgres from "postgres";
 
 Deno.test({
@@ -16,12 +16,16 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     // Through the pool, as the server uses it: a driver that lost its
-    // sessions is replaced at the next call.
+    // sessions is replaced at the next call. In a database of its own, so
+    // that ending "all" sessions ends only this test's (other tests and
+    // dbport processes use the same server at the same time).
+    await using fixture = await openFixture("postgres", { ownDatabase: true });
+    const database = new URL(fixture.url).pathname.slice(1);
     const pool = new DriverPool();
     const spec = {
       id: crypto.randomUUID(),
       engine: "postgres" as const,
-      url: POSTGRES_URL,
+      url: fixture.url,
     };
     const driver = {
       query: (text: string, options: typeof READ_OPTIONS) =>
@@ -37,7 +41,8 @@ Deno.test({
           ),
         );
         await admin.unsafe(
-          "select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'dbport' and pid <> pg_backend_pid()",
+          "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name like 'dbport%' and pid <> pg_backend_pid()",
+          [database],
         );
         const outcomes = await Promise.allSettled(
           [1, 2, 3].map(() => driver.query("SELECT 1 AS one", READ_OPTIONS)),
