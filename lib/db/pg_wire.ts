@@ -41,6 +41,12 @@ export interface Wire {
   destroy(): void;
 }
 
+/**
+ * Writes sent to the server on wired sockets, by whom: the round trips a
+ * test counts (tests/db/pg_read_test.ts).
+ */
+export const wireWrites = { reads: 0, postgresJs: 0 };
+
 const PREFIX = "-- dbport read ";
 const PREFIX_BYTES = new TextEncoder().encode(PREFIX);
 /** Reads waiting for their marker to be written, by number. */
@@ -108,6 +114,7 @@ export function wired<T extends Duplex>(socket: T): T {
   let owner: WireUser | null = null;
   const wire: Wire = {
     write: (bytes) => {
+      wireWrites.reads++;
       write(bytes);
     },
     release: () => {
@@ -153,6 +160,7 @@ export function wired<T extends Duplex>(socket: T): T {
         return true;
       }
     }
+    wireWrites.postgresJs++;
     return write(chunk, ...rest);
   };
   return socket;
