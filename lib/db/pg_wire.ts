@@ -48,6 +48,7 @@ export interface Wire {
 export const wireWrites = { reads: 0, postgresJs: 0 };
 
 const PREFIX = "-- dbport read ";
+const MARKER_CHARS = 1024;
 const PREFIX_BYTES = new TextEncoder().encode(PREFIX);
 /** Reads waiting for their marker to be written, by number. */
 const waiting = new Map<number, WireUser>();
@@ -77,7 +78,11 @@ export function awaitWire(user: WireUser): { marker: string; forget(): void } {
   const id = next++;
   if (next > 2 ** 30) next = 1;
   waiting.set(id, user);
-  return { marker: `${PREFIX}${id}`, forget: () => waiting.delete(id) };
+  // Padded to 1 KiB: postgres.js writes a message that size at once rather
+  // than at the next setImmediate (its write batching), so the read starts
+  // in the same turn. The marker is never sent, so its size costs nothing.
+  const marker = `${PREFIX}${id} `.padEnd(MARKER_CHARS, " ");
+  return { marker, forget: () => waiting.delete(id) };
 }
 
 /** The read a chunk postgres.js writes names, when it is exactly a marker. */
@@ -87,16 +92,19 @@ function markerOf(chunk: Uint8Array): number | null {
   const length = (chunk[1]! << 24 | chunk[2]! << 16 | chunk[3]! << 8 |
     chunk[4]!) >>> 0;
   if (length !== chunk.length - 1 || chunk[chunk.length - 1] !== 0) return null;
-  if (chunk.length > 5 + PREFIX_BYTES.length + 12) return null;
+  if (chunk.length !== 6 + MARKER_CHARS) return null;
   for (let i = 0; i < PREFIX_BYTES.length; i++) {
     if (chunk[5 + i] !== PREFIX_BYTES[i]) return null;
   }
   let id = 0;
-  for (let i = 5 + PREFIX_BYTES.length; i < chunk.length - 1; i++) {
+  let i = 5 + PREFIX_BYTES.length;
+  for (; i < chunk.length - 1 && chunk[i] !== 0x20; i++) {
     const digit = chunk[i]! - 0x30;
     if (digit < 0 || digit > 9) return null;
     id = id * 10 + digit;
   }
+  // The rest is the padding.
+  for (; i < chunk.length - 1; i++) if (chunk[i] !== 0x20) return null;
   return id;
 }
 
