@@ -16,6 +16,7 @@ import mysql from "mysql2";
 import { Budget } from "./budget.ts";
 import { guardRows, rowGuardOf, rowLimit } from "./mysql_row_guard.ts";
 import { tokenize } from "./lexer.ts";
+import { leavesNoState } from "./mysql_plain.ts";
 import { credentialUse } from "./mysql_credentials.ts";
 import { trackedMysqlWrite } from "./mysql_changes.ts";
 import { DbError, permissionProblem } from "./errors.ts";
@@ -134,6 +135,7 @@ export function openMysql(config: MysqlConfig): Driver {
   const readSession = async <T>(
     options: QueryOptions,
     work: (connection: Connection, stop: () => Promise<void>) => Promise<T>,
+    plain = false,
   ): Promise<T> => {
     const connection = await acquire(options.signal);
     // Set by stop(), which runs in a callback: a holder, not a `let`, so
@@ -149,7 +151,8 @@ export function openMysql(config: MysqlConfig): Driver {
       if (killing.done !== null) {
         await killing.done.catch(() => {});
         connection.destroy();
-      } else await recycle(connection);
+      } else if (plain) await rollBack(connection);
+      else await recycle(connection);
     }
   };
 
@@ -374,6 +377,7 @@ export function openMysql(config: MysqlConfig): Driver {
       options.mode === "write" ? write(text, options) : readSession(
         options,
         (connection, stop) => streamRows(connection, text, options, stop),
+        leavesNoState(text),
       ),
     streamRead: (text, options, onBatch) =>
       readSession(
@@ -499,6 +503,21 @@ async function recycle(connection: Connection): Promise<void> {
       connection.reset((error: unknown) => error ? reject(error) : resolve())
     );
     await setUp(connection);
+    connection.release();
+  } catch {
+    connection.destroy();
+  }
+}
+
+/**
+ * Back to the pool after a plain read ({@linkcode leavesNoState}): its
+ * transaction rolled back is all it had, so RESET CONNECTION and the
+ * session's set-up again (two more round trips, and mysql2's per-reset work)
+ * are not paid. A session that cannot roll back is destroyed.
+ */
+async function rollBack(connection: Connection): Promise<void> {
+  try {
+    await simple(connection, "ROLLBACK");
     connection.release();
   } catch {
     connection.destroy();
