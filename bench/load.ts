@@ -15,6 +15,8 @@ export interface LoadResult {
   p99: number;
   /** Microseconds of the measured process's CPU per request (null: not measured). */
   cpuPerRequest: number | null;
+  /** Microseconds of the database server's CPU per request, when measured. */
+  dbCpuPerRequest?: number | null;
 }
 
 /** Options of {@linkcode runLoad}. */
@@ -26,6 +28,14 @@ export interface LoadOptions {
   request: () => Promise<boolean>;
   /** The CPU clock of the process under test, in microseconds. */
   cpu?: () => number;
+  /**
+   * The database server's work for the process under test: a snapshot
+   * function and the difference of two (bench/db_cpu.ts).
+   */
+  db?: {
+    snapshot: () => Promise<unknown>;
+    spent: (before: unknown, after: unknown) => number;
+  };
 }
 
 /** The p-th percentile of sorted values. */
@@ -74,6 +84,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     null,
   );
   const latencies: number[] = [];
+  const dbBefore = await options.db?.snapshot();
   const cpuBefore = options.cpu?.();
   const started = performance.now();
   const { count, errors } = await phase(
@@ -84,6 +95,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   );
   const elapsed = (performance.now() - started) / 1000;
   const cpuAfter = options.cpu?.();
+  const dbAfter = await options.db?.snapshot();
+  const db = options.db === undefined
+    ? null
+    : options.db.spent(dbBefore, dbAfter);
   latencies.sort((a, b) => a - b);
   return {
     requests: count,
@@ -94,5 +109,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     cpuPerRequest: cpuBefore === undefined || cpuAfter === undefined
       ? null
       : (cpuAfter - cpuBefore) / count,
+    dbCpuPerRequest: db === null ? null : db / count,
   };
 }

@@ -23,6 +23,7 @@ import { measureToolsList } from "./tools_list.ts";
 import { measureTunnel } from "./tunnel.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
 import { cpuMicros, ownCpuMicros, peakRssMiB, rssMiB } from "./proc.ts";
+import { type DbSnapshot, dbSnapshot, dbSpent } from "./db_cpu.ts";
 import {
   delayPercentile,
   type LoopDelaySnapshot,
@@ -73,7 +74,11 @@ function header(title: string, extra?: string) {
       extra === undefined ? "" : ` ${extra} |`
     }`,
   );
-  out(`|---|---:|---:|---:|---:|---:|${extra === undefined ? "" : "---:|"}`);
+  out(
+    `|---|---:|---:|---:|---:|---:|${
+      extra === undefined ? "" : "---:|".repeat(extra.split(" | ").length)
+    }`,
+  );
 }
 
 function check(what: string, ok: boolean, detail: string) {
@@ -86,6 +91,7 @@ async function load(
   pid: number | null,
   seconds: number,
   warmupSeconds: number,
+  withDb = false,
 ): Promise<LoadResult> {
   try {
     return await runLoad({
@@ -94,6 +100,17 @@ async function load(
       warmupSeconds,
       request,
       cpu: pid === null ? ownCpuMicros : () => cpuMicros(pid),
+      // The PostgreSQL backends serving this contender (the harness's own
+      // for the raw driver).
+      ...(withDb
+        ? {
+          db: {
+            snapshot: () => dbSnapshot(sql, pid ?? Deno.pid),
+            spent: (a: unknown, b: unknown) =>
+              dbSpent(a as DbSnapshot, b as DbSnapshot),
+          },
+        }
+        : {}),
     });
   } finally {
     closeConnections();
@@ -124,6 +141,7 @@ function median(values: number[]): number {
 async function compare(
   contenders: Contender[],
   concurrency: number,
+  withDb = false,
 ): Promise<Record<string, LoadResult>> {
   const rounds: Record<string, LoadResult[]> = {};
   for (let round = 0; round < ROUNDS; round++) {
@@ -135,6 +153,7 @@ async function compare(
         pid,
         SECONDS / ROUNDS,
         round === 0 ? WARMUP : 0.2,
+        withDb,
       );
       (rounds[name] ??= []).push(result);
     }
@@ -150,6 +169,11 @@ async function compare(
       p50: median(results.map((r) => r.p50)),
       p99: median(results.map((r) => r.p99)),
       cpuPerRequest: cpus.length === 0 ? null : median(cpus),
+      ...(withDb
+        ? {
+          dbCpuPerRequest: median(results.map((r) => r.dbCpuPerRequest ?? 0)),
+        }
+        : {}),
     };
   }
   return out;
@@ -224,20 +248,32 @@ try {
   for (const c of [1, 8, 64]) {
     header(
       `W1 execute_query SELECT 1 on PostgreSQL, concurrency ${c}`,
-      "vs raw",
+      "vs raw | database CPU µs/req",
     );
-    const results = await compare([
-      ["postgres.js (raw)", async () => {
-        await sql`select 1`;
-        return true;
-      }, null],
-      ["dbport", dbportQuery(home.ids.postgres, "select 1"), dbport.pid],
-      ["Toolbox", toolboxQuery("pg_execute_sql", "select 1"), toolbox.pid],
-      ["SDK v2 server", sdkQuery("select 1"), sdk.pid],
-    ], c);
+    const results = await compare(
+      [
+        ["postgres.js (raw)", async () => {
+          await sql`select 1`;
+          return true;
+        }, null],
+        ["dbport", dbportQuery(home.ids.postgres, "select 1"), dbport.pid],
+        ["Toolbox", toolboxQuery("pg_execute_sql", "select 1"), toolbox.pid],
+        ["SDK v2 server", sdkQuery("select 1"), sdk.pid],
+      ],
+      c,
+      true,
+    );
     const raw = results["postgres.js (raw)"]!;
     for (const [name, r] of Object.entries(results)) {
-      out(row(name, r, `${(r.rps / raw.rps).toFixed(2)}×`));
+      out(
+        row(
+          name,
+          r,
+          `${(r.rps / raw.rps).toFixed(2)}× | ${
+            r.dbCpuPerRequest?.toFixed(0) ?? "–"
+          }`,
+        ),
+      );
     }
     w1[c] = results;
   }
@@ -281,6 +317,23 @@ try {
       `${(results.dbport!.rps / sdk.rps).toFixed(2)}×`,
     );
   }
+  check(
+    "W1 C=8 database CPU per call ≤ 1.5× Toolbox's",
+    (d8.dbCpuPerRequest ?? Infinity) <= 1.5 * (t8.dbCpuPerRequest ?? 0),
+    `${d8.dbCpuPerRequest?.toFixed(0)} µs vs ${
+      t8.dbCpuPerRequest?.toFixed(0)
+    } µs`,
+  );
+  check(
+    "W1 C=8 server CPU per call ≤ 1.5× Toolbox's",
+    (d8.cpuPerRequest ?? Infinity) <= 1.5 * (t8.cpuPerRequest ?? 0),
+    `${((d8.cpuPerRequest ?? 0) / (t8.cpuPerRequest ?? 1)).toFixed(2)}×`,
+  );
+  check(
+    "W1 C=8 throughput ≥ 1.5× the SDK v2 server",
+    d8.rps >= 1.5 * w1c8["SDK v2 server"]!.rps,
+    `${(d8.rps / w1c8["SDK v2 server"]!.rps).toFixed(2)}×`,
+  );
   check(
     "W1 C=1 p50 ≤ 1.5× Toolbox's",
     w1c1.dbport!.p50 <= 1.5 * w1c1.Toolbox!.p50,

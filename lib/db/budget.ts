@@ -43,6 +43,11 @@ export class Budget {
 
   constructor(readonly limits: Limits) {}
 
+  /** Bytes of JSON text the answer can still take. */
+  get left(): number {
+    return this.limits.maxBytes - this.#bytes;
+  }
+
   /** Whether a further row could still be kept. */
   get open(): boolean {
     return !this.truncation.rows && !this.truncation.bytes;

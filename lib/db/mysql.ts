@@ -17,6 +17,7 @@ import mysql from "mysql2";
 import { Budget } from "./budget.ts";
 import { guardRows, rowGuardOf, rowLimit } from "./mysql_row_guard.ts";
 import { tokenize } from "./lexer.ts";
+import { leavesNoState } from "./mysql_plain.ts";
 import { credentialUse } from "./mysql_credentials.ts";
 import { trackedMysqlWrite } from "./mysql_changes.ts";
 import { DbError } from "./errors.ts";
@@ -150,6 +151,7 @@ export function openMysql(config: MysqlConfig): Driver {
   const readSession = async <T>(
     options: QueryOptions,
     work: (connection: Connection, stop: () => Promise<void>) => Promise<T>,
+    plain = false,
   ): Promise<T> => {
     const connection = await acquire(options.signal);
     // Set by stop(), which runs in a callback: a holder, not a `let`, so
@@ -165,7 +167,8 @@ export function openMysql(config: MysqlConfig): Driver {
       if (killing.done !== null) {
         await killing.done.catch(() => {});
         discard(connection);
-      } else await recycle(connection);
+      } else if (plain) await rollBack(connection);
+      else await recycle(connection);
     }
   };
 
@@ -397,6 +400,8 @@ export function openMysql(config: MysqlConfig): Driver {
         options,
         (connection, stop) =>
           streamRows(connection, signed(text, options.sign), options, stop),
+        // Judged on the statement itself: the signature is a comment.
+        leavesNoState(text),
       ),
     streamRead: (text, options, onBatch) =>
       readSession(
@@ -546,6 +551,21 @@ function discard(connection: Connection): void {
   connection.destroy();
   (connection as unknown as { stream?: { destroy?: () => void } }).stream
     ?.destroy?.();
+}
+
+/**
+ * Back to the pool after a plain read ({@linkcode leavesNoState}): its
+ * transaction rolled back is all it had, so RESET CONNECTION and the
+ * session's set-up again (two more round trips, and mysql2's per-reset work)
+ * are not paid. A session that cannot roll back is destroyed.
+ */
+async function rollBack(connection: Connection): Promise<void> {
+  try {
+    await simple(connection, "ROLLBACK");
+    connection.release();
+  } catch {
+    discard(connection);
+  }
 }
 
 function simple(connection: Connection, text: string): Promise<void> {

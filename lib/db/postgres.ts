@@ -8,6 +8,7 @@
  * @module
  */
 
+import { connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
 import { thrown } from "../base/thrown.ts";
 import postgres from "postgres";
@@ -21,6 +22,8 @@ import {
   sessionGone,
 } from "./pg_session.ts";
 import { streamPostgresRead } from "./pg_stream.ts";
+import { wired } from "./pg_wire.ts";
+import { cancelRequest, wiredRead, wireTarget } from "./pg_wired.ts";
 import { assembleOverview } from "./overview.ts";
 import {
   describePostgresTable,
@@ -82,41 +85,59 @@ type Column = { name: string; type: number; parser?: { array?: boolean } };
 
 /** Open a PostgreSQL driver; nothing connects until the first call. */
 export function openPostgres(config: PostgresConfig): Driver {
+  const options = (
+    socket?: () => Promise<Duplex> | Duplex,
+  ): postgres.Options<Record<string, postgres.PostgresType>> => ({
+    // postgres.js splits the host on ":", which breaks an IPv6 literal
+    // ([::1]); the host and port are given on their own.
+    // The typings say string; postgres.js takes a list as well.
+    ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
+    max: 4,
+    idle_timeout: config.idleSeconds ?? 60,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    // Statements vary per call: no server-side prepared statement cache.
+    prepare: false,
+    onnotice: () => {},
+    // Every session starts read-only: a read's own BEGIN READ ONLY is
+    // pipelined with its statement (below), and should that BEGIN ever fail,
+    // the statement still cannot write. Writes say BEGIN READ WRITE.
+    connection: {
+      application_name: "dbport",
+      TimeZone: "UTC",
+      default_transaction_read_only: true,
+      // The lexer and PostgreSQL's parser read '...\' as the server does
+      // only with standard strings (docs/security.md "The lexer").
+      standard_conforming_strings: "on",
+    },
+    ...(config.password === undefined ? {} : { password: config.password }),
+    ...(socket === undefined ? {} : { socket }),
+    // Dates and times stay text, converted per column (values.ts).
+    types: {
+      date: {
+        to: 1184,
+        from: [1082, 1083, 1114, 1184, 1266],
+        serialize: (x: unknown) => String(x),
+        parse: (x: string) => x,
+      },
+    },
+  });
+  // Reads speak the protocol themselves on a wired socket (pg_read.ts),
+  // which needs the session's bytes in clear: not under TLS.
+  const target = wireTarget(
+    config.socket,
+    postgres(config.url, options()).options as never,
+  );
+  const plainSocket = target === null
+    ? undefined
+    : () =>
+      config.socket === undefined
+        ? Promise.resolve(tcpConnect(target.port, target.host).setNoDelay(true))
+        : config.socket();
+  const wiredSocket = plainSocket === undefined
+    ? undefined
+    : async () => wired(await plainSocket());
   const create = (): Sql =>
-    postgres(config.url, {
-      // postgres.js splits the host on ":", which breaks an IPv6 literal
-      // ([::1]); the host and port are given on their own.
-      // The typings say string; postgres.js takes a list as well.
-      ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
-      max: 4,
-      idle_timeout: config.idleSeconds ?? 60,
-      connect_timeout: CONNECT_TIMEOUT_SECONDS,
-      // Statements vary per call: no server-side prepared statement cache.
-      prepare: false,
-      onnotice: () => {},
-      // Every session starts read-only: a read's own BEGIN READ ONLY is
-      // pipelined with its statement (below), and should that BEGIN ever fail,
-      // the statement still cannot write. Writes say BEGIN READ WRITE.
-      connection: {
-        application_name: "dbport",
-        TimeZone: "UTC",
-        default_transaction_read_only: true,
-        // The lexer and PostgreSQL's parser read '...\' as the server does
-        // only with standard strings (docs/security.md "The lexer").
-        standard_conforming_strings: "on",
-      },
-      ...(config.password === undefined ? {} : { password: config.password }),
-      ...(config.socket === undefined ? {} : { socket: config.socket }),
-      // Dates and times stay text, converted per column (values.ts).
-      types: {
-        date: {
-          to: 1184,
-          from: [1082, 1083, 1114, 1184, 1266],
-          serialize: (x: unknown) => String(x),
-          parse: (x: string) => x,
-        },
-      },
-    });
+    postgres(config.url, options(wiredSocket ?? config.socket));
   // Replaced when one of its sessions is lost while reserved (below): the
   // closures read `sql` at each call, so the next call gets the new pool.
   let sql = create();
@@ -192,12 +213,24 @@ export function openPostgres(config: PostgresConfig): Driver {
       return risks;
     },
     query: (text, options) =>
-      (options.mode === "write" ? writeQuery : readQuery)(
-        sql,
-        text,
-        options,
-        lost,
-      )
+      (options.mode === "write"
+        ? writeQuery
+        : target === null
+        ? readQuery
+        : (sql: Sql, text: string, options: QueryOptions, lost: () => void) =>
+          wiredRead(
+            sql,
+            text,
+            options,
+            lost,
+            readQuery,
+            (backend) => cancelRequest(plainSocket!, backend),
+          ))(
+          sql,
+          text,
+          options,
+          lost,
+        )
         .catch((error) => {
           throw fail(error);
         }),

@@ -4,7 +4,10 @@
  * (431), 64 concurrent connections, a 30 s idle timeout, and 30 s to send a
  * request head however slowly it trickles in. A connection past the 64th
  * waits up to 2 s for a free slot, then gets `503` with `Retry-After: 1` and
- * a JSON body — never a bare reset (docs/wire.md "Limits").
+ * a JSON body — never a bare reset (docs/wire.md "Limits"). Before it waits,
+ * the least recently used idle keep-alive connection (one that was answered
+ * and asks nothing now) is closed to make room: its client reconnects when
+ * it next asks, and a 503 is left for when every connection is at work.
  *
  * @module
  */
@@ -81,6 +84,9 @@ export function listen(
     // Requests being answered keep their socket: a long statement with no
     // progress must not be cut by the idle timer. Idle sockets are closed.
     const busy = new WeakMap<Socket, number>();
+    // Answered connections that ask nothing now, least recently used first
+    // (a Map keeps insertion order; each answer moves its socket last).
+    const idleKeptAlive = new Map<Socket, true>();
     // Deno's node:http does not enforce headersTimeout: a client sending a
     // header byte a second (slow loris) would hold its slot for ever, since
     // each byte resets the idle timer. So each socket gets `idle` ms to
@@ -96,6 +102,7 @@ export function listen(
       armHead(socket);
       socket.once("close", () => {
         clearTimeout(headDeadline.get(socket));
+        idleKeptAlive.delete(socket);
         open--;
         const next = waiting.shift();
         if (next !== undefined) {
@@ -119,6 +126,13 @@ export function listen(
         }, slotWait),
       };
       waiting.push(entry);
+      // Room from the connection idle the longest, if there is one: its
+      // close admits the first waiting connection (above).
+      const [oldest] = idleKeptAlive.keys();
+      if (oldest !== undefined) {
+        idleKeptAlive.delete(oldest);
+        oldest.destroy();
+      }
       socket.once("close", () => {
         clearTimeout(entry.timer);
         const at = waiting.indexOf(entry);
@@ -132,11 +146,15 @@ export function listen(
       const socket = request.socket;
       current.set(socket, request);
       clearTimeout(headDeadline.get(socket));
+      idleKeptAlive.delete(socket);
       busy.set(socket, (busy.get(socket) ?? 0) + 1);
       response.once("close", () => {
         const left = (busy.get(socket) ?? 1) - 1;
         busy.set(socket, left);
-        if (left === 0 && !socket.destroyed) armHead(socket);
+        if (left === 0 && !socket.destroyed) {
+          armHead(socket);
+          idleKeptAlive.set(socket, true);
+        }
       });
     });
     server.setTimeout(idle, (socket: Socket) => {

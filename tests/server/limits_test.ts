@@ -51,6 +51,48 @@ Deno.test("at most 64 connections are served at once, and the server stays healt
   assertEquals((await rawHttp(t.port, discoverWithHeader(1))).status, 200);
 });
 
+/** Send `request` on `conn` and read one answer; the connection stays open. */
+async function askOn(conn: Deno.Conn, request: string): Promise<string> {
+  await conn.write(new TextEncoder().encode(request));
+  const buffer = new Uint8Array(65536);
+  let text = "";
+  for (;;) {
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) return text;
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+    const split = text.indexOf("\r\n\r\n");
+    const length = /content-length: (\d+)/i.exec(text)?.[1];
+    if (
+      split >= 0 && length !== undefined &&
+      new TextEncoder().encode(text.slice(split + 4)).length >= Number(length)
+    ) return text;
+  }
+}
+
+Deno.test("at the cap, the least recently used idle keep-alive connection makes room", async () => {
+  await using t = await startTestServer({ settings: { requireAuth: false } });
+  const keptAlive = discoverWithHeader(1).replace("Connection: close\r\n", "");
+  const open: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 64; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+      open.push(conn);
+      assertStringIncludes(await askOn(conn, keptAlive), "200 OK");
+    }
+    // All 64 answered and idle: the 65th is served, not told 503.
+    const extra = await rawHttp(t.port, discoverWithHeader(1));
+    assertEquals(extra.status, 200);
+    // The first connection, idle the longest, was closed; the last is served.
+    assertEquals(
+      await open[0]!.read(new Uint8Array(16)).catch(() => null),
+      null,
+    );
+    assertStringIncludes(await askOn(open[63]!, keptAlive), "200 OK");
+  } finally {
+    for (const conn of open) conn.close();
+  }
+});
+
 Deno.test("an idle connection is closed after the idle timeout", async () => {
   await using t = await startTestServer({ idleTimeoutMs: 300 });
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });

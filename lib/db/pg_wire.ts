@@ -1,0 +1,182 @@
+/**
+ * A PostgreSQL session's socket, shared between postgres.js and dbport's own
+ * read path (pg_read.ts). postgres.js keeps connecting, authenticating, the
+ * SSH tunnel, the cancel request and every statement of dbport's own; a read
+ * borrows the socket of a session postgres.js has reserved for it, writes its
+ * whole exchange in one write and reads the answer itself, then hands the
+ * session back as postgres.js left it.
+ *
+ * How the session is found without a round trip: the read asks postgres.js
+ * to send a marker (a simple query that is only a comment naming the read);
+ * the socket's `write`, patched here, recognises it, does not send it, and
+ * gives the socket to the read instead. postgres.js then waits for the
+ * marker's answer, sends nothing else, and the read owns the socket until it
+ * gives postgres.js that answer (an empty query's, as the server would).
+ * A socket under TLS carries ciphertext the patch cannot read, so a session
+ * over TLS is never wired and its reads take postgres.js's path.
+ *
+ * @module
+ */
+
+import { Buffer } from "node:buffer";
+import type { Duplex } from "node:stream";
+
+/** What a borrowed socket hands its borrower. */
+export interface WireUser {
+  /** Bytes from the server. */
+  data(chunk: Uint8Array): void;
+  /** The socket closed or failed under the borrower. */
+  closed(error: Error): void;
+  /** The socket is the borrower's: `write` sends on it. */
+  start(wire: Wire): void;
+}
+
+/** One session's socket, with dbport's hooks on it. */
+export interface Wire {
+  /** Send bytes to the server. */
+  write(bytes: Uint8Array): void;
+  /** Give the socket back to postgres.js, with the marker's answer. */
+  release(): void;
+  /** Close the session under postgres.js (it sees the socket close). */
+  destroy(): void;
+}
+
+/**
+ * Writes sent to the server on wired sockets, by whom: the round trips a
+ * test counts (tests/db/pg_read_test.ts).
+ */
+export const wireWrites = { reads: 0, postgresJs: 0 };
+
+const PREFIX = "-- dbport read ";
+const MARKER_CHARS = 1024;
+const PREFIX_BYTES = new TextEncoder().encode(PREFIX);
+/** Reads waiting for their marker to be written, by number. */
+const waiting = new Map<number, WireUser>();
+let next = 1;
+
+/** The empty query's answer postgres.js waits for: `I`, then `Z` idle. */
+const MARKER_ANSWER = Uint8Array.of(
+  0x49,
+  0,
+  0,
+  0,
+  4,
+  0x5a,
+  0,
+  0,
+  0,
+  5,
+  0x49,
+);
+
+/**
+ * Register a read waiting for its socket; returns the marker's text, to be
+ * sent by postgres.js as a simple query, and a function that forgets the
+ * read (once it started, or when it will never start).
+ */
+export function awaitWire(user: WireUser): { marker: string; forget(): void } {
+  const id = next++;
+  if (next > 2 ** 30) next = 1;
+  waiting.set(id, user);
+  // Padded to 1 KiB: postgres.js writes a message that size at once rather
+  // than at the next setImmediate (its write batching), so the read starts
+  // in the same turn. The marker is never sent, so its size costs nothing.
+  const marker = `${PREFIX}${id} `.padEnd(MARKER_CHARS, " ");
+  return { marker, forget: () => waiting.delete(id) };
+}
+
+/** The read a chunk postgres.js writes names, when it is exactly a marker. */
+function markerOf(chunk: Uint8Array): number | null {
+  // 'Q', int32 length, the text, NUL.
+  if (chunk[0] !== 0x51 || chunk.length < 6 + PREFIX_BYTES.length) return null;
+  const length = (chunk[1]! << 24 | chunk[2]! << 16 | chunk[3]! << 8 |
+    chunk[4]!) >>> 0;
+  if (length !== chunk.length - 1 || chunk[chunk.length - 1] !== 0) return null;
+  if (chunk.length !== 6 + MARKER_CHARS) return null;
+  for (let i = 0; i < PREFIX_BYTES.length; i++) {
+    if (chunk[5 + i] !== PREFIX_BYTES[i]) return null;
+  }
+  let id = 0;
+  let i = 5 + PREFIX_BYTES.length;
+  for (; i < chunk.length - 1 && chunk[i] !== 0x20; i++) {
+    const digit = chunk[i]! - 0x30;
+    if (digit < 0 || digit > 9) return null;
+    id = id * 10 + digit;
+  }
+  // The rest is the padding.
+  for (; i < chunk.length - 1; i++) if (chunk[i] !== 0x20) return null;
+  return id;
+}
+
+type Emit = (event: string | symbol, ...args: unknown[]) => boolean;
+type Write = (chunk: Uint8Array, ...rest: unknown[]) => boolean;
+
+/**
+ * Patch `socket` so that dbport's reads can borrow it; returns it. Every
+ * event and write passes through unchanged but a marker's and, while a read
+ * owns the socket, the server's bytes.
+ */
+export function wired<T extends Duplex>(socket: T): T {
+  const emit = socket.emit.bind(socket) as Emit;
+  const write = socket.write.bind(socket) as Write;
+  let owner: WireUser | null = null;
+  const wire: Wire = {
+    write: (bytes) => {
+      wireWrites.reads++;
+      write(bytes);
+    },
+    release: () => {
+      owner = null;
+      // As if the server answered the marker: postgres.js resolves it.
+      emit("data", Buffer.from(MARKER_ANSWER));
+    },
+    destroy: () => {
+      owner = null;
+      socket.destroy();
+    },
+  };
+  (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
+    if (owner !== null) {
+      if (event === "data") {
+        owner.data(args[0] as Uint8Array);
+        return true;
+      }
+      if (event === "close" || event === "error" || event === "end") {
+        const user = owner;
+        if (event !== "end") owner = null;
+        user.closed(
+          event === "error" && args[0] instanceof Error
+            ? args[0]
+            : closedError(),
+        );
+      }
+    }
+    return emit(event, ...args);
+  };
+  (socket as unknown as { write: Write }).write = (chunk, ...rest) => {
+    if (owner === null && chunk instanceof Uint8Array) {
+      const id = markerOf(chunk);
+      const user = id === null ? undefined : waiting.get(id);
+      if (user !== undefined && id !== null) {
+        waiting.delete(id);
+        owner = user;
+        const done = rest.find((item) => typeof item === "function") as
+          | (() => void)
+          | undefined;
+        if (done !== undefined) queueMicrotask(done);
+        user.start(wire);
+        return true;
+      }
+    }
+    wireWrites.postgresJs++;
+    return write(chunk, ...rest);
+  };
+  return socket;
+}
+
+/** The loss of a session under a read, as postgres.js names it. */
+function closedError(): Error {
+  return Object.assign(new Error("the database session closed mid-read"), {
+    code: "CONNECTION_CLOSED",
+  });
+}

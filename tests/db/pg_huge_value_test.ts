@@ -1,0 +1,128 @@
+/**
+ * A PostgreSQL value larger than any answer (issue 38): `repeat('x',
+ * 400000000)` through execute_query is read as it streams — its head kept,
+ * the rest counted and never held — so the server process's peak resident
+ * memory (VmHWM) grows by less than 64 MiB, where holding the value would
+ * cost 400 MB at least. Five 3 MB cells read eight at a time stay under the
+ * same bound. The process is warmed first with an answer of the same shape:
+ * V8 sizes its heap (40-80 MiB) on the first large answer whatever its size.
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import { saveConnections } from "../../lib/app/connections.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
+import { saveSettings } from "../../lib/serve.ts";
+import { savedConnection } from "../_connections.ts";
+import { needs, openFixture } from "../_db.ts";
+import { spawnServe } from "../_main.ts";
+import { modernHeaders, modernRequest } from "../_server.ts";
+
+/** The process's peak resident memory so far (VmHWM), in MiB. */
+function peakMib(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+Deno.test({
+  name:
+    "PostgreSQL: repeat('x', 400000000) and five 3 MB cells at C=8 grow peak RSS < 64 MiB",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const home = await Deno.makeTempDir({ prefix: "dbport-pg-huge-" });
+    const saved = savedConnection(fixture, "Huge");
+    await saveConnections(inAppDir(home, CONNECTIONS_FILE), [saved]);
+    await saveSettings(home, { requireAuth: false });
+    const serve = await spawnServe(home);
+    try {
+      const call = async (query: string, timeout = 60) => {
+        const body = modernRequest("tools/call", {
+          name: "execute_query",
+          arguments: {
+            connection_id: saved.id,
+            query,
+            timeout_seconds: timeout,
+          },
+        }, crypto.randomUUID());
+        const response = await fetch(serve.url!, {
+          method: "POST",
+          headers: modernHeaders(body),
+          body: JSON.stringify(body),
+        });
+        return JSON.parse(await response.text());
+      };
+      const fiveCells =
+        "select g, repeat(chr(97 + g), 3000000) as big from generate_series(1, 5) g";
+      const eight = () =>
+        Promise.all(Array.from({ length: 8 }, () => call(fiveCells)));
+      // Warm: the first large answers size V8's heap.
+      for (let i = 0; i < 3; i++) {
+        await call("select repeat('w', 20000000) as warm");
+        await eight();
+      }
+      const before = peakMib(serve.child.pid);
+      const started = Date.now();
+      const answer = await call(
+        "select repeat('x', 400000000) as huge, 1 as one",
+      );
+      const took = Date.now() - started;
+      const afterHuge = peakMib(serve.child.pid);
+      const text = JSON.stringify(answer);
+      // deno-lint-ignore no-console
+      console.log(
+        `repeat 400 MB: ${took} ms, peak RSS ${Math.round(before)} -> ${
+          Math.round(afterHuge)
+        } MiB; ${text.slice(0, 200)}`,
+      );
+      const row = answer.result?.structuredContent?.rows?.[0];
+      assert(Array.isArray(row), text.slice(0, 500));
+      // Its head and its size; the statement stopped there, so the value
+      // after it in the row was not read.
+      const cell = String(row[0]);
+      assert(cell.startsWith("xxxx"), cell.slice(0, 100));
+      assert(
+        cell.endsWith(
+          "…[cut: a value of 400,000,000 bytes, larger than what was left of the answer; the statement was stopped]",
+        ),
+        cell.slice(-200),
+      );
+      assert(cell.length < 100_000, `${cell.length} characters`);
+      assertEquals(row[1], "…[not read: the statement was stopped]");
+      assertEquals(answer.result?.structuredContent?.is_truncated, true);
+      assert(
+        afterHuge - before < 64,
+        `peak RSS grew ${
+          Math.round(afterHuge - before)
+        } MiB (holding the value: 400+)`,
+      );
+      const answers = await eight();
+      const afterFive = peakMib(serve.child.pid);
+      // deno-lint-ignore no-console
+      console.log(
+        `five 3 MB cells at C=8: peak RSS -> ${Math.round(afterFive)} MiB`,
+      );
+      for (const five of answers) {
+        const rows = five.result?.structuredContent?.rows;
+        assert(
+          Array.isArray(rows) && rows.length > 0,
+          JSON.stringify(five).slice(0, 300),
+        );
+        assertStringIncludes(String(rows[0][1]), "[cut: ");
+      }
+      assert(
+        afterFive - before < 64,
+        `peak RSS grew ${Math.round(afterFive - before)} MiB`,
+      );
+      // The session it ran on still serves reads.
+      const next = await call("select 2 as two");
+      assertEquals(next.result?.structuredContent?.rows, [[2]]);
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.readRest();
+      await serve.child.status;
+      await serve.child.stderr.cancel().catch(() => {});
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});
