@@ -111,11 +111,14 @@ export function savedQueryTool(
         );
       }
       const given = args as Readonly<Record<string, ParamValue | undefined>>;
-      const values = compiled.order.map((param) => {
-        const value = given[param] ??
-          query.params.find((p) => p.name === param)?.default;
-        return value ?? null;
-      });
+      const declared = (param: string) =>
+        query.params.find((p) => p.name === param);
+      // Own keys only: a parameter named `constructor` or `valueOf` left
+      // out takes its default, never Object.prototype's function.
+      const values = compiled.order.map((param) =>
+        (Object.hasOwn(given, param) ? given[param] : undefined) ??
+          declared(param)?.default ?? null
+      );
       const settings = deps.settings();
       const timeoutSeconds = settings.queryTimeoutSeconds;
       ctx.progress(0, 1, "Checking the statement");
@@ -126,6 +129,9 @@ export function savedQueryTool(
         operation: `the saved query ${name}`,
         readsOnly: false,
         params: values,
+        approximate: compiled.order.map((param) =>
+          declared(param)?.type === "float"
+        ),
       });
       return await runClassified(
         deps,

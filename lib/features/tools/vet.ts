@@ -42,6 +42,8 @@ export async function vetStatement(
     readsOnly: boolean;
     /** Values for the statement's placeholders (execute_query's params). */
     params?: readonly BindValue[];
+    /** Which of `params` are approximate by type (bind.ts checkParams). */
+    approximate?: readonly boolean[];
   },
 ): Promise<Vetted> {
   const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
@@ -50,6 +52,7 @@ export async function vetStatement(
     request.params,
     request.query,
     resolved.driver.engine,
+    request.approximate,
   );
   const statement = await classifyQuery(request.query, resolved, ctx);
   if (request.readsOnly && statement.tier !== "read") {
