@@ -46,6 +46,17 @@ function argumentOf(param: SavedQuery["params"][number]): ArgumentSpec {
   return { type, ...fallback } as ArgumentSpec;
 }
 
+/**
+ * Each saved query's tool, built once: tools/list and every `q_*` call ask
+ * for all of them, and building one lexes its statement (up to 100 KB, tens
+ * of milliseconds on the event loop). The store replaces its query objects
+ * when the file changes, so an edited query is built again.
+ */
+const built = new WeakMap<
+  SavedQuery,
+  { deps: FeatureDeps; engine: Engine; tool: ToolEntry }
+>();
+
 /** The saved queries `ctx`'s caller may see, as tools. */
 export function savedQueryTools(
   deps: FeatureDeps,
@@ -59,7 +70,19 @@ export function savedQueryTools(
     if (connection === undefined || !isVisible(connection, ctx.principal)) {
       continue;
     }
-    tools.push(savedQueryTool(deps, query, connection.engine));
+    let entry = built.get(query);
+    if (
+      entry === undefined || entry.deps !== deps ||
+      entry.engine !== connection.engine
+    ) {
+      entry = {
+        deps,
+        engine: connection.engine,
+        tool: savedQueryTool(deps, query, connection.engine),
+      };
+      built.set(query, entry);
+    }
+    tools.push(entry.tool);
   }
   return tools;
 }
