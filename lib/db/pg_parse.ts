@@ -42,7 +42,10 @@ export interface PgAnalysis {
   functions: PgCall[];
   /** Every operator used, named or implied (`IN`, `BETWEEN`, `CASE x WHEN`). */
   operators: PgName[];
-  /** The target types of every cast (`x::type`, `CAST(x AS type)`). */
+  /**
+   * The target types of every cast (`x::type`, `CAST(x AS type)`) and of
+   * every column definition list or XMLTABLE column.
+   */
   castTypes: PgName[];
   /** Every relation named (tables, views, CTE names). */
   relations: PgName[];
@@ -363,7 +366,12 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
     key === "JoinExpr" && (node.isNatural === true || node.usingClause)
   ) {
     found.operators.push(EQUALS);
-  } else if (key === "TypeCast") {
+  } else if (
+    key === "TypeCast" || key === "ColumnDef" || key === "RangeTableFuncCol"
+  ) {
+    // A column definition list (`json_to_record(..) AS x(d dom)`) and an
+    // XMLTABLE column convert their values to the type named, running a
+    // domain's checks like a cast does.
     const typeNames = names(child(node, "typeName")?.names);
     if (typeNames.length > 0) found.castTypes.push(pgName(typeNames));
   } else if (key === "RangeTableSample") {

@@ -588,3 +588,72 @@ Deno.test({
     assert(fastest < 100, `tools/list took ${Math.round(fastest)} ms`);
   },
 });
+
+Deno.test({
+  name:
+    "outsider postgres: a domain's check behind a column definition list or an XMLTABLE column is vetted",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const s = fixture.schema;
+    for (
+      const statement of [
+        // The check runs plpgsql: it could end any session (it did, through
+        // json_to_record(...) AS x(d dom), before the fix).
+        `create function ${s}.eff(x text) returns boolean language plpgsql as $$begin perform pg_terminate_backend(0); return true; end$$`,
+        `create domain ${s}.dom as text check (${s}.eff(value))`,
+      ]
+    ) await fixture.admin(statement);
+    const url = `${fixture.url}?search_path=${s}`;
+    const fenced = savedConnection({ engine: "postgres", url }, "Fenced", {
+      externalAccess: "readOnly",
+      safeMode: "silent",
+    });
+    await using server = await serverWith([fenced]);
+    const reader = (await server.mint("readOnly")).plaintext;
+    const cases: [string, unknown[]][] = [
+      [`select * from json_to_record('{"d":"a"}') as x(d dom)`, []],
+      [`select * from json_to_record($1::text::json) as x(d dom)`, [
+        '{"d":"a"}',
+      ]],
+      [`select * from jsonb_to_recordset('[{"d":"a"}]') as x(d dom)`, []],
+      [`select * from rows from (json_to_record('{"d":"a"}') as (d dom))`, []],
+      [
+        `select * from xmltable('/r' passing (xmlparse(document '<r><d>a</d></r>')) columns d dom path 'd')`,
+        [],
+      ],
+      [`select $1::dom`, ["a"]],
+    ];
+    for (const [query, params] of cases) {
+      const answer = await rawCall(
+        server,
+        reader,
+        "execute_query",
+        JSON.stringify({
+          connection_id: fenced.id,
+          query,
+          ...(params.length === 0 ? {} : { params }),
+        }),
+      );
+      assertEquals(answer.json.error?.code, -33007, `${query}: ${answer.text}`);
+      assertMatch(answer.json.error.message, /eff\(text\)/);
+    }
+    // Built-in types in a column definition list stay reads.
+    const plain = await rawCall(
+      server,
+      reader,
+      "execute_query",
+      JSON.stringify({
+        connection_id: fenced.id,
+        query:
+          `select * from json_to_record($1::text::json) as x(d text, n int)`,
+        params: ['{"d":"a","n":2}'],
+      }),
+    );
+    assertEquals(
+      plain.json.result?.structuredContent?.rows,
+      [["a", 2]],
+      plain.text,
+    );
+  },
+});
