@@ -112,6 +112,24 @@ export function openPostgres(config: PostgresConfig): Driver {
           serialize: (x: unknown) => String(x),
           parse: (x: string) => x,
         },
+        // A bound text value is the engine's to read, as a literal's would be
+        // (execute_query's params, saved queries): postgres.js's own
+        // serializers turned "true" in a boolean slot into 'f' and
+        // '{"a":1}' in a json slot into a JSON string.
+        json: {
+          to: 114,
+          from: [114, 3802],
+          serialize: (x: unknown) =>
+            typeof x === "string" ? x : JSON.stringify(x),
+          parse: (x: string) => JSON.parse(x),
+        },
+        boolean: {
+          to: 16,
+          from: [16],
+          serialize: (x: unknown) =>
+            x === true ? "t" : x === false ? "f" : String(x),
+          parse: (x: string) => x === "t",
+        },
       },
     });
   // Replaced when one of its sessions is lost while reserved (below): the

@@ -657,3 +657,51 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name:
+    "outsider params on postgres: text bound to a boolean or json slot is read by the engine, as a literal is",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const s = fixture.schema;
+    await fixture.admin(
+      `create table ${s}.docs (id int primary key, doc jsonb, flag boolean)`,
+    );
+    const saved = savedConnection(fixture, "Shop", {
+      externalAccess: "readWrite",
+      safeMode: "silent",
+    });
+    await using server = await serverWith([saved]);
+    const writer = (await server.mint("fullAccess")).plaintext;
+    const run = (query: string, params: unknown[]) =>
+      rawCall(
+        server,
+        writer,
+        "execute_query",
+        JSON.stringify({ connection_id: saved.id, query, params }),
+      );
+    // "true" was bound as 'f', '{"a":1}' as the JSON string "{\"a\":1}".
+    const insert = await run(
+      `insert into ${s}.docs values ($1, $2, $3), ($4, $5, $6)`,
+      [1, '{"a":1}', "true", 2, "[1,2]", true],
+    );
+    assertEquals(insert.json.result?.isError, undefined, insert.text);
+    const stored = await fixture.admin(
+      `select id, jsonb_typeof(doc) as kind, flag from ${s}.docs order by id`,
+    ) as { id: number; kind: string; flag: boolean }[];
+    assertEquals(
+      stored.map((row) => [row.id, row.kind, row.flag]),
+      [[1, "object", true], [2, "array", true]],
+    );
+    const read = await run(
+      `select $1::jsonb -> 'a', $2::boolean, $3::json ->> 'b'`,
+      ['{"a":1}', "yes", '{"b":"c"}'],
+    );
+    assertEquals(
+      read.json.result?.structuredContent?.rows,
+      [["1", true, "c"]],
+      read.text,
+    );
+  },
+});
