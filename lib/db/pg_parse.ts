@@ -43,8 +43,8 @@ export interface PgAnalysis {
   /** Every operator used, named or implied (`IN`, `BETWEEN`, `CASE x WHEN`). */
   operators: PgName[];
   /**
-   * The target types of every cast (`x::type`, `CAST(x AS type)`) and of
-   * every column definition list or XMLTABLE column.
+   * Every type named: the targets of casts (`x::type`, `CAST(x AS type)`),
+   * column definition lists, XMLTABLE columns, XMLSERIALIZE, RETURNING.
    */
   castTypes: PgName[];
   /** Every relation named (tables, views, CTE names). */
@@ -366,13 +366,12 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
     key === "JoinExpr" && (node.isNatural === true || node.usingClause)
   ) {
     found.operators.push(EQUALS);
-  } else if (
-    key === "TypeCast" || key === "ColumnDef" || key === "RangeTableFuncCol"
-  ) {
-    // A column definition list (`json_to_record(..) AS x(d dom)`) and an
-    // XMLTABLE column convert their values to the type named, running a
-    // domain's checks like a cast does.
-    const typeNames = names(child(node, "typeName")?.names);
+  } else if (key === "typeName" || key === "TypeName") {
+    // Every type a value is converted to runs that type's domain checks: a
+    // cast, a column definition list (`json_to_record(..) AS x(d dom)`), an
+    // XMLTABLE column, `XMLSERIALIZE(.. AS dom)`, a JSON RETURNING clause.
+    // Read wherever a type name stands, not from a list of node kinds.
+    const typeNames = names(node.names);
     if (typeNames.length > 0) found.castTypes.push(pgName(typeNames));
   } else if (key === "RangeTableSample") {
     found.functions.push({ ...pgName(names(node.method)), args: 1 });

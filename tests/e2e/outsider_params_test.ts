@@ -591,7 +591,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "outsider postgres: a domain's check behind a column definition list or an XMLTABLE column is vetted",
+    "outsider postgres: a domain's check behind a column definition list, an XMLTABLE column or XMLSERIALIZE is vetted",
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
@@ -622,6 +622,7 @@ Deno.test({
         `select * from xmltable('/r' passing (xmlparse(document '<r><d>a</d></r>')) columns d dom path 'd')`,
         [],
       ],
+      [`select xmlserialize(content '<a>x</a>'::xml as dom)`, []],
       [`select $1::dom`, ["a"]],
     ];
     for (const [query, params] of cases) {
