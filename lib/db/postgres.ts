@@ -130,6 +130,19 @@ export function openPostgres(config: PostgresConfig): Driver {
             x === true ? "t" : x === false ? "f" : String(x),
           parse: (x: string) => x === "t",
         },
+        // A string in a bytea slot is bytea's text form ('\x41' is one byte,
+        // as the literal is), not the hex of its UTF-8 bytes. Serializer only:
+        // without `from`, postgres.js keeps its own bytea parser.
+        bytea: {
+          to: 17,
+          serialize: (x: unknown) =>
+            typeof x === "string" ? x : `\\x${
+              Array.from(
+                x as Uint8Array,
+                (byte) => byte.toString(16).padStart(2, "0"),
+              ).join("")
+            }`,
+        } as unknown as postgres.PostgresType,
       },
     });
   // Replaced when one of its sessions is lost while reserved (below): the

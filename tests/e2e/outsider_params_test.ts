@@ -661,7 +661,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "outsider params on postgres: text bound to a boolean or json slot is read by the engine, as a literal is",
+    "outsider params on postgres: text bound to a boolean, json or bytea slot is read by the engine, as a literal is",
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
@@ -695,13 +695,14 @@ Deno.test({
       stored.map((row) => [row.id, row.kind, row.flag]),
       [[1, "object", true], [2, "array", true]],
     );
+    // '\x41' in a bytea slot was the 4 bytes of its text, not the byte 0x41.
     const read = await run(
-      `select $1::jsonb -> 'a', $2::boolean, $3::json ->> 'b'`,
-      ['{"a":1}', "yes", '{"b":"c"}'],
+      `select $1::jsonb -> 'a', $2::boolean, $3::json ->> 'b', length($4::bytea)`,
+      ['{"a":1}', "yes", '{"b":"c"}', "\\x41"],
     );
     assertEquals(
       read.json.result?.structuredContent?.rows,
-      [["1", true, "c"]],
+      [["1", true, "c", 1]],
       read.text,
     );
   },
