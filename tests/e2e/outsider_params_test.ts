@@ -591,7 +591,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "outsider postgres: a domain's check behind a column definition list, an XMLTABLE column or XMLSERIALIZE is vetted",
+    "outsider postgres: a domain's check behind a column definition list, XMLTABLE, XMLSERIALIZE or an OUT column is vetted",
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
@@ -602,6 +602,9 @@ Deno.test({
         // json_to_record(...) AS x(d dom), before the fix).
         `create function ${s}.eff(x text) returns boolean language plpgsql as $$begin perform pg_terminate_backend(0); return true; end$$`,
         `create domain ${s}.dom as text check (${s}.eff(value))`,
+        // Its result columns are OUT arguments (proallargtypes), not
+        // proargtypes or prorettype (record).
+        `create function ${s}.k(out d ${s}.dom, out e int) language sql as $$ select 'a'::text, 1 $$`,
       ]
     ) await fixture.admin(statement);
     const url = `${fixture.url}?search_path=${s}`;
@@ -624,6 +627,7 @@ Deno.test({
       ],
       [`select xmlserialize(content '<a>x</a>'::xml as dom)`, []],
       [`select $1::dom`, ["a"]],
+      [`select * from k()`, []],
     ];
     for (const [query, params] of cases) {
       const answer = await rawCall(
