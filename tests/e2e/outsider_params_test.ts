@@ -711,3 +711,60 @@ Deno.test({
     );
   },
 });
+
+for (const engine of ["postgres", "mysql", "sqlite"] as const) {
+  Deno.test({
+    name:
+      `outsider params on ${engine}: the approved preview binds each value to its own placeholder`,
+    ...needs(engine),
+    async fn() {
+      await using fixture = await openFixture(engine);
+      const prefix = engine === "postgres" ? `${fixture.schema}.` : "";
+      const text = engine === "mysql" ? "varchar(20)" : "text";
+      await fixture.admin(
+        `create table ${prefix}t (id int primary key, v ${text})`,
+      );
+      await fixture.admin(
+        `insert into ${prefix}t values (1, 'a'), (2, 'b'), (3, 'c')`,
+      );
+      await using dialog = await recordingDialog(0);
+      const saved = savedConnection(fixture, "W", {
+        externalAccess: "readWrite",
+        safeMode: "alert",
+      });
+      await using server = await serverWith([saved], {
+        hostDialog: dialog.setting,
+      });
+      const writer = (await server.mint("fullAccess")).plaintext;
+      const p = (n: number) => engine === "postgres" ? `$${n}` : "?";
+      // The SET value "9" must not land on WHERE id = ? (no row 9: the
+      // approved dry run would change nothing) in the preview or the write.
+      const answer = await rawCall(
+        server,
+        writer,
+        "execute_query",
+        JSON.stringify({
+          connection_id: saved.id,
+          query: `update ${prefix}t set v = ${p(1)} where id = ${p(2)}`,
+          params: ["9", 2],
+        }),
+      );
+      assertEquals(answer.json.result?.isError, undefined, answer.text);
+      const [asked] = await dialog.asked();
+      const preview = asked?.preview as { rows_affected: number };
+      assertEquals(preview.rows_affected, 1, JSON.stringify(asked));
+      assertMatch(
+        String(asked?.statement),
+        /bound values, in order: \["9",2\]/,
+      );
+      const rows = await fixture.admin(
+        `select id, v from ${prefix}t order by id`,
+      ) as { id: number; v: string }[];
+      assertEquals(rows.map((row) => [Number(row.id), row.v]), [
+        [1, "a"],
+        [2, "9"],
+        [3, "c"],
+      ]);
+    },
+  });
+}
