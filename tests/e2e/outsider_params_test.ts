@@ -768,3 +768,58 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
     },
   });
 }
+
+Deno.test({
+  name:
+    "outsider mysql: a stored function behind a view is vetted like one the statement calls",
+  ...needs("mysql"),
+  async fn() {
+    await using fixture = await openFixture("mysql");
+    for (
+      const statement of [
+        `create function f41(x int) returns int modifies sql data begin do get_lock('l41', 0); return x; end`,
+        `create view v41 as select f41(1) as a`,
+        `create view vv41 as select a from v41`,
+        `create table plain41 (a int)`,
+        `insert into plain41 values (7)`,
+        `create view pv41 as select a + 1 as a from plain41`,
+      ]
+    ) await fixture.admin(statement);
+    const fenced = savedConnection(fixture, "Fenced", {
+      externalAccess: "readOnly",
+      safeMode: "silent",
+    });
+    await using server = await serverWith([fenced]);
+    const reader = (await server.mint("readOnly")).plaintext;
+    const run = (query: string, params?: unknown[]) =>
+      rawCall(
+        server,
+        reader,
+        "execute_query",
+        JSON.stringify({
+          connection_id: fenced.id,
+          query,
+          ...(params === undefined ? {} : { params }),
+        }),
+      );
+    // The direct call was refused; through a view it ran (before the fix).
+    for (
+      const [query, params] of [
+        ["select f41(1)", undefined],
+        ["select * from v41", undefined],
+        ["select a from vv41 where a = ?", [1]],
+      ] as const
+    ) {
+      const answer = await run(query, params as unknown[] | undefined);
+      assertEquals(answer.json.error?.code, -33007, `${query}: ${answer.text}`);
+      assertMatch(answer.json.error.message, /f41\(\) is a stored function/);
+    }
+    // A view without stored functions is still a read.
+    const plain = await run("select a from pv41");
+    assertEquals(
+      plain.json.result?.structuredContent?.rows,
+      [["8"]],
+      plain.text,
+    );
+  },
+});
