@@ -53,6 +53,18 @@ export interface SavedQuery {
 
 /** A query name: the tool name `q_<name>` stays short and valid. */
 export const QUERY_NAME = /^[a-z][a-z0-9_]{0,47}$/;
+/**
+ * A parameter name: it is a property name of the tool's input schema, which
+ * clients hold to 64 characters of this alphabet.
+ */
+export const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/**
+ * Characters a description may not hold: control characters other than tab
+ * and newline (a terminal escape in `queries list`, a NUL in tools/list) and
+ * the bidirectional overrides that show text in another order than it reads.
+ */
+// deno-lint-ignore no-control-regex
+const HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 /** The longest description (tools/list shows it). */
 export const MAX_DESCRIPTION = 200;
 /** The longest statement (execute_query's limit). */
@@ -92,11 +104,8 @@ function paramProblem(value: unknown): string | null {
   for (const key of Object.keys(value)) {
     if (!PARAM_KEYS.has(key)) return `has an unknown key "${key}"`;
   }
-  if (
-    typeof value.name !== "string" ||
-    !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value.name)
-  ) {
-    return `.name must be letters, digits and _ (not starting with a digit), got ${
+  if (typeof value.name !== "string" || !PARAM_NAME.test(value.name)) {
+    return `.name must be 1-64 letters, digits and _ (not starting with a digit), got ${
       JSON.stringify(value.name)
     }`;
   }
@@ -143,6 +152,14 @@ export function queryProblem(value: unknown): string | null {
     value.description.length > MAX_DESCRIPTION
   ) {
     return `.description must be text of at most ${MAX_DESCRIPTION} characters`;
+  }
+  const hidden = HIDDEN.exec(value.description);
+  if (hidden !== null) {
+    return `.description holds the control character U+${
+      hidden[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+    } at character ${
+      hidden.index + 1
+    }: clients would show or run it as something else`;
   }
   if (!Array.isArray(value.params)) return ".params must be a list";
   const names = new Set<string>();
@@ -262,14 +279,15 @@ export async function editQueries(
  * as the type: `10`, `2.5`, `true`, or any text).
  */
 export function parseParamSpec(spec: string): QueryParam {
-  const match = /^([A-Za-z_][A-Za-z0-9_]*):([a-z]+)(?::default=([^]*))?$/.exec(
-    spec,
-  );
+  const match = /^([A-Za-z_][A-Za-z0-9_]{0,63}):([a-z]+)(?::default=([^]*))?$/
+    .exec(
+      spec,
+    );
   if (match === null) {
     throw new Error(
       `--param ${
         JSON.stringify(spec)
-      } must be NAME:TYPE or NAME:TYPE:default=VALUE (TYPE: ${
+      } must be NAME:TYPE or NAME:TYPE:default=VALUE (NAME: 1-64 letters, digits or _; TYPE: ${
         Object.keys(PARAM_TYPES).join(", ")
       })`,
     );

@@ -269,6 +269,9 @@ export function openMysql(config: MysqlConfig): Driver {
     tier: string,
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<EngineCheck> => {
+    // The views it reads: a stored function they call runs as much as one
+    // the statement names (storedFunctions below).
+    const viewed: string[] = [];
     const denied = await credentialUse(text, database, (names) =>
       exec(
         `select table_schema as s, table_name as n, view_definition as d
@@ -281,9 +284,11 @@ export function openMysql(config: MysqlConfig): Driver {
           name: String(row.n),
           definition: String(row.d ?? ""),
         }))
-      ));
+      ), (definition) => viewed.push(definition));
     if (denied !== null) return { ...NO_VERDICT, denied };
-    if (tier === "read") return await storedFunctions(text, options);
+    if (tier === "read") {
+      return await storedFunctions([text, ...viewed], options);
+    }
     throwIfAborted(options.signal);
     // A session of its own, not read-only: on a read-only one MariaDB
     // answers the PREPARE of any write with 1792 and checks nothing else.
@@ -312,18 +317,19 @@ export function openMysql(config: MysqlConfig): Driver {
   };
 
   /**
-   * A read that calls a stored function is a write: the read-only
-   * transaction stops its writes, but not a `LOAD_FILE` or a `SLEEP` inside
-   * it, and a `SQL SECURITY DEFINER` one runs with its definer's privileges,
+   * A read that calls a stored function, itself or inside a view it reads
+   * (views of views too), is a write: the read-only transaction stops its
+   * writes, but not a `LOAD_FILE` or a `SLEEP` inside it, and a `SQL SECURITY DEFINER` one runs with its definer's privileges,
    * past any AI login. Built-in names cannot be stored functions when called
    * unqualified (MySQL resolves them to the built-in), so only other names
    * cost a look-up.
    */
   const storedFunctions = async (
-    text: string,
+    texts: readonly string[],
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<EngineCheck> => {
-    const called = calledNames(text).filter((name) =>
+    // The statement and the definitions of the views it reads.
+    const called = [...new Set(texts.flatMap(calledNames))].filter((name) =>
       name.includes(".") || !MYSQL_BUILTINS.has(name)
     );
     if (called.length === 0) return NO_OPINION;

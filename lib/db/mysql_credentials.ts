@@ -69,12 +69,15 @@ function candidateNames(text: string, database: string | null): Set<string> {
 
 /**
  * Why `text` may not run (it reads a credential catalog, directly or through
- * views), or null.
+ * views), or null. `read`, when given, receives the definition of every view
+ * the statement reads (views of views too), so the caller can look into
+ * them without asking the catalog again.
  */
 export async function credentialUse(
   text: string,
   database: string | null,
   views: ViewLookup,
+  read?: (definition: string) => void,
 ): Promise<string | null> {
   let pending = [text];
   const seen = new Set<string>();
@@ -101,6 +104,7 @@ export async function credentialUse(
       if (!wanted.has(key) || seen.has(key)) continue;
       seen.add(key);
       pending.push(view.definition);
+      read?.(view.definition);
     }
   }
   return null;

@@ -320,8 +320,12 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
     key === "JoinExpr" && (node.isNatural === true || node.usingClause)
   ) {
     found.operators.push(EQUALS);
-  } else if (key === "TypeCast") {
-    const typeNames = names(child(node, "typeName")?.names);
+  } else if (key === "typeName" || key === "TypeName") {
+    // Every type a value is converted to runs that type's domain checks: a
+    // cast, a column definition list (`json_to_record(..) AS x(d dom)`), an
+    // XMLTABLE column, `XMLSERIALIZE(.. AS dom)`, a JSON RETURNING clause.
+    // Read wherever a type name stands, not from a list of node kinds.
+    const typeNames = names(node.names);
     if (typeNames.length > 0) found.castTypes.push(pgName(typeNames));
   } else if (key === "RangeTableSample") {
     found.functions.push({ ...pgName(names(node.method)), args: 1 });

@@ -36,7 +36,10 @@ export interface PgAnalysis {
   functions: PgCall[];
   /** Every operator used, named or implied (`IN`, `BETWEEN`, `CASE x WHEN`). */
   operators: PgName[];
-  /** The target types of every cast (`x::type`, `CAST(x AS type)`). */
+  /**
+   * Every type named: the targets of casts (`x::type`, `CAST(x AS type)`),
+   * column definition lists, XMLTABLE columns, XMLSERIALIZE, RETURNING.
+   */
   castTypes: PgName[];
   /** Every relation named (tables, views, CTE names). */
   relations: PgName[];

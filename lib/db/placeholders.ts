@@ -112,6 +112,15 @@ export function compileNamed(
         `the statement uses :${name}, which is not a declared parameter (declare it with --param ${name}:TYPE)`,
       );
     }
+    if (GLUED.test(sql[token.start - 1] ?? "")) {
+      // `a:n` would become `a$1`, one PostgreSQL identifier (`1:n`, `$:n`
+      // and `@:n` other tokens again): the placeholder must stand alone.
+      throw new PlaceholderError(
+        `:${name} is glued to the "${
+          sql[token.start - 1]
+        }" before it, where its placeholder would join that word; put a space or an operator before :${name}`,
+      );
+    }
     used.add(name);
     out += sql.slice(at, token.start);
     if (engine === "mysql") {
@@ -131,8 +140,24 @@ export function compileNamed(
       } never appear${unused.length === 1 ? "s" : ""} in the statement`,
     );
   }
+  // The compiled text must read as the statement did, with exactly the
+  // placeholders put in: nothing merged into a word, a quote or a comment.
+  const wanted = engine === "mysql" ? order.length : declared.length;
+  const relexed = lex(out, engine);
+  if (
+    relexed.uncertain.length > 0 ||
+    relexed.tokens.length !== tokens.length ||
+    placeholderCount(out, engine) !== wanted
+  ) {
+    throw new PlaceholderError(
+      "the statement does not read the same once its :name parameters become placeholders; put spaces around them",
+    );
+  }
   return { sql: out, order: engine === "mysql" ? order : [...declared] };
 }
+
+/** A character a placeholder glued after it would join (a word, a number, a sigil). */
+const GLUED = /[A-Za-z0-9_$@#?\u0080-\uffff]/;
 
 /** SQLite reads `:name` as a variable too: those are ours, nothing else. */
 function hasOnlyNamed(tokens: readonly Token[], sql: string): boolean {
@@ -143,11 +168,13 @@ function hasOnlyNamed(tokens: readonly Token[], sql: string): boolean {
 
 /**
  * The name of a `:name` token, or null: never the second half of a `::`
- * cast (`x::text`), never a name glued to a following `:`.
+ * cast (`x::text`), never a name glued to a following single `:` (`:a:b`);
+ * a parameter cast with `::` (`:id::int`) is one.
  */
 function namedParameter(token: Token, sql: string): string | null {
   if (token.kind !== "param" || !token.text.startsWith(":")) return null;
-  if (sql[token.start - 1] === ":" || sql[token.end] === ":") return null;
+  if (sql[token.start - 1] === ":") return null;
+  if (sql[token.end] === ":" && sql[token.end + 1] !== ":") return null;
   const name = token.text.slice(1);
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : null;
 }

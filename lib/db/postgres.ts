@@ -119,6 +119,37 @@ export function openPostgres(config: PostgresConfig): Driver {
         serialize: (x: unknown) => String(x),
         parse: (x: string) => x,
       },
+      // A bound text value is the engine's to read, as a literal's would be
+      // (execute_query's params, saved queries): postgres.js's own
+      // serializers turned "true" in a boolean slot into 'f' and
+      // '{"a":1}' in a json slot into a JSON string.
+      json: {
+        to: 114,
+        from: [114, 3802],
+        serialize: (x: unknown) =>
+          typeof x === "string" ? x : JSON.stringify(x),
+        parse: (x: string) => JSON.parse(x),
+      },
+      boolean: {
+        to: 16,
+        from: [16],
+        serialize: (x: unknown) =>
+          x === true ? "t" : x === false ? "f" : String(x),
+        parse: (x: string) => x === "t",
+      },
+      // A string in a bytea slot is bytea's text form ('\x41' is one byte,
+      // as the literal is), not the hex of its UTF-8 bytes. Serializer only:
+      // without `from`, postgres.js keeps its own bytea parser.
+      bytea: {
+        to: 17,
+        serialize: (x: unknown) =>
+          typeof x === "string" ? x : `\\x${
+            Array.from(
+              x as Uint8Array,
+              (byte) => byte.toString(16).padStart(2, "0"),
+            ).join("")
+          }`,
+      } as unknown as postgres.PostgresType,
     },
   });
   // Reads speak the protocol themselves on a wired socket (pg_read.ts),

@@ -77,7 +77,7 @@ named_types AS (
   SELECT a.atttypid AS t FROM found f JOIN pg_attribute a ON a.attrelid = f.oid
    WHERE f.cls = 'r' AND a.attnum > 0 AND NOT a.attisdropped
   UNION SELECT c.reltype FROM found f JOIN pg_class c ON c.oid = f.oid WHERE f.cls = 'r'
-  UNION SELECT unnest(p.proargtypes::oid[] || p.prorettype) FROM found f JOIN pg_proc p ON p.oid = f.oid
+  UNION SELECT unnest(coalesce(p.proallargtypes, p.proargtypes::oid[]) || p.prorettype) FROM found f JOIN pg_proc p ON p.oid = f.oid
    WHERE f.cls = 'p'
   UNION SELECT unnest(ARRAY[o.oprleft, o.oprright, o.oprresult]) FROM found f JOIN pg_operator o ON o.oid = f.oid
    WHERE f.cls = 'o'
@@ -230,8 +230,10 @@ edges(cls, oid, how, tgt, via) AS (
       UNION ALL
       SELECT 'y', r.rngtypid, 'e', false FROM pg_range r WHERE e.cls = 'y' AND r.rngmultitypid = e.oid
       UNION ALL
-      -- A user function's argument and result types (domains check them).
-      SELECT 'y', t, 'e', false FROM pg_proc p, unnest(p.proargtypes::oid[] || p.prorettype) t
+      -- A user function's argument and result types (domains check them),
+      -- its OUT and TABLE columns too (proallargtypes: its result is a
+      -- record whose columns are converted to them).
+      SELECT 'y', t, 'e', false FROM pg_proc p, unnest(coalesce(p.proallargtypes, p.proargtypes::oid[]) || p.prorettype) t
        WHERE e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} AND p.oid = e.oid AND t >= ${FIRST_USER_OID}
       UNION ALL
       -- An operator runs its function; a domain checks its base type's domain too.

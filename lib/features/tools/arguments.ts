@@ -176,6 +176,27 @@ function typeText(argument: ArgumentSpec): string {
   }
 }
 
+/** The longest echo of a wrong value in a -32602 message. */
+const MAX_SHOWN = 200;
+
+/**
+ * A wrong value as the message quotes it: cut to {@linkcode MAX_SHOWN}
+ * characters (a 2 MB `params` list with one object in it is not echoed
+ * whole), and a number JSON cannot write (`1e999` parses to Infinity)
+ * said as itself rather than as JSON's `null`.
+ */
+function shown(value: unknown): string {
+  const text = JSON.stringify(
+    value,
+    (_key, item) =>
+      typeof item === "number" && !Number.isFinite(item) ? String(item) : item,
+  ) ??
+    String(value);
+  return text.length <= MAX_SHOWN
+    ? text
+    : `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)`;
+}
+
 function hasType(
   value: unknown,
   argument: ArgumentSpec,
@@ -246,7 +267,7 @@ export function checkArguments(
       throw wire.invalidParams(
         `Invalid arguments for ${tool}: "${name}" must be ${
           typeText(argument)
-        }, got ${JSON.stringify(value)}`,
+        }, got ${shown(value)}`,
         { argument: name },
       );
     }

@@ -37,6 +37,12 @@ export function checkParams(
   params: readonly BindValue[] | undefined,
   sql: string,
   engine: Engine,
+  /**
+   * Values that are approximate by their declared type (a saved query's
+   * `float` parameter, typed `number` in its schema, so no string form):
+   * a large one such as 1e20 is a float, not an integer that lost digits.
+   */
+  approximate: readonly boolean[] = [],
 ): readonly BindValue[] {
   if (params === undefined) return [];
   const values = params;
@@ -48,7 +54,7 @@ export function checkParams(
   values.forEach((value, i) => {
     if (
       typeof value === "number" && !Number.isSafeInteger(value) &&
-      Number.isInteger(value)
+      Number.isInteger(value) && approximate[i] !== true
     ) {
       throw invalidArgument(
         `params[${i}] is ${value}, an integer past 2^53, where a JSON number loses digits: pass it as a string ("${

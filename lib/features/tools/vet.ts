@@ -45,6 +45,8 @@ export async function vetStatement(
     params?: readonly BindValue[];
     /** Refuse a read over the connection's plan limits (plan_guard.ts). */
     planLimits?: boolean;
+    /** Which of `params` are approximate by type (bind.ts checkParams). */
+    approximate?: readonly boolean[];
   },
 ): Promise<Vetted> {
   const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
@@ -53,6 +55,7 @@ export async function vetStatement(
     request.params,
     request.query,
     resolved.driver.engine,
+    request.approximate,
   );
   // A schema changed since the last re-sync is synced again first.
   const unheld = await deps.privateColumns?.problem(
