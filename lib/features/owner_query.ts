@@ -34,6 +34,19 @@ import { MAX_QUERY_LENGTH, runClassified } from "./tools/statement.ts";
 /** How the history names the console's own statements (the owner's). */
 export const CONSOLE_CLIENT = "dbport console";
 
+/**
+ * Whether a History entry is the owner's: its client is the console and so
+ * is its token name. An AI client may call itself "dbport console" in its
+ * `clientInfo`; its entries still carry its token's name (or none), so
+ * they are never shown as "you".
+ */
+export function isOwnerEntry(
+  entry: { clientName: string | null; tokenName: string | null },
+): boolean {
+  return entry.clientName === CONSOLE_CLIENT &&
+    entry.tokenName === CONSOLE_CLIENT;
+}
+
 /** What running the owner's statements needs. */
 export type OwnerDeps = Pick<
   FeatureDeps,
@@ -228,6 +241,8 @@ function historyWith(
     record: (entry) =>
       deps.history.record({
         ...entry,
+        clientName: CONSOLE_CLIENT,
+        tokenName: CONSOLE_CLIENT,
         approvedAt: confirmedAt ?? null,
       }),
     recent: (id, limit) => deps.history.recent(id, limit),

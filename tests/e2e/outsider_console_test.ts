@@ -15,6 +15,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { needsChromium, startBrowser } from "../_browser.ts";
 import { openConsole, send } from "../_console.ts";
+import { sdkClient } from "../_sdk.ts";
 
 const ignore = needsChromium().ignore || needs("postgres").ignore;
 
@@ -25,7 +26,7 @@ const PAYLOAD =
 
 Deno.test({
   name:
-    "outsider: malicious names and values stay text on every console page; write confirmation cannot be swapped; CSRF/Origin/Host/GET refused",
+    "outsider: malicious names and values, stored and reflected, stay text on every console page; no page can be framed",
   ignore,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -154,6 +155,42 @@ Deno.test({
         await held("query grid");
         const text = await page.evaluate(`document.body.innerText`) as string;
         assert(text.includes("<img data-pwn src=x>"), text.slice(0, 500));
+        // The owner's statement, markup and all, is text in History too.
+        await page.goto(`${c.base}history`);
+        await held("history with the owner's statement");
+        assert(
+          (await page.evaluate(`document.body.innerText`) as string).includes(
+            evilColumn,
+          ),
+        );
+      },
+    );
+
+    await t.step(
+      "reflected: query parameters never become markup",
+      async () => {
+        const p = encodeURIComponent(PAYLOAD);
+        for (
+          const path of [
+            `?notice=${p}`,
+            `activity?client=${p}&connection=${p}&outcome=${p}&before=${p}`,
+            `history?q=${p}&connection=${p}&before=${p}`,
+            `query?connection=${p}`,
+            `schema?connection=${saved.id}&schema=${p}&q=${p}&after=${p}&after_schema=${p}`,
+            `schema/table?connection=${saved.id}&schema=${s}&table=${p}`,
+          ]
+        ) {
+          const answer = await page.goto(`${c.base}${path}`);
+          // Clickjacking: no page may be framed.
+          const headers = answer!.headers();
+          assertMatch(
+            headers["content-security-policy"]!,
+            /frame-ancestors 'none'/,
+          );
+          assertEquals(headers["x-frame-options"], "DENY");
+          await held(path);
+        }
+        c.problems.length = 0;
       },
     );
   },
@@ -452,6 +489,42 @@ Deno.test({
       }
       assertEquals(await trail(), ["s-late", "shown"]);
     });
+
+    await t.step(
+      'an AI client calling itself "dbport console" is not "you" in History',
+      async () => {
+        const token = await server.mint("readOnly", { name: "ai" });
+        const client = await sdkClient(server.url, token.plaintext, {
+          name: "dbport console",
+        });
+        try {
+          await client.callTool({
+            name: "execute_query",
+            arguments: {
+              connection_id: saved.id,
+              query: "select 'impostor' as who",
+            },
+          });
+        } finally {
+          await client.close();
+        }
+        await server.server.history.flush();
+        await post("query", {
+          connection: saved.id,
+          sql: "select 'mine' as who",
+        });
+        const history = await send(`${c.base}history`, "GET", own);
+        const rowOf = (marker: string) =>
+          history.text.split("<tr data-history=").find((row) =>
+            row.includes(marker)
+          ) ?? "";
+        assertMatch(rowOf("mine"), /you \(console\)/);
+        assert(
+          !rowOf("impostor").includes("you (console)"),
+          "an AI client's statement is shown as the owner's",
+        );
+      },
+    );
 
     await t.step(
       "no password of a URL in the Edit page; kept when saved back",

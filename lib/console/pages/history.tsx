@@ -7,7 +7,7 @@
  */
 
 import type { HistoryRow } from "../../app/query_history.ts";
-import { CONSOLE_CLIENT } from "../../features/owner_query.ts";
+import { isOwnerEntry } from "../../features/owner_query.ts";
 import { at, Choice, Time } from "./layout.tsx";
 
 /** What the search holds. */
@@ -98,9 +98,7 @@ export function HistoryTable(props: {
               </td>
               <td data-label="Connection">{props.nameOf(row.connectionId)}</td>
               <td data-label="Client">
-                {row.clientName === CONSOLE_CLIENT
-                  ? "you (console)"
-                  : row.clientName ?? "—"}
+                {isOwnerEntry(row) ? "you (console)" : row.clientName ?? "—"}
               </td>
               <td data-label="Outcome" class={`outcome-${row.outcome}`}>
                 {row.outcome}
