@@ -339,6 +339,12 @@ Deno.test({
             `${sql} is no export`,
           );
         }
+        // What runs at once runs in a read-only transaction.
+        const ro = await post("query", {
+          connection: saved.id,
+          sql: "select current_setting('transaction_read_only') as ro",
+        });
+        assertMatch(ro.text, /<code>on<\/code>|>on</);
         assertEquals(await trail(), ["s-late", "shown"]);
         assertEquals(
           await fixture.admin(`select last_value, is_called from ${s}.seq`),
