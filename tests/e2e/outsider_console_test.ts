@@ -131,7 +131,15 @@ Deno.test({
         await page.goto(`${c.base}${path}`);
         await held(path || "overview");
       }
-      // the payload is visible as text somewhere on the table page
+      // The Overview (by client, by connection) and Activity drew the
+      // names: as text.
+      for (const path of ["", "activity"]) {
+        await page.goto(`${c.base}${path}`);
+        const shown = await page.evaluate(`document.body.innerText`) as string;
+        assert(shown.includes(`client ${MARK}`), `${path}: the client name`);
+        assert(shown.includes(`Shop ${MARK}`), `${path}: the connection name`);
+      }
+      // The table page shows the column name as text.
       await page.goto(
         `${c.base}schema/table?connection=${saved.id}&schema=${s}&table=${table}`,
       );
