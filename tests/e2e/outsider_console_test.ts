@@ -533,6 +533,17 @@ Deno.test({
             row.includes(marker)
           ) ?? "";
         assertMatch(rowOf("mine"), /you \(console\)/);
+        // A direction override in a statement is shown, as approvals show it.
+        await post("query", {
+          connection: saved.id,
+          sql: "select 'bidi\u202Ecba' as w",
+        });
+        const audited = await send(`${c.base}history`, "GET", own);
+        const bidi = audited.text.split("<tr data-history=").find((row) =>
+          row.includes("bidi")
+        ) ?? "";
+        assert(bidi.includes("\\u202e"), bidi);
+        assert(!bidi.includes("\u202E"));
         assert(
           !rowOf("impostor").includes("you (console)"),
           "an AI client's statement is shown as the owner's",

@@ -8,6 +8,7 @@
 
 import type { HistoryRow } from "../../app/query_history.ts";
 import { isOwnerEntry } from "../../features/owner_query.ts";
+import { visibleStatement } from "../../app/visible_text.ts";
 import { at, Choice, Time } from "./layout.tsx";
 
 /** What the search holds. */
@@ -117,7 +118,8 @@ export function HistoryTable(props: {
               </td>
               <td data-label="ms" class="num">{row.durationMs}</td>
               <td data-label="Statement">
-                <pre>{row.sql}</pre>
+                {/* Shown as an approval shows it: no character hides. */}
+                <pre>{visibleStatement(row.sql)}</pre>
                 {row.error === null
                   ? null
                   : <span class="outcome-error">{row.error}</span>}
