@@ -203,6 +203,21 @@ export async function runOwner(
   if (owned.confirm !== null && options.confirmedAt === undefined) {
     throw new OwnerFailure(`Confirm first: ${owned.confirm}`);
   }
+  if (owned.confirm !== null) {
+    // Checked again at Confirm: since the preview, the connection may have
+    // been removed or its Safe Mode turned to readOnly (another tab, the CLI).
+    const current = deps.connections.byId(owned.resolved.connection.id);
+    if (current === undefined) {
+      throw new OwnerFailure(
+        `${owned.resolved.label} is no longer a saved connection; nothing was run`,
+      );
+    }
+    if (current.safeMode === "readOnly") {
+      throw new OwnerFailure(
+        `The Safe Mode of ${owned.resolved.label} is now "readOnly": it refuses every write, yours too; nothing was run`,
+      );
+    }
+  }
   const settings = deps.settings();
   let types: (string | null)[] = [];
   const driver = owned.resolved.driver;

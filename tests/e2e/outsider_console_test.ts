@@ -312,6 +312,27 @@ Deno.test({
         const late = await post("query/confirm", { plan: next });
         assertMatch(errorOf(late.text) ?? "", /nothing was written/);
         assertEquals(await trail(), ["s-late", "shown"]);
+        // Safe Mode turned to readOnly after the preview: Confirm runs nothing.
+        const locked = planOf(
+          (await post("query", {
+            connection: saved.id,
+            sql: `insert into ${s}.trail values ('after-lock')`,
+          })).text,
+        );
+        const lock = await post(`connections/${saved.id}`, {
+          externalAccess: saved.externalAccess,
+          aiPolicy: saved.aiPolicy,
+          safeMode: "readOnly",
+        });
+        assertEquals(lock.status, 303);
+        const refused = await post("query/confirm", { plan: locked });
+        assertMatch(errorOf(refused.text) ?? "", /readOnly/);
+        assertEquals(await trail(), ["s-late", "shown"]);
+        await post(`connections/${saved.id}`, {
+          externalAccess: saved.externalAccess,
+          aiPolicy: saved.aiPolicy,
+          safeMode: saved.safeMode,
+        });
         // A write never runs without the preview step.
         await post("query/confirm", {
           connection: saved.id,
