@@ -616,3 +616,75 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name:
+    "outsider: a write swapped in under the user's click or key is not approved until it has been on screen",
+  ignore,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const s = fixture.schema;
+    const saved = savedConnection(fixture, "Shop", {
+      externalAccess: "readWrite",
+      safeMode: "alert",
+    });
+    await using server = await serverWith([saved], {
+      hostDialog: "console",
+      approvalTimeoutSeconds: 60,
+    }, { openBrowser: () => Promise.resolve(false) });
+    await using chromium = await startBrowser();
+    const c = await openConsole(chromium.browser, server.server.console!);
+    const { page } = c;
+    await page.goto(c.base);
+    // The user's click and "a" land the moment a card appears: in the
+    // page, from the observer that sees it inserted.
+    await page.evaluate(`(() => {
+      window.__tries = 0;
+      new MutationObserver(() => {
+        const card = document.querySelector("[data-approval]");
+        if (!card || window.__tries) return;
+        window.__tries = 1;
+        card.querySelector("button.approve").click();
+        document.body.dispatchEvent(new KeyboardEvent("keydown", { key: "a", bubbles: true }));
+      }).observe(document.body, { childList: true, subtree: true });
+    })()`);
+    const writer = await server.mint("readWrite", { name: "editor" });
+    const client = await sdkClient(server.url, writer.plaintext, {
+      name: "Swapper",
+    });
+    try {
+      const call = client.callTool({
+        name: "execute_query",
+        arguments: {
+          connection_id: saved.id,
+          query: `insert into ${s}.authors (name) values ('Swapped')`,
+        },
+      });
+      call.catch(() => {}); // awaited below; a failed assertion leaves it
+      await page.waitForSelector("[data-approval]", { timeout: 20_000 });
+      await page.waitForFunction("window.__tries === 1");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Nothing was approved: the card still waits, the page did not move.
+      assert(await page.$("[data-approval]") !== null);
+      assertEquals(
+        await fixture.admin(
+          `select count(*)::int as n from ${s}.authors where name = 'Swapped'`,
+        ),
+        [{ n: 0 }],
+      );
+      // Once it has been on screen, Approve works.
+      await page.waitForSelector("[data-approval][data-armed]");
+      await Promise.all([
+        page.waitForNavigation(),
+        page.click("button.approve"),
+      ]);
+      const result = await call as { isError?: boolean };
+      assertEquals(result.isError ?? false, false);
+      assertEquals(c.problems, []);
+    } finally {
+      await client.close();
+    }
+  },
+});
