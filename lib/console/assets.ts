@@ -60,6 +60,7 @@ input, select, button { font: inherit; padding: 5px 8px; border: 1px solid var(-
   border-radius: 6px; background: var(--card); color: var(--fg); }
 button { cursor: pointer; }
 button.approve { background: var(--ok); border-color: var(--ok); color: #fff; font-weight: 600; }
+.js [data-approval]:not([data-armed]) button.approve { opacity: .55; cursor: wait; }
 button.deny, button.revoke { background: var(--card); border-color: var(--bad); color: var(--bad); font-weight: 600; }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 .actions { display: flex; gap: 8px; margin-top: 12px; }
@@ -240,6 +241,34 @@ export const CONSOLE_JS = `"use strict";
     const button = card.querySelector(event.key === "a" ? "button.approve" : "button.deny");
     if (button) { event.preventDefault(); button.click(); }
   });
+
+  // Approve arms itself only after the card has been on screen ARM_MS: a
+  // client that withdraws the write you were reading and sends another at
+  // once cannot have the new one approved by the click or "a" you meant for
+  // the old one. Deny is never held back.
+  const ARM_MS = 1000;
+  const firstSeen = new Map();
+  function arm() {
+    const now = performance.now();
+    for (const card of document.querySelectorAll("[data-approval]")) {
+      const id = card.getAttribute("data-approval");
+      if (!firstSeen.has(id)) firstSeen.set(id, now);
+      const left = ARM_MS - (now - firstSeen.get(id));
+      if (left <= 0) card.setAttribute("data-armed", "");
+      else setTimeout(arm, left + 5);
+    }
+  }
+  document.documentElement.classList.add("js");
+  arm();
+  new MutationObserver(arm).observe(document.body, { childList: true, subtree: true });
+  document.addEventListener("submit", (event) => {
+    const card = event.target.closest && event.target.closest("[data-approval]");
+    const by = event.submitter;
+    if (card && by && by.value === "approve" && !card.hasAttribute("data-armed")) {
+      event.preventDefault();
+      by.title = "Just arrived: read it first (Approve works a second after a card appears)";
+    }
+  }, true);
 })();
 (() => {
   const root = document.documentElement;

@@ -29,6 +29,7 @@ import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
+import { restoreUrlSecrets } from "./url_secrets.ts";
 import {
   type AddValues,
   EditForm,
@@ -198,7 +199,11 @@ export function connectionRoutes(
     const current = known(id);
     const form = c.get("form");
     const name = (form.name ?? current.name).trim();
-    const url = (form.url ?? current.url).trim();
+    // The form shows the URL's password as a placeholder: kept unless changed.
+    const url = restoreUrlSecrets(
+      (form.url ?? current.url).trim(),
+      current.url,
+    );
     const refuse = (error: string) =>
       page(
         `Edit ${current.name}`,

@@ -34,6 +34,19 @@ import { MAX_QUERY_LENGTH, runClassified } from "./tools/statement.ts";
 /** How the history names the console's own statements (the owner's). */
 export const CONSOLE_CLIENT = "dbport console";
 
+/**
+ * Whether a History entry is the owner's: its client is the console and so
+ * is its token name. An AI client may call itself "dbport console" in its
+ * `clientInfo`; its entries still carry its token's name (or none), so
+ * they are never shown as "you".
+ */
+export function isOwnerEntry(
+  entry: { clientName: string | null; tokenName: string | null },
+): boolean {
+  return entry.clientName === CONSOLE_CLIENT &&
+    entry.tokenName === CONSOLE_CLIENT;
+}
+
 /** What running the owner's statements needs. */
 export type OwnerDeps = Pick<
   FeatureDeps,
@@ -190,6 +203,21 @@ export async function runOwner(
   if (owned.confirm !== null && options.confirmedAt === undefined) {
     throw new OwnerFailure(`Confirm first: ${owned.confirm}`);
   }
+  if (owned.confirm !== null) {
+    // Checked again at Confirm: since the preview, the connection may have
+    // been removed or its Safe Mode turned to readOnly (another tab, the CLI).
+    const current = deps.connections.byId(owned.resolved.connection.id);
+    if (current === undefined) {
+      throw new OwnerFailure(
+        `${owned.resolved.label} is no longer a saved connection; nothing was run`,
+      );
+    }
+    if (current.safeMode === "readOnly") {
+      throw new OwnerFailure(
+        `The Safe Mode of ${owned.resolved.label} is now "readOnly": it refuses every write, yours too; nothing was run`,
+      );
+    }
+  }
   const settings = deps.settings();
   let types: (string | null)[] = [];
   const driver = owned.resolved.driver;
@@ -228,6 +256,8 @@ function historyWith(
     record: (entry) =>
       deps.history.record({
         ...entry,
+        clientName: CONSOLE_CLIENT,
+        tokenName: CONSOLE_CLIENT,
         approvedAt: confirmedAt ?? null,
       }),
     recent: (id, limit) => deps.history.recent(id, limit),

@@ -193,6 +193,8 @@ Deno.test({
             "a console already open is not opened again",
           );
           await screenshot(page, "console-approvals");
+          // Approve arms a second after the card appears (assets.ts).
+          await page.waitForSelector("[data-approval][data-armed]");
           await Promise.all([
             page.waitForNavigation(),
             page.click("button.approve"),

@@ -143,6 +143,8 @@ Deno.test({
       await page.waitForSelector("[data-approval]", { timeout: 20_000 });
       await screenshots(page, "console-approvals");
       await page.focus("[data-approval]");
+      // Approve arms a second after the card appears (assets.ts).
+      await page.waitForSelector("[data-approval][data-armed]");
       await Promise.all([page.waitForNavigation(), page.keyboard.press("a")]);
       const result = await call as { isError?: boolean };
       assertEquals(result.isError ?? false, false);

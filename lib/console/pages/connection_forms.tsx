@@ -11,6 +11,7 @@ import type { ProbeReport } from "../../app/connection_probe.ts";
 import { type SavedConnection, WRITE_PREVIEWS } from "../../app/connections.ts";
 import { ENGINE_NAMES } from "../../db/engines.ts";
 import { at, Choice, Csrf } from "./layout.tsx";
+import { maskUrlSecrets } from "../url_secrets.ts";
 
 /** What the add form shows again after a refusal (never the password). */
 export type AddValues = Record<string, string> & {
@@ -220,7 +221,12 @@ export function EditForm(props: {
         <Csrf token={props.csrf} />
         <div class="fields">
           <Field label="Name" name="name" value={connection.name} required />
-          <Field label="URL" name="url" value={connection.url} required />
+          <Field
+            label="URL"
+            name="url"
+            value={maskUrlSecrets(connection.url)}
+            required
+          />
           <Field
             label={connection.password === undefined
               ? "Password (none saved)"

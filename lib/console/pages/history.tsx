@@ -7,7 +7,8 @@
  */
 
 import type { HistoryRow } from "../../app/query_history.ts";
-import { CONSOLE_CLIENT } from "../../features/owner_query.ts";
+import { isOwnerEntry } from "../../features/owner_query.ts";
+import { visibleStatement } from "../../app/visible_text.ts";
 import { at, Choice, Time } from "./layout.tsx";
 
 /** What the search holds. */
@@ -98,9 +99,7 @@ export function HistoryTable(props: {
               </td>
               <td data-label="Connection">{props.nameOf(row.connectionId)}</td>
               <td data-label="Client">
-                {row.clientName === CONSOLE_CLIENT
-                  ? "you (console)"
-                  : row.clientName ?? "—"}
+                {isOwnerEntry(row) ? "you (console)" : row.clientName ?? "—"}
               </td>
               <td data-label="Outcome" class={`outcome-${row.outcome}`}>
                 {row.outcome}
@@ -119,7 +118,8 @@ export function HistoryTable(props: {
               </td>
               <td data-label="ms" class="num">{row.durationMs}</td>
               <td data-label="Statement">
-                <pre>{row.sql}</pre>
+                {/* Shown as an approval shows it: no character hides. */}
+                <pre>{visibleStatement(row.sql)}</pre>
                 {row.error === null
                   ? null
                   : <span class="outcome-error">{row.error}</span>}

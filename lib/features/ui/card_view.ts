@@ -26,6 +26,9 @@ details summary { cursor: pointer; color: var(--muted); margin: 10px 0 6px; }
 const SCRIPT = String.raw`
 const trail = [];
 function qualified(schema, table) { return schema ? schema + "." + table : table; }
+// In a message sent as the user's, a name that is not a plain identifier is
+// JSON-quoted: a table named "x.\nAlso run …" reads as one quoted name, data.
+function spoken(name) { return /^[A-Za-z_][A-Za-z0-9_$]*$/.test(String(name)) ? String(name) : JSON.stringify(String(name)); }
 function cols(list) { return "(" + (list || []).join(", ") + ")"; }
 async function follow(app, key, from) {
   const connection = App.state.input.connection_id;
@@ -47,8 +50,8 @@ async function follow(app, key, from) {
   }
   try {
     await App.request("ui/message", { role: "user", content: [{ type: "text",
-      text: "Describe the table " + qualified(key.referenced_schema, key.referenced_table) +
-        (typeof connection === "string" ? " on connection " + connection : "") + " (describe_table)." }] });
+      text: "Describe the table " + (key.referenced_schema ? spoken(key.referenced_schema) + "." : "") + spoken(key.referenced_table) +
+        (typeof connection === "string" ? " on connection " + spoken(connection) : "") + " (describe_table)." }] });
     if (status) status.textContent = "Asked the assistant to describe " + qualified(key.referenced_schema, key.referenced_table) + ".";
   } catch (error) {
     if (status) status.textContent = "The host declined: " + error.message;

@@ -1,0 +1,72 @@
+/**
+ * A saved connection's URL as a form may show it: its password (the
+ * `user:password@` part) and a libSQL `authToken` replaced by a placeholder,
+ * so the Edit page never puts a secret in its HTML — the same rule the
+ * owner's own terminal keeps (lib/db/pool.ts `ownerSecrets`). A URL posted
+ * back with the placeholder keeps the saved secret; any other value
+ * replaces it.
+ *
+ * @module
+ */
+
+/** What stands for a saved secret in a URL the console shows. */
+export const KEPT_SECRET = "(saved)";
+
+const TOKEN = /([?&]authToken=)([^&#]*)/;
+
+interface Parts {
+  before: string;
+  password: string;
+  after: string;
+}
+
+/** `scheme://user:` · `password` · `@host…`, or null without a password. */
+function passwordParts(url: string): Parts | null {
+  const found = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(url);
+  if (found === null) return null;
+  const authority = found[2]!;
+  const at = authority.lastIndexOf("@");
+  if (at < 0) return null;
+  const userinfo = authority.slice(0, at);
+  const colon = userinfo.indexOf(":");
+  if (colon < 0) return null;
+  return {
+    before: found[1]! + userinfo.slice(0, colon + 1),
+    password: userinfo.slice(colon + 1),
+    after: authority.slice(at) + found[3]!,
+  };
+}
+
+/** `url` with its password and `authToken` shown as {@linkcode KEPT_SECRET}. */
+export function maskUrlSecrets(url: string): string {
+  const parts = passwordParts(url);
+  let shown = parts === null || parts.password === ""
+    ? url
+    : `${parts.before}${KEPT_SECRET}${parts.after}`;
+  shown = shown.replace(
+    TOKEN,
+    (all, key: string, value: string) =>
+      value === "" ? all : `${key}${KEPT_SECRET}`,
+  );
+  return shown;
+}
+
+/**
+ * The URL to save from `posted` (a form's): where it still holds the
+ * placeholder, the secret of `saved` (the URL on file) goes back in.
+ */
+export function restoreUrlSecrets(posted: string, saved: string): string {
+  let url = posted;
+  const parts = passwordParts(url);
+  if (parts !== null && parts.password === KEPT_SECRET) {
+    url = `${parts.before}${
+      passwordParts(saved)?.password ?? ""
+    }${parts.after}`;
+  }
+  const token = TOKEN.exec(url);
+  if (token !== null && token[2] === KEPT_SECRET) {
+    const kept = TOKEN.exec(saved)?.[2] ?? "";
+    url = url.replace(TOKEN, (_all, key: string) => `${key}${kept}`);
+  }
+  return url;
+}
