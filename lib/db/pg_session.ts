@@ -17,6 +17,64 @@ import { setApplicationName, type Signature } from "./signature.ts";
 
 type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
 
+/** Pools replaced after losing a session (postgres.ts `lost`), by pool. */
+const retiring = new WeakMap<object, AbortController>();
+
+function retirementOf(sql: object): AbortSignal {
+  let controller = retiring.get(sql);
+  if (controller === undefined) {
+    controller = new AbortController();
+    retiring.set(sql, controller);
+  }
+  return controller.signal;
+}
+
+/**
+ * Mark `sql` as replaced: a session still awaited from it fails as lost at
+ * once. postgres.js never settles a `reserve()` left waiting on a pool that
+ * is ending, so a read queued behind the lost sessions would hang for good.
+ */
+export function retirePool(sql: object): void {
+  retiring.get(sql)?.abort();
+  if (!retiring.has(sql)) {
+    const controller = new AbortController();
+    controller.abort();
+    retiring.set(sql, controller);
+  }
+}
+
+/** A session of `sql`, or a lost-session error once the pool is replaced. */
+export function reserveSession(
+  sql: ReturnType<typeof postgres>,
+): Promise<Reserved> {
+  const retired = retirementOf(sql);
+  const gone = () =>
+    new DbError(
+      "connect",
+      "the database session closed before the read began: the connection's pool was replaced; try again",
+    );
+  if (retired.aborted) return Promise.reject(gone());
+  const pending = sql.reserve();
+  return new Promise<Reserved>((resolve, reject) => {
+    const onRetired = () => {
+      // Should it still come, the session goes back unused.
+      pending.then((reserved) => reserved.release(), () => {});
+      reject(gone());
+    };
+    retired.addEventListener("abort", onRetired, { once: true });
+    pending.then(
+      (reserved) => {
+        retired.removeEventListener("abort", onRetired);
+        resolve(reserved);
+      },
+      (error) => {
+        retired.removeEventListener("abort", onRetired);
+        reject(error);
+      },
+    );
+  });
+}
+
 /**
  * Run `work` on a reserved session inside `BEGIN READ ONLY` with the
  * statement timeout as a server-side net, then clean the session and give
@@ -30,7 +88,7 @@ export async function inReadTransaction<T>(
   work: (reserved: Reserved) => Promise<T>,
 ): Promise<T> {
   throwIfAborted(options.signal);
-  const reserved = await sql.reserve();
+  const reserved = await reserveSession(sql);
   let gone = false;
   try {
     // Sent with the statement in one write rather than a round trip ahead of

@@ -14,7 +14,7 @@ import type postgres from "postgres";
 import type { Duplex } from "node:stream";
 import { parsePostgres } from "./pg_parse.ts";
 import { PgRead } from "./pg_read.ts";
-import { sessionGone } from "./pg_session.ts";
+import { reserveSession, sessionGone } from "./pg_session.ts";
 import { awaitWire } from "./pg_wire.ts";
 import { stoppable, throwIfAborted } from "./stoppable.ts";
 import type { QueryOptions, QueryResult } from "./types.ts";
@@ -120,7 +120,7 @@ export async function wiredRead(
     return fallback(sql, text, options, lost);
   }
   const discard = !(await leavesNoState(text));
-  const reserved = await sql.reserve();
+  const reserved = await reserveSession(sql);
   let marker: ReturnType<ReturnType<typeof reserved.unsafe>["simple"]> | null =
     null;
   const parsers = sql.options.parsers as Record<

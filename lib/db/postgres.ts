@@ -19,6 +19,8 @@ import {
   answered,
   giveBack,
   inReadTransaction,
+  reserveSession,
+  retirePool,
   sessionGone,
 } from "./pg_session.ts";
 import { streamPostgresRead } from "./pg_stream.ts";
@@ -176,6 +178,8 @@ export function openPostgres(config: PostgresConfig): Driver {
   const lost = () => {
     const old = sql;
     sql = create();
+    // Reads still waiting for one of its sessions fail now, not never.
+    retirePool(old);
     const ending = old.end({ timeout: 5 }).catch(() => {}).finally(() =>
       retired.delete(ending)
     );
@@ -399,7 +403,7 @@ async function writeQuery(
   // A WITH … UPDATE is a write: read whole, for its command's count.
   const whole = options.track === undefined &&
     /^[\s(]*with\b/i.test(text) && (await pgWriteShape(text)).write;
-  const reserved = await sql.reserve();
+  const reserved = await reserveSession(sql);
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
   const run = (text: string, whole = false) =>
     runStatement(reserved, text, options, whole);
