@@ -615,7 +615,7 @@ Deno.test("console: the Queries page shows queries.json as the server has it, es
       return text.includes("q_by_region") ? text : "";
     },
   );
-  assertMatch(html, /<td>Secret Shop<\/td>/);
+  assertMatch(html, /<td data-label="Connection">Secret Shop<\/td>/);
   assertMatch(html, /:region text/);
   assertMatch(html, /:n int = 10/);
   assertMatch(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);

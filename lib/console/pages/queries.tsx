@@ -38,7 +38,7 @@ export function QueriesTable(props: {
         <code>dbport queries edit</code>; clients see changes at their next
         tools/list.
       </p>
-      <table>
+      <table class="stack">
         <thead>
           <tr>
             <th>Tool</th>
@@ -51,11 +51,11 @@ export function QueriesTable(props: {
         <tbody>
           {props.queries.map((query) => (
             <tr data-query={query.name}>
-              <td>
+              <td data-label="Tool">
                 <code>q_{query.name}</code>
               </td>
-              <td>{nameOf(query.connectionId)}</td>
-              <td>
+              <td data-label="Connection">{nameOf(query.connectionId)}</td>
+              <td data-label="Parameters">
                 {query.params.length === 0
                   ? "-"
                   : query.params.map((param) => (
@@ -64,10 +64,10 @@ export function QueriesTable(props: {
                     </div>
                   ))}
               </td>
-              <td>
+              <td data-label="Statement">
                 <pre class="sql">{query.sql}</pre>
               </td>
-              <td>{query.description || "-"}</td>
+              <td data-label="Description">{query.description || "-"}</td>
             </tr>
           ))}
         </tbody>
