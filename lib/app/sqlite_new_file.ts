@@ -13,7 +13,7 @@
  * @module
  */
 
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { sqlitePath } from "../db/target.ts";
 import { messageOf } from "../base/message_of.ts";
 
@@ -30,10 +30,16 @@ export type NewSqliteFile =
 export async function createNewSqliteFile(
   url: string,
   safeMode: string,
+  options: { absoluteOnly?: boolean } = {},
 ): Promise<NewSqliteFile> {
   const path = sqlitePath(url);
   // A remote libSQL URL, or a file: URL that opens read-only: not ours to make.
   if (path === null || path === "" || /[?&]mode=ro\b/i.test(url)) {
+    return { kind: "none" };
+  }
+  // The console's form: a relative path would be relative to wherever the
+  // server happens to run, not to anything the user sees.
+  if (options.absoluteOnly === true && !isAbsolute(path)) {
     return { kind: "none" };
   }
   const absolute = resolve(path);

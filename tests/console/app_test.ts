@@ -651,3 +651,51 @@ Deno.test("console: the Queries page shows queries.json as the server has it, es
       !(await (await t.get("/queries")).text()).includes("q_by_region"),
   );
 });
+
+Deno.test("console: Add makes a new SQLite file at an absolute path in an existing directory, never at a relative one", async () => {
+  await using t = await setup();
+  const dir = await Deno.makeTempDir({ prefix: "dbport-console-new-" });
+  try {
+    const file = `${dir}/fresh.db`;
+    const added = await t.post("/connections/add", {
+      name: "Fresh",
+      url: file,
+    });
+    assertEquals(added.status, 200);
+    const page = await added.text();
+    assertMatch(page, /Created the empty SQLite database/);
+    const info = await Deno.stat(file);
+    assertEquals(info.size, 0);
+    assertEquals(info.mode! & 0o777, 0o600);
+    assert(
+      t.server.server.connections.all().some((c) => c.name === "Fresh"),
+      "saved",
+    );
+    // Relative to wherever the server runs: not made, not saved.
+    const relative = await t.post("/connections/add", {
+      name: "Nearby",
+      url: "dbport-console-relative-new.db",
+    });
+    assertMatch(await relative.text(), /Not saved/);
+    assertEquals(
+      await Deno.stat("dbport-console-relative-new.db").then(
+        () => true,
+        () => false,
+      ),
+      false,
+    );
+    // A directory that does not exist: not made, not saved.
+    const nowhere = await t.post("/connections/add", {
+      name: "Nowhere",
+      url: `${dir}/missing/x.db`,
+    });
+    assertMatch(await nowhere.text(), /Not saved/);
+    assert(
+      !t.server.server.connections.all().some((c) =>
+        c.name === "Nearby" || c.name === "Nowhere"
+      ),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
