@@ -149,6 +149,8 @@ export interface RunningServer {
   readonly history: QueryHistory;
   /** The saved connections in force. */
   readonly connections: ConnectionStore;
+  /** The saved queries in force (queries.json). */
+  readonly queries: QueryStore;
   /** The open database drivers. */
   readonly pool: DriverPool;
   /** The browser console; null when `"console": false`. */
@@ -225,6 +227,7 @@ export async function startServer(
     activity: stores.activity,
     history: stores.history,
     connections: stores.connections,
+    queries: stores.queries,
     pool: stores.pool,
     console: browser,
     rotation,
@@ -595,6 +598,7 @@ async function startBrowserConsole(
           pool: stores.pool,
           activity: stores.activity,
           history: stores.history,
+          queries: stores.queries,
           tokens: stores.tokens,
           tokensChanged: () => core.tokenSync.poll(),
           now,

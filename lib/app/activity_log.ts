@@ -11,6 +11,11 @@
  */
 
 import { oneOf } from "../base/one_of.ts";
+import {
+  BRIDGE_EXECUTABLE,
+  BRIDGE_TOKEN_NAME,
+  isBridgeItself,
+} from "../base/identity.ts";
 import type { InValue, Row } from "./state_client.ts";
 import { BatchWriter } from "./batch_writer.ts";
 import type { StateDb } from "./state_db.ts";
@@ -73,6 +78,13 @@ export const ACTIVITY_RETENTION_MS = 90 * 86_400_000;
 /** A client counts as connected while it was seen this recently. */
 export const CLIENT_WINDOW_MS = 5 * 60_000;
 
+/**
+ * Leaves out the bridge's own requests (see `isBridgeItself`); `IS`, not
+ * `=`, so a row without a token name is kept rather than lost to NULL.
+ */
+const NOT_BRIDGE_ITSELF = "NOT (token_name IS ? AND client_name IS ?)";
+const BRIDGE_ITSELF_ARGS = [BRIDGE_TOKEN_NAME, BRIDGE_EXECUTABLE];
+
 const COLUMNS = [
   "time",
   "principal_kind",
@@ -115,9 +127,12 @@ function toArgs(entry: ActivityEntry): InValue[] {
   ];
 }
 
+/** A column's text, or null. */
+function text(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
 function fromRow(row: Row): ActivityRow {
-  const text = (value: unknown) =>
-    value === null || value === undefined ? null : String(value);
   return {
     id: Number(row.id),
     time: Number(row.time),
@@ -236,7 +251,8 @@ export class ActivityLog {
   async since(since: number, limit = 200_000): Promise<StatRow[]> {
     await this.flush();
     const result = await this.#db.client.execute({
-      sql: `SELECT time, duration_ms, outcome, client_name, connection_id
+      sql: `SELECT time, duration_ms, outcome, client_name, token_name,
+              connection_id
             FROM activity WHERE time >= ? ORDER BY id DESC LIMIT ?`,
       args: [since, limit],
     });
@@ -248,19 +264,30 @@ export class ActivityLog {
       connectionId: row.connection_id === null
         ? null
         : String(row.connection_id),
+      ...(isBridgeItself(text(row.token_name), text(row.client_name))
+        ? { bridgeItself: true }
+        : {}),
     }));
   }
 
-  /** Every client name in the log, for a filter's choices. */
+  /**
+   * Every client name in the log, for a filter's choices (the bridge's own
+   * checks are no client).
+   */
   async clientNames(): Promise<string[]> {
-    const result = await this.#db.client.execute(
-      `SELECT DISTINCT client_name FROM activity
-       WHERE client_name IS NOT NULL ORDER BY client_name LIMIT 500`,
-    );
+    const result = await this.#db.client.execute({
+      sql: `SELECT DISTINCT client_name FROM activity
+            WHERE client_name IS NOT NULL AND ${NOT_BRIDGE_ITSELF}
+            ORDER BY client_name LIMIT 500`,
+      args: BRIDGE_ITSELF_ARGS,
+    });
     return result.rows.map((row) => String(row.client_name));
   }
 
-  /** Clients seen within the window before `now`, most recent first. */
+  /**
+   * Clients seen within the window before `now`, most recent first; the
+   * bridge's own checks are no client.
+   */
   async clients(now = Date.now()): Promise<ClientSeen[]> {
     const result = await this.#db.client.execute({
       sql: `SELECT client_name, client_version, token_name,
@@ -268,10 +295,11 @@ export class ActivityLog {
               COUNT(*) AS requests
             FROM activity
             WHERE client_name IS NOT NULL AND principal_kind != 'unauthenticated'
+              AND ${NOT_BRIDGE_ITSELF}
             GROUP BY client_name, client_version, token_name
             HAVING MAX(time) >= ?
             ORDER BY last_seen DESC, client_name`,
-      args: [now - CLIENT_WINDOW_MS],
+      args: [...BRIDGE_ITSELF_ARGS, now - CLIENT_WINDOW_MS],
     });
     return result.rows.map((row) => ({
       name: String(row.client_name),

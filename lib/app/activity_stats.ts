@@ -7,6 +7,7 @@
  * @module
  */
 
+import { BRIDGE_ITSELF } from "../base/identity.ts";
 import type { Outcome } from "./outcome.ts";
 
 /** What a summary needs of one logged request. */
@@ -16,6 +17,8 @@ export interface StatRow {
   outcome: Outcome;
   clientName: string | null;
   connectionId: string | null;
+  /** The stdio bridge's own check, not a client's request (identity.ts). */
+  bridgeItself?: boolean;
 }
 
 /** One set of numbers. */
@@ -111,7 +114,9 @@ export function windowStats(
       start: from + i * bucketMs,
       ...figuresOf(list, bucketMs / 60_000),
     })),
-    byClient: group((row) => row.clientName ?? "(no client name)").map((
+    byClient: group((row) =>
+      row.bridgeItself ? BRIDGE_ITSELF : row.clientName ?? "(no client name)"
+    ).map((
       g,
     ) => ({ name: g.key, figures: g.figures })),
     byConnection: group((row) => row.connectionId).map((g) => ({

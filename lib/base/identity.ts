@@ -86,3 +86,24 @@ export const BRIDGE_TOKEN_NAME = "__stdio_bridge__";
 export function tokenLabel(name: string): string {
   return name === BRIDGE_TOKEN_NAME ? "stdio bridge" : name;
 }
+
+/**
+ * How the bridge's own requests (its `server/discover` checks at start and
+ * at each client's initialize) read in the reports: they come with the
+ * bridge's token and the bridge's own clientInfo (`dbport-mcp`), and are no
+ * client of the user's.
+ */
+export const BRIDGE_ITSELF = "stdio bridge (its own checks)";
+
+/**
+ * Whether a logged request is the bridge's own rather than a client's: the
+ * bridge's token and the bridge's own clientInfo name. Only a display rule
+ * (the requests stay in the log); a client behind the bridge sends its own
+ * name.
+ */
+export function isBridgeItself(
+  tokenName: string | null,
+  clientName: string | null,
+): boolean {
+  return tokenName === BRIDGE_TOKEN_NAME && clientName === BRIDGE_EXECUTABLE;
+}

@@ -19,7 +19,12 @@ import {
   parseFlags,
   table,
 } from "./args.ts";
-import { BRIDGE_EXECUTABLE, BRIDGE_TOKEN_NAME } from "../base/identity.ts";
+import {
+  BRIDGE_EXECUTABLE,
+  BRIDGE_ITSELF,
+  BRIDGE_TOKEN_NAME,
+  isBridgeItself,
+} from "../base/identity.ts";
 import { type CliIO, UsageError } from "./io.ts";
 
 /** How often `--follow` looks for new rows. */
@@ -38,6 +43,8 @@ function line(row: ActivityRow, name: (id: string) => string): string {
   // client's name, from its clientInfo, says who it was.
   const who = row.principalKind === "anonymous"
     ? "anonymous"
+    : isBridgeItself(row.tokenName, row.clientName)
+    ? BRIDGE_ITSELF
     : row.tokenName === BRIDGE_TOKEN_NAME
     ? `${row.clientName ?? "a stdio client"} (via ${BRIDGE_EXECUTABLE})`
     : row.tokenName ?? "(no valid token)";

@@ -31,6 +31,7 @@ import {
   WRITE_PREVIEWS,
 } from "../app/connections.ts";
 import { probeConnection } from "../app/connection_probe.ts";
+import { createNewSqliteFile } from "../app/sqlite_new_file.ts";
 import { KNOWN_HOSTS_FILE } from "../base/identity.ts";
 import { dirname, join } from "node:path";
 import { ENGINES } from "../db/engines.ts";
@@ -84,6 +85,8 @@ add tests the connection first and saves it only when it answers (or with
 the trust-host command to run. A PostgreSQL or MariaDB login that can do more
 than read is offered a least-privilege AI login at once (harden --apply):
 --harden makes it, --no-harden does not, a terminal asks (default yes).
+A SQLite file that does not exist yet, in a directory that does, is created
+empty by add (not with --no-test, nor under --safe-mode readOnly).
 --engine is read from the URL when not given; ${
   Object.keys(ENGINE_ALIASES).map((a) => `${a} means ${ENGINE_ALIASES[a]}`)
     .join(", ")
@@ -442,36 +445,66 @@ async function add(
     engine,
     ...secrets.fields,
   } as SavedConnection;
-  const tested = parsed.flags["no-test"] === true
-    ? null
-    : await probe(connection, io, path);
+  const testing = parsed.flags["no-test"] !== true;
+  // A new local database file is made here, by the user's command, before
+  // its test (sqlite_new_file.ts says why not at the first write).
+  const made = testing && ENGINES[connection.engine].filePaths
+    ? await createNewSqliteFile(connection.url, connection.safeMode)
+    : { kind: "none" as const };
+  if (made.kind === "refused") {
+    io.err(`connections add: ${made.message}`);
+    return 1;
+  }
+  if (made.kind === "created") {
+    // A plain path is saved absolute: the server does not run in this
+    // directory (a file: URL keeps its own form and options).
+    if (!/^file:/i.test(connection.url)) connection.url = made.path;
+    io.out(
+      `Created the empty SQLite database ${made.path} (it did not exist; its directory does).`,
+    );
+  }
+  const tested = testing ? await probe(connection, io, path) : null;
   if (tested?.outcome === "failed") {
     io.err(`Fix: ${tested.fix}`);
     const anyway = parsed.flags["save-anyway"] === true ||
       await input.confirm?.("Save it anyway?", false) === true;
     if (!anyway) {
+      if (made.kind === "created") await made.undo();
       io.err(
         `Nothing was saved. Run connections add again once it connects, or keep it as it is with --save-anyway.`,
       );
       return 1;
     }
   }
-  await editConnections(path, (fresh) => {
-    if (sameName(fresh, connection.name)) {
-      throw new UsageError(
-        `connections add: a connection named "${connection.name}" already exists`,
-      );
-    }
-    return [...fresh, connection];
-  });
+  try {
+    await editConnections(path, (fresh) => {
+      if (sameName(fresh, connection.name)) {
+        throw new UsageError(
+          `connections add: a connection named "${connection.name}" already exists`,
+        );
+      }
+      return [...fresh, connection];
+    });
+  } catch (error) {
+    if (made.kind === "created") await made.undo();
+    throw error;
+  }
+  if (made.kind === "created" && connection.externalAccess !== "readWrite") {
+    io.out(
+      `AI clients may not write it (--external-access ${connection.externalAccess}): make its tables yourself (the console's Query page, or sqlite3), or let them write with ${cli()} connections set "${connection.name}" --external-access readWrite.`,
+    );
+  }
   if (parsed.flags.json === true) {
     io.out(JSON.stringify(publicView(connection)));
   } else io.out(`Saved connection "${connection.name}" (${connection.id})`);
   if (tested?.outcome === "failed") {
+    // Saved as asked, so the command did what it was told (exit 0); the
+    // warning keeps the failed test and its fix in view. Without
+    // --save-anyway nothing is saved and the exit is 1 (above).
     io.err(
-      `It does not connect yet: fix it with ${cli()} connections set "${connection.name}" --url … (or --password), then ${cli()} connections test "${connection.name}".`,
+      `Warning: it does not connect yet: fix it with ${cli()} connections set "${connection.name}" --url … (or --password), then ${cli()} connections test "${connection.name}".`,
     );
-    return 1;
+    return 0;
   }
   if (tested?.outcome === "untrusted") {
     io.out(

@@ -1,5 +1,5 @@
 /**
- * The console's Hono app: the policies (guards.ts) in front of five pages,
+ * The console's Hono app: the policies (guards.ts) in front of its pages,
  * their live parts (`?fragment=1`), the forms that change something, the
  * history export and `/events` (docs/console.md).
  *
@@ -46,6 +46,7 @@ import {
 import { ApprovalsList } from "./pages/approvals.tsx";
 import { overview } from "./overview.tsx";
 import { ConnectionsTable } from "./pages/connections.tsx";
+import { QueriesTable } from "./pages/queries.tsx";
 import { ConsoleBase, Layout } from "./pages/layout.tsx";
 import { TOKEN_LIFETIMES, TokensPage } from "./pages/tokens.tsx";
 import { tokenBudgetRoutes } from "./pages/tokens_budget.tsx";
@@ -304,6 +305,18 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
         </Layout>,
       ),
   );
+
+  // Read per request from the server's store, which the queries.json watch
+  // replaces: a `dbport queries add` shows at the next load.
+  app.get(`${base}/queries`, (c) =>
+    page(
+      c,
+      { title: "Queries", path: "/queries" },
+      <QueriesTable
+        queries={deps.queries.all()}
+        connections={deps.connections.all()}
+      />,
+    ));
 
   app.get(`${base}/tokens`, async (c) => {
     const session = c.get("session");

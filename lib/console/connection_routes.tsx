@@ -23,7 +23,13 @@ import {
 } from "../app/connections.ts";
 import { FieldError, SSH_FLAGS, sshFields } from "../app/ssh_fields.ts";
 import { dropAiLogin } from "../cli/harden.ts";
-import { ENGINE_NAMES, engineNamed, engineOfUrl } from "../db/engines.ts";
+import {
+  ENGINE_NAMES,
+  engineNamed,
+  engineOfUrl,
+  ENGINES,
+} from "../db/engines.ts";
+import { createNewSqliteFile } from "../app/sqlite_new_file.ts";
 import { KNOWN_HOSTS_FILE } from "../base/identity.ts";
 import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
@@ -147,27 +153,41 @@ export function connectionRoutes(
       ...(form.password ? { password: form.password } : {}),
       ...ssh,
     } as SavedConnection;
+    // A new SQLite file (an absolute path in an existing directory) is made
+    // empty before the test, as `connections add` does (sqlite_new_file.ts).
+    const made = ENGINES[engine].filePaths
+      ? await createNewSqliteFile(connection.url, connection.safeMode, {
+        absoluteOnly: true,
+      })
+      : { kind: "none" as const };
+    if (made.kind === "refused") return refuse(made.message);
     const report = await test({ ...connection });
     if (report.outcome === "failed" && form["save-anyway"] !== "1") {
+      if (made.kind === "created") await made.undo();
       return refuse(
         `Not saved: it does not connect. Fix: ${report.fix}. Or tick "Save anyway".`,
         report,
       );
     }
-    await save((fresh) => {
-      if (
-        fresh.some((other) =>
-          other.name.toLowerCase() === connection.name.toLowerCase()
-        )
-      ) {
-        throw HttpError.plain(
-          409,
-          "exists",
-          `A connection named "${connection.name}" already exists`,
-        );
-      }
-      return [...fresh, connection];
-    });
+    try {
+      await save((fresh) => {
+        if (
+          fresh.some((other) =>
+            other.name.toLowerCase() === connection.name.toLowerCase()
+          )
+        ) {
+          throw HttpError.plain(
+            409,
+            "exists",
+            `A connection named "${connection.name}" already exists`,
+          );
+        }
+        return [...fresh, connection];
+      });
+    } catch (error) {
+      if (made.kind === "created") await made.undo();
+      throw error;
+    }
     deps.pool.noteOutcome(
       connection.id,
       report.outcome === "failed" ? report.message : null,
@@ -177,6 +197,8 @@ export function connectionRoutes(
       report,
       notice: report.outcome === "untrusted"
         ? `Saved "${connection.name}" with its SSH host key not trusted yet: check the key and trust it with: dbport connections trust-host "${connection.name}"`
+        : made.kind === "created"
+        ? `Created the empty SQLite database ${made.path} and saved "${connection.name}".`
         : `Saved "${connection.name}".`,
     });
   });

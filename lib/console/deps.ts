@@ -7,6 +7,7 @@
 import type { ActivityLog } from "../app/activity_log.ts";
 import type { ConnectionStore } from "../app/connection_store.ts";
 import type { QueryHistory } from "../app/query_history.ts";
+import type { QueryStore } from "../app/queries.ts";
 import type { Settings } from "../app/settings.ts";
 import type { TokenStore } from "../app/tokens.ts";
 import type { DriverPool } from "../db/pool.ts";
@@ -30,6 +31,8 @@ export interface ConsoleDeps {
   pool: DriverPool;
   activity: ActivityLog;
   history: QueryHistory;
+  /** The saved queries in force (queries.json, re-read when it changes). */
+  queries: QueryStore;
   tokens: TokenStore;
   /** Re-read the tokens now: a token made or revoked counts at once. */
   tokensChanged(): Promise<void>;

@@ -5,7 +5,13 @@ import {
   type ActivityEntry,
   ActivityLog,
 } from "../../lib/app/activity_log.ts";
+import { windowStats } from "../../lib/app/activity_stats.ts";
 import { openStateDb, type StateDb } from "../../lib/app/state_db.ts";
+import {
+  BRIDGE_EXECUTABLE,
+  BRIDGE_ITSELF,
+  BRIDGE_TOKEN_NAME,
+} from "../../lib/base/identity.ts";
 
 function entry(overrides: Partial<ActivityEntry> = {}): ActivityEntry {
   return {
@@ -120,5 +126,67 @@ Deno.test("ActivityLog.prune() drops rows past the retention period", async () =
     await log.flush();
     await log.prune(now);
     assertEquals((await log.recent(10)).map((r) => r.time), [10_000]);
+  });
+});
+
+Deno.test("the stdio bridge's own checks are no client: left out of clients() and the filter's names, named as the bridge in the Overview's figures", async () => {
+  await withLog(async (log) => {
+    const now = 10 * 60_000;
+    const bridge = { tokenId: "b1", tokenName: BRIDGE_TOKEN_NAME };
+    // What the bridge sends as itself (server/discover at start and at each
+    // client's initialize), and a client's call through it.
+    log.record(entry({
+      ...bridge,
+      time: now - 2_000,
+      clientName: BRIDGE_EXECUTABLE,
+      clientVersion: "0.1.0",
+      method: "server/discover",
+    }));
+    log.record(entry({
+      ...bridge,
+      time: now - 1_000,
+      clientName: "claude-desktop",
+      method: "tools/list",
+    }));
+    // Another token's client that happens to use the same name is a client.
+    log.record(entry({
+      time: now - 500,
+      clientName: BRIDGE_EXECUTABLE,
+      tokenName: "laptop",
+    }));
+    // A row with no token name is kept (SQL NULL is not lost to the rule).
+    log.record(entry({
+      time: now - 400,
+      clientName: "cursor",
+      tokenName: null,
+      principalKind: "anonymous",
+    }));
+    await log.flush();
+    assertEquals(
+      (await log.clients(now)).map((c) => `${c.name}/${c.tokenName}`),
+      [
+        "cursor/null",
+        "dbport-mcp/laptop",
+        `claude-desktop/${BRIDGE_TOKEN_NAME}`,
+      ],
+    );
+    assertEquals(await log.clientNames(), [
+      "claude-desktop",
+      "cursor",
+      "dbport-mcp",
+    ]);
+    const rows = await log.since(0);
+    assertEquals(rows.map((row) => row.bridgeItself === true), [
+      false,
+      false,
+      false,
+      true,
+    ]);
+    const stats = windowStats(rows, 0, now, 10);
+    assertEquals(
+      stats.byClient.map((c) => c.name).sort(),
+      [BRIDGE_ITSELF, "claude-desktop", "cursor", "dbport-mcp"].sort(),
+    );
+    assertEquals(stats.total.calls, 4);
   });
 });

@@ -86,13 +86,14 @@ Deno.test("connections add: a connection that fails its test is not saved, exits
       "--name",
       "F",
       "--url",
-      `${home}/none.db`,
+      `${home}/no_such_dir/none.db`,
     );
     assertEquals(file.code, 1);
     assertStringIncludes(file.err, "Fix: check the path in --url");
     assertEquals(await saved(home), []);
 
-    // --save-anyway keeps it, and still says it does not connect.
+    // --save-anyway keeps it: the command did what it was asked (exit 0),
+    // and warns that it does not connect, naming the fix.
     const anyway = await dbport(
       home,
       "add",
@@ -104,8 +105,13 @@ Deno.test("connections add: a connection that fails its test is not saved, exits
       "mysql://someone@127.0.0.1:1/shop",
       "--save-anyway",
     );
-    assertEquals(anyway.code, 1);
+    assertEquals(anyway.code, 0, anyway.err);
     assertStringIncludes(anyway.out, 'Saved connection "Down"');
+    assertStringIncludes(
+      anyway.err,
+      "Fix: is the MySQL/MariaDB server running",
+    );
+    assertStringIncludes(anyway.err, "Warning: it does not connect yet");
     assertStringIncludes(anyway.err, 'connections set "Down"');
     // --no-test saves without a test.
     const untested = await dbport(
@@ -237,3 +243,102 @@ for (const engine of ["postgres", "mysql"] as const) {
     },
   });
 }
+
+Deno.test("connections add: a new SQLite file in an existing directory is created empty (saved absolute); never under --safe-mode readOnly, with --no-test, or in a missing directory", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-add-sqlite-" });
+  const work = await Deno.makeTempDir({ prefix: "dbport-add-sqlite-cwd-" });
+  try {
+    // As a new user types it: a relative path, from their own directory.
+    const run = async (...args: string[]) => {
+      const { code, stdout, stderr } = await new Deno.Command(
+        Deno.execPath(),
+        {
+          args: mainArgs("connections", ...args),
+          env: { DBPORT_HOME: home, NO_COLOR: "1" },
+          stdin: "null",
+          cwd: work,
+        },
+      ).output();
+      return {
+        code,
+        out: new TextDecoder().decode(stdout),
+        err: new TextDecoder().decode(stderr),
+      };
+    };
+    const added = await run("add", "--name", "Notes", "--url", "./notes.db");
+    assertEquals(added.code, 0, added.err);
+    const file = `${work}/notes.db`;
+    assertStringIncludes(
+      added.out,
+      `Created the empty SQLite database ${file}`,
+    );
+    // Saved by default readOnly for AI clients: says how to fill it.
+    assertStringIncludes(added.out, "--external-access readWrite");
+    const info = await Deno.stat(file);
+    assertEquals(info.size, 0);
+    assertEquals(info.mode! & 0o777, 0o600);
+    assertEquals(
+      (await saved(home)).map((c) => [c.name, c.engine, c.url]),
+      [["Notes", "sqlite", file]],
+    );
+    // The saved connection works: its test connects to the new database.
+    const tested = await run("test", "Notes");
+    assertEquals(tested.code, 0, tested.err);
+
+    // An existing file is used as it is, never touched.
+    await Deno.writeTextFile(`${work}/kept.db`, "");
+    const before = (await Deno.stat(`${work}/kept.db`)).mtime;
+    const kept = await run("add", "--name", "Kept", "--url", "./kept.db");
+    assertEquals(kept.code, 0, kept.err);
+    assert(!kept.out.includes("Created"), kept.out);
+    assertEquals((await Deno.stat(`${work}/kept.db`)).mtime, before);
+
+    // Safe Mode readOnly: it could never be written, so nothing is made.
+    const readOnly = await run(
+      "add",
+      "--name",
+      "RO",
+      "--url",
+      "./ro.db",
+      "--safe-mode",
+      "readOnly",
+    );
+    assertEquals(readOnly.code, 1);
+    assertStringIncludes(readOnly.err, "Safe Mode readOnly");
+    assertStringIncludes(readOnly.err, "Nothing was saved");
+    // --no-test touches nothing (the path is saved as given).
+    const untested = await run(
+      "add",
+      "--name",
+      "Later",
+      "--url",
+      "./later.db",
+      "--no-test",
+    );
+    assertEquals(untested.code, 0, untested.err);
+    // A directory that does not exist: refused with the fix, nothing made.
+    const nowhere = await run(
+      "add",
+      "--name",
+      "Nowhere",
+      "--url",
+      "./missing_dir/x.db",
+    );
+    assertEquals(nowhere.code, 1);
+    assertStringIncludes(nowhere.err, "Fix: check the path in --url");
+    for (const name of ["ro.db", "later.db", "missing_dir"]) {
+      assertEquals(
+        await Deno.stat(`${work}/${name}`).then(() => true, () => false),
+        false,
+        `${name} must not exist`,
+      );
+    }
+    assertEquals(
+      (await saved(home)).map((c) => c.name),
+      ["Notes", "Kept", "Later"],
+    );
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(work, { recursive: true });
+  }
+});

@@ -17,7 +17,9 @@ import {
   BRIDGE_TOKEN_NAME,
   CONNECTIONS_FILE,
 } from "../../lib/base/identity.ts";
+import { editQueries, QUERIES_FILE } from "../../lib/app/queries.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
+import { waitUntil } from "../_wait.ts";
 import { addConnection } from "../_connection_add.ts";
 
 const PORT = 4123;
@@ -46,6 +48,7 @@ async function setup(keys = new ConsoleKeys(), port = PORT) {
     pool: server.server.pool,
     activity: server.server.activity,
     history: server.server.history,
+    queries: server.server.queries,
     tokens: server.server.tokens,
     tokensChanged: () => server.server.syncTokens(),
     now: Date.now,
@@ -584,4 +587,115 @@ Deno.test("console: a token's budget is set and the token paused and resumed fro
   assertEquals((await t.post("/tokens/bridge/pause", {})).status, 303);
   assertEquals((await t.post("/tokens/nope/pause", {})).status, 404);
   assertEquals((await t.post(`/tokens/${id}/pause`, { csrf: "" })).status, 403);
+});
+
+Deno.test("console: the Queries page shows queries.json as the server has it, escaped, under the console's own rules", async () => {
+  await using t = await setup();
+  const empty = await t.get("/queries");
+  assertEquals(empty.status, 200);
+  const none = await empty.text();
+  assertMatch(none, /No saved query/);
+  assertMatch(none, new RegExp(`href="${t.keys.prefix}/queries"`));
+  await editQueries(inAppDir(t.server.home, QUERIES_FILE), () => [{
+    name: "by_region",
+    connectionId: t.saved.id,
+    sql: "select '<script>alert(1)</script>' as x, :region as r, :n as n",
+    params: [{ name: "region", type: "text" }, {
+      name: "n",
+      type: "int",
+      default: 10,
+    }],
+    description: "Rows <b>by</b> region",
+  }]);
+  // The file watch replaces the server's store: the next load shows it.
+  const html: string = await waitUntil(
+    "the page shows the new query",
+    async () => {
+      const text = await (await t.get("/queries")).text();
+      return text.includes("q_by_region") ? text : "";
+    },
+  );
+  assertMatch(html, /<td data-label="Connection">Secret Shop<\/td>/);
+  assertMatch(html, /:region text/);
+  assertMatch(html, /:n int = 10/);
+  assertMatch(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  assertMatch(html, /Rows &lt;b&gt;by&lt;\/b&gt; region/);
+  assert(!html.includes("<script>alert"), html);
+  assert(!html.includes("<b>by"), html);
+  // The live part alone, as the script fetches it.
+  const fragment = await (await t.get("/queries?fragment=1")).text();
+  assert(fragment.includes("q_by_region"), fragment);
+  assert(!fragment.includes("<nav"), fragment);
+
+  // Without the session cookie, from another Host: refused, nothing named.
+  const anonymous = await t.app.request(`${t.at}/queries`, { headers: HOST });
+  assertEquals(anonymous.status, 403);
+  assert(!(await anonymous.text()).includes("by_region"));
+  const foreign = await t.get("/queries", { host: `evil.example:${PORT}` });
+  assertEquals(foreign.status, 403);
+  const body = await foreign.text();
+  assertMatch(body, /forbidden_host/);
+  assert(!body.includes("by_region"), body);
+  // The key in the address becomes a cookie and leaves it.
+  const keyed = await t.app.request(`${t.at}/queries?key=${t.keys.key}`, {
+    headers: HOST,
+  });
+  assertEquals(keyed.status, 303);
+  assertEquals(keyed.headers.get("location"), `${t.keys.prefix}/queries`);
+
+  // Removed from the file: gone from the page.
+  await editQueries(inAppDir(t.server.home, QUERIES_FILE), () => []);
+  await waitUntil(
+    "the page drops the removed query",
+    async () =>
+      !(await (await t.get("/queries")).text()).includes("q_by_region"),
+  );
+});
+
+Deno.test("console: Add makes a new SQLite file at an absolute path in an existing directory, never at a relative one", async () => {
+  await using t = await setup();
+  const dir = await Deno.makeTempDir({ prefix: "dbport-console-new-" });
+  try {
+    const file = `${dir}/fresh.db`;
+    const added = await t.post("/connections/add", {
+      name: "Fresh",
+      url: file,
+    });
+    assertEquals(added.status, 200);
+    const page = await added.text();
+    assertMatch(page, /Created the empty SQLite database/);
+    const info = await Deno.stat(file);
+    assertEquals(info.size, 0);
+    assertEquals(info.mode! & 0o777, 0o600);
+    assert(
+      t.server.server.connections.all().some((c) => c.name === "Fresh"),
+      "saved",
+    );
+    // Relative to wherever the server runs: not made, not saved.
+    const relative = await t.post("/connections/add", {
+      name: "Nearby",
+      url: "dbport-console-relative-new.db",
+    });
+    assertMatch(await relative.text(), /Not saved/);
+    assertEquals(
+      await Deno.stat("dbport-console-relative-new.db").then(
+        () => true,
+        () => false,
+      ),
+      false,
+    );
+    // A directory that does not exist: not made, not saved.
+    const nowhere = await t.post("/connections/add", {
+      name: "Nowhere",
+      url: `${dir}/missing/x.db`,
+    });
+    assertMatch(await nowhere.text(), /Not saved/);
+    assert(
+      !t.server.server.connections.all().some((c) =>
+        c.name === "Nearby" || c.name === "Nowhere"
+      ),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -35,7 +35,7 @@ Deno.test("the Queries page lists each query, escaped", async () => {
     />
   ).toString();
   assert(html.includes("q_top_customers"), html);
-  assert(html.includes("<td>Shop</td>"), html);
+  assert(html.includes(`<td data-label="Connection">Shop</td>`), html);
   assert(html.includes(":n int = 10"), html);
   assert(html.includes("&lt;b&gt;"), html);
   assert(html.includes("Best &lt;customers&gt;"), html);

@@ -17,7 +17,7 @@ import {
 import { assert, assertEquals } from "@std/assert";
 import { writeHandshake } from "../../lib/app/handshake_file.ts";
 import { BRIDGE_PERMISSIONS } from "../../lib/cli/integration.ts";
-import { HANDSHAKE_FILE } from "../../lib/base/identity.ts";
+import { BRIDGE_TOKEN_NAME, HANDSHAKE_FILE } from "../../lib/base/identity.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { sleep } from "../../lib/base/sleep.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
@@ -210,6 +210,37 @@ Deno.test("v2 SDK client over the bridge (modern, forwarded as is): tools, progr
       await sleep(2_100);
     }
   });
+});
+
+Deno.test("the bridge's own server/discover checks are logged as the bridge itself, and no client in the clients list", async () => {
+  await using fixture = await openFixture("sqlite");
+  await using server = await serverWith([savedConnection(fixture, "Shop")]);
+  const client = new ClientV2({ name: "walk-client", version: "1.0.0" }, {
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+  });
+  await client.connect(
+    new StdioV2({
+      command: Deno.execPath(),
+      args: ARGS,
+      env: { DBPORT_HOME: server.home },
+      stderr: "ignore",
+    }),
+  );
+  try {
+    await client.listTools();
+  } finally {
+    await client.close();
+    await sleep(2_100); // the SDK's stdio close timer (above)
+  }
+  const { activity } = server.server;
+  const rows = await activity.since(0); // flushes
+  // The bridge did send its own checks, as itself, under its token.
+  assert(rows.some((row) => row.bridgeItself === true), JSON.stringify(rows));
+  assertEquals(
+    (await activity.clients()).map((c) => [c.name, c.tokenName]),
+    [["walk-client", BRIDGE_TOKEN_NAME]],
+  );
+  assertEquals(await activity.clientNames(), ["walk-client"]);
 });
 
 /** Stop a server a launch started, and wait until its handshake is gone. */

@@ -6,7 +6,11 @@
  */
 
 import { type ActivityRow, OUTCOMES } from "../../app/activity_log.ts";
-import { BRIDGE_TOKEN_NAME } from "../../base/identity.ts";
+import {
+  BRIDGE_ITSELF,
+  BRIDGE_TOKEN_NAME,
+  isBridgeItself,
+} from "../../base/identity.ts";
 import { at, Choice, Time } from "./layout.tsx";
 
 /** What the filters hold. */
@@ -86,7 +90,9 @@ export function ActivityTable(props: {
                 <Time ms={row.time} />
               </td>
               <td data-label="Client" class="client">
-                {row.clientName ?? "—"}
+                {isBridgeItself(row.tokenName, row.clientName)
+                  ? BRIDGE_ITSELF
+                  : row.clientName ?? "—"}
                 {row.clientVersion
                   ? <span class="muted">{` ${row.clientVersion}`}</span>
                   : null}

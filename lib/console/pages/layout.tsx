@@ -15,6 +15,7 @@ export const PAGES = [
   { path: "/schema", title: "Schema" },
   { path: "/activity", title: "Activity" },
   { path: "/history", title: "History" },
+  { path: "/queries", title: "Queries" },
   { path: "/connections", title: "Connections" },
   { path: "/tokens", title: "Tokens" },
 ] as const;

@@ -2,11 +2,7 @@
  * The Queries page (read-only): the user's saved queries, each with the tool
  * it is for AI clients (`q_<name>`), its connection, its typed parameters
  * and its statement. They are added and changed with `dbport queries`
- * (docs/queries.md); this page only shows them.
- *
- * Not routed yet: the console's pages are being reworked on another branch,
- * so the route (`GET /queries`, rendering this with `deps.queries.all()` and
- * the connections) and the navigation link are left to that merge.
+ * (docs/queries.md); this page only shows them (`GET /queries`, app.tsx).
  *
  * @module
  */
@@ -30,7 +26,7 @@ export function QueriesTable(props: {
   if (props.queries.length === 0) {
     return (
       <p class="empty">
-        No saved query. Add one: deno task dbport queries add --help
+        No saved query. Add one: dbport queries add --help
       </p>
     );
   }
@@ -42,7 +38,7 @@ export function QueriesTable(props: {
         <code>dbport queries edit</code>; clients see changes at their next
         tools/list.
       </p>
-      <table>
+      <table class="stack">
         <thead>
           <tr>
             <th>Tool</th>
@@ -55,11 +51,11 @@ export function QueriesTable(props: {
         <tbody>
           {props.queries.map((query) => (
             <tr data-query={query.name}>
-              <td>
+              <td data-label="Tool">
                 <code>q_{query.name}</code>
               </td>
-              <td>{nameOf(query.connectionId)}</td>
-              <td>
+              <td data-label="Connection">{nameOf(query.connectionId)}</td>
+              <td data-label="Parameters">
                 {query.params.length === 0
                   ? "-"
                   : query.params.map((param) => (
@@ -68,10 +64,10 @@ export function QueriesTable(props: {
                     </div>
                   ))}
               </td>
-              <td>
+              <td data-label="Statement">
                 <pre class="sql">{query.sql}</pre>
               </td>
-              <td>{query.description || "-"}</td>
+              <td data-label="Description">{query.description || "-"}</td>
             </tr>
           ))}
         </tbody>
