@@ -74,6 +74,20 @@ SELECT DISTINCT vn.nspname, v.relname, tn.nspname, t.relname,
   LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
  WHERE t.oid <> v.oid AND t.relkind IN ('r','p','f','v','m')`;
 
+/**
+ * Inheritance and partitioning, child → parent: a parent's rows include its
+ * children's, read with the parent's privileges only, and a child holds the
+ * parent's columns under the same names.
+ */
+const PG_INHERITS = `
+SELECT pn.nspname, p.relname, cn.nspname, c.relname
+  FROM pg_inherits i
+  JOIN pg_class p ON p.oid = i.inhparent
+  JOIN pg_namespace pn ON pn.oid = p.relnamespace
+  JOIN pg_class c ON c.oid = i.inhrelid
+  JOIN pg_namespace cn ON cn.oid = c.relnamespace
+ WHERE c.relkind IN ('r','p','f') AND p.relkind IN ('r','p','f')`;
+
 /** Functions that run as their owner and read tables in SQL or PL/pgSQL. */
 const PG_DEFINERS = `
 SELECT n.nspname || '.' || p.proname
@@ -136,6 +150,48 @@ function privateColumnsOf(
 }
 
 /**
+ * Carries each private column along inheritance: up to every ancestor (a
+ * `SELECT` on the parent reads the child's rows without asking about the
+ * child) and down to every descendant (the parent's entry names rows kept in
+ * its partitions), where a relation of that column name exists.
+ */
+function inheritPrivate(
+  relations: Relation[],
+  privateOf: Map<string, Set<string>>,
+  links: { parent: string; child: string }[],
+): void {
+  if (links.length === 0) return;
+  const columnsOf = new Map(
+    relations.map((r) => [key(r.schema, r.name), new Set(r.columns)]),
+  );
+  const walk = (start: string, column: string, up: boolean) => {
+    const seen = new Set<string>([start]);
+    const queue = [start];
+    while (queue.length > 0) {
+      const at = queue.shift()!;
+      for (const link of links) {
+        const next = up
+          ? (link.child === at ? link.parent : null)
+          : (link.parent === at ? link.child : null);
+        if (next === null || seen.has(next)) continue;
+        seen.add(next);
+        queue.push(next);
+        if (!columnsOf.get(next)?.has(column)) continue;
+        const hidden = privateOf.get(next) ?? new Set<string>();
+        hidden.add(column);
+        privateOf.set(next, hidden);
+      }
+    }
+  };
+  for (const [relation, columns] of [...privateOf]) {
+    for (const column of [...columns]) {
+      walk(relation, column, true);
+      walk(relation, column, false);
+    }
+  }
+}
+
+/**
  * PostgreSQL: per schema, table-level SELECT on the relations without a
  * private column (a blanket `GRANT … ON ALL TABLES` where the schema has
  * none), and on the others the REVOKE of table-level SELECT (which takes
@@ -155,6 +211,16 @@ export async function postgresPrivateGrants(
       columns: JSON.parse(String(columns)) as string[],
     }));
   const privateOf = privateColumnsOf(relations, patterns);
+  if (privateOf.size > 0) {
+    inheritPrivate(
+      relations,
+      privateOf,
+      (await owner.query(PG_INHERITS, CATALOG)).rows.map(([ps, p, cs, c]) => ({
+        parent: key(String(ps), String(p)),
+        child: key(String(cs), String(c)),
+      })),
+    );
+  }
   const reads = privateOf.size === 0
     ? []
     : (await owner.query(PG_VIEW_READS, CATALOG)).rows.map(

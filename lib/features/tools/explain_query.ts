@@ -7,6 +7,7 @@
  * @module
  */
 
+import { privateJoinRefusal } from "../../db/private_joins.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { DIALECTS } from "../../db/dialect.ts";
 import type { PlanSummary } from "../../db/explain.ts";
@@ -133,6 +134,13 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         args.connection_id,
       );
       const statement = await classifyQuery(query, resolved, ctx);
+      // ANALYZE runs it, and a plan's row counts answer the join's question.
+      const blind = privateJoinRefusal(
+        query,
+        resolved.driver.engine,
+        resolved.connection.privateColumns,
+      );
+      if (blind !== null) throw new ToolFailure("denied", blind);
       const noPlan = planRefusal(statement);
       if (noPlan !== null) {
         throw new ToolFailure(

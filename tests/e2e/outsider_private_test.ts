@@ -1,0 +1,493 @@
+/**
+ * An outsider's attacks on private columns (docs/security.md "Private
+ * columns"), with `*.email` and `*.*ssn*` private and the AI login made.
+ *
+ * What broke, now fixed and kept here: PostgreSQL — an entry naming a
+ * partitioned (or inheritance parent) table left its partitions readable,
+ * an entry naming a partition left its parent readable; a partition added
+ * later and a view replaced by one reading a private column under a clean
+ * column's name did not move the schema fingerprint, so no re-sync ran (on
+ * MariaDB too, for the replaced view).
+ * MariaDB and SQLite — `JOIN … USING (col)` / `NATURAL JOIN` compare a
+ * private column without the engine's column check (a recursive CTE of
+ * every candidate returned each row's `ssn_last4`).
+ *
+ * What held: a table of reads each engine refuses.
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import mysql from "mysql2/promise";
+import postgres from "postgres";
+import { callTool, toolErrorText } from "../_tool_call.ts";
+import {
+  saveConnections,
+  type SavedConnection,
+} from "../../lib/app/connections.ts";
+import {
+  applyHarden,
+  prepareHarden,
+  saveHardened,
+} from "../../lib/cli/harden.ts";
+import { withLogin } from "../../lib/db/split_driver.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+import { needs, openFixture } from "../_db.ts";
+import { openPostgresDatabase } from "../_pg_database.ts";
+import type { TestServer } from "../_server.ts";
+
+const PRIVATE = ["*.email", "*.*ssn*"];
+
+/** Harden `saved` in process (plan, apply, save), as `harden --apply` does. */
+async function harden(
+  saved: SavedConnection,
+): Promise<SavedConnection> {
+  const home = await Deno.makeTempDir({ prefix: "dbport-outsider-" });
+  try {
+    await saveConnections(`${home}/connections.json`, [saved]);
+    const prepared = await prepareHarden(saved);
+    assert(prepared !== null);
+    const done = await applyHarden(prepared);
+    await saveHardened(`${home}/connections.json`, done.connection);
+    return done.connection;
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+/** An AI client's read: its rows, or its tool error's text. */
+async function read(
+  server: TestServer,
+  connection: SavedConnection,
+  query: string,
+  tool = "execute_query",
+  extra: Record<string, unknown> = {},
+): Promise<{ rows?: unknown[][]; error?: string }> {
+  const answer = await callTool(server, tool, {
+    connection_id: connection.id,
+    query,
+    ...extra,
+  });
+  if (answer.json.result === undefined) {
+    return { error: JSON.stringify(answer.json.error) };
+  }
+  return answer.json.result.isError
+    ? { error: toolErrorText(answer) }
+    : { rows: answer.json.result.structuredContent?.rows ?? [] };
+}
+
+/** Fails unless `query` is refused and none of `secrets` is in its answer. */
+async function refusedTool(
+  server: TestServer,
+  connection: SavedConnection,
+  query: string,
+  secrets: string[],
+  tool = "execute_query",
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const answer = await read(server, connection, query, tool, extra);
+  assert(
+    answer.error !== undefined,
+    `${query}: answered ${JSON.stringify(answer.rows)}`,
+  );
+  for (const secret of secrets) {
+    assert(!answer.error.includes(secret), `${query}: ${answer.error}`);
+  }
+  return answer.error;
+}
+
+/** Whether the engine refuses `sql` to a session of the AI login itself. */
+async function engineRefuses(
+  run: (sql: string) => Promise<unknown>,
+  sql: string,
+): Promise<void> {
+  let rows: unknown;
+  try {
+    rows = await run(sql);
+  } catch (error) {
+    assert(
+      /permission denied|command denied/i.test((error as Error).message),
+      `${sql}: ${(error as Error).message}`,
+    );
+    return;
+  }
+  throw new Error(`${sql}: the AI login read ${JSON.stringify(rows)}`);
+}
+
+Deno.test(
+  "postgres: an entry naming a partitioned or parent table holds on its partitions and children, and one naming a partition holds on its parent",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openPostgresDatabase();
+    for (
+      const sql of [
+        "create table shop.orders (id int, name text, card text) partition by range (id)",
+        "create table shop.orders_1 partition of shop.orders for values from (0) to (100)",
+        "create table shop.orders_2 partition of shop.orders for values from (100) to (200)",
+        "insert into shop.orders values (1, 'a', '4111-1'), (150, 'b', '4111-2')",
+        "create table shop.people (id int, name text, phone text)",
+        "create table shop.people_old () inherits (shop.people)",
+        "insert into shop.people_old values (1, 'c', '555-0100')",
+        "create table shop.events (id int, note text) partition by range (id)",
+        "create table shop.events_1 partition of shop.events for values from (0) to (100)",
+        "insert into shop.events values (1, 'secret-note')",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", {
+        privateColumns: [
+          "shop.orders.card",
+          "shop.people.phone",
+          "shop.events_1.note",
+        ],
+      }),
+    );
+    const ai = postgres(withLogin(fixture.url, connection.aiLogin!), {
+      max: 1,
+      onnotice: () => {},
+    });
+    try {
+      const run = (sql: string) => ai.unsafe(sql);
+      for (
+        const sql of [
+          "select card from shop.orders",
+          "select card from shop.orders_1",
+          "select * from shop.orders_2",
+          "select phone from shop.people_old",
+          "select p::text from shop.people_old p",
+          "select note from shop.events",
+          "select note from shop.events_1",
+        ]
+      ) await engineRefuses(run, sql);
+      // Their other columns still read.
+      assertEquals((await run("select id, name from shop.orders_2")).length, 1);
+      assertEquals((await run("select id from shop.people_old")).length, 1);
+      assertEquals((await run("select id from shop.events")).length, 1);
+    } finally {
+      await ai.end();
+    }
+  },
+);
+
+Deno.test(
+  "postgres: a partition added later and a clean view replaced by one reading a private column are re-synced before dbport reads them",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openPostgresDatabase();
+    for (
+      const sql of [
+        "create table shop.customers (id int, name text, email text) partition by range (id)",
+        "create table shop.customers_1 partition of shop.customers for values from (0) to (100)",
+        "insert into shop.customers values (1, 'Ada', 'ada@example.com')",
+        "create view shop.names as select id, name from shop.customers",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    await using server = await serverWith([connection]);
+    assertEquals(
+      (await read(server, connection, "select * from shop.names")).rows,
+      [[
+        1,
+        "Ada",
+      ]],
+    );
+    await fixture.admin(
+      "create table shop.customers_2 partition of shop.customers for values from (100) to (200)",
+    );
+    await fixture.admin(
+      "insert into shop.customers values (150, 'Bob', 'bob@example.com')",
+    );
+    // Past the guard's once-a-second look at the fingerprint.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await refusedTool(
+      server,
+      connection,
+      "select email from shop.customers_2",
+      [
+        "bob@example.com",
+      ],
+    );
+    await fixture.admin(
+      "create or replace view shop.names as select id, email as name from shop.customers",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    assertStringIncludes(
+      await refusedTool(server, connection, "select * from shop.names", [
+        "ada@example.com",
+      ]),
+      'the view "names" reads a private column',
+    );
+  },
+);
+
+/** Reads that compare a private column through USING/NATURAL, per engine. */
+const BLIND_JOINS = {
+  mysql: [
+    "with recursive n(v) as (select 0 union all select v + 1 from n where v < 9999) select c.id, x.ssn_last4 from customers c join (select lpad(v, 4, '0') as ssn_last4 from n) x using (ssn_last4)",
+    "select c.id from customers c natural join (select '0042' as ssn_last4) x",
+    "select id from customers join (select 'ada@example.com' as email) x using (email)",
+  ],
+  sqlite: [
+    "with recursive n(v) as (select 0 union all select v + 1 from n where v < 9999) select c.id, x.ssn_last4 from customers c join (select printf('%04d', v) as ssn_last4 from n) x using (ssn_last4)",
+    "select c.id from customers c natural join (select '0042' as ssn_last4) x",
+    "select id from customers join (select 'ada@example.com' as email) x using (email)",
+  ],
+};
+
+for (const engine of ["mysql", "sqlite"] as const) {
+  Deno.test(
+    `${engine}: a JOIN … USING or NATURAL JOIN on a private column is refused (the engine's column check misses it)`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      for (
+        const sql of [
+          "create table customers (id int primary key, name text, email varchar(100), ssn_last4 char(4))",
+          "insert into customers values (1, 'Ada', 'ada@example.com', '0042')",
+        ]
+      ) await fixture.admin(sql);
+      const saved = savedConnection(fixture, "Shop", {
+        privateColumns: PRIVATE,
+      });
+      const connection = engine === "mysql" ? await harden(saved) : saved;
+      await using server = await serverWith([connection]);
+      for (const query of BLIND_JOINS[engine]) {
+        assertStringIncludes(
+          await refusedTool(server, connection, query, ["0042"]),
+          "write the join with ON",
+        );
+      }
+      await refusedTool(
+        server,
+        connection,
+        BLIND_JOINS[engine][1]!,
+        ["0042"],
+        "explain_query",
+        { analyze: true },
+      );
+      // The same join written with ON is refused by the engine itself.
+      await refusedTool(
+        server,
+        connection,
+        "select c.id from customers c join (select '0042' as s) x on c.ssn_last4 = x.s",
+        ["0042"],
+      );
+      // A join on clean columns still runs, USING too where nothing is private.
+      assertEquals(
+        (await read(
+          server,
+          connection,
+          "select c.name from customers c join (select 1 as id) x on c.id = x.id",
+        )).rows,
+        [["Ada"]],
+      );
+    },
+  );
+}
+
+/** PostgreSQL reads of a private column that the engine refused (held). */
+const PG_HELD = [
+  "select * from shop.customers",
+  "table shop.customers",
+  "select c::text from shop.customers c",
+  "select row(c.*) from shop.customers c",
+  "select json_agg(c) from shop.customers c",
+  "select array_agg(c) from shop.customers c",
+  "select string_agg(email, ',') from shop.customers",
+  "select count(*) from shop.customers where email < 'm'",
+  "select id from shop.customers order by email limit 1",
+  "select count(*) from shop.customers group by email",
+  "select distinct on (email) id from shop.customers",
+  "select id, rank() over (order by ssn_last4) from shop.customers",
+  "select id from shop.customers where lower(email) = 'ada@example.com'",
+  "select email::int from shop.customers",
+  "select id from shop.customers join (select 'ada@example.com' as email) x using (email)",
+  "select id from shop.customers natural join (select 'ada@example.com' as email) x",
+  "with names as (select * from shop.customers) select id from names",
+  "explain (verbose) select email from shop.customers",
+];
+
+/** PostgreSQL catalog reads that answered no private value (held). */
+const PG_EMPTY = [
+  "select most_common_vals::text, histogram_bounds::text from pg_stats where schemaname = 'shop' and tablename like 'customers%' and attname not in ('id', 'name')",
+  "select * from pg_stats_ext where schemaname = 'shop'",
+  "select * from pg_stats_ext_exprs where schemaname = 'shop'",
+];
+
+Deno.test(
+  "postgres: what held — whole rows, aggregates, predicates, casts, USING joins, EXPLAIN VERBOSE, pg_stats (even of an expression index)",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openPostgresDatabase();
+    for (
+      const sql of [
+        "create table shop.customers (id int primary key, name text, email text, ssn_last4 text)",
+        "insert into shop.customers select g, 'n' || g, 'user' || g || '@example.com', lpad(g::text, 4, '0') from generate_series(1, 300) g",
+        "insert into shop.customers values (0, 'Ada', 'ada@example.com', '0042')",
+        "create index on shop.customers (lower(email))",
+        "create statistics shop.customers_stat on lower(email), ssn_last4 from shop.customers",
+        "analyze shop.customers",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    const ai = postgres(withLogin(fixture.url, connection.aiLogin!), {
+      max: 1,
+      onnotice: () => {},
+    });
+    try {
+      const run = (sql: string) => ai.unsafe(sql);
+      for (const sql of PG_HELD) await engineRefuses(run, sql);
+      for (const sql of PG_EMPTY) assertEquals([...await run(sql)], [], sql);
+      await using server = await serverWith([connection]);
+      for (const query of [...PG_HELD, "copy shop.customers to stdout"]) {
+        await refusedTool(server, connection, query, ["@example.com", "0042"]);
+      }
+      for (const query of PG_EMPTY) {
+        assertEquals((await read(server, connection, query)).rows, [], query);
+      }
+    } finally {
+      await ai.end();
+    }
+  },
+);
+
+/** MariaDB reads of a private column the engine refused (held). */
+const MYSQL_HELD = [
+  "select * from customers",
+  "select json_object('e', email) from customers",
+  "select json_arrayagg(ssn_last4) from customers",
+  "select count(*) from customers where email like 'a%'",
+  "select id from customers order by email",
+  "select id from customers group by email",
+  "select count(distinct email) from customers",
+  "select (select email from customers limit 1)",
+  "select * from (select 1 as email) x right join customers on x.email = customers.email",
+  "select * from mysql.column_stats",
+  "select * from mysql.index_stats",
+  "select cast(email as signed) from customers",
+  "select * from contacts",
+];
+
+Deno.test(
+  "mysql: what held — SELECT *, JSON, predicates, ORDER/GROUP BY, mysql.* statistics, a DEFINER view",
+  needs("mysql"),
+  async () => {
+    await using fixture = await openFixture("mysql");
+    for (
+      const sql of [
+        "create table customers (id int primary key, name text, email varchar(100) unique, ssn_last4 char(4))",
+        "insert into customers values (1, 'Ada', 'ada@example.com', '0042')",
+        "create sql security definer view contacts as select id, email as contact from customers",
+        "analyze table customers persistent for all",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    const url = new URL(fixture.url);
+    const ai = await mysql.createConnection({
+      host: url.hostname,
+      port: Number(url.port || 3306),
+      user: connection.aiLogin!.user,
+      password: connection.aiLogin!.password,
+      database: fixture.schema,
+    });
+    try {
+      for (const sql of MYSQL_HELD) {
+        await engineRefuses((text) => ai.query(text), sql);
+      }
+    } finally {
+      await ai.end();
+    }
+    await using server = await serverWith([connection]);
+    for (
+      const query of [
+        ...MYSQL_HELD,
+        "handler customers open",
+        "select email into outfile '/tmp/dbport-outsider' from customers",
+      ]
+    ) await refusedTool(server, connection, query, ["@example.com", "0042"]);
+  },
+);
+
+/** SQLite reads of a private column the authorizer refused (held). */
+const SQLITE_HELD = [
+  "select * from customers",
+  "select json_object('e', email) from customers",
+  "select * from json_each((select json_group_array(email) from customers))",
+  "select group_concat(email) from customers",
+  "select id from customers order by email",
+  "select id, row_number() over (order by ssn_last4) from customers",
+  "select rowid, email from customers indexed by customers_email",
+  "with names as (select * from customers) select * from names",
+  "select * from (select 1 as q) x natural right join customers",
+  "select * from contacts",
+  "select * from main.customers",
+  "attach 'other.db' as other",
+  "select * from sqlite_stat4",
+];
+
+Deno.test(
+  "sqlite: what held — SELECT *, JSON, ORDER BY, windows, INDEXED BY, CTE named like a table, views, ATTACH",
+  async () => {
+    await using fixture = await openFixture("sqlite");
+    for (
+      const sql of [
+        "create table customers (id integer primary key, name text, email text, ssn_last4 text)",
+        "insert into customers values (1, 'Ada', 'ada@example.com', '0042')",
+        "create index customers_email on customers (email)",
+        "create view contacts as select name, email as contact from customers",
+        "create view names as select id, name from customers",
+        "analyze",
+      ]
+    ) await fixture.admin(sql);
+    const connection = savedConnection(fixture, "Local", {
+      privateColumns: PRIVATE,
+    });
+    await using server = await serverWith([connection]);
+    for (const query of SQLITE_HELD) {
+      await refusedTool(server, connection, query, ["@example.com", "0042"]);
+    }
+    // A CTE named like a clean view reads only what it is given.
+    assertEquals(
+      (await read(
+        server,
+        connection,
+        "with names as (select id, name from customers) select * from names",
+      )).rows,
+      [[1, "Ada"]],
+    );
+  },
+);
+
+Deno.test(
+  "mysql: a clean view replaced by one reading a private column under the same name and type is re-synced before dbport reads it",
+  needs("mysql"),
+  async () => {
+    await using fixture = await openFixture("mysql");
+    for (
+      const sql of [
+        "create table customers (id int primary key, name text, email text)",
+        "insert into customers values (1, 'Ada', 'ada@example.com')",
+        "create view names as select id, name from customers",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    await using server = await serverWith([connection]);
+    assertEquals(
+      (await read(server, connection, "select * from names")).rows,
+      [[1, "Ada"]],
+    );
+    await fixture.admin(
+      "create or replace view names as select id, email as name from customers",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await refusedTool(server, connection, "select * from names", [
+      "ada@example.com",
+    ]);
+  },
+);
