@@ -104,6 +104,16 @@ const SQLITE_PRAGMA = 19;
 const SQLITE_READ = 20;
 /** The connection's private columns (init): read handles are denied them. */
 let secret: PrivatePattern[] = [];
+/**
+ * Virtual tables (full-text: FTS3/4/5) holding a private column, lower-cased.
+ * Their hidden column named after the table (what `MATCH`, `snippet()`,
+ * `highlight()`, `bm25()` read) and `rank` hand the indexed text on without
+ * SQLite asking about the private column: those reads are denied too.
+ */
+let indexed = new Set<string>();
+const VIRTUAL_COLUMNS = `SELECT m.name, p.name FROM sqlite_schema m
+  JOIN pragma_table_xinfo(m.name) p
+ WHERE m.type = 'table' AND m.sql LIKE 'create virtual table%'`;
 const text = (pointer: Deno.PointerValue) =>
   pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
 // Called by SQLite on this thread, inside sqlite3_prepare_v2 (a synchronous
@@ -122,7 +132,10 @@ const authorizer = new Deno.UnsafeCallback(
       // planner's own reads of them bypass the authorizer); sqlite_dbpage,
       // where built in, is the file's raw pages.
       const table = text(first);
+      const column = text(second).toLowerCase();
+      const lower = table.toLowerCase();
       return /^sqlite_(stat[34]|dbpage)$/i.test(table) ||
+          (indexed.has(lower) && (column === lower || column === "rank")) ||
           privateMatch(secret, text(database), table, text(second)) !== null
         ? 1
         : 0;
@@ -201,7 +214,28 @@ function reap(orphans: bigint[]): void {
 }
 
 function acquire(): Deno.PointerValue {
-  return idle.pop()?.db ?? open(true);
+  const db = idle.pop()?.db ?? open(true);
+  try {
+    if (secret.length > 0) indexed = indexedPrivate(db);
+  } catch (error) {
+    release(db);
+    throw error;
+  }
+  return db;
+}
+
+/** The virtual tables holding a private column, read afresh before each read. */
+function indexedPrivate(db: Deno.PointerValue): Set<string> {
+  const found = new Set<string>();
+  run(db, VIRTUAL_COLUMNS, [], false, (prepared) => {
+    while (step(db, prepared.handle)) {
+      const [table, column] = rowValues(prepared.handle, 2).map(String);
+      if (privateMatch(secret, "main", table!, column!) !== null) {
+        found.add(table!.toLowerCase());
+      }
+    }
+  });
+  return found;
 }
 
 function release(db: Deno.PointerValue): void {
