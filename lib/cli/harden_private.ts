@@ -21,6 +21,7 @@ import {
   privatePatterns,
 } from "../db/private_columns.ts";
 import type { Driver } from "../db/types.ts";
+import type { Engine } from "../db/engines.ts";
 
 const CATALOG = {
   signal: new AbortController().signal,
@@ -138,11 +139,12 @@ function withheldViews(
 function privateColumnsOf(
   relations: Relation[],
   patterns: PrivatePattern[],
+  engine: Engine,
 ): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
   for (const r of relations) {
     const hidden = r.columns.filter((c) =>
-      privateMatch(patterns, r.schema, r.name, c) !== null
+      privateMatch(patterns, r.schema, r.name, c, engine) !== null
     );
     if (hidden.length > 0) found.set(key(r.schema, r.name), new Set(hidden));
   }
@@ -210,7 +212,7 @@ export async function postgresPrivateGrants(
       view: kind === "v" || kind === "m",
       columns: JSON.parse(String(columns)) as string[],
     }));
-  const privateOf = privateColumnsOf(relations, patterns);
+  const privateOf = privateColumnsOf(relations, patterns, "postgres");
   if (privateOf.size > 0) {
     inheritPrivate(
       relations,
@@ -337,7 +339,11 @@ export async function mysqlPrivateGrants(
     return out;
   }
   const relations = await mysqlRelations(owner, database);
-  const privateOf = privateColumnsOf([...relations.values()], patterns);
+  const privateOf = privateColumnsOf(
+    [...relations.values()],
+    patterns,
+    "mysql",
+  );
   if (privateOf.size === 0) {
     add(`GRANT SELECT, SHOW VIEW ON ${scope} TO ${account}`);
     return out;

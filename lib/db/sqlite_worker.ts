@@ -136,7 +136,13 @@ const authorizer = new Deno.UnsafeCallback(
       const lower = table.toLowerCase();
       return /^sqlite_(stat[34]|dbpage)$/i.test(table) ||
           (indexed.has(lower) && (column === lower || column === "rank")) ||
-          privateMatch(secret, text(database), table, text(second)) !== null
+          privateMatch(
+              secret,
+              text(database),
+              table,
+              text(second),
+              "sqlite",
+            ) !== null
         ? 1
         : 0;
     }
@@ -230,7 +236,7 @@ function indexedPrivate(db: Deno.PointerValue): Set<string> {
   run(db, VIRTUAL_COLUMNS, [], false, (prepared) => {
     while (step(db, prepared.handle)) {
       const [table, column] = rowValues(prepared.handle, 2).map(String);
-      if (privateMatch(secret, "main", table!, column!) !== null) {
+      if (privateMatch(secret, "main", table!, column!, "sqlite") !== null) {
         found.add(table!.toLowerCase());
       }
     }

@@ -543,3 +543,74 @@ Deno.test(
     );
   },
 );
+
+Deno.test(
+  "postgres: tables and schemas named like another engine's own (sqlite_*, pragma_*, sys, mysql) still have private columns",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openPostgresDatabase();
+    for (
+      const sql of [
+        "create table shop.sqlite_export (id int, email text)",
+        "create table shop.pragma_notes (id int, email text)",
+        "create schema sys",
+        "create table sys.users (id int, email text)",
+        "create schema mysql",
+        "create table mysql.users (id int, email text)",
+        "insert into shop.sqlite_export values (1, 'ada@example.com')",
+        "insert into shop.pragma_notes values (1, 'ada@example.com')",
+        "insert into sys.users values (1, 'ada@example.com')",
+        "insert into mysql.users values (1, 'ada@example.com')",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    const ai = postgres(withLogin(fixture.url, connection.aiLogin!), {
+      max: 1,
+      onnotice: () => {},
+    });
+    try {
+      const run = (sql: string) => ai.unsafe(sql);
+      for (
+        const sql of [
+          "select email from shop.sqlite_export",
+          "select email from shop.pragma_notes",
+          "select email from sys.users",
+          "select email from mysql.users",
+        ]
+      ) await engineRefuses(run, sql);
+      assertEquals((await run("select id from sys.users")).length, 1);
+    } finally {
+      await ai.end();
+    }
+  },
+);
+
+Deno.test(
+  "sqlite: a table named pragma_* still has private columns",
+  async () => {
+    await using fixture = await openFixture("sqlite");
+    for (
+      const sql of [
+        "create table pragma_users (id integer primary key, email text)",
+        "insert into pragma_users values (1, 'ada@example.com')",
+      ]
+    ) await fixture.admin(sql);
+    const connection = savedConnection(fixture, "Local", {
+      privateColumns: PRIVATE,
+    });
+    await using server = await serverWith([connection]);
+    await refusedTool(server, connection, "select email from pragma_users", [
+      "ada@example.com",
+    ]);
+    assertEquals(
+      (await read(
+        server,
+        connection,
+        "select name from pragma_table_xinfo('pragma_users') order by cid",
+      )).rows,
+      [["id"], ["email"]],
+    );
+  },
+);
