@@ -23,6 +23,7 @@ import {
 import { dmlShape } from "./dml_shape.ts";
 import { cellMapper } from "./sqlite_cells.ts";
 import { SQLITE_TRACK, sqliteCounts } from "./sqlite_changes.ts";
+import { tokenize } from "./lexer.ts";
 import { trackedWrite } from "./tracked_write.ts";
 import {
   DBCONFIG_DEFENSIVE,
@@ -110,7 +111,7 @@ let secret: PrivatePattern[] = [];
  * `highlight()`, `bm25()` read) and `rank` hand the indexed text on without
  * SQLite asking about the private column: those reads are denied too.
  */
-let indexed = new Set<string>();
+let indexed = new Map<string, string>();
 const VIRTUAL_COLUMNS = `SELECT m.name, p.name FROM sqlite_schema m
   JOIN pragma_table_xinfo(m.name) p
  WHERE m.type = 'table' AND m.sql LIKE 'create virtual table%'`;
@@ -230,14 +231,40 @@ function acquire(): Deno.PointerValue {
   return db;
 }
 
-/** The virtual tables holding a private column, read afresh before each read. */
-function indexedPrivate(db: Deno.PointerValue): Set<string> {
-  const found = new Set<string>();
+/**
+ * A full-text table holding a private column, called as a table-valued
+ * function (`notes('ada*')`): SQLite turns the argument into a MATCH on the
+ * hidden column without asking the authorizer, so it is refused here, in
+ * the authorizer's words (the read path names the column from them).
+ */
+function refuseTableValued(sql: string): void {
+  if (indexed.size === 0) return;
+  const tokens = tokenize(sql, "sqlite");
+  tokens.forEach((token, i) => {
+    const name = token.kind === "word"
+      ? token.text.toLowerCase()
+      : token.kind === "quoted"
+      ? token.text.slice(1, -1).toLowerCase()
+      : null;
+    if (
+      name !== null && indexed.has(name) && tokens[i + 1]?.text === "("
+    ) {
+      throw new SqliteError(
+        `access to ${indexed.get(name)} is prohibited`,
+        "SQLITE_AUTH",
+      );
+    }
+  });
+}
+
+/** The virtual tables holding a private column (to one of them), read afresh before each read. */
+function indexedPrivate(db: Deno.PointerValue): Map<string, string> {
+  const found = new Map<string, string>();
   run(db, VIRTUAL_COLUMNS, [], false, (prepared) => {
     while (step(db, prepared.handle)) {
       const [table, column] = rowValues(prepared.handle, 2).map(String);
       if (privateMatch(secret, "main", table!, column!, "sqlite") !== null) {
-        found.add(table!.toLowerCase());
+        found.set(table!.toLowerCase(), `${table}.${column}`);
       }
     }
   });
@@ -380,6 +407,7 @@ function run<T>(
   read: boolean,
   work: (prepared: Prepared) => T,
 ): T {
+  if (read) refuseTableValued(text);
   const prepared = prepare(db, text, params);
   if (read) readOnly(db, prepared);
   try {
@@ -543,6 +571,7 @@ async function stream(
   let count = 0;
   try {
     prepared = watched(db, request, () => {
+      refuseTableValued(request.sql);
       const p = prepare(db, request.sql);
       readOnly(db, p);
       return p;
