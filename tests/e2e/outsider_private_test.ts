@@ -623,3 +623,39 @@ Deno.test(
     );
   },
 );
+
+Deno.test(
+  "postgres: explain_query re-syncs first too, so a table added later cannot be probed through its plan's actual rows",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openPostgresDatabase();
+    await fixture.admin(
+      "create table shop.customers (id int, name text, email text)",
+    );
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    await using server = await serverWith([connection]);
+    assertEquals(
+      (await read(server, connection, "select id from shop.customers")).rows,
+      [],
+    );
+    for (
+      const sql of [
+        "create table shop.leads (id int, email text)",
+        "insert into shop.leads values (1, 'ada@example.com')",
+      ]
+    ) await fixture.admin(sql);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Only explain_query is called: it must not plan the new table's
+    // private column unsynced.
+    await refusedTool(
+      server,
+      connection,
+      "select id from shop.leads where email like 'ada%'",
+      ["ada@example.com"],
+      "explain_query",
+      { analyze: true },
+    );
+  },
+);
