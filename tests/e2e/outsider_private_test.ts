@@ -33,6 +33,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { openPostgresDatabase } from "../_pg_database.ts";
 import type { TestServer } from "../_server.ts";
+import { recordingDialog } from "../_dialog.ts";
 
 const PRIVATE = ["*.email", "*.*ssn*"];
 
@@ -657,5 +658,55 @@ Deno.test(
       "explain_query",
       { analyze: true },
     );
+  },
+);
+
+Deno.test(
+  "postgres: what held — a write's preview never runs as the saved login before approval, so no cast error or count echoes a private value",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openPostgresDatabase();
+    for (
+      const sql of [
+        "create table shop.customers (id int primary key, name text, email text)",
+        "insert into shop.customers values (1, 'Ada', 'ada@example.com')",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", {
+        privateColumns: PRIVATE,
+        externalAccess: "readWrite",
+        safeMode: "alert",
+      }),
+    );
+    await using dialog = await recordingDialog(1);
+    await using server = await serverWith([connection], {
+      hostDialog: dialog.setting,
+    });
+    const token = await server.mint("readWrite");
+    const writes = [
+      "update shop.customers set name = name where email::int = 1",
+      "update shop.customers set name = email::int::text where id = 1",
+      "update shop.customers set name = name where email like 'a%'",
+    ];
+    for (const query of writes) {
+      const answer = await callTool(server, "execute_query", {
+        connection_id: connection.id,
+        query,
+      }, { authorization: `Bearer ${token.plaintext}` });
+      assertEquals(
+        toolErrorText(answer),
+        'denied: the user did not approve a query on "Shop"',
+      );
+    }
+    const asked = await dialog.asked();
+    assertEquals(asked.length, writes.length);
+    for (const question of asked) {
+      assert(!JSON.stringify(question).includes("ada@example.com"));
+      assertStringIncludes(
+        String((question.preview as { note?: string }).note),
+        "a dry run would run as the saved login before anyone approves",
+      );
+    }
   },
 );
