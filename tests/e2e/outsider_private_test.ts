@@ -34,6 +34,8 @@ import { needs, openFixture } from "../_db.ts";
 import { openPostgresDatabase } from "../_pg_database.ts";
 import type { TestServer } from "../_server.ts";
 import { recordingDialog } from "../_dialog.ts";
+import { sdkClient } from "../_sdk.ts";
+import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 
 const PRIVATE = ["*.email", "*.*ssn*"];
 
@@ -705,8 +707,83 @@ Deno.test(
       assert(!JSON.stringify(question).includes("ada@example.com"));
       assertStringIncludes(
         String((question.preview as { note?: string }).note),
-        "a dry run would run as the saved login before anyone approves",
+        "no dry run or estimate: this connection has private columns",
       );
     }
   },
 );
+
+/** The approval forms a client is shown for `writes` (each declined). */
+async function approvalForms(
+  server: TestServer,
+  connection: SavedConnection,
+  writes: string[],
+): Promise<string[]> {
+  const token = await server.mint("readWrite");
+  const forms: string[] = [];
+  const client = await sdkClient(server.url, token.plaintext, {
+    name: "prober",
+    elicit: (params: JsonObject) => {
+      const schema = params.requestedSchema as {
+        properties: { approved: { description: string } };
+      };
+      forms.push(schema.properties.approved.description);
+      return { action: "decline" };
+    },
+  });
+  try {
+    for (const query of writes) {
+      await client.callTool({
+        name: "execute_query",
+        arguments: { connection_id: connection.id, query },
+      });
+    }
+  } finally {
+    await client.close();
+  }
+  return forms;
+}
+
+for (const engine of ["postgres", "sqlite"] as const) {
+  Deno.test(
+    `${engine}: a write's approval form carries no dry-run count or estimate on a connection with private columns (they answered a WHERE on one before anyone approved)`,
+    needs(engine),
+    async () => {
+      await using fixture = engine === "postgres"
+        ? await openPostgresDatabase()
+        : await openFixture("sqlite");
+      const table = engine === "postgres" ? "shop.patients" : "patients";
+      for (
+        const sql of [
+          `create table ${table} (id int primary key, name text, diagnosis_ssn text)`,
+          `insert into ${table} select value, 'n', case when value % 10 = 0 then 'hiv' else 'flu' end from ${
+            engine === "postgres"
+              ? "generate_series(1, 1000) value"
+              : "generate_series(1, 1000)"
+          }`,
+          engine === "postgres" ? `analyze ${table}` : "analyze",
+        ]
+      ) await fixture.admin(sql);
+      const saved = savedConnection(fixture, "Shop", {
+        privateColumns: PRIVATE,
+        externalAccess: "readWrite",
+        safeMode: "alert",
+      });
+      const connection = engine === "postgres" ? await harden(saved) : saved;
+      await using server = await serverWith([connection]);
+      const writes = ["hiv", "flu", "zzz"].map((value) =>
+        `update ${table} set name = name where diagnosis_ssn = '${value}'`
+      );
+      const forms = await approvalForms(server, connection, writes);
+      assertEquals(forms.length, writes.length);
+      for (const [i, form] of forms.entries()) {
+        assertEquals(
+          form,
+          `No preview of ${table}: no dry run or estimate: this connection has private columns, and either would read them as the saved login before anyone approves\n\n${
+            writes[i]
+          }`,
+        );
+      }
+    },
+  );
+}
