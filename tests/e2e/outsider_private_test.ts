@@ -787,3 +787,37 @@ for (const engine of ["postgres", "sqlite"] as const) {
     },
   );
 }
+
+Deno.test(
+  "sqlite: two connections on one file, one with private columns, read at once: each worker's authorizer keeps to its own list",
+  async () => {
+    await using fixture = await openFixture("sqlite");
+    for (
+      const sql of [
+        "create table customers (id integer primary key, name text, email text)",
+        "insert into customers values (1, 'Ada', 'ada@example.com')",
+      ]
+    ) await fixture.admin(sql);
+    const guarded = savedConnection(fixture, "Guarded", {
+      privateColumns: PRIVATE,
+    });
+    const open = savedConnection(fixture, "Open");
+    await using server = await serverWith([guarded, open]);
+    const rounds = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        read(
+          server,
+          i % 2 === 0 ? guarded : open,
+          "select email from customers",
+        )),
+    );
+    for (const [i, answer] of rounds.entries()) {
+      if (i % 2 === 0) {
+        assertStringIncludes(
+          answer.error ?? "",
+          '"customers.email" is private',
+        );
+      } else assertEquals(answer.rows, [["ada@example.com"]]);
+    }
+  },
+);
