@@ -4,15 +4,20 @@
  *
  * What broke, now fixed and kept here: PostgreSQL — an entry naming a
  * partitioned (or inheritance parent) table left its partitions readable,
- * an entry naming a partition left its parent readable; a partition added
- * later and a view replaced by one reading a private column under a clean
+ * one naming a partition left its parent readable; a partition added later
+ * and a view replaced by one reading a private column under a clean
  * column's name did not move the schema fingerprint, so no re-sync ran (on
- * MariaDB too, for the replaced view).
+ * MariaDB too, for the replaced view); explain_query never re-synced.
  * MariaDB and SQLite — `JOIN … USING (col)` / `NATURAL JOIN` compare a
  * private column without the engine's column check (a recursive CTE of
- * every candidate returned each row's `ssn_last4`).
+ * every candidate returned each row's `ssn_last4`). SQLite — snippet(),
+ * MATCH and the table-valued form read a full-text table's private column;
+ * a user table named `pragma_*` (PostgreSQL: `sqlite_*`, schema `sys`) was
+ * never matched. PostgreSQL and SQLite — a write's approval form, sent to
+ * the client, carried a dry-run count or estimate answering a WHERE on a
+ * private column before anyone approved.
  *
- * What held: a table of reads each engine refuses.
+ * What held: tables of reads each engine refuses.
  */
 
 import { assert, assertEquals, assertStringIncludes } from "@std/assert";
