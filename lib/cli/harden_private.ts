@@ -349,7 +349,11 @@ export async function mysqlPrivateGrants(
     return out;
   }
   const reads = await mysqlViewReads(owner, database, relations, privateOf);
-  const withheld = withheldViews(reads, privateOf);
+  // A view calling a stored function counts as reading a private column.
+  const withheld = withheldViews(
+    reads,
+    new Map([...privateOf, [STORED_FUNCTIONS, new Set<string>()]]),
+  );
   const granted = async (table: string, privileges: string) =>
     (await owner.query(
       `SELECT 1 FROM information_schema.${table}
@@ -441,6 +445,15 @@ async function mysqlRelations(
 }
 
 /**
+ * What a view calling a stored function reads, in {@linkcode mysqlViewReads}:
+ * a `SQL SECURITY DEFINER` view runs the function as its definer, so the
+ * function may read a private column the AI login could not (its body is
+ * not the view's definition, and may call other functions): such a view is
+ * withheld whatever the function does.
+ */
+const STORED_FUNCTIONS = key("", "stored functions");
+
+/**
  * Which view reads which relation's private column ("": any of a view's):
  * a view's stored definition names its tables and their columns, quoted
  * (`*` is expanded when the view is made), so one that names a table and
@@ -459,8 +472,21 @@ async function mysqlViewReads(
   )).rows.map(([v, d]) => ({ view: String(v), text: String(d).toLowerCase() }));
   const named = (text: string, name: string) =>
     text.includes(`\`${name.toLowerCase()}\``);
+  const functions = (await owner.query(
+    `SELECT DISTINCT routine_name FROM information_schema.routines
+      WHERE routine_type = 'FUNCTION'
+        AND routine_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')`,
+    CATALOG,
+  )).rows.map(([name]) => String(name).toLowerCase());
   const reads: { view: string; relation: string; column: string }[] = [];
   for (const { view, text } of definitions) {
+    if (functions.some((f) => text.includes(`\`${f}\`(`))) {
+      reads.push({
+        view: key(database, view),
+        relation: STORED_FUNCTIONS,
+        column: "",
+      });
+    }
     for (const r of relations.values()) {
       if (r.name === view || !named(text, r.name)) continue;
       const relation = key(database, r.name);

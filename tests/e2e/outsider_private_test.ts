@@ -835,3 +835,33 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "mysql: a DEFINER view calling a stored function that reads a private column is withheld",
+  needs("mysql"),
+  async () => {
+    await using fixture = await openFixture("mysql");
+    for (
+      const sql of [
+        "create table customers (id int primary key, name text, email text)",
+        "insert into customers values (1, 'Ada', 'ada@example.com')",
+        "create function contact_of(i int) returns text reads sql data return (select email from customers where id = i)",
+        "create sql security definer view contacts as select id, contact_of(id) as contact from customers",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    await using server = await serverWith([connection]);
+    assertStringIncludes(
+      await refusedTool(server, connection, "select * from contacts", [
+        "ada@example.com",
+      ]),
+      'the view "contacts" reads a private column',
+    );
+    assertEquals(
+      (await read(server, connection, "select id, name from customers")).rows,
+      [[1, "Ada"]],
+    );
+  },
+);
