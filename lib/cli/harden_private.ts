@@ -89,6 +89,23 @@ SELECT pn.nspname, p.relname, cn.nspname, c.relname
   JOIN pg_namespace cn ON cn.oid = c.relnamespace
  WHERE c.relkind IN ('r','p','f') AND p.relkind IN ('r','p','f')`;
 
+/**
+ * Views that hand on what a function reads: a materialized view keeps what
+ * its functions returned when its owner refreshed it, and a view's
+ * `SECURITY DEFINER` function runs as its owner — neither is asked about
+ * the caller's column privileges when read.
+ */
+const PG_VIEW_FUNCTIONS = `
+SELECT DISTINCT vn.nspname, v.relname
+  FROM pg_depend d
+  JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND r.oid = d.objid
+  JOIN pg_class v ON v.oid = r.ev_class AND v.relkind IN ('v','m')
+  JOIN pg_namespace vn ON vn.oid = v.relnamespace
+  JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+  JOIN pg_namespace pn ON pn.oid = p.pronamespace
+ WHERE pn.nspname !~ '^pg_' AND pn.nspname <> 'information_schema'
+   AND (v.relkind = 'm' OR p.prosecdef)`;
+
 /** Functions that run as their owner and read tables in SQL or PL/pgSQL. */
 const PG_DEFINERS = `
 SELECT n.nspname || '.' || p.proname
@@ -232,7 +249,22 @@ export async function postgresPrivateGrants(
         column: String(column),
       }),
     );
-  const withheld = withheldViews(reads, privateOf);
+  if (privateOf.size > 0) {
+    for (
+      const [vs, v] of (await owner.query(PG_VIEW_FUNCTIONS, CATALOG)).rows
+    ) {
+      reads.push({
+        view: key(String(vs), String(v)),
+        relation: STORED_FUNCTIONS,
+        column: "",
+      });
+    }
+  }
+  // A view handing on a function's reads counts as reading a private column.
+  const withheld = withheldViews(
+    reads,
+    new Map([...privateOf, [STORED_FUNCTIONS, new Set<string>()]]),
+  );
   const to = q(role);
   const out: PrivateGrants = {
     statements: [],
@@ -445,7 +477,9 @@ async function mysqlRelations(
 }
 
 /**
- * What a view calling a stored function reads, in {@linkcode mysqlViewReads}:
+ * What a view handing on a function's reads reads (PostgreSQL: a
+ * materialized view or a SECURITY DEFINER function, PG_VIEW_FUNCTIONS;
+ * MySQL: any stored function, {@linkcode mysqlViewReads}):
  * a `SQL SECURITY DEFINER` view runs the function as its definer, so the
  * function may read a private column the AI login could not (its body is
  * not the view's definition, and may call other functions): such a view is

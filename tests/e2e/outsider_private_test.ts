@@ -865,3 +865,39 @@ Deno.test(
     );
   },
 );
+
+Deno.test(
+  "postgres: a materialized view filled through a function, or a view calling a SECURITY DEFINER one, that reads a private column is withheld",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openPostgresDatabase();
+    for (
+      const sql of [
+        "create table shop.customers (id int primary key, name text, email text)",
+        "insert into shop.customers values (1, 'Ada', 'ada@example.com')",
+        "create function shop.contact_of(i int) returns text language sql stable as 'select email from shop.customers where id = i'",
+        "create materialized view shop.contacts as select id, shop.contact_of(id) as contact from shop.customers",
+        "create function shop.contact_def(i int) returns text language sql stable security definer as 'select email from shop.customers where id = i'",
+        "create view shop.contacts_def as select id, shop.contact_def(id) as contact from shop.customers",
+        "create view shop.contacts_inv as select id, shop.contact_of(id) as contact from shop.customers",
+      ]
+    ) await fixture.admin(sql);
+    const connection = await harden(
+      savedConnection(fixture, "Shop", { privateColumns: PRIVATE }),
+    );
+    await using server = await serverWith([connection]);
+    assertStringIncludes(
+      await refusedTool(server, connection, "select * from shop.contacts", [
+        "ada@example.com",
+      ]),
+      'the view "contacts" reads a private column',
+    );
+    await refusedTool(server, connection, "select * from shop.contacts_def", [
+      "ada@example.com",
+    ]);
+    // A view calling an invoker's function: the function is refused as it runs.
+    await refusedTool(server, connection, "select * from shop.contacts_inv", [
+      "ada@example.com",
+    ]);
+  },
+);
