@@ -15,7 +15,10 @@
  * a user table named `pragma_*` (PostgreSQL: `sqlite_*`, schema `sys`) was
  * never matched. PostgreSQL and SQLite — a write's approval form, sent to
  * the client, carried a dry-run count or estimate answering a WHERE on a
- * private column before anyone approved.
+ * private column before anyone approved. A view handing on a function's
+ * reads (MariaDB: any DEFINER view calling a stored function; PostgreSQL: a
+ * materialized view calling a function, a view calling a SECURITY DEFINER
+ * one) was granted.
  *
  * What held: tables of reads each engine refuses.
  */
