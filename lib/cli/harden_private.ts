@@ -21,6 +21,7 @@ import {
   privatePatterns,
 } from "../db/private_columns.ts";
 import type { Driver } from "../db/types.ts";
+import type { Engine } from "../db/engines.ts";
 
 const CATALOG = {
   signal: new AbortController().signal,
@@ -74,6 +75,37 @@ SELECT DISTINCT vn.nspname, v.relname, tn.nspname, t.relname,
   LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
  WHERE t.oid <> v.oid AND t.relkind IN ('r','p','f','v','m')`;
 
+/**
+ * Inheritance and partitioning, child → parent: a parent's rows include its
+ * children's, read with the parent's privileges only, and a child holds the
+ * parent's columns under the same names.
+ */
+const PG_INHERITS = `
+SELECT pn.nspname, p.relname, cn.nspname, c.relname
+  FROM pg_inherits i
+  JOIN pg_class p ON p.oid = i.inhparent
+  JOIN pg_namespace pn ON pn.oid = p.relnamespace
+  JOIN pg_class c ON c.oid = i.inhrelid
+  JOIN pg_namespace cn ON cn.oid = c.relnamespace
+ WHERE c.relkind IN ('r','p','f') AND p.relkind IN ('r','p','f')`;
+
+/**
+ * Views that hand on what a function reads: a materialized view keeps what
+ * its functions returned when its owner refreshed it, and a view's
+ * `SECURITY DEFINER` function runs as its owner — neither is asked about
+ * the caller's column privileges when read.
+ */
+const PG_VIEW_FUNCTIONS = `
+SELECT DISTINCT vn.nspname, v.relname
+  FROM pg_depend d
+  JOIN pg_rewrite r ON d.classid = 'pg_rewrite'::regclass AND r.oid = d.objid
+  JOIN pg_class v ON v.oid = r.ev_class AND v.relkind IN ('v','m')
+  JOIN pg_namespace vn ON vn.oid = v.relnamespace
+  JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+  JOIN pg_namespace pn ON pn.oid = p.pronamespace
+ WHERE pn.nspname !~ '^pg_' AND pn.nspname <> 'information_schema'
+   AND (v.relkind = 'm' OR p.prosecdef)`;
+
 /** Functions that run as their owner and read tables in SQL or PL/pgSQL. */
 const PG_DEFINERS = `
 SELECT n.nspname || '.' || p.proname
@@ -124,15 +156,58 @@ function withheldViews(
 function privateColumnsOf(
   relations: Relation[],
   patterns: PrivatePattern[],
+  engine: Engine,
 ): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
   for (const r of relations) {
     const hidden = r.columns.filter((c) =>
-      privateMatch(patterns, r.schema, r.name, c) !== null
+      privateMatch(patterns, r.schema, r.name, c, engine) !== null
     );
     if (hidden.length > 0) found.set(key(r.schema, r.name), new Set(hidden));
   }
   return found;
+}
+
+/**
+ * Carries each private column along inheritance: up to every ancestor (a
+ * `SELECT` on the parent reads the child's rows without asking about the
+ * child) and down to every descendant (the parent's entry names rows kept in
+ * its partitions), where a relation of that column name exists.
+ */
+function inheritPrivate(
+  relations: Relation[],
+  privateOf: Map<string, Set<string>>,
+  links: { parent: string; child: string }[],
+): void {
+  if (links.length === 0) return;
+  const columnsOf = new Map(
+    relations.map((r) => [key(r.schema, r.name), new Set(r.columns)]),
+  );
+  const walk = (start: string, column: string, up: boolean) => {
+    const seen = new Set<string>([start]);
+    const queue = [start];
+    while (queue.length > 0) {
+      const at = queue.shift()!;
+      for (const link of links) {
+        const next = up
+          ? (link.child === at ? link.parent : null)
+          : (link.parent === at ? link.child : null);
+        if (next === null || seen.has(next)) continue;
+        seen.add(next);
+        queue.push(next);
+        if (!columnsOf.get(next)?.has(column)) continue;
+        const hidden = privateOf.get(next) ?? new Set<string>();
+        hidden.add(column);
+        privateOf.set(next, hidden);
+      }
+    }
+  };
+  for (const [relation, columns] of [...privateOf]) {
+    for (const column of [...columns]) {
+      walk(relation, column, true);
+      walk(relation, column, false);
+    }
+  }
 }
 
 /**
@@ -154,7 +229,17 @@ export async function postgresPrivateGrants(
       view: kind === "v" || kind === "m",
       columns: JSON.parse(String(columns)) as string[],
     }));
-  const privateOf = privateColumnsOf(relations, patterns);
+  const privateOf = privateColumnsOf(relations, patterns, "postgres");
+  if (privateOf.size > 0) {
+    inheritPrivate(
+      relations,
+      privateOf,
+      (await owner.query(PG_INHERITS, CATALOG)).rows.map(([ps, p, cs, c]) => ({
+        parent: key(String(ps), String(p)),
+        child: key(String(cs), String(c)),
+      })),
+    );
+  }
   const reads = privateOf.size === 0
     ? []
     : (await owner.query(PG_VIEW_READS, CATALOG)).rows.map(
@@ -164,7 +249,22 @@ export async function postgresPrivateGrants(
         column: String(column),
       }),
     );
-  const withheld = withheldViews(reads, privateOf);
+  if (privateOf.size > 0) {
+    for (
+      const [vs, v] of (await owner.query(PG_VIEW_FUNCTIONS, CATALOG)).rows
+    ) {
+      reads.push({
+        view: key(String(vs), String(v)),
+        relation: STORED_FUNCTIONS,
+        column: "",
+      });
+    }
+  }
+  // A view handing on a function's reads counts as reading a private column.
+  const withheld = withheldViews(
+    reads,
+    new Map([...privateOf, [STORED_FUNCTIONS, new Set<string>()]]),
+  );
   const to = q(role);
   const out: PrivateGrants = {
     statements: [],
@@ -271,13 +371,21 @@ export async function mysqlPrivateGrants(
     return out;
   }
   const relations = await mysqlRelations(owner, database);
-  const privateOf = privateColumnsOf([...relations.values()], patterns);
+  const privateOf = privateColumnsOf(
+    [...relations.values()],
+    patterns,
+    "mysql",
+  );
   if (privateOf.size === 0) {
     add(`GRANT SELECT, SHOW VIEW ON ${scope} TO ${account}`);
     return out;
   }
   const reads = await mysqlViewReads(owner, database, relations, privateOf);
-  const withheld = withheldViews(reads, privateOf);
+  // A view calling a stored function counts as reading a private column.
+  const withheld = withheldViews(
+    reads,
+    new Map([...privateOf, [STORED_FUNCTIONS, new Set<string>()]]),
+  );
   const granted = async (table: string, privileges: string) =>
     (await owner.query(
       `SELECT 1 FROM information_schema.${table}
@@ -369,6 +477,17 @@ async function mysqlRelations(
 }
 
 /**
+ * What a view handing on a function's reads reads (PostgreSQL: a
+ * materialized view or a SECURITY DEFINER function, PG_VIEW_FUNCTIONS;
+ * MySQL: any stored function, {@linkcode mysqlViewReads}):
+ * a `SQL SECURITY DEFINER` view runs the function as its definer, so the
+ * function may read a private column the AI login could not (its body is
+ * not the view's definition, and may call other functions): such a view is
+ * withheld whatever the function does.
+ */
+const STORED_FUNCTIONS = key("", "stored functions");
+
+/**
  * Which view reads which relation's private column ("": any of a view's):
  * a view's stored definition names its tables and their columns, quoted
  * (`*` is expanded when the view is made), so one that names a table and
@@ -387,8 +506,21 @@ async function mysqlViewReads(
   )).rows.map(([v, d]) => ({ view: String(v), text: String(d).toLowerCase() }));
   const named = (text: string, name: string) =>
     text.includes(`\`${name.toLowerCase()}\``);
+  const functions = (await owner.query(
+    `SELECT DISTINCT routine_name FROM information_schema.routines
+      WHERE routine_type = 'FUNCTION'
+        AND routine_schema NOT IN ('mysql', 'sys', 'information_schema', 'performance_schema')`,
+    CATALOG,
+  )).rows.map(([name]) => String(name).toLowerCase());
   const reads: { view: string; relation: string; column: string }[] = [];
   for (const { view, text } of definitions) {
+    if (functions.some((f) => text.includes(`\`${f}\`(`))) {
+      reads.push({
+        view: key(database, view),
+        relation: STORED_FUNCTIONS,
+        column: "",
+      });
+    }
     for (const r of relations.values()) {
       if (r.name === view || !named(text, r.name)) continue;
       const relation = key(database, r.name);

@@ -322,11 +322,11 @@ export async function mysqlColumns(
  * A digest of the connection's tables and columns. information_schema has no
  * change counter and GROUP_CONCAT is cut at `group_concat_max_len`, so the
  * engine sums two CRC32s of every column's description and counts the rows;
- * the tables' kinds are folded in the same way.
+ * the tables' kinds and the views' definitions are folded in the same way.
  */
 export async function mysqlFingerprint(exec: Exec): Promise<string> {
   const none = [null, null, null];
-  const [[columns], [tables]] = await Promise.all([
+  const [[columns], [tables], [views]] = await Promise.all([
     exec(
       `select count(*) as n,
               coalesce(sum(crc32(concat_ws(0x1f, table_schema, table_name,
@@ -342,7 +342,15 @@ export async function mysqlFingerprint(exec: Exec): Promise<string> {
          from information_schema.tables where ${SCHEMA_FILTER}`,
       none,
     ),
+    // A view replaced by one reading other columns under the same names and
+    // types: the private-column re-sync (server/private_sync.ts) waits on it.
+    exec(
+      `select coalesce(sum(crc32(concat_ws(0x1f, table_schema, table_name,
+                view_definition))), 0) as a
+         from information_schema.views where ${SCHEMA_FILTER}`,
+      none,
+    ),
   ]);
-  return [columns?.n, columns?.a, columns?.b, tables?.n, tables?.a].map(String)
-    .join(".");
+  return [columns?.n, columns?.a, columns?.b, tables?.n, tables?.a, views?.a]
+    .map(String).join(".");
 }

@@ -374,13 +374,25 @@ export async function postgresColumns(
 /**
  * MD5 of every user relation's kind and columns (name, type, nullability,
  * primary key). A relation without columns still counts, through its kind.
+ * Then the MD5 of the partitions' names and of each view's query: a
+ * partition added later, or a view replaced by one reading other columns
+ * under the same names, must move it too (the private-column re-sync,
+ * server/private_sync.ts, waits on it).
  */
 export async function postgresFingerprint(exec: Exec): Promise<string> {
   const [row] = await exec(
     `select md5(coalesce(string_agg(concat_ws(':', n.nspname, c.relname,
               c.relkind, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod),
               a.attnotnull, pk.indkey::text),
-              ',' order by n.nspname, c.relname, a.attnum), '')) as fingerprint
+              ',' order by n.nspname, c.relname, a.attnum), '')) || ':' ||
+            (select md5(coalesce(string_agg(concat_ws(':', n.nspname, c.relname,
+                      c.relkind, md5(r.ev_action::text)),
+                      ',' order by n.nspname, c.relname), ''))
+               from pg_class c
+               join pg_namespace n on n.oid = c.relnamespace
+               left join pg_rewrite r on r.ev_class = c.oid and c.relkind in ('v', 'm')
+              where (c.relispartition or c.relkind in ('v', 'm'))
+                and ${USER_SCHEMAS}) as fingerprint
        ${
       RELATION_COLUMNS.replace("join pg_attribute", "left join pg_attribute")
     }`,

@@ -17,12 +17,15 @@
  * attached database). The column part must hold something besides `*`: a
  * pattern that hides every column of a table would hide the table, which is
  * a matter for the login's grants, not for this list. A name holding a `.`
- * cannot be written. The engines' own schemas (pg_catalog,
- * information_schema, mysql, performance_schema, sys, sqlite_ tables and
- * pragma_ table-valued functions) are never matched.
+ * cannot be written. Each engine's own schemas and tables (PostgreSQL:
+ * pg_ schemas, information_schema; MySQL/MariaDB: mysql,
+ * information_schema, performance_schema, sys; SQLite: sqlite_ tables and
+ * the catalog's pragma_ functions) are never matched — on that engine only.
  *
  * @module
  */
+
+import type { Engine } from "./engines.ts";
 
 /** The most entries one connection may list. */
 export const MAX_PRIVATE_ENTRIES = 200;
@@ -115,28 +118,41 @@ export function privatePatterns(
   });
 }
 
-/** Schemas of the engines themselves: never private, never matched. */
-const SYSTEM_SCHEMAS = new Set([
-  "pg_catalog",
-  "information_schema",
+const MYSQL_SYSTEM = new Set([
   "mysql",
+  "information_schema",
   "performance_schema",
   "sys",
 ]);
+/** SQLite's table-valued PRAGMA functions that read the catalog. */
+const PRAGMA_FUNCTION =
+  /^pragma_(table_x?info|table_list|index_(list|x?info)|foreign_key_(list|check)|database_list|collation_list|function_list|module_list|pragma_list|compile_options|integrity_check|quick_check)$/i;
 
-/** The entry that makes `schema.table.column` private, or null. */
+/**
+ * Whether `schema.table` is the engine's own: never private, never matched.
+ * Per engine — a PostgreSQL schema may be called `sys` or `mysql`, a table
+ * `sqlite_export` or `pragma_notes`, and those are the user's.
+ */
+function engineOwn(engine: Engine, schema: string, table: string): boolean {
+  switch (engine) {
+    case "postgres": // CREATE SCHEMA refuses names starting with pg_.
+      return /^(pg_|information_schema$)/i.test(schema);
+    case "mysql":
+      return MYSQL_SYSTEM.has(schema.toLowerCase());
+    case "sqlite": // CREATE TABLE refuses names starting with sqlite_.
+      return /^sqlite_/i.test(table) || PRAGMA_FUNCTION.test(table);
+  }
+}
+
+/** The entry that makes `schema.table.column` private on `engine`, or null. */
 export function privateMatch(
   patterns: readonly PrivatePattern[],
   schema: string,
   table: string,
   column: string,
+  engine: Engine,
 ): PrivatePattern | null {
-  if (
-    patterns.length === 0 || SYSTEM_SCHEMAS.has(schema.toLowerCase()) ||
-    /^pg_/i.test(schema) || /^(sqlite|pragma)_/i.test(table)
-  ) {
-    return null;
-  }
+  if (patterns.length === 0 || engineOwn(engine, schema, table)) return null;
   return patterns.find((p) =>
     (p.schema === null || p.schema.test(schema)) && p.table.test(table) &&
     p.column.test(column)

@@ -23,6 +23,7 @@ import {
 import { dmlShape } from "./dml_shape.ts";
 import { cellMapper } from "./sqlite_cells.ts";
 import { SQLITE_TRACK, sqliteCounts } from "./sqlite_changes.ts";
+import { tokenize } from "./lexer.ts";
 import { trackedWrite } from "./tracked_write.ts";
 import {
   DBCONFIG_DEFENSIVE,
@@ -104,6 +105,16 @@ const SQLITE_PRAGMA = 19;
 const SQLITE_READ = 20;
 /** The connection's private columns (init): read handles are denied them. */
 let secret: PrivatePattern[] = [];
+/**
+ * Virtual tables (full-text: FTS3/4/5) holding a private column, lower-cased.
+ * Their hidden column named after the table (what `MATCH`, `snippet()`,
+ * `highlight()`, `bm25()` read) and `rank` hand the indexed text on without
+ * SQLite asking about the private column: those reads are denied too.
+ */
+let indexed = new Map<string, string>();
+const VIRTUAL_COLUMNS = `SELECT m.name, p.name FROM sqlite_schema m
+  JOIN pragma_table_xinfo(m.name) p
+ WHERE m.type = 'table' AND m.sql LIKE 'create virtual table%'`;
 const text = (pointer: Deno.PointerValue) =>
   pointer === null ? "" : Deno.UnsafePointerView.getCString(pointer);
 // Called by SQLite on this thread, inside sqlite3_prepare_v2 (a synchronous
@@ -122,8 +133,17 @@ const authorizer = new Deno.UnsafeCallback(
       // planner's own reads of them bypass the authorizer); sqlite_dbpage,
       // where built in, is the file's raw pages.
       const table = text(first);
+      const column = text(second).toLowerCase();
+      const lower = table.toLowerCase();
       return /^sqlite_(stat[34]|dbpage)$/i.test(table) ||
-          privateMatch(secret, text(database), table, text(second)) !== null
+          (indexed.has(lower) && (column === lower || column === "rank")) ||
+          privateMatch(
+              secret,
+              text(database),
+              table,
+              text(second),
+              "sqlite",
+            ) !== null
         ? 1
         : 0;
     }
@@ -204,7 +224,54 @@ function reap(orphans: bigint[]): void {
 }
 
 function acquire(): Deno.PointerValue {
-  return idle.pop()?.db ?? open(true);
+  const db = idle.pop()?.db ?? open(true);
+  try {
+    if (secret.length > 0) indexed = indexedPrivate(db);
+  } catch (error) {
+    release(db);
+    throw error;
+  }
+  return db;
+}
+
+/**
+ * A full-text table holding a private column, called as a table-valued
+ * function (`notes('ada*')`): SQLite turns the argument into a MATCH on the
+ * hidden column without asking the authorizer, so it is refused here, in
+ * the authorizer's words (the read path names the column from them).
+ */
+function refuseTableValued(sql: string): void {
+  if (indexed.size === 0) return;
+  const tokens = tokenize(sql, "sqlite");
+  tokens.forEach((token, i) => {
+    const name = token.kind === "word"
+      ? token.text.toLowerCase()
+      : token.kind === "quoted"
+      ? token.text.slice(1, -1).toLowerCase()
+      : null;
+    if (
+      name !== null && indexed.has(name) && tokens[i + 1]?.text === "("
+    ) {
+      throw new SqliteError(
+        `access to ${indexed.get(name)} is prohibited`,
+        "SQLITE_AUTH",
+      );
+    }
+  });
+}
+
+/** The virtual tables holding a private column (to one of them), read afresh before each read. */
+function indexedPrivate(db: Deno.PointerValue): Map<string, string> {
+  const found = new Map<string, string>();
+  run(db, VIRTUAL_COLUMNS, [], false, (prepared) => {
+    while (step(db, prepared.handle)) {
+      const [table, column] = rowValues(prepared.handle, 2).map(String);
+      if (privateMatch(secret, "main", table!, column!, "sqlite") !== null) {
+        found.set(table!.toLowerCase(), `${table}.${column}`);
+      }
+    }
+  });
+  return found;
 }
 
 function release(db: Deno.PointerValue): void {
@@ -343,6 +410,7 @@ function run<T>(
   read: boolean,
   work: (prepared: Prepared) => T,
 ): T {
+  if (read) refuseTableValued(text);
   const prepared = prepare(db, text, params);
   if (read) readOnly(db, prepared);
   try {
@@ -506,6 +574,7 @@ async function stream(
   let count = 0;
   try {
     prepared = watched(db, request, () => {
+      refuseTableValued(request.sql);
       const p = prepare(db, request.sql);
       readOnly(db, p);
       return p;

@@ -42,8 +42,12 @@ Deno.test("private-column entries: two or three parts, * as a wildcard, a column
 
 Deno.test("private-column patterns match case-insensitively, any schema for two parts, never the engines' own schemas", () => {
   const patterns = privatePatterns(["*.email", "*.*ssn*", "hr.staff.salary"]);
-  const match = (s: string, t: string, c: string) =>
-    privateMatch(patterns, s, t, c)?.text ?? null;
+  const match = (
+    s: string,
+    t: string,
+    c: string,
+    engine: "postgres" | "mysql" | "sqlite" = "postgres",
+  ) => privateMatch(patterns, s, t, c, engine)?.text ?? null;
   assertEquals(match("public", "customers", "email"), "*.email");
   assertEquals(match("shop", "Leads", "EMAIL"), "*.email");
   assertEquals(match("shop", "customers", "backup_email"), null);
@@ -53,10 +57,19 @@ Deno.test("private-column patterns match case-insensitively, any schema for two 
   assertEquals(match("public", "staff", "salary"), null);
   assertEquals(match("information_schema", "x", "email"), null);
   assertEquals(match("pg_catalog", "x", "email"), null);
-  assertEquals(match("main", "sqlite_master", "email"), null);
+  assertEquals(match("main", "sqlite_master", "email", "sqlite"), null);
+  assertEquals(match("main", "pragma_table_xinfo", "email", "sqlite"), null);
+  assertEquals(match("mysql", "user", "email", "mysql"), null);
+  assertEquals(match("sys", "x", "email", "mysql"), null);
+  // Another engine's own names are the user's here.
+  assertEquals(match("main", "pragma_users", "email", "sqlite"), "*.email");
+  assertEquals(match("sys", "users", "email"), "*.email");
+  assertEquals(match("mysql", "users", "email"), "*.email");
+  assertEquals(match("shop", "sqlite_export", "email"), "*.email");
+  assertEquals(match("pg_app", "users", "email", "mysql"), "*.email");
   // A regular-expression character is itself, not a pattern.
   assertEquals(
-    privateMatch(privatePatterns(["t.a+b"]), "s", "t", "aab"),
+    privateMatch(privatePatterns(["t.a+b"]), "s", "t", "aab", "postgres"),
     null,
   );
 });

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { privateJoinRefusal } from "../../db/private_joins.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { DIALECTS } from "../../db/dialect.ts";
 import type { PlanSummary } from "../../db/explain.ts";
@@ -132,7 +133,30 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         ctx.principal,
         args.connection_id,
       );
+      // As vet.ts: a schema changed since the last re-sync is synced first,
+      // and a list not held refuses (ANALYZE's actual rows answer a WHERE).
+      const unheld = await deps.privateColumns?.problem(
+        resolved.connection,
+        () =>
+          resolved.driver.fingerprint({
+            signal: ctx.signal,
+            timeoutMs: 10_000,
+          }),
+      );
+      if (unheld !== undefined && unheld !== null) {
+        throw new ToolFailure(
+          "denied",
+          `the private columns of ${resolved.label} are not held by the database (${unheld}); AI clients may not run statements on it until they are: ask the user to run harden --apply`,
+        );
+      }
       const statement = await classifyQuery(query, resolved, ctx);
+      // ANALYZE runs it, and a plan's row counts answer the join's question.
+      const blind = privateJoinRefusal(
+        query,
+        resolved.driver.engine,
+        resolved.connection.privateColumns,
+      );
+      if (blind !== null) throw new ToolFailure("denied", blind);
       const noPlan = planRefusal(statement);
       if (noPlan !== null) {
         throw new ToolFailure(

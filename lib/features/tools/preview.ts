@@ -51,6 +51,10 @@ class DryRun extends DbError {
   }
 }
 
+/** Why a connection with private columns previews no count. */
+export const PRIVATE_NO_PREVIEW =
+  "no dry run or estimate: this connection has private columns, and either would read them as the saved login before anyone approves";
+
 /** What a preview needs to know of the call. */
 export interface PreviewCall {
   timeoutSeconds: number;
@@ -97,6 +101,21 @@ export async function previewWrite(
           : "a table whose rows could not be read as a plain read is not counted",
       };
     }
+  }
+  if (
+    (resolved.connection.privateColumns?.length ?? 0) > 0 &&
+    resolved.connection.writePreview !== "dryRun"
+  ) {
+    // A dry run's count (SQLite: exact, `WHERE email LIKE 'a%'`) or the
+    // planner's estimate (PostgreSQL: the column's most common values)
+    // reaches the client before anyone approves: a probe of the private
+    // columns as the saved login. Neither, unless the user asks for the dry run.
+    return {
+      ...base,
+      exact: false,
+      rowsAffected: null,
+      note: PRIVATE_NO_PREVIEW,
+    };
   }
   const vetted = dryRunRefusal(statement);
   const outside = vetted === undefined

@@ -26,7 +26,7 @@ export function markPrivate(
     table: string,
     column: C,
   ): C =>
-    privateMatch(patterns, schema, table, column.name) === null
+    privateMatch(patterns, schema, table, column.name, driver.engine) === null
       ? column
       : { ...column, private: true };
   return {
@@ -54,7 +54,13 @@ export function markPrivate(
         ...found,
         matches: found.matches.map((m) =>
           m.column !== null &&
-            privateMatch(patterns, m.schema, m.table, m.column) !== null
+            privateMatch(
+                patterns,
+                m.schema,
+                m.table,
+                m.column,
+                driver.engine,
+              ) !== null
             ? { ...m, private: true }
             : m
         ),

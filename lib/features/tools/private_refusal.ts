@@ -72,10 +72,15 @@ export async function refusePrivate(
     signal: ctx.signal,
     timeoutMs: 10_000,
   }).catch(() => null);
-  const hidden =
-    detail?.columns.filter((c) =>
-      privateMatch(patterns, detail.schema, detail.name, c.name) !== null
-    ).map((c) => `${refused.relation}.${c.name}`) ?? [];
+  const hidden = detail?.columns.filter((c) =>
+    privateMatch(
+      patterns,
+      detail.schema,
+      detail.name,
+      c.name,
+      resolved.driver.engine,
+    ) !== null
+  ).map((c) => `${refused.relation}.${c.name}`) ?? [];
   if (hidden.length > 0) {
     throw new ToolFailure("denied", `${named(hidden)}; ${advice}`);
   }

@@ -18,6 +18,7 @@ import { ToolFailure } from "./failure.ts";
 import { checkPlanLimits } from "./plan_guard.ts";
 import type { WritePreview } from "./preview.ts";
 import { checkWrite, classifyQuery } from "./statement.ts";
+import { privateJoinRefusal } from "../../db/private_joins.ts";
 
 /** A statement let through, with its connection and approved preview. */
 export interface Vetted {
@@ -90,6 +91,14 @@ export async function vetStatement(
   }
   if (statement.tier === "write") {
     checkWrite(ctx, resolved.connection, statement.why ?? null);
+  } else if (statement.tier === "read") {
+    // Reads run under the engine's column check, which misses these joins.
+    const blind = privateJoinRefusal(
+      request.query,
+      resolved.driver.engine,
+      resolved.connection.privateColumns,
+    );
+    if (blind !== null) throw new ToolFailure("denied", blind);
   }
   // The token's budget: rows read or writes per hour (lib/server/budgets.ts).
   const spent = ctx.budget?.refuse(
