@@ -16,6 +16,7 @@
  * @module
  */
 
+import { pgTypeName } from "./pg_type_names.ts";
 import { Buffer } from "node:buffer";
 import { Budget, CutCell, cutText, cutUtf8 } from "./budget.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
@@ -521,6 +522,8 @@ export class PgRead implements WireUser {
     const budget = this.#budget;
     return {
       columns: this.#columns.map((column) => column.name),
+      // What postgres.js's path names too (the console's grid shows them).
+      columnTypes: this.#columns.map((column) => pgTypeName(column.type)),
       rows: budget.rows,
       rowsAffected: this.#command !== "SELECT" && this.#count !== null
         ? this.#count
