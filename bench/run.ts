@@ -48,6 +48,19 @@ const ROWS_QUERY =
 
 const BENCH_USER = { user: "dbport_bench", password: "bench" };
 
+/**
+ * W3's answer budget: the peers (and the driver baseline) return all 10,000
+ * rows (≈ 1.5 MB of JSON), so dbport gets a budget they fit in, not the
+ * default 40,000 characters (issue 36) that would cut them.
+ */
+const W3_BUDGET = { maxResultBytes: 4_000_000, maxAnswerChars: 4_000_000 };
+/**
+ * W5's answer budget: five cells cut at the cell cap (20,000 characters
+ * each) are ≈ 100,000 characters, past the default 40,000; W5 measures the
+ * cell cap while reading, not the answer budget.
+ */
+const W5_BUDGET = { maxAnswerChars: 200_000 };
+
 const lines: string[] = [];
 const checks: { what: string; ok: boolean; detail: string }[] = [];
 
@@ -473,7 +486,7 @@ try {
   await Deno.mkdir(`${dir}/w3`);
   const home = await benchHome(`${dir}/w3`, MYSQL_URL);
   await Deno.writeFile(home.sqlitePath, new Uint8Array());
-  await using dbport = await startDbport(home);
+  await using dbport = await startDbport(home, [], W3_BUDGET);
   const sql = postgres(POSTGRES_URL, { onnotice: () => {} });
   try {
     const request = mcpRequest(dbport, "tools/call", {
@@ -530,7 +543,7 @@ try {
   await Deno.mkdir(`${dir}/w5`);
   const home = await benchHome(`${dir}/w5`, MYSQL_URL);
   await Deno.writeFile(home.sqlitePath, new Uint8Array());
-  await using dbport = await startDbport(home);
+  await using dbport = await startDbport(home, [], W5_BUDGET);
   try {
     const params = {
       name: "execute_query",
