@@ -40,7 +40,10 @@ function text(value: JsonObject): JsonObject {
 
 export { sleep } from "../lib/base/sleep.ts";
 
-/** Tools that exercise the transport. */
+/**
+ * Tools that exercise the transport. Their sleeps are the tools' simulated
+ * work (a tool that takes time), not a test waiting for something.
+ */
 export const fixtureTools: ToolEntry[] = [
   tool("echo", (args) => Promise.resolve(text({ args }))),
   tool("progress", async (_args, ctx) => {
