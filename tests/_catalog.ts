@@ -82,6 +82,7 @@ export const committingTool: ToolEntry = tool(
   "committing",
   async (args, ctx) => {
     ctx.holdAnswer();
+    // The commit's simulated work.
     await sleep(typeof args.ms === "number" ? args.ms : 300);
     return text({ committed: true, aborted: ctx.signal.aborted });
   },

@@ -228,6 +228,7 @@ for (const engine of ENGINES) {
       if (engine !== "sqlite") {
         assertEquals(await runningCount(t.fixture, run.marker), 1);
       }
+      // Not a wait: a request still running has no answer within 10 ms.
       const settled = await Promise.race([
         run.answer,
         sleep(10).then(() => null),
