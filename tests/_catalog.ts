@@ -40,7 +40,10 @@ function text(value: JsonObject): JsonObject {
 
 export { sleep } from "../lib/base/sleep.ts";
 
-/** Tools that exercise the transport. */
+/**
+ * Tools that exercise the transport. Their sleeps are the tools' simulated
+ * work (a tool that takes time), not a test waiting for something.
+ */
 export const fixtureTools: ToolEntry[] = [
   tool("echo", (args) => Promise.resolve(text({ args }))),
   tool("progress", async (_args, ctx) => {
@@ -79,6 +82,7 @@ export const committingTool: ToolEntry = tool(
   "committing",
   async (args, ctx) => {
     ctx.holdAnswer();
+    // The commit's simulated work.
     await sleep(typeof args.ms === "number" ? args.ms : 300);
     return text({ committed: true, aborted: ctx.signal.aborted });
   },

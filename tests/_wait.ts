@@ -14,21 +14,26 @@ export interface WaitOptions {
   intervalMs?: number;
 }
 
+/** What a condition's truthy value can be: its type without the falsy ones. */
+export type Truthy<T> = Exclude<T, false | 0 | "" | null | undefined>;
+
 /**
  * Wait until `condition` holds; throw naming `what` when it does not within
- * the time. Returns the condition's first truthy value.
+ * the time. Returns the condition's first truthy value, so a condition can
+ * hand back what it looked at (`answer.status === 503 && answer`).
  */
 export async function waitUntil<T>(
   what: string,
   condition: () => T | Promise<T>,
   options: WaitOptions = {},
-): Promise<T> {
+): Promise<Truthy<T>> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const intervalMs = options.intervalMs ?? 10;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await condition();
-    if (value) return value;
+    // A truthy value is none of the falsy ones Truthy<T> takes out.
+    if (value) return value as Truthy<T>;
     if (Date.now() > deadline) {
       throw new Error(`waited ${timeoutMs} ms for ${what}; it never happened`);
     }

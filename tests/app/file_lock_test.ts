@@ -81,7 +81,8 @@ Deno.test("a writer waits for a live lock, then applies its change to what the h
   let adding: Promise<Deno.CommandOutput> | undefined;
   await withFileLock(path, async () => {
     adding = addConnection(home, "waiting");
-    // Long enough for the CLI to start and find the lock held.
+    // Long enough for the CLI to start and find the lock held: it waits
+    // silently, so its wait shows nowhere to look at.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const { writeFileAtomic } = await import("../../lib/app/atomic_file.ts");
     await writeFileAtomic(

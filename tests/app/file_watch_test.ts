@@ -37,7 +37,8 @@ Deno.test("watchFile() stays quiet when the text is unchanged", async () => {
   try {
     await Deno.writeTextFile(path, "same");
     // A later change is reported; that it is the first report shows the
-    // rewrite of the same text before it never was.
+    // rewrite of the same text before it never was. Five of the watch's
+    // 20 ms polls look at the rewrite first.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await Deno.writeTextFile(path, "other");
     await waitUntil("the changed text to be seen", () => seen.length > 0);
@@ -60,6 +61,7 @@ Deno.test("watchFile() under rapid atomic replacements reports only whole texts,
     const padding = "x".repeat(200_000);
     for (let n = 1; n <= 60; n++) {
       await writeFileAtomic(path, JSON.stringify({ n, padding }));
+      // The writer's own uneven pace (0-6 ms) against the watch's 5 ms poll.
       await new Promise((resolve) => setTimeout(resolve, n % 7));
     }
     await waitUntil("the last text to be seen", () => seen.at(-1) === 60);
@@ -90,6 +92,8 @@ Deno.test("a running server follows connections.json edited by hand and never wr
         t.server.connections.all().map((c) => c.name).join() === names.join(),
     );
     const before = await Deno.stat(path);
+    // Nothing to wait on for a write that must never come: the server's
+    // 250 ms watch (file_watch.ts) polls twice more meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 700));
     const after = await Deno.stat(path);
     assertEquals(await Deno.readTextFile(path), text);
@@ -100,6 +104,7 @@ Deno.test("a running server follows connections.json edited by hand and never wr
   }
   // A malformed hand edit is kept in the file and ignored by the server.
   await Deno.writeTextFile(path, '{"connections": [');
+  // Three of the server's 250 ms watch polls (file_watch.ts) read it.
   await new Promise((resolve) => setTimeout(resolve, 800));
   assertEquals(await Deno.readTextFile(path), '{"connections": [');
   assertEquals(t.server.connections.all().map((c) => c.name), ["C", "D", "E"]);

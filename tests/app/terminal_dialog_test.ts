@@ -47,6 +47,11 @@ function fakeTerminal() {
   };
 }
 
+/**
+ * A few turns of the event loop: typed lines queued in the stream reach
+ * terminalLines' reader and the dialog's awaits run. No timer is waited
+ * for: the fake clock, moved by `tick`, orders what was typed when.
+ */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
 
 Deno.test("the terminal dialog discards what was typed before the question was shown", async () => {

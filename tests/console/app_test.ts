@@ -21,6 +21,7 @@ import { editQueries, QUERIES_FILE } from "../../lib/app/queries.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { waitUntil } from "../_wait.ts";
 import { addConnection } from "../_connection_add.ts";
+import { waitUntil } from "../_wait.ts";
 
 const PORT = 4123;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -518,11 +519,11 @@ Deno.test("console: a policy change while ten `connections add` run at once lose
   );
   // The console's change lands while the CLI processes are editing: once
   // one of them holds the lock.
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (await Deno.stat(`${path}.lock`).then(() => true, () => false)) break;
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
+  await waitUntil(
+    "a CLI process to hold connections.json's lock",
+    () => Deno.stat(`${path}.lock`).then(() => true, () => false),
+    { timeoutMs: 30_000, intervalMs: 2 },
+  );
   const changed = await t.post(`/connections/${t.saved.id}`, {
     externalAccess: "blocked",
     aiPolicy: "never",
@@ -547,10 +548,11 @@ Deno.test("console: a policy change while ten `connections add` run at once lose
   );
   // The running server's store catches up with the file (its watch).
   const store = t.server.server.connections;
-  const until = Date.now() + 10_000;
-  while (store.all().length !== 11 && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitUntil(
+    "the server's store to hold the 11 connections",
+    () => store.all().length === 11,
+    { intervalMs: 50 },
+  );
   assertEquals(store.all().length, 11);
   assertEquals(store.byId(t.saved.id)?.aiPolicy, "never");
 });

@@ -3,6 +3,7 @@ import type { DialogRequest } from "../../lib/app/host_dialog.ts";
 import { ConsoleEvents, MERGE_MS } from "../../lib/console/events.ts";
 import { ConsoleKeys, sameSecret } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
+import { waitUntil } from "../_wait.ts";
 
 const request: DialogRequest = {
   kind: "write",
@@ -76,7 +77,11 @@ Deno.test("ConsoleEvents: approvals are told at once, other topics merged per qu
   events.changed("approvals");
   for (let i = 0; i < 100; i++) events.changed("activity");
   assertEquals(told, ["approvals"]);
-  await new Promise((resolve) => setTimeout(resolve, MERGE_MS + 50));
+  await waitUntil(
+    `the merged activity, told within a ${MERGE_MS} ms merge`,
+    () => told.length > 1,
+    { timeoutMs: MERGE_MS + 10_000 },
+  );
   assertEquals(told, ["approvals", "activity"]);
   stop();
   assertEquals(events.listeners, 0);

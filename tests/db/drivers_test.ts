@@ -7,7 +7,6 @@ import { assert, assertEquals, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import { openDriver } from "../../lib/db/pool.ts";
 import type { Driver, Engine } from "../../lib/db/types.ts";
-import { sleep } from "../../lib/base/sleep.ts";
 import {
   ENGINES,
   type Fixture,
@@ -15,6 +14,7 @@ import {
   openFixture,
   runningCount,
 } from "../_db.ts";
+import { waitUntil } from "../_wait.ts";
 
 const OPTIONS = {
   signal: new AbortController().signal,
@@ -497,12 +497,17 @@ for (const engine of ENGINES) {
         );
         assertEquals(error.kind, "timeout");
         assert(error.message.includes("0.5 s"), error.message);
-        let left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
-        for (let i = 0; i < 20 && left > 0; i++) {
-          await sleep(100);
-          left = await runningCount(fixture, SLEEP[engine].slice(7, 20));
-        }
-        assertEquals(left, 0, "the statement still runs on the database");
+        await waitUntil(
+          "the timed-out statement to leave the database",
+          async () =>
+            await runningCount(fixture, SLEEP[engine].slice(7, 20)) === 0,
+          { timeoutMs: 2_000, intervalMs: 100 },
+        );
+        assertEquals(
+          await runningCount(fixture, SLEEP[engine].slice(7, 20)),
+          0,
+          "the statement still runs on the database",
+        );
         // The driver is usable straight after.
         const next = await driver.query("select 1 as one", {
           ...OPTIONS,

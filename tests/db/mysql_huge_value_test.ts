@@ -57,6 +57,8 @@ Deno.test({
       // The pool's session is open (made after the SET GLOBAL) and warm.
       const warm = await call("select 1 as one");
       assert(warm.result?.structuredContent?.rows, JSON.stringify(warm));
+      // Half a second for the warm-up call's garbage to settle before the
+      // idle size is read; no event marks that.
       await sleep(500);
       const idle = rssMib(serve.child.pid);
       let peak = idle;
@@ -64,6 +66,7 @@ Deno.test({
       const sampler = (async () => {
         while (sampling) {
           peak = Math.max(peak, rssMib(serve.child.pid));
+          // The sampling pace, not a wait: every 20 ms.
           await sleep(20);
         }
       })();

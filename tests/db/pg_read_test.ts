@@ -14,6 +14,7 @@ import { openPostgres } from "../../lib/db/postgres.ts";
 import { wireWrites } from "../../lib/db/pg_wire.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
+import { waitUntil } from "../_wait.ts";
 
 /** A driver whose sessions carry an application_name of their own. */
 function ownDriver(url: string): { driver: Driver; app: string } {
@@ -31,14 +32,16 @@ async function activeBackend(
   admin: ReturnType<typeof postgres>,
   app: string,
 ): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const [row] = await admin`select pid from pg_stat_activity
-      where application_name = ${app} and state = 'active'
-        and wait_event_type = 'Lock'`;
-    if (row !== undefined) return Number(row.pid);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no session of ${app} waits for a lock`);
+  return await waitUntil(
+    `a session of ${app} to wait for a lock`,
+    async () => {
+      const [row] = await admin`select pid from pg_stat_activity
+        where application_name = ${app} and state = 'active'
+          and wait_event_type = 'Lock'`;
+      return row === undefined ? 0 : Number(row.pid);
+    },
+    { intervalMs: 25 },
+  );
 }
 
 Deno.test({

@@ -25,6 +25,8 @@ Deno.test("a postgres.js write to a socket the server ended is an unhandled reje
   // As postgres.js's timer raises it: no one can catch it. Without the net
   // the test process itself ends here.
   Promise.reject(error);
+  // Turns of the event loop for the rejection to go unhandled and reach the
+  // net; no event tells the test it did (the process living on is the test).
   await sleep(50);
   assert(isWriteAfterClose(error));
 });

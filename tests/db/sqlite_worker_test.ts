@@ -64,6 +64,7 @@ Deno.test("streamRead() streams 100,000 rows in batches, one at a time, in bound
       batches++;
       rows += batch.length;
       assert(batch.length <= 1_000);
+      // A consumer slower than the worker: the batches must wait for it.
       await new Promise((resolve) => setTimeout(resolve, 1));
       peak = Math.max(peak, Deno.memoryUsage().rss);
       inFlight--;
@@ -130,6 +131,8 @@ Deno.test("a worker killed mid-write leaves the file whole and writable", async 
     "insert into t with recursive g(n) as (select 1 union all select n + 1 from g where n < 20000000) select n from g",
     WRITE,
   );
+  // The 20-million-row insert runs for seconds; 300 ms puts the kill inside
+  // it (the worker says nothing while a statement steps).
   await new Promise((resolve) => setTimeout(resolve, 300));
   f.driver.client.terminate();
   await assertRejects(() => write, DbError);
@@ -242,7 +245,9 @@ Deno.test("SQLite workers start off the event loop: the main thread makes the fi
       { type: "stall", ms: 60_000 },
       Date.now() + 300,
     ).catch(() => "restarted");
-    // A read while the first worker is stuck goes to the file's second.
+    // A read while the first worker is stuck goes to the file's second: a
+    // worker counts as stuck after STUCK_MS (10 ms, lib/db/sqlite.ts)
+    // without an answer.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await files[0]!.driver.query(COUNT, READ_OPTIONS);
     assertEquals(await busy, "restarted");

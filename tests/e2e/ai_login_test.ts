@@ -26,6 +26,7 @@ import { saveConnections } from "../../lib/app/connections.ts";
 import postgres from "postgres";
 import { serverWith } from "../_connections.ts";
 import { callTool } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 import { openPostgresDatabase } from "../_pg_database.ts";
 import { POSTGRES_URL } from "../_db.ts";
 
@@ -272,16 +273,13 @@ Deno.test(
         } finally {
           await driver.close();
         }
-        const gone = async (pid: number) => {
-          for (let i = 0; i < 50; i++) {
+        const gone = (pid: number) =>
+          waitUntil(`backend ${pid} to be gone`, async () => {
             const [row] = await fixture.admin(
               `select count(*)::int as n from pg_stat_activity where pid = ${pid}`,
             ) as { n: number }[];
-            if (row!.n === 0) return true;
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-          return false;
-        };
+            return row!.n === 0;
+          }, { intervalMs: 100 }).then(() => true, () => false);
         assert(await gone(proof.pid), "the role could not signal its own");
         // Through the tools, a readOnly client is refused every form.
         await using server = await serverWith([connection]);

@@ -25,6 +25,7 @@ import { openFixture } from "../_db.ts";
 import { recordingDialog } from "../_dialog.ts";
 import { MAIN } from "../_main.ts";
 import { startTestServer } from "../_server.ts";
+import { waitUntil } from "../_wait.ts";
 
 const BRIDGE = new URL("../../bridge.ts", import.meta.url).pathname;
 const ARGS = ["run", ...BRIDGE_PERMISSIONS, BRIDGE];
@@ -247,14 +248,11 @@ Deno.test("the bridge's own server/discover checks are logged as the bridge itse
 async function stopLaunched(home: string, pid: number | null): Promise<void> {
   if (pid === null) return;
   Deno.kill(pid, "SIGTERM");
-  for (let i = 0; i < 50; i++) {
-    try {
-      await Deno.stat(`${home}/${HANDSHAKE_FILE}`);
-      await sleep(100);
-    } catch {
-      break;
-    }
-  }
+  await waitUntil(
+    "the launched server's handshake file to be gone",
+    () => Deno.stat(`${home}/${HANDSHAKE_FILE}`).then(() => false, () => true),
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
 }
 
 /** This process's environment without DBPORT_LAUNCH. */
@@ -582,6 +580,8 @@ Deno.test("stdin EOF ends the bridge within a second, even with a request in fli
       },
     },
   });
+  // The request crosses the bridge and is in flight; the bridge shows
+  // nothing to wait on.
   await sleep(500);
   const started = performance.now();
   await bridge.close();

@@ -16,6 +16,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { ENGINES, type Fixture, needs, openFixture } from "../_db.ts";
 import { modernRequest, postModern, type TestServer } from "../_server.ts";
 import { callTool, requestId, toolErrorText } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 
 const ROWS = 100_000;
 /**
@@ -189,17 +190,23 @@ for (const engine of ENGINES) {
         ),
       );
       // Wait until the file is being written.
-      let names: string[] = [];
-      for (let i = 0; i < 400 && names.length === 0; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        names = await exportsOf(ctx.dir);
-      }
+      const names = await waitUntil(
+        "the export's file to appear",
+        async () => {
+          const found = await exportsOf(ctx.dir);
+          return found.length > 0 && found;
+        },
+        { timeoutMs: 20_000, intervalMs: 50 },
+      );
       assertEquals(names.length, 1);
-      for (let i = 0; i < 200; i++) {
-        const size = (await Deno.stat(`${ctx.dir}/${names[0]}`)).size;
-        if (size > 1_000_000) break;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      // Best effort, as before: a cancel before the first megabyte still
+      // tests the cancel, so a slow start does not fail the test.
+      await waitUntil(
+        "the export's file to pass 1 MB",
+        async () =>
+          (await Deno.stat(`${ctx.dir}/${names[0]}`)).size > 1_000_000,
+        { timeoutMs: 5_000, intervalMs: 25 },
+      ).catch(() => {});
       const cancel = await postModern(
         ctx.server.url,
         {
@@ -224,10 +231,11 @@ for (const engine of ENGINES) {
       );
       assert(progress.length >= 2);
       // The partial file is gone once the answer is out.
-      for (let i = 0; i < 100; i++) {
-        if ((await exportsOf(ctx.dir)).length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitUntil(
+        "the partial export file to be removed",
+        async () => (await exportsOf(ctx.dir)).length === 0,
+        { intervalMs: 50 },
+      );
       assertEquals(await exportsOf(ctx.dir), []);
     },
   );
@@ -393,10 +401,11 @@ for (const engine of ["postgres", "sqlite"] as const) {
         params: { requestId: id },
       });
       await pending;
-      for (let i = 0; i < 100; i++) {
-        if ((await exportsOf(ctx.dir)).length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitUntil(
+        "the partial export file to be removed",
+        async () => (await exportsOf(ctx.dir)).length === 0,
+        { intervalMs: 50 },
+      );
       assertEquals(await exportsOf(ctx.dir), []);
     },
   );

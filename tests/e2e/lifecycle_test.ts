@@ -16,6 +16,7 @@ import type { Engine } from "../../lib/db/types.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
 import { sleep } from "../../lib/base/sleep.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
+import { waitUntil } from "../_wait.ts";
 import {
   ENGINES,
   type Fixture,
@@ -104,7 +105,8 @@ async function startLong(
 
 async function untilRunning(fixture: Fixture, marker: string) {
   if (fixture.engine === "sqlite") {
-    // Running means a core busy with it (the check goneWithin relies on).
+    // Running means a core busy with it (the check goneWithin relies on),
+    // measured over 250 ms windows of this process's CPU time.
     for (let i = 0; i < 20; i++) {
       const before = cpuMs();
       await sleep(250);
@@ -112,11 +114,11 @@ async function untilRunning(fixture: Fixture, marker: string) {
     }
     throw new Error(`${marker} never burned CPU`);
   }
-  for (let i = 0; i < 100; i++) {
-    if (await runningCount(fixture, marker) > 0) return;
-    await sleep(50);
-  }
-  throw new Error(`${marker} never started`);
+  await waitUntil(
+    `${marker} to run on ${fixture.engine}`,
+    async () => await runningCount(fixture, marker) > 0,
+    { timeoutMs: 15_000, intervalMs: 50 },
+  );
 }
 
 /**
@@ -128,6 +130,7 @@ async function goneWithin(fixture: Fixture, marker: string, ms: number) {
   const started = performance.now();
   if (fixture.engine === "sqlite") {
     for (;;) {
+      // A 250 ms window of this process's CPU time.
       const before = cpuMs();
       await sleep(250);
       if (cpuMs() - before < 125) return performance.now() - started;
@@ -136,14 +139,11 @@ async function goneWithin(fixture: Fixture, marker: string, ms: number) {
       }
     }
   }
-  while (await runningCount(fixture, marker) > 0) {
-    if (performance.now() - started > ms) {
-      throw new Error(
-        `${marker} still runs on ${fixture.engine} after ${ms} ms`,
-      );
-    }
-    await sleep(50);
-  }
+  await waitUntil(
+    `${marker} to be gone from ${fixture.engine}`,
+    async () => await runningCount(fixture, marker) === 0,
+    { timeoutMs: ms, intervalMs: 50 },
+  );
   return performance.now() - started;
 }
 
@@ -222,10 +222,13 @@ for (const engine of ENGINES) {
         `Bearer ${other.plaintext}`,
       );
       assertEquals(refused.status, 202);
+      // Nothing to wait on for a cancel that must not act: half a second
+      // for a wrongly honoured one to reach the database.
       await sleep(500);
       if (engine !== "sqlite") {
         assertEquals(await runningCount(t.fixture, run.marker), 1);
       }
+      // Not a wait: a request still running has no answer within 10 ms.
       const settled = await Promise.race([
         run.answer,
         sleep(10).then(() => null),

@@ -73,7 +73,8 @@ for (const engine of ENGINES) {
           resourcesListChanged: true,
           resourceSubscriptions: [schemaUri(saved)],
         });
-        // Let the poller take its baseline before the change.
+        // Let the schema watch (schema_watch.ts) read its baseline
+        // fingerprint before the change; that read announces nothing.
         await new Promise((resolve) => setTimeout(resolve, 300));
         const updated = next(client, "notifications/resources/updated");
         const started = performance.now();
@@ -119,6 +120,8 @@ Deno.test("listen() hears list_changed within 5 s when connections.json changes,
       () => void heard++,
     );
     await saveConnections(path, [saved, { ...stranger, safeMode: "silent" }]);
+    // A list_changed that must never come: one and a half of the list
+    // poll's LIST_POLL_MS (1 s, resource_source.ts) pass first.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     assertEquals(heard, 0, "a change it cannot see is not announced");
 

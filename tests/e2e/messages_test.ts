@@ -55,9 +55,12 @@ Deno.test("a client that disconnects mid-request is not logged as an unexpected 
         }\r\n\r\n${body.slice(0, 20)}`,
       ),
     );
+    // The client's own pace: it stalls mid-body, then leaves.
     await new Promise((resolve) => setTimeout(resolve, 50));
     conn.close();
   }
+  // A log line that must never come: the server sees the three closes
+  // meanwhile (it waits on nothing here).
   await new Promise((resolve) => setTimeout(resolve, 300));
   // The server is fine, and said nothing alarming.
   const answer = await postModern(t.url, modernRequest("tools/list"));

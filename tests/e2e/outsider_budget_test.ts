@@ -19,6 +19,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture, runningCount } from "../_db.ts";
 import { postLegacy } from "../_server.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 
 const ROWS = 1_000_000;
 const LIMIT = 100_000;
@@ -305,23 +306,27 @@ Deno.test(
         format: "csv",
         timeout_seconds: 120,
       }, { authorization: `Bearer ${plaintext}` });
-      const deadline = Date.now() + 30_000;
-      while ((await files()).length === 0) {
-        assert(Date.now() < deadline, "the export never started a file");
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await waitUntil(
+        "the export to start a file",
+        async () => (await files()).length > 0,
+        { timeoutMs: 30_000, intervalMs: 25 },
+      );
       const paused = await dbport(server.home, "tokens", "pause", "a4b export");
       // The message names how to resume this token (it said just "resume").
       assertMatch(paused, /\(resume: .*tokens resume [0-9a-f-]{36}\)/);
       const answer = await running;
       assertEquals(answer.json.error?.code, -33002, answer.text);
-      for (let i = 0; i < 100 && (await files()).length > 0; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitUntil(
+        "the paused export's file to be removed",
+        async () => (await files()).length === 0,
+        { intervalMs: 50 },
+      );
       assertEquals(await files(), []);
-      for (let i = 0; i < 100 && await runningCount(fixture, marker) > 0; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitUntil(
+        "the paused export's read to leave pg_stat_activity",
+        async () => await runningCount(fixture, marker) === 0,
+        { intervalMs: 20 },
+      );
       assertEquals(await runningCount(fixture, marker), 0);
     } finally {
       await Deno.remove(dir, { recursive: true });
@@ -394,15 +399,15 @@ Deno.test("a token paused while the user looks at its write's approval: the call
       connection_id: saved.id,
       query: "insert into authors (name) values ('a4b paused')",
     }, { authorization: `Bearer ${plaintext}` });
-    const deadline = Date.now() + 10_000;
-    while ((await Deno.stat(`${dir}/asked`).catch(() => null)) === null) {
-      assert(Date.now() < deadline, "the dialog was never asked");
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await waitUntil(
+      "the dialog to be asked",
+      async () => (await Deno.stat(`${dir}/asked`).catch(() => null)) !== null,
+      { intervalMs: 25 },
+    );
     await dbport(server.home, "tokens", "pause", "a4b approve");
     const answer = await running;
     assertEquals(answer.json.error?.code, -33002, answer.text);
-    // Past the dialog's approval.
+    // Past the dialog's approval: its `sleep 3` timer, then its exit.
     await new Promise((r) => setTimeout(r, 3_500));
     const [row] = await fixture.admin(
       "select count(*) as n from authors where name = 'a4b paused'",

@@ -10,6 +10,7 @@ import type { Engine } from "../../lib/db/types.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { type Fixture, needs, openFixture } from "../_db.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 
 const ROWS = 1_000_000;
 
@@ -69,6 +70,7 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
             `select pid from pg_stat_activity where query like '%b40_marker%' and query not like 'EXPLAIN%' and pid <> pg_backend_pid()`,
           );
           seen += rows.length;
+          // The sampling pace, not a wait: look again every 5 ms.
           await new Promise((r) => setTimeout(r, 5));
         }
       })();
@@ -143,13 +145,16 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
 
       if (engine === "postgres") {
         // The LIMITed read scanned once; the refused one never did.
-        const deadline = Date.now() + 20_000;
-        let after = await seqScans(fixture);
-        while (after < before + 1 && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 200));
-          after = await seqScans(fixture);
-        }
-        assertEquals(after, before + 1, "seq scans of b40_big");
+        // The statistics collector reports the scan a moment later.
+        const after = await waitUntil(
+          "the LIMITed read's seq scan of b40_big to be counted",
+          async () => {
+            const scans = await seqScans(fixture);
+            return scans >= before + 1 && { scans };
+          },
+          { timeoutMs: 20_000, intervalMs: 200 },
+        );
+        assertEquals(after.scans, before + 1, "seq scans of b40_big");
       }
       if (engine === "sqlite") {
         // The plan names an alias; it is traced to its table.

@@ -54,6 +54,8 @@ Deno.test("two stdio clients behind one bridge token: equal ids both answered, a
       { name: "execute_query", arguments: args },
       CallToolResultSchema,
     );
+    // The call crosses the bridge and runs (SLOW takes seconds) before it is
+    // cancelled; the bridge's process shows nothing to wait on.
     await new Promise((resolve) => setTimeout(resolve, 200));
     controller.abort();
     assertEquals(await cancelled, "cancelled");
@@ -94,6 +96,8 @@ Deno.test("the 65th connection waits for a slot, then gets 503 with Retry-After 
       t.port,
       "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
     );
+    // The waiting connection is accepted and queued for a slot first; the
+    // listener exposes no count of those waiting.
     await new Promise((resolve) => setTimeout(resolve, 300));
     held.pop()!.close();
     const admitted = await waiting;

@@ -16,6 +16,7 @@ import { META_CLIENT_INFO } from "../../lib/protocol/envelope.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { callTool } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 
 Deno.test("a signature's names cannot close the comment or the setting's literal", () => {
   for (
@@ -80,15 +81,15 @@ for (const engine of ["postgres", "mysql"] as const) {
       const seen = engine === "postgres"
         ? `select application_name as app, query from pg_stat_activity where query like '%${marker}%' and pid <> pg_backend_pid()`
         : `select '' as app, info as query from information_schema.processlist where info like '%${marker}%' and id <> connection_id()`;
-      let row: { app: string; query: string } | undefined;
-      const until = Date.now() + 15_000;
-      while (row === undefined && Date.now() < until) {
-        row = (await fixture.admin(seen) as { app: string; query: string }[])
-          .find((r) => r.query.startsWith("/* dbport"));
-        if (row === undefined) await new Promise((r) => setTimeout(r, 50));
-      }
-      await running;
-      assert(row !== undefined, "the read was never seen running");
+      const row = await waitUntil(
+        "the read to be seen running",
+        async () =>
+          (await fixture.admin(seen) as { app: string; query: string }[])
+            .find((r) => r.query.startsWith("/* dbport")),
+        { timeoutMs: 15_000, intervalMs: 50 },
+      ).finally(async () => {
+        await running;
+      });
       if (engine === "postgres") assertEquals(row.app, "dbport/agent____x");
       const match =
         /^\/\* dbport client=agent____x token=test_readOnly call=([0-9a-f]{8}) \*\/ select count/

@@ -79,6 +79,8 @@ Deno.test(
       "insert into authors (name) values ('Grace')",
       3,
     );
+    // The write reaches its worker and holds the file's lock; the worker
+    // says nothing while it waits, so there is nothing to wait on.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const ping = await query(server, other.plaintext, server_, "select 1", 5);
     assert(!ping.isError && ping.code === undefined, ping.text);
@@ -123,6 +125,8 @@ Deno.test(
       query(server, t, pgSaved, "select pg_sleep(20)", 1),
       query(server, t, mySaved, "select sleep(20)", 1),
     ];
+    // The heavy calls reach their workers and databases and run; nothing
+    // marks that they all have.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const ping = await query(server, two.plaintext, pgSaved, "select 1", 5);
     assert(!ping.isError && ping.code === undefined, ping.text);

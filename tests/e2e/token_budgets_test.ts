@@ -14,6 +14,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture, runningCount } from "../_db.ts";
 import { modernRequest, postModern } from "../_server.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 
 async function dbport(home: string, ...args: string[]): Promise<string> {
   const output = await new Deno.Command(Deno.execPath(), {
@@ -97,11 +98,11 @@ Deno.test(
         `select count(*) as ${marker} from generate_series(1, 100000000) a cross join generate_series(1, 100) b`,
       timeout_seconds: 120,
     }, { authorization });
-    const deadline = Date.now() + 20_000;
-    while (await runningCount(fixture, marker) === 0) {
-      assert(Date.now() < deadline, "the slow read never started");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitUntil(
+      "the slow read to start",
+      async () => await runningCount(fixture, marker) > 0,
+      { timeoutMs: 20_000, intervalMs: 20 },
+    );
     const paused = await dbport(server.home, "tokens", "pause", "b40 pause");
     const pausedAt = Date.now();
     assertMatch(paused, /^Paused token "b40 pause"/);
@@ -109,9 +110,11 @@ Deno.test(
     const answered = Date.now() - pausedAt;
     assertEquals(answer.json.error?.code, -33002, answer.text);
     assertMatch(answer.json.error.message, /the user paused its token/);
-    while (await runningCount(fixture, marker) > 0) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitUntil(
+      "the paused token's read to leave pg_stat_activity",
+      async () => await runningCount(fixture, marker) === 0,
+      { timeoutMs: 60_000 },
+    );
     const stopped = Date.now() - pausedAt;
     // deno-lint-ignore no-console
     console.log(

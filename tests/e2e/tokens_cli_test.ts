@@ -18,6 +18,7 @@ import {
   startTestServer,
   type TestServer,
 } from "../_server.ts";
+import { waitUntil } from "../_wait.ts";
 
 interface Run {
   code: number;
@@ -61,16 +62,17 @@ async function until(
   ms: number,
 ): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    const status = await check();
-    if (status === wanted) return Date.now() - started;
-    if (Date.now() - started > ms) {
-      throw new Error(
-        `status stayed ${status}, wanted ${wanted} within ${ms} ms`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  let status = 0;
+  await waitUntil(
+    `status ${wanted}`,
+    async () => (status = await check()) === wanted,
+    { timeoutMs: ms, intervalMs: 20 },
+  ).catch(() => {
+    throw new Error(
+      `status stayed ${status}, wanted ${wanted} within ${ms} ms`,
+    );
+  });
+  return Date.now() - started;
 }
 
 async function diskText(home: string, names: string[]): Promise<string> {
@@ -265,7 +267,8 @@ Deno.test("activity --follow prints new entries as they happen and stops on SIGT
   // assertion below fails.
   const guard = setTimeout(() => child.kill("SIGKILL"), 20_000);
   try {
-    // Give the follower time to start, then make a request it must show.
+    // Give the follower time to start (it prints nothing before the first new
+    // entry, so its readiness shows nowhere), then make a request it must show.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     assertEquals((await discover(t, t.token!, "follower-check")).status, 200);
     let out = "";

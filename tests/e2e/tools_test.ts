@@ -15,6 +15,7 @@ import { parseSseEvents } from "../../lib/protocol/sse.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { ENGINES, needs, openFixture, POSTGRES_URL } from "../_db.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 
 const call = callTool;
 
@@ -397,12 +398,14 @@ Deno.test("the server reloads connections.json within a second; a malformed file
       .connections
       .map((c: { name: string }) => c.name);
   await saveConnections(path, [first, savedConnection(fixture, "Second")]);
-  const deadline = Date.now() + 1_000;
-  while ((await names()).length < 2 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitUntil(
+    "the second connection to be listed",
+    async () => (await names()).length >= 2,
+    { timeoutMs: 1_000, intervalMs: 50 },
+  );
   assertEquals(await names(), ["First", "Second"]);
   await Deno.writeTextFile(path, '{"connections": [{"id": 1}]}');
+  // The server's 250 ms watch (file_watch.ts) reads the malformed file.
   await new Promise((resolve) => setTimeout(resolve, 300));
   assertEquals(await names(), ["First", "Second"]);
   assertEquals(await Deno.readTextFile(path), '{"connections": [{"id": 1}]}');

@@ -20,6 +20,7 @@ import { savedConnection } from "../_connections.ts";
 import { type Fixture, needs, openFixture, POSTGRES_URL } from "../_db.ts";
 import { mainArgs, spawnServe } from "../_main.ts";
 import { modernHeaders, modernRequest } from "../_server.ts";
+import { waitUntil } from "../_wait.ts";
 
 const SECONDS = Number(Deno.env.get("DBPORT_LOAD_SECONDS") ?? "60");
 const CLIENTS = 64;
@@ -129,6 +130,7 @@ async function connectOrWait(port: number): Promise<Deno.Conn | null> {
   try {
     return await Deno.connect({ hostname: "127.0.0.1", port });
   } catch {
+    // The load's back-off: a refused client tries again after 500 ms.
     await sleep(500);
     return null;
   }
@@ -151,6 +153,7 @@ async function slowLoris(port: number, until: number): Promise<void> {
       for (const byte of new TextEncoder().encode(text)) {
         if (Date.now() >= until) break;
         await conn.write(new Uint8Array([byte]));
+        // The slow loris's pace: a byte a second.
         await sleep(1_000);
       }
     } catch {
@@ -193,7 +196,8 @@ async function nonReader(
           }\r\n\r\n${body}`,
         ),
       );
-      // Never read; hold the connection until the server gives up on it.
+      // Never read; hold the connection until the server's 30 s idle
+      // timer (lib/server/listener.ts) gives up on it.
       await sleep(Math.min(35_000, Math.max(0, until - Date.now())));
     } catch {
       // closed by the server
@@ -251,10 +255,10 @@ Deno.test({
       ) err += chunk;
     })();
     try {
-      while (!out.includes("Ctrl+C")) {
-        await sleep(50);
+      await waitUntil("the server to print its endpoint", () => {
         assert(!out.includes("error"), out + err);
-      }
+        return out.includes("Ctrl+C");
+      }, { timeoutMs: 60_000, intervalMs: 50 });
       const url = /MCP endpoint:\s+(\S+)/.exec(out)![1]!;
       const port = Number(new URL(url).port);
       const until = Date.now() + SECONDS * 1000;
@@ -266,6 +270,7 @@ Deno.test({
         while (Date.now() < until) {
           peakRss = Math.max(peakRss, statusMb(child.pid, "VmHWM"));
           threads = Math.max(threads, threadCount(child.pid));
+          // The sampling pace, not a wait: every 500 ms.
           await sleep(500);
         }
       })();
@@ -289,7 +294,8 @@ Deno.test({
               body: JSON.stringify(body),
             });
           } catch {
-            // The transport refused a connection past its 64: intended.
+            // The transport refused a connection past its 64: intended. The
+            // client's back-off before it asks again.
             counts.refused++;
             await sleep(100);
             continue;
@@ -298,7 +304,8 @@ Deno.test({
           if (
             response.status === 503 && text.includes("too_many_connections")
           ) {
-            // Past 64 connections: told to retry in a second. Intended.
+            // Past 64 connections: told to retry in a second. Intended. The
+            // client's back-off before it asks again.
             counts.refused++;
             await sleep(100);
             continue;
@@ -323,6 +330,8 @@ Deno.test({
           () => nonReader(port, saved[0]!.id, until),
         ),
       ];
+      // A second for the slow ones to take their slots before the clients
+      // come (the load's shape, not a wait for something).
       await sleep(1_000);
       await Promise.all([
         ...Array.from({ length: CLIENTS }, (_, n) => client(n)),
@@ -358,9 +367,11 @@ Deno.test({
       }
       // Nothing runs any more, and a fresh request is served at once.
       for (const fixture of fixtures) {
-        for (let k = 0; k < 40 && await sessions(fixture, true) > 0; k++) {
-          await sleep(100);
-        }
+        await waitUntil(
+          `${fixture.engine}'s sessions to end`,
+          async () => await sessions(fixture, true) === 0,
+          { intervalMs: 100 },
+        );
         assertEquals(await sessions(fixture, true), 0, fixture.engine);
       }
       assert(
@@ -419,6 +430,7 @@ async function startBystander(): Promise<
         await response.text();
         if (response.ok) answered++;
       } catch {
+        // The load's back-off after a refused request.
         await sleep(100);
       }
     }

@@ -6,7 +6,7 @@
  */
 import { waitUntil } from "../_wait.ts";
 import { assertEquals, assertFalse, assertStringIncludes } from "@std/assert";
-import { committingTool, fixtureCatalog, sleep } from "../_catalog.ts";
+import { committingTool, fixtureCatalog } from "../_catalog.ts";
 import {
   initializeSession,
   modernRequest,
@@ -306,19 +306,18 @@ Deno.test("-33006 (503): the MCP server switch is off, applied live", async () =
     200,
   );
   await saveSettings(t.home, { enabled: false });
-  let answer = await postModern(t.url, modernRequest("server/discover"));
-  for (let i = 0; i < 40 && answer.status === 200; i++) {
-    await sleep(25);
-    answer = await postModern(t.url, modernRequest("server/discover"));
-  }
+  let answer = await waitUntil("the switch off to be applied", async () => {
+    const a = await postModern(t.url, modernRequest("server/discover"));
+    return a.status !== 200 && a;
+  });
   assertEquals(answer.status, 503);
   assertEquals(answer.json.error.code, -33006);
   assertEquals(answer.json.id, 1);
   await saveSettings(t.home, { enabled: true });
-  for (let i = 0; i < 40 && answer.status === 503; i++) {
-    await sleep(25);
-    answer = await postModern(t.url, modernRequest("server/discover"));
-  }
+  answer = await waitUntil("the switch on to be applied", async () => {
+    const a = await postModern(t.url, modernRequest("server/discover"));
+    return a.status !== 503 && a;
+  });
   assertEquals(answer.status, 200);
 });
 

@@ -8,7 +8,7 @@ import {
   assertRejects,
   assertStringIncludes,
 } from "@std/assert";
-import { sleep } from "../_catalog.ts";
+import { waitUntil } from "../_wait.ts";
 import {
   exists,
   modernRequest,
@@ -115,16 +115,21 @@ Deno.test("settings changes apply within a second; an invalid change keeps the s
   assertEquals(await status(), 403);
   await saveSettings(t.home, { allowedOrigins: [origin] });
   const started = Date.now();
-  while (await status() !== 200 && Date.now() - started < 2_000) {
-    await sleep(20);
-  }
+  await waitUntil(
+    "the saved origin to be allowed",
+    async () => await status() === 200,
+    { timeoutMs: 2_000, intervalMs: 20 },
+  );
   const took = Date.now() - started;
   assert(took < 1_000, `applied after ${took} ms`);
   await Deno.writeTextFile(
     `${t.home}/settings.json`,
     '{"allowedOrigins": "everyone"}',
   );
-  await sleep(600);
+  await waitUntil(
+    "the invalid settings.json to be read and refused in the log",
+    () => lines.join("\n").includes('"allowedOrigins"'),
+  );
   assertEquals(await status(), 200);
   assertStringIncludes(lines.join("\n"), '"allowedOrigins"');
 });
@@ -136,12 +141,12 @@ Deno.test("deleting settings.json goes back to the defaults", async () => {
     503,
   );
   await Deno.remove(`${t.home}/settings.json`);
-  let status = 503;
-  for (let i = 0; i < 40 && status === 503; i++) {
-    await sleep(25);
-    status = (await postModern(t.url, modernRequest("server/discover"))).status;
-  }
-  assertEquals(status, 200);
+  await waitUntil(
+    "the defaults (server on) after settings.json is deleted",
+    async () =>
+      (await postModern(t.url, modernRequest("server/discover"))).status ===
+        200,
+  );
 });
 
 Deno.test("each start has its own instance id", async () => {

@@ -4,6 +4,7 @@
  */
 import { assertEquals, assertStringIncludes } from "@std/assert";
 import { fixtureCatalog, sleep } from "../_catalog.ts";
+import { waitUntil } from "../_wait.ts";
 import {
   modernHeaders,
   modernRequest,
@@ -161,6 +162,7 @@ Deno.test("subscriptions/listen acknowledges first, then ends with a complete re
     });
     assertEquals(response.headers.get("content-type"), "text/event-stream");
     const reading = readStream(response);
+    // The 50 ms keep-alive timer (keepAliveMs) fires at least once.
     await sleep(200);
     await t.server.stop();
     const { frames, raw } = await reading;
@@ -212,13 +214,12 @@ Deno.test("subscriptions/listen ends when the client closes the stream", async (
   await reader.cancel().catch(() => {});
   // Once the client has left, id "l2" is free again: a new request with that
   // id is no longer a duplicate of a running one (-32600).
-  let status = 0;
-  for (let i = 0; i < 40 && status !== 200; i++) {
-    await sleep(25);
-    status = (await postModern(t.url, modernRequest("tools/list", {}, "l2")))
-      .status;
-  }
-  assertEquals(status, 200);
+  await waitUntil(
+    'id "l2" to be free once its client left',
+    async () =>
+      (await postModern(t.url, modernRequest("tools/list", {}, "l2")))
+        .status === 200,
+  );
 });
 
 Deno.test("subscriptions/listen refuses an ill-typed filter with -32602", async () => {

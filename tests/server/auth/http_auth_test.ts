@@ -7,6 +7,7 @@ import { assertEquals, assertStringIncludes } from "@std/assert";
 import { saveSettings } from "../../../lib/serve.ts";
 import { fixtureCatalog } from "../../_catalog.ts";
 import { fakeClock } from "../../_clock.ts";
+import { waitUntil } from "../../_wait.ts";
 import {
   type Answer,
   modernRequest,
@@ -264,12 +265,18 @@ Deno.test("requireAuth switched on at run time takes effect", async () => {
     200,
   );
   await saveSettings(t.home, { requireAuth: true });
-  const deadline = Date.now() + 2_000;
-  let status = 200;
-  while (status === 200 && Date.now() < deadline) {
-    status = (await postModern(t.url, modernRequest("tools/list"), anonymous))
-      .status;
-  }
+  const status = await waitUntil(
+    "requireAuth to be applied",
+    async () => {
+      const answer = await postModern(
+        t.url,
+        modernRequest("tools/list"),
+        anonymous,
+      );
+      return answer.status !== 200 && answer.status;
+    },
+    { timeoutMs: 2_000 },
+  );
   assertEquals(status, 401);
 });
 

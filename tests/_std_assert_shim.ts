@@ -1,7 +1,7 @@
 /**
  * `@std/assert`'s names and argument order over `node:assert/strict`, because
  * jsr.io is unreachable from our machines. Mapped as `"@std/assert"` in
- * deno.json: moving to `jsr:@std/assert` is a one-line change there.
+ * deno.dev.json: moving to `jsr:@std/assert` is a one-line change there.
  *
  * @module
  */
