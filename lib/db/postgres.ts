@@ -68,6 +68,13 @@ export interface PostgresConfig {
    * channel through an SSH tunnel (also for the protocol's cancel request).
    */
   socket?: () => Promise<Duplex>;
+  /**
+   * Reads through dbport's own reader on a wired socket (pg_wired.ts); off
+   * unless asked for here or by `DBPORT_PG_WIRE=1` — experimental: under the
+   * load test (64 clients) it answered some reads with no rows and lost
+   * pools (docs/performance.md, issue 38).
+   */
+  wiredReads?: boolean;
 }
 
 /** Connect timeout (issue: a database that cannot be reached in 10 s). */
@@ -84,6 +91,9 @@ type Sql = ReturnType<typeof postgres>;
 import { pgTypeName } from "./pg_type_names.ts";
 
 type Column = { name: string; type: number; parser?: { array?: boolean } };
+
+/** The environment variable that turns the wired reader on (experimental). */
+export const WIRE_ENV = "DBPORT_PG_WIRE";
 
 /** Open a PostgreSQL driver; nothing connects until the first call. */
 export function openPostgres(config: PostgresConfig): Driver {
@@ -156,7 +166,8 @@ export function openPostgres(config: PostgresConfig): Driver {
   });
   // Reads speak the protocol themselves on a wired socket (pg_read.ts),
   // which needs the session's bytes in clear: not under TLS.
-  const target = wireTarget(
+  const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) === "1";
+  const target = !wiredReads ? null : wireTarget(
     config.socket,
     postgres(config.url, options()).options as never,
   );

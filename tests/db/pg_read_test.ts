@@ -22,7 +22,11 @@ function ownDriver(url: string): { driver: Driver; app: string } {
   const withApp = new URL(url);
   withApp.searchParams.set("application_name", app);
   return {
-    driver: openPostgres({ url: withApp.toString(), secrets: [] }),
+    driver: openPostgres({
+      url: withApp.toString(),
+      secrets: [],
+      wiredReads: true,
+    }),
     app,
   };
 }
