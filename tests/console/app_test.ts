@@ -21,7 +21,6 @@ import { editQueries, QUERIES_FILE } from "../../lib/app/queries.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { waitUntil } from "../_wait.ts";
 import { addConnection } from "../_connection_add.ts";
-import { waitUntil } from "../_wait.ts";
 
 const PORT = 4123;
 const BASE = `http://127.0.0.1:${PORT}`;
