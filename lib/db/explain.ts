@@ -86,13 +86,16 @@ export function sqlitePlan(rows: readonly Cell[][]): Plan {
   });
 }
 
-type Node = { readonly [key: string]: Cell };
+/** A JSON plan's node: an object of cells. */
+export type Node = { readonly [key: string]: Cell };
 
-function isNode(value: Cell | undefined): value is Node {
+/** Whether a plan cell is a node (an object, not a list). */
+export function isNode(value: Cell | undefined): value is Node {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-function numberOf(value: Cell | undefined): number | null {
+/** A plan cell read as a finite number (JSON plans give some as text). */
+export function numberOf(value: Cell | undefined): number | null {
   const number = typeof value === "string" ? Number(value) : value;
   return typeof number === "number" && Number.isFinite(number) ? number : null;
 }

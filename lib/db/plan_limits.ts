@@ -23,6 +23,7 @@
 import type { Cell } from "./types.ts";
 import type { Engine } from "./engines.ts";
 import { tokenize } from "./lexer.ts";
+import { isNode, type Node, numberOf } from "./explain.ts";
 
 /** A connection's plan limits (absent: off). */
 export interface PlanLimits {
@@ -80,17 +81,6 @@ export function trailingLimit(text: string, engine: Engine): number | null {
   return rest[1]?.kind === "word" && rest[1].text === "OFFSET"
     ? sum(number(0), number(2))
     : null;
-}
-
-type Node = { readonly [key: string]: Cell };
-
-function isNode(value: Cell | undefined): value is Node {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function numberOf(value: Cell | undefined): number | null {
-  const number = typeof value === "string" ? Number(value) : value;
-  return typeof number === "number" && Number.isFinite(number) ? number : null;
 }
 
 /**
