@@ -118,6 +118,15 @@ Deno.test("aliasPairs and statRows: AS optional, quoted names unquoted; a stat's
     [...(aliasPairs("select * from t x", "sqlite").get("x") ?? [])],
     ["t"],
   );
+  // SQLite's doubled quote is one character in the name a
+  // plan line says (`SCAN q"r`).
+  assertEquals(
+    [
+      ...(aliasPairs('select * from "x""y" "q""r"', "sqlite").get('q"r') ??
+        []),
+    ],
+    ['x"y'],
+  );
   assertEquals(statRows("  42 1"), 42);
   assertEquals(statRows("x 42"), null);
   assertEquals(statRows(undefined), null);
