@@ -4,6 +4,7 @@
  * matched, wildcards and escaped characters, and the label of a column.
  */
 
+import type { Engine } from "../../lib/db/engines.ts";
 import { assertEquals, assertThrows } from "@std/assert";
 import {
   checkPrivateColumns,
@@ -41,55 +42,66 @@ Deno.test("checkPrivateColumns: not a list, a non-string entry, a bad entry and 
   assertEquals(checkPrivateColumns(["a.b", "a.c"]), null);
 });
 
-Deno.test("privateMatch: no entry of the engines' own schemas or sqlite_/pragma_ tables is ever matched, whatever the case", () => {
+Deno.test("privateMatch: no entry of an engine's own schemas or tables is ever matched, whatever the case; the same names elsewhere are the user's", () => {
   const patterns = privatePatterns(["*.*.email"]);
-  for (
-    const schema of [
-      "pg_catalog",
-      "information_schema",
-      "mysql",
-      "performance_schema",
-      "sys",
-      "PG_TOAST",
-      "pg_temp_3",
-      "Information_Schema",
-    ]
-  ) {
-    assertEquals(privateMatch(patterns, schema, "t", "email"), null, schema);
-  }
-  assertEquals(privateMatch(patterns, "main", "SQLITE_master", "email"), null);
-  assertEquals(
-    privateMatch(patterns, "main", "pragma_table_info", "email"),
-    null,
-  );
-  // A schema or table that merely holds those words is a user's own.
-  for (
-    const [schema, table] of [["mypg_x", "t"], ["sysx", "t"], [
-      "main",
-      "my_sqlite_t",
-    ], ["main", "pragmatic"]]
-  ) {
+  const own: [Engine, string, string][] = [
+    ["postgres", "pg_catalog", "t"],
+    ["postgres", "information_schema", "t"],
+    ["postgres", "PG_TOAST", "t"],
+    ["postgres", "pg_temp_3", "t"],
+    ["postgres", "Information_Schema", "t"],
+    ["mysql", "mysql", "t"],
+    ["mysql", "performance_schema", "t"],
+    ["mysql", "sys", "t"],
+    ["mysql", "information_schema", "t"],
+    ["sqlite", "main", "SQLITE_master"],
+    ["sqlite", "main", "pragma_table_info"],
+  ];
+  for (const [engine, schema, table] of own) {
     assertEquals(
-      privateMatch(patterns, schema!, table!, "email")?.text,
-      "*.*.email",
-      `${schema}.${table}`,
+      privateMatch(patterns, schema, table, "email", engine),
+      null,
+      `${engine} ${schema}.${table}`,
     );
   }
-  assertEquals(privateMatch([], "public", "t", "email"), null);
+  // A name that is one engine's own, or merely holds its words, is a
+  // user's own elsewhere.
+  const users: [Engine, string, string][] = [
+    ["postgres", "mypg_x", "t"],
+    ["postgres", "sys", "t"],
+    ["postgres", "mysql", "t"],
+    ["postgres", "shop", "sqlite_export"],
+    ["mysql", "sysx", "t"],
+    ["mysql", "pg_x", "t"],
+    ["sqlite", "main", "my_sqlite_t"],
+    ["sqlite", "main", "pragmatic"],
+    ["sqlite", "main", "pragma_notes"],
+  ];
+  for (const [engine, schema, table] of users) {
+    assertEquals(
+      privateMatch(patterns, schema, table, "email", engine)?.text,
+      "*.*.email",
+      `${engine} ${schema}.${table}`,
+    );
+  }
+  assertEquals(privateMatch([], "public", "t", "email", "postgres"), null);
 });
 
 Deno.test("privateMatch: a three-part entry needs its schema; every part must match, the first matching entry is named", () => {
   const patterns = privatePatterns(["hr.staff.salary", "*.staff.sal*"]);
   assertEquals(
-    privateMatch(patterns, "HR", "Staff", "SALARY")?.text,
+    privateMatch(patterns, "HR", "Staff", "SALARY", "postgres")?.text,
     "hr.staff.salary",
   );
   assertEquals(
-    privateMatch(patterns, "shop", "staff", "salary")?.text,
+    privateMatch(patterns, "shop", "staff", "salary", "postgres")?.text,
     "*.staff.sal*",
   );
-  assertEquals(privateMatch(patterns, "hr", "staffs", "salary"), null);
-  assertEquals(privateMatch(patterns, "hr", "staff", "wage"), null);
+  assertEquals(
+    privateMatch(patterns, "hr", "staffs", "salary", "postgres"),
+    null,
+  );
+  assertEquals(privateMatch(patterns, "hr", "staff", "wage", "postgres"), null);
   assertEquals(privatePatterns(undefined), []);
   const [parsed] = privatePatterns(["s.t.c", "t.c"]);
   assertEquals(parsed!.text, "s.t.c");
@@ -98,7 +110,8 @@ Deno.test("privateMatch: a three-part entry needs its schema; every part must ma
 
 Deno.test("privateMatch: `*` matches any run (none included); . ? + ( [ { $ ^ | \\ are themselves", () => {
   const one = (entry: string, column: string) =>
-    privateMatch(privatePatterns([entry]), "s", "t", column) !== null;
+    privateMatch(privatePatterns([entry]), "s", "t", column, "postgres") !==
+      null;
   assertEquals(one("t.a*b", "ab"), true);
   assertEquals(one("t.a*b", "axxb"), true);
   assertEquals(one("t.a*b", "abx"), false);
