@@ -23,7 +23,7 @@
 import type { Cell } from "./types.ts";
 import type { Engine } from "./engines.ts";
 import { tokenize } from "./lexer.ts";
-import { isNode, type Node, numberOf } from "./explain.ts";
+import { isNode, numberOf } from "./explain.ts";
 
 /** A connection's plan limits (absent: off). */
 export interface PlanLimits {
