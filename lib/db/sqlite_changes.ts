@@ -40,3 +40,7 @@ export function sqliteCounts(
   }
   return tables;
 }
+
+/** A table's primary-key columns, in key order (parameters: table, schema). */
+export const SQLITE_KEY_COLUMNS =
+  "select name from pragma_table_info(?, ?) where pk > 0 order by pk";
