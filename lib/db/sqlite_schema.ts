@@ -7,10 +7,11 @@
 
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
-import type { ColumnRow } from "./overview.ts";
+import { assembleOverview, type ColumnRow } from "./overview.ts";
 import { runSearch } from "./schema_search.ts";
 import type {
   SchemaList,
+  SchemaOverview,
   SchemaSearch,
   SchemaSummary,
   SearchResult,
@@ -297,6 +298,24 @@ export async function sqliteColumns(
     }
   }
   return columns;
+}
+
+/**
+ * The first `maxTables` tables with their columns (Driver.overview), in
+ * `only` where the database has nothing but it (remote libSQL: `main`).
+ */
+export async function sqliteOverview(
+  exec: Exec,
+  options: { schema?: string; maxTables: number },
+  only?: string,
+): Promise<SchemaOverview> {
+  const page = await listSqliteTables(exec, {
+    rowCounts: false,
+    limit: options.maxTables,
+    ...(options.schema === undefined ? {} : { schema: options.schema }),
+  }, only);
+  const columns = await sqliteColumns(exec, only ?? options.schema);
+  return assembleOverview(page, options.maxTables, columns);
 }
 
 /**
