@@ -8,6 +8,7 @@
  */
 
 import puppeteer, { type Browser } from "puppeteer-core";
+import { needsInstalled } from "./_installed.ts";
 
 /** Where Debian installs it (`apt-get install -y chromium`). */
 export const CHROMIUM = Deno.env.get("DBPORT_TEST_CHROMIUM") ??
@@ -18,18 +19,11 @@ export const ARTIFACTS = new URL("../test-artifacts/", import.meta.url);
 
 /** Whether Chromium is installed; CI never skips (`.ci/run` installs it). */
 export function needsChromium(): { ignore: boolean } {
-  let found = false;
-  try {
-    found = Deno.statSync(CHROMIUM).isFile;
-  } catch { /* missing */ }
-  if (!found && Deno.env.get("CI") === undefined) {
-    // deno-lint-ignore no-console
-    console.error(
-      `SKIPPED: ${CHROMIUM} is missing (apt-get install -y chromium); the console's browser tests do not run`,
-    );
-    return { ignore: true };
-  }
-  return { ignore: false };
+  return needsInstalled(
+    CHROMIUM,
+    "apt-get install -y chromium",
+    "the console's browser tests do not run",
+  );
 }
 
 /** A started browser that closes itself and removes its profile. */

@@ -171,8 +171,11 @@ export async function assertGuarded(
   }
 }
 
-/** The status of a request sent as these exact header lines. */
-async function rawStatus(port: number, head: string): Promise<number> {
+/**
+ * The status of a request sent as these exact header lines, byte for byte
+ * (a forged Host).
+ */
+export async function rawStatus(port: number, head: string): Promise<number> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
     await conn.write(

@@ -28,6 +28,17 @@ export interface Fixture extends AsyncDisposable {
   admin(sql: string): Promise<unknown[]>;
 }
 
+/** The fixture's index and view: the same SQL on every engine. */
+const SHARED_SCHEMA = [
+  `create index books_author_idx on books(author_id)`,
+  `create view book_titles as select b.title, a.name from books b join authors a on a.id = b.author_id`,
+];
+/** The fixture's authors and books: the same SQL on every engine. */
+const SHARED_ROWS = [
+  `insert into authors (name, born) values ('Ada', '1815-12-10'), ('Alan', '1912-06-23')`,
+  `insert into books (author_id, title, price) values (1, 'Notes', 12.50), (2, 'Computing Machinery', 20.00)`,
+];
+
 const FIXTURE: Record<Engine, string[]> = {
   postgres: [
     `create table authors (id serial primary key, name text not null, born date)`,
@@ -35,12 +46,10 @@ const FIXTURE: Record<Engine, string[]> = {
        author_id integer not null references authors(id) on delete cascade,
        title varchar(200) not null unique, price numeric(10,2) default 9.99,
        in_print boolean not null default true)`,
-    `create index books_author_idx on books(author_id)`,
-    `create view book_titles as select b.title, a.name from books b join authors a on a.id = b.author_id`,
+    ...SHARED_SCHEMA,
     `create table kinds (id integer primary key, big bigint, dec numeric(20,5), flag boolean,
        day date, at timestamptz, doc jsonb, bytes bytea, missing text, words text)`,
-    `insert into authors (name, born) values ('Ada', '1815-12-10'), ('Alan', '1912-06-23')`,
-    `insert into books (author_id, title, price) values (1, 'Notes', 12.50), (2, 'Computing Machinery', 20.00)`,
+    ...SHARED_ROWS,
     `insert into kinds values (1, 9007199254740993, 12345.67891, true, '2024-02-29',
        '2024-02-29 13:14:15.123456+00', '{"a": [1, 2.5, "x"]}', '\\x00ff10', null, 'héllo wörld ✓ 日本')`,
   ],
@@ -50,13 +59,11 @@ const FIXTURE: Record<Engine, string[]> = {
        author_id int not null, title varchar(200) not null unique,
        price decimal(10,2) default 9.99, in_print boolean not null default true,
        constraint books_author_fk foreign key (author_id) references authors(id) on delete cascade)`,
-    `create index books_author_idx on books(author_id)`,
-    `create view book_titles as select b.title, a.name from books b join authors a on a.id = b.author_id`,
+    ...SHARED_SCHEMA,
     `create table kinds (id int primary key, big bigint, \`dec\` decimal(20,5), flag boolean,
        day date, at timestamp(6) null, doc json, bytes varbinary(16), missing text, words text)
        default charset utf8mb4`,
-    `insert into authors (name, born) values ('Ada', '1815-12-10'), ('Alan', '1912-06-23')`,
-    `insert into books (author_id, title, price) values (1, 'Notes', 12.50), (2, 'Computing Machinery', 20.00)`,
+    ...SHARED_ROWS,
     `insert into kinds values (1, 9007199254740993, 12345.67891, true, '2024-02-29',
        '2024-02-29 13:14:15.123456', '{"a": [1, 2.5, "x"]}', x'00ff10', null, 'héllo wörld ✓ 日本')`,
   ],
@@ -66,12 +73,10 @@ const FIXTURE: Record<Engine, string[]> = {
        author_id integer not null references authors(id) on delete cascade,
        title varchar(200) not null unique, price decimal(10,2) default 9.99,
        in_print boolean not null default 1)`,
-    `create index books_author_idx on books(author_id)`,
-    `create view book_titles as select b.title, a.name from books b join authors a on a.id = b.author_id`,
+    ...SHARED_SCHEMA,
     `create table kinds (id integer primary key, big bigint, dec decimal(20,5), flag boolean,
        day date, at timestamptz, doc json, bytes blob, missing text, words text)`,
-    `insert into authors (name, born) values ('Ada', '1815-12-10'), ('Alan', '1912-06-23')`,
-    `insert into books (author_id, title, price) values (1, 'Notes', 12.50), (2, 'Computing Machinery', 20.00)`,
+    ...SHARED_ROWS,
     `insert into kinds values (1, 9007199254740993, '12345.67891', 1, '2024-02-29',
        '2024-02-29 13:14:15.123456+00', '{"a": [1, 2.5, "x"]}', x'00ff10', null, 'héllo wörld ✓ 日本')`,
   ],
@@ -147,40 +152,70 @@ export async function openFixture(
   // A SQLite file is always possible: only a database server may be absent.
   if (engine === "sqlite") return await sqliteFixture();
   return engine === "postgres"
-    ? await postgresFixture(ownDatabase)
+    ? await postgresFixture({ ownDatabase, statements: FIXTURE.postgres })
     : await mysqlFixture();
 }
 
+/** What `openPostgresDatabase` holds: two authors and a view, in `shop`. */
+const SHOP = [
+  "create table authors (id serial primary key, name text not null)",
+  "insert into authors (name) values ('Ada'), ('Alan')",
+  "create view author_names as select name from authors",
+];
+
 /**
- * The PostgreSQL fixture in a schema of its own in `test`, or with
- * `ownDatabase` in a database of its own: what reads the whole database
- * (the schema fingerprint) must not see other test runs' schemas come and
- * go. (MariaDB's and SQLite's fixtures are their own database already.)
+ * A PostgreSQL database `dbp_db_<random>` of a test's own whose schema
+ * `shop` holds `authors` (2 rows) and a view: for what acts on a whole
+ * database, such as `harden`, which grants on every schema in it.
  */
-async function postgresFixture(ownDatabase: boolean): Promise<Fixture> {
-  const schema = `dbp_${suffix()}`;
+export function openPostgresDatabase(): Promise<Fixture> {
+  return postgresFixture({
+    ownDatabase: true,
+    schema: "shop",
+    statements: SHOP,
+  });
+}
+
+/**
+ * `statements` in a schema of its own (`schema`, or `dbp_<random>`) in
+ * `test`, or with `ownDatabase` in a database of its own, dropped with its
+ * sessions after: what reads the whole database (the schema fingerprint)
+ * must not see other test runs' schemas come and go. (MariaDB's and SQLite's
+ * fixtures are their own database already.)
+ */
+async function postgresFixture(
+  { ownDatabase, schema = `dbp_${suffix()}`, statements }: {
+    ownDatabase: boolean;
+    schema?: string;
+    statements: readonly string[];
+  },
+): Promise<Fixture> {
   const url = new URL(POSTGRES_URL);
   const server = ownDatabase
     ? postgres(POSTGRES_URL, { max: 1, onnotice: () => {} })
     : null;
+  const database = `dbp_db_${
+    crypto.randomUUID().replaceAll("-", "").slice(0, 12)
+  }`;
   if (server !== null) {
-    await server.unsafe(`create database ${schema} template template0`);
-    url.pathname = `/${schema}`;
+    await server.unsafe(`create database ${database} template template0`);
+    url.pathname = `/${database}`;
   }
   const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
   await sql.unsafe(`create schema ${schema}`);
   await sql.unsafe(`set search_path = ${schema}`);
-  for (const statement of FIXTURE.postgres) await sql.unsafe(statement);
+  for (const statement of statements) await sql.unsafe(statement);
   return {
     engine: "postgres",
     url: url.toString(),
     schema,
     admin: async (text) => [...await sql.unsafe(text)],
     async [Symbol.asyncDispose]() {
-      await sql.unsafe(`drop schema ${schema} cascade`);
+      // A database of its own goes whole, its sessions ended with it.
+      if (server === null) await sql.unsafe(`drop schema ${schema} cascade`);
       await sql.end();
       if (server !== null) {
-        await server.unsafe(`drop database ${schema} with (force)`);
+        await server.unsafe(`drop database if exists ${database} with (force)`);
         await server.end();
       }
     },

@@ -9,6 +9,7 @@
 
 import { freePort } from "./_server.ts";
 import { waitUntil } from "./_wait.ts";
+import { needsInstalled } from "./_installed.ts";
 
 export const SSHD = "/usr/sbin/sshd";
 /** The test user key's passphrase: it must never show in an answer or log. */
@@ -16,18 +17,11 @@ export const PASSPHRASE = "correct horse battery staple";
 
 /** Whether sshd is installed; CI never skips (`.ci/run` installs it). */
 export function needsSshd(): { ignore: boolean } {
-  let found = false;
-  try {
-    found = Deno.statSync(SSHD).isFile;
-  } catch { /* missing */ }
-  if (!found && Deno.env.get("CI") === undefined) {
-    // deno-lint-ignore no-console
-    console.error(
-      `SKIPPED: ${SSHD} is missing (apt-get install -y openssh-server); the SSH tunnel tests do not run`,
-    );
-    return { ignore: true };
-  }
-  return { ignore: false };
+  return needsInstalled(
+    SSHD,
+    "apt-get install -y openssh-server",
+    "the SSH tunnel tests do not run",
+  );
 }
 
 /** A running sshd. */

@@ -14,9 +14,8 @@ import {
 } from "../../lib/app/connections.ts";
 import { applyHarden, prepareHarden } from "../../lib/cli/harden.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { needs, POSTGRES_URL } from "../_db.ts";
+import { needs, openPostgresDatabase, POSTGRES_URL } from "../_db.ts";
 import { mainArgs } from "../_main.ts";
-import { openPostgresDatabase } from "../_pg_database.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
 import { waitUntil } from "../_wait.ts";
 

@@ -19,7 +19,14 @@ import {
 } from "../../lib/app/connections.ts";
 import { openDriver } from "../../lib/db/pool.ts";
 import { savedConnection } from "../_connections.ts";
-import { type Fixture, needs, openFixture, READ_OPTIONS } from "../_db.ts";
+import {
+  type Fixture,
+  needs,
+  openFixture,
+  openPostgresDatabase,
+  POSTGRES_URL,
+  READ_OPTIONS,
+} from "../_db.ts";
 import { mainArgs } from "../_main.ts";
 import { exists } from "../_server.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
@@ -27,8 +34,6 @@ import postgres from "postgres";
 import { serverWith } from "../_connections.ts";
 import { callTool } from "../_tool_call.ts";
 import { waitUntil } from "../_wait.ts";
-import { openPostgresDatabase } from "../_pg_database.ts";
-import { POSTGRES_URL } from "../_db.ts";
 
 /** Drop a role the test made (its database is gone: nothing depends on it). */
 async function dropRole(user: string) {

@@ -24,9 +24,8 @@ async function loadConnections(
   return loaded;
 }
 import { serverWith } from "../_connections.ts";
-import { needs, POSTGRES_URL } from "../_db.ts";
+import { needs, openPostgresDatabase, POSTGRES_URL } from "../_db.ts";
 import { needsChromium, startBrowser } from "../_browser.ts";
-import { openPostgresDatabase } from "../_pg_database.ts";
 import {
   assertGuarded,
   openConsole,

@@ -13,9 +13,8 @@ import postgres from "postgres";
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import { loadConnections } from "../../lib/app/connections.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { needs, POSTGRES_URL } from "../_db.ts";
+import { needs, openPostgresDatabase, POSTGRES_URL } from "../_db.ts";
 import { needsChromium, screenshot, startBrowser } from "../_browser.ts";
-import { openPostgresDatabase } from "../_pg_database.ts";
 import { sdkClient } from "../_sdk.ts";
 
 function textOf(result: unknown): string {

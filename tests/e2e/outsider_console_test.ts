@@ -14,7 +14,7 @@ import type { ActivityEntry } from "../../lib/app/activity_log.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { needsChromium, startBrowser } from "../_browser.ts";
-import { openConsole, send } from "../_console.ts";
+import { openConsole, rawStatus, send } from "../_console.ts";
 import { sdkClient } from "../_sdk.ts";
 
 const ignore = needsChromium().ignore || needs("postgres").ignore;
@@ -209,30 +209,6 @@ function planOf(html: string): string {
   const plan = html.match(/name="plan" value="([^"]+)"/)?.[1];
   assert(plan !== undefined, `no plan in: ${html.slice(-1500)}`);
   return plan;
-}
-
-/** The status line of a request written byte for byte (a forged Host). */
-async function rawStatus(port: number, head: string): Promise<number> {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  try {
-    await conn.write(
-      new TextEncoder().encode(
-        `${head}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
-      ),
-    );
-    const buffer = new Uint8Array(4096);
-    let text = "";
-    while (!text.includes("\r\n")) {
-      const n = await conn.read(buffer);
-      if (n === null) break;
-      text += new TextDecoder().decode(buffer.subarray(0, n));
-    }
-    return Number(text.split(" ")[1]);
-  } finally {
-    try {
-      conn.close();
-    } catch { /* closed by the server */ }
-  }
 }
 
 Deno.test({

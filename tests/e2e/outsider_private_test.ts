@@ -38,8 +38,7 @@ import {
 } from "../../lib/cli/harden.ts";
 import { withLogin } from "../../lib/db/split_driver.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { needs, openFixture } from "../_db.ts";
-import { openPostgresDatabase } from "../_pg_database.ts";
+import { needs, openFixture, openPostgresDatabase } from "../_db.ts";
 import type { TestServer } from "../_server.ts";
 import { recordingDialog } from "../_dialog.ts";
 import { sdkClient } from "../_sdk.ts";

@@ -28,8 +28,13 @@ import { syncPrivateColumns } from "../../lib/cli/private_sync.ts";
 import { withLogin } from "../../lib/db/split_driver.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
-import { openPostgresDatabase } from "../_pg_database.ts";
+import {
+  needs,
+  openFixture,
+  openPostgresDatabase,
+  POSTGRES_URL,
+  READ_OPTIONS,
+} from "../_db.ts";
 
 const PRIVATE = ["*.email", "*.*ssn*"];
 
