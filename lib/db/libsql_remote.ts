@@ -11,22 +11,13 @@
 import { createClient, type Transaction } from "@libsql/client";
 import { Budget } from "./budget.ts";
 import { dmlShape } from "./dml_shape.ts";
-import { digest } from "./overview.ts";
 import { cellMapper, toDbError } from "./sqlite_cells.ts";
 import {
   SQLITE_KEY_COLUMNS,
   SQLITE_TRACK,
   sqliteCounts,
 } from "./sqlite_changes.ts";
-import {
-  describeSqliteTable,
-  type Exec,
-  listSqliteSchemas,
-  listSqliteTables,
-  searchSqlite,
-  sqliteOverview,
-  sqliteSchemaText,
-} from "./sqlite_schema.ts";
+import { type Exec, sqliteCatalog } from "./sqlite_schema.ts";
 import { stoppable } from "./stoppable.ts";
 import { trackedWrite } from "./tracked_write.ts";
 import {
@@ -78,18 +69,8 @@ export function openLibsqlRemote(config: RemoteConfig): Driver {
       );
       return `libSQL (SQLite ${String(row?.v ?? "")})`;
     },
-    listSchemas: (options) => listSqliteSchemas(catalog(remote, options), MAIN),
-    listTables: (options) =>
-      listSqliteTables(catalog(remote, options), options, MAIN),
-    searchSchema: (options) =>
-      searchSqlite(catalog(remote, options), options, MAIN),
-    overview: (options) =>
-      sqliteOverview(catalog(remote, options), options, MAIN),
-    fingerprint: async (options) =>
-      digest(await sqliteSchemaText(catalog(remote, options))),
     // The same catalog queries as a local file, through the remote protocol.
-    describeTable: (table, options) =>
-      describeSqliteTable(catalog(remote, options), table, options.schema),
+    ...sqliteCatalog((options) => catalog(remote, options), MAIN),
     query: (text, options) =>
       inTransaction(
         remote,

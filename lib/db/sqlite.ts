@@ -16,7 +16,6 @@
  */
 
 import { messageOf } from "../base/message_of.ts";
-import { digest } from "./overview.ts";
 import {
   callSqlite,
   catalog,
@@ -26,14 +25,7 @@ import {
   sqliteFile,
 } from "./sqlite_call.ts";
 import type { SqliteClient } from "./sqlite_client.ts";
-import {
-  describeSqliteTable,
-  listSqliteSchemas,
-  listSqliteTables,
-  searchSqlite,
-  sqliteOverview,
-  sqliteSchemaText,
-} from "./sqlite_schema.ts";
+import { sqliteCatalog } from "./sqlite_schema.ts";
 import { limitsOf, writeSqlite } from "./sqlite_write.ts";
 import {
   type CallOptions,
@@ -65,14 +57,7 @@ export function openSqlite(
     loginRisks: () => Promise.resolve([]),
     check: (text, tier, options) => check(file, text, tier, options),
     version: (options) => version(file, options),
-    listSchemas: (options) => listSqliteSchemas(catalog(file, options)),
-    listTables: (options) => listSqliteTables(catalog(file, options), options),
-    searchSchema: (options) => searchSqlite(catalog(file, options), options),
-    describeTable: (table, options) =>
-      describeSqliteTable(catalog(file, options), table, options.schema),
-    overview: (options) => sqliteOverview(catalog(file, options), options),
-    fingerprint: async (options) =>
-      digest(await sqliteSchemaText(catalog(file, options))),
+    ...sqliteCatalog((options) => catalog(file, options)),
     query: (text, options) => query(file, text, options),
     streamRead: (text, options, onBatch) =>
       streamRead(file, text, options, onBatch),

@@ -7,9 +7,11 @@
 
 import { ambiguousTable } from "./errors.ts";
 import { quoteIdent } from "./identifiers.ts";
-import { assembleOverview, type ColumnRow } from "./overview.ts";
+import { assembleOverview, type ColumnRow, digest } from "./overview.ts";
 import { runSearch } from "./schema_search.ts";
 import type {
+  CallOptions,
+  Driver,
   SchemaList,
   SchemaOverview,
   SchemaSearch,
@@ -24,6 +26,38 @@ import type {
 type Row = Record<string, unknown>;
 /** Runs one catalog statement with parameters. */
 export type Exec = (text: string, params?: unknown[]) => Promise<Row[]>;
+
+/** A driver's catalog calls (Driver), all through these catalog queries. */
+export type SqliteCatalog = Pick<
+  Driver,
+  | "listSchemas"
+  | "listTables"
+  | "searchSchema"
+  | "describeTable"
+  | "overview"
+  | "fingerprint"
+>;
+
+/**
+ * The catalog calls of a SQLite driver, local or remote, over `exec` (the
+ * call's statements with its options), in `only` where the database has
+ * nothing but it (remote libSQL: `main`).
+ */
+export function sqliteCatalog(
+  exec: (options: CallOptions) => Exec,
+  only?: string,
+): SqliteCatalog {
+  return {
+    listSchemas: (options) => listSqliteSchemas(exec(options), only),
+    listTables: (options) => listSqliteTables(exec(options), options, only),
+    searchSchema: (options) => searchSqlite(exec(options), options, only),
+    describeTable: (table, options) =>
+      describeSqliteTable(exec(options), table, options.schema),
+    overview: (options) => sqliteOverview(exec(options), options, only),
+    fingerprint: async (options) =>
+      digest(await sqliteSchemaText(exec(options))),
+  };
+}
 
 async function schemas(exec: Exec, only?: string): Promise<string[]> {
   const rows = await exec("select name from pragma_database_list order by seq");
