@@ -45,172 +45,216 @@ export function tokenize(sql: string, dialect: Dialect): Token[] {
   return lex(sql, dialect).tokens;
 }
 
+/** The lexer's place in the text and what it has read so far. */
+interface Scan {
+  readonly sql: string;
+  readonly rules: LexicalRules;
+  readonly tokens: Token[];
+  readonly uncertain: string[];
+  /** The next character to read. */
+  i: number;
+}
+
 /** Split SQL text into tokens, noting what cannot be read with certainty. */
 export function lex(sql: string, dialect: Dialect): Lexed {
-  const rules = ENGINES[dialect].lexical;
-  const tokens: Token[] = [];
-  const uncertain: string[] = [];
-  let i = 0;
-  const n = sql.length;
-  const push = (kind: TokenKind, start: number, end: number, text?: string) =>
-    tokens.push({ kind, start, end, text: text ?? sql.slice(start, end) });
-  const unterminated = (what: string, start: number) =>
-    uncertain.push(`${what} opened at character ${start + 1} never closes`);
-
+  const s: Scan = {
+    sql,
+    rules: ENGINES[dialect].lexical,
+    tokens: [],
+    uncertain: [],
+    i: 0,
+  };
   // Every pass must move on: a rule that reads nothing (a stray `:` at the
   // end, say) stops the lexer with an error instead of spinning forever.
   let previous = -1;
-  while (i < n) {
-    if (i <= previous) {
-      throw new Error(`the SQL lexer stalled at character ${i + 1}`);
+  while (s.i < sql.length) {
+    if (s.i <= previous) {
+      throw new Error(`the SQL lexer stalled at character ${s.i + 1}`);
     }
-    previous = i;
-    const c = sql.charAt(i);
-    const next = sql[i + 1];
-    if (SPACE.test(c)) {
-      i++;
-      continue;
-    }
-    if (isLineComment(sql, i, rules)) {
-      i = lineEnd(sql, i, rules);
-      continue;
-    }
-    if (c === "/" && next === "*") {
-      const start = i;
-      // MySQL `/*! */`, MariaDB `/*M! */` and optimizer hints `/*+ */`.
-      const executable = rules.executableComments &&
-        (sql[i + 2] === "!" || sql[i + 2] === "+" ||
-          (sql[i + 2] === "M" && sql[i + 3] === "!"));
-      i = skipBlockComment(sql, i, rules.nestedBlockComments);
-      if (i < 0) {
-        unterminated("a /* comment", start);
-        i = n;
-      }
-      if (executable) push("exec_comment", start, i);
-      continue;
-    }
-    if (c === "'") {
-      const start = i;
-      // Backslash escapes in '...' on MySQL only (PostgreSQL: E'...' below;
-      // the PostgreSQL driver keeps standard_conforming_strings on).
-      i = skipQuoted(sql, i, "'", rules.backslashEscapes);
-      if (i < 0) {
-        unterminated("a string", start);
-        i = n;
-      }
-      push("string", start, i);
-      continue;
-    }
-    if (rules.escapeStrings && (c === "e" || c === "E") && next === "'") {
-      const start = i;
-      i = skipQuoted(sql, i + 1, "'", true);
-      if (i < 0) {
-        unterminated("an E'' string", start);
-        i = n;
-      }
-      push("string", start, i);
-      continue;
-    }
-    if (c === '"') {
-      const start = i;
-      // MySQL (the driver keeps ANSI_QUOTES off) reads "..." as a string.
-      i = skipQuoted(sql, i, '"', rules.backslashEscapes);
-      if (i < 0) {
-        unterminated("a double quote", start);
-        i = n;
-      }
-      push(rules.doubleQuoted === "string" ? "string" : "quoted", start, i);
-      continue;
-    }
-    if (c === "`" && rules.backtickIdentifiers) {
-      const start = i;
-      i = skipQuoted(sql, i, "`", false);
-      if (i < 0) {
-        unterminated("a backtick", start);
-        i = n;
-      }
-      push("quoted", start, i);
-      continue;
-    }
-    if (c === "[" && rules.bracketIdentifiers) {
-      const start = i;
-      const close = sql.indexOf("]", i + 1);
-      if (close === -1) unterminated("a [ name", start);
-      i = close === -1 ? n : close + 1;
-      push("quoted", start, i);
-      continue;
-    }
-    if (c === "$" && rules.dollarQuotes) {
-      // scan.l: dolqdelim \$({dolq_start}{dolq_cont}*)?\$ where dolq_start
-      // is [A-Za-z\200-\377_] — letters beyond ASCII start a tag too.
-      const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/
-        .exec(sql.slice(i, i + 256));
-      if (tag !== null) {
-        const start = i;
-        const close = sql.indexOf(tag[0], i + tag[0].length);
-        if (close === -1) unterminated(`the dollar quote ${tag[0]}`, start);
-        i = close === -1 ? n : close + tag[0].length;
-        push("string", start, i);
-        continue;
-      }
-      const param = /^\$[0-9]+/.exec(sql.slice(i, i + 32));
-      if (param !== null) {
-        push("param", i, i + param[0].length);
-        i += param[0].length;
-        continue;
-      }
-    }
-    if (c === ";") {
-      push("semicolon", i, i + 1);
-      i++;
-      continue;
-    }
-    if (DIGIT.test(c) || (c === "." && DIGIT.test(next ?? ""))) {
-      const start = i;
-      while (i < n && /[0-9A-Za-z_.]/.test(sql.charAt(i))) {
-        // An exponent's sign belongs to the number.
-        if (/[eE]/.test(sql.charAt(i)) && /[+-]/.test(sql[i + 1] ?? "")) i++;
-        i++;
-      }
-      push("number", start, i);
-      continue;
-    }
-    if (WORD_START.test(c)) {
-      const start = i;
-      while (i < n && WORD_PART.test(sql.charAt(i))) i++;
-      push("word", start, i, sql.slice(start, i).toUpperCase());
-      continue;
-    }
-    if (rules.parameters === "sqlite" && "?:@$#".includes(c)) {
-      const end = sqliteVariable(sql, i);
-      if (end > i) {
-        push("param", i, end);
-        i = end;
-        continue;
-      }
-    }
+    previous = s.i;
+    const c = sql.charAt(s.i);
+    const next = sql[s.i + 1];
+    // The readers in order: each reads one token (or a comment) at `s.i`,
+    // or leaves it to the next.
     if (
-      rules.parameters === "named" && (c === "?" || c === ":" || c === "@") &&
-      WORD_START.test(next ?? "")
-    ) {
-      // Named parameters and MySQL user variables read as one token.
-      const start = i;
-      i++;
-      while (i < n && WORD_PART.test(sql.charAt(i))) i++;
-      push("param", start, i);
-      continue;
-    }
-    if (CONTROL.test(c)) {
-      uncertain.push(
-        `a control character U+${
-          c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
-        } at character ${i + 1}`,
-      );
-    }
-    push("punct", i, i + 1);
-    i++;
+      !(readSpaceOrComment(s, c, next) || readQuoted(s, c, next) ||
+        readDollar(s, c) || readNumberOrWord(s, c, next) ||
+        readParameter(s, c, next))
+    ) readOther(s, c);
   }
-  return { tokens, uncertain };
+  return { tokens: s.tokens, uncertain: s.uncertain };
+}
+
+function push(
+  s: Scan,
+  kind: TokenKind,
+  start: number,
+  end: number,
+  text?: string,
+): void {
+  s.tokens.push({ kind, start, end, text: text ?? s.sql.slice(start, end) });
+}
+
+/**
+ * Where a run opened at `start` ends: `end`, or where `end` is -1 (it never
+ * closes) the end of the text, noted as uncertain.
+ */
+function closedAt(s: Scan, end: number, what: string, start: number): number {
+  if (end >= 0) return end;
+  s.uncertain.push(`${what} opened at character ${start + 1} never closes`);
+  return s.sql.length;
+}
+
+/** Whitespace, a line comment, or a block comment (kept when executable). */
+function readSpaceOrComment(s: Scan, c: string, next?: string): boolean {
+  const { sql, rules } = s;
+  if (SPACE.test(c)) {
+    s.i++;
+    return true;
+  }
+  if (isLineComment(sql, s.i, rules)) {
+    s.i = lineEnd(sql, s.i, rules);
+    return true;
+  }
+  if (c !== "/" || next !== "*") return false;
+  const start = s.i;
+  // MySQL `/*! */`, MariaDB `/*M! */` and optimizer hints `/*+ */`.
+  const executable = rules.executableComments &&
+    (sql[start + 2] === "!" || sql[start + 2] === "+" ||
+      (sql[start + 2] === "M" && sql[start + 3] === "!"));
+  s.i = closedAt(
+    s,
+    skipBlockComment(sql, start, rules.nestedBlockComments),
+    "a /* comment",
+    start,
+  );
+  if (executable) push(s, "exec_comment", start, s.i);
+  return true;
+}
+
+/** A string or a quoted identifier: '…', E'…', "…", `…`, […]. */
+function readQuoted(s: Scan, c: string, next?: string): boolean {
+  const { sql, rules } = s;
+  const start = s.i;
+  if (c === "'") {
+    // Backslash escapes in '...' on MySQL only (PostgreSQL: E'...' below;
+    // the PostgreSQL driver keeps standard_conforming_strings on).
+    const end = skipQuoted(sql, start, "'", rules.backslashEscapes);
+    s.i = closedAt(s, end, "a string", start);
+    push(s, "string", start, s.i);
+  } else if (rules.escapeStrings && (c === "e" || c === "E") && next === "'") {
+    const end = skipQuoted(sql, start + 1, "'", true);
+    s.i = closedAt(s, end, "an E'' string", start);
+    push(s, "string", start, s.i);
+  } else if (c === '"') {
+    // MySQL (the driver keeps ANSI_QUOTES off) reads "..." as a string.
+    const end = skipQuoted(sql, start, '"', rules.backslashEscapes);
+    s.i = closedAt(s, end, "a double quote", start);
+    push(s, rules.doubleQuoted === "string" ? "string" : "quoted", start, s.i);
+  } else if (c === "`" && rules.backtickIdentifiers) {
+    const end = skipQuoted(sql, start, "`", false);
+    s.i = closedAt(s, end, "a backtick", start);
+    push(s, "quoted", start, s.i);
+  } else if (c === "[" && rules.bracketIdentifiers) {
+    const close = sql.indexOf("]", start + 1);
+    s.i = closedAt(s, close === -1 ? -1 : close + 1, "a [ name", start);
+    push(s, "quoted", start, s.i);
+  } else return false;
+  return true;
+}
+
+/** PostgreSQL's `$tag$…$tag$` string or `$1` parameter. */
+function readDollar(s: Scan, c: string): boolean {
+  if (c !== "$" || !s.rules.dollarQuotes) return false;
+  const { sql } = s;
+  const start = s.i;
+  // scan.l: dolqdelim \$({dolq_start}{dolq_cont}*)?\$ where dolq_start
+  // is [A-Za-z\200-\377_] — letters beyond ASCII start a tag too.
+  const tag = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/
+    .exec(sql.slice(start, start + 256));
+  if (tag !== null) {
+    const close = sql.indexOf(tag[0], start + tag[0].length);
+    s.i = closedAt(
+      s,
+      close === -1 ? -1 : close + tag[0].length,
+      `the dollar quote ${tag[0]}`,
+      start,
+    );
+    push(s, "string", start, s.i);
+    return true;
+  }
+  const param = /^\$[0-9]+/.exec(sql.slice(start, start + 32));
+  if (param === null) return false;
+  push(s, "param", start, start + param[0].length);
+  s.i += param[0].length;
+  return true;
+}
+
+/** A `;`, a number (its exponent's sign included) or a word. */
+function readNumberOrWord(s: Scan, c: string, next?: string): boolean {
+  const { sql } = s;
+  const start = s.i;
+  if (c === ";") {
+    push(s, "semicolon", start, start + 1);
+    s.i++;
+    return true;
+  }
+  if (DIGIT.test(c) || (c === "." && DIGIT.test(next ?? ""))) {
+    let i = start;
+    while (i < sql.length && /[0-9A-Za-z_.]/.test(sql.charAt(i))) {
+      // An exponent's sign belongs to the number.
+      if (/[eE]/.test(sql.charAt(i)) && /[+-]/.test(sql[i + 1] ?? "")) i++;
+      i++;
+    }
+    s.i = i;
+    push(s, "number", start, i);
+    return true;
+  }
+  if (!WORD_START.test(c)) return false;
+  let i = start;
+  while (i < sql.length && WORD_PART.test(sql.charAt(i))) i++;
+  s.i = i;
+  push(s, "word", start, i, sql.slice(start, i).toUpperCase());
+  return true;
+}
+
+/** A SQLite variable, or a named parameter or MySQL user variable. */
+function readParameter(s: Scan, c: string, next?: string): boolean {
+  const { sql, rules } = s;
+  const start = s.i;
+  if (rules.parameters === "sqlite" && "?:@$#".includes(c)) {
+    const end = sqliteVariable(sql, start);
+    if (end > start) {
+      push(s, "param", start, end);
+      s.i = end;
+      return true;
+    }
+  }
+  if (
+    rules.parameters === "named" && (c === "?" || c === ":" || c === "@") &&
+    WORD_START.test(next ?? "")
+  ) {
+    // Named parameters and MySQL user variables read as one token.
+    let i = start + 1;
+    while (i < sql.length && WORD_PART.test(sql.charAt(i))) i++;
+    push(s, "param", start, i);
+    s.i = i;
+    return true;
+  }
+  return false;
+}
+
+/** Any other character: one punctuation token (a control character is noted). */
+function readOther(s: Scan, c: string): void {
+  if (CONTROL.test(c)) {
+    s.uncertain.push(
+      `a control character U+${
+        c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+      } at character ${s.i + 1}`,
+    );
+  }
+  push(s, "punct", s.i, s.i + 1);
+  s.i++;
 }
 
 /**
