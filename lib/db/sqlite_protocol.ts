@@ -7,17 +7,14 @@
  * @module
  */
 
+import type { Limits } from "./budget.ts";
 import type { Cell, QueryResult } from "./types.ts";
 
 /** How many connections one worker may hold at once. */
 export const REGISTRY_SLOTS = 256;
 
-/** The answer budget a read keeps to. */
-export interface Limits {
-  maxRows: number;
-  maxBytes: number;
-  maxCellChars: number;
-}
+/** The answer budget a read keeps to (budget.ts). */
+export type { Limits };
 
 /** What every statement call carries. */
 export interface Watch {

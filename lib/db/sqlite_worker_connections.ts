@@ -26,8 +26,7 @@ import {
   SqliteError,
   step,
 } from "./sqlite_ffi.ts";
-import type { Limits } from "./sqlite_protocol.ts";
-import { REGISTRY_SLOTS } from "./sqlite_protocol.ts";
+import { type Limits, REGISTRY_SLOTS, type Watch } from "./sqlite_protocol.ts";
 import {
   authorizer,
   readOnly,
@@ -52,13 +51,6 @@ export const file: {
 
 /** SQLITE_LIMIT_LENGTH as last set, per read handle. */
 const lengthLimits = new Map<bigint, number>();
-
-/** What a call that runs SQL carries: its stop flag, deadline and value budget. */
-export interface Watched {
-  flag: Int32Array;
-  deadline: number;
-  maxBytes?: number;
-}
 
 /** The call being stepped: its stop flag and deadline. */
 let current: { flag: Int32Array; deadline: number } | null = null;
@@ -143,7 +135,7 @@ export function execQuiet(db: Deno.PointerValue, text: string): void {
 /** Run `work` with the call's flag and deadline watched, the busy wait bounded by it. */
 export function watched<T>(
   db: Deno.PointerValue,
-  call: Watched,
+  call: Watch,
   work: () => T,
 ): T {
   start(db, call);
@@ -161,7 +153,7 @@ export function watched<T>(
  */
 export async function watchedAsync<T>(
   db: Deno.PointerValue,
-  call: Watched,
+  call: Watch,
   work: () => Promise<T>,
 ): Promise<T> {
   start(db, call);
@@ -173,7 +165,7 @@ export async function watchedAsync<T>(
 }
 
 /** Set up `db` for a call: not started if stopped or late, the busy wait and the value limit bounded. */
-function start(db: Deno.PointerValue, call: Watched): void {
+function start(db: Deno.PointerValue, call: Watch): void {
   if (Atomics.load(call.flag, 0) !== 0 || Date.now() > call.deadline) {
     // Stopped or late while it waited its turn: never started.
     throw new SqliteError("interrupted", "SQLITE_INTERRUPT");

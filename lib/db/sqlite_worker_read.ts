@@ -15,7 +15,6 @@ import {
   open,
   readRows,
   run,
-  type Watched,
   watched,
 } from "./sqlite_worker_connections.ts";
 import {
@@ -26,7 +25,7 @@ import {
   step,
 } from "./sqlite_ffi.ts";
 import { cellMapper } from "./sqlite_cells.ts";
-import type { Request } from "./sqlite_protocol.ts";
+import type { Request, Watch } from "./sqlite_protocol.ts";
 import {
   readOnly,
   refreshIndexed,
@@ -78,7 +77,7 @@ export function closeIdle(): void {
  * call's flag and deadline watched.
  */
 function answerRead<T>(
-  request: Watched & { id: number },
+  request: Watch,
   work: (db: Deno.PointerValue) => T,
 ): void {
   const db = acquire();
