@@ -152,7 +152,7 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
       if (table.trim() === "") throw invalidArgument("table must not be blank");
       const resolved = resolveConnection(
         deps,
-        ctx.principal,
+        ctx,
         args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "reading its schema");
@@ -246,7 +246,7 @@ export async function tableDescription(
     ...(column.enumValues === null ? {} : { enum_values: column.enumValues }),
     ...privateFlag(column),
   }));
-  const budget = discoveryBudget(deps);
+  const budget = discoveryBudget(deps, ctx);
   const answer: JsonObject = {
     table: detail.name,
     schema: detail.schema,

@@ -15,7 +15,7 @@ import { ENGINES } from "../../db/engines.ts";
 import { planRefusal } from "../../db/dry_run.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
-import { catalogCall, type FeatureDeps } from "../deps.ts";
+import { callSettings, catalogCall, type FeatureDeps } from "../deps.ts";
 import { admit, checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -122,15 +122,16 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
       openWorldHint: false,
     },
     async run(args, ctx) {
-      const settings = deps.settings();
+      const settings = callSettings(deps, ctx);
       checkConnectionId(args.connection_id);
       const query = queryText(args);
+      ctx.record?.({ sql: query });
       const analyze = args.analyze === true;
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
       const resolved = resolveConnection(
         deps,
-        ctx.principal,
+        ctx,
         args.connection_id,
       );
       // As vet.ts: a schema changed since the last re-sync is synced first,

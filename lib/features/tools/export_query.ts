@@ -16,7 +16,7 @@ import { Budget } from "../../db/budget.ts";
 import type { Cell } from "../../db/types.ts";
 import { DbError } from "../../db/errors.ts";
 import type { ToolEntry } from "../catalog.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
 import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
 import {
@@ -95,9 +95,10 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
       openWorldHint: false,
     },
     async run(args, ctx) {
-      const settings = deps.settings();
+      const settings = callSettings(deps, ctx);
       checkConnectionId(args.connection_id);
       const query = queryText(args);
+      ctx.record?.({ sql: query });
       const format = args.format as ExportFormat;
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
