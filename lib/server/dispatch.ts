@@ -27,11 +27,7 @@ import type { Logger } from "../base/log.ts";
 import { activityEntry, type ActivitySink } from "./activity.ts";
 import type { BudgetRefusal, TokenBudgets } from "./budgets.ts";
 import { jsonResponse } from "./http_error.ts";
-import {
-  Deadline,
-  type InFlightRegistry,
-  RequestStopped,
-} from "./inflight.ts";
+import { Deadline, type InFlightRegistry, RequestStopped } from "./inflight.ts";
 import type { MethodSpec } from "./methods.ts";
 import { finishResult } from "./result_envelope.ts";
 import { SseStream } from "./sse_stream.ts";
@@ -122,8 +118,11 @@ interface CallState {
   heartbeat: Heartbeat | null;
 }
 
-const RECORD_KEYS = ["connectionId", "sql", "object"] as const satisfies
-  readonly (keyof CallRecord)[];
+const RECORD_KEYS = [
+  "connectionId",
+  "sql",
+  "object",
+] as const satisfies readonly (keyof CallRecord)[];
 
 /** Runs requests. */
 export class Dispatcher {

@@ -26,7 +26,11 @@ import {
   principalWith,
 } from "../_fake_driver.ts";
 
-const PRINCIPAL = principalWith(["tools:read", "resources:read", "tools:write"]);
+const PRINCIPAL = principalWith([
+  "tools:read",
+  "resources:read",
+  "tools:write",
+]);
 
 const sha256 = (text: string) =>
   createHash("sha256").update(text).digest("hex");

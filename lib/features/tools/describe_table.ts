@@ -227,6 +227,7 @@ export async function tableDescription(
       }; list_tables or search_schema show what exists`,
     );
   }
+  ctx.record?.({ object: `${detail.schema}.${detail.name}` });
   if (columnOffset > 0 && columnOffset >= detail.columns.length) {
     throw invalidArgument(
       `column_offset is ${columnOffset}, but ${

@@ -16,6 +16,7 @@ import { planRefusal } from "../../db/dry_run.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { callSettings, catalogCall, type FeatureDeps } from "../deps.ts";
+import { withinDeadline } from "../context.ts";
 import { admit, checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -213,7 +214,7 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         maxBytes: answerBudget(settings),
         // A plan is one cell: the answer budget bounds it, not the cell cap.
         maxCellChars: answerBudget(settings) - 1_000,
-        timeoutMs: timeout * 1000,
+        timeoutMs: withinDeadline(ctx, timeout * 1000),
         signal: ctx.signal,
       };
       const result = await resolved.driver.query(text, limits).catch(

@@ -17,6 +17,7 @@ import type { Cell } from "../../db/types.ts";
 import { DbError } from "../../db/errors.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { callSettings, type FeatureDeps } from "../deps.ts";
+import { withinDeadline } from "../context.ts";
 import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
 import {
@@ -148,7 +149,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
           maxRows: settings.maxExportRows,
           maxBytes: settings.maxExportBytes,
           maxCellChars: Number.MAX_SAFE_INTEGER,
-          timeoutMs: timeout * 1000,
+          timeoutMs: withinDeadline(ctx, timeout * 1000),
           signal: ctx.signal,
           sign: signatureOf(ctx),
         }, async (columns: string[], rows: Cell[][]) => {
