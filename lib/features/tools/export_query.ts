@@ -110,7 +110,8 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
         operation: "an export",
         readsOnly: true,
       });
-      const dir = deps.exportDirectory();
+      // The call's settings snapshot first; the default directory else.
+      const dir = settings.exportDirectory ?? deps.exportDirectory();
       const path = `${dir}/${exportFileName(resolved.connection.name, format)}`;
       const writer = await ensureExportDirectory(dir)
         .then(() =>
