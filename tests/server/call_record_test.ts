@@ -10,8 +10,14 @@ import type { ActivityEntry } from "../../lib/app/activity_log.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../lib/app/settings.ts";
 import { silentLogger } from "../../lib/base/log.ts";
 import type { QueryOptions } from "../../lib/db/types.ts";
-import { Catalog, type ToolEntry } from "../../lib/features/catalog.ts";
+import {
+  Catalog,
+  type PromptEntry,
+  type ToolEntry,
+} from "../../lib/features/catalog.ts";
+import { explainSchemaPrompt } from "../../lib/features/prompts/explain_schema.ts";
 import { lookupHandlers } from "../../lib/features/lookups.ts";
+import { describeTableTool } from "../../lib/features/tools/describe_table.ts";
 import { executeQueryTool } from "../../lib/features/tools/execute_query.ts";
 import { savedQueryTool } from "../../lib/features/tools/saved_query.ts";
 import type { JsonObject } from "../../lib/protocol/jsonrpc.ts";
@@ -39,7 +45,7 @@ const sha256 = (text: string) =>
 function serving(
   tools: ToolEntry[],
   deps: FakeDeps,
-  options: { deadlineMs?: number } = {},
+  options: { deadlineMs?: number; prompts?: PromptEntry[] } = {},
 ) {
   const activity: ActivityEntry[] = [];
   const inflight = new InFlightRegistry();
@@ -50,29 +56,38 @@ function serving(
     reads.count++;
     return live;
   };
-  const spec: MethodSpec = {
-    name: "tools/call",
+  const handlers = lookupHandlers(
+    new Catalog({ tools, prompts: options.prompts ?? [] }),
+  );
+  const spec = (name: "tools/call" | "prompts/get"): MethodSpec => ({
+    name,
     eras: ["modern"],
     scope: "tools:read",
     cache: null,
     deadline: true,
     streams: false,
     mayRequireInput: true,
-    handler: lookupHandlers(new Catalog({ tools }))["tools/call"],
-  };
+    handler: handlers[name],
+  });
   const dispatcher = new Dispatcher({
     inflight,
     shutdown: new AbortController().signal,
     log: silentLogger,
     activity: (entry) => activity.push(entry),
     settings: deps.settings,
-    ...options,
+    ...(options.deadlineMs === undefined
+      ? {}
+      : { deadlineMs: options.deadlineMs }),
   });
   let next = 0;
-  const call = async (name: string, args: JsonObject) => {
+  const call = async (
+    name: string,
+    args: JsonObject,
+    method: "tools/call" | "prompts/get" = "tools/call",
+  ) => {
     const id = `c${next++}`;
     const response = dispatcher.run({
-      spec,
+      spec: spec(method),
       id,
       era: "modern",
       protocolVersion: "2026-07-28",
@@ -124,6 +139,54 @@ Deno.test("a connection named by its name is logged by its id; a call that resol
       // The statement was read; no connection was found.
       [null, sha256("select 2"), "error"],
     ],
+  );
+});
+
+Deno.test("a prompt's connection, an argument of another name, is logged by its id", async () => {
+  const connection = fakeConnection({ name: "Shop" });
+  const deps = fakeDeps([connection]);
+  const t = serving([], deps, { prompts: [explainSchemaPrompt(deps)] });
+  const { body } = await t.call(
+    "explain_schema",
+    { connection: "Shop" },
+    "prompts/get",
+  );
+  assert(body.result !== undefined, JSON.stringify(body));
+  assertEquals(
+    t.activity.map((e) => [e.method, e.target, e.connectionId]),
+    [["prompts/get", "explain_schema", connection.id]],
+  );
+});
+
+Deno.test("describe_table's table is in its entry's detail", async () => {
+  const connection = fakeConnection();
+  const deps = fakeDeps([connection]);
+  deps.driver.detail = {
+    name: "authors",
+    schema: "main",
+    type: "table",
+    columns: [{
+      name: "id",
+      dataType: "integer",
+      nullable: false,
+      defaultValue: null,
+      primaryKey: true,
+      comment: null,
+      enumValues: null,
+    }],
+    indexes: [],
+    foreignKeys: [],
+    comment: null,
+    ddl: null,
+  };
+  const t = serving([describeTableTool(deps)], deps);
+  await t.call("describe_table", {
+    connection_id: connection.id,
+    table: "authors",
+  });
+  assertEquals(
+    t.activity.map((e) => [e.connectionId, e.outcome, e.detail]),
+    [[connection.id, "success", "on main.authors"]],
   );
 });
 
