@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { ActivityEntry } from "../../lib/app/activity_log.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../lib/app/settings.ts";
 import { silentLogger } from "../../lib/base/log.ts";
+import { DbError } from "../../lib/db/errors.ts";
 import type { QueryOptions } from "../../lib/db/types.ts";
 import {
   Catalog,
@@ -238,15 +239,23 @@ Deno.test("each call reads the settings once, at its start", async () => {
   assertEquals(deps.driver.calls.length, 4);
 });
 
-/** A driver whose query waits until its signal aborts, keeping the options. */
+/**
+ * A driver whose query waits until its signal aborts, keeping the options;
+ * it then fails as the real drivers do, with a cancellation.
+ */
 class WaitingDriver extends FakeDriver {
   options: QueryOptions | null = null;
+  /** The options of the query it holds. */
+  held(): QueryOptions {
+    assert(this.options !== null, "no query was sent");
+    return this.options;
+  }
   override query(_sql: string, options: QueryOptions) {
     this.options = options;
     return new Promise<never>((_, reject) =>
       options.signal.addEventListener(
         "abort",
-        () => reject(options.signal.reason),
+        () => reject(new DbError("cancelled", "the query was cancelled")),
         { once: true },
       )
     );
@@ -270,19 +279,24 @@ Deno.test("the engine's timeout is held within the deadline, and the one signal 
   assert(options.timeoutMs >= 1 && options.timeoutMs <= 200);
   assertInstanceOf(options.signal.reason, RequestStopped);
   assertEquals(options.signal.reason.reason, "deadline");
+  // The history says so: the deadline's stop is a timeout.
+  await until(() => deps.recorded.length === 1);
+  assertEquals(deps.recorded[0]!.outcome, "timeout");
 
   const t = serving([executeQueryTool(deps)], deps);
   driver.options = null;
   const pending = t.call("execute_query", { ...query, query: "select 2" });
-  // Polled until the driver holds the statement (no time is asserted).
-  const seen = (): QueryOptions | null => driver.options;
-  let held = seen();
-  while (held === null) {
-    await new Promise((r) => setTimeout(r, 5));
-    held = seen();
-  }
+  await until(() => driver.options !== null);
+  const held = driver.held();
   assertEquals(held.timeoutMs, 300_000);
   assertEquals(t.inflight.cancel(PRINCIPAL.key, "c0"), true);
   assertEquals(((await pending).body.error as JsonObject).code, -33002);
   assertEquals(held.signal.reason.reason, "cancelled");
+  await until(() => deps.recorded.length === 2);
+  assertEquals(deps.recorded[1]!.outcome, "cancelled");
 });
+
+/** Poll `done` (no time is asserted: the test's own limit bounds it). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setTimeout(r, 5));
+}

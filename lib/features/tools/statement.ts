@@ -320,6 +320,9 @@ function historyOf(
   if (!settings.queryHistory) return () => {};
   return (durationMs, result, error) => {
     const kind = error instanceof DbError ? error.kind : null;
+    // The deadline stops a statement through the call's one signal: what
+    // the driver calls a cancellation is then a timeout.
+    const late = ctx.deadlineAt !== undefined && Date.now() >= ctx.deadlineAt;
     deps.history.record({
       time: Date.now(),
       connectionId: resolved.connection.id,
@@ -330,9 +333,9 @@ function historyOf(
       rowsAffected: result?.rowsAffected ?? 0,
       outcome: error === null
         ? "success"
-        : kind === "cancelled"
+        : kind === "cancelled" && !late
         ? "cancelled"
-        : kind === "timeout"
+        : kind === "timeout" || kind === "cancelled"
         ? "timeout"
         : "error",
       error: error === null
