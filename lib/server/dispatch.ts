@@ -155,13 +155,11 @@ export class Dispatcher {
     if (request.connection.aborted) onDisconnect();
     request.connection.addEventListener("abort", onDisconnect, { once: true });
     // One signal for the handler: what stops the request from outside and
-    // its deadline (the reason tells a timeout from a cancellation).
+    // its deadline abort it (the reason tells a timeout from a cancellation).
     const deadline = request.spec.deadline
-      ? new Deadline(this.#deadlineMs)
+      ? new Deadline(this.#deadlineMs, control)
       : null;
-    const signal = deadline === null
-      ? control.signal
-      : AbortSignal.any([control.signal, deadline.signal]);
+    const signal = control.signal;
 
     const streaming = request.progressToken !== undefined ||
       request.spec.streams;

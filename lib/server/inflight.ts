@@ -2,11 +2,11 @@
  * The registry of running requests, keyed by principal and JSON-RPC id
  * (docs/wire.md "Request lifecycle", "Cancellation").
  *
- * Each entry owns an AbortController for what stops a request from outside
- * (a cancellation, a revoked or paused token, a disconnect, the shutdown);
- * the dispatcher joins it with the request's {@linkcode Deadline} into the
- * handler's one signal (`AbortSignal.any`). The abort reason says why the
- * request ended, and the dispatcher turns it into the right wire error.
+ * Each entry owns an AbortController whose signal is the handler's one
+ * signal: a cancellation, a revoked or paused token, a disconnect, the
+ * shutdown and the request's {@linkcode Deadline} all abort it. The abort
+ * reason says why the request ended, and the dispatcher turns it into the
+ * right wire error (a timeout apart from a cancellation).
  *
  * @module
  */
@@ -33,29 +33,29 @@ export class RequestStopped extends Error {
 }
 
 /**
- * A handler deadline: a signal that aborts with `RequestStopped("deadline")`
- * at `at` (epoch ms), from which what remains is derived where an engine
- * needs a number (its statement timeout). Unlike `AbortSignal.timeout`, its
- * timer is cleared when the request ends: a finished request holds no timer
- * for the rest of the 330 s.
+ * A handler deadline: it aborts the request's controller with
+ * `RequestStopped("deadline")` at `at` (epoch ms), from which what remains is
+ * derived where an engine needs a number (its statement timeout), so the
+ * deadline travels in the one signal and never as a second number.
+ *
+ * It aborts the request's own controller rather than joining a signal of
+ * its own with `AbortSignal.any`: that costs 20–36 µs a request in Deno 2
+ * (its dependent signals are weakly held) against about 1 µs for the same
+ * one signal this way. And unlike `AbortSignal.timeout`, its timer is
+ * cleared when the request ends: a finished request holds no timer for the
+ * rest of the 330 s.
  */
 export class Deadline {
-  readonly #controller = new AbortController();
   readonly #timer: ReturnType<typeof setTimeout>;
   /** When it runs out, in `Date.now()`'s clock. */
   readonly at: number;
 
-  constructor(ms: number) {
+  constructor(ms: number, controller: AbortController) {
     this.at = Date.now() + ms;
     this.#timer = setTimeout(
-      () => this.#controller.abort(new RequestStopped("deadline")),
+      () => controller.abort(new RequestStopped("deadline")),
       ms,
     );
-  }
-
-  /** Aborts when the deadline runs out. */
-  get signal(): AbortSignal {
-    return this.#controller.signal;
   }
 
   /** The request ended: the deadline no longer runs. */
