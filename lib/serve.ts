@@ -468,6 +468,8 @@ function buildApp(
     dispatcher: new Dispatcher({
       inflight,
       budgets: core.budgets,
+      // One snapshot per call (ctx.settings): the features' reads of it.
+      settings: () => state.settings,
       shutdown: core.shutdown.signal,
       log,
       now,

@@ -45,7 +45,17 @@ export { sleep } from "../lib/base/sleep.ts";
  * work (a tool that takes time), not a test waiting for something.
  */
 export const fixtureTools: ToolEntry[] = [
-  tool("echo", (args) => Promise.resolve(text({ args }))),
+  // Records its connection_id and query as a database tool records what it
+  // resolved (the activity log reads only what was recorded).
+  tool("echo", (args, ctx) => {
+    ctx.record?.({
+      ...(typeof args.connection_id === "string"
+        ? { connectionId: args.connection_id }
+        : {}),
+      ...(typeof args.query === "string" ? { sql: args.query } : {}),
+    });
+    return Promise.resolve(text({ args }));
+  }),
   tool("progress", async (_args, ctx) => {
     ctx.progress(0, 1, "starting");
     ctx.progress(0, 1, "not advancing: dropped");

@@ -12,8 +12,8 @@
 import { driverSpec, type SavedConnection } from "../app/connections.ts";
 import type { TableSummary } from "../db/types.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
-import type { CallContext } from "./context.ts";
-import type { FeatureDeps } from "./deps.ts";
+import { type CallContext, withinDeadline } from "./context.ts";
+import { callSettings, type FeatureDeps } from "./deps.ts";
 import { findConnection } from "./prompts/connection_arg.ts";
 import { readableWithoutAsking, visibleConnections } from "./tools/access.ts";
 
@@ -101,9 +101,9 @@ export function databaseCompleter(deps: FeatureDeps): Completer {
     } catch {
       return null;
     }
-    return readableWithoutAsking(deps, connection, ctx.principal)
-      ? connection
-      : null;
+    if (!readableWithoutAsking(deps, connection, ctx.principal)) return null;
+    ctx.record?.({ connectionId: connection.id });
+    return connection;
   };
 
   const tablesOf = async (
@@ -116,7 +116,10 @@ export function databaseCompleter(deps: FeatureDeps): Completer {
     }
     const tables = await deps.pool.get(driverSpec(connection)).listTables({
       signal: ctx.signal,
-      timeoutMs: Math.min(deps.settings().queryTimeoutSeconds, 10) * 1000,
+      timeoutMs: withinDeadline(
+        ctx,
+        Math.min(callSettings(deps, ctx).queryTimeoutSeconds, 10) * 1000,
+      ),
       rowCounts: false,
       // Completion ranks names in memory: a bound on what it holds.
       limit: COMPLETION_TABLES,

@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { Settings } from "../app/settings.ts";
 import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { Era } from "../protocol/versions.ts";
@@ -39,6 +40,25 @@ export interface CallBudget {
   release(): void;
 }
 
+/**
+ * What a call resolved, for its activity log entry: the log reads this, never
+ * the call's arguments (a tool's SQL may come from a saved query or an
+ * argument of another name; a connection may be named rather than given by
+ * id). Each field is set where the feature resolved it; a later value of a
+ * field replaces an earlier one.
+ */
+export interface CallRecord {
+  /** The id of the connection the call resolved (never a name). */
+  connectionId?: string;
+  /**
+   * The SQL text the call vetted or ran; the log keeps only its SHA-256
+   * digest, taken before anything queues (server/activity.ts).
+   */
+  sql?: string;
+  /** The object the call worked on: a table, a schema, a saved query. */
+  object?: string;
+}
+
 /** A handler's view of one request. */
 export interface CallContext {
   readonly era: Era;
@@ -49,8 +69,23 @@ export interface CallContext {
   readonly clientInfo: ClientInfo | undefined;
   readonly trace: TraceContext;
   readonly principal: Principal;
-  /** Aborts when the request is cancelled, times out or its client leaves. */
+  /**
+   * The request's one signal: aborts when it is cancelled, its handler
+   * deadline runs out or its client leaves (the reason says which).
+   */
   readonly signal: AbortSignal;
+  /**
+   * When the handler deadline runs out (epoch ms, `Date.now()`'s clock);
+   * absent when none applies. An engine's own statement timeout is held
+   * within it by {@linkcode withinDeadline}.
+   */
+  readonly deadlineAt?: number;
+  /**
+   * The settings as they were when the call started: one snapshot per call,
+   * so a call never sees two versions of them (features read it through
+   * `callSettings`, features/deps.ts). Absent outside the dispatcher.
+   */
+  readonly settings?: Settings;
   /** Aborts when the server begins to stop (long-lived streams end cleanly). */
   readonly shutdown: AbortSignal;
   /** The legacy session the request belongs to (null in the modern era). */
@@ -80,6 +115,11 @@ export interface CallContext {
    * (a write's previewed and actual rows). Absent where nothing is logged.
    */
   note?(text: string): void;
+  /**
+   * Say what the call resolved, for its activity log entry (see
+   * {@linkcode CallRecord}). Absent where nothing is logged.
+   */
+  record?(what: CallRecord): void;
   /** Send a notification on this request's own stream (opens it). */
   notify(method: string, params: JsonObject): void;
   /** The calling token's budget; absent when none applies. */
@@ -88,3 +128,17 @@ export interface CallContext {
 
 /** A method handler: returns the result object or throws a WireError. */
 export type Handler = (ctx: CallContext) => Promise<JsonObject>;
+
+/**
+ * `ms` held within the call's handler deadline: the number an engine's own
+ * statement timeout gets, so the engine stops the statement no later than
+ * the call's signal would. At least 1 ms (a 0 turns some engines' timeout
+ * off).
+ */
+export function withinDeadline(
+  ctx: { readonly deadlineAt?: number },
+  ms: number,
+): number {
+  if (ctx.deadlineAt === undefined) return ms;
+  return Math.max(1, Math.min(ms, Math.ceil(ctx.deadlineAt - Date.now())));
+}

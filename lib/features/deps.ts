@@ -15,6 +15,7 @@ import type { CursorCodec } from "../protocol/cursor.ts";
 import type { DriverPool } from "../db/pool.ts";
 import type { CallOptions } from "../db/types.ts";
 import type { Consent } from "./consent.ts";
+import { type CallContext, withinDeadline } from "./context.ts";
 
 /** The features' view of the server. */
 export interface FeatureDeps {
@@ -47,16 +48,30 @@ export interface FeatureDeps {
 }
 
 /**
+ * The settings a call sees: the snapshot its dispatch took at its start
+ * (`ctx.settings`), else the live ones (a call made outside the dispatcher).
+ */
+export function callSettings(
+  deps: Pick<FeatureDeps, "settings">,
+  ctx: Pick<CallContext, "settings">,
+): Settings {
+  return ctx.settings ?? deps.settings();
+}
+
+/**
  * A catalog read (schema, version, a table's structure) made for a call: it
  * stops with the call, and on the database after the user's query timeout
- * (`queryTimeoutSeconds`), as a query would.
+ * (`queryTimeoutSeconds`), as a query would, within the call's deadline.
  */
 export function catalogCall(
   deps: Pick<FeatureDeps, "settings">,
-  ctx: { signal: AbortSignal },
+  ctx: Pick<CallContext, "signal" | "settings" | "deadlineAt">,
 ): CallOptions {
   return {
     signal: ctx.signal,
-    timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
+    timeoutMs: withinDeadline(
+      ctx,
+      callSettings(deps, ctx).queryTimeoutSeconds * 1000,
+    ),
   };
 }

@@ -1,17 +1,17 @@
 /**
  * What the activity log records about one request: who, which client, what it
- * named, how it ended. Built from the dispatch and its outcome; the SQL text a
- * call carries is reduced to its SHA-256 digest here, before anything queues.
+ * named, what its handler resolved (`ctx.record`: the connection, the SQL),
+ * how it ended. Built from the dispatch and its outcome; the SQL text a call
+ * recorded is reduced to its SHA-256 digest here, before anything queues.
  *
  * @module
  */
 
 import type { ActivityEntry, Outcome } from "../app/activity_log.ts";
 import { sha256Hex } from "../app/digest.ts";
-import type { Principal } from "../features/context.ts";
+import type { CallRecord, Principal } from "../features/context.ts";
 import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import { ErrorCode, TOOL_ERROR_CODES } from "../protocol/errors.ts";
-import { RESOURCE_URI_ROOT } from "../base/identity.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 
 /** Where entries go. */
@@ -20,7 +20,7 @@ export type ActivitySink = (entry: ActivityEntry) => void;
 /** A sink that drops everything (tests, or a server without a state db). */
 export const discardActivity: ActivitySink = () => {};
 
-/** What a request named: tool or resource, connection, SQL digest. */
+/** What a request named and what it resolved: target, connection, SQL digest. */
 export interface CallDetails {
   target: string | null;
   connectionId: string | null;
@@ -45,43 +45,36 @@ function sqlDigest(query: string): string {
   return digest;
 }
 
-/** Read what a request's params name, for the log. */
-export function callDetails(method: string, params: JsonObject): CallDetails {
-  const details: CallDetails = {
-    target: null,
-    connectionId: null,
-    sqlDigest: null,
-  };
+/**
+ * The tool, prompt or resource a request named (its `params.name` or
+ * `params.uri`, never its arguments): the log's target, logged even when
+ * nothing by that name exists.
+ */
+export function namedTarget(method: string, params: JsonObject): string | null {
   if (method === "tools/call" || method === "prompts/get") {
-    if (typeof params.name === "string") details.target = params.name;
-    const args = params.arguments;
-    if (isJsonObject(args)) {
-      if (typeof args.connection_id === "string") {
-        details.connectionId = args.connection_id;
-      }
-      if (typeof args.query === "string") {
-        details.sqlDigest = sqlDigest(args.query);
-      }
-    }
-  } else if (method === "resources/read" && typeof params.uri === "string") {
-    details.target = params.uri;
-    const prefix = `${RESOURCE_URI_ROOT}/`;
-    if (params.uri.startsWith(prefix)) {
-      const id = params.uri.slice(prefix.length).split(/[/?#]/)[0];
-      if (id !== undefined && id !== "") {
-        details.connectionId = decodeURIComponentSafe(id);
-      }
-    }
+    return typeof params.name === "string" ? params.name : null;
   }
-  return details;
+  if (method === "resources/read" && typeof params.uri === "string") {
+    return params.uri;
+  }
+  return null;
 }
 
-function decodeURIComponentSafe(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
+/**
+ * A request's details for the log: the target it named, and the connection
+ * and SQL its handler recorded (`ctx.record`) — what the feature resolved,
+ * whatever its arguments are called. Nothing recorded, nothing logged.
+ */
+export function callDetails(
+  method: string,
+  params: JsonObject,
+  recorded: CallRecord = {},
+): CallDetails {
+  return {
+    target: namedTarget(method, params),
+    connectionId: recorded.connectionId ?? null,
+    sqlDigest: recorded.sql === undefined ? null : sqlDigest(recorded.sql),
+  };
 }
 
 const DENIED_CODES: ReadonlySet<number> = new Set([
@@ -132,6 +125,8 @@ export interface ActivityInput {
   params: JsonObject;
   trace: TraceContext;
   ended: { errorCode: number } | { result: JsonObject };
+  /** What the handler recorded (ctx.record); absent: nothing ran. */
+  recorded?: CallRecord;
   detail?: string;
 }
 
@@ -140,7 +135,7 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
   const { principal } = input;
   const details = input.method === null
     ? { target: null, connectionId: null, sqlDigest: null }
-    : callDetails(input.method, input.params);
+    : callDetails(input.method, input.params, input.recorded);
   const ended = outcomeOf(input.ended);
   return {
     time: input.time,
@@ -159,8 +154,14 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
     traceparent: input.trace.traceparent ?? null,
     tracestate: input.trace.tracestate ?? null,
     baggage: input.trace.baggage ?? null,
-    // A tool error's code first, then what the call noted (ctx.note).
-    detail: [ended.detail, input.detail].filter((d) => d != null).join("; ") ||
-      null,
+    // A tool error's code first, the object the call worked on, then what
+    // the call noted (ctx.note).
+    detail: [
+      ended.detail,
+      input.recorded?.object === undefined
+        ? null
+        : `on ${input.recorded.object}`,
+      input.detail,
+    ].filter((d) => d != null).join("; ") || null,
   };
 }

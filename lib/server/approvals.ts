@@ -229,6 +229,10 @@ export class Approvals implements Consent {
 
   async #askHost(ctx: CallContext, ask: ConsentAsk): Promise<void> {
     const name = JSON.stringify(ask.connection.name);
+    // The call's settings snapshot, where it has one.
+    const limit = ctx.settings === undefined
+      ? this.#deps.timeoutMs?.()
+      : ctx.settings.approvalTimeoutSeconds * 1000;
     const request: DialogRequest = {
       kind: ask.kind,
       tier: ask.tier,
@@ -246,13 +250,13 @@ export class Approvals implements Consent {
     };
     ctx.waiting?.(
       `your approval of ${ask.operation} on ${name} on this machine`,
-      this.#deps.timeoutMs?.(),
+      limit,
     );
-    const answer = await this.#waitHost(request, ctx.signal).finally(() =>
-      ctx.waiting?.(null)
+    const answer = await this.#waitHost(request, ctx.signal, limit).finally(
+      () => ctx.waiting?.(null),
     );
     if (answer === "timeout") {
-      const seconds = Math.round((this.#deps.timeoutMs?.() ?? 0) / 1000);
+      const seconds = Math.round((limit ?? 0) / 1000);
       throw new ToolFailure(
         "user_cancelled",
         `no one answered the approval for ${ask.operation} on ${name} within ${seconds} s (approvalTimeoutSeconds); nothing was run`,
@@ -287,8 +291,8 @@ export class Approvals implements Consent {
   async #waitHost(
     request: DialogRequest,
     signal: AbortSignal,
+    limit: number | undefined,
   ): Promise<DialogAnswer | "timeout"> {
-    const limit = this.#deps.timeoutMs?.();
     const asked = new AbortController();
     const withdraw = () => asked.abort(signal.reason);
     if (signal.aborted) withdraw();

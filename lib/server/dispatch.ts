@@ -7,7 +7,12 @@
  */
 
 import { Heartbeat } from "./heartbeat.ts";
-import type { CallContext, Principal } from "../features/context.ts";
+import type {
+  CallContext,
+  CallRecord,
+  Principal,
+} from "../features/context.ts";
+import type { Settings } from "../app/settings.ts";
 import type { ClientInfo, TraceContext } from "../protocol/envelope.ts";
 import {
   ErrorCode,
@@ -22,7 +27,7 @@ import type { Logger } from "../base/log.ts";
 import { activityEntry, type ActivitySink } from "./activity.ts";
 import type { BudgetRefusal, TokenBudgets } from "./budgets.ts";
 import { jsonResponse } from "./http_error.ts";
-import { type InFlightRegistry, RequestStopped } from "./inflight.ts";
+import { Deadline, type InFlightRegistry, RequestStopped } from "./inflight.ts";
 import type { MethodSpec } from "./methods.ts";
 import { finishResult } from "./result_envelope.ts";
 import { SseStream } from "./sse_stream.ts";
@@ -62,6 +67,11 @@ export interface DispatcherDeps {
   now?: () => number;
   /** Per-token budgets and the kill switch (budgets.ts). */
   budgets?: TokenBudgets;
+  /**
+   * The live settings: read once at each call's start, and the call sees
+   * that snapshot throughout (`ctx.settings`).
+   */
+  settings?: () => Settings;
 }
 
 const STOPPED: Record<RequestStopped["reason"], () => WireError> = {
@@ -97,6 +107,23 @@ const STOPPED: Record<RequestStopped["reason"], () => WireError> = {
     ),
 };
 
+/** What a running call left for its answer and its log. */
+interface CallState {
+  /** The handler's work can no longer be undone (ctx.holdAnswer). */
+  held: boolean;
+  /** What the handler resolved (ctx.record). */
+  recorded: CallRecord;
+  /** What the handler noted for the activity log (ctx.note). */
+  notes: string[];
+  heartbeat: Heartbeat | null;
+}
+
+const RECORD_KEYS = [
+  "connectionId",
+  "sql",
+  "object",
+] as const satisfies readonly (keyof CallRecord)[];
+
 /** Runs requests. */
 export class Dispatcher {
   readonly #deps: DispatcherDeps;
@@ -127,12 +154,12 @@ export class Dispatcher {
       control.abort(new RequestStopped("disconnected"));
     if (request.connection.aborted) onDisconnect();
     request.connection.addEventListener("abort", onDisconnect, { once: true });
-    const timer = request.spec.deadline
-      ? setTimeout(
-        () => control.abort(new RequestStopped("deadline")),
-        this.#deadlineMs,
-      )
-      : undefined;
+    // One signal for the handler: what stops the request from outside and
+    // its deadline abort it (the reason tells a timeout from a cancellation).
+    const deadline = request.spec.deadline
+      ? new Deadline(this.#deadlineMs, control)
+      : null;
+    const signal = control.signal;
 
     const streaming = request.progressToken !== undefined ||
       request.spec.streams;
@@ -147,58 +174,7 @@ export class Dispatcher {
       }
       return stream;
     };
-
-    let lastProgress = -Infinity;
-    const frame = (progress: number, total: number, message: string) => {
-      const token = request.progressToken;
-      // A non-advancing update is dropped (docs/wire.md "Progress streaming").
-      if (token === undefined || !(progress > lastProgress)) return;
-      if (control.signal.aborted) return;
-      lastProgress = progress;
-      heartbeat?.sent(progress);
-      open().write({
-        jsonrpc: "2.0",
-        method: "notifications/progress",
-        params: { progressToken: token, progress, total, message },
-      });
-    };
-    const heartbeat = request.progressToken === undefined
-      ? null
-      : new Heartbeat(
-        (progress, message) => frame(progress, 1, message),
-        this.#deps.heartbeatMs,
-      );
-    const held = { value: false };
-    const budget = this.#deps.budgets?.callBudget(request.principal);
-    /** What the handler noted for the activity log (ctx.note). */
-    const notes: string[] = [];
-    const ctx: CallContext = {
-      era: request.era,
-      protocolVersion: request.protocolVersion,
-      method: request.spec.name,
-      params: request.params,
-      clientCapabilities: request.clientCapabilities,
-      clientInfo: request.clientInfo,
-      trace: request.trace,
-      principal: request.principal,
-      signal: control.signal,
-      shutdown: this.#deps.shutdown,
-      session: request.session,
-      id: request.id,
-      progress: frame,
-      waiting: (what, leftMs) => heartbeat?.waiting(what, leftMs),
-      holdAnswer: () => {
-        held.value = true;
-      },
-      note: (text) => {
-        notes.push(text);
-      },
-      notify: (method, params) => {
-        if (control.signal.aborted) return;
-        open().write({ jsonrpc: "2.0", method, params });
-      },
-      ...(budget === undefined ? {} : { budget }),
-    };
+    const { ctx, state } = this.#callContext(request, signal, deadline, open);
 
     const finish = async () => {
       const time = (this.#deps.now ?? Date.now)();
@@ -217,11 +193,7 @@ export class Dispatcher {
         }
         const result = refused !== null
           ? toolError("denied", refused.message)
-          : await untilStopped(
-            request.spec.handler(ctx),
-            control.signal,
-            held,
-          );
+          : await untilStopped(request.spec.handler(ctx), signal, state);
         ended = { result };
         message = {
           jsonrpc: "2.0",
@@ -240,9 +212,9 @@ export class Dispatcher {
         status = failure.status;
         headers = { ...failure.headers };
       } finally {
-        clearTimeout(timer);
-        heartbeat?.stop();
-        budget?.release();
+        deadline?.clear();
+        state.heartbeat?.stop();
+        ctx.budget?.release();
         request.connection.removeEventListener("abort", onDisconnect);
         inflight.delete(entry);
       }
@@ -255,7 +227,8 @@ export class Dispatcher {
         params: request.params,
         trace: request.trace,
         ended,
-        ...(notes.length === 0 ? {} : { detail: notes.join("; ") }),
+        recorded: state.recorded,
+        ...(state.notes.length === 0 ? {} : { detail: state.notes.join("; ") }),
       }));
       // An open stream ends with the answer as its last frame; a streaming
       // request that failed before any frame keeps its HTTP status as JSON.
@@ -269,6 +242,84 @@ export class Dispatcher {
     };
     void finish();
     return answer;
+  }
+
+  /**
+   * The handler's view of `request`: its one signal and deadline, the
+   * settings as they are now (one snapshot per call), progress frames on
+   * the stream `open` starts, and what it records and notes for the log.
+   */
+  #callContext(
+    request: Dispatch,
+    signal: AbortSignal,
+    deadline: Deadline | null,
+    open: () => SseStream,
+  ): { ctx: CallContext; state: CallState } {
+    let lastProgress = -Infinity;
+    const frame = (progress: number, total: number, message: string) => {
+      const token = request.progressToken;
+      // A non-advancing update is dropped (docs/wire.md "Progress streaming").
+      if (token === undefined || !(progress > lastProgress)) return;
+      if (signal.aborted) return;
+      lastProgress = progress;
+      heartbeat?.sent(progress);
+      open().write({
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken: token, progress, total, message },
+      });
+    };
+    const heartbeat = request.progressToken === undefined
+      ? null
+      : new Heartbeat(
+        (progress, message) => frame(progress, 1, message),
+        this.#deps.heartbeatMs,
+      );
+    const budget = this.#deps.budgets?.callBudget(request.principal);
+    const settings = this.#deps.settings?.();
+    const state: CallState = {
+      held: false,
+      recorded: {},
+      notes: [],
+      heartbeat,
+    };
+    const ctx: CallContext = {
+      era: request.era,
+      protocolVersion: request.protocolVersion,
+      method: request.spec.name,
+      params: request.params,
+      clientCapabilities: request.clientCapabilities,
+      clientInfo: request.clientInfo,
+      trace: request.trace,
+      principal: request.principal,
+      signal,
+      ...(deadline === null ? {} : { deadlineAt: deadline.at }),
+      ...(settings === undefined ? {} : { settings }),
+      shutdown: this.#deps.shutdown,
+      session: request.session,
+      id: request.id,
+      progress: frame,
+      waiting: (what, leftMs) => heartbeat?.waiting(what, leftMs),
+      holdAnswer: () => {
+        state.held = true;
+      },
+      note: (text) => {
+        state.notes.push(text);
+      },
+      record: (what) => {
+        // Only what is given: a later record adds to the earlier ones.
+        for (const key of RECORD_KEYS) {
+          const value = what[key];
+          if (value !== undefined) state.recorded[key] = value;
+        }
+      },
+      notify: (method, params) => {
+        if (signal.aborted) return;
+        open().write({ jsonrpc: "2.0", method, params });
+      },
+      ...(budget === undefined ? {} : { budget }),
+    };
+    return { ctx, state };
   }
 }
 
@@ -307,14 +358,14 @@ function budgetError(refused: BudgetRefusal): WireError {
 function untilStopped<T>(
   work: Promise<T>,
   signal: AbortSignal,
-  held: { value: boolean },
+  held: { readonly held: boolean },
 ): Promise<T> {
   // The abandoned handler may still settle later; its outcome is not wanted.
   work.catch(() => {});
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => {
-      if (!held.value) reject(signal.reason);
+      if (!held.held) reject(signal.reason);
     };
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(

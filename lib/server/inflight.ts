@@ -2,9 +2,11 @@
  * The registry of running requests, keyed by principal and JSON-RPC id
  * (docs/wire.md "Request lifecycle", "Cancellation").
  *
- * Each entry owns an AbortController whose signal reaches the handler; the
- * abort reason says why the request ended, and the dispatcher turns it into
- * the right wire error.
+ * Each entry owns an AbortController whose signal is the handler's one
+ * signal: a cancellation, a revoked or paused token, a disconnect, the
+ * shutdown and the request's {@linkcode Deadline} all abort it. The abort
+ * reason says why the request ended, and the dispatcher turns it into the
+ * right wire error (a timeout apart from a cancellation).
  *
  * @module
  */
@@ -27,6 +29,38 @@ export class RequestStopped extends Error {
   constructor(reason: StopReason) {
     super(`Request stopped: ${reason}`);
     this.reason = reason;
+  }
+}
+
+/**
+ * A handler deadline: it aborts the request's controller with
+ * `RequestStopped("deadline")` at `at` (epoch ms), from which what remains is
+ * derived where an engine needs a number (its statement timeout), so the
+ * deadline travels in the one signal and never as a second number.
+ *
+ * It aborts the request's own controller rather than joining a signal of
+ * its own with `AbortSignal.any`: that costs 20–36 µs a request in Deno 2
+ * (its dependent signals are weakly held) against about 1 µs for the same
+ * one signal this way. And unlike `AbortSignal.timeout`, its timer is
+ * cleared when the request ends: a finished request holds no timer for the
+ * rest of the 330 s.
+ */
+export class Deadline {
+  readonly #timer: ReturnType<typeof setTimeout>;
+  /** When it runs out, in `Date.now()`'s clock. */
+  readonly at: number;
+
+  constructor(ms: number, controller: AbortController) {
+    this.at = Date.now() + ms;
+    this.#timer = setTimeout(
+      () => controller.abort(new RequestStopped("deadline")),
+      ms,
+    );
+  }
+
+  /** The request ended: the deadline no longer runs. */
+  clear(): void {
+    clearTimeout(this.#timer);
   }
 }
 

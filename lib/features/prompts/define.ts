@@ -123,6 +123,7 @@ export function definePrompt<const A extends readonly PromptArgument[]>(
       // read from: this is the one place the two meet.
       const args = checkArguments(spec.name, declared, given) as PromptArgs<A>;
       const connection = findConnection(deps, ctx.principal, args.connection);
+      ctx.record?.({ connectionId: connection.id });
       try {
         const resolved = resolve(deps, connection);
         await admit(deps, ctx, connection, null, "reading its schema");

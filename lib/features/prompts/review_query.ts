@@ -30,6 +30,7 @@ export function reviewQueryPrompt(deps: FeatureDeps): PromptEntry {
     ],
     async render({ args, resolved, ctx }) {
       const { query } = args;
+      ctx.record?.({ sql: query });
       const names = await tableNames(deps, { args, resolved, ctx });
       const referenced = await details(
         deps,

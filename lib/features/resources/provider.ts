@@ -11,7 +11,7 @@ import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ResourceItem, ResourceProvider } from "../catalog.ts";
 import { NeedsInput } from "../consent.ts";
 import type { CallContext } from "../context.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
 import {
   admit,
   resolveConnection,
@@ -110,7 +110,7 @@ async function readRef(
   if (ref.kind === "connections") return connectionList(deps, ctx.principal);
   const resolved: Resolved = resolveConnection(
     deps,
-    ctx.principal,
+    ctx,
     ref.connectionId,
   );
   await admit(deps, ctx, resolved.connection, null, "reading its schema");
@@ -129,19 +129,20 @@ async function readRef(
         columnOffset: 0,
       });
     case "history":
-      return await historyPayload(deps, resolved, ref.limit);
+      return await historyPayload(deps, ctx, resolved, ref.limit);
   }
 }
 
 async function historyPayload(
   deps: FeatureDeps,
+  ctx: CallContext,
   { connection }: Resolved,
   limit: number,
 ): Promise<JsonObject> {
   const rows = await deps.history.recent(connection.id, limit);
   return {
     connection_id: connection.id,
-    recording: deps.settings().queryHistory,
+    recording: callSettings(deps, ctx).queryHistory,
     history: rows.map((row) => ({
       id: row.id,
       executed_at: new Date(row.time).toISOString(),

@@ -78,7 +78,7 @@ export async function schemaPayload(
     total_tables: overview.totalTables,
     truncated: false,
   };
-  const kept = fitting(tables, discoveryBudget(deps), answer);
+  const kept = fitting(tables, discoveryBudget(deps, ctx), answer);
   answer.tables = tables.slice(0, kept);
   answer.truncated = overview.totalTables > kept;
   return answer;

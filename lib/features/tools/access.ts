@@ -18,8 +18,12 @@ import { DbError } from "../../db/errors.ts";
 import type { BindValue } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import { consentReasons } from "../consent.ts";
-import type { CallContext, Principal } from "../context.ts";
-import type { FeatureDeps } from "../deps.ts";
+import {
+  type CallContext,
+  type Principal,
+  withinDeadline,
+} from "../context.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
 import { withValues } from "./bind.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { didYouMean, nearest } from "./nearest.ts";
@@ -120,6 +124,8 @@ export type { Resolved };
 /**
  * Resolve `connection_id` for a tool call: a malformed id is
  * `invalid_argument`, an unknown one `not_found`, a hidden one `-33007`.
+ * The connection found is recorded for the call's log entry (`ctx.record`),
+ * by its id even when it was named.
  * Consent (an `askEachTime` connection's first use, Safe Mode) is
  * {@linkcode admit}'s.
  *
@@ -130,7 +136,7 @@ export type { Resolved };
  * import type { FeatureDeps } from "../deps.ts";
  *
  * async function firstSteps(deps: FeatureDeps, ctx: CallContext, id: string) {
- *   const resolved = resolveConnection(deps, ctx.principal, id);
+ *   const resolved = resolveConnection(deps, ctx, id);
  *   await admit(deps, ctx, resolved.connection, null, "listing tables");
  *   return resolved.driver; // the connection's driver, opened on first use
  * }
@@ -138,11 +144,14 @@ export type { Resolved };
  */
 export function resolveConnection(
   deps: FeatureDeps,
-  principal: Principal,
+  ctx: Pick<CallContext, "principal" | "record">,
   id: string,
 ): Resolved {
   checkConnectionId(id);
+  const { principal } = ctx;
   const connection = findConnection(deps, principal, id);
+  // Recorded before the visibility check: a refusal is logged with it.
+  ctx.record?.({ connectionId: connection.id });
   if (!isVisible(connection, principal)) {
     throw wire.forbidden(
       `Forbidden: the connection ${connection.id} is not available to this client (the user's external access, AI policy or the token's connection list excludes it)`,
@@ -214,10 +223,12 @@ export async function admitStatement(
   if (statement.tier !== "read") {
     const seconds = Math.min(
       timeoutSeconds,
-      deps.settings().previewTimeoutSeconds,
+      callSettings(deps, ctx).previewTimeoutSeconds,
     );
     preview = await previewWrite(resolved, statement, {
-      timeoutSeconds: seconds,
+      // In whole seconds, as the preview's engines take it, within the
+      // call's deadline.
+      timeoutSeconds: Math.ceil(withinDeadline(ctx, seconds * 1000) / 1000),
       signal: ctx.signal,
       params,
     }).catch((error) => {

@@ -15,7 +15,7 @@ import {
   resolveConnection,
 } from "./access.ts";
 import { defineTool } from "./define.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
 import { invalidArgument, ToolFailure } from "./failure.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import {
@@ -53,14 +53,15 @@ export function confirmDestructiveTool(deps: FeatureDeps): ToolEntry {
     },
     scope: "admin",
     async run(args, ctx) {
-      const settings = deps.settings();
+      const settings = callSettings(deps, ctx);
       const id = args.connection_id;
       checkConnectionId(id);
       const query = queryText(args);
+      ctx.record?.({ sql: query });
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
       // An unknown connection is not_found before the statement is read.
-      const resolved = resolveConnection(deps, ctx.principal, id);
+      const resolved = resolveConnection(deps, ctx, id);
       const statement = await classifyQuery(query, resolved, ctx);
       if (statement.tier !== "destructive") {
         throw invalidArgument(

@@ -152,7 +152,7 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
       if (table.trim() === "") throw invalidArgument("table must not be blank");
       const resolved = resolveConnection(
         deps,
-        ctx.principal,
+        ctx,
         args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "reading its schema");
@@ -227,6 +227,7 @@ export async function tableDescription(
       }; list_tables or search_schema show what exists`,
     );
   }
+  ctx.record?.({ object: `${detail.schema}.${detail.name}` });
   if (columnOffset > 0 && columnOffset >= detail.columns.length) {
     throw invalidArgument(
       `column_offset is ${columnOffset}, but ${
@@ -246,7 +247,7 @@ export async function tableDescription(
     ...(column.enumValues === null ? {} : { enum_values: column.enumValues }),
     ...privateFlag(column),
   }));
-  const budget = discoveryBudget(deps);
+  const budget = discoveryBudget(deps, ctx);
   const answer: JsonObject = {
     table: detail.name,
     schema: detail.schema,

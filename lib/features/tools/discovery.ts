@@ -11,7 +11,7 @@ import { answerBudget } from "./answer_budget.ts";
 import type { SchemaList, SchemaSummary } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
-import { catalogCall, type FeatureDeps } from "../deps.ts";
+import { callSettings, catalogCall, type FeatureDeps } from "../deps.ts";
 import type { Resolved } from "./access.ts";
 import type { IntegerArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -52,8 +52,11 @@ export function limitOf(
  * The bytes of JSON text a discovery answer may take: `maxDiscoveryBytes`,
  * never more than the answer budget of every result (answer_budget.ts).
  */
-export function discoveryBudget(deps: FeatureDeps): number {
-  const settings = deps.settings();
+export function discoveryBudget(
+  deps: FeatureDeps,
+  ctx: Pick<CallContext, "settings">,
+): number {
+  const settings = callSettings(deps, ctx);
   return Math.min(settings.maxDiscoveryBytes, answerBudget(settings));
 }
 

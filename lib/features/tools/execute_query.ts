@@ -11,7 +11,7 @@
 import type { ToolEntry } from "../catalog.ts";
 import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
 import { PARAMS } from "./bind.ts";
 import { invalidArgument } from "./failure.ts";
 import { vetStatement } from "./vet.ts";
@@ -54,12 +54,13 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
       openWorldHint: true,
     },
     async run(args, ctx) {
-      const settings = deps.settings();
+      const settings = callSettings(deps, ctx);
       const id = args.connection_id;
       // The id's form is checked before the query; the connection itself is
       // resolved after progress 0.
       checkConnectionId(id);
       const query = queryText(args);
+      ctx.record?.({ sql: query });
       const maxRows = args.max_rows ??
         Math.min(settings.defaultRowLimit, settings.maxRowLimit);
       if (maxRows < 1 || maxRows > settings.maxRowLimit) {

@@ -15,7 +15,8 @@ import { ENGINES } from "../../db/engines.ts";
 import { planRefusal } from "../../db/dry_run.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ToolEntry } from "../catalog.ts";
-import { catalogCall, type FeatureDeps } from "../deps.ts";
+import { callSettings, catalogCall, type FeatureDeps } from "../deps.ts";
+import { withinDeadline } from "../context.ts";
 import { admit, checkConnectionId, resolveConnection } from "./access.ts";
 import { defineTool } from "./define.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -122,15 +123,16 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
       openWorldHint: false,
     },
     async run(args, ctx) {
-      const settings = deps.settings();
+      const settings = callSettings(deps, ctx);
       checkConnectionId(args.connection_id);
       const query = queryText(args);
+      ctx.record?.({ sql: query });
       const analyze = args.analyze === true;
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
       const resolved = resolveConnection(
         deps,
-        ctx.principal,
+        ctx,
         args.connection_id,
       );
       // As vet.ts: a schema changed since the last re-sync is synced first,
@@ -212,7 +214,7 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         maxBytes: answerBudget(settings),
         // A plan is one cell: the answer budget bounds it, not the cell cap.
         maxCellChars: answerBudget(settings) - 1_000,
-        timeoutMs: timeout * 1000,
+        timeoutMs: withinDeadline(ctx, timeout * 1000),
         signal: ctx.signal,
       };
       const result = await resolved.driver.query(text, limits).catch(

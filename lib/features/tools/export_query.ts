@@ -16,7 +16,8 @@ import { Budget } from "../../db/budget.ts";
 import type { Cell } from "../../db/types.ts";
 import { DbError } from "../../db/errors.ts";
 import type { ToolEntry } from "../catalog.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
+import { withinDeadline } from "../context.ts";
 import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
 import {
@@ -95,9 +96,10 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
       openWorldHint: false,
     },
     async run(args, ctx) {
-      const settings = deps.settings();
+      const settings = callSettings(deps, ctx);
       checkConnectionId(args.connection_id);
       const query = queryText(args);
+      ctx.record?.({ sql: query });
       const format = args.format as ExportFormat;
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
@@ -108,7 +110,8 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
         operation: "an export",
         readsOnly: true,
       });
-      const dir = deps.exportDirectory();
+      // The call's settings snapshot first; the default directory else.
+      const dir = settings.exportDirectory ?? deps.exportDirectory();
       const path = `${dir}/${exportFileName(resolved.connection.name, format)}`;
       const writer = await ensureExportDirectory(dir)
         .then(() =>
@@ -147,7 +150,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
           maxRows: settings.maxExportRows,
           maxBytes: settings.maxExportBytes,
           maxCellChars: Number.MAX_SAFE_INTEGER,
-          timeoutMs: timeout * 1000,
+          timeoutMs: withinDeadline(ctx, timeout * 1000),
           signal: ctx.signal,
           sign: signatureOf(ctx),
         }, async (columns: string[], rows: Cell[][]) => {

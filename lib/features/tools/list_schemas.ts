@@ -72,7 +72,7 @@ export function listSchemasTool(deps: FeatureDeps): ToolEntry {
       const limit = limitOf(args.limit, LIST_LIMIT);
       const resolved = resolveConnection(
         deps,
-        ctx.principal,
+        ctx,
         args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "listing its schemas");
@@ -93,7 +93,7 @@ export function listSchemasTool(deps: FeatureDeps): ToolEntry {
         total: matched.length,
         is_truncated: false,
       };
-      const kept = fitting(entries, discoveryBudget(deps), {
+      const kept = fitting(entries, discoveryBudget(deps, ctx), {
         ...answer,
         schemas: [],
       });

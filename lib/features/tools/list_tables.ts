@@ -148,7 +148,7 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
     async run(args, ctx) {
       const resolved = resolveConnection(
         deps,
-        ctx.principal,
+        ctx,
         args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "listing its tables");
@@ -262,7 +262,11 @@ export async function tableList(
       : {}),
   };
   // Room for next_cursor, which seals the last name (a few hundred bytes).
-  const kept = fitting(entries, discoveryBudget(deps) - CURSOR_ROOM, answer);
+  const kept = fitting(
+    entries,
+    discoveryBudget(deps, ctx) - CURSOR_ROOM,
+    answer,
+  );
   const more = page.more || kept < entries.length;
   const last = page.tables[kept - 1];
   answer.tables = entries.slice(0, kept);

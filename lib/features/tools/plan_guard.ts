@@ -24,7 +24,7 @@ import {
   type PlanLimits,
 } from "../../db/plan_limits.ts";
 import type { BindValue, QueryOptions } from "../../db/types.ts";
-import type { CallContext } from "../context.ts";
+import { type CallContext, withinDeadline } from "../context.ts";
 import type { Resolved } from "./access.ts";
 import { rethrow, ToolFailure } from "./failure.ts";
 
@@ -82,7 +82,7 @@ export async function checkPlanLimits(
     maxRows: PLAN_ROWS,
     maxBytes: 64 * 1024 * 1024,
     maxCellChars: 16 * 1024 * 1024,
-    timeoutMs: timeoutSeconds * 1000,
+    timeoutMs: withinDeadline(ctx, timeoutSeconds * 1000),
     signal: ctx.signal,
     // The plan of the statement with its placeholders' values bound.
     ...(params === undefined ? {} : { params }),

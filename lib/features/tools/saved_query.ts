@@ -24,7 +24,7 @@ import { compileNamed, PlaceholderError } from "../../db/placeholders.ts";
 import type { Engine } from "../../db/engines.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { CallContext } from "../context.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
 import { isVisible } from "./access.ts";
 import type { ArgumentSpec } from "./arguments.ts";
 import { defineTool } from "./define.ts";
@@ -147,7 +147,7 @@ export function savedQueryTool(
         (Object.hasOwn(given, param) ? given[param] : undefined) ??
           declared(param)?.default ?? null
       );
-      const settings = deps.settings();
+      const settings = callSettings(deps, ctx);
       const timeoutSeconds = settings.queryTimeoutSeconds;
       ctx.progress(0, 1, "Checking the statement");
       const vetted = await vetStatement(deps, ctx, {

@@ -98,7 +98,7 @@ export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
         : args.kinds;
       const resolved = resolveConnection(
         deps,
-        ctx.principal,
+        ctx,
         args.connection_id,
       );
       await admit(deps, ctx, resolved.connection, null, "searching its schema");
@@ -131,7 +131,7 @@ export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
         total: found.total,
         is_truncated: false,
       };
-      const kept = fitting(entries, discoveryBudget(deps), {
+      const kept = fitting(entries, discoveryBudget(deps, ctx), {
         ...answer,
         matches: [],
       });

@@ -12,10 +12,10 @@ import type { Settings } from "../../app/settings.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
-import type { CallContext } from "../context.ts";
+import { type CallContext, withinDeadline } from "../context.ts";
 import { DbError } from "../../db/errors.ts";
 import type { BindValue, QueryResult } from "../../db/types.ts";
-import type { FeatureDeps } from "../deps.ts";
+import { callSettings, type FeatureDeps } from "../deps.ts";
 import { approvedAtOf, type Resolved } from "./access.ts";
 import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -210,23 +210,22 @@ export async function runClassified(
     params?: readonly BindValue[];
   },
 ): Promise<JsonObject> {
-  const settings = deps.settings();
+  const settings = callSettings(deps, ctx);
   const write = statement.tier !== "read";
+  // The engine's own timeout, held within the call's deadline.
+  const timeoutMs = withinDeadline(ctx, limits.timeoutSeconds * 1000);
   ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
-  ctx.waiting?.(
-    `the statement on ${resolved.label}`,
-    limits.timeoutSeconds * 1000,
-  );
+  ctx.waiting?.(`the statement on ${resolved.label}`, timeoutMs);
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
-  const remember = historyOf(deps, ctx, resolved, statement);
+  const remember = historyOf(deps, ctx, settings, resolved, statement);
   const params = limits.params ?? [];
   const result = await resolved.driver.query(statement.text, {
     ...(params.length > 0 ? { params } : {}),
     mode: write ? "write" : "read",
     maxRows: limits.maxRows,
     ...answerLimits(settings),
-    timeoutMs: limits.timeoutSeconds * 1000,
+    timeoutMs,
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
     ...holdOption(limits.preview ?? null),
@@ -314,12 +313,16 @@ export async function runClassified(
 function historyOf(
   deps: FeatureDeps,
   ctx: CallContext,
+  settings: Settings,
   resolved: Resolved,
   statement: Classified,
 ): (durationMs: number, result: QueryResult | null, error: unknown) => void {
-  if (!deps.settings().queryHistory) return () => {};
+  if (!settings.queryHistory) return () => {};
   return (durationMs, result, error) => {
     const kind = error instanceof DbError ? error.kind : null;
+    // The deadline stops a statement through the call's one signal: what
+    // the driver calls a cancellation is then a timeout.
+    const late = ctx.deadlineAt !== undefined && Date.now() >= ctx.deadlineAt;
     deps.history.record({
       time: Date.now(),
       connectionId: resolved.connection.id,
@@ -330,9 +333,9 @@ function historyOf(
       rowsAffected: result?.rowsAffected ?? 0,
       outcome: error === null
         ? "success"
-        : kind === "cancelled"
+        : kind === "cancelled" && !late
         ? "cancelled"
-        : kind === "timeout"
+        : kind === "timeout" || kind === "cancelled"
         ? "timeout"
         : "error",
       error: error === null

@@ -50,7 +50,9 @@ export async function vetStatement(
     approximate?: readonly boolean[];
   },
 ): Promise<Vetted> {
-  const resolved = resolveConnection(deps, ctx.principal, request.connectionId);
+  const resolved = resolveConnection(deps, ctx, request.connectionId);
+  // The statement as it will run (a saved query's, with its placeholders).
+  ctx.record?.({ sql: request.query });
   // Counted by the engine's lexer before anything reaches the database.
   const params = checkParams(
     request.params,
