@@ -5,9 +5,9 @@
  * Held (regular tests): statement forms and functions that change session or
  * server state under a readOnly token on each engine; a scoped token naming
  * another connection by id, name, case, padding or look-alike letters on
- * every surface; engine errors that quote a huge value; Host and Origin
- * spellings; 64 stalled sockets (a 503 as documented, and the server
- * recovers).
+ * every surface; quotes, wildcards and NUL in names given to the catalog
+ * tools; engine errors that quote a huge value; Host and Origin spellings;
+ * 64 stalled sockets (a 503 as documented, and the server recovers).
  *
  * Succeeded (ignored, each with a `// FINDING:` comment, asserting the safe
  * behaviour): one token's slow reads hold the connection's whole pool; the
@@ -15,7 +15,8 @@
  * megabytes; column names and cut markers of a wide first row are not
  * counted against the answer budget (a 50 KB SQLite query answered 160 MB);
  * one token's subscription streams take every connection slot;
- * explain_query's echoed statement passes the answer budget.
+ * explain_query's echoed statement passes the answer budget; the activity
+ * log keeps a tokenless request's megabyte `_meta` fields whole.
  */
 
 import { assert, assertEquals } from "@std/assert";
@@ -424,6 +425,53 @@ Deno.test(
   },
 );
 
+Deno.test(
+  "names with quotes, wildcards and NUL given to the catalog tools stay names on every engine",
+  needs("postgres", "mysql"),
+  async () => {
+    for (const engine of ["sqlite", "mysql", "postgres"] as const) {
+      await using fixture = await openFixture(engine);
+      const shop = savedConnection(fixture, `atk_${engine}44`);
+      await using server = await serverWith([shop]);
+      for (
+        const table of [
+          "books'",
+          'books"',
+          "books`",
+          "books') union select 1,2,3,4,5,6 --",
+          'books"); select 1; --',
+          "b%",
+          "*",
+          "books\u0000x",
+          "../books",
+        ]
+      ) {
+        const answer = await callTool(server, "describe_table", {
+          connection_id: shop.id,
+          table,
+        });
+        const text = textOf(answer);
+        assert(
+          /^(not_found|query_failed):/.test(text),
+          `${engine} ${JSON.stringify(table)}: ${text.slice(0, 200)}`,
+        );
+      }
+      for (const schema of ["main' or '1'='1", 'x" or 1=1 --']) {
+        const answer = await callTool(server, "list_tables", {
+          connection_id: shop.id,
+          schema,
+        });
+        assert(textOf(answer).startsWith("not_found:"), textOf(answer));
+      }
+      const pattern = await callTool(server, "list_tables", {
+        connection_id: shop.id,
+        pattern: "'); select 1 --",
+      });
+      assertEquals(pattern.json.result.structuredContent.tables, []);
+    }
+  },
+);
+
 // ---------------------------------------------------------------- findings
 
 Deno.test({
@@ -656,5 +704,47 @@ Deno.test({
     });
     const text = textOf(answer);
     assert(text.length <= 40_000, `${text.length} characters`);
+  },
+});
+
+Deno.test({
+  // FINDING: the activity log keeps `_meta` clientInfo (name, version) and
+  // the W3C tracestate/baggage whole (lib/server/activity.ts activityEntry),
+  // also for a request that failed authentication, and prunes only after 90
+  // days: ten requests without any token, each with a 1 MB client name and
+  // a 1 MB tracestate, grew state.db by 22 MB (20 authenticated ones with
+  // three 1 MB fields: 70 MB). Any local process can fill the disk.
+  name:
+    "FINDING: requests without a token do not grow state.db by what their _meta carries",
+  ignore: true,
+  fn: async () => {
+    await using fixture = await openFixture("sqlite");
+    await using server = await serverWith([
+      savedConnection(fixture, "atk_lite44"),
+    ]);
+    const size = async () => {
+      let total = 0;
+      for await (const entry of Deno.readDir(server.home)) {
+        if (!entry.name.startsWith("state")) continue;
+        total += (await Deno.stat(`${server.home}/${entry.name}`)).size;
+      }
+      return total;
+    };
+    const before = await size();
+    const big = "b".repeat(1_000_000);
+    for (let i = 0; i < 10; i++) {
+      const answer = await postModern(
+        server.url,
+        modernRequest("tools/list", {}, i, {
+          tracestate: big,
+          "io.modelcontextprotocol/clientInfo": { name: big, version: "1" },
+        }),
+        { authorization: null },
+      );
+      assert(answer.status === 401 || answer.status === 429, answer.text);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const grown = await size() - before;
+    assert(grown < 1_000_000, `state.db grew ${grown} bytes`);
   },
 });
