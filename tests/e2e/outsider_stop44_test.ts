@@ -16,15 +16,20 @@
  * counted against the answer budget (a 50 KB SQLite query answered 160 MB);
  * one token's subscription streams take every connection slot;
  * explain_query's echoed statement passes the answer budget; the activity
- * log keeps a tokenless request's megabyte `_meta` fields whole.
+ * log keeps a tokenless request's megabyte `_meta` fields whole; a deeply
+ * nested body stalls the event loop (JSON.parse before authentication, and
+ * JSON.stringify of a mismatched Mcp-Param header's value).
  */
 
 import { assert, assertEquals } from "@std/assert";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import {
+  type Answer,
+  envelope,
   modernHeaders,
   modernRequest,
+  post,
   postModern,
   rawHttp,
 } from "../_server.ts";
@@ -746,5 +751,111 @@ Deno.test({
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const grown = await size() - before;
     assert(grown < 1_000_000, `state.db grew ${grown} bytes`);
+  },
+});
+
+/** A tools/call body whose argument `field` is `depth` nested arrays. */
+function deepBody(connectionId: string, field: string, depth: number): string {
+  const deep = "[".repeat(depth) + "]".repeat(depth);
+  const value = field === "params" ? `[${deep}]` : deep;
+  const meta = JSON.stringify(envelope());
+  return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute_query","arguments":{"connection_id":"${connectionId}","query":"select 1","${field}":${value}},"_meta":${meta}}}`;
+}
+
+/** The longest stall of this process's event loop while `work` runs. */
+async function longestStall(work: Promise<unknown>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 20);
+  try {
+    await work;
+  } finally {
+    clearInterval(timer);
+  }
+  return longest;
+}
+
+const TOOL_CALL_HEADERS = {
+  "content-type": "application/json",
+  "accept": "application/json, text/event-stream",
+  "mcp-protocol-version": "2026-07-28",
+  "mcp-method": "tools/call",
+  "mcp-name": "execute_query",
+};
+
+Deno.test({
+  // FINDING: a body is parsed whole with JSON.parse on the event loop
+  // before authentication (lib/protocol/jsonrpc.ts parseJsonBody, from
+  // lib/server/peek.ts and mcp_endpoint.ts), and V8 parses deep nesting
+  // slowly: a 9.8 MB body of 4,900,000 nested arrays, sent with a wrong
+  // token, stalled every client for 5.6 s (2,000,000: 1.5 s); repeated, it
+  // keeps the server stalled. No token is needed.
+  name:
+    "FINDING: a deeply nested body without a valid token does not stall the event loop",
+  ignore: true,
+  fn: async () => {
+    await using fixture = await openFixture("sqlite");
+    const shop = savedConnection(fixture, "atk_lite44");
+    await using server = await serverWith([shop]);
+    const body = deepBody(shop.id, "x", 4_900_000);
+    let status = 0;
+    const stall = await longestStall(
+      post(server.url, body, {
+        ...TOOL_CALL_HEADERS,
+        authorization: "Bearer dbp_not_a_token",
+      }).then((answer) => status = answer.status),
+    );
+    assert(status === 401 || status === 400 || status === 413, `${status}`);
+    assert(stall < 1_000, `the event loop stalled ${Math.round(stall)} ms`);
+  },
+});
+
+Deno.test({
+  // FINDING: a mismatched Mcp-Param-<field> header is answered with the
+  // body's value JSON.stringify'd into the message (lib/protocol/headers.ts
+  // line ~226), on the event loop: a readOnly token's 9.8 MB body of
+  // 4,900,000 nested arrays with `Mcp-Param-x: 1` stalled the server 45 s
+  // (2,000,000: 5.9 s) and answered a 9.8 MB error.
+  name:
+    "FINDING: a mismatched Mcp-Param header over a deep value does not stall the event loop",
+  ignore: true,
+  fn: async () => {
+    await using fixture = await openFixture("sqlite");
+    const shop = savedConnection(fixture, "atk_lite44");
+    await using server = await serverWith([shop]);
+    const body = deepBody(shop.id, "x", 2_000_000);
+    let answer: Answer | null = null;
+    const stall = await longestStall(
+      post(server.url, body, { ...TOOL_CALL_HEADERS, "mcp-param-x": "1" })
+        .then((a) => answer = a),
+    );
+    assertEquals(answer!.status, 400);
+    assert(stall < 1_000, `the event loop stalled ${Math.round(stall)} ms`);
+    assert(answer!.text.length < 10_000, `${answer!.text.length} bytes`);
+  },
+});
+
+Deno.test({
+  // FINDING (minor): deeply nested bind `params` end in -32603 "Internal
+  // error" (HTTP 500) after 5 s, not the contract's -32602 naming the
+  // argument (somewhere in the argument checks, lib/features/tools/
+  // arguments.ts or bind.ts, recursing into the value).
+  name:
+    "FINDING: deeply nested bind params answer -32602, not an internal error",
+  ignore: true,
+  fn: async () => {
+    await using fixture = await openFixture("sqlite");
+    const shop = savedConnection(fixture, "atk_lite44");
+    await using server = await serverWith([shop]);
+    const answer = await post(
+      server.url,
+      deepBody(shop.id, "params", 1_000_000),
+      TOOL_CALL_HEADERS,
+    );
+    assertEquals(answer.json?.error?.code, -32602, answer.text.slice(0, 200));
   },
 });
