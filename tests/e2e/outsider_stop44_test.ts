@@ -8,7 +8,8 @@
  * every surface; quotes, wildcards and NUL in names given to the catalog
  * tools; engine errors that quote a huge value; Host and Origin spellings;
  * 64 stalled sockets (a 503 as documented, and the server recovers);
- * another token's cancellation of the same request id.
+ * another token's cancellation of the same request id; pausing a token
+ * ends its subscription stream.
  *
  * Succeeded (ignored, each with a `// FINDING:` comment, asserting the safe
  * behaviour): one token's slow reads hold the connection's whole pool; the
@@ -24,6 +25,7 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
+import { mainArgs } from "../_main.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import {
@@ -510,6 +512,44 @@ Deno.test(
     assertEquals(answer.json.result.structuredContent.rows, [[0]]);
   },
 );
+
+Deno.test("pausing a token ends its subscription stream at once", async () => {
+  await using fixture = await openFixture("sqlite");
+  await using server = await serverWith([
+    savedConnection(fixture, "atk_lite44"),
+  ]);
+  const { plaintext } = await server.mint("readOnly", { name: "atk44 pause" });
+  const body = modernRequest("subscriptions/listen", {
+    notifications: { resourcesListChanged: true },
+  }, 1);
+  const response = await fetch(server.url, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { ...modernHeaders(body), authorization: `Bearer ${plaintext}` },
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  assert(decoder.decode((await reader.read()).value).includes("acknowledged"));
+  const paused = await new Deno.Command(Deno.execPath(), {
+    args: mainArgs("tokens", "pause", "atk44 pause"),
+    env: { DBPORT_HOME: server.home, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(paused.code, 0, decoder.decode(paused.stderr));
+  let text = "";
+  const guard = setTimeout(() => reader.cancel(), 10_000);
+  try {
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value);
+    }
+  } finally {
+    clearTimeout(guard);
+  }
+  assert(text.includes("-33002"), text.slice(0, 300));
+});
 
 // ---------------------------------------------------------------- findings
 
