@@ -379,3 +379,18 @@ export async function saveConnections(
 ): Promise<void> {
   await editFile(path, () => connectionsText(connections));
 }
+
+/**
+ * The connection's preview mode. A dry run runs as the saved login, before
+ * anyone approves, and its count or error reaches the client: on a connection
+ * whose AI reads run as a least-privilege `aiLogin`, that would let a client
+ * probe what only the saved login can see, so there it is the engine's
+ * estimate unless the user asks for more (docs/security.md "Write previews";
+ * `connections harden` writes `estimate` down).
+ */
+export function previewMode(
+  connection: SavedConnection,
+): "dryRun" | "estimate" | "off" {
+  return connection.writePreview ??
+    (connection.aiLogin === undefined ? "dryRun" : "estimate");
+}

@@ -22,7 +22,7 @@ import {
   type WritePreviewMode,
 } from "../app/connections.ts";
 import { FieldError, SSH_FLAGS, sshFields } from "../app/ssh_fields.ts";
-import { dropAiLogin } from "../cli/harden.ts";
+import { dropAiLogin } from "../app/harden.ts";
 import {
   ENGINE_NAMES,
   engineNamed,
@@ -306,13 +306,9 @@ export function connectionRoutes(
       connection.aiLogin !== undefined && !shared(deps, connection);
     if (drop) {
       const said: string[] = [];
-      const failed = await dropAiLogin(
-        connection,
-        {
-          out: (line: string) => said.push(line),
-          err: (line: string) => said.push(line),
-        } as Parameters<typeof dropAiLogin>[1],
-      );
+      const failed = await dropAiLogin(connection, {
+        out: (line: string) => said.push(line),
+      });
       if (failed !== null) {
         throw HttpError.plain(
           409,

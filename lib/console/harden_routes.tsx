@@ -18,7 +18,7 @@ import {
   type PreparedHarden,
   prepareHarden,
   saveHardened,
-} from "../cli/harden.ts";
+} from "../app/harden.ts";
 import { ENGINES } from "../db/engines.ts";
 import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
