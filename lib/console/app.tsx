@@ -21,6 +21,7 @@ import {
 import { messageOf } from "../base/message_of.ts";
 import { parseDuration } from "../app/duration.ts";
 import { isLevel } from "../app/tokens.ts";
+import { allowedHostsGuard } from "../server/guards/host_guard.ts";
 import { HttpError } from "../server/http_error.ts";
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from "./assets.ts";
 import type { ConsoleDeps } from "./deps.ts";
@@ -35,8 +36,8 @@ import {
 } from "./connection_routes.tsx";
 import { schemaRoutes } from "./schema_routes.tsx";
 import {
+  CONSOLE_HOSTS,
   type ConsoleEnv,
-  consoleHost,
   keyExchange,
   requireSession,
   sameOriginWithToken,
@@ -91,7 +92,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
     HttpError.plain(404, "not_found", "Not found").toResponse()
   );
   app.use("*", securityHeaders());
-  app.use("*", consoleHost(deps.port));
+  app.use("*", allowedHostsGuard(CONSOLE_HOSTS, deps.port));
   app.use("*", underPrefix(base));
   app.use("*", keyExchange(deps.keys, deps.port));
   app.use("*", requireSession(deps.keys, deps.port));

@@ -1,7 +1,7 @@
 /**
  * The console's policies, each a small middleware (docs/console.md
- * "Security"): headers that keep the page to itself, the exact loopback
- * Host (DNS rebinding), the key exchanged for a session cookie, the cookie
+ * "Security"): headers that keep the page to itself, the loopback Host
+ * (DNS rebinding, {@linkcode CONSOLE_HOSTS}), the key exchanged for a session cookie, the cookie
  * on every request, and a same-origin `Origin` plus the session's CSRF token
  * on every request that changes something.
  *
@@ -11,6 +11,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
+import type { AllowedHosts } from "../server/guards/host_guard.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleKeys, ConsoleSession } from "./keys.ts";
 import { sameSecret } from "./keys.ts";
@@ -59,31 +60,17 @@ export function securityHeaders(): MiddlewareHandler {
   };
 }
 
-/** The console's own origins: 127.0.0.1 and localhost at its port. */
-export function ownHosts(port: number): string[] {
-  return [`127.0.0.1:${port}`, `localhost:${port}`];
-}
-
 /**
- * `Host` must be the console's own loopback address and port: a page of
- * another site whose name was made to resolve to 127.0.0.1 (DNS rebinding)
- * still sends its own name, and is refused before anything is read.
+ * The console's own addresses: 127.0.0.1 and localhost, always with its
+ * port, for the one host guard (lib/server/guards/host_guard.ts). A page
+ * of another site whose name was made to resolve to 127.0.0.1 (DNS
+ * rebinding) still sends its own name, and is refused before anything is
+ * read.
  */
-export function consoleHost(port: () => number): MiddlewareHandler {
-  return async function consoleHost(c, next) {
-    const host = c.req.header("host")?.toLowerCase();
-    if (host === undefined || !ownHosts(port()).includes(host)) {
-      throw HttpError.plain(
-        403,
-        "forbidden_host",
-        `Host ${
-          host === undefined ? "(missing)" : JSON.stringify(host)
-        } is not this console's address`,
-      );
-    }
-    await next();
-  };
-}
+export const CONSOLE_HOSTS: AllowedHosts = {
+  names: ["127.0.0.1", "localhost"],
+  portOptional: false,
+};
 
 /**
  * Every URL sits under the per-start prefix (`/c/<random>`); anything else
