@@ -10,13 +10,16 @@
  * @module
  */
 
-import type { Context, Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { describeWhere, probeConnection } from "../app/connection_probe.ts";
 import {
+  AI_POLICIES,
   checkConnectionField,
   CONNECTION_DEFAULTS,
   editConnections,
+  EXTERNAL_ACCESS,
+  SAFE_MODES,
   type SavedConnection,
   WRITE_PREVIEWS,
   type WritePreviewMode,
@@ -35,6 +38,8 @@ import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
+import type { ConsoleView } from "./view.tsx";
+import { ConnectionsTable } from "./pages/connections.tsx";
 import { restoreUrlSecrets } from "./url_secrets.ts";
 import {
   type AddValues,
@@ -44,25 +49,43 @@ import {
 } from "./pages/connection_forms.tsx";
 import { dirname, join } from "node:path";
 
-/** How the Connections page is drawn, with what a form left to show. */
-export type ConnectionsPage = (
-  c: Context<ConsoleEnv>,
-  extra: {
-    add?: { values: AddValues; error: string; report?: TestReport };
-    report?: TestReport;
-    notice?: string;
-  },
-) => Response | Promise<Response>;
+/** What a form left for the Connections page to show. */
+interface PageExtra {
+  add?: { values: AddValues; error: string; report?: TestReport };
+  report?: TestReport;
+  notice?: string;
+}
 
-/** Add the routes under `base` (before `/connections/:id`, which they share). */
+/**
+ * The Connections page: its list (`GET /connections`), its forms, and the
+ * policy choices (`POST /connections/:id`, after the routes it shares its
+ * shape with).
+ */
 export function connectionRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  connectionsPage: ConnectionsPage,
-  page: (title: string, body: Child) => Response,
-  see: (location: string) => Response,
-): void {
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  const page = (title: string, body: Child) =>
+    view.whole({ title, path: "/connections" }, body);
+  const see = view.see;
+  const connectionsPage = (c: Context<ConsoleEnv>, extra: PageExtra) =>
+    view.page(
+      c,
+      { title: "Connections", path: "/connections" },
+      <ConnectionsTable
+        connections={deps.connections.all()}
+        status={(id) => ({
+          connected: deps.pool.isConnected(id),
+          failure: deps.pool.lastFailure(id),
+          risks: deps.pool.risks(id),
+        })}
+        csrf={c.get("session").csrf}
+        notice={extra.notice ?? view.notice(c)}
+        {...(extra.add ? { add: extra.add } : {})}
+        {...(extra.report ? { report: extra.report } : {})}
+      />,
+    );
   // dbport's own known_hosts, beside connections.json (as the CLI reads it).
   const knownHosts = () =>
     join(dirname(deps.connectionsPath), KNOWN_HOSTS_FILE);
@@ -98,7 +121,9 @@ export function connectionRoutes(
     };
   };
 
-  app.post(`${base}/connections/add`, async (c) => {
+  app.get("/connections", (c) => connectionsPage(c, {}));
+
+  app.post("/connections/add", async (c) => {
     const form = c.get("form");
     const values: AddValues = {
       name: (form.name ?? "").trim(),
@@ -203,12 +228,12 @@ export function connectionRoutes(
     });
   });
 
-  app.post(`${base}/connections/:id/test`, async (c) => {
+  app.post("/connections/:id/test", async (c) => {
     const report = await test(known(c.req.param("id")));
     return connectionsPage(c, { report });
   });
 
-  app.get(`${base}/connections/:id/edit`, (c) => {
+  app.get("/connections/:id/edit", (c) => {
     const connection = known(c.req.param("id"));
     return page(
       `Edit ${connection.name}`,
@@ -216,7 +241,7 @@ export function connectionRoutes(
     );
   });
 
-  app.post(`${base}/connections/:id/edit`, async (c) => {
+  app.post("/connections/:id/edit", async (c) => {
     const id = c.req.param("id");
     const current = known(id);
     const form = c.get("form");
@@ -288,7 +313,7 @@ export function connectionRoutes(
     return see("/connections?notice=saved");
   });
 
-  app.post(`${base}/connections/:id/remove`, (c) => {
+  app.post("/connections/:id/remove", (c) => {
     const connection = known(c.req.param("id"));
     return page(
       `Remove ${connection.name}`,
@@ -300,7 +325,7 @@ export function connectionRoutes(
     );
   });
 
-  app.post(`${base}/connections/:id/remove/apply`, async (c) => {
+  app.post("/connections/:id/remove/apply", async (c) => {
     const connection = known(c.req.param("id"));
     const drop = c.get("form")["drop-ai-login"] === "1" &&
       connection.aiLogin !== undefined && !shared(deps, connection);
@@ -327,6 +352,49 @@ export function connectionRoutes(
     );
     return see(`/connections?notice=${drop ? "removed-dropped" : "removed"}`);
   });
+
+  // Last: `/connections/add` and the others above share its shape.
+  app.post("/connections/:id", async (c) => {
+    const form = c.get("form");
+    const id = c.req.param("id");
+    const policy = {
+      externalAccess: pick(
+        form.externalAccess,
+        EXTERNAL_ACCESS,
+        "externalAccess",
+      ),
+      aiPolicy: pick(form.aiPolicy, AI_POLICIES, "aiPolicy"),
+      safeMode: pick(form.safeMode, SAFE_MODES, "safeMode"),
+    };
+    // The change is made to the file as it is under the lock, so an edit
+    // another process saved a moment ago is kept; in force now, not at the
+    // file watch's next look.
+    let next: SavedConnection | undefined;
+    await save((fresh) => {
+      const current = fresh.find((connection) => connection.id === id);
+      if (current === undefined) {
+        throw HttpError.plain(
+          404,
+          "no_connection",
+          "No saved connection has this id",
+        );
+      }
+      next = { ...current, ...policy };
+      return fresh.map((connection) =>
+        connection.id === id ? next! : connection
+      );
+    }).catch((error) => {
+      if (error instanceof HttpError) throw error;
+      throw HttpError.plain(409, "unreadable", messageOf(error));
+    });
+    if (next === undefined) return see("/connections");
+    deps.log(
+      `dbport: console: "${next.name}" now externalAccess ${next.externalAccess}, aiPolicy ${next.aiPolicy}, safeMode ${next.safeMode}`,
+    );
+    return see("/connections?notice=saved");
+  });
+
+  return app;
 }
 
 /** Another saved connection uses the same AI login: it stays then. */
@@ -336,4 +404,22 @@ function shared(deps: ConsoleDeps, connection: SavedConnection): boolean {
     deps.connections.all().some((c) =>
       c.id !== connection.id && c.aiLogin?.user === login
     );
+}
+
+/** A form field that must be one of `values`. */
+function pick<T extends string>(
+  value: string | undefined,
+  values: readonly T[],
+  field: string,
+): T {
+  if (value !== undefined && (values as readonly string[]).includes(value)) {
+    return value as T;
+  }
+  throw HttpError.plain(
+    400,
+    "bad_field",
+    `${field} must be one of ${values.join(", ")}, got ${
+      JSON.stringify(value ?? null)
+    }`,
+  );
 }

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { loadConnections } from "../app/connections.ts";
 import {
@@ -24,6 +24,7 @@ import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
+import type { ConsoleView } from "./view.tsx";
 import { randomSecret } from "./keys.ts";
 import { HardenConfirm } from "./pages/harden.tsx";
 
@@ -39,14 +40,15 @@ interface Shown {
   expiresAt: number;
 }
 
-/** Add the Harden routes under `base`. */
+/** The Connections page's Harden button. */
 export function hardenRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  page: (title: string, body: Child) => Response,
-  see: (location: string) => Response,
-): void {
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  const page = (title: string, body: Child) =>
+    view.whole({ title, path: "/connections" }, body);
+  const see = view.see;
   const plans = new Map<string, Shown>();
   const forget = () => {
     for (const [id, shown] of plans) {
@@ -54,7 +56,7 @@ export function hardenRoutes(
     }
   };
 
-  app.post(`${base}/connections/:id/harden`, async (c) => {
+  app.post("/connections/:id/harden", async (c) => {
     const connection = await saved(deps, c.req.param("id"));
     if (!ENGINES[connection.engine].logins) {
       throw HttpError.plain(
@@ -93,7 +95,7 @@ export function hardenRoutes(
     );
   });
 
-  app.post(`${base}/connections/:id/harden/apply`, async (c) => {
+  app.post("/connections/:id/harden/apply", async (c) => {
     forget();
     const id = c.get("form").plan ?? "";
     const shown = plans.get(id);
@@ -133,6 +135,8 @@ export function hardenRoutes(
     deps.events.changed("connections");
     return see("/connections?notice=hardened");
   });
+
+  return app;
 }
 
 async function saved(deps: ConsoleDeps, id: string) {

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Context, Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { quoteIdent } from "../db/identifiers.ts";
 import {
@@ -29,6 +29,7 @@ import {
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
+import type { ConsoleView } from "./view.tsx";
 import { randomSecret } from "./keys.ts";
 import {
   ConfirmWrite,
@@ -50,13 +51,12 @@ interface Plan {
   expiresAt: number;
 }
 
-/** Add the Query routes under `base`. */
+/** The Query page. */
 export function queryRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  page: (title: string, path: string, body: Child) => Response,
-): void {
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
   const plans = new Map<string, Plan>();
   const forget = () => {
     for (const [id, plan] of plans) {
@@ -69,9 +69,8 @@ export function queryRoutes(
     input: QueryInput,
     below: Child,
   ) =>
-    page(
-      "Query",
-      "/query",
+    view.whole(
+      { title: "Query", path: "/query" },
       <>
         {connections().length === 0
           ? (
@@ -103,7 +102,7 @@ export function queryRoutes(
   };
 
   app.get(
-    `${base}/query`,
+    "/query",
     (c) => {
       // ?connection=<id> picks it (links from Connections); never any SQL.
       const asked = deps.connections.byId(c.req.query("connection") ?? "");
@@ -114,7 +113,7 @@ export function queryRoutes(
     },
   );
 
-  app.post(`${base}/query/open`, (c) => {
+  app.post("/query/open", (c) => {
     const form = c.get("form");
     const connection = deps.connections.byId(form.connection ?? "");
     if (connection === undefined) {
@@ -139,7 +138,7 @@ export function queryRoutes(
     }, null);
   });
 
-  app.post(`${base}/query`, async (c) => {
+  app.post("/query", async (c) => {
     const input = inputOf(c);
     const signal = c.req.raw.signal;
     try {
@@ -215,7 +214,7 @@ export function queryRoutes(
     return plan;
   };
 
-  app.post(`${base}/query/cancel`, (c) => {
+  app.post("/query/cancel", (c) => {
     const plan = taken(c);
     return show(
       c,
@@ -224,7 +223,7 @@ export function queryRoutes(
     );
   });
 
-  app.post(`${base}/query/confirm`, async (c) => {
+  app.post("/query/confirm", async (c) => {
     const plan = taken(c);
     try {
       const result = await runOwner(deps, plan.owned, {
@@ -255,7 +254,7 @@ export function queryRoutes(
     }
   });
 
-  app.post(`${base}/query/export`, async (c) => {
+  app.post("/query/export", async (c) => {
     const input = inputOf(c);
     const signal = c.req.raw.signal;
     try {
@@ -282,6 +281,8 @@ export function queryRoutes(
       throw error;
     }
   });
+
+  return app;
 }
 
 /** The History page follows the statements the owner ran. */

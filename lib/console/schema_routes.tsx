@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Context, Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import type { CallOptions } from "../db/types.ts";
 import { ownerConnection, OwnerFailure } from "../features/owner_query.ts";
@@ -15,6 +15,7 @@ import { LIST_LIMIT } from "../features/discovery.ts";
 import { messageOf } from "../base/message_of.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
+import type { ConsoleView } from "./view.tsx";
 import {
   SchemaBrowser,
   SchemaFilters,
@@ -25,19 +26,18 @@ import {
 /** Tables on one page: `list_tables`' own default. */
 export const SCHEMA_PAGE = LIST_LIMIT.fallback;
 
-/** Add the Schema routes under `base`. */
+/** The Schema page. */
 export function schemaRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  page: (
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  const page = (
     c: Context<ConsoleEnv>,
     title: string,
-    path: string,
     head: Child,
     body: Child,
-  ) => Response,
-): void {
+  ) => view.page(c, { title, path: "/schema", head }, body);
   const call = (c: Context<ConsoleEnv>): CallOptions => ({
     signal: c.req.raw.signal,
     timeoutMs: deps.settings().queryTimeoutSeconds * 1000,
@@ -48,7 +48,7 @@ export function schemaRoutes(
     </p>
   );
 
-  app.get(`${base}/schema`, async (c) => {
+  app.get("/schema", async (c) => {
     const all = deps.connections.all();
     const id = c.req.query("connection") ?? all[0]?.id ?? "";
     const q = c.req.query("q")?.slice(0, 200) ?? "";
@@ -65,7 +65,6 @@ export function schemaRoutes(
       return page(
         c,
         "Schema",
-        "/schema",
         null,
         <p class="empty">No saved connection: add one on Connections.</p>,
       );
@@ -98,7 +97,6 @@ export function schemaRoutes(
       return page(
         c,
         "Schema",
-        "/schema",
         <SchemaFilters connections={all} place={place} />,
         <SchemaBrowser
           place={place}
@@ -108,11 +106,11 @@ export function schemaRoutes(
         />,
       );
     } catch (error) {
-      return page(c, "Schema", "/schema", head, failed(error));
+      return page(c, "Schema", head, failed(error));
     }
   });
 
-  app.get(`${base}/schema/table`, async (c) => {
+  app.get("/schema/table", async (c) => {
     const id = c.req.query("connection") ?? "";
     const schema = c.req.query("schema");
     const name = c.req.query("table") ?? "";
@@ -141,7 +139,6 @@ export function schemaRoutes(
       return page(
         c,
         table.name,
-        "/schema",
         null,
         <TableView
           connection={connection}
@@ -151,7 +148,9 @@ export function schemaRoutes(
         />,
       );
     } catch (error) {
-      return page(c, "Schema", "/schema", null, failed(error));
+      return page(c, "Schema", null, failed(error));
     }
   });
+
+  return app;
 }
