@@ -15,6 +15,11 @@ import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
 import { editFile, type LockOptions } from "./file_lock.ts";
+import {
+  editParsedFile,
+  type ListFile,
+  loadParsedFile,
+} from "./parsed_file.ts";
 import { checkPrivateColumns } from "../db/private_columns.ts";
 
 /** Whether external (MCP) clients may use a connection, and how far. */
@@ -323,23 +328,23 @@ export function parseConnections(
   return { ok: true, connections };
 }
 
+/** connections.json as a list file (parsed_file.ts). */
+function connectionsFile(path: string): ListFile<SavedConnection> {
+  return {
+    parse: (text) => {
+      const parsed = parseConnections(text, path);
+      return parsed.ok ? { ok: true, items: parsed.connections } : parsed;
+    },
+    text: connectionsText,
+  };
+}
+
 /** Read the saved connections; a missing file holds none. */
 export async function loadConnections(
   path: string,
 ): Promise<ConnectionsResult> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return { ok: true, connections: [] };
-    }
-    return {
-      ok: false,
-      message: `Cannot read ${path}: ${messageOf(error)}`,
-    };
-  }
-  return parseConnections(text, path);
+  const loaded = await loadParsedFile(path, connectionsFile(path));
+  return loaded.ok ? { ok: true, connections: loaded.items } : loaded;
 }
 
 /** The text of `connections.json` holding `connections`. */
@@ -355,21 +360,14 @@ export function connectionsText(
  * returns the new list; it may throw to refuse (nothing is written). A
  * malformed file is never overwritten. Returns the list written.
  */
-export async function editConnections(
+export function editConnections(
   path: string,
   change: (
     fresh: SavedConnection[],
   ) => readonly SavedConnection[] | Promise<readonly SavedConnection[]>,
   options: LockOptions = {},
 ): Promise<readonly SavedConnection[]> {
-  let written: readonly SavedConnection[] = [];
-  await editFile(path, async (text) => {
-    const parsed = parseConnections(text ?? "", path);
-    if (!parsed.ok) throw new Error(parsed.message);
-    written = await change(parsed.connections);
-    return connectionsText(written);
-  }, options);
-  return written;
+  return editParsedFile(path, connectionsFile(path), change, options);
 }
 
 /** Replace the saved connections whole (under the lock), mode 0600. */
