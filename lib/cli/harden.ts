@@ -10,7 +10,6 @@
  */
 
 import { cliCommand } from "../app/cli_command.ts";
-import { loadConnections } from "../app/connections.ts";
 import {
   aiUserName,
   applyHarden,
@@ -20,7 +19,8 @@ import {
 } from "../app/harden.ts";
 import { DbError } from "../db/errors.ts";
 import { parseFlags, stringFlag } from "./args.ts";
-import { type CliIO, UsageError } from "./io.ts";
+import { find, load } from "./connections/common.ts";
+import type { CliIO } from "./io.ts";
 
 /** The plan's steps, where the tests have always found them. */
 export { applyHarden, prepareHarden, saveHardened };
@@ -35,21 +35,11 @@ export async function hardenCommand(
     apply: { type: "boolean" },
     user: { type: "string" },
   });
-  const loaded = await loadConnections(path);
-  if (!loaded.ok) throw new Error(`${loaded.message}; fix it by hand first`);
-  const key = parsed.positionals[0]?.toLowerCase();
-  if (key === undefined) {
-    throw new UsageError("connections harden: name a connection id or name");
-  }
-  const connection = loaded.connections.find((c) => c.id === key) ??
-    loaded.connections.find((c) => c.name.toLowerCase() === key);
-  if (connection === undefined) {
-    throw new UsageError(
-      `connections harden: no saved connection has the id or name "${
-        parsed.positionals[0]
-      }"`,
-    );
-  }
+  const connection = find(
+    await load(path),
+    parsed.positionals[0],
+    "connections harden",
+  );
   try {
     const prepared = await prepareHarden(
       connection,
