@@ -8,7 +8,6 @@
  * @module
  */
 
-import { messageOf } from "../base/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
@@ -17,6 +16,7 @@ import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
 import { editFile, type LockOptions } from "./file_lock.ts";
 import {
   editParsedFile,
+  jsonList,
   type ListFile,
   loadParsedFile,
 } from "./parsed_file.ts";
@@ -252,29 +252,18 @@ export function parseConnections(
   text: string,
   source = "connections.json",
 ): ConnectionsResult {
-  if (text.trim() === "") return { ok: true, connections: [] };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      message: `Cannot parse ${source}: ${messageOf(error)}`,
-    };
-  }
+  const list = jsonList(text, source, "connections");
+  if (!list.ok) return list;
   const fail = (message: string): ConnectionsResult => ({
     ok: false,
     message: `Cannot read ${source}: ${message}`,
   });
-  if (!isJsonObject(value) || !Array.isArray(value.connections)) {
-    return fail('it must be an object {"connections": [...]}');
-  }
-  const extra = Object.keys(value).filter((key) => key !== "connections");
+  const extra = Object.keys(list.object).filter((key) => key !== "connections");
   if (extra.length > 0) return fail(`unknown key "${extra[0]}"`);
   const connections: SavedConnection[] = [];
   const ids = new Set<string>();
   const names = new Set<string>();
-  for (const [index, item] of value.connections.entries()) {
+  for (const [index, item] of list.items.entries()) {
     const at = `connections[${index}]`;
     if (!isJsonObject(item)) return fail(`${at} must be an object`);
     // A file written before the field was renamed says "driver"; its

@@ -8,6 +8,7 @@
  */
 
 import { messageOf } from "../base/message_of.ts";
+import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import { editFile, type LockOptions } from "./file_lock.ts";
 
 /** A list as a file holds it, or why it holds none. */
@@ -58,4 +59,35 @@ export async function editParsedFile<T>(
     return file.text(written);
   }, options);
   return written;
+}
+
+/**
+ * The array under `key` in a list file's JSON text (`{"<key>": [...]}`),
+ * with the object that holds it; an empty text holds none. Why not, in
+ * words that name `source`.
+ */
+export function jsonList(
+  text: string,
+  source: string,
+  key: string,
+):
+  | { ok: true; items: unknown[]; object: JsonObject }
+  | { ok: false; message: string } {
+  if (text.trim() === "") return { ok: true, items: [], object: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      message: `Cannot parse ${source}: ${messageOf(error)}`,
+    };
+  }
+  if (!isJsonObject(value) || !Array.isArray(value[key])) {
+    return {
+      ok: false,
+      message: `Cannot read ${source}: it must be an object {"${key}": [...]}`,
+    };
+  }
+  return { ok: true, items: value[key] as unknown[], object: value };
 }

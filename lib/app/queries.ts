@@ -14,6 +14,7 @@ import type { Logger } from "../base/log.ts";
 import type { LockOptions } from "./file_lock.ts";
 import {
   editParsedFile,
+  jsonList,
   type ListFile,
   loadParsedFile,
 } from "./parsed_file.ts";
@@ -185,26 +186,10 @@ export function parseQueries(
   text: string,
   source = QUERIES_FILE,
 ): QueriesResult {
-  if (text.trim() === "") return { ok: true, queries: [] };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      message: `Cannot parse ${source}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    };
-  }
-  if (!isJsonObject(value) || !Array.isArray(value.queries)) {
-    return {
-      ok: false,
-      message: `Cannot read ${source}: it must be an object {"queries": [...]}`,
-    };
-  }
+  const list = jsonList(text, source, "queries");
+  if (!list.ok) return list;
   const names = new Set<string>();
-  for (const [i, query] of value.queries.entries()) {
+  for (const [i, query] of list.items.entries()) {
     const problem = queryProblem(query);
     if (problem !== null) {
       return {
@@ -224,7 +209,7 @@ export function parseQueries(
     }
     names.add(name);
   }
-  return { ok: true, queries: value.queries as unknown as SavedQuery[] };
+  return { ok: true, queries: list.items as SavedQuery[] };
 }
 
 /** The text of `queries.json` holding `queries`. */

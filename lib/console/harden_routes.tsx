@@ -25,7 +25,7 @@ import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
 import type { ConsoleView } from "./view.tsx";
-import { randomSecret } from "./keys.ts";
+import { ShownPlans } from "./shown_plans.ts";
 import { HardenConfirm } from "./pages/harden.tsx";
 
 /** How long a shown plan may wait for its second click. */
@@ -33,12 +33,6 @@ export const PLAN_TTL_MS = 10 * 60_000;
 
 /** Plans kept at most (the oldest is forgotten past it). */
 export const MAX_PLANS = 16;
-
-interface Shown {
-  session: string;
-  prepared: PreparedHarden;
-  expiresAt: number;
-}
 
 /** The Connections page's Harden button. */
 export function hardenRoutes(
@@ -49,12 +43,11 @@ export function hardenRoutes(
   const page = (title: string, body: Child) =>
     view.whole({ title, path: "/connections" }, body);
   const see = view.see;
-  const plans = new Map<string, Shown>();
-  const forget = () => {
-    for (const [id, shown] of plans) {
-      if (shown.expiresAt <= deps.now()) plans.delete(id);
-    }
-  };
+  const plans = new ShownPlans<PreparedHarden>(
+    PLAN_TTL_MS,
+    MAX_PLANS,
+    () => deps.now(),
+  );
 
   app.post("/connections/:id/harden", async (c) => {
     const connection = await saved(deps, c.req.param("id"));
@@ -73,15 +66,8 @@ export function hardenRoutes(
       );
     });
     if (prepared === null) throw HttpError.plain(400, "no_logins", "No logins");
-    forget();
-    const id = randomSecret();
     const session = c.get("session");
-    plans.set(id, {
-      session: session.id,
-      prepared,
-      expiresAt: deps.now() + PLAN_TTL_MS,
-    });
-    if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value!);
+    const id = plans.keep(session.id, prepared);
     return page(
       "Harden",
       <HardenConfirm
@@ -96,31 +82,29 @@ export function hardenRoutes(
   });
 
   app.post("/connections/:id/harden/apply", async (c) => {
-    forget();
-    const id = c.get("form").plan ?? "";
-    const shown = plans.get(id);
-    if (
-      shown === undefined || shown.session !== c.get("session").id ||
-      shown.prepared.connection.id !== c.req.param("id")
-    ) {
+    const prepared = plans.take(
+      c.get("form").plan ?? "",
+      c.get("session").id,
+      (prepared) => prepared.connection.id === c.req.param("id"),
+    );
+    if (prepared === undefined) {
       throw HttpError.plain(
         409,
         "no_plan",
         "That Harden plan is not waiting (used, expired or another page's): press Harden again",
       );
     }
-    plans.delete(id);
-    const name = shown.prepared.connection.name;
+    const name = prepared.connection.name;
     let done;
     try {
-      done = await applyHarden(shown.prepared);
+      done = await applyHarden(prepared);
       await saveHardened(deps.connectionsPath, done.connection);
     } catch (error) {
       throw HttpError.plain(
         409,
         "harden_failed",
         `The AI login of "${name}" was not saved: ${
-          messageOf(error).replaceAll(shown.prepared.plan.password, "********")
+          messageOf(error).replaceAll(prepared.plan.password, "********")
         }`,
       );
     }
@@ -130,7 +114,7 @@ export function hardenRoutes(
       deps.log,
     );
     deps.log(
-      `dbport: console: "${name}" hardened: AI reads now run as "${shown.prepared.plan.user}"`,
+      `dbport: console: "${name}" hardened: AI reads now run as "${prepared.plan.user}"`,
     );
     deps.events.changed("connections");
     return see("/connections?notice=hardened");

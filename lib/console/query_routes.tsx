@@ -30,7 +30,7 @@ import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
 import type { ConsoleView } from "./view.tsx";
-import { randomSecret } from "./keys.ts";
+import { ShownPlans } from "./shown_plans.ts";
 import {
   ConfirmWrite,
   type QueryConfirm,
@@ -44,11 +44,9 @@ export const QUERY_PLAN_TTL_MS = 10 * 60_000;
 const MAX_PLANS = 16;
 
 interface Plan {
-  session: string;
   input: QueryInput;
   owned: OwnerStatement;
   preview: WritePreview | null;
-  expiresAt: number;
 }
 
 /** The Query page. */
@@ -57,12 +55,11 @@ export function queryRoutes(
   view: ConsoleView,
 ): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
-  const plans = new Map<string, Plan>();
-  const forget = () => {
-    for (const [id, plan] of plans) {
-      if (plan.expiresAt <= deps.now()) plans.delete(id);
-    }
-  };
+  const plans = new ShownPlans<Plan>(
+    QUERY_PLAN_TTL_MS,
+    MAX_PLANS,
+    () => deps.now(),
+  );
   const connections = () => deps.connections.all();
   const show = (
     c: Context<ConsoleEnv>,
@@ -162,16 +159,7 @@ export function queryRoutes(
         );
       }
       const preview = await previewOwnerWrite(deps, owned, signal);
-      forget();
-      const id = randomSecret();
-      plans.set(id, {
-        session: c.get("session").id,
-        input,
-        owned,
-        preview,
-        expiresAt: deps.now() + QUERY_PLAN_TTL_MS,
-      });
-      if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value!);
+      const id = plans.keep(c.get("session").id, { input, owned, preview });
       const confirm: QueryConfirm = {
         plan: id,
         why: owned.confirm,
@@ -200,17 +188,14 @@ export function queryRoutes(
   });
 
   const taken = (c: Context<ConsoleEnv>): Plan => {
-    forget();
-    const id = c.get("form").plan ?? "";
-    const plan = plans.get(id);
-    if (plan === undefined || plan.session !== c.get("session").id) {
+    const plan = plans.take(c.get("form").plan ?? "", c.get("session").id);
+    if (plan === undefined) {
       throw HttpError.plain(
         409,
         "no_plan",
         "That write is not waiting (run, cancelled, expired or another page's): press Run again",
       );
     }
-    plans.delete(id);
     return plan;
   };
 

@@ -12,7 +12,7 @@ import {
   isBridgeItself,
 } from "../../base/identity.ts";
 import { at, Choice, Time } from "./layout.tsx";
-import { type Column, Table } from "./table.tsx";
+import { type Column, Older, Table } from "./table.tsx";
 
 /** What the filters hold. */
 export interface ActivityFilter {
@@ -75,11 +75,7 @@ export function ActivityTable(props: {
         columns={activityColumns(props.nameOf)}
         empty={<p class="empty">No activity matches yet.</p>}
       />
-      {props.older === null ? null : (
-        <p class="pager">
-          <a href={props.older} id="older">Older</a>
-        </p>
-      )}
+      <Older href={props.older} />
     </>
   );
 }

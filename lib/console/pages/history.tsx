@@ -10,7 +10,7 @@ import type { HistoryRow } from "../../app/query_history.ts";
 import { isOwnerEntry } from "../../features/owner_query.ts";
 import { visibleStatement } from "../../app/visible_text.ts";
 import { at, Choice, Time } from "./layout.tsx";
-import { type Column, Table } from "./table.tsx";
+import { type Column, Older, Table } from "./table.tsx";
 
 /** What the search holds. */
 export interface HistoryFilter {
@@ -85,11 +85,7 @@ export function HistoryTable(props: {
         columns={historyColumns(props.nameOf)}
         empty={<p class="empty">No statement matches.</p>}
       />
-      {props.older === null ? null : (
-        <p class="pager">
-          <a href={props.older} id="older">Older</a>
-        </p>
-      )}
+      <Older href={props.older} />
     </>
   );
 }

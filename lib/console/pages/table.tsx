@@ -87,3 +87,13 @@ export function Table<R>(props: {
     </table>
   );
 }
+
+/** The link to the next (older) page of a log's rows; none on the last. */
+export function Older(props: { href: string | null }) {
+  if (props.href === null) return null;
+  return (
+    <p class="pager">
+      <a href={props.href} id="older">Older</a>
+    </p>
+  );
+}
