@@ -90,6 +90,8 @@ export function queryRoutes(
       {message}
     </p>
   );
+  const classify = (input: QueryInput, signal: AbortSignal) =>
+    classifyOwner(deps, input.connection, input.sql, signal);
   const inputOf = (c: Context<ConsoleEnv>): QueryInput => {
     const form = c.get("form");
     return {
@@ -139,12 +141,7 @@ export function queryRoutes(
     const input = inputOf(c);
     const signal = c.req.raw.signal;
     try {
-      const owned = await classifyOwner(
-        deps,
-        input.connection,
-        input.sql,
-        signal,
-      );
+      const owned = await classify(input, signal);
       if (owned.confirm === null) {
         const result = await runOwner(deps, owned, { signal });
         await changed(deps);
@@ -243,12 +240,7 @@ export function queryRoutes(
     const input = inputOf(c);
     const signal = c.req.raw.signal;
     try {
-      const owned = await classifyOwner(
-        deps,
-        input.connection,
-        input.sql,
-        signal,
-      );
+      const owned = await classify(input, signal);
       const { file } = await exportOwnerCsv(deps, owned, signal);
       const stamp = new Date(deps.now()).toISOString().replace(/[-:]/g, "")
         .slice(0, 15);
