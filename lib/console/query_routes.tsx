@@ -55,6 +55,68 @@ export function queryRoutes(
   view: ConsoleView,
 ): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
+  const kit = queryKit(deps, view);
+  const { show, taken, connections } = kit;
+
+  app.get(
+    "/query",
+    (c) => {
+      // ?connection=<id> picks it (links from Connections); never any SQL.
+      const asked = deps.connections.byId(c.req.query("connection") ?? "");
+      return show(c, {
+        connection: asked?.id ?? connections()[0]?.id ?? "",
+        sql: "",
+      }, null);
+    },
+  );
+
+  app.post("/query/open", (c) => {
+    const form = c.get("form");
+    const connection = deps.connections.byId(form.connection ?? "");
+    if (connection === undefined) {
+      throw HttpError.plain(
+        404,
+        "no_connection",
+        "No saved connection has this id",
+      );
+    }
+    const table = form.table ?? "";
+    if (table === "") {
+      throw HttpError.plain(400, "bad_table", "table is required");
+    }
+    const name = form.schema
+      ? `${quoteIdent(form.schema, connection.engine)}.${
+        quoteIdent(table, connection.engine)
+      }`
+      : quoteIdent(table, connection.engine);
+    return show(c, {
+      connection: connection.id,
+      sql: `SELECT * FROM ${name} LIMIT 100`,
+    }, null);
+  });
+
+  app.post("/query", (c) => runQuery(c, kit));
+
+  app.post("/query/cancel", (c) => {
+    const plan = taken(c);
+    return show(
+      c,
+      plan.input,
+      <p class="notice">Cancelled: nothing was run.</p>,
+    );
+  });
+
+  app.post("/query/confirm", (c) => confirmWrite(c, kit));
+
+  app.post("/query/export", (c) => exportQuery(c, kit));
+
+  return app;
+}
+
+/** What the Query page's routes share. */
+type QueryKit = ReturnType<typeof queryKit>;
+
+function queryKit(deps: ConsoleDeps, view: ConsoleView) {
   const plans = new ShownPlans<Plan>(
     QUERY_PLAN_TTL_MS,
     MAX_PLANS,
@@ -100,90 +162,6 @@ export function queryRoutes(
     };
   };
 
-  app.get(
-    "/query",
-    (c) => {
-      // ?connection=<id> picks it (links from Connections); never any SQL.
-      const asked = deps.connections.byId(c.req.query("connection") ?? "");
-      return show(c, {
-        connection: asked?.id ?? connections()[0]?.id ?? "",
-        sql: "",
-      }, null);
-    },
-  );
-
-  app.post("/query/open", (c) => {
-    const form = c.get("form");
-    const connection = deps.connections.byId(form.connection ?? "");
-    if (connection === undefined) {
-      throw HttpError.plain(
-        404,
-        "no_connection",
-        "No saved connection has this id",
-      );
-    }
-    const table = form.table ?? "";
-    if (table === "") {
-      throw HttpError.plain(400, "bad_table", "table is required");
-    }
-    const name = form.schema
-      ? `${quoteIdent(form.schema, connection.engine)}.${
-        quoteIdent(table, connection.engine)
-      }`
-      : quoteIdent(table, connection.engine);
-    return show(c, {
-      connection: connection.id,
-      sql: `SELECT * FROM ${name} LIMIT 100`,
-    }, null);
-  });
-
-  app.post("/query", async (c) => {
-    const input = inputOf(c);
-    const signal = c.req.raw.signal;
-    try {
-      const owned = await classify(input, signal);
-      if (owned.confirm === null) {
-        const result = await runOwner(deps, owned, { signal });
-        await changed(deps);
-        return show(
-          c,
-          input,
-          <ResultGrid
-            answer={result.answer}
-            types={result.types}
-            write={false}
-          />,
-        );
-      }
-      const preview = await previewOwnerWrite(deps, owned, signal);
-      const id = plans.keep(c.get("session").id, { input, owned, preview });
-      const confirm: QueryConfirm = {
-        plan: id,
-        why: owned.confirm,
-        previewLine: preview === null
-          ? "No preview: this connection's writePreview is off"
-          : previewHeadline(preview),
-        preview: preview === null ? undefined : previewJson(preview),
-        statement: owned.statement.text,
-      };
-      return show(
-        c,
-        input,
-        <ConfirmWrite
-          confirm={confirm}
-          input={input}
-          connectionName={owned.resolved.connection.name}
-          csrf={c.get("session").csrf}
-        />,
-      );
-    } catch (error) {
-      if (error instanceof OwnerFailure) {
-        return show(c, input, failed(error.message));
-      }
-      throw error;
-    }
-  });
-
   const taken = (c: Context<ConsoleEnv>): Plan => {
     const plan = plans.take(c.get("form").plan ?? "", c.get("session").id);
     if (plan === undefined) {
@@ -195,71 +173,123 @@ export function queryRoutes(
     }
     return plan;
   };
+  return { deps, plans, show, failed, classify, inputOf, taken, connections };
+}
 
-  app.post("/query/cancel", (c) => {
-    const plan = taken(c);
-    return show(
-      c,
-      plan.input,
-      <p class="notice">Cancelled: nothing was run.</p>,
-    );
-  });
-
-  app.post("/query/confirm", async (c) => {
-    const plan = taken(c);
-    try {
-      const result = await runOwner(deps, plan.owned, {
-        signal: c.req.raw.signal,
-        confirmedAt: deps.now(),
-        preview: plan.preview,
-      });
-      deps.log(
-        `dbport: console: you ran a ${plan.owned.statement.tier} on "${plan.owned.resolved.connection.name}"`,
-      );
+/** `POST /query`: a read runs; a write shows its preview and waits. */
+async function runQuery(
+  c: Context<ConsoleEnv>,
+  kit: QueryKit,
+): Promise<Response> {
+  const { deps, plans, show, failed, classify, inputOf } = kit;
+  const input = inputOf(c);
+  const signal = c.req.raw.signal;
+  try {
+    const owned = await classify(input, signal);
+    if (owned.confirm === null) {
+      const result = await runOwner(deps, owned, { signal });
       await changed(deps);
       return show(
         c,
-        plan.input,
+        input,
         <ResultGrid
           answer={result.answer}
           types={result.types}
-          write
-          recorded={deps.settings().queryHistory}
+          write={false}
         />,
       );
-    } catch (error) {
-      if (error instanceof OwnerFailure) {
-        await changed(deps);
-        return show(c, plan.input, failed(error.message));
-      }
-      throw error;
     }
-  });
-
-  app.post("/query/export", async (c) => {
-    const input = inputOf(c);
-    const signal = c.req.raw.signal;
-    try {
-      const owned = await classify(input, signal);
-      const { file } = await exportOwnerCsv(deps, owned, signal);
-      const stamp = new Date(deps.now()).toISOString().replace(/[-:]/g, "")
-        .slice(0, 15);
-      return new Response(file.readable, {
-        headers: {
-          "content-type": "text/csv; charset=utf-8",
-          "content-disposition":
-            `attachment; filename="dbport-query-${stamp}Z.csv"`,
-        },
-      });
-    } catch (error) {
-      if (error instanceof OwnerFailure) {
-        return show(c, input, failed(error.message));
-      }
-      throw error;
+    const preview = await previewOwnerWrite(deps, owned, signal);
+    const id = plans.keep(c.get("session").id, { input, owned, preview });
+    const confirm: QueryConfirm = {
+      plan: id,
+      why: owned.confirm,
+      previewLine: preview === null
+        ? "No preview: this connection's writePreview is off"
+        : previewHeadline(preview),
+      preview: preview === null ? undefined : previewJson(preview),
+      statement: owned.statement.text,
+    };
+    return show(
+      c,
+      input,
+      <ConfirmWrite
+        confirm={confirm}
+        input={input}
+        connectionName={owned.resolved.connection.name}
+        csrf={c.get("session").csrf}
+      />,
+    );
+  } catch (error) {
+    if (error instanceof OwnerFailure) {
+      return show(c, input, failed(error.message));
     }
-  });
+    throw error;
+  }
+}
 
-  return app;
+/** `POST /query/confirm`: the shown write runs, held to its preview. */
+async function confirmWrite(
+  c: Context<ConsoleEnv>,
+  kit: QueryKit,
+): Promise<Response> {
+  const { deps, show, failed, taken } = kit;
+  const plan = taken(c);
+  try {
+    const result = await runOwner(deps, plan.owned, {
+      signal: c.req.raw.signal,
+      confirmedAt: deps.now(),
+      preview: plan.preview,
+    });
+    deps.log(
+      `dbport: console: you ran a ${plan.owned.statement.tier} on "${plan.owned.resolved.connection.name}"`,
+    );
+    await changed(deps);
+    return show(
+      c,
+      plan.input,
+      <ResultGrid
+        answer={result.answer}
+        types={result.types}
+        write
+        recorded={deps.settings().queryHistory}
+      />,
+    );
+  } catch (error) {
+    if (error instanceof OwnerFailure) {
+      await changed(deps);
+      return show(c, plan.input, failed(error.message));
+    }
+    throw error;
+  }
+}
+
+/** `POST /query/export`: a read streamed as CSV. */
+async function exportQuery(
+  c: Context<ConsoleEnv>,
+  kit: QueryKit,
+): Promise<Response> {
+  const { deps, show, failed, classify, inputOf } = kit;
+  const input = inputOf(c);
+  const signal = c.req.raw.signal;
+  try {
+    const owned = await classify(input, signal);
+    const { file } = await exportOwnerCsv(deps, owned, signal);
+    const stamp = new Date(deps.now()).toISOString().replace(/[-:]/g, "")
+      .slice(0, 15);
+    return new Response(file.readable, {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition":
+          `attachment; filename="dbport-query-${stamp}Z.csv"`,
+      },
+    });
+  } catch (error) {
+    if (error instanceof OwnerFailure) {
+      return show(c, input, failed(error.message));
+    }
+    throw error;
+  }
 }
 
 /** The History page follows the statements the owner ran. */

@@ -44,31 +44,7 @@ export async function add(
     harden: { type: "boolean" },
     "no-harden": { type: "boolean" },
   });
-  if (parsed.positionals.length > 0) {
-    throw new UsageError(
-      `connections add: unexpected argument "${parsed.positionals[0]}"`,
-    );
-  }
-  for (const flag of ["name", "url"]) {
-    if (stringFlag(parsed, flag) === undefined) {
-      throw new UsageError(`connections add: --${flag} is required`);
-    }
-  }
-  for (
-    const [one, other] of [["harden", "no-harden"], ["no-test", "save-anyway"]]
-  ) {
-    if (parsed.flags[one!] === true && parsed.flags[other!] === true) {
-      throw new UsageError(`connections add: --${one} or --${other}, not both`);
-    }
-  }
-  const engine = engineFlag(parsed) ?? engineOfUrl(stringFlag(parsed, "url")!);
-  if (engine === null) {
-    throw new UsageError(
-      `connections add: the URL names no engine; give --engine ${
-        ENGINE_NAMES.join("|")
-      } (URLs: postgres://, postgresql://, mysql://, mariadb://, libsql://, a file path or file:)`,
-    );
-  }
+  const engine = addEngine(parsed);
   const fields = fieldsOf("connections add", parsed, engine);
   const connections = await load(path);
   if (sameName(connections, fields.name!)) {
@@ -189,4 +165,37 @@ async function offerHarden(
     }`,
   );
   return 0;
+}
+
+/**
+ * The flags `add` needs, checked together, and the engine: `--engine`, or
+ * the one the URL names.
+ */
+function addEngine(parsed: Parsed): string {
+  if (parsed.positionals.length > 0) {
+    throw new UsageError(
+      `connections add: unexpected argument "${parsed.positionals[0]}"`,
+    );
+  }
+  for (const flag of ["name", "url"]) {
+    if (stringFlag(parsed, flag) === undefined) {
+      throw new UsageError(`connections add: --${flag} is required`);
+    }
+  }
+  for (
+    const [one, other] of [["harden", "no-harden"], ["no-test", "save-anyway"]]
+  ) {
+    if (parsed.flags[one!] === true && parsed.flags[other!] === true) {
+      throw new UsageError(`connections add: --${one} or --${other}, not both`);
+    }
+  }
+  const engine = engineFlag(parsed) ?? engineOfUrl(stringFlag(parsed, "url")!);
+  if (engine === null) {
+    throw new UsageError(
+      `connections add: the URL names no engine; give --engine ${
+        ENGINE_NAMES.join("|")
+      } (URLs: postgres://, postgresql://, mysql://, mariadb://, libsql://, a file path or file:)`,
+    );
+  }
+  return engine;
 }
