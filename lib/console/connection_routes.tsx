@@ -38,7 +38,7 @@ import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
-import type { ConsoleView } from "./view.tsx";
+import { type ConsoleView, noSuchConnection } from "./view.tsx";
 import { ConnectionsTable } from "./pages/connections.tsx";
 import { restoreUrlSecrets } from "./url_secrets.ts";
 import {
@@ -151,11 +151,7 @@ export function connectionRoutes(
     await save((fresh) => {
       const current = fresh.find((connection) => connection.id === id);
       if (current === undefined) {
-        throw HttpError.plain(
-          404,
-          "no_connection",
-          "No saved connection has this id",
-        );
+        throw noSuchConnection();
       }
       next = { ...current, ...policy };
       return fresh.map((connection) =>
@@ -225,11 +221,7 @@ function connectionsKit(deps: ConsoleDeps, view: ConsoleView): ConnectionsKit {
   const known = (id: string) => {
     const connection = deps.connections.byId(id);
     if (connection === undefined) {
-      throw HttpError.plain(
-        404,
-        "no_connection",
-        "No saved connection has this id",
-      );
+      throw noSuchConnection();
     }
     return connection;
   };

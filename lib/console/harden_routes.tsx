@@ -24,7 +24,7 @@ import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
-import type { ConsoleView } from "./view.tsx";
+import { type ConsoleView, noSuchConnection } from "./view.tsx";
 import { ShownPlans } from "./shown_plans.ts";
 import { HardenConfirm } from "./pages/harden.tsx";
 
@@ -128,11 +128,7 @@ async function saved(deps: ConsoleDeps, id: string) {
   if (!loaded.ok) throw HttpError.plain(409, "unreadable", loaded.message);
   const connection = loaded.connections.find((c) => c.id === id);
   if (connection === undefined) {
-    throw HttpError.plain(
-      404,
-      "no_connection",
-      "No saved connection has this id",
-    );
+    throw noSuchConnection();
   }
   return connection;
 }

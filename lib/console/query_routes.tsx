@@ -29,7 +29,7 @@ import {
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
-import type { ConsoleView } from "./view.tsx";
+import { type ConsoleView, noSuchConnection } from "./view.tsx";
 import { ShownPlans } from "./shown_plans.ts";
 import {
   ConfirmWrite,
@@ -74,11 +74,7 @@ export function queryRoutes(
     const form = c.get("form");
     const connection = deps.connections.byId(form.connection ?? "");
     if (connection === undefined) {
-      throw HttpError.plain(
-        404,
-        "no_connection",
-        "No saved connection has this id",
-      );
+      throw noSuchConnection();
     }
     const table = form.table ?? "";
     if (table === "") {

@@ -8,6 +8,7 @@
  */
 
 import type { Child } from "hono/jsx";
+import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import { ConsoleBase, Layout } from "./pages/layout.tsx";
 import type { ConsoleTopic } from "./topic.ts";
@@ -92,4 +93,13 @@ export function consoleView(deps: ConsoleDeps): ConsoleView {
       }),
     notice: (c) => NOTICES[c.req.query("notice") ?? ""],
   };
+}
+
+/** The refusal of an id no saved connection has (404). */
+export function noSuchConnection(): HttpError {
+  return HttpError.plain(
+    404,
+    "no_connection",
+    "No saved connection has this id",
+  );
 }
