@@ -6,16 +6,21 @@
  *
  * @example
  * ```tsx
- * <Table
- *   stack
- *   id="history-table"
- *   rows={rows}
- *   row={(row) => ({ "data-history": String(row.id) })}
- *   columns={[
- *     { label: "Connection", cell: (row) => nameOf(row.connectionId) },
- *     { label: "ms", class: "num", cell: (row) => row.durationMs },
- *   ]}
- * />
+ * import { Table } from "./table.tsx";
+ *
+ * const rows = [{ id: 1, name: "orders", ms: 12 }];
+ * const html = String(
+ *   <Table
+ *     stack
+ *     id="history-table"
+ *     rows={rows}
+ *     row={(row) => ({ "data-history": String(row.id) })}
+ *     columns={[
+ *       { label: "Name", cell: (row) => row.name },
+ *       { label: "ms", class: "num", cell: (row) => row.ms },
+ *     ]}
+ *   />,
+ * );
  * ```
  *
  * @module
