@@ -128,6 +128,12 @@ const RULES: readonly {
   },
   { from: "features", never: ["server", "console"], name: "features imports" },
   { from: "server", never: ["console"], name: "server imports" },
+  {
+    from: "app",
+    never: ["features", "server", "cli", "console"],
+    name: "app imports",
+  },
+  { from: "console", never: ["cli"], name: "console imports" },
 ];
 
 function layerViolations(graph: Graph): string[] {

@@ -8,13 +8,18 @@
  * @module
  */
 
-import { messageOf } from "../base/message_of.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
 import { editFile, type LockOptions } from "./file_lock.ts";
+import {
+  editParsedFile,
+  jsonList,
+  type ListFile,
+  loadParsedFile,
+} from "./parsed_file.ts";
 import { checkPrivateColumns } from "../db/private_columns.ts";
 
 /** Whether external (MCP) clients may use a connection, and how far. */
@@ -247,29 +252,18 @@ export function parseConnections(
   text: string,
   source = "connections.json",
 ): ConnectionsResult {
-  if (text.trim() === "") return { ok: true, connections: [] };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      message: `Cannot parse ${source}: ${messageOf(error)}`,
-    };
-  }
+  const list = jsonList(text, source, "connections");
+  if (!list.ok) return list;
   const fail = (message: string): ConnectionsResult => ({
     ok: false,
     message: `Cannot read ${source}: ${message}`,
   });
-  if (!isJsonObject(value) || !Array.isArray(value.connections)) {
-    return fail('it must be an object {"connections": [...]}');
-  }
-  const extra = Object.keys(value).filter((key) => key !== "connections");
+  const extra = Object.keys(list.object).filter((key) => key !== "connections");
   if (extra.length > 0) return fail(`unknown key "${extra[0]}"`);
   const connections: SavedConnection[] = [];
   const ids = new Set<string>();
   const names = new Set<string>();
-  for (const [index, item] of value.connections.entries()) {
+  for (const [index, item] of list.items.entries()) {
     const at = `connections[${index}]`;
     if (!isJsonObject(item)) return fail(`${at} must be an object`);
     // A file written before the field was renamed says "driver"; its
@@ -323,23 +317,23 @@ export function parseConnections(
   return { ok: true, connections };
 }
 
+/** connections.json as a list file (parsed_file.ts). */
+function connectionsFile(path: string): ListFile<SavedConnection> {
+  return {
+    parse: (text) => {
+      const parsed = parseConnections(text, path);
+      return parsed.ok ? { ok: true, items: parsed.connections } : parsed;
+    },
+    text: connectionsText,
+  };
+}
+
 /** Read the saved connections; a missing file holds none. */
 export async function loadConnections(
   path: string,
 ): Promise<ConnectionsResult> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return { ok: true, connections: [] };
-    }
-    return {
-      ok: false,
-      message: `Cannot read ${path}: ${messageOf(error)}`,
-    };
-  }
-  return parseConnections(text, path);
+  const loaded = await loadParsedFile(path, connectionsFile(path));
+  return loaded.ok ? { ok: true, connections: loaded.items } : loaded;
 }
 
 /** The text of `connections.json` holding `connections`. */
@@ -355,21 +349,14 @@ export function connectionsText(
  * returns the new list; it may throw to refuse (nothing is written). A
  * malformed file is never overwritten. Returns the list written.
  */
-export async function editConnections(
+export function editConnections(
   path: string,
   change: (
     fresh: SavedConnection[],
   ) => readonly SavedConnection[] | Promise<readonly SavedConnection[]>,
   options: LockOptions = {},
 ): Promise<readonly SavedConnection[]> {
-  let written: readonly SavedConnection[] = [];
-  await editFile(path, async (text) => {
-    const parsed = parseConnections(text ?? "", path);
-    if (!parsed.ok) throw new Error(parsed.message);
-    written = await change(parsed.connections);
-    return connectionsText(written);
-  }, options);
-  return written;
+  return editParsedFile(path, connectionsFile(path), change, options);
 }
 
 /** Replace the saved connections whole (under the lock), mode 0600. */
@@ -378,4 +365,19 @@ export async function saveConnections(
   connections: readonly SavedConnection[],
 ): Promise<void> {
   await editFile(path, () => connectionsText(connections));
+}
+
+/**
+ * The connection's preview mode. A dry run runs as the saved login, before
+ * anyone approves, and its count or error reaches the client: on a connection
+ * whose AI reads run as a least-privilege `aiLogin`, that would let a client
+ * probe what only the saved login can see, so there it is the engine's
+ * estimate unless the user asks for more (docs/security.md "Write previews";
+ * `connections harden` writes `estimate` down).
+ */
+export function previewMode(
+  connection: SavedConnection,
+): "dryRun" | "estimate" | "off" {
+  return connection.writePreview ??
+    (connection.aiLogin === undefined ? "dryRun" : "estimate");
 }

@@ -11,7 +11,13 @@
 
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import type { Logger } from "../base/log.ts";
-import { editFile, type LockOptions } from "./file_lock.ts";
+import type { LockOptions } from "./file_lock.ts";
+import {
+  editParsedFile,
+  jsonList,
+  type ListFile,
+  loadParsedFile,
+} from "./parsed_file.ts";
 
 /** The file in the app directory. */
 export const QUERIES_FILE = "queries.json";
@@ -180,26 +186,10 @@ export function parseQueries(
   text: string,
   source = QUERIES_FILE,
 ): QueriesResult {
-  if (text.trim() === "") return { ok: true, queries: [] };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      message: `Cannot parse ${source}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    };
-  }
-  if (!isJsonObject(value) || !Array.isArray(value.queries)) {
-    return {
-      ok: false,
-      message: `Cannot read ${source}: it must be an object {"queries": [...]}`,
-    };
-  }
+  const list = jsonList(text, source, "queries");
+  if (!list.ok) return list;
   const names = new Set<string>();
-  for (const [i, query] of value.queries.entries()) {
+  for (const [i, query] of list.items.entries()) {
     const problem = queryProblem(query);
     if (problem !== null) {
       return {
@@ -219,7 +209,7 @@ export function parseQueries(
     }
     names.add(name);
   }
-  return { ok: true, queries: value.queries as unknown as SavedQuery[] };
+  return { ok: true, queries: list.items as SavedQuery[] };
 }
 
 /** The text of `queries.json` holding `queries`. */
@@ -227,19 +217,33 @@ export function queriesText(queries: readonly SavedQuery[]): string {
   return JSON.stringify({ queries }, null, 2) + "\n";
 }
 
+/** queries.json as a list file (parsed_file.ts); a bad query refused. */
+function queriesFile(path: string): ListFile<SavedQuery> {
+  return {
+    parse: (text) => {
+      const parsed = parseQueries(text, path);
+      return parsed.ok ? { ok: true, items: parsed.queries } : parsed;
+    },
+    text: (queries) => {
+      for (const query of queries) {
+        const problem = queryProblem(query);
+        if (problem !== null) {
+          throw new Error(
+            `the query "${query.name}"${
+              problem.startsWith(".") ? "" : " "
+            }${problem}`,
+          );
+        }
+      }
+      return queriesText(queries);
+    },
+  };
+}
+
 /** Read the saved queries; a missing file holds none. */
 export async function loadQueries(path: string): Promise<QueriesResult> {
-  try {
-    return parseQueries(await Deno.readTextFile(path), path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return { ok: true, queries: [] };
-    return {
-      ok: false,
-      message: `Cannot read ${path}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
-    };
-  }
+  const loaded = await loadParsedFile(path, queriesFile(path));
+  return loaded.ok ? { ok: true, queries: loaded.items } : loaded;
 }
 
 /**
@@ -247,31 +251,14 @@ export async function loadQueries(path: string): Promise<QueriesResult> {
  * file holds them now and returns the new list; it may throw to refuse
  * (nothing is written). A malformed file is never overwritten.
  */
-export async function editQueries(
+export function editQueries(
   path: string,
   change: (
     fresh: SavedQuery[],
   ) => readonly SavedQuery[] | Promise<readonly SavedQuery[]>,
   options: LockOptions = {},
 ): Promise<readonly SavedQuery[]> {
-  let written: readonly SavedQuery[] = [];
-  await editFile(path, async (text) => {
-    const parsed = parseQueries(text ?? "", path);
-    if (!parsed.ok) throw new Error(parsed.message);
-    written = await change(parsed.queries);
-    for (const query of written) {
-      const problem = queryProblem(query);
-      if (problem !== null) {
-        throw new Error(
-          `the query "${query.name}"${
-            problem.startsWith(".") ? "" : " "
-          }${problem}`,
-        );
-      }
-    }
-    return queriesText(written);
-  }, options);
-  return written;
+  return editParsedFile(path, queriesFile(path), change, options);
 }
 
 /**

@@ -21,7 +21,7 @@ import {
   mysqlPrivateGrants,
   postgresPrivateGrants,
   type PrivateGrants,
-} from "./harden_private.ts";
+} from "../app/harden_private.ts";
 
 const OPTIONS = {
   signal: new AbortController().signal,

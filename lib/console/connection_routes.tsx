@@ -10,19 +10,22 @@
  * @module
  */
 
-import type { Context, Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { describeWhere, probeConnection } from "../app/connection_probe.ts";
 import {
+  AI_POLICIES,
   checkConnectionField,
   CONNECTION_DEFAULTS,
   editConnections,
+  EXTERNAL_ACCESS,
+  SAFE_MODES,
   type SavedConnection,
   WRITE_PREVIEWS,
   type WritePreviewMode,
 } from "../app/connections.ts";
 import { FieldError, SSH_FLAGS, sshFields } from "../app/ssh_fields.ts";
-import { dropAiLogin } from "../cli/harden.ts";
+import { dropAiLogin } from "../app/harden.ts";
 import {
   ENGINE_NAMES,
   engineNamed,
@@ -35,6 +38,8 @@ import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
+import { type ConsoleView, noSuchConnection } from "./view.tsx";
+import { ConnectionsTable } from "./pages/connections.tsx";
 import { restoreUrlSecrets } from "./url_secrets.ts";
 import {
   type AddValues,
@@ -44,171 +49,36 @@ import {
 } from "./pages/connection_forms.tsx";
 import { dirname, join } from "node:path";
 
-/** How the Connections page is drawn, with what a form left to show. */
-export type ConnectionsPage = (
-  c: Context<ConsoleEnv>,
-  extra: {
-    add?: { values: AddValues; error: string; report?: TestReport };
-    report?: TestReport;
-    notice?: string;
-  },
-) => Response | Promise<Response>;
+/** What a form left for the Connections page to show. */
+interface PageExtra {
+  add?: { values: AddValues; error: string; report?: TestReport };
+  report?: TestReport;
+  notice?: string;
+}
 
-/** Add the routes under `base` (before `/connections/:id`, which they share). */
+/**
+ * The Connections page: its list (`GET /connections`), its forms, and the
+ * policy choices (`POST /connections/:id`, after the routes it shares its
+ * shape with).
+ */
 export function connectionRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  connectionsPage: ConnectionsPage,
-  page: (title: string, body: Child) => Response,
-  see: (location: string) => Response,
-): void {
-  // dbport's own known_hosts, beside connections.json (as the CLI reads it).
-  const knownHosts = () =>
-    join(dirname(deps.connectionsPath), KNOWN_HOSTS_FILE);
-  const save = (
-    change: (fresh: SavedConnection[]) => SavedConnection[],
-  ) =>
-    editConnections(deps.connectionsPath, change, {
-      saved: (text) =>
-        deps.connections.apply(text, deps.connectionsPath, deps.log),
-    }).then(() => deps.events.changed("connections"));
-  const known = (id: string) => {
-    const connection = deps.connections.byId(id);
-    if (connection === undefined) {
-      throw HttpError.plain(
-        404,
-        "no_connection",
-        "No saved connection has this id",
-      );
-    }
-    return connection;
-  };
-  /** The test's outcome is the connection's state until it next answers. */
-  const test = async (connection: SavedConnection): Promise<TestReport> => {
-    const report = await probeConnection(connection, knownHosts());
-    deps.pool.noteOutcome(
-      connection.id,
-      report.outcome === "failed" ? report.message : null,
-    );
-    return {
-      name: connection.name,
-      where: describeWhere(connection),
-      ...report,
-    };
-  };
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  const kit = connectionsKit(deps, view);
+  const { page, see, connectionsPage, save, known, test } = kit;
 
-  app.post(`${base}/connections/add`, async (c) => {
-    const form = c.get("form");
-    const values: AddValues = {
-      name: (form.name ?? "").trim(),
-      url: (form.url ?? "").trim(),
-      engine: form.engine ?? "",
-      ...Object.fromEntries(
-        SSH_FLAGS.filter((flag) => flag !== "ssh-password").map((
-          flag,
-        ) => [flag, form[flag] ?? ""]),
-      ),
-    };
-    const refuse = (error: string, report?: TestReport) =>
-      connectionsPage(c, {
-        add: { values, error, ...(report === undefined ? {} : { report }) },
-      });
-    const engine = engineNamed(values.engine) ?? engineOfUrl(values.url);
-    if (engine === null) {
-      return refuse(
-        `The URL names no engine: choose one (${
-          ENGINE_NAMES.join(", ")
-        }) or write postgres://, mysql://, mariadb://, libsql://, a file path or file:`,
-      );
-    }
-    for (const [key, value] of [["name", values.name], ["url", values.url]]) {
-      const problem = checkConnectionField(key!, value, engine);
-      if (problem !== null) return refuse(`${key} ${problem}`);
-    }
-    if (
-      deps.connections.all().some((other) =>
-        other.name.toLowerCase() === values.name.toLowerCase()
-      )
-    ) {
-      return refuse(`A connection named "${values.name}" already exists`);
-    }
-    let ssh;
-    try {
-      // Only the fields given: blank ones are no flag at all.
-      const flags = Object.fromEntries(
-        SSH_FLAGS.flatMap((flag) => form[flag] ? [[flag, form[flag]]] : []),
-      );
-      ssh = sshFields("Add", flags, undefined).fields;
-    } catch (error) {
-      if (error instanceof FieldError) return refuse(error.message);
-      throw error;
-    }
-    const connection = {
-      id: crypto.randomUUID(),
-      ...CONNECTION_DEFAULTS,
-      name: values.name,
-      engine,
-      url: values.url,
-      ...(form.password ? { password: form.password } : {}),
-      ...ssh,
-    } as SavedConnection;
-    // A new SQLite file (an absolute path in an existing directory) is made
-    // empty before the test, as `connections add` does (sqlite_new_file.ts).
-    const made = ENGINES[engine].filePaths
-      ? await createNewSqliteFile(connection.url, connection.safeMode, {
-        absoluteOnly: true,
-      })
-      : { kind: "none" as const };
-    if (made.kind === "refused") return refuse(made.message);
-    const report = await test({ ...connection });
-    if (report.outcome === "failed" && form["save-anyway"] !== "1") {
-      if (made.kind === "created") await made.undo();
-      return refuse(
-        `Not saved: it does not connect. Fix: ${report.fix}. Or tick "Save anyway".`,
-        report,
-      );
-    }
-    try {
-      await save((fresh) => {
-        if (
-          fresh.some((other) =>
-            other.name.toLowerCase() === connection.name.toLowerCase()
-          )
-        ) {
-          throw HttpError.plain(
-            409,
-            "exists",
-            `A connection named "${connection.name}" already exists`,
-          );
-        }
-        return [...fresh, connection];
-      });
-    } catch (error) {
-      if (made.kind === "created") await made.undo();
-      throw error;
-    }
-    deps.pool.noteOutcome(
-      connection.id,
-      report.outcome === "failed" ? report.message : null,
-    );
-    deps.log(`dbport: console: added the connection "${connection.name}"`);
-    return connectionsPage(c, {
-      report,
-      notice: report.outcome === "untrusted"
-        ? `Saved "${connection.name}" with its SSH host key not trusted yet: check the key and trust it with: dbport connections trust-host "${connection.name}"`
-        : made.kind === "created"
-        ? `Created the empty SQLite database ${made.path} and saved "${connection.name}".`
-        : `Saved "${connection.name}".`,
-    });
-  });
+  app.get("/connections", (c) => connectionsPage(c, {}));
 
-  app.post(`${base}/connections/:id/test`, async (c) => {
+  app.post("/connections/add", (c) => addConnection(c, kit));
+
+  app.post("/connections/:id/test", async (c) => {
     const report = await test(known(c.req.param("id")));
     return connectionsPage(c, { report });
   });
 
-  app.get(`${base}/connections/:id/edit`, (c) => {
+  app.get("/connections/:id/edit", (c) => {
     const connection = known(c.req.param("id"));
     return page(
       `Edit ${connection.name}`,
@@ -216,79 +86,12 @@ export function connectionRoutes(
     );
   });
 
-  app.post(`${base}/connections/:id/edit`, async (c) => {
-    const id = c.req.param("id");
-    const current = known(id);
-    const form = c.get("form");
-    const name = (form.name ?? current.name).trim();
-    // The form shows the URL's password as a placeholder: kept unless changed.
-    const url = restoreUrlSecrets(
-      (form.url ?? current.url).trim(),
-      current.url,
-    );
-    const refuse = (error: string) =>
-      page(
-        `Edit ${current.name}`,
-        <EditForm
-          connection={{ ...current, name, url }}
-          csrf={c.get("session").csrf}
-          error={error}
-        />,
-      );
-    for (const [key, value] of [["name", name], ["url", url]]) {
-      const problem = checkConnectionField(key!, value, current.engine);
-      if (problem !== null) return refuse(`${key} ${problem}`);
-    }
-    const preview = form.writePreview ?? "";
-    if (
-      preview !== "" && !(WRITE_PREVIEWS as readonly string[]).includes(preview)
-    ) {
-      return refuse(`writePreview must be one of ${WRITE_PREVIEWS.join(", ")}`);
-    }
-    if (
-      deps.connections.all().some((other) =>
-        other.id !== id && other.name.toLowerCase() === name.toLowerCase()
-      )
-    ) {
-      return refuse(`A connection named "${name}" already exists`);
-    }
-    let ssh: ReturnType<typeof sshFields>;
-    try {
-      const flags: Record<string, string | boolean> = Object.fromEntries(
-        SSH_FLAGS.flatMap((flag) => form[flag] ? [[flag, form[flag]]] : []),
-      );
-      if (form["no-ssh"] === "1") flags["no-ssh"] = true;
-      ssh = sshFields("Edit", flags, current);
-    } catch (error) {
-      if (error instanceof FieldError) return refuse(error.message);
-      throw error;
-    }
-    await save((fresh) =>
-      fresh.map((connection) => {
-        if (connection.id !== id) return connection;
-        const next: SavedConnection = {
-          ...connection,
-          name,
-          url,
-          ...ssh.fields,
-        };
-        for (const key of ssh.remove) delete next[key];
-        // The password: blank keeps it, the box clears it.
-        if (form.password) next.password = form.password;
-        if (form["clear-password"] === "1") delete next.password;
-        if (preview !== "") {
-          next.writePreview = preview as WritePreviewMode;
-        }
-        return next;
-      })
-    ).catch((error) => {
-      throw HttpError.plain(409, "unreadable", messageOf(error));
-    });
-    deps.log(`dbport: console: edited the connection "${name}"`);
-    return see("/connections?notice=saved");
-  });
+  app.post(
+    "/connections/:id/edit",
+    (c) => editConnection(c, c.req.param("id"), kit),
+  );
 
-  app.post(`${base}/connections/:id/remove`, (c) => {
+  app.post("/connections/:id/remove", (c) => {
     const connection = known(c.req.param("id"));
     return page(
       `Remove ${connection.name}`,
@@ -300,19 +103,15 @@ export function connectionRoutes(
     );
   });
 
-  app.post(`${base}/connections/:id/remove/apply`, async (c) => {
+  app.post("/connections/:id/remove/apply", async (c) => {
     const connection = known(c.req.param("id"));
     const drop = c.get("form")["drop-ai-login"] === "1" &&
       connection.aiLogin !== undefined && !shared(deps, connection);
     if (drop) {
       const said: string[] = [];
-      const failed = await dropAiLogin(
-        connection,
-        {
-          out: (line: string) => said.push(line),
-          err: (line: string) => said.push(line),
-        } as Parameters<typeof dropAiLogin>[1],
-      );
+      const failed = await dropAiLogin(connection, {
+        out: (line: string) => said.push(line),
+      });
       if (failed !== null) {
         throw HttpError.plain(
           409,
@@ -331,6 +130,318 @@ export function connectionRoutes(
     );
     return see(`/connections?notice=${drop ? "removed-dropped" : "removed"}`);
   });
+
+  // Last: `/connections/add` and the others above share its shape.
+  app.post("/connections/:id", async (c) => {
+    const form = c.get("form");
+    const id = c.req.param("id");
+    const policy = {
+      externalAccess: pick(
+        form.externalAccess,
+        EXTERNAL_ACCESS,
+        "externalAccess",
+      ),
+      aiPolicy: pick(form.aiPolicy, AI_POLICIES, "aiPolicy"),
+      safeMode: pick(form.safeMode, SAFE_MODES, "safeMode"),
+    };
+    // The change is made to the file as it is under the lock, so an edit
+    // another process saved a moment ago is kept; in force now, not at the
+    // file watch's next look.
+    let next: SavedConnection | undefined;
+    await save((fresh) => {
+      const current = fresh.find((connection) => connection.id === id);
+      if (current === undefined) {
+        throw noSuchConnection();
+      }
+      next = { ...current, ...policy };
+      return fresh.map((connection) =>
+        connection.id === id ? next! : connection
+      );
+    }).catch((error) => {
+      if (error instanceof HttpError) throw error;
+      throw HttpError.plain(409, "unreadable", messageOf(error));
+    });
+    if (next === undefined) return see("/connections");
+    deps.log(
+      `dbport: console: "${next.name}" now externalAccess ${next.externalAccess}, aiPolicy ${next.aiPolicy}, safeMode ${next.safeMode}`,
+    );
+    return see("/connections?notice=saved");
+  });
+
+  return app;
+}
+
+/** What the Connections page's routes share. */
+interface ConnectionsKit {
+  deps: ConsoleDeps;
+  /** A page of the Connections menu (a form's own page). */
+  page(title: string, body: Child): Response;
+  see(location: string): Response;
+  /** The Connections page, with what a form left to show. */
+  connectionsPage(c: Context<ConsoleEnv>, extra: PageExtra): Response;
+  /** Change connections.json under its lock; in force at once. */
+  save(change: (fresh: SavedConnection[]) => SavedConnection[]): Promise<void>;
+  /** The saved connection `id`, or 404. */
+  known(id: string): SavedConnection;
+  /** Test it; the outcome is its state until it next answers. */
+  test(connection: SavedConnection): Promise<TestReport>;
+}
+
+function connectionsKit(deps: ConsoleDeps, view: ConsoleView): ConnectionsKit {
+  const page = (title: string, body: Child) =>
+    view.whole({ title, path: "/connections" }, body);
+  const see = view.see;
+  const connectionsPage = (c: Context<ConsoleEnv>, extra: PageExtra) =>
+    view.page(
+      c,
+      { title: "Connections", path: "/connections" },
+      <ConnectionsTable
+        connections={deps.connections.all()}
+        status={(id) => ({
+          connected: deps.pool.isConnected(id),
+          failure: deps.pool.lastFailure(id),
+          risks: deps.pool.risks(id),
+        })}
+        csrf={c.get("session").csrf}
+        notice={extra.notice ?? view.notice(c)}
+        {...(extra.add ? { add: extra.add } : {})}
+        {...(extra.report ? { report: extra.report } : {})}
+      />,
+    );
+  // dbport's own known_hosts, beside connections.json (as the CLI reads it).
+  const knownHosts = () =>
+    join(dirname(deps.connectionsPath), KNOWN_HOSTS_FILE);
+  const save = (
+    change: (fresh: SavedConnection[]) => SavedConnection[],
+  ) =>
+    editConnections(deps.connectionsPath, change, {
+      saved: (text) =>
+        deps.connections.apply(text, deps.connectionsPath, deps.log),
+    }).then(() => deps.events.changed("connections"));
+  const known = (id: string) => {
+    const connection = deps.connections.byId(id);
+    if (connection === undefined) {
+      throw noSuchConnection();
+    }
+    return connection;
+  };
+  /** The test's outcome is the connection's state until it next answers. */
+  const test = async (connection: SavedConnection): Promise<TestReport> => {
+    const report = await probeConnection(connection, knownHosts());
+    deps.pool.noteOutcome(
+      connection.id,
+      report.outcome === "failed" ? report.message : null,
+    );
+    return {
+      name: connection.name,
+      where: describeWhere(connection),
+      ...report,
+    };
+  };
+
+  return { deps, page, see, connectionsPage, save, known, test };
+}
+
+/**
+ * The Add form's connection, each field checked (the test and the save
+ * come after); or why not, with the values to show back.
+ */
+function addedConnection(
+  form: Record<string, string>,
+  deps: ConsoleDeps,
+): { values: AddValues; connection?: SavedConnection; error?: string } {
+  const values: AddValues = {
+    name: (form.name ?? "").trim(),
+    url: (form.url ?? "").trim(),
+    engine: form.engine ?? "",
+    ...Object.fromEntries(
+      SSH_FLAGS.filter((flag) => flag !== "ssh-password").map((
+        flag,
+      ) => [flag, form[flag] ?? ""]),
+    ),
+  };
+  const fail = (error: string) => ({ values, error });
+  const engine = engineNamed(values.engine) ?? engineOfUrl(values.url);
+  if (engine === null) {
+    return fail(
+      `The URL names no engine: choose one (${
+        ENGINE_NAMES.join(", ")
+      }) or write postgres://, mysql://, mariadb://, libsql://, a file path or file:`,
+    );
+  }
+  for (const [key, value] of [["name", values.name], ["url", values.url]]) {
+    const problem = checkConnectionField(key!, value, engine);
+    if (problem !== null) return fail(`${key} ${problem}`);
+  }
+  if (
+    deps.connections.all().some((other) =>
+      other.name.toLowerCase() === values.name.toLowerCase()
+    )
+  ) {
+    return fail(`A connection named "${values.name}" already exists`);
+  }
+  let ssh;
+  try {
+    // Only the fields given: blank ones are no flag at all.
+    const flags = Object.fromEntries(
+      SSH_FLAGS.flatMap((flag) => form[flag] ? [[flag, form[flag]]] : []),
+    );
+    ssh = sshFields("Add", flags, undefined).fields;
+  } catch (error) {
+    if (error instanceof FieldError) return fail(error.message);
+    throw error;
+  }
+  const connection = {
+    id: crypto.randomUUID(),
+    ...CONNECTION_DEFAULTS,
+    name: values.name,
+    engine,
+    url: values.url,
+    ...(form.password ? { password: form.password } : {}),
+    ...ssh,
+  } as SavedConnection;
+  return { values, connection };
+}
+
+/** `POST /connections/add`: tested, then saved (or refused, and why). */
+async function addConnection(
+  c: Context<ConsoleEnv>,
+  kit: ConnectionsKit,
+): Promise<Response> {
+  const { deps, connectionsPage, save, test } = kit;
+  const form = c.get("form");
+  const { values, connection, error } = addedConnection(form, deps);
+  const refuse = (error: string, report?: TestReport) =>
+    connectionsPage(c, {
+      add: { values, error, ...(report === undefined ? {} : { report }) },
+    });
+  if (connection === undefined) return refuse(error ?? "");
+  const engine = connection.engine;
+  // A new SQLite file (an absolute path in an existing directory) is made
+  // empty before the test, as `connections add` does (sqlite_new_file.ts).
+  const made = ENGINES[engine].filePaths
+    ? await createNewSqliteFile(connection.url, connection.safeMode, {
+      absoluteOnly: true,
+    })
+    : { kind: "none" as const };
+  if (made.kind === "refused") return refuse(made.message);
+  const report = await test({ ...connection });
+  if (report.outcome === "failed" && form["save-anyway"] !== "1") {
+    if (made.kind === "created") await made.undo();
+    return refuse(
+      `Not saved: it does not connect. Fix: ${report.fix}. Or tick "Save anyway".`,
+      report,
+    );
+  }
+  try {
+    await save((fresh) => {
+      if (
+        fresh.some((other) =>
+          other.name.toLowerCase() === connection.name.toLowerCase()
+        )
+      ) {
+        throw HttpError.plain(
+          409,
+          "exists",
+          `A connection named "${connection.name}" already exists`,
+        );
+      }
+      return [...fresh, connection];
+    });
+  } catch (error) {
+    if (made.kind === "created") await made.undo();
+    throw error;
+  }
+  deps.pool.noteOutcome(
+    connection.id,
+    report.outcome === "failed" ? report.message : null,
+  );
+  deps.log(`dbport: console: added the connection "${connection.name}"`);
+  return connectionsPage(c, {
+    report,
+    notice: report.outcome === "untrusted"
+      ? `Saved "${connection.name}" with its SSH host key not trusted yet: check the key and trust it with: dbport connections trust-host "${connection.name}"`
+      : made.kind === "created"
+      ? `Created the empty SQLite database ${made.path} and saved "${connection.name}".`
+      : `Saved "${connection.name}".`,
+  });
+}
+
+/** `POST /connections/:id/edit`: its name, URL, password, SSH and preview. */
+async function editConnection(
+  c: Context<ConsoleEnv>,
+  id: string,
+  kit: ConnectionsKit,
+): Promise<Response> {
+  const { deps, page, see, save, known } = kit;
+  const current = known(id);
+  const form = c.get("form");
+  const name = (form.name ?? current.name).trim();
+  // The form shows the URL's password as a placeholder: kept unless changed.
+  const url = restoreUrlSecrets(
+    (form.url ?? current.url).trim(),
+    current.url,
+  );
+  const refuse = (error: string) =>
+    page(
+      `Edit ${current.name}`,
+      <EditForm
+        connection={{ ...current, name, url }}
+        csrf={c.get("session").csrf}
+        error={error}
+      />,
+    );
+  for (const [key, value] of [["name", name], ["url", url]]) {
+    const problem = checkConnectionField(key!, value, current.engine);
+    if (problem !== null) return refuse(`${key} ${problem}`);
+  }
+  const preview = form.writePreview ?? "";
+  if (
+    preview !== "" && !(WRITE_PREVIEWS as readonly string[]).includes(preview)
+  ) {
+    return refuse(`writePreview must be one of ${WRITE_PREVIEWS.join(", ")}`);
+  }
+  if (
+    deps.connections.all().some((other) =>
+      other.id !== id && other.name.toLowerCase() === name.toLowerCase()
+    )
+  ) {
+    return refuse(`A connection named "${name}" already exists`);
+  }
+  let ssh: ReturnType<typeof sshFields>;
+  try {
+    const flags: Record<string, string | boolean> = Object.fromEntries(
+      SSH_FLAGS.flatMap((flag) => form[flag] ? [[flag, form[flag]]] : []),
+    );
+    if (form["no-ssh"] === "1") flags["no-ssh"] = true;
+    ssh = sshFields("Edit", flags, current);
+  } catch (error) {
+    if (error instanceof FieldError) return refuse(error.message);
+    throw error;
+  }
+  await save((fresh) =>
+    fresh.map((connection) => {
+      if (connection.id !== id) return connection;
+      const next: SavedConnection = {
+        ...connection,
+        name,
+        url,
+        ...ssh.fields,
+      };
+      for (const key of ssh.remove) delete next[key];
+      // The password: blank keeps it, the box clears it.
+      if (form.password) next.password = form.password;
+      if (form["clear-password"] === "1") delete next.password;
+      if (preview !== "") {
+        next.writePreview = preview as WritePreviewMode;
+      }
+      return next;
+    })
+  ).catch((error) => {
+    throw HttpError.plain(409, "unreadable", messageOf(error));
+  });
+  deps.log(`dbport: console: edited the connection "${name}"`);
+  return see("/connections?notice=saved");
 }
 
 /** Another saved connection uses the same AI login: it stays then. */
@@ -340,4 +451,22 @@ function shared(deps: ConsoleDeps, connection: SavedConnection): boolean {
     deps.connections.all().some((c) =>
       c.id !== connection.id && c.aiLogin?.user === login
     );
+}
+
+/** A form field that must be one of `values`. */
+function pick<T extends string>(
+  value: string | undefined,
+  values: readonly T[],
+  field: string,
+): T {
+  if (value !== undefined && (values as readonly string[]).includes(value)) {
+    return value as T;
+  }
+  throw HttpError.plain(
+    400,
+    "bad_field",
+    `${field} must be one of ${values.join(", ")}, got ${
+      JSON.stringify(value ?? null)
+    }`,
+  );
 }

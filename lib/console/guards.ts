@@ -1,7 +1,7 @@
 /**
  * The console's policies, each a small middleware (docs/console.md
- * "Security"): headers that keep the page to itself, the exact loopback
- * Host (DNS rebinding), the key exchanged for a session cookie, the cookie
+ * "Security"): headers that keep the page to itself, the loopback Host
+ * (DNS rebinding, {@linkcode CONSOLE_HOSTS}), the key exchanged for a session cookie, the cookie
  * on every request, and a same-origin `Origin` plus the session's CSRF token
  * on every request that changes something.
  *
@@ -11,6 +11,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
+import { secureHeaders } from "hono/secure-headers";
+import type { AllowedHosts } from "../server/guards/host_guard.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleKeys, ConsoleSession } from "./keys.ts";
 import { sameSecret } from "./keys.ts";
@@ -24,16 +26,24 @@ export type ConsoleEnv = {
  * No script, style or image but the console's own, no inline script, no
  * framing, forms only to itself, nothing fetched from anywhere else.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join("; ");
+const CSP_DIRECTIVES = {
+  defaultSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'"],
+  connectSrc: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  baseUri: ["'none'"],
+};
+
+/** {@linkcode CSP_DIRECTIVES} as the header says them. */
+export const CONTENT_SECURITY_POLICY = Object.entries(CSP_DIRECTIVES)
+  .map(([name, values]) =>
+    `${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${
+      values.join(" ")
+    }`
+  ).join("; ");
 
 /** The most bytes a form the console posts may have. */
 export const MAX_FORM_BYTES = 64 * 1024;
@@ -43,47 +53,48 @@ export function cookieName(port: number): string {
   return `dbport_console_${port}`;
 }
 
-/** Headers on every answer, refusals included. */
+/**
+ * Headers on every answer, refusals included: Hono's secure headers, only
+ * the ones below, and `Cache-Control: no-store`.
+ */
 export function securityHeaders(): MiddlewareHandler {
-  return async function securityHeaders(c, next) {
-    await next();
-    const headers = c.res.headers;
-    headers.set("content-security-policy", CONTENT_SECURITY_POLICY);
-    headers.set("cache-control", "no-store");
-    headers.set("x-content-type-options", "nosniff");
+  const secure = secureHeaders({
+    contentSecurityPolicy: CSP_DIRECTIVES,
+    xContentTypeOptions: true,
     // not no-referrer: under it Chromium sends `Origin: null` with a form.
-    headers.set("referrer-policy", "same-origin");
-    headers.set("x-frame-options", "DENY");
-    headers.set("cross-origin-opener-policy", "same-origin");
-    headers.set("cross-origin-resource-policy", "same-origin");
+    referrerPolicy: "same-origin",
+    xFrameOptions: "DENY",
+    crossOriginOpenerPolicy: "same-origin",
+    crossOriginResourcePolicy: "same-origin",
+    // Not these: HSTS means nothing on http://127.0.0.1, and the rest are
+    // old browsers' or not the console's.
+    crossOriginEmbedderPolicy: false,
+    originAgentCluster: false,
+    strictTransportSecurity: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  });
+  return async function securityHeaders(c, next) {
+    await secure(c, async () => {
+      await next();
+      c.res.headers.set("cache-control", "no-store");
+    });
   };
-}
-
-/** The console's own origins: 127.0.0.1 and localhost at its port. */
-export function ownHosts(port: number): string[] {
-  return [`127.0.0.1:${port}`, `localhost:${port}`];
 }
 
 /**
- * `Host` must be the console's own loopback address and port: a page of
- * another site whose name was made to resolve to 127.0.0.1 (DNS rebinding)
- * still sends its own name, and is refused before anything is read.
+ * The console's own addresses: 127.0.0.1 and localhost, always with its
+ * port, for the one host guard (lib/server/guards/host_guard.ts). A page
+ * of another site whose name was made to resolve to 127.0.0.1 (DNS
+ * rebinding) still sends its own name, and is refused before anything is
+ * read.
  */
-export function consoleHost(port: () => number): MiddlewareHandler {
-  return async function consoleHost(c, next) {
-    const host = c.req.header("host")?.toLowerCase();
-    if (host === undefined || !ownHosts(port()).includes(host)) {
-      throw HttpError.plain(
-        403,
-        "forbidden_host",
-        `Host ${
-          host === undefined ? "(missing)" : JSON.stringify(host)
-        } is not this console's address`,
-      );
-    }
-    await next();
-  };
-}
+export const CONSOLE_HOSTS: AllowedHosts = {
+  names: ["127.0.0.1", "localhost"],
+  portOptional: false,
+};
 
 /**
  * Every URL sits under the per-start prefix (`/c/<random>`); anything else

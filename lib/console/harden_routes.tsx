@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { loadConnections } from "../app/connections.ts";
 import {
@@ -18,13 +18,14 @@ import {
   type PreparedHarden,
   prepareHarden,
   saveHardened,
-} from "../cli/harden.ts";
+} from "../app/harden.ts";
 import { ENGINES } from "../db/engines.ts";
 import { messageOf } from "../base/message_of.ts";
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
-import { randomSecret } from "./keys.ts";
+import { type ConsoleView, noSuchConnection } from "./view.tsx";
+import { ShownPlans } from "./shown_plans.ts";
 import { HardenConfirm } from "./pages/harden.tsx";
 
 /** How long a shown plan may wait for its second click. */
@@ -33,28 +34,22 @@ export const PLAN_TTL_MS = 10 * 60_000;
 /** Plans kept at most (the oldest is forgotten past it). */
 export const MAX_PLANS = 16;
 
-interface Shown {
-  session: string;
-  prepared: PreparedHarden;
-  expiresAt: number;
-}
-
-/** Add the Harden routes under `base`. */
+/** The Connections page's Harden button. */
 export function hardenRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  page: (title: string, body: Child) => Response,
-  see: (location: string) => Response,
-): void {
-  const plans = new Map<string, Shown>();
-  const forget = () => {
-    for (const [id, shown] of plans) {
-      if (shown.expiresAt <= deps.now()) plans.delete(id);
-    }
-  };
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  const page = (title: string, body: Child) =>
+    view.whole({ title, path: "/connections" }, body);
+  const see = view.see;
+  const plans = new ShownPlans<PreparedHarden>(
+    PLAN_TTL_MS,
+    MAX_PLANS,
+    () => deps.now(),
+  );
 
-  app.post(`${base}/connections/:id/harden`, async (c) => {
+  app.post("/connections/:id/harden", async (c) => {
     const connection = await saved(deps, c.req.param("id"));
     if (!ENGINES[connection.engine].logins) {
       throw HttpError.plain(
@@ -71,15 +66,8 @@ export function hardenRoutes(
       );
     });
     if (prepared === null) throw HttpError.plain(400, "no_logins", "No logins");
-    forget();
-    const id = randomSecret();
     const session = c.get("session");
-    plans.set(id, {
-      session: session.id,
-      prepared,
-      expiresAt: deps.now() + PLAN_TTL_MS,
-    });
-    if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value!);
+    const id = plans.keep(session.id, prepared);
     return page(
       "Harden",
       <HardenConfirm
@@ -93,32 +81,30 @@ export function hardenRoutes(
     );
   });
 
-  app.post(`${base}/connections/:id/harden/apply`, async (c) => {
-    forget();
-    const id = c.get("form").plan ?? "";
-    const shown = plans.get(id);
-    if (
-      shown === undefined || shown.session !== c.get("session").id ||
-      shown.prepared.connection.id !== c.req.param("id")
-    ) {
+  app.post("/connections/:id/harden/apply", async (c) => {
+    const prepared = plans.take(
+      c.get("form").plan ?? "",
+      c.get("session").id,
+      (prepared) => prepared.connection.id === c.req.param("id"),
+    );
+    if (prepared === undefined) {
       throw HttpError.plain(
         409,
         "no_plan",
         "That Harden plan is not waiting (used, expired or another page's): press Harden again",
       );
     }
-    plans.delete(id);
-    const name = shown.prepared.connection.name;
+    const name = prepared.connection.name;
     let done;
     try {
-      done = await applyHarden(shown.prepared);
+      done = await applyHarden(prepared);
       await saveHardened(deps.connectionsPath, done.connection);
     } catch (error) {
       throw HttpError.plain(
         409,
         "harden_failed",
         `The AI login of "${name}" was not saved: ${
-          messageOf(error).replaceAll(shown.prepared.plan.password, "********")
+          messageOf(error).replaceAll(prepared.plan.password, "********")
         }`,
       );
     }
@@ -128,11 +114,13 @@ export function hardenRoutes(
       deps.log,
     );
     deps.log(
-      `dbport: console: "${name}" hardened: AI reads now run as "${shown.prepared.plan.user}"`,
+      `dbport: console: "${name}" hardened: AI reads now run as "${prepared.plan.user}"`,
     );
     deps.events.changed("connections");
     return see("/connections?notice=hardened");
   });
+
+  return app;
 }
 
 async function saved(deps: ConsoleDeps, id: string) {
@@ -140,11 +128,7 @@ async function saved(deps: ConsoleDeps, id: string) {
   if (!loaded.ok) throw HttpError.plain(409, "unreadable", loaded.message);
   const connection = loaded.connections.find((c) => c.id === id);
   if (connection === undefined) {
-    throw HttpError.plain(
-      404,
-      "no_connection",
-      "No saved connection has this id",
-    );
+    throw noSuchConnection();
   }
   return connection;
 }

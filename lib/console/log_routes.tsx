@@ -6,8 +6,7 @@
  * @module
  */
 
-import type { Context, Hono } from "hono";
-import type { Child } from "hono/jsx";
+import { Hono } from "hono";
 import { type Outcome, OUTCOMES } from "../app/activity_log.ts";
 import {
   HISTORY_CSV_HEADER,
@@ -15,9 +14,9 @@ import {
   historyJsonLine,
 } from "../app/history_export.ts";
 import { HttpError } from "../server/http_error.ts";
-import type { ConsoleTopic } from "./topic.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
+import type { ConsoleView } from "./view.tsx";
 import {
   type ActivityFilter,
   ActivityFilters,
@@ -33,18 +32,15 @@ import {
 export const PAGE_ROWS = 200;
 const EXPORT_LIMIT = 100_000;
 
-/** Add the routes under `base`; `page` draws a page or its live part. */
+/** The Activity and History pages, and the history's export. */
 export function logRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  page: (
-    c: Context<ConsoleEnv>,
-    frame: { title: string; path: string; topic?: ConsoleTopic; head?: Child },
-    live: Child,
-  ) => Response,
-): void {
-  app.get(`${base}/activity`, async (c) => {
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  const base = deps.keys.prefix;
+  const page = view.page;
+  app.get("/activity", async (c) => {
     const filter: ActivityFilter = {};
     const client = c.req.query("client");
     const connection = c.req.query("connection");
@@ -83,7 +79,7 @@ export function logRoutes(
     );
   });
 
-  app.get(`${base}/history`, async (c) => {
+  app.get("/history", async (c) => {
     const filter = historyFilter(c.req.query("q"), c.req.query("connection"));
     const rows = await deps.history.search({
       ...searchOf(filter, PAGE_ROWS),
@@ -107,7 +103,7 @@ export function logRoutes(
     );
   });
 
-  app.get(`${base}/history/export`, async (c) => {
+  app.get("/history/export", async (c) => {
     const format = c.req.query("format");
     if (format !== "csv" && format !== "json") {
       throw HttpError.plain(
@@ -134,6 +130,8 @@ export function logRoutes(
       },
     });
   });
+
+  return app;
 }
 
 /** `?before=<id>`: the page of rows older than that one. */

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Context, Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { quoteIdent } from "../db/identifiers.ts";
 import {
@@ -29,7 +29,8 @@ import {
 import { HttpError } from "../server/http_error.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
-import { randomSecret } from "./keys.ts";
+import { type ConsoleView, noSuchConnection } from "./view.tsx";
+import { ShownPlans } from "./shown_plans.ts";
 import {
   ConfirmWrite,
   type QueryConfirm,
@@ -43,35 +44,88 @@ export const QUERY_PLAN_TTL_MS = 10 * 60_000;
 const MAX_PLANS = 16;
 
 interface Plan {
-  session: string;
   input: QueryInput;
   owned: OwnerStatement;
   preview: WritePreview | null;
-  expiresAt: number;
 }
 
-/** Add the Query routes under `base`. */
+/** The Query page. */
 export function queryRoutes(
-  app: Hono<ConsoleEnv>,
   deps: ConsoleDeps,
-  base: string,
-  page: (title: string, path: string, body: Child) => Response,
-): void {
-  const plans = new Map<string, Plan>();
-  const forget = () => {
-    for (const [id, plan] of plans) {
-      if (plan.expiresAt <= deps.now()) plans.delete(id);
+  view: ConsoleView,
+): Hono<ConsoleEnv> {
+  const app = new Hono<ConsoleEnv>();
+  const kit = queryKit(deps, view);
+  const { show, taken, connections } = kit;
+
+  app.get(
+    "/query",
+    (c) => {
+      // ?connection=<id> picks it (links from Connections); never any SQL.
+      const asked = deps.connections.byId(c.req.query("connection") ?? "");
+      return show(c, {
+        connection: asked?.id ?? connections()[0]?.id ?? "",
+        sql: "",
+      }, null);
+    },
+  );
+
+  app.post("/query/open", (c) => {
+    const form = c.get("form");
+    const connection = deps.connections.byId(form.connection ?? "");
+    if (connection === undefined) {
+      throw noSuchConnection();
     }
-  };
+    const table = form.table ?? "";
+    if (table === "") {
+      throw HttpError.plain(400, "bad_table", "table is required");
+    }
+    const name = form.schema
+      ? `${quoteIdent(form.schema, connection.engine)}.${
+        quoteIdent(table, connection.engine)
+      }`
+      : quoteIdent(table, connection.engine);
+    return show(c, {
+      connection: connection.id,
+      sql: `SELECT * FROM ${name} LIMIT 100`,
+    }, null);
+  });
+
+  app.post("/query", (c) => runQuery(c, kit));
+
+  app.post("/query/cancel", (c) => {
+    const plan = taken(c);
+    return show(
+      c,
+      plan.input,
+      <p class="notice">Cancelled: nothing was run.</p>,
+    );
+  });
+
+  app.post("/query/confirm", (c) => confirmWrite(c, kit));
+
+  app.post("/query/export", (c) => exportQuery(c, kit));
+
+  return app;
+}
+
+/** What the Query page's routes share. */
+type QueryKit = ReturnType<typeof queryKit>;
+
+function queryKit(deps: ConsoleDeps, view: ConsoleView) {
+  const plans = new ShownPlans<Plan>(
+    QUERY_PLAN_TTL_MS,
+    MAX_PLANS,
+    () => deps.now(),
+  );
   const connections = () => deps.connections.all();
   const show = (
     c: Context<ConsoleEnv>,
     input: QueryInput,
     below: Child,
   ) =>
-    page(
-      "Query",
-      "/query",
+    view.whole(
+      { title: "Query", path: "/query" },
       <>
         {connections().length === 0
           ? (
@@ -94,6 +148,8 @@ export function queryRoutes(
       {message}
     </p>
   );
+  const classify = (input: QueryInput, signal: AbortSignal) =>
+    classifyOwner(deps, input.connection, input.sql, signal);
   const inputOf = (c: Context<ConsoleEnv>): QueryInput => {
     const form = c.get("form");
     return {
@@ -102,186 +158,134 @@ export function queryRoutes(
     };
   };
 
-  app.get(
-    `${base}/query`,
-    (c) => {
-      // ?connection=<id> picks it (links from Connections); never any SQL.
-      const asked = deps.connections.byId(c.req.query("connection") ?? "");
-      return show(c, {
-        connection: asked?.id ?? connections()[0]?.id ?? "",
-        sql: "",
-      }, null);
-    },
-  );
-
-  app.post(`${base}/query/open`, (c) => {
-    const form = c.get("form");
-    const connection = deps.connections.byId(form.connection ?? "");
-    if (connection === undefined) {
-      throw HttpError.plain(
-        404,
-        "no_connection",
-        "No saved connection has this id",
-      );
-    }
-    const table = form.table ?? "";
-    if (table === "") {
-      throw HttpError.plain(400, "bad_table", "table is required");
-    }
-    const name = form.schema
-      ? `${quoteIdent(form.schema, connection.engine)}.${
-        quoteIdent(table, connection.engine)
-      }`
-      : quoteIdent(table, connection.engine);
-    return show(c, {
-      connection: connection.id,
-      sql: `SELECT * FROM ${name} LIMIT 100`,
-    }, null);
-  });
-
-  app.post(`${base}/query`, async (c) => {
-    const input = inputOf(c);
-    const signal = c.req.raw.signal;
-    try {
-      const owned = await classifyOwner(
-        deps,
-        input.connection,
-        input.sql,
-        signal,
-      );
-      if (owned.confirm === null) {
-        const result = await runOwner(deps, owned, { signal });
-        await changed(deps);
-        return show(
-          c,
-          input,
-          <ResultGrid
-            answer={result.answer}
-            types={result.types}
-            write={false}
-          />,
-        );
-      }
-      const preview = await previewOwnerWrite(deps, owned, signal);
-      forget();
-      const id = randomSecret();
-      plans.set(id, {
-        session: c.get("session").id,
-        input,
-        owned,
-        preview,
-        expiresAt: deps.now() + QUERY_PLAN_TTL_MS,
-      });
-      if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value!);
-      const confirm: QueryConfirm = {
-        plan: id,
-        why: owned.confirm,
-        previewLine: preview === null
-          ? "No preview: this connection's writePreview is off"
-          : previewHeadline(preview),
-        preview: preview === null ? undefined : previewJson(preview),
-        statement: owned.statement.text,
-      };
-      return show(
-        c,
-        input,
-        <ConfirmWrite
-          confirm={confirm}
-          input={input}
-          connectionName={owned.resolved.connection.name}
-          csrf={c.get("session").csrf}
-        />,
-      );
-    } catch (error) {
-      if (error instanceof OwnerFailure) {
-        return show(c, input, failed(error.message));
-      }
-      throw error;
-    }
-  });
-
   const taken = (c: Context<ConsoleEnv>): Plan => {
-    forget();
-    const id = c.get("form").plan ?? "";
-    const plan = plans.get(id);
-    if (plan === undefined || plan.session !== c.get("session").id) {
+    const plan = plans.take(c.get("form").plan ?? "", c.get("session").id);
+    if (plan === undefined) {
       throw HttpError.plain(
         409,
         "no_plan",
         "That write is not waiting (run, cancelled, expired or another page's): press Run again",
       );
     }
-    plans.delete(id);
     return plan;
   };
+  return { deps, plans, show, failed, classify, inputOf, taken, connections };
+}
 
-  app.post(`${base}/query/cancel`, (c) => {
-    const plan = taken(c);
-    return show(
-      c,
-      plan.input,
-      <p class="notice">Cancelled: nothing was run.</p>,
-    );
-  });
-
-  app.post(`${base}/query/confirm`, async (c) => {
-    const plan = taken(c);
-    try {
-      const result = await runOwner(deps, plan.owned, {
-        signal: c.req.raw.signal,
-        confirmedAt: deps.now(),
-        preview: plan.preview,
-      });
-      deps.log(
-        `dbport: console: you ran a ${plan.owned.statement.tier} on "${plan.owned.resolved.connection.name}"`,
-      );
+/** `POST /query`: a read runs; a write shows its preview and waits. */
+async function runQuery(
+  c: Context<ConsoleEnv>,
+  kit: QueryKit,
+): Promise<Response> {
+  const { deps, plans, show, failed, classify, inputOf } = kit;
+  const input = inputOf(c);
+  const signal = c.req.raw.signal;
+  try {
+    const owned = await classify(input, signal);
+    if (owned.confirm === null) {
+      const result = await runOwner(deps, owned, { signal });
       await changed(deps);
       return show(
         c,
-        plan.input,
+        input,
         <ResultGrid
           answer={result.answer}
           types={result.types}
-          write
-          recorded={deps.settings().queryHistory}
+          write={false}
         />,
       );
-    } catch (error) {
-      if (error instanceof OwnerFailure) {
-        await changed(deps);
-        return show(c, plan.input, failed(error.message));
-      }
-      throw error;
     }
-  });
+    const preview = await previewOwnerWrite(deps, owned, signal);
+    const id = plans.keep(c.get("session").id, { input, owned, preview });
+    const confirm: QueryConfirm = {
+      plan: id,
+      why: owned.confirm,
+      previewLine: preview === null
+        ? "No preview: this connection's writePreview is off"
+        : previewHeadline(preview),
+      preview: preview === null ? undefined : previewJson(preview),
+      statement: owned.statement.text,
+    };
+    return show(
+      c,
+      input,
+      <ConfirmWrite
+        confirm={confirm}
+        input={input}
+        connectionName={owned.resolved.connection.name}
+        csrf={c.get("session").csrf}
+      />,
+    );
+  } catch (error) {
+    if (error instanceof OwnerFailure) {
+      return show(c, input, failed(error.message));
+    }
+    throw error;
+  }
+}
 
-  app.post(`${base}/query/export`, async (c) => {
-    const input = inputOf(c);
-    const signal = c.req.raw.signal;
-    try {
-      const owned = await classifyOwner(
-        deps,
-        input.connection,
-        input.sql,
-        signal,
-      );
-      const { file } = await exportOwnerCsv(deps, owned, signal);
-      const stamp = new Date(deps.now()).toISOString().replace(/[-:]/g, "")
-        .slice(0, 15);
-      return new Response(file.readable, {
-        headers: {
-          "content-type": "text/csv; charset=utf-8",
-          "content-disposition":
-            `attachment; filename="dbport-query-${stamp}Z.csv"`,
-        },
-      });
-    } catch (error) {
-      if (error instanceof OwnerFailure) {
-        return show(c, input, failed(error.message));
-      }
-      throw error;
+/** `POST /query/confirm`: the shown write runs, held to its preview. */
+async function confirmWrite(
+  c: Context<ConsoleEnv>,
+  kit: QueryKit,
+): Promise<Response> {
+  const { deps, show, failed, taken } = kit;
+  const plan = taken(c);
+  try {
+    const result = await runOwner(deps, plan.owned, {
+      signal: c.req.raw.signal,
+      confirmedAt: deps.now(),
+      preview: plan.preview,
+    });
+    deps.log(
+      `dbport: console: you ran a ${plan.owned.statement.tier} on "${plan.owned.resolved.connection.name}"`,
+    );
+    await changed(deps);
+    return show(
+      c,
+      plan.input,
+      <ResultGrid
+        answer={result.answer}
+        types={result.types}
+        write
+        recorded={deps.settings().queryHistory}
+      />,
+    );
+  } catch (error) {
+    if (error instanceof OwnerFailure) {
+      await changed(deps);
+      return show(c, plan.input, failed(error.message));
     }
-  });
+    throw error;
+  }
+}
+
+/** `POST /query/export`: a read streamed as CSV. */
+async function exportQuery(
+  c: Context<ConsoleEnv>,
+  kit: QueryKit,
+): Promise<Response> {
+  const { deps, show, failed, classify, inputOf } = kit;
+  const input = inputOf(c);
+  const signal = c.req.raw.signal;
+  try {
+    const owned = await classify(input, signal);
+    const { file } = await exportOwnerCsv(deps, owned, signal);
+    const stamp = new Date(deps.now()).toISOString().replace(/[-:]/g, "")
+      .slice(0, 15);
+    return new Response(file.readable, {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition":
+          `attachment; filename="dbport-query-${stamp}Z.csv"`,
+      },
+    });
+  } catch (error) {
+    if (error instanceof OwnerFailure) {
+      return show(c, input, failed(error.message));
+    }
+    throw error;
+  }
 }
 
 /** The History page follows the statements the owner ran. */

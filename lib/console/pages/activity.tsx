@@ -12,6 +12,7 @@ import {
   isBridgeItself,
 } from "../../base/identity.ts";
 import { at, Choice, Time } from "./layout.tsx";
+import { type Column, Older, Table } from "./table.tsx";
 
 /** What the filters hold. */
 export interface ActivityFilter {
@@ -64,70 +65,71 @@ export function ActivityTable(props: {
   /** The address of the next (older) page; null on the last. */
   older: string | null;
 }) {
-  if (props.rows.length === 0) {
-    return <p class="empty">No activity matches yet.</p>;
-  }
   return (
     <>
-      <table class="stack" id="activity-table">
-        <thead>
-          <tr>
-            <th>Time</th>
-            <th>Client</th>
-            <th>Token</th>
-            <th>Method</th>
-            <th>Tool or resource</th>
-            <th>Connection</th>
-            <th>Outcome</th>
-            <th>Detail</th>
-            <th>ms</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((row) => (
-            <tr data-activity={String(row.id)}>
-              <td class="time" data-label="Time">
-                <Time ms={row.time} />
-              </td>
-              <td data-label="Client" class="client">
-                {isBridgeItself(row.tokenName, row.clientName)
-                  ? BRIDGE_ITSELF
-                  : row.clientName ?? "—"}
-                {row.clientVersion
-                  ? <span class="muted">{` ${row.clientVersion}`}</span>
-                  : null}
-              </td>
-              <td data-label="Token" class="token">{tokenOf(row)}</td>
-              <td data-label="Method" class="method">
-                <code>{row.method ?? "—"}</code>
-              </td>
-              <td data-label="Tool or resource" class="target">
-                {row.target ? <code>{row.target}</code> : "—"}
-              </td>
-              <td data-label="Connection">
-                {row.connectionId === null
-                  ? "—"
-                  : props.nameOf(row.connectionId)}
-              </td>
-              <td data-label="Outcome" class={`outcome-${row.outcome}`}>
-                {row.outcome}
-                {row.detail?.includes("approved by you")
-                  ? <span class="approved">approved by you</span>
-                  : null}
-              </td>
-              <td data-label="Detail">{row.detail ?? ""}</td>
-              <td data-label="ms" class="num">{row.durationMs}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {props.older === null ? null : (
-        <p class="pager">
-          <a href={props.older} id="older">Older</a>
-        </p>
-      )}
+      <Table
+        stack
+        id="activity-table"
+        rows={props.rows}
+        row={(row) => ({ "data-activity": String(row.id) })}
+        columns={activityColumns(props.nameOf)}
+        empty={<p class="empty">No activity matches yet.</p>}
+      />
+      <Older href={props.older} />
     </>
   );
+}
+
+/** The log's columns. */
+function activityColumns(
+  nameOf: (id: string) => string,
+): Column<ActivityRow>[] {
+  return [
+    { label: "Time", class: "time", cell: (row) => <Time ms={row.time} /> },
+    {
+      label: "Client",
+      class: "client",
+      cell: (row) => (
+        <>
+          {isBridgeItself(row.tokenName, row.clientName)
+            ? BRIDGE_ITSELF
+            : row.clientName ?? "—"}
+          {row.clientVersion
+            ? <span class="muted">{` ${row.clientVersion}`}</span>
+            : null}
+        </>
+      ),
+    },
+    { label: "Token", class: "token", cell: tokenOf },
+    {
+      label: "Method",
+      class: "method",
+      cell: (row) => <code>{row.method ?? "—"}</code>,
+    },
+    {
+      label: "Tool or resource",
+      class: "target",
+      cell: (row) => row.target ? <code>{row.target}</code> : "—",
+    },
+    {
+      label: "Connection",
+      cell: (row) => row.connectionId === null ? "—" : nameOf(row.connectionId),
+    },
+    {
+      label: "Outcome",
+      class: (row) => `outcome-${row.outcome}`,
+      cell: (row) => (
+        <>
+          {row.outcome}
+          {row.detail?.includes("approved by you")
+            ? <span class="approved">approved by you</span>
+            : null}
+        </>
+      ),
+    },
+    { label: "Detail", cell: (row) => row.detail ?? "" },
+    { label: "ms", class: "num", cell: (row) => row.durationMs },
+  ];
 }
 
 /** Who the token is, in words: the bridge's own token is no name to show. */

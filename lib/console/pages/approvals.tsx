@@ -13,6 +13,7 @@ import { tokenLabel } from "../../base/identity.ts";
 import { statementForApproval } from "../../app/visible_text.ts";
 import type { PendingApproval } from "../pending.ts";
 import { at, Csrf, Time } from "./layout.tsx";
+import { Table } from "./table.tsx";
 
 /** The live part of the Approvals page. */
 export function ApprovalsList(props: {
@@ -118,26 +119,14 @@ export function PreviewRows(
   const note = props.preview?.note;
   return (
     <>
-      <table class="preview-rows">
-        <thead>
-          <tr>
-            {columns.map((column) => (
-              <th key={String(column)}>{String(column)}</th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr>
-              {cellsOf(row, columns).map((cell) => (
-                <td>
-                  <code>{cellText(cell)}</code>
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        class="preview-rows"
+        rows={rows.map((row) => cellsOf(row, columns))}
+        columns={columns.map((column, i) => ({
+          label: String(column),
+          cell: (cells: unknown[]) => <code>{cellText(cells[i])}</code>,
+        }))}
+      />
       {typeof note === "string" ? <p class="muted">{note}</p> : null}
     </>
   );

@@ -24,6 +24,7 @@ import {
 } from "./connection_forms.tsx";
 import { HardenButton } from "./harden.tsx";
 import { at, Choice, Csrf, Time } from "./layout.tsx";
+import { type Column, Table } from "./table.tsx";
 
 /** A connection's database, as the page shows it. */
 export interface ConnectionStatus {
@@ -54,40 +55,53 @@ export function ConnectionsTable(props: {
           ? { values: props.add.values, error: props.add.error }
           : {})}
       />
-      {props.connections.length === 0
-        ? (
+      <Table
+        stack
+        rows={props.connections}
+        row={(connection) => ({ "data-connection": connection.id })}
+        columns={connectionColumns(props.status, props.csrf)}
+        empty={
           <p class="empty">
             No saved connection yet: add one above, or with dbport connections
             add.
           </p>
-        )
-        : (
-          <table class="stack">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Engine</th>
-                <th>Where</th>
-                <th>Status</th>
-                <th>Policy</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.connections.map((connection) => (
-                <ConnectionRow
-                  connection={connection}
-                  status={props.status(connection.id)}
-                  csrf={props.csrf}
-                />
-              ))}
-            </tbody>
-          </table>
-        )}
+        }
+      />
     </>
   );
 }
 
-function ConnectionRow(
+/** The list's columns. */
+function connectionColumns(
+  status: (id: string) => ConnectionStatus,
+  csrf: string,
+): Column<SavedConnection>[] {
+  return [
+    { label: "Name", cell: (connection) => connection.name },
+    { label: "Engine", cell: (connection) => connection.engine },
+    {
+      label: "Where",
+      cell: (connection) => <code>{where(connection)}</code>,
+    },
+    {
+      label: "Status",
+      cell: (connection) => (
+        <StatusCell
+          connection={connection}
+          status={status(connection.id)}
+          csrf={csrf}
+        />
+      ),
+    },
+    {
+      label: "Policy",
+      cell: (connection) => <PolicyForm connection={connection} csrf={csrf} />,
+    },
+  ];
+}
+
+/** Whether its database answers, its login's risks and its actions. */
+function StatusCell(
   props: {
     connection: SavedConnection;
     status: ConnectionStatus;
@@ -96,105 +110,103 @@ function ConnectionRow(
 ) {
   const { connection, status } = props;
   return (
-    <tr data-connection={connection.id}>
-      <td data-label="Name">{connection.name}</td>
-      <td data-label="Engine">{connection.engine}</td>
-      <td data-label="Where">
-        <code>{where(connection)}</code>
-      </td>
-      <td data-label="Status">
-        {status.connected
-          ? <span class="state status-connected">connected</span>
-          : status.failure
-          ? (
-            <span class="state outcome-error">
-              {`error: ${status.failure.message} `}(<Time
-                ms={status.failure.at}
-              />)
-            </span>
-          )
-          : <span class="state muted">idle</span>}
-        {status.risks !== null && status.risks.length > 0
-          ? <p class="outcome-error">Its login {status.risks.join(", ")}.</p>
-          : null}
-        {connection.aiLogin
-          ? <p class="muted">AI reads use a least-privilege login</p>
-          : null}
-        {ENGINES[connection.engine].logins
-          ? (
-            <HardenButton
-              id={connection.id}
-              again={connection.aiLogin !== undefined}
-              csrf={props.csrf}
-            />
-          )
-          : null}
-        <div class="row-actions">
-          <form
-            class="inline"
-            method="post"
-            action={at(`/connections/${connection.id}/test`)}
-          >
-            <Csrf token={props.csrf} />
-            <button type="submit" class="test">Test</button>
-          </form>
-          <a
-            class="button query"
-            href={at(`/query?connection=${connection.id}`)}
-          >
-            Query
-          </a>
-          <a
-            class="button schema"
-            href={at(`/schema?connection=${connection.id}`)}
-          >
-            Schema
-          </a>
-          <a
-            class="button edit"
-            href={at(`/connections/${connection.id}/edit`)}
-          >
-            Edit
-          </a>
-          <form
-            class="inline"
-            method="post"
-            action={at(`/connections/${connection.id}/remove`)}
-          >
-            <Csrf token={props.csrf} />
-            <button type="submit" class="remove revoke">Remove</button>
-          </form>
-        </div>
-      </td>
-      <td data-label="Policy">
+    <>
+      {status.connected
+        ? <span class="state status-connected">connected</span>
+        : status.failure
+        ? (
+          <span class="state outcome-error">
+            {`error: ${status.failure.message} `}(<Time
+              ms={status.failure.at}
+            />)
+          </span>
+        )
+        : <span class="state muted">idle</span>}
+      {status.risks !== null && status.risks.length > 0
+        ? <p class="outcome-error">Its login {status.risks.join(", ")}.</p>
+        : null}
+      {connection.aiLogin
+        ? <p class="muted">AI reads use a least-privilege login</p>
+        : null}
+      {ENGINES[connection.engine].logins
+        ? (
+          <HardenButton
+            id={connection.id}
+            again={connection.aiLogin !== undefined}
+            csrf={props.csrf}
+          />
+        )
+        : null}
+      <div class="row-actions">
         <form
-          class="create"
+          class="inline"
           method="post"
-          action={at(`/connections/${connection.id}`)}
+          action={at(`/connections/${connection.id}/test`)}
         >
           <Csrf token={props.csrf} />
-          <Choice
-            label="External access"
-            name="externalAccess"
-            options={EXTERNAL_ACCESS}
-            current={connection.externalAccess}
-          />
-          <Choice
-            label="AI policy"
-            name="aiPolicy"
-            options={AI_POLICIES}
-            current={connection.aiPolicy}
-          />
-          <Choice
-            label="Safe Mode"
-            name="safeMode"
-            options={SAFE_MODES}
-            current={connection.safeMode}
-          />
-          <button type="submit">Save</button>
+          <button type="submit" class="test">Test</button>
         </form>
-      </td>
-    </tr>
+        <a
+          class="button query"
+          href={at(`/query?connection=${connection.id}`)}
+        >
+          Query
+        </a>
+        <a
+          class="button schema"
+          href={at(`/schema?connection=${connection.id}`)}
+        >
+          Schema
+        </a>
+        <a
+          class="button edit"
+          href={at(`/connections/${connection.id}/edit`)}
+        >
+          Edit
+        </a>
+        <form
+          class="inline"
+          method="post"
+          action={at(`/connections/${connection.id}/remove`)}
+        >
+          <Csrf token={props.csrf} />
+          <button type="submit" class="remove revoke">Remove</button>
+        </form>
+      </div>
+    </>
+  );
+}
+
+/** Its externalAccess, aiPolicy and safeMode, saved with a click. */
+function PolicyForm(props: { connection: SavedConnection; csrf: string }) {
+  const { connection } = props;
+  return (
+    <form
+      class="create"
+      method="post"
+      action={at(`/connections/${connection.id}`)}
+    >
+      <Csrf token={props.csrf} />
+      <Choice
+        label="External access"
+        name="externalAccess"
+        options={EXTERNAL_ACCESS}
+        current={connection.externalAccess}
+      />
+      <Choice
+        label="AI policy"
+        name="aiPolicy"
+        options={AI_POLICIES}
+        current={connection.aiPolicy}
+      />
+      <Choice
+        label="Safe Mode"
+        name="safeMode"
+        options={SAFE_MODES}
+        current={connection.safeMode}
+      />
+      <button type="submit">Save</button>
+    </form>
   );
 }
 

@@ -10,6 +10,7 @@ import type { HistoryRow } from "../../app/query_history.ts";
 import { isOwnerEntry } from "../../features/owner_query.ts";
 import { visibleStatement } from "../../app/visible_text.ts";
 import { at, Choice, Time } from "./layout.tsx";
+import { type Column, Older, Table } from "./table.tsx";
 
 /** What the search holds. */
 export interface HistoryFilter {
@@ -74,65 +75,69 @@ export function HistoryTable(props: {
   /** The address of the next (older) page; null on the last. */
   older: string | null;
 }) {
-  if (props.rows.length === 0) {
-    return <p class="empty">No statement matches.</p>;
-  }
   return (
     <>
-      <table class="stack" id="history-table">
-        <thead>
-          <tr>
-            <th>Time</th>
-            <th>Connection</th>
-            <th>Client</th>
-            <th>Outcome</th>
-            <th>Rows</th>
-            <th>ms</th>
-            <th>Statement</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((row) => (
-            <tr data-history={String(row.id)}>
-              <td class="time" data-label="Time">
-                <Time ms={row.time} />
-              </td>
-              <td data-label="Connection">{props.nameOf(row.connectionId)}</td>
-              <td data-label="Client">
-                {isOwnerEntry(row) ? "you (console)" : row.clientName ?? "—"}
-              </td>
-              <td data-label="Outcome" class={`outcome-${row.outcome}`}>
-                {row.outcome}
-                {row.approvedAt
-                  ? (
-                    <span class="approved">
-                      approved by you at <Time ms={row.approvedAt} />
-                    </span>
-                  )
-                  : null}
-              </td>
-              <td data-label="Rows" class="num">
-                {row.statementType === "read"
-                  ? `${row.rowCount} read`
-                  : `${row.rowsAffected} changed`}
-              </td>
-              <td data-label="ms" class="num">{row.durationMs}</td>
-              <td data-label="Statement">
-                {/* Shown as an approval shows it: no character hides. */}
-                <pre>{visibleStatement(row.sql)}</pre>
-                {row.error === null
-                  ? null
-                  : <span class="outcome-error">{row.error}</span>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {props.older === null ? null : (
-        <p class="pager">
-          <a href={props.older} id="older">Older</a>
-        </p>
-      )}
+      <Table
+        stack
+        id="history-table"
+        rows={props.rows}
+        row={(row) => ({ "data-history": String(row.id) })}
+        columns={historyColumns(props.nameOf)}
+        empty={<p class="empty">No statement matches.</p>}
+      />
+      <Older href={props.older} />
     </>
   );
+}
+
+/** The history's columns. */
+function historyColumns(
+  nameOf: (id: string) => string,
+): Column<HistoryRow>[] {
+  return [
+    { label: "Time", class: "time", cell: (row) => <Time ms={row.time} /> },
+    { label: "Connection", cell: (row) => nameOf(row.connectionId) },
+    {
+      label: "Client",
+      cell: (row) =>
+        isOwnerEntry(row) ? "you (console)" : row.clientName ?? "—",
+    },
+    {
+      label: "Outcome",
+      class: (row) => `outcome-${row.outcome}`,
+      cell: (row) => (
+        <>
+          {row.outcome}
+          {row.approvedAt
+            ? (
+              <span class="approved">
+                approved by you at <Time ms={row.approvedAt} />
+              </span>
+            )
+            : null}
+        </>
+      ),
+    },
+    {
+      label: "Rows",
+      class: "num",
+      cell: (row) =>
+        row.statementType === "read"
+          ? `${row.rowCount} read`
+          : `${row.rowsAffected} changed`,
+    },
+    { label: "ms", class: "num", cell: (row) => row.durationMs },
+    {
+      label: "Statement",
+      cell: (row) => (
+        <>
+          {/* Shown as an approval shows it: no character hides. */}
+          <pre>{visibleStatement(row.sql)}</pre>
+          {row.error === null
+            ? null
+            : <span class="outcome-error">{row.error}</span>}
+        </>
+      ),
+    },
+  ];
 }

@@ -13,6 +13,7 @@ import type { Figures, WindowStats } from "../../app/activity_stats.ts";
 import type { SavedConnection } from "../../app/connections.ts";
 import type { ConnectionFailure } from "../../db/pool.ts";
 import { at, Time } from "./layout.tsx";
+import { type Column, Table } from "./table.tsx";
 
 /** A connection that needs a look. */
 export interface Problem {
@@ -219,36 +220,42 @@ function Breakdown(props: {
   return (
     <div class="wide">
       <h3>{props.title}</h3>
-      {props.rows.length === 0
-        ? <p class="muted">No calls.</p>
-        : (
-          <table class={`by-${props.kind}`}>
-            <thead>
-              <tr>
-                <th>{props.kind}</th>
-                <th class="num">Calls</th>
-                <th class="num">/min</th>
-                <th class="num">p50</th>
-                <th class="num">p95</th>
-                <th class="num">Denied</th>
-                <th class="num">Errors</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.rows.map((row) => (
-                <tr data-key={row.key}>
-                  <td>{row.label}</td>
-                  <td class="num" data-calls>{row.figures.calls}</td>
-                  <td class="num">{row.figures.perMinute}</td>
-                  <td class="num">{row.figures.p50 ?? "—"}</td>
-                  <td class="num">{row.figures.p95 ?? "—"}</td>
-                  <td class="num" data-denied>{row.figures.denied}</td>
-                  <td class="num" data-errors>{row.figures.errors}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+      {props.rows.length === 0 ? <p class="muted">No calls.</p> : (
+        <Table
+          class={`by-${props.kind}`}
+          rows={props.rows}
+          row={(row) => ({ "data-key": row.key })}
+          columns={[
+            { label: props.kind, cell: (row) => row.label },
+            ...FIGURE_COLUMNS,
+          ]}
+        />
+      )}
     </div>
   );
 }
+
+/** A breakdown's figure column; `mark` names its cells for the tests. */
+function figure(
+  label: string,
+  value: (figures: Figures) => number | string,
+  mark?: string,
+): Column<{ figures: Figures }> {
+  return {
+    label,
+    headClass: "num",
+    class: "num",
+    ...(mark === undefined ? {} : { attrs: { [mark]: true } }),
+    cell: (row) => value(row.figures),
+  };
+}
+
+/** A breakdown's figures, a column each. */
+const FIGURE_COLUMNS = [
+  figure("Calls", (f) => f.calls, "data-calls"),
+  figure("/min", (f) => f.perMinute),
+  figure("p50", (f) => f.p50 ?? "—"),
+  figure("p95", (f) => f.p95 ?? "—"),
+  figure("Denied", (f) => f.denied, "data-denied"),
+  figure("Errors", (f) => f.errors, "data-errors"),
+];

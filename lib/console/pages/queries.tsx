@@ -9,6 +9,7 @@
 
 import type { SavedConnection } from "../../app/connections.ts";
 import type { QueryParam, SavedQuery } from "../../app/queries.ts";
+import { type Column, Table } from "./table.tsx";
 
 function paramText(param: QueryParam): string {
   return `:${param.name} ${param.type}${
@@ -38,40 +39,36 @@ export function QueriesTable(props: {
         <code>dbport queries edit</code>; clients see changes at their next
         tools/list.
       </p>
-      <table class="stack">
-        <thead>
-          <tr>
-            <th>Tool</th>
-            <th>Connection</th>
-            <th>Parameters</th>
-            <th>Statement</th>
-            <th>Description</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.queries.map((query) => (
-            <tr data-query={query.name}>
-              <td data-label="Tool">
-                <code>q_{query.name}</code>
-              </td>
-              <td data-label="Connection">{nameOf(query.connectionId)}</td>
-              <td data-label="Parameters">
-                {query.params.length === 0
-                  ? "-"
-                  : query.params.map((param) => (
-                    <div>
-                      <code>{paramText(param)}</code>
-                    </div>
-                  ))}
-              </td>
-              <td data-label="Statement">
-                <pre class="sql">{query.sql}</pre>
-              </td>
-              <td data-label="Description">{query.description || "-"}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        stack
+        rows={props.queries}
+        row={(query) => ({ "data-query": query.name })}
+        columns={queryColumns(nameOf)}
+      />
     </>
   );
+}
+
+/** The list's columns. */
+function queryColumns(
+  nameOf: (id: string) => string,
+): Column<SavedQuery>[] {
+  return [
+    { label: "Tool", cell: (query) => <code>q_{query.name}</code> },
+    { label: "Connection", cell: (query) => nameOf(query.connectionId) },
+    {
+      label: "Parameters",
+      cell: (query) =>
+        query.params.length === 0 ? "-" : query.params.map((param) => (
+          <div>
+            <code>{paramText(param)}</code>
+          </div>
+        )),
+    },
+    {
+      label: "Statement",
+      cell: (query) => <pre class="sql">{query.sql}</pre>,
+    },
+    { label: "Description", cell: (query) => query.description || "-" },
+  ];
 }

@@ -16,6 +16,7 @@ import type { Cell } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import { PreviewRows } from "./approvals.tsx";
 import { at, Csrf } from "./layout.tsx";
+import { Table } from "./table.tsx";
 
 /** Cells longer than this are cut in the grid, the rest behind a click. */
 export const CELL_SHOWN = 120;
@@ -170,25 +171,21 @@ export function ResultGrid(props: {
         : null}
       {columns.length === 0 ? null : (
         <div class="grid-scroll">
-          <table class="grid" id="query-grid">
-            <thead>
-              <tr>
-                {columns.map((name, i) => (
-                  <th>
-                    {name}
-                    <span class="type">{props.types[i] ?? ""}</span>
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr>
-                  {row.map((cell, i) => <td key={i}>{cellView(cell)}</td>)}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            class="grid"
+            id="query-grid"
+            rows={rows}
+            columns={columns.map((name, i) => ({
+              label: name,
+              head: (
+                <>
+                  {name}
+                  <span class="type">{props.types[i] ?? ""}</span>
+                </>
+              ),
+              cell: (row: readonly Cell[]) => cellView(row[i] ?? null),
+            }))}
+          />
         </div>
       )}
     </section>

@@ -17,6 +17,7 @@ import type {
   TablePage,
 } from "../../db/types.ts";
 import { at, Choice, Csrf } from "./layout.tsx";
+import { type Column, Table } from "./table.tsx";
 
 /** Where the page is. */
 export interface SchemaPlace {
@@ -134,38 +135,40 @@ function TableList(
       {page.tables.length === 0
         ? <p class="empty">No table or view matches.</p>
         : (
-          <table id="schema-tables">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Kind</th>
-                <th class="num">Rows (approx.)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.tables.map((table) => (
-                <tr data-table={table.name}>
-                  <td>
-                    <a
-                      href={schemaHref({
-                        connection: place.connection,
-                        schema: table.schema,
-                      }, "/schema/table") +
-                        `&table=${encodeURIComponent(table.name)}`}
-                    >
-                      {table.name}
-                    </a>
-                  </td>
-                  <td>{table.type.replace("_", " ")}</td>
-                  <td class="num">
-                    {table.rowCount === undefined
-                      ? "—"
-                      : `~${table.rowCount.toLocaleString("en-US")}`}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            id="schema-tables"
+            rows={page.tables}
+            row={(table) => ({ "data-table": table.name })}
+            columns={[
+              {
+                label: "Name",
+                cell: (table) => (
+                  <a
+                    href={schemaHref({
+                      connection: place.connection,
+                      schema: table.schema,
+                    }, "/schema/table") +
+                      `&table=${encodeURIComponent(table.name)}`}
+                  >
+                    {table.name}
+                  </a>
+                ),
+              },
+              {
+                label: "Kind",
+                cell: (table) => table.type.replace("_", " "),
+              },
+              {
+                label: "Rows (approx.)",
+                headClass: "num",
+                class: "num",
+                cell: (table) =>
+                  table.rowCount === undefined
+                    ? "—"
+                    : `~${table.rowCount.toLocaleString("en-US")}`,
+              },
+            ]}
+          />
         )}
       <p class="pager">
         {place.after
@@ -235,44 +238,12 @@ export function TableView(props: {
       </form>
       <h2>Columns</h2>
       <div class="wide">
-        <table id="table-columns">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Type</th>
-              <th>Null</th>
-              <th>Default</th>
-              <th>Comment</th>
-            </tr>
-          </thead>
-          <tbody>
-            {table.columns.map((column) => (
-              <tr data-column={column.name}>
-                <td>
-                  <code>{column.name}</code>
-                  {column.primaryKey ? <span class="tag">PK</span> : null}
-                </td>
-                <td>
-                  <code>{column.dataType}</code>
-                  {column.enumValues
-                    ? (
-                      <span class="muted enum">
-                        {` one of ${column.enumValues.join(", ")}`}
-                      </span>
-                    )
-                    : null}
-                </td>
-                <td>{column.nullable ? "null" : "not null"}</td>
-                <td>
-                  {column.defaultValue === null
-                    ? <span class="muted">—</span>
-                    : <code>{column.defaultValue}</code>}
-                </td>
-                <td>{column.comment ?? ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          id="table-columns"
+          rows={table.columns}
+          row={(column) => ({ "data-column": column.name })}
+          columns={COLUMN_COLUMNS}
+        />
       </div>
       <h2>Indexes</h2>
       {table.indexes.length === 0
@@ -313,3 +284,43 @@ export function TableView(props: {
     </>
   );
 }
+
+/** The Columns table's columns. */
+const COLUMN_COLUMNS: Column<TableDetail["columns"][number]>[] = [
+  {
+    label: "Name",
+    cell: (column) => (
+      <>
+        <code>{column.name}</code>
+        {column.primaryKey ? <span class="tag">PK</span> : null}
+      </>
+    ),
+  },
+  {
+    label: "Type",
+    cell: (column) => (
+      <>
+        <code>{column.dataType}</code>
+        {column.enumValues
+          ? (
+            <span class="muted enum">
+              {` one of ${column.enumValues.join(", ")}`}
+            </span>
+          )
+          : null}
+      </>
+    ),
+  },
+  {
+    label: "Null",
+    cell: (column) => column.nullable ? "null" : "not null",
+  },
+  {
+    label: "Default",
+    cell: (column) =>
+      column.defaultValue === null
+        ? <span class="muted">—</span>
+        : <code>{column.defaultValue}</code>,
+  },
+  { label: "Comment", cell: (column) => column.comment ?? "" },
+];

@@ -10,6 +10,7 @@ import { LEVELS, type TokenInfo, tokenStatus } from "../../app/tokens.ts";
 import { at, Csrf, Time } from "./layout.tsx";
 import type { TokenBudget } from "../../app/token_budgets.ts";
 import { BridgeBudget, BudgetCell } from "./tokens_budget.tsx";
+import { type Column, Table } from "./table.tsx";
 
 /** The lifetimes the form offers. */
 export const TOKEN_LIFETIMES = ["1d", "7d", "30d", "90d", "365d", "never"];
@@ -103,81 +104,75 @@ export function TokensPage(props: {
           <button class="primary" type="submit">Create</button>
         </form>
       </section>
-      {props.tokens.length === 0
-        ? <p class="empty">No token yet.</p>
-        : (
-          <table class="stack">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Prefix</th>
-                <th>Level</th>
-                <th>Connections</th>
-                <th>Created</th>
-                <th>Expires</th>
-                <th>Last used</th>
-                <th>Status</th>
-                <th>Budget</th>
-                <th></th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...props.tokens].reverse().map((token) => {
-                const status = tokenStatus(token, props.now);
-                return (
-                  <tr data-token={token.id}>
-                    <td data-label="Name">{token.name}</td>
-                    <td data-label="Prefix">
-                      <code>{token.prefix}…</code>
-                    </td>
-                    <td data-label="Level">{token.level}</td>
-                    <td data-label="Connections">
-                      {token.connections === null
-                        ? "all"
-                        : token.connections.map(nameOf).join(", ")}
-                    </td>
-                    <td data-label="Created">
-                      <Time ms={token.createdAt} />
-                    </td>
-                    <td data-label="Expires">
-                      {token.expiresAt === null
-                        ? "never"
-                        : <Time ms={token.expiresAt} />}
-                    </td>
-                    <td data-label="Last used">
-                      <Time ms={token.lastUsedAt} />
-                    </td>
-                    <td data-label="Status" class={`status-${status}`}>
-                      {status}
-                    </td>
-                    <td data-label="Budget">
-                      {status === "revoked" ? null : (
-                        <BudgetCell
-                          id={token.id}
-                          budget={props.budgets?.get(token.id)}
-                          csrf={props.csrf}
-                        />
-                      )}
-                    </td>
-                    <td>
-                      {status === "revoked" ? null : (
-                        <form
-                          class="inline"
-                          method="post"
-                          action={at(`/tokens/${token.id}/revoke`)}
-                        >
-                          <Csrf token={props.csrf} />
-                          <button class="revoke" type="submit">Revoke</button>
-                        </form>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        )}
+      <Table
+        stack
+        rows={[...props.tokens].reverse()}
+        row={(token) => ({ "data-token": token.id })}
+        columns={tokenColumns(props, nameOf)}
+        empty={<p class="empty">No token yet.</p>}
+      />
       <BridgeBudget budget={props.budgets?.get("bridge")} csrf={props.csrf} />
     </>
   );
+}
+
+/** The list's columns. */
+function tokenColumns(
+  props: {
+    now: number;
+    csrf: string;
+    budgets?: ReadonlyMap<string, TokenBudget>;
+  },
+  nameOf: (id: string) => string,
+): Column<TokenInfo>[] {
+  const status = (token: TokenInfo) => tokenStatus(token, props.now);
+  return [
+    { label: "Name", cell: (token) => token.name },
+    { label: "Prefix", cell: (token) => <code>{token.prefix}…</code> },
+    { label: "Level", cell: (token) => token.level },
+    {
+      label: "Connections",
+      cell: (token) =>
+        token.connections === null
+          ? "all"
+          : token.connections.map(nameOf).join(", "),
+    },
+    { label: "Created", cell: (token) => <Time ms={token.createdAt} /> },
+    {
+      label: "Expires",
+      cell: (token) =>
+        token.expiresAt === null ? "never" : <Time ms={token.expiresAt} />,
+    },
+    { label: "Last used", cell: (token) => <Time ms={token.lastUsedAt} /> },
+    {
+      label: "Status",
+      class: (token) => `status-${status(token)}`,
+      cell: status,
+    },
+    {
+      label: "Budget",
+      cell: (token) =>
+        status(token) === "revoked" ? null : (
+          <BudgetCell
+            id={token.id}
+            budget={props.budgets?.get(token.id)}
+            csrf={props.csrf}
+          />
+        ),
+    },
+    {
+      label: "",
+      cell: (token) =>
+        status(token) === "revoked" ? null : (
+          <form
+            class="inline"
+            method="post"
+            action={at(`/tokens/${token.id}/revoke`)}
+          >
+            <Csrf token={props.csrf} />
+            <button class="revoke" type="submit">Revoke</button>
+          </form>
+        ),
+    },
+  ];
 }

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { SavedConnection } from "../../app/connections.ts";
+import { previewMode, type SavedConnection } from "../../app/connections.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { dryRunRefusal, planRefusal } from "../../db/dry_run.ts";
 import { DbError } from "../../db/errors.ts";
@@ -184,20 +184,8 @@ function measured(
   };
 }
 
-/**
- * The connection's preview mode. A dry run runs as the saved login, before
- * anyone approves, and its count or error reaches the client: on a connection
- * whose AI reads run as a least-privilege `aiLogin`, that would let a client
- * probe what only the saved login can see, so there it is the engine's
- * estimate unless the user asks for more (docs/security.md "Write previews";
- * `connections harden` writes `estimate` down).
- */
-export function previewMode(
-  connection: SavedConnection,
-): "dryRun" | "estimate" | "off" {
-  return connection.writePreview ??
-    (connection.aiLogin === undefined ? "dryRun" : "estimate");
-}
+/** The connection's preview mode (lib/app/connections.ts). */
+export { previewMode };
 
 /** Why a connection's preview is the estimate, in the approval's one line. */
 export function estimateReason(connection: SavedConnection): string {

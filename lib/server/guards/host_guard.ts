@@ -1,8 +1,12 @@
 /**
  * Pre-dispatch check 1 (docs/wire.md "HTTP surface"): the `Host` header must name
- * a loopback host and, when it carries a port, the bound port. This is the
+ * one of the listener's loopback names and its bound port. This is the
  * DNS-rebinding defence: a page on evil.example resolving to 127.0.0.1 still
  * sends `Host: evil.example`.
+ *
+ * One guard serves both listeners, each with its own hosts: the MCP endpoint
+ * ({@linkcode MCP_HOSTS}, through {@linkcode hostGuard}) and the console
+ * (lib/console/guards.ts `CONSOLE_HOSTS`).
  *
  * @module
  */
@@ -11,7 +15,22 @@ import type { MiddlewareHandler } from "hono";
 import { HttpError } from "../http_error.ts";
 import type { ServerState } from "../state.ts";
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** The Host headers a listener answers to. */
+export interface AllowedHosts {
+  /** Its lower-case names, in the order the refusal lists them. */
+  names: readonly string[];
+  /**
+   * Whether a Host without a port is taken: an MCP client may leave it
+   * out; the console's own pages always send it.
+   */
+  portOptional: boolean;
+}
+
+/** The MCP endpoint's: any loopback name, the port optional. */
+export const MCP_HOSTS: AllowedHosts = {
+  names: ["127.0.0.1", "localhost", "[::1]"],
+  portOptional: true,
+};
 
 /** Split a Host header into name and port; null when it is malformed. */
 export function parseHost(
@@ -27,32 +46,60 @@ export function parseHost(
   return { name, port };
 }
 
+/** Whether `value` is one of `hosts` at `port`. */
+export function isHostOf(
+  value: string | undefined,
+  hosts: AllowedHosts,
+  port: number,
+): boolean {
+  if (value === undefined) return false;
+  const host = parseHost(value);
+  if (host === null || !hosts.names.includes(host.name)) return false;
+  return host.port === null ? hosts.portOptional : host.port === port;
+}
+
 /** Whether a Host header value is acceptable for a server bound to `port`. */
 export function isAllowedHost(
   value: string | undefined,
   port: number,
 ): boolean {
-  if (value === undefined) return false;
-  const host = parseHost(value);
-  if (host === null || !LOOPBACK_NAMES.has(host.name)) return false;
-  return host.port === null || host.port === port;
+  return isHostOf(value, MCP_HOSTS, port);
 }
 
-/** Refuse any request whose Host is not this server's loopback address. */
-export function hostGuard(state: ServerState): MiddlewareHandler {
+/**
+ * Refuse, before anything is read, any request whose Host is not one of
+ * `hosts` at the port `port()` (read at each request: 0 until bound).
+ */
+export function allowedHostsGuard(
+  hosts: AllowedHosts,
+  port: () => number,
+): MiddlewareHandler {
   return async function hostGuard(c, next) {
     const host = c.req.header("host");
-    if (!isAllowedHost(host, state.port)) {
+    const bound = port();
+    if (!isHostOf(host, hosts, bound)) {
       throw HttpError.plain(
         403,
         "forbidden_host",
         `Host ${
           host === undefined ? "(missing)" : `"${host}"`
-        } is not allowed: use 127.0.0.1, localhost or [::1]${
-          state.port ? ` with port ${state.port}` : ""
+        } is not allowed: use ${listed(hosts.names)}${
+          bound ? ` with port ${bound}` : ""
         }`,
       );
     }
     await next();
   };
+}
+
+/** Refuse any request whose Host is not this server's loopback address. */
+export function hostGuard(state: ServerState): MiddlewareHandler {
+  return allowedHostsGuard(MCP_HOSTS, () => state.port);
+}
+
+/** `a, b or c`. */
+function listed(names: readonly string[]): string {
+  return names.length < 2
+    ? names.join("")
+    : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
 }
