@@ -7,6 +7,7 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import type { SavedConnection } from "../../app/connections.ts";
 import type { Settings } from "../../app/settings.ts";
 import type { Classified } from "../../db/classifier.ts";
@@ -17,7 +18,6 @@ import { DbError } from "../../db/errors.ts";
 import type { BindValue, QueryResult } from "../../db/types.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { approvedAtOf, type Resolved } from "./access.ts";
-import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
 import { answerBudget } from "./answer_budget.ts";
@@ -65,17 +65,13 @@ export const MAX_QUERY_LENGTH = 102_400;
 export const MAX_TIMEOUT_SECONDS = 300;
 
 /** `query`: one statement. */
-export const QUERY: StringArgument = {
-  type: "string",
-  maxLength: MAX_QUERY_LENGTH,
-};
+export const QUERY = s.string({ maxLength: MAX_QUERY_LENGTH });
 
 /** `timeout_seconds`: the statement timeout. */
-export const TIMEOUT_SECONDS: IntegerArgument = {
-  type: "integer",
+export const TIMEOUT_SECONDS = s.integer({
   minimum: 1,
   maximum: MAX_TIMEOUT_SECONDS,
-};
+});
 
 /** How a cell is encoded, the same on every engine (lib/db/values.ts). */
 export const CELL_ENCODING =
@@ -85,54 +81,42 @@ export const CELL_ENCODING =
 export const TRUNCATION_REASONS =
   "Present when anything was left out; is_truncated is then true. reasons: max_rows (more rows than asked for), bytes (rows past the answer budget, maxAnswerChars: 40,000 characters of the result's text by default, ≈ 10k tokens), cells (long values cut at the cell cap, each ending with …[cut: N more characters]; cut_cells counts them). rows_returned is the rows in the answer; total_rows the whole result's count when the engine counted it within 2 s, else has_more says whether rows remain. message says how to get the rest: a narrower query (WHERE, fewer columns, LIMIT … OFFSET), a larger max_rows (still within the answer budget), export_query (every row to a file), or substr() for long values.";
 
-/** The result set both tools answer with. */
-export const RESULT_SET_SCHEMA: JsonObject = {
-  type: "object",
-  properties: {
-    columns: { type: "array", items: { type: "string" } },
-    rows: {
-      type: "array",
-      items: { type: "array" },
-      description: CELL_ENCODING,
-    },
-    row_count: { type: "integer", minimum: 0 },
-    rows_affected: { type: "integer", minimum: 0 },
-    execution_time_ms: { type: "number", minimum: 0 },
-    is_truncated: { type: "boolean" },
-    truncation: {
-      type: "object",
-      description: TRUNCATION_REASONS,
-      properties: {
-        reasons: {
-          type: "array",
-          items: { type: "string", enum: ["max_rows", "bytes", "cells"] },
-        },
-        cut_cells: { type: "integer", minimum: 0 },
-        rows_returned: { type: "integer", minimum: 0 },
-        total_rows: { type: "integer", minimum: 0 },
-        has_more: { type: "boolean" },
-        message: { type: "string" },
-      },
-      required: [
-        "reasons",
-        "cut_cells",
-        "rows_returned",
-        "has_more",
-        "message",
-      ],
-      additionalProperties: false,
-    },
+/** What `truncation` holds (its reasons, counts and the way to the rest). */
+export const TRUNCATION_SCHEMA = s.object(
+  {
+    reasons: s.array(s.choice(["max_rows", "bytes", "cells"])),
+    cut_cells: s.integer({ minimum: 0 }),
+    rows_returned: s.integer({ minimum: 0 }),
+    total_rows: s.integer({ minimum: 0 }),
+    has_more: s.boolean(),
+    message: s.string(),
   },
-  required: [
-    "columns",
-    "rows",
-    "row_count",
-    "rows_affected",
-    "execution_time_ms",
-    "is_truncated",
-  ],
-  additionalProperties: false,
-};
+  ["reasons", "cut_cells", "rows_returned", "has_more", "message"],
+  {
+    description: TRUNCATION_REASONS,
+  },
+);
+
+/** The result set both tools answer with. */
+export const RESULT_SET_SCHEMA = s.object({
+  columns: s.array(s.string()),
+  rows: s.array({ type: "array" }, { description: CELL_ENCODING }),
+  row_count: s.integer({ minimum: 0 }),
+  rows_affected: s.integer({ minimum: 0 }),
+  execution_time_ms: s.number({ minimum: 0 }),
+  is_truncated: s.boolean(),
+  truncation: TRUNCATION_SCHEMA,
+}, [
+  "columns",
+  "rows",
+  "row_count",
+  "rows_affected",
+  "execution_time_ms",
+  "is_truncated",
+]);
+
+/** A result set as the tools answer it. */
+export type ResultSet = s.Infer<typeof RESULT_SET_SCHEMA>;
 
 /** The query text, checked: not blank, at most 100 KB. */
 export function queryText(args: { readonly query: string }): string {
@@ -209,7 +193,7 @@ export async function runClassified(
     /** Values bound to the statement's placeholders. */
     params?: readonly BindValue[];
   },
-): Promise<JsonObject> {
+): Promise<ResultSet> {
   const settings = deps.settings();
   const write = statement.tier !== "read";
   ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
@@ -265,7 +249,7 @@ export async function runClassified(
     if (keep < answer.rows.length) result.truncation.bytes = true;
     answer.rows = answer.rows.slice(0, keep);
   }
-  let truncation: JsonObject | null = null;
+  let truncation: ResultSet["truncation"] | null = null;
   if (isCut(result.truncation)) {
     answer.is_truncated = true;
     const rowsCut = result.truncation.rows || result.truncation.bytes;
