@@ -18,7 +18,7 @@ import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { classifyQuery } from "./classify.ts";
-import type { TRUNCATION_SCHEMA } from "./statement.ts";
+import type { TRUNCATION_SCHEMA } from "./result_schema.ts";
 
 /** What the answer's envelope (columns, truncation) may take beside rows. */
 const ENVELOPE_CHARS = 1_500;
