@@ -113,6 +113,22 @@ export type ObjectSchema<
   readonly additionalProperties: false;
 };
 
+/**
+ * Where a refined schema keeps its own check (a symbol: JSON.stringify and
+ * Object.keys never see it, so what is published stays the JSON Schema).
+ */
+export const CHECK: unique symbol = Symbol("schema.check");
+declare const TYPE: unique symbol;
+
+/** A schema's own check: a problem (`must be ...`) or null. */
+export type Check = (value: unknown) => string | null;
+
+/** A schema with its own check and, where JSON Schema cannot say it, type. */
+export type Refined<T> = {
+  readonly [CHECK]: Check;
+  readonly [TYPE]?: T;
+};
+
 /** Every kind of schema. */
 export type Schema =
   | StringSchema
@@ -158,7 +174,8 @@ export type InferObject<P extends Properties, R extends string> =
   & { [K in Exclude<keyof P & string, R>]?: Infer<P[K]> };
 
 /** The TypeScript type of the values schema `S` admits. */
-export type Infer<S> = S extends { readonly const: infer C } ? C
+export type Infer<S> = S extends Refined<infer T> ? T
+  : S extends { readonly const: infer C } ? C
   : S extends { readonly enum: readonly (infer E)[] } ? E
   : S extends { readonly type: "object"; readonly properties: infer P }
     ? P extends Properties ? InferObject<
@@ -255,6 +272,19 @@ export function array<const I extends Schema>(
   return { type: "array", items, ...options };
 }
 
+/**
+ * `schema` with a check of its own, which decides in the schema's stead:
+ * what it says is the message (`has "x", which is not an origin`), and `T`
+ * is its type where the JSON Schema subset cannot say it (a word or an
+ * object). The schema is what is published.
+ */
+export function refine<const S extends Schema, T = Infer<S>>(
+  schema: S,
+  check: Check,
+): S & Refined<T> {
+  return Object.assign({ ...schema }, { [CHECK]: check }) as S & Refined<T>;
+}
+
 /** Strings, numbers, booleans or nulls (`execute_query`'s `params`). */
 export const SCALAR = {
   type: ["string", "number", "boolean", "null"],
@@ -303,6 +333,13 @@ export type Issue =
     kind: "required";
     path: readonly (string | number)[];
     key: string;
+  }
+  | {
+    kind: "invalid";
+    path: readonly (string | number)[];
+    /** What a refined schema's own check said. */
+    problem: string;
+    value: unknown;
   };
 
 /** How {@linkcode issueOf} checks. */
@@ -491,6 +528,12 @@ export function issueOf(
   options: CheckOptions = {},
   path: readonly (string | number)[] = [],
 ): Issue | null {
+  const check = (schema as Partial<Refined<unknown>>)[CHECK];
+  if (check !== undefined) {
+    // The refined schema's own check decides (it knows more than the JSON).
+    const problem = check(value);
+    return problem === null ? null : { kind: "invalid", path, problem, value };
+  }
   if (!fits(value, schema, options)) {
     return { kind: "type", path, expected: expected(schema, options), value };
   }

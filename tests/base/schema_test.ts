@@ -241,3 +241,31 @@ Deno.test("shown() quotes a value as JSON, cut at 200 characters, non-finite num
   const long = s.shown("a".repeat(500));
   assertEquals(long, `"${"a".repeat(199)}… (502 characters)`);
 });
+
+Deno.test("refine(): its own check decides and says the problem; the published JSON stays the schema's", () => {
+  const even = s.refine(
+    s.integer({ description: "e" }),
+    (value) =>
+      typeof value === "number" && value % 2 === 0 ? null : "must be even",
+  );
+  assertEquals(json(even), '{"type":"integer","description":"e"}');
+  assertEquals(s.issueOf(s.object({ n: even }), { n: 3 }), {
+    kind: "invalid",
+    path: ["n"],
+    problem: "must be even",
+    value: 3,
+  });
+  assertEquals(s.issueOf(even, 4), null);
+  // A type JSON Schema cannot say: the check's, read by Infer.
+  const word = s.refine<s.AnySchema, "on" | { at: number }>(
+    s.any("on, or a time"),
+    (value) => value === "on" ? null : "must be on",
+  );
+  const on: s.Infer<typeof word> = "on";
+  // @ts-expect-error "off" is not the refined type
+  const off: s.Infer<typeof word> = "off";
+  assertEquals([s.issueOf(word, on), s.issueOf(word, off)?.kind], [
+    null,
+    "invalid",
+  ]);
+});

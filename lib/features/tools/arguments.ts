@@ -130,12 +130,14 @@ export function checkArguments(
       throw wire.invalidParams(`${prefix} "${issue.key}" is required`, {
         argument: issue.key,
       });
-    case "type": {
+    case "type":
+    case "invalid": {
       const name = String(issue.path[0]);
+      const problem = issue.kind === "type"
+        ? `must be ${issue.expected}`
+        : issue.problem;
       throw wire.invalidParams(
-        `${prefix} "${name}" must be ${issue.expected}, got ${
-          shown(issue.value)
-        }`,
+        `${prefix} "${name}" ${problem}, got ${shown(issue.value)}`,
         { argument: name },
       );
     }
