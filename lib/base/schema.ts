@@ -585,6 +585,28 @@ function fieldsIssue(
   return null;
 }
 
+/**
+ * The first field of `value` at fault in the order `schema` declares them
+ * (not the order given): a required field that is absent is checked as
+ * undefined, so a refined field's own check says why. Fields the schema
+ * does not declare are left alone — for a file read by an older or newer
+ * program (the handshake).
+ */
+export function firstFieldIssue(
+  schema: ObjectSchema,
+  value: Readonly<Record<string, unknown>>,
+  options: CheckOptions = {},
+): Issue | null {
+  const required: readonly string[] = schema.required ?? [];
+  for (const [key, field] of Object.entries(schema.properties)) {
+    const given = Object.hasOwn(value, key) ? value[key] : undefined;
+    if (given === undefined && !required.includes(key)) continue;
+    const issue = issueOf(field, given, options, [key]);
+    if (issue !== null) return issue;
+  }
+  return null;
+}
+
 /** Whether `value` is a `schema`; narrows it to the schema's type. */
 export function is<const S extends Schema>(
   schema: S,

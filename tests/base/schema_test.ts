@@ -269,3 +269,31 @@ Deno.test("refine(): its own check decides and says the problem; the published J
     "invalid",
   ]);
 });
+
+Deno.test("firstFieldIssue(): fields in declared order, absent required ones checked as undefined, others' fields left alone", () => {
+  const file = s.object({
+    version: s.literal(1),
+    port: s.refine(
+      s.integer(),
+      (v) => typeof v === "number" ? null : "the port is not a number",
+    ),
+    note: s.string(),
+  }, ["version", "port"]);
+  // Given last, declared first: the version is said first.
+  assertEquals(s.firstFieldIssue(file, { port: "x", version: 2 }), {
+    kind: "type",
+    path: ["version"],
+    expected: "1",
+    value: 2,
+  });
+  assertEquals(s.firstFieldIssue(file, { version: 1 }), {
+    kind: "invalid",
+    path: ["port"],
+    problem: "the port is not a number",
+    value: undefined,
+  });
+  assertEquals(
+    s.firstFieldIssue(file, { version: 1, port: 2, newer: true }),
+    null,
+  );
+});
