@@ -579,6 +579,8 @@ function fieldsIssue(
     }
   }
   for (const [key, field, declared] of given) {
+    // An undefined field is an absent one (JSON has no undefined).
+    if (field === undefined) continue;
     const issue = issueOf(declared, field, options, [...path, key]);
     if (issue !== null) return issue;
   }
