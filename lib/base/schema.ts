@@ -168,10 +168,14 @@ type Named<T> = T extends "string" ? string
   : T extends "object" ? { [key: string]: Json }
   : never;
 
+/** One flat object type (what the compiler says in a message). */
+type Flat<T> = { [K in keyof T]: T[K] } & unknown;
+
 /** The fields of an object: the required ones present, the others optional. */
-export type InferObject<P extends Properties, R extends string> =
+export type InferObject<P extends Properties, R extends string> = Flat<
   & { [K in keyof P & R]: Infer<P[K]> }
-  & { [K in Exclude<keyof P & string, R>]?: Infer<P[K]> };
+  & { [K in Exclude<keyof P & string, R>]?: Infer<P[K]> }
+>;
 
 /** The TypeScript type of the values schema `S` admits. */
 export type Infer<S> = S extends Refined<infer T> ? T
