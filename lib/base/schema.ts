@@ -500,10 +500,12 @@ function fits(value: unknown, schema: Schema, options: CheckOptions): boolean {
     if (!(schema.enum as readonly unknown[]).includes(value)) return false;
   }
   if (!("type" in schema) || schema.type === undefined) return true;
-  const types: readonly TypeName[] = typeof schema.type === "string"
-    ? [schema.type]
-    : schema.type;
-  if (!types.some((type) => hasType(value, type))) return false;
+  const type: TypeName | readonly TypeName[] = schema.type;
+  if (
+    typeof type === "string"
+      ? !hasType(value, type)
+      : !type.some((one) => hasType(value, one))
+  ) return false;
   if (options.bounds && !inBounds(value, schema)) return false;
   if (!Array.isArray(value) || schema.type !== "array") return true;
   const list = schema as ArraySchema;
@@ -532,25 +534,51 @@ export function issueOf(
   options: CheckOptions = {},
   path: readonly (string | number)[] = [],
 ): Issue | null {
+  const issue = find(schema, value, options);
+  return issue === null || path.length === 0
+    ? issue
+    : { ...issue, path: [...path, ...issue.path] };
+}
+
+/** The place of an issue one field or item further out. */
+function under(key: string | number, issue: Issue | null): Issue | null {
+  return issue === null ? null : { ...issue, path: [key, ...issue.path] };
+}
+
+const HERE: readonly (string | number)[] = [];
+
+/** issueOf() with paths from `value` (built only for an issue). */
+function find(
+  schema: Schema,
+  value: unknown,
+  options: CheckOptions,
+): Issue | null {
   const check = (schema as Partial<Refined<unknown>>)[CHECK];
   if (check !== undefined) {
     // The refined schema's own check decides (it knows more than the JSON).
     const problem = check(value);
-    return problem === null ? null : { kind: "invalid", path, problem, value };
+    return problem === null
+      ? null
+      : { kind: "invalid", path: HERE, problem, value };
   }
   if (!fits(value, schema, options)) {
-    return { kind: "type", path, expected: expected(schema, options), value };
+    return {
+      kind: "type",
+      path: HERE,
+      expected: expected(schema, options),
+      value,
+    };
   }
   if (Array.isArray(value) && "items" in schema && schema.items !== undefined) {
     if (isScalar(schema.items)) return null;
-    for (const [index, item] of value.entries()) {
-      const issue = issueOf(schema.items, item, options, [...path, index]);
-      if (issue !== null) return issue;
+    for (let index = 0; index < value.length; index++) {
+      const issue = find(schema.items, value[index], options);
+      if (issue !== null) return under(index, issue);
     }
     return null;
   }
   if (isObject(value) && "properties" in schema && schema.properties) {
-    return fieldsIssue(schema as ObjectSchema, value, options, path);
+    return fieldsIssue(schema as ObjectSchema, value, options);
   }
   return null;
 }
@@ -559,34 +587,34 @@ function fieldsIssue(
   schema: ObjectSchema,
   value: Record<string, unknown>,
   options: CheckOptions,
-  path: readonly (string | number)[],
 ): Issue | null {
-  const properties = schema.properties ?? {};
-  const given: [string, unknown, Schema][] = [];
-  for (const [key, field] of Object.entries(value)) {
+  const properties = schema.properties;
+  const keys = Object.keys(value);
+  for (const key of keys) {
     // Own keys only: "__proto__", "toString" and "constructor" are names a
     // client may send, never fields a schema declares.
-    const declared = Object.hasOwn(properties, key)
-      ? properties[key]
-      : undefined;
-    if (declared === undefined) {
-      if (schema.additionalProperties === false) {
-        return { kind: "unknown", path, key, known: Object.keys(properties) };
-      }
-      continue;
+    if (
+      !Object.hasOwn(properties, key) && schema.additionalProperties === false
+    ) {
+      return {
+        kind: "unknown",
+        path: HERE,
+        key,
+        known: Object.keys(properties),
+      };
     }
-    given.push([key, field, declared]);
   }
   for (const key of schema.required ?? []) {
     if (!Object.hasOwn(value, key) || value[key] === undefined) {
-      return { kind: "required", path, key };
+      return { kind: "required", path: HERE, key };
     }
   }
-  for (const [key, field, declared] of given) {
+  for (const key of keys) {
+    const field = value[key];
     // An undefined field is an absent one (JSON has no undefined).
-    if (field === undefined) continue;
-    const issue = issueOf(declared, field, options, [...path, key]);
-    if (issue !== null) return issue;
+    if (field === undefined || !Object.hasOwn(properties, key)) continue;
+    const issue = find(properties[key]!, field, options);
+    if (issue !== null) return under(key, issue);
   }
   return null;
 }

@@ -97,9 +97,17 @@ export type ArgumentValue =
 /** Checked argument values, untyped. */
 export type Arguments = Readonly<Record<string, ArgumentValue>>;
 
+/** Each spec's closed object schema, made once (checked at every call). */
+const objects = new WeakMap<ArgumentsSpec, ReturnType<typeof object>>();
+
 /** The closed object schema of a tool's arguments. */
 function objectOf(spec: ArgumentsSpec) {
-  return object(spec.properties, spec.required);
+  let made = objects.get(spec);
+  if (made === undefined) {
+    made = object(spec.properties, spec.required);
+    objects.set(spec, made);
+  }
+  return made;
 }
 
 /** The published `inputSchema` for a tool's arguments. */
