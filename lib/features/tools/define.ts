@@ -72,20 +72,18 @@ export function toolResult(structured: JsonObject): JsonObject {
  *
  * @example A tool that answers with one field
  * ```ts
+ * import * as s from "../../base/schema.ts";
  * import { defineTool } from "./define.ts";
  *
  * const echo = defineTool({
  *   name: "echo",
  *   description: "Say the text back.",
  *   arguments: {
- *     properties: { text: { type: "string", description: "What to say." } },
+ *     properties: { text: s.string({ description: "What to say." }) },
  *     required: ["text"],
  *   },
- *   outputSchema: {
- *     type: "object",
- *     properties: { text: { type: "string" } },
- *     required: ["text"],
- *   },
+ *   // run() must answer { text: string }: anything else fails the check.
+ *   outputSchema: s.object({ text: s.string() }, ["text"]),
  *   annotations: {
  *     title: "Echo",
  *     readOnlyHint: true,
