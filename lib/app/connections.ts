@@ -212,8 +212,7 @@ export const CONNECTION_SCHEMA = s.object({
 
 // The file's type is the connection's own: a field added to one and not the
 // other fails `deno task check`.
-type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
-const _sameFields: Same<SavedConnection, s.Infer<typeof CONNECTION_SCHEMA>> =
+const _sameFields: s.Same<SavedConnection, s.Infer<typeof CONNECTION_SCHEMA>> =
   true;
 
 const FIELDS = CONNECTION_SCHEMA.properties;

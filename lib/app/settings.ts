@@ -189,8 +189,7 @@ export const SETTINGS_SCHEMA = s.object({
 
 // The file's type is the settings' own, every key optional: a key added to
 // one and not the other fails `deno task check`.
-type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
-const _sameKeys: Same<Partial<Settings>, s.Infer<typeof SETTINGS_SCHEMA>> =
+const _sameKeys: s.Same<Partial<Settings>, s.Infer<typeof SETTINGS_SCHEMA>> =
   true;
 
 /** The known keys, in order. */

@@ -195,6 +195,15 @@ export type Infer<S> = S extends Refined<infer T> ? T
     : Named<T>
   : Json;
 
+/**
+ * `true` when `A` and `B` are the same type, optional fields included (each
+ * assignable to the other, with the same keys): `const _: Same<Settings,
+ * Infer<typeof SCHEMA>> = true` fails the check once they part.
+ */
+export type Same<A, B> = [A, keyof A] extends [B, keyof B]
+  ? [B, keyof B] extends [A, keyof A] ? true : false
+  : false;
+
 /** A string's published options (written in the order given). */
 export type StringOptions = Omit<StringSchema, "type" | "enum">;
 /** A number's published options (written in the order given). */

@@ -122,8 +122,7 @@ export const HANDSHAKE_SCHEMA = s.object({
 
 // The file's type is the handshake's own: a field added to one and not the
 // other fails `deno task check`.
-type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
-const _sameFields: Same<Handshake, s.Infer<typeof HANDSHAKE_SCHEMA>> = true;
+const _sameFields: s.Same<Handshake, s.Infer<typeof HANDSHAKE_SCHEMA>> = true;
 
 /** The outcome of {@linkcode parseHandshake}. */
 export type HandshakeResult = { ok: true; handshake: Handshake } | {

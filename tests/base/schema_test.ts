@@ -56,6 +56,8 @@ Deno.test("each builder publishes its JSON Schema with the keys in the order giv
   );
 });
 
+const optionalA = () => s.object({ a: s.string() });
+
 const ROW = s.object({
   id: s.string(),
   port: s.nullable(s.integer()),
@@ -86,6 +88,12 @@ Deno.test("Infer<> reads the TypeScript type from the schema", () => {
   // @ts-expect-error an optional field is not there to read as a string
   const note: string = row.note;
   assertEquals([missing, wrongKind, wrongPort, notPrivate, note].length, 5);
+  // Same<>: a type and its schema's, optional fields included.
+  const same: s.Same<{ a?: string }, s.Infer<ReturnType<typeof optionalA>>> =
+    true;
+  // @ts-expect-error one optional field more is another type
+  const more: s.Same<{ a?: string; b?: string }, { a?: string }> = true;
+  assertEquals([same, more], [true, true]);
   assertEquals(s.is(ROW, row), true);
 });
 

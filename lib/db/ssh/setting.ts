@@ -66,8 +66,7 @@ export const SSH_SCHEMA = s.object({
 
 // The setting's type is the schema's: a field added to one and not the other
 // fails `deno task check`.
-type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false;
-const _sameFields: Same<SshSetting, s.Infer<typeof SSH_SCHEMA>> = true;
+const _sameFields: s.Same<SshSetting, s.Infer<typeof SSH_SCHEMA>> = true;
 
 /** Check an `ssh` value; a problem text (never quoting a secret) or null. */
 export function checkSshSetting(value: unknown): string | null {
