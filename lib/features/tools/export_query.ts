@@ -95,7 +95,7 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
       const settings = deps.settings();
       checkConnectionId(args.connection_id);
       const query = queryText(args);
-      const format: ExportFormat = args.format;
+      const format = args.format as ExportFormat;
       const timeout = timeoutSeconds(args, settings);
       ctx.progress(0, 1, "Checking the statement");
       const { resolved, statement } = await vetStatement(deps, ctx, {
