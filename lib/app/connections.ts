@@ -9,9 +9,9 @@
  */
 
 import { messageOf } from "../base/message_of.ts";
-import * as s from "../base/schema.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
+import * as s from "../base/schema.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
