@@ -10,6 +10,7 @@
 
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
+import * as s from "../base/schema.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/pool.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
@@ -132,24 +133,95 @@ export function isUuid(value: string): boolean {
 /** The field that named the engine before it was called `engine`. */
 const LEGACY_ENGINE_KEY = "driver";
 
-const KEYS = new Set([
-  "id",
-  "name",
-  "engine",
-  "url",
-  "password",
-  "externalAccess",
-  "aiPolicy",
-  "safeMode",
-  "aiLogin",
-  "writePreview",
-  "passwordEnv",
-  "passwordCommand",
-  "ssh",
-  "maxEstimatedRows",
-  "maxEstimatedCost",
-  "privateColumns",
-]);
+/** A check of one value: its problem, or null. */
+const when =
+  (ok: (value: unknown) => boolean, problem: string): s.Check => (value) =>
+    ok(value) ? null : problem;
+
+/**
+ * One saved connection as `connections.json` holds it. The checks that
+ * depend on the engine (the URL's form, a cost limit) are
+ * {@linkcode checkConnectionField}'s.
+ */
+export const CONNECTION_SCHEMA = s.object({
+  id: s.refine(
+    s.string(),
+    when((v) => typeof v === "string" && isUuid(v), "must be a UUID"),
+  ),
+  name: s.refine(
+    s.string({ maxLength: 200 }),
+    when(
+      (v) => typeof v === "string" && v.trim() !== "" && v.length <= 200,
+      "must be a non-empty string of at most 200 characters",
+    ),
+  ),
+  engine: s.choice(ENGINE_NAMES),
+  url: s.refine(
+    s.string(),
+    when(
+      (v) => typeof v === "string" && v.trim() !== "",
+      "must be a non-empty string",
+    ),
+  ),
+  password: s.string(),
+  externalAccess: s.choice(EXTERNAL_ACCESS),
+  aiPolicy: s.choice(AI_POLICIES),
+  safeMode: s.choice(SAFE_MODES),
+  aiLogin: s.refine(
+    s.object({ user: s.string(), password: s.string() }, ["user", "password"]),
+    when(
+      (v) =>
+        isJsonObject(v) && typeof v.user === "string" && v.user !== "" &&
+        typeof v.password === "string" &&
+        Object.keys(v).every((k) => k === "user" || k === "password"),
+      'must be {"user": "...", "password": "..."}',
+    ),
+  ),
+  writePreview: s.choice(WRITE_PREVIEWS),
+  passwordEnv: s.refine(
+    s.string(),
+    when(
+      (v) => typeof v === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v),
+      "must name an environment variable",
+    ),
+  ),
+  passwordCommand: s.refine(
+    s.array(s.string()),
+    when(
+      (v) =>
+        Array.isArray(v) && v.length > 0 &&
+        v.every((part) => typeof part === "string" && part !== ""),
+      'must be ["program", "arg", ...] (run without a shell)',
+    ),
+  ),
+  ssh: s.refine<s.AnySchema, SshSetting>(
+    s.any("SSH tunnel (docs/connections.md)"),
+    checkSshSetting,
+  ),
+  maxEstimatedRows: s.refine(
+    s.integer({ minimum: 1 }),
+    when(
+      (v) => Number.isSafeInteger(v) && (v as number) > 0,
+      "must be a positive whole number of rows",
+    ),
+  ),
+  maxEstimatedCost: s.refine(
+    s.number(),
+    when(
+      (v) => typeof v === "number" && Number.isFinite(v) && v > 0,
+      "must be a positive number (the planner's cost units)",
+    ),
+  ),
+  privateColumns: s.refine(s.array(s.string()), checkPrivateColumns),
+}, ["id", "name", "engine", "url", "externalAccess", "aiPolicy", "safeMode"]);
+
+// The file's type is the connection's own: a field added to one and not the
+// other fails `deno task check`.
+const _sameFields: s.Same<SavedConnection, s.Infer<typeof CONNECTION_SCHEMA>> =
+  true;
+
+const FIELDS = CONNECTION_SCHEMA.properties;
+const KEYS = Object.keys(FIELDS);
 
 /** Check one field of a connection; a problem text or null. */
 export function checkConnectionField(
@@ -157,73 +229,30 @@ export function checkConnectionField(
   value: unknown,
   engine?: string,
 ): string | null {
-  const oneOf = (values: readonly string[]) =>
-    typeof value === "string" && values.includes(value)
-      ? null
-      : `must be one of ${values.map((v) => `"${v}"`).join(", ")}`;
-  switch (key) {
-    case "id":
-      return typeof value === "string" && isUuid(value)
-        ? null
-        : "must be a UUID";
-    case "name":
-      return typeof value === "string" && value.trim() !== "" &&
-          value.length <= 200
-        ? null
-        : "must be a non-empty string of at most 200 characters";
-    case "engine":
-    case LEGACY_ENGINE_KEY:
-      return oneOf(ENGINE_NAMES);
-    case "url":
-      if (typeof value !== "string" || value.trim() === "") {
-        return "must be a non-empty string";
-      }
-      return checkUrl(value, engine);
-    case "password":
-      return typeof value === "string" ? null : "must be a string";
-    case "externalAccess":
-      return oneOf(EXTERNAL_ACCESS);
-    case "aiPolicy":
-      return oneOf(AI_POLICIES);
-    case "safeMode":
-      return oneOf(SAFE_MODES);
-    case "writePreview":
-      return oneOf(WRITE_PREVIEWS);
-    case "passwordEnv":
-      return typeof value === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value)
-        ? null
-        : "must name an environment variable";
-    case "passwordCommand":
-      return Array.isArray(value) && value.length > 0 &&
-          value.every((part) => typeof part === "string" && part !== "")
-        ? null
-        : 'must be ["program", "arg", ...] (run without a shell)';
-    case "ssh":
-      return checkSshSetting(value);
-    case "maxEstimatedRows":
-      return Number.isSafeInteger(value) && (value as number) > 0
-        ? null
-        : "must be a positive whole number of rows";
-    case "maxEstimatedCost":
-      // SQLite's plans carry no cost: a limit that could never apply is refused.
-      if (isEngine(engine) && !ENGINES[engine].plansCarryCost) {
-        return `does not apply to ${
-          ENGINES[engine].label
-        }, whose plans carry no cost (use maxEstimatedRows)`;
-      }
-      return typeof value === "number" && Number.isFinite(value) && value > 0
-        ? null
-        : "must be a positive number (the planner's cost units)";
-    case "privateColumns":
-      return checkPrivateColumns(value);
-    case "aiLogin":
-      return isJsonObject(value) && typeof value.user === "string" &&
-          value.user !== "" && typeof value.password === "string" &&
-          Object.keys(value).every((k) => k === "user" || k === "password")
-        ? null
-        : 'must be {"user": "...", "password": "..."}';
+  const field = key === LEGACY_ENGINE_KEY
+    ? FIELDS.engine
+    : Object.hasOwn(FIELDS, key)
+    ? FIELDS[key as keyof typeof FIELDS]
+    : undefined;
+  if (field === undefined) {
+    return `is not a connection field (known: ${KEYS.join(", ")})`;
   }
-  return `is not a connection field (known: ${[...KEYS].join(", ")})`;
+  // SQLite's plans carry no cost: a limit that could never apply is refused.
+  if (
+    key === "maxEstimatedCost" && isEngine(engine) &&
+    !ENGINES[engine].plansCarryCost
+  ) {
+    return `does not apply to ${
+      ENGINES[engine].label
+    }, whose plans carry no cost (use maxEstimatedRows)`;
+  }
+  const issue = s.issueOf(field, value);
+  if (issue !== null) {
+    return issue.kind === "invalid"
+      ? issue.problem
+      : `must be ${issue.kind === "type" ? issue.expected : "a value"}`;
+  }
+  return key === "url" ? checkUrl(value as string, engine) : null;
 }
 
 function checkUrl(url: string, engine: string | undefined): string | null {
@@ -274,7 +303,7 @@ export function parseConnections(
     }
     const engineKey = legacy ? LEGACY_ENGINE_KEY : "engine";
     for (const key of Object.keys(item)) {
-      if (!KEYS.has(key) && key !== LEGACY_ENGINE_KEY) {
+      if (!Object.hasOwn(FIELDS, key) && key !== LEGACY_ENGINE_KEY) {
         return fail(`${at}.${key} ${checkConnectionField(key, item[key])}`);
       }
     }

@@ -8,6 +8,7 @@
  */
 
 import { messageOf } from "../base/message_of.ts";
+import * as s from "../base/schema.ts";
 import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { editFile } from "./file_lock.ts";
 
@@ -119,18 +120,10 @@ export type SettingsResult = { ok: true; settings: Settings } | {
   message: string;
 };
 
-type Check = (value: unknown) => string | null;
+const integer = (minimum: number, maximum: number) =>
+  s.integer({ minimum, maximum });
 
-const integer = (min: number, max: number): Check => (value) =>
-  typeof value === "number" && Number.isInteger(value) && value >= min &&
-    value <= max
-    ? null
-    : `must be an integer from ${min} to ${max}`;
-
-const boolean: Check = (value) =>
-  typeof value === "boolean" ? null : "must be true or false";
-
-const origins: Check = (value) => {
+const origins: s.Check = (value) => {
   if (!Array.isArray(value)) return "must be an array of origins";
   for (const item of value) {
     if (typeof item !== "string") return "must be an array of origins";
@@ -147,7 +140,7 @@ const origins: Check = (value) => {
   return null;
 };
 
-const hostDialog: Check = (value) => {
+const hostDialog: s.Check = (value) => {
   if (
     value === "auto" || value === "terminal" || value === "os" ||
     value === "console" || value === "deny"
@@ -160,35 +153,63 @@ const hostDialog: Check = (value) => {
   return 'must be "auto", "terminal", "os", "console", "deny" or {"command": ["program", ...]}';
 };
 
-const absolutePath: Check = (value) =>
+const absolutePath: s.Check = (value) =>
   value === null ||
     typeof value === "string" && (value.startsWith("/") ||
         /^[A-Za-z]:[\\/]/.test(value))
     ? null
     : "must be null or an absolute path";
 
-const CHECKS: Readonly<Record<keyof Settings, Check>> = {
+/** The settings file: every key optional, each checked with its bounds. */
+export const SETTINGS_SCHEMA = s.object({
   port: integer(0, 65535),
-  requireAuth: boolean,
-  allowedOrigins: origins,
+  requireAuth: s.boolean(),
+  allowedOrigins: s.refine(s.array(s.string()), origins),
   defaultRowLimit: integer(1, 1_000_000),
   maxRowLimit: integer(1, 1_000_000),
   queryTimeoutSeconds: integer(1, 300),
-  hostDialog,
-  enabled: boolean,
-  queryHistory: boolean,
+  hostDialog: s.refine<s.AnySchema, HostDialog>(
+    s.any('"auto", "terminal", "os", "console", "deny" or {"command": [...]}'),
+    hostDialog,
+  ),
+  enabled: s.boolean(),
+  queryHistory: s.boolean(),
   maxResultBytes: integer(10_000, 100_000_000),
   maxCellChars: integer(100, 10_000_000),
   maxDiscoveryBytes: integer(10_000, 100_000_000),
   previewTimeoutSeconds: integer(1, 300),
   approvalTimeoutSeconds: integer(1, 3600),
   maxAnswerChars: integer(1_000, 100_000_000),
-  exportDirectory: absolutePath,
+  exportDirectory: s.refine(s.nullable(s.string()), absolutePath),
   maxExportRows: integer(1, 1_000_000_000),
   maxExportBytes: integer(1_000, 1024 ** 4),
-  console: boolean,
+  console: s.boolean(),
   consolePort: integer(0, 65535),
-};
+});
+
+// The file's type is the settings' own, every key optional: a key added to
+// one and not the other fails `deno task check`.
+const _sameKeys: s.Same<Partial<Settings>, s.Infer<typeof SETTINGS_SCHEMA>> =
+  true;
+
+/** The known keys, in order. */
+const KEYS = Object.keys(SETTINGS_SCHEMA.properties) as (keyof Settings)[];
+
+/** What is wrong with `value` for setting `key` (`must be ...`), or null. */
+function problemOf(key: keyof Settings, value: unknown): string | null {
+  const issue = s.issueOf(SETTINGS_SCHEMA.properties[key], value, {
+    bounds: true,
+  });
+  if (issue === null) return null;
+  // A setting is one value: a type's words or its own check's.
+  return issue.kind === "invalid"
+    ? issue.problem
+    : `must be ${issue.kind === "type" ? issue.expected : "a value"}`;
+}
+
+function isKey(key: string): key is keyof Settings {
+  return Object.hasOwn(SETTINGS_SCHEMA.properties, key);
+}
 
 /** Parse settings text (an empty file means every default). */
 export function parseSettings(
@@ -209,21 +230,21 @@ export function parseSettings(
       message: `Cannot read ${source}: it must be a JSON object`,
     };
   }
-  const unknown = Object.keys(value).filter((key) => !(key in CHECKS));
+  const unknown = Object.keys(value).filter((key) => !isKey(key));
   if (unknown.length > 0) {
     return {
       ok: false,
       message: `Cannot read ${source}: unknown ${
         unknown.length === 1 ? "key" : "keys"
       } ${unknown.map((key) => `"${key}"`).join(", ")} (known: ${
-        Object.keys(CHECKS).join(", ")
+        KEYS.join(", ")
       })`,
     };
   }
   const settings: Record<string, unknown> = { ...defaults() };
-  for (const [key, check] of Object.entries(CHECKS)) {
+  for (const key of KEYS) {
     if (!(key in value)) continue;
-    const problem = check(value[key]);
+    const problem = problemOf(key, value[key]);
     if (problem !== null) {
       return {
         ok: false,
@@ -323,15 +344,13 @@ export async function setSetting(
   key: string,
   value: unknown,
 ): Promise<SettingsResult> {
-  if (!(key in CHECKS)) {
+  if (!isKey(key)) {
     return {
       ok: false,
-      message: `Unknown setting "${key}" (known: ${
-        Object.keys(CHECKS).join(", ")
-      })`,
+      message: `Unknown setting "${key}" (known: ${KEYS.join(", ")})`,
     };
   }
-  const problem = CHECKS[key as keyof Settings](value);
+  const problem = problemOf(key, value);
   if (problem !== null) {
     return {
       ok: false,

@@ -5,6 +5,7 @@
  * @module
  */
 
+import * as s from "../base/schema.ts";
 import { isJsonObject } from "./jsonrpc.ts";
 
 /** Version of the handshake format. */
@@ -30,6 +31,99 @@ export interface Handshake {
   console?: { port: number; path: string; key: string };
 }
 
+const when =
+  (ok: (value: unknown) => boolean, problem: string): s.Check => (value) =>
+    ok(value) ? null : problem;
+
+/**
+ * The handshake file, each field with the problem a reader is told. Fields
+ * it does not declare are left alone (a newer server may add some).
+ */
+export const HANDSHAKE_SCHEMA = s.object({
+  version: s.refine(
+    s.literal(HANDSHAKE_VERSION),
+    (value) =>
+      value === HANDSHAKE_VERSION
+        ? null
+        : `the handshake version ${
+          JSON.stringify(value)
+        } is not ${HANDSHAKE_VERSION}`,
+  ),
+  port: s.refine(
+    s.integer({ minimum: 1, maximum: 65535 }),
+    when(validPort, "the handshake port is not 1-65535"),
+  ),
+  pid: s.refine(
+    s.integer({ minimum: 1 }),
+    when(
+      (v) => typeof v === "number" && Number.isInteger(v) && v >= 1,
+      "the handshake pid is not a process id",
+    ),
+  ),
+  instanceId: s.refine(
+    s.string(),
+    when(
+      (v) => typeof v === "string" && v !== "",
+      "the handshake instanceId is missing",
+    ),
+  ),
+  protocolVersion: s.refine(
+    s.string(),
+    when(
+      (v) => typeof v === "string",
+      "the handshake protocolVersion or startedAt is missing",
+    ),
+  ),
+  startedAt: s.refine(
+    s.string(),
+    when(
+      (v) => typeof v === "string",
+      "the handshake protocolVersion or startedAt is missing",
+    ),
+  ),
+  token: s.refine(
+    s.nullable(s.string()),
+    when(
+      (v) => v === null || typeof v === "string",
+      "the handshake token is not a string",
+    ),
+  ),
+  expiresAt: s.refine(
+    s.nullable(s.string()),
+    when(
+      (v) => v === null || typeof v === "string",
+      "the handshake expiresAt is not a string",
+    ),
+  ),
+  console: s.refine(
+    s.object({ port: s.integer(), path: s.string(), key: s.string() }, [
+      "port",
+      "path",
+      "key",
+    ]),
+    when(
+      (v) =>
+        isJsonObject(v) && validPort(v.port) && typeof v.key === "string" &&
+        v.key !== "" && typeof v.path === "string" &&
+        CONSOLE_PATH.test(v.path),
+      "the handshake console is not {port, path, key}",
+    ),
+  ),
+}, [
+  "version",
+  "port",
+  "pid",
+  "instanceId",
+  "protocolVersion",
+  "startedAt",
+  "token",
+  "expiresAt",
+]);
+
+// The file's type is the handshake's own: a field added to one and not the
+// other fails `deno task check`.
+const _sameFields: s.Same<Handshake, s.Infer<typeof HANDSHAKE_SCHEMA>> = true;
+
 /** The outcome of {@linkcode parseHandshake}. */
 export type HandshakeResult = { ok: true; handshake: Handshake } | {
   ok: false;
@@ -47,14 +141,18 @@ export function parseHandshake(text: string): HandshakeResult {
   if (!isJsonObject(value)) {
     return { ok: false, problem: "the handshake is not a JSON object" };
   }
-  if (value.version !== HANDSHAKE_VERSION) {
+  const issue = s.firstFieldIssue(HANDSHAKE_SCHEMA, value);
+  if (issue !== null) {
     return {
       ok: false,
-      problem: `the handshake version ${
-        JSON.stringify(value.version)
-      } is not ${HANDSHAKE_VERSION}`,
+      problem: issue.kind === "invalid"
+        ? issue.problem
+        : `the handshake ${issue.path.join(".")} is not valid`,
     };
   }
+  // Every declared field passed its check: the schema's type is the
+  // handshake's (checked above), whatever else the file holds.
+  const handshake = value as unknown as Handshake;
   const {
     port,
     pid,
@@ -63,43 +161,8 @@ export function parseHandshake(text: string): HandshakeResult {
     startedAt,
     token,
     expiresAt,
-  } = value;
-  if (
-    typeof port !== "number" || !Number.isInteger(port) || port < 1 ||
-    port > 65535
-  ) {
-    return { ok: false, problem: "the handshake port is not 1-65535" };
-  }
-  if (typeof pid !== "number" || !Number.isInteger(pid) || pid < 1) {
-    return { ok: false, problem: "the handshake pid is not a process id" };
-  }
-  if (typeof instanceId !== "string" || instanceId === "") {
-    return { ok: false, problem: "the handshake instanceId is missing" };
-  }
-  if (typeof protocolVersion !== "string" || typeof startedAt !== "string") {
-    return {
-      ok: false,
-      problem: "the handshake protocolVersion or startedAt is missing",
-    };
-  }
-  if (token !== null && typeof token !== "string") {
-    return { ok: false, problem: "the handshake token is not a string" };
-  }
-  if (expiresAt !== null && typeof expiresAt !== "string") {
-    return { ok: false, problem: "the handshake expiresAt is not a string" };
-  }
-  const browser = value.console;
-  if (
-    browser !== undefined &&
-    (!isJsonObject(browser) || !validPort(browser.port) ||
-      typeof browser.key !== "string" || browser.key === "" ||
-      typeof browser.path !== "string" || !CONSOLE_PATH.test(browser.path))
-  ) {
-    return {
-      ok: false,
-      problem: "the handshake console is not {port, path, key}",
-    };
-  }
+  } = handshake;
+  const browser = handshake.console;
   return {
     ok: true,
     handshake: {
@@ -113,9 +176,9 @@ export function parseHandshake(text: string): HandshakeResult {
       expiresAt: expiresAt ?? null,
       ...(browser === undefined ? {} : {
         console: {
-          port: browser.port as number,
-          path: browser.path as string,
-          key: browser.key as string,
+          port: browser.port,
+          path: browser.path,
+          key: browser.key,
         },
       }),
     },

@@ -6,6 +6,7 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import { isJsonObject } from "../../protocol/jsonrpc.ts";
 import type { SecretSource } from "../secret_source.ts";
 
@@ -28,45 +29,58 @@ export interface SshSetting {
   configHost?: string;
 }
 
-const FIELDS = new Set([
-  "host",
-  "port",
-  "user",
-  "identityFile",
-  "passphrase",
-  "password",
-  "passwordEnv",
-  "passwordCommand",
-  "jump",
-  "configHost",
-]);
+const nonEmpty = (key: string): s.Check => (value) =>
+  typeof value === "string" && value !== ""
+    ? null
+    : `.${key} must be a non-empty string`;
+
+const text = (key: string) => s.refine(s.string(), nonEmpty(key));
+
+/** The `ssh` setting's fields, each with the problem a user is told. */
+export const SSH_SCHEMA = s.object({
+  host: text("host"),
+  port: s.refine(
+    s.integer({ minimum: 1, maximum: 65535 }),
+    (value) =>
+      Number.isInteger(value) && (value as number) >= 1 &&
+        (value as number) <= 65535
+        ? null
+        : ".port must be 1-65535",
+  ),
+  user: text("user"),
+  identityFile: text("identityFile"),
+  passphrase: text("passphrase"),
+  password: text("password"),
+  passwordEnv: text("passwordEnv"),
+  passwordCommand: s.refine(
+    s.array(s.string()),
+    (value) =>
+      Array.isArray(value) && value.length > 0 &&
+        value.every((p) => typeof p === "string" && p !== "")
+        ? null
+        : '.passwordCommand must be ["program", "arg", ...]',
+  ),
+  jump: text("jump"),
+  configHost: text("configHost"),
+});
+
+// The setting's type is the schema's: a field added to one and not the other
+// fails `deno task check`.
+const _sameFields: s.Same<SshSetting, s.Infer<typeof SSH_SCHEMA>> = true;
 
 /** Check an `ssh` value; a problem text (never quoting a secret) or null. */
 export function checkSshSetting(value: unknown): string | null {
   if (!isJsonObject(value)) return "must be an object";
-  for (const key of Object.keys(value)) {
-    if (!FIELDS.has(key)) {
-      return `has an unknown field "${key}" (known: ${[...FIELDS].join(", ")})`;
-    }
+  const issue = s.issueOf(SSH_SCHEMA, value);
+  if (issue?.kind === "unknown") {
+    return `has an unknown field "${issue.key}" (known: ${
+      issue.known.join(", ")
+    })`;
   }
-  const text = (key: string) =>
-    value[key] === undefined ||
-    (typeof value[key] === "string" && value[key] !== "");
-  for (const key of FIELDS) {
-    if (key === "port" || key === "passwordCommand") continue;
-    if (!text(key)) return `.${key} must be a non-empty string`;
+  // Every field is refined: its own check says what is wrong.
+  if (issue !== null) {
+    return issue.kind === "invalid" ? issue.problem : "is not valid";
   }
-  if (
-    value.port !== undefined &&
-    !(Number.isInteger(value.port) && (value.port as number) >= 1 &&
-      (value.port as number) <= 65535)
-  ) return ".port must be 1-65535";
-  if (
-    value.passwordCommand !== undefined &&
-    !(Array.isArray(value.passwordCommand) &&
-      value.passwordCommand.length > 0 &&
-      value.passwordCommand.every((p) => typeof p === "string" && p !== ""))
-  ) return '.passwordCommand must be ["program", "arg", ...]';
   if (value.configHost === undefined) {
     if (value.host === undefined || value.user === undefined) {
       return 'needs "host" and "user", or "configHost"';

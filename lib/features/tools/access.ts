@@ -31,11 +31,17 @@ import { previewWrite, type WritePreview } from "./preview.ts";
 import { markPrivate } from "./private_marks.ts";
 import type { Resolved } from "./resolved.ts";
 
+/** A connection AI clients may see: neither blocked nor `never`. */
+export type VisibleConnection = SavedConnection & {
+  externalAccess: Exclude<SavedConnection["externalAccess"], "blocked">;
+  aiPolicy: Exclude<SavedConnection["aiPolicy"], "never">;
+};
+
 /** Whether `principal` may see `connection` at all. */
 export function isVisible(
   connection: SavedConnection,
   principal: Principal,
-): boolean {
+): connection is VisibleConnection {
   return connection.externalAccess !== "blocked" &&
     connection.aiPolicy !== "never" &&
     (principal.connections === null ||
@@ -61,7 +67,7 @@ export function readableWithoutAsking(
 export function visibleConnections(
   deps: FeatureDeps,
   principal: Principal,
-): SavedConnection[] {
+): VisibleConnection[] {
   return deps.connections.all().filter((connection) =>
     isVisible(connection, principal)
   );

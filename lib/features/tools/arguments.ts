@@ -2,10 +2,23 @@
  * Tool arguments checked against the tool's own published `inputSchema`: an
  * unknown, missing or mistyped argument is `-32602` naming it (the schema is
  * violated); a well-typed value out of range is the tool's `invalid_argument`.
+ * The specs are schemas of lib/base/schema.ts, so the handler's argument
+ * types are read from the very objects tools/list publishes.
  *
  * @module
  */
 
+import {
+  type ArraySchema,
+  type BooleanSchema,
+  type Infer,
+  issueOf,
+  type NumberSchema,
+  object,
+  SCALAR,
+  shown,
+  type StringSchema,
+} from "../../base/schema.ts";
 import type { BindValue } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
@@ -20,59 +33,33 @@ export type ArgumentSpec =
   | ValuesArgument;
 
 /** A string argument, optionally one of a fixed set (`enum`). */
-export interface StringArgument {
-  type: "string";
-  enum?: readonly string[];
-  /** Published; the tool checks it (in UTF-16 code units). */
-  maxLength?: number;
-  /** Left out where the name and type say it all (tools/list is lean). */
-  description?: string;
-  /** What a call that leaves it out gets (published). */
-  default?: string;
-}
+export type StringArgument = StringSchema;
 
 /** An integer argument, optionally bounded (the bounds are published). */
-export interface IntegerArgument {
-  type: "integer";
-  description?: string;
-  /** What a call that leaves it out gets (published). */
-  default?: number;
-  minimum?: number;
-  maximum?: number;
-}
+export type IntegerArgument = NumberSchema & { readonly type: "integer" };
 
 /** A number argument (a saved query's `float` or `decimal` parameter). */
-export interface NumberArgument {
-  type: "number";
-  description?: string;
-  /** What a call that leaves it out gets (published). */
-  default?: number;
-}
+export type NumberArgument =
+  & Omit<NumberSchema, "minimum" | "maximum">
+  & { readonly type: "number" };
 
 /**
  * A list of scalar values (`execute_query`'s `params`): each a string, a
- * number, a boolean or null. Published as a JSON Schema array.
+ * number, a boolean or null ({@linkcode SCALAR} items).
  */
-export interface ValuesArgument {
-  type: "values";
-  description?: string;
-  maxItems?: number;
-}
+export type ValuesArgument = ArraySchema<typeof SCALAR> & {
+  readonly items: typeof SCALAR;
+};
 
 /** A boolean argument. */
-export interface BooleanArgument {
-  type: "boolean";
-  description?: string;
-  /** What a call that leaves it out gets (published). */
-  default?: boolean;
-}
+export type BooleanArgument = BooleanSchema;
 
 /** A list of values from a fixed set (each at most once). */
-export interface ChoicesArgument<T extends string = string> {
-  type: "array";
-  items: { type: "string"; enum: readonly T[] };
-  description?: string;
-}
+export type ChoicesArgument<T extends string = string> =
+  & ArraySchema<{ readonly type: "string"; readonly enum: readonly T[] }>
+  & {
+    readonly items: { readonly type: "string"; readonly enum: readonly T[] };
+  };
 
 /** A tool's arguments: each spec, and which are required. */
 export interface ArgumentsSpec<
@@ -86,12 +73,7 @@ export interface ArgumentsSpec<
 }
 
 /** The value an argument of spec `S` has once checked. */
-export type ValueOf<S extends ArgumentSpec> = S extends StringArgument ? string
-  : S extends IntegerArgument ? number
-  : S extends NumberArgument ? number
-  : S extends ChoicesArgument<infer T> ? readonly T[]
-  : S extends ValuesArgument ? readonly BindValue[]
-  : boolean;
+export type ValueOf<S extends ArgumentSpec> = Infer<S>;
 
 /**
  * Checked argument values typed from their specs (as the MCP SDK infers
@@ -115,116 +97,22 @@ export type ArgumentValue =
 /** Checked argument values, untyped. */
 export type Arguments = Readonly<Record<string, ArgumentValue>>;
 
+/** Each spec's closed object schema, made once (checked at every call). */
+const objects = new WeakMap<ArgumentsSpec, ReturnType<typeof object>>();
+
+/** The closed object schema of a tool's arguments. */
+function objectOf(spec: ArgumentsSpec) {
+  let made = objects.get(spec);
+  if (made === undefined) {
+    made = object(spec.properties, spec.required);
+    objects.set(spec, made);
+  }
+  return made;
+}
+
 /** The published `inputSchema` for a tool's arguments. */
 export function inputSchema(spec: ArgumentsSpec): JsonObject {
-  const properties: JsonObject = {};
-  for (const [name, argument] of Object.entries(spec.properties)) {
-    properties[name] = argument.type === "values"
-      ? {
-        type: "array",
-        items: { type: ["string", "number", "boolean", "null"] },
-        ...(argument.maxItems === undefined
-          ? {}
-          : { maxItems: argument.maxItems }),
-        ...(argument.description === undefined
-          ? {}
-          : { description: argument.description }),
-      }
-      : argument.type === "array"
-      ? {
-        type: "array",
-        items: { type: "string", enum: [...argument.items.enum] },
-        uniqueItems: true,
-        ...(argument.description === undefined
-          ? {}
-          : { description: argument.description }),
-      }
-      : argument.type === "string" && argument.enum !== undefined
-      ? { ...argument, enum: [...argument.enum] }
-      : { ...argument };
-  }
-  return {
-    type: "object",
-    properties,
-    ...(spec.required.length > 0 ? { required: [...spec.required] } : {}),
-    additionalProperties: false,
-  };
-}
-
-function typeText(argument: ArgumentSpec): string {
-  switch (argument.type) {
-    case "string":
-      return argument.enum === undefined
-        ? "a string"
-        : `one of ${
-          argument.enum.map((value) => JSON.stringify(value)).join(", ")
-        }`;
-    case "integer":
-      return "an integer";
-    case "number":
-      return "a number";
-    case "values":
-      return `a list of strings, numbers, booleans or nulls${
-        argument.maxItems === undefined ? "" : ` (at most ${argument.maxItems})`
-      }`;
-    case "boolean":
-      return "true or false";
-    case "array":
-      return `a list of distinct values of ${
-        argument.items.enum.map((value) => JSON.stringify(value)).join(", ")
-      }`;
-  }
-}
-
-/** The longest echo of a wrong value in a -32602 message. */
-const MAX_SHOWN = 200;
-
-/**
- * A wrong value as the message quotes it: cut to {@linkcode MAX_SHOWN}
- * characters (a 2 MB `params` list with one object in it is not echoed
- * whole), and a number JSON cannot write (`1e999` parses to Infinity)
- * said as itself rather than as JSON's `null`.
- */
-function shown(value: unknown): string {
-  const text = JSON.stringify(
-    value,
-    (_key, item) =>
-      typeof item === "number" && !Number.isFinite(item) ? String(item) : item,
-  ) ??
-    String(value);
-  return text.length <= MAX_SHOWN
-    ? text
-    : `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)`;
-}
-
-function hasType(
-  value: unknown,
-  argument: ArgumentSpec,
-): value is ArgumentValue {
-  switch (argument.type) {
-    case "integer":
-      return typeof value === "number" && Number.isInteger(value);
-    case "number":
-      return typeof value === "number" && Number.isFinite(value);
-    case "values":
-      return Array.isArray(value) &&
-        (argument.maxItems === undefined ||
-          value.length <= argument.maxItems) &&
-        value.every((item) =>
-          item === null || typeof item === "string" ||
-          typeof item === "boolean" ||
-          (typeof item === "number" && Number.isFinite(item))
-        );
-    case "string":
-      return typeof value === "string" &&
-        (argument.enum === undefined || argument.enum.includes(value));
-    case "boolean":
-      return typeof value === "boolean";
-    case "array":
-      return Array.isArray(value) &&
-        value.every((item) => argument.items.enum.includes(item)) &&
-        new Set(value).size === value.length;
-  }
+  return objectOf(spec);
 }
 
 /** Check `args` against `spec`; throws `-32602` naming the argument at fault. */
@@ -233,45 +121,33 @@ export function checkArguments(
   spec: ArgumentsSpec,
   args: JsonObject,
 ): Arguments {
-  const given: [string, unknown, ArgumentSpec][] = [];
-  for (const [name, value] of Object.entries(args)) {
-    // Own keys only: "__proto__", "toString" and "constructor" are names a
-    // client may send, never arguments a tool takes.
-    const argument = Object.hasOwn(spec.properties, name)
-      ? spec.properties[name]
-      : undefined;
-    if (argument === undefined) {
-      const known = Object.keys(spec.properties);
+  const issue = issueOf(objectOf(spec), args);
+  if (issue === null) return args as Arguments;
+  const prefix = `Invalid arguments for ${tool}:`;
+  switch (issue.kind) {
+    case "unknown":
       throw wire.invalidParams(
-        `Invalid arguments for ${tool}: unknown argument "${name}" (${
-          known.length === 0
+        `${prefix} unknown argument "${issue.key}" (${
+          issue.known.length === 0
             ? "it takes none"
-            : `it takes ${known.map((k) => `"${k}"`).join(", ")}`
+            : `it takes ${issue.known.map((k) => `"${k}"`).join(", ")}`
         })`,
-        { argument: name },
+        { argument: issue.key },
       );
-    }
-    given.push([name, value, argument]);
-  }
-  for (const name of spec.required) {
-    if (!Object.hasOwn(args, name) || args[name] === undefined) {
+    case "required":
+      throw wire.invalidParams(`${prefix} "${issue.key}" is required`, {
+        argument: issue.key,
+      });
+    case "type":
+    case "invalid": {
+      const name = String(issue.path[0]);
+      const problem = issue.kind === "type"
+        ? `must be ${issue.expected}`
+        : issue.problem;
       throw wire.invalidParams(
-        `Invalid arguments for ${tool}: "${name}" is required`,
+        `${prefix} "${name}" ${problem}, got ${shown(issue.value)}`,
         { argument: name },
       );
     }
   }
-  const checked: Record<string, ArgumentValue> = {};
-  for (const [name, value, argument] of given) {
-    if (!hasType(value, argument)) {
-      throw wire.invalidParams(
-        `Invalid arguments for ${tool}: "${name}" must be ${
-          typeText(argument)
-        }, got ${shown(value)}`,
-        { argument: name },
-      );
-    }
-    checked[name] = value;
-  }
-  return checked;
 }

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { array, SCALAR } from "../../base/schema.ts";
 import { type Engine, ENGINES } from "../../db/engines.ts";
 import { placeholderCount } from "../../db/placeholders.ts";
 import type { BindValue } from "../../db/types.ts";
@@ -18,12 +19,11 @@ import { invalidArgument } from "./failure.ts";
 export const MAX_PARAMS = 1_000;
 
 /** `params`: the values, in placeholder order. */
-export const PARAMS: ValuesArgument = {
-  type: "values",
-  // tools/list is lean (issue 36): the limit and the big-integer rule are
-  // said by the error that enforces them.
+// tools/list is lean (issue 36): the limit and the big-integer rule are said
+// by the error that enforces them.
+export const PARAMS = array(SCALAR, {
   description: "Values for $1…/? placeholders.",
-};
+}) satisfies ValuesArgument;
 
 /**
  * Check `params` against `sql` on `engine`: as many values as the

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Infer, Schema } from "../../base/schema.ts";
 import { DbError } from "../../db/errors.ts";
 import { toolError } from "../../protocol/errors.ts";
 import { knownJson } from "../../protocol/json_text.ts";
@@ -30,20 +31,31 @@ import {
 
 export type { Annotations };
 
-/** Everything that makes a tool; `run` gets arguments typed from their specs. */
+/**
+ * Everything that makes a tool. `run` gets arguments typed from their specs
+ * and must answer the type its output schema describes: a result that drifts
+ * from the published schema fails `deno task check`.
+ */
 export interface ToolSpec<
   P extends Readonly<Record<string, ArgumentSpec>>,
   R extends keyof P & string,
+  O extends OutputSchema,
 > {
   name: string;
   description: string;
   arguments: ArgumentsSpec<P, R>;
-  outputSchema: JsonObject;
+  outputSchema: O;
   annotations: Annotations;
   /** The tool's own scope on top of `tools:read`, if any. */
   scope?: Scope;
-  run(args: ArgumentsOf<P, R>, ctx: CallContext): Promise<JsonObject>;
+  run(args: ArgumentsOf<P, R>, ctx: CallContext): Promise<Infer<O>>;
 }
+
+/** A tool's output schema: an object (lib/base/schema.ts). */
+export type OutputSchema = Schema & { readonly type: "object" };
+
+/** What a tool whose output schema is `O` answers. */
+export type OutputOf<O extends OutputSchema> = Infer<O>;
 
 /** A tool's result: the typed object, and the same JSON as text. */
 export function toolResult(structured: JsonObject): JsonObject {
@@ -60,20 +72,18 @@ export function toolResult(structured: JsonObject): JsonObject {
  *
  * @example A tool that answers with one field
  * ```ts
+ * import * as s from "../../base/schema.ts";
  * import { defineTool } from "./define.ts";
  *
  * const echo = defineTool({
  *   name: "echo",
  *   description: "Say the text back.",
  *   arguments: {
- *     properties: { text: { type: "string", description: "What to say." } },
+ *     properties: { text: s.string({ description: "What to say." }) },
  *     required: ["text"],
  *   },
- *   outputSchema: {
- *     type: "object",
- *     properties: { text: { type: "string" } },
- *     required: ["text"],
- *   },
+ *   // run() must answer { text: string }: anything else fails the check.
+ *   outputSchema: s.object({ text: s.string() }, ["text"]),
  *   annotations: {
  *     title: "Echo",
  *     readOnlyHint: true,
@@ -90,7 +100,8 @@ export function toolResult(structured: JsonObject): JsonObject {
 export function defineTool<
   const P extends Readonly<Record<string, ArgumentSpec>>,
   const R extends keyof P & string = never,
->(spec: ToolSpec<P, R>): ToolEntry {
+  const O extends OutputSchema = OutputSchema,
+>(spec: ToolSpec<P, R, O>): ToolEntry {
   return {
     definition: {
       name: spec.name,
@@ -110,7 +121,7 @@ export function defineTool<
         args,
       ) as ArgumentsOf<P, R>;
       try {
-        return toolResult(await spec.run(checked, ctx));
+        return toolResult(await spec.run(checked, ctx) as JsonObject);
       } catch (error) {
         // The user must answer first: the result is input_required.
         if (error instanceof NeedsInput) return error.result;

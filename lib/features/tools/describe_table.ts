@@ -8,7 +8,7 @@
 import { noSuchTable } from "../../db/errors.ts";
 import { didYouMean, nearest } from "./nearest.ts";
 import type { ToolEntry } from "../catalog.ts";
-import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import * as s from "../../base/schema.ts";
 import type { CallContext } from "../context.ts";
 import { admit, resolveConnection, type Resolved } from "./access.ts";
 import { privateFlag } from "./private_marks.ts";
@@ -19,7 +19,80 @@ import { defineTool } from "./define.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
 import { CONNECTION_ID, SCHEMA } from "./shared.ts";
 
-const strings = { type: "array", items: { type: "string" } };
+const strings = s.array(s.string());
+
+/** One column of a description. */
+const COLUMN = s.object({
+  name: s.string(),
+  data_type: s.string(),
+  is_nullable: s.boolean(),
+  default_value: s.nullable(s.string()),
+  is_primary_key: s.boolean(),
+  comment: s.string(),
+  enum_values: strings,
+  private: s.literal(true, {
+    description:
+      "A private column: the database refuses it to AI clients; leave it out of queries (no SELECT *).",
+  }),
+}, ["name", "data_type", "is_nullable", "default_value", "is_primary_key"]);
+
+/** One index of a description. */
+const INDEX = s.object({
+  name: s.string(),
+  columns: strings,
+  is_unique: s.boolean(),
+  is_primary: s.boolean(),
+  type: s.nullable(s.string()),
+}, ["name", "columns", "is_unique", "is_primary", "type"]);
+
+/** One foreign key of a description. */
+const FOREIGN_KEY = s.object({
+  name: s.string(),
+  columns: strings,
+  referenced_schema: s.string(),
+  referenced_table: s.string(),
+  referenced_columns: strings,
+  on_update: s.string(),
+  on_delete: s.string(),
+}, [
+  "name",
+  "columns",
+  "referenced_schema",
+  "referenced_table",
+  "referenced_columns",
+  "on_update",
+  "on_delete",
+]);
+
+/** What `describe_table` answers (and `.../tables/{table}` reads). */
+const OUTPUT = s.object({
+  table: s.string(),
+  schema: s.string(),
+  type: s.enumOf(["table", "view", "materialized_view"]),
+  columns: s.array(COLUMN),
+  indexes: s.array(INDEX),
+  foreign_keys: s.array(FOREIGN_KEY),
+  comment: s.string(),
+  total_columns: s.integer({ minimum: 0 }),
+  column_offset: s.integer({ minimum: 0 }),
+  is_truncated: s.boolean({
+    description:
+      "Columns were left out at the answer budget: pass column_offset to read on.",
+  }),
+  ddl: s.string(),
+}, [
+  "table",
+  "schema",
+  "type",
+  "columns",
+  "indexes",
+  "foreign_keys",
+  "total_columns",
+  "is_truncated",
+]);
+
+/** A table's description. */
+export type TableDescription = s.Infer<typeof OUTPUT>;
 
 /** The `describe_table` tool. */
 export function describeTableTool(deps: FeatureDeps): ToolEntry {
@@ -30,116 +103,17 @@ export function describeTableTool(deps: FeatureDeps): ToolEntry {
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
-        table: {
-          type: "string",
-          description: "As stored, unquoted.",
-        },
+        table: s.string({ description: "As stored, unquoted." }),
         schema: SCHEMA,
-        include_ddl: { type: "boolean" },
-        column_offset: {
-          type: "integer",
+        include_ddl: s.boolean(),
+        column_offset: s.integer({
           minimum: 0,
           description: "To read on in a wide table.",
-        },
+        }),
       },
       required: ["connection_id", "table"],
     },
-    outputSchema: {
-      type: "object",
-      properties: {
-        table: { type: "string" },
-        schema: { type: "string" },
-        type: { enum: ["table", "view", "materialized_view"] },
-        columns: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              name: { type: "string" },
-              data_type: { type: "string" },
-              is_nullable: { type: "boolean" },
-              default_value: { type: ["string", "null"] },
-              is_primary_key: { type: "boolean" },
-              comment: { type: "string" },
-              enum_values: { type: "array", items: { type: "string" } },
-              private: {
-                const: true,
-                description:
-                  "A private column: the database refuses it to AI clients; leave it out of queries (no SELECT *).",
-              },
-            },
-            required: [
-              "name",
-              "data_type",
-              "is_nullable",
-              "default_value",
-              "is_primary_key",
-            ],
-            additionalProperties: false,
-          },
-        },
-        indexes: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              name: { type: "string" },
-              columns: strings,
-              is_unique: { type: "boolean" },
-              is_primary: { type: "boolean" },
-              type: { type: ["string", "null"] },
-            },
-            required: ["name", "columns", "is_unique", "is_primary", "type"],
-            additionalProperties: false,
-          },
-        },
-        foreign_keys: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              name: { type: "string" },
-              columns: strings,
-              referenced_schema: { type: "string" },
-              referenced_table: { type: "string" },
-              referenced_columns: strings,
-              on_update: { type: "string" },
-              on_delete: { type: "string" },
-            },
-            required: [
-              "name",
-              "columns",
-              "referenced_schema",
-              "referenced_table",
-              "referenced_columns",
-              "on_update",
-              "on_delete",
-            ],
-            additionalProperties: false,
-          },
-        },
-        comment: { type: "string" },
-        total_columns: { type: "integer", minimum: 0 },
-        column_offset: { type: "integer", minimum: 0 },
-        is_truncated: {
-          type: "boolean",
-          description:
-            "Columns were left out at the answer budget: pass column_offset to read on.",
-        },
-        ddl: { type: "string" },
-      },
-      required: [
-        "table",
-        "schema",
-        "type",
-        "columns",
-        "indexes",
-        "foreign_keys",
-        "total_columns",
-        "is_truncated",
-      ],
-      additionalProperties: false,
-    },
+    outputSchema: OUTPUT,
     annotations: {
       title: "Describe table",
       readOnlyHint: true,
@@ -212,7 +186,7 @@ export async function tableDescription(
   { driver, label }: Resolved,
   table: string,
   describing: Describing,
-): Promise<JsonObject> {
+): Promise<TableDescription> {
   const { schema, columnOffset } = describing;
   const detail = await driver.describeTable(table, {
     ...catalogCall(deps, ctx),
@@ -235,7 +209,9 @@ export async function tableDescription(
       } has ${detail.columns.length} columns`,
     );
   }
-  const columns: JsonObject[] = detail.columns.slice(columnOffset).map((
+  const columns: TableDescription["columns"] = detail.columns.slice(
+    columnOffset,
+  ).map((
     column,
   ) => ({
     name: column.name,
@@ -248,7 +224,7 @@ export async function tableDescription(
     ...privateFlag(column),
   }));
   const budget = discoveryBudget(deps, ctx);
-  const answer: JsonObject = {
+  const answer: TableDescription = {
     table: detail.name,
     schema: detail.schema,
     type: detail.type,

@@ -7,6 +7,7 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import { answerBudget } from "./answer_budget.ts";
 import type { SchemaList, SchemaSummary } from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
@@ -27,11 +28,7 @@ export const OTHER_SCHEMAS_SHOWN = 20;
 export function limitArgument(
   bounds: { fallback: number; most: number },
 ): IntegerArgument {
-  return {
-    type: "integer",
-    minimum: 1,
-    maximum: bounds.most,
-  };
+  return s.integer({ minimum: 1, maximum: bounds.most });
 }
 
 /** `limit`, checked, or its default. */
@@ -146,8 +143,17 @@ export async function scopeOf(
   };
 }
 
+/** Another schema, as an answer names it. */
+export const OTHER_SCHEMA = s.object({
+  name: s.string(),
+  tables: s.integer({ minimum: 0 }),
+  views: s.integer({ minimum: 0 }),
+}, ["name", "tables", "views"]);
+
 /** The other schemas, as an answer names them: the first few, with counts. */
-export function otherSchemas(others: readonly SchemaSummary[]): JsonObject[] {
+export function otherSchemas(
+  others: readonly SchemaSummary[],
+): s.Infer<typeof OTHER_SCHEMA>[] {
   return others.slice(0, OTHER_SCHEMAS_SHOWN).map((entry) => ({
     name: entry.name,
     tables: entry.tables,

@@ -13,7 +13,7 @@ import { DIALECTS } from "../../db/dialect.ts";
 import type { PlanSummary } from "../../db/explain.ts";
 import { ENGINES } from "../../db/engines.ts";
 import { planRefusal } from "../../db/dry_run.ts";
-import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import * as s from "../../base/schema.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { callSettings, catalogCall, type FeatureDeps } from "../deps.ts";
 import { withinDeadline } from "../context.ts";
@@ -42,6 +42,40 @@ const PLAN_WORDS = new Set([
 /** Rows a plan may take (SQLite gives one per step). */
 const PLAN_ROWS = 10_000;
 
+/** The summary a model acts on. */
+const SUMMARY = s.object({
+  top_node: s.nullable(s.string()),
+  estimated_rows: s.nullable(s.number()),
+  estimated_cost: s.nullable(s.number()),
+  actual_rows: s.nullable(s.number()),
+  actual_time_ms: s.nullable(s.number()),
+  full_scans: s.array(s.object({
+    table: s.string(),
+    estimated_rows: s.nullable(s.number()),
+  }, ["table", "estimated_rows"])),
+}, [
+  "top_node",
+  "estimated_rows",
+  "estimated_cost",
+  "actual_rows",
+  "actual_time_ms",
+  "full_scans",
+]);
+
+/** What `explain_query` answers. */
+const OUTPUT = s.object({
+  statement: s.string({ description: "The plan statement dbport ran." }),
+  analyzed: s.boolean(),
+  plan: s.any(
+    "The engine's plan: a JSON document (PostgreSQL, MySQL/MariaDB), or lines of text (SQLite, MySQL's EXPLAIN ANALYZE).",
+  ),
+  summary: SUMMARY,
+  is_truncated: s.boolean({
+    description:
+      "The plan was longer than the answer budget and was cut: the summary reads only what was kept.",
+  }),
+}, ["statement", "analyzed", "plan", "summary", "is_truncated"]);
+
 /** The `explain_query` tool. */
 export function explainQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
@@ -51,70 +85,13 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
-        query: {
-          type: "string",
-          description: "One SQL statement, without EXPLAIN.",
-        },
-        analyze: {
-          type: "boolean",
-          description: "Run it to measure (reads only).",
-        },
+        query: s.string({ description: "One SQL statement, without EXPLAIN." }),
+        analyze: s.boolean({ description: "Run it to measure (reads only)." }),
         timeout_seconds: TIMEOUT_SECONDS,
       },
       required: ["connection_id", "query"],
     },
-    outputSchema: {
-      type: "object",
-      properties: {
-        statement: {
-          type: "string",
-          description: "The plan statement dbport ran.",
-        },
-        analyzed: { type: "boolean" },
-        plan: {
-          description:
-            "The engine's plan: a JSON document (PostgreSQL, MySQL/MariaDB), or lines of text (SQLite, MySQL's EXPLAIN ANALYZE).",
-        },
-        summary: {
-          type: "object",
-          properties: {
-            top_node: { type: ["string", "null"] },
-            estimated_rows: { type: ["number", "null"] },
-            estimated_cost: { type: ["number", "null"] },
-            actual_rows: { type: ["number", "null"] },
-            actual_time_ms: { type: ["number", "null"] },
-            full_scans: {
-              type: "array",
-              items: {
-                type: "object",
-                properties: {
-                  table: { type: "string" },
-                  estimated_rows: { type: ["number", "null"] },
-                },
-                required: ["table", "estimated_rows"],
-                additionalProperties: false,
-              },
-            },
-          },
-          required: [
-            "top_node",
-            "estimated_rows",
-            "estimated_cost",
-            "actual_rows",
-            "actual_time_ms",
-            "full_scans",
-          ],
-          additionalProperties: false,
-        },
-        is_truncated: {
-          type: "boolean",
-          description:
-            "The plan was longer than the answer budget and was cut: the summary reads only what was kept.",
-        },
-      },
-      required: ["statement", "analyzed", "plan", "summary", "is_truncated"],
-      additionalProperties: false,
-    },
+    outputSchema: OUTPUT,
     annotations: {
       title: "Explain query",
       readOnlyHint: true,
@@ -251,7 +228,7 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
   });
 }
 
-function summaryAnswer(summary: PlanSummary): JsonObject {
+function summaryAnswer(summary: PlanSummary): s.Infer<typeof SUMMARY> {
   return {
     top_node: summary.topNode,
     estimated_rows: summary.estimatedRows,

@@ -12,6 +12,7 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import { Budget } from "../../db/budget.ts";
 import type { Cell } from "../../db/types.ts";
 import { DbError } from "../../db/errors.ts";
@@ -46,6 +47,28 @@ const SAMPLE_CELL_CHARS = 200;
 /** At most one progress frame this often. */
 const PROGRESS_EVERY_MS = 500;
 
+/** What `export_query` answers. */
+const OUTPUT = s.object({
+  path: s.string(),
+  format: s.enumOf(EXPORT_FORMATS),
+  rows: s.integer({ minimum: 0 }),
+  bytes: s.integer({ minimum: 0 }),
+  columns: s.array(s.string()),
+  sample_rows: s.array({ type: "array" }, {
+    description:
+      "The first rows (at most 5), cells as execute_query encodes them, long ones cut.",
+  }),
+  execution_time_ms: s.number({ minimum: 0 }),
+}, [
+  "path",
+  "format",
+  "rows",
+  "bytes",
+  "columns",
+  "sample_rows",
+  "execution_time_ms",
+]);
+
 /** The `export_query` tool. */
 export function exportQueryTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
@@ -56,38 +79,12 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
       properties: {
         connection_id: CONNECTION_ID,
         query: QUERY,
-        format: { type: "string", enum: EXPORT_FORMATS },
+        format: s.choice(EXPORT_FORMATS),
         timeout_seconds: TIMEOUT_SECONDS,
       },
       required: ["connection_id", "query", "format"],
     },
-    outputSchema: {
-      type: "object",
-      properties: {
-        path: { type: "string" },
-        format: { enum: [...EXPORT_FORMATS] },
-        rows: { type: "integer", minimum: 0 },
-        bytes: { type: "integer", minimum: 0 },
-        columns: { type: "array", items: { type: "string" } },
-        sample_rows: {
-          type: "array",
-          items: { type: "array" },
-          description:
-            "The first rows (at most 5), cells as execute_query encodes them, long ones cut.",
-        },
-        execution_time_ms: { type: "number", minimum: 0 },
-      },
-      required: [
-        "path",
-        "format",
-        "rows",
-        "bytes",
-        "columns",
-        "sample_rows",
-        "execution_time_ms",
-      ],
-      additionalProperties: false,
-    },
+    outputSchema: OUTPUT,
     annotations: {
       title: "Export query",
       readOnlyHint: true,

@@ -5,16 +5,51 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import { ENGINES } from "../../db/engines.ts";
 import { describeTarget } from "../../db/target.ts";
 import type { ToolEntry } from "../catalog.ts";
-import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { Principal } from "../context.ts";
 import { visibleConnections } from "./access.ts";
 import { defineTool } from "./define.ts";
 import type { FeatureDeps } from "../deps.ts";
 
-const nullable = (type: string) => ({ type: [type, "null"] });
+/** One connection as `list_connections` names it. */
+const CONNECTION = s.object({
+  id: s.string(),
+  name: s.string(),
+  type: s.string(),
+  host: s.nullable(s.string()),
+  port: s.nullable(s.integer()),
+  database: s.nullable(s.string()),
+  is_connected: s.boolean(),
+  external_access: s.enumOf(["readOnly", "readWrite"]),
+  ai_policy: s.enumOf(["alwaysAllow", "askEachTime"]),
+  safe_mode: s.enumOf(["silent", "alert", "alertFull", "readOnly"]),
+  login_warning: s.string({
+    description:
+      "Present when the connection's login can do more than read data (a superuser, server files, programs, other sessions): dbport's checks keep AI reads read-only, but the database itself does not.",
+  }),
+}, [
+  "id",
+  "name",
+  "type",
+  "host",
+  "port",
+  "database",
+  "is_connected",
+  "external_access",
+  "ai_policy",
+  "safe_mode",
+]);
+
+/** What `list_connections` answers (and `dbport://connections` reads). */
+const OUTPUT = s.object({ connections: s.array(CONNECTION) }, [
+  "connections",
+]);
+
+/** The `list_connections` payload. */
+export type ConnectionList = s.Infer<typeof OUTPUT>;
 
 /** The `list_connections` tool. */
 export function listConnectionsTool(deps: FeatureDeps): ToolEntry {
@@ -23,49 +58,7 @@ export function listConnectionsTool(deps: FeatureDeps): ToolEntry {
     description:
       "Database connections you may use (id, name, engine, policy). Start here.",
     arguments: { properties: {}, required: [] },
-    outputSchema: {
-      type: "object",
-      properties: {
-        connections: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              id: { type: "string" },
-              name: { type: "string" },
-              type: { type: "string" },
-              host: nullable("string"),
-              port: nullable("integer"),
-              database: nullable("string"),
-              is_connected: { type: "boolean" },
-              external_access: { enum: ["readOnly", "readWrite"] },
-              ai_policy: { enum: ["alwaysAllow", "askEachTime"] },
-              safe_mode: { enum: ["silent", "alert", "alertFull", "readOnly"] },
-              login_warning: {
-                type: "string",
-                description:
-                  "Present when the connection's login can do more than read data (a superuser, server files, programs, other sessions): dbport's checks keep AI reads read-only, but the database itself does not.",
-              },
-            },
-            required: [
-              "id",
-              "name",
-              "type",
-              "host",
-              "port",
-              "database",
-              "is_connected",
-              "external_access",
-              "ai_policy",
-              "safe_mode",
-            ],
-            additionalProperties: false,
-          },
-        },
-      },
-      required: ["connections"],
-      additionalProperties: false,
-    },
+    outputSchema: OUTPUT,
     annotations: {
       title: "List connections",
       readOnlyHint: true,
@@ -83,7 +76,7 @@ export function listConnectionsTool(deps: FeatureDeps): ToolEntry {
 export function connectionList(
   deps: FeatureDeps,
   principal: Principal,
-): JsonObject {
+): ConnectionList {
   const collator = new Intl.Collator(undefined, { numeric: true });
   const connections = visibleConnections(deps, principal)
     .sort((a, b) => collator.compare(a.name, b.name) || (a.id < b.id ? -1 : 1))

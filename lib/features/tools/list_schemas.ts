@@ -6,6 +6,7 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { admit, resolveConnection } from "./access.ts";
@@ -20,6 +21,19 @@ import {
 } from "./discovery.ts";
 import { CONNECTION_ID } from "./shared.ts";
 
+/** What `list_schemas` answers. */
+const OUTPUT = s.object({
+  schemas: s.array(s.object({
+    name: s.string(),
+    tables: s.integer({ minimum: 0 }),
+    views: s.integer({ minimum: 0 }),
+    is_default: s.boolean(),
+  }, ["name", "tables", "views", "is_default"])),
+  default_schema: s.nullable(s.string()),
+  total: s.integer({ minimum: 0 }),
+  is_truncated: s.boolean(),
+}, ["schemas", "default_schema", "total", "is_truncated"]);
+
 /** The `list_schemas` tool. */
 export function listSchemasTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
@@ -29,38 +43,12 @@ export function listSchemasTool(deps: FeatureDeps): ToolEntry {
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
-        pattern: {
-          type: "string",
-          description: "Part of the name, any case.",
-        },
+        pattern: s.string({ description: "Part of the name, any case." }),
         limit: limitArgument(LIST_LIMIT),
       },
       required: ["connection_id"],
     },
-    outputSchema: {
-      type: "object",
-      properties: {
-        schemas: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              name: { type: "string" },
-              tables: { type: "integer", minimum: 0 },
-              views: { type: "integer", minimum: 0 },
-              is_default: { type: "boolean" },
-            },
-            required: ["name", "tables", "views", "is_default"],
-            additionalProperties: false,
-          },
-        },
-        default_schema: { type: ["string", "null"] },
-        total: { type: "integer", minimum: 0 },
-        is_truncated: { type: "boolean" },
-      },
-      required: ["schemas", "default_schema", "total", "is_truncated"],
-      additionalProperties: false,
-    },
+    outputSchema: OUTPUT,
     annotations: {
       title: "List schemas",
       readOnlyHint: true,

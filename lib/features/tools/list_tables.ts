@@ -8,7 +8,7 @@
 
 import { ENGINES } from "../../db/engines.ts";
 import type { TableKey } from "../../db/types.ts";
-import type { JsonObject } from "../../protocol/jsonrpc.ts";
+import * as s from "../../base/schema.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { CallContext } from "../context.ts";
 import { catalogCall, type FeatureDeps } from "../deps.ts";
@@ -20,6 +20,7 @@ import {
   limitArgument,
   limitOf,
   LIST_LIMIT,
+  OTHER_SCHEMA,
   otherSchemas,
   scopeOf,
 } from "./discovery.ts";
@@ -38,20 +39,61 @@ export interface TableListing {
   rowCounts: boolean;
 }
 
-const SCHEMA_ENTRY = {
-  type: "object",
-  properties: {
-    name: { type: "string" },
-    tables: { type: "integer", minimum: 0 },
-    views: { type: "integer", minimum: 0 },
-  },
-  required: ["name", "tables", "views"],
-  additionalProperties: false,
-};
-
 /** What a null row_count means, and how to get a count. */
 const UNCOUNTED =
   "row_count is null where the engine keeps no statistics for the table yet (never analysed) or for a view: run ANALYZE on the table (MySQL/MariaDB: ANALYZE TABLE), or count exactly with select count(*).";
+
+/** One table or view of a listing. */
+const TABLE = s.object({
+  name: s.string(),
+  schema: s.string(),
+  type: s.enumOf(["table", "view", "materialized_view"]),
+  row_count: s.nullable(s.integer({ minimum: 0 })),
+}, ["name", "schema", "type"]);
+
+/** What `list_tables` answers (and the `.../tables` resource reads). */
+const OUTPUT = s.object({
+  tables: s.array(TABLE),
+  schema: s.nullable(s.string({
+    description: "The schema listed; null when every schema is.",
+  })),
+  schema_is_default: s.boolean({
+    description: "No schema was named: the login's default was listed.",
+  }),
+  // Published with its prose before its items, as it always was.
+  other_schemas: {
+    type: "array",
+    description:
+      "With the default schema: the others (the first 20), with their table and view counts.",
+    items: OTHER_SCHEMA,
+  },
+  total: s.integer({
+    minimum: 0,
+    description: "Tables matching schema and pattern, on every page.",
+  }),
+  is_truncated: s.boolean({
+    description: "More tables remain: pass next_cursor.",
+  }),
+  next_cursor: s.string(),
+  row_counts_included: s.boolean(),
+  row_counts_are_approximate: s.boolean(),
+  row_counts_note: s.string(),
+  private_columns: s.array(s.string(), {
+    description:
+      "Private columns (schema.table.column; * any run): the database refuses them; describe_table marks them.",
+  }),
+}, [
+  "tables",
+  "schema",
+  "schema_is_default",
+  "total",
+  "is_truncated",
+  "row_counts_included",
+  "row_counts_are_approximate",
+]);
+
+/** A `list_tables` page. */
+export type TableList = s.Infer<typeof OUTPUT>;
 
 /** The `list_tables` tool. */
 export function listTablesTool(deps: FeatureDeps): ToolEntry {
@@ -63,81 +105,14 @@ export function listTablesTool(deps: FeatureDeps): ToolEntry {
       properties: {
         connection_id: CONNECTION_ID,
         schema: SCHEMA,
-        pattern: {
-          type: "string",
-          description: "Part of the name, any case.",
-        },
+        pattern: s.string({ description: "Part of the name, any case." }),
         limit: limitArgument(LIST_LIMIT),
-        cursor: {
-          type: "string",
-          description: "next_cursor of the previous page.",
-        },
-        include_row_counts: { type: "boolean" },
+        cursor: s.string({ description: "next_cursor of the previous page." }),
+        include_row_counts: s.boolean(),
       },
       required: ["connection_id"],
     },
-    outputSchema: {
-      type: "object",
-      properties: {
-        tables: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              name: { type: "string" },
-              schema: { type: "string" },
-              type: { enum: ["table", "view", "materialized_view"] },
-              row_count: { type: ["integer", "null"], minimum: 0 },
-            },
-            required: ["name", "schema", "type"],
-            additionalProperties: false,
-          },
-        },
-        schema: {
-          type: ["string", "null"],
-          description: "The schema listed; null when every schema is.",
-        },
-        schema_is_default: {
-          type: "boolean",
-          description: "No schema was named: the login's default was listed.",
-        },
-        other_schemas: {
-          type: "array",
-          description:
-            "With the default schema: the others (the first 20), with their table and view counts.",
-          items: SCHEMA_ENTRY,
-        },
-        total: {
-          type: "integer",
-          minimum: 0,
-          description: "Tables matching schema and pattern, on every page.",
-        },
-        is_truncated: {
-          type: "boolean",
-          description: "More tables remain: pass next_cursor.",
-        },
-        next_cursor: { type: "string" },
-        row_counts_included: { type: "boolean" },
-        row_counts_are_approximate: { type: "boolean" },
-        row_counts_note: { type: "string" },
-        private_columns: {
-          type: "array",
-          items: { type: "string" },
-          description:
-            "Private columns (schema.table.column; * any run): the database refuses them; describe_table marks them.",
-        },
-      },
-      required: [
-        "tables",
-        "schema",
-        "schema_is_default",
-        "total",
-        "is_truncated",
-        "row_counts_included",
-        "row_counts_are_approximate",
-      ],
-      additionalProperties: false,
-    },
+    outputSchema: OUTPUT,
     annotations: {
       title: "List tables",
       readOnlyHint: true,
@@ -210,7 +185,7 @@ export async function tableList(
   ctx: CallContext,
   resolved: Resolved,
   listing: TableListing,
-): Promise<JsonObject> {
+): Promise<TableList> {
   const limit = limitOf(listing.limit, LIST_LIMIT);
   if (listing.pattern !== undefined && listing.pattern.length > 200) {
     throw invalidArgument(
@@ -236,7 +211,7 @@ export async function tableList(
       : { pattern: listing.pattern }),
     ...(after === undefined ? {} : { after }),
   }).catch((error) => rethrow(error, resolved.label));
-  const entries: JsonObject[] = page.tables.map((table) => ({
+  const entries: TableList["tables"] = page.tables.map((table) => ({
     name: table.name,
     schema: table.schema,
     type: table.type,
@@ -244,7 +219,7 @@ export async function tableList(
     ...(listing.rowCounts ? { row_count: table.rowCount ?? null } : {}),
   }));
   const uncounted = entries.some((entry) => entry.row_count === null);
-  const answer: JsonObject = {
+  const answer: TableList = {
     tables: [],
     schema: scope.schema ?? null,
     schema_is_default: scope.defaulted,

@@ -9,6 +9,7 @@
  * @module
  */
 
+import type * as s from "../../base/schema.ts";
 import type { Settings } from "../../app/settings.ts";
 import type { Truncation } from "../../db/budget.ts";
 import type { BindValue, Cell, QueryOptions } from "../../db/types.ts";
@@ -17,6 +18,7 @@ import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { classifyQuery } from "./classify.ts";
+import type { TRUNCATION_SCHEMA } from "./result_schema.ts";
 
 /** What the answer's envelope (columns, truncation) may take beside rows. */
 const ENVELOPE_CHARS = 1_500;
@@ -108,7 +110,7 @@ export function isCut(truncation: Truncation): boolean {
 export function truncationOf(
   left: LeftOut,
   settings: Settings,
-): JsonObject {
+): s.Infer<typeof TRUNCATION_SCHEMA> {
   const { truncation, rowsReturned } = left;
   const rowsCut = truncation.rows || truncation.bytes;
   const budget = answerBudget(settings);
@@ -142,9 +144,9 @@ export function truncationOf(
   ];
   return {
     reasons: [
-      ...(truncation.rows ? ["max_rows"] : []),
-      ...(truncation.bytes ? ["bytes"] : []),
-      ...(truncation.cells > 0 ? ["cells"] : []),
+      ...(truncation.rows ? ["max_rows" as const] : []),
+      ...(truncation.bytes ? ["bytes" as const] : []),
+      ...(truncation.cells > 0 ? ["cells" as const] : []),
     ],
     cut_cells: truncation.cells,
     rows_returned: rowsReturned,

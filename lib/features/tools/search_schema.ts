@@ -6,6 +6,7 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import { searchWords } from "../../db/schema_search.ts";
 import type { SchemaSearch } from "../../db/types.ts";
 import type { ToolEntry } from "../catalog.ts";
@@ -26,6 +27,25 @@ import { CONNECTION_ID, SCHEMA } from "./shared.ts";
 
 const KINDS = ["table", "view", "column"] as const;
 
+/** One match: a table, view or column. */
+const MATCH = s.object({
+  schema: s.string(),
+  table: s.string(),
+  column: s.string(),
+  kind: s.enumOf(["table", "view", "materialized_view", "column"]),
+  data_type: s.string(),
+  comment: s.string(),
+  private: s.literal(true),
+}, ["schema", "table", "kind"]);
+
+/** What `search_schema` answers. */
+const OUTPUT = s.object({
+  matches: s.array(MATCH),
+  words: s.array(s.string()),
+  total: s.integer({ minimum: 0 }),
+  is_truncated: s.boolean(),
+}, ["matches", "words", "total", "is_truncated"]);
+
 /** The `search_schema` tool. */
 export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
   return defineTool({
@@ -35,48 +55,14 @@ export function searchSchemaTool(deps: FeatureDeps): ToolEntry {
     arguments: {
       properties: {
         connection_id: CONNECTION_ID,
-        query: {
-          type: "string",
-          description: 'Words, e.g. "customer email".',
-        },
-        kinds: {
-          type: "array",
-          items: { type: "string", enum: KINDS },
-        },
+        query: s.string({ description: 'Words, e.g. "customer email".' }),
+        kinds: s.array(s.choice(KINDS), { uniqueItems: true }),
         schema: SCHEMA,
         limit: limitArgument(SEARCH_LIMIT),
       },
       required: ["connection_id", "query"],
     },
-    outputSchema: {
-      type: "object",
-      properties: {
-        matches: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              schema: { type: "string" },
-              table: { type: "string" },
-              column: { type: "string" },
-              kind: {
-                enum: ["table", "view", "materialized_view", "column"],
-              },
-              data_type: { type: "string" },
-              comment: { type: "string" },
-              private: { const: true },
-            },
-            required: ["schema", "table", "kind"],
-            additionalProperties: false,
-          },
-        },
-        words: { type: "array", items: { type: "string" } },
-        total: { type: "integer", minimum: 0 },
-        is_truncated: { type: "boolean" },
-      },
-      required: ["matches", "words", "total", "is_truncated"],
-      additionalProperties: false,
-    },
+    outputSchema: OUTPUT,
     annotations: {
       title: "Search schema",
       readOnlyHint: true,

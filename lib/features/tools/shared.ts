@@ -4,13 +4,12 @@
  * @module
  */
 
-import type { StringArgument } from "./arguments.ts";
+import { string } from "../../base/schema.ts";
 
 /** `connection_id`: a connection's id or its exact name (any case). */
-export const CONNECTION_ID: StringArgument = {
-  type: "string",
+export const CONNECTION_ID = string({
   description: "Id or name from list_connections.",
-};
+});
 
 /** `schema`: a schema, MySQL database or attached SQLite database. */
-export const SCHEMA: StringArgument = { type: "string" };
+export const SCHEMA = string();

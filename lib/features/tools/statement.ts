@@ -7,23 +7,23 @@
  * @module
  */
 
+import * as s from "../../base/schema.ts";
 import type { SavedConnection } from "../../app/connections.ts";
 import type { Settings } from "../../app/settings.ts";
 import type { Classified } from "../../db/classifier.ts";
 import { wire } from "../../protocol/errors.ts";
-import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import { type CallContext, withinDeadline } from "../context.ts";
 import { DbError } from "../../db/errors.ts";
 import type { BindValue, QueryResult } from "../../db/types.ts";
 import { callSettings, type FeatureDeps } from "../deps.ts";
 import { approvedAtOf, type Resolved } from "./access.ts";
-import type { IntegerArgument, StringArgument } from "./arguments.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { HOLD_TRACK, holdTo, type WritePreview } from "./preview.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { refusePrivate } from "./private_refusal.ts";
 import { signatureOf } from "./sign.ts";
 import { classifyQuery } from "./classify.ts";
+import { type ResultSet } from "./result_schema.ts";
 import {
   answerLimits,
   countRows,
@@ -33,6 +33,13 @@ import {
 } from "./result_set.ts";
 
 export { classifyQuery };
+export {
+  CELL_ENCODING,
+  RESULT_SET_SCHEMA,
+  type ResultSet,
+  TRUNCATION_REASONS,
+  TRUNCATION_SCHEMA,
+} from "./result_schema.ts";
 
 /** `1 row`, `3 rows`: the activity log is read by people. */
 function rowCount(n: number): string {
@@ -65,74 +72,13 @@ export const MAX_QUERY_LENGTH = 102_400;
 export const MAX_TIMEOUT_SECONDS = 300;
 
 /** `query`: one statement. */
-export const QUERY: StringArgument = {
-  type: "string",
-  maxLength: MAX_QUERY_LENGTH,
-};
+export const QUERY = s.string({ maxLength: MAX_QUERY_LENGTH });
 
 /** `timeout_seconds`: the statement timeout. */
-export const TIMEOUT_SECONDS: IntegerArgument = {
-  type: "integer",
+export const TIMEOUT_SECONDS = s.integer({
   minimum: 1,
   maximum: MAX_TIMEOUT_SECONDS,
-};
-
-/** How a cell is encoded, the same on every engine (lib/db/values.ts). */
-export const CELL_ENCODING =
-  "One array per row, one cell per column. SQL NULL is null. Integers that fit a double exactly are numbers; 64-bit integers past that and decimals/numerics are strings, exactly as stored. Floats are numbers; NaN, Infinity, -Infinity and -0 are strings. Booleans are true/false. Binary (bytea, blob, varbinary) is base64. Dates are YYYY-MM-DD; timestamps are ISO 8601 (with a zone: Z or an offset) at the engine's full precision; infinity and BC dates as the engine writes them. JSON objects and arrays are JSON; a JSON scalar document (null, a string, a number, true/false) is its JSON text, so a JSON null is \"null\" and never null. PostgreSQL arrays are JSON arrays (NULL elements null; an array with explicit bounds as its text). Everything else (intervals, ranges, enums, money, uuid, network addresses, bit strings, geometric types) is the engine's own text. Text longer than the cell cap ends with …[cut: N more characters].";
-
-/** What `truncation` says (the `dbport://docs/results` resource). */
-export const TRUNCATION_REASONS =
-  "Present when anything was left out; is_truncated is then true. reasons: max_rows (more rows than asked for), bytes (rows past the answer budget, maxAnswerChars: 40,000 characters of the result's text by default, ≈ 10k tokens), cells (long values cut at the cell cap, each ending with …[cut: N more characters]; cut_cells counts them). rows_returned is the rows in the answer; total_rows the whole result's count when the engine counted it within 2 s, else has_more says whether rows remain. message says how to get the rest: a narrower query (WHERE, fewer columns, LIMIT … OFFSET), a larger max_rows (still within the answer budget), export_query (every row to a file), or substr() for long values.";
-
-/** The result set both tools answer with. */
-export const RESULT_SET_SCHEMA: JsonObject = {
-  type: "object",
-  properties: {
-    columns: { type: "array", items: { type: "string" } },
-    rows: {
-      type: "array",
-      items: { type: "array" },
-      description: CELL_ENCODING,
-    },
-    row_count: { type: "integer", minimum: 0 },
-    rows_affected: { type: "integer", minimum: 0 },
-    execution_time_ms: { type: "number", minimum: 0 },
-    is_truncated: { type: "boolean" },
-    truncation: {
-      type: "object",
-      description: TRUNCATION_REASONS,
-      properties: {
-        reasons: {
-          type: "array",
-          items: { type: "string", enum: ["max_rows", "bytes", "cells"] },
-        },
-        cut_cells: { type: "integer", minimum: 0 },
-        rows_returned: { type: "integer", minimum: 0 },
-        total_rows: { type: "integer", minimum: 0 },
-        has_more: { type: "boolean" },
-        message: { type: "string" },
-      },
-      required: [
-        "reasons",
-        "cut_cells",
-        "rows_returned",
-        "has_more",
-        "message",
-      ],
-      additionalProperties: false,
-    },
-  },
-  required: [
-    "columns",
-    "rows",
-    "row_count",
-    "rows_affected",
-    "execution_time_ms",
-    "is_truncated",
-  ],
-  additionalProperties: false,
-};
+});
 
 /** The query text, checked: not blank, at most 100 KB. */
 export function queryText(args: { readonly query: string }): string {
@@ -209,7 +155,7 @@ export async function runClassified(
     /** Values bound to the statement's placeholders. */
     params?: readonly BindValue[];
   },
-): Promise<JsonObject> {
+): Promise<ResultSet> {
   const settings = callSettings(deps, ctx);
   const write = statement.tier !== "read";
   // The engine's own timeout, held within the call's deadline.
@@ -264,7 +210,7 @@ export async function runClassified(
     if (keep < answer.rows.length) result.truncation.bytes = true;
     answer.rows = answer.rows.slice(0, keep);
   }
-  let truncation: JsonObject | null = null;
+  let truncation: ResultSet["truncation"] | null = null;
   if (isCut(result.truncation)) {
     answer.is_truncated = true;
     const rowsCut = result.truncation.rows || result.truncation.bytes;
