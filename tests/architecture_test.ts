@@ -123,11 +123,15 @@ const RULES: readonly {
   },
   {
     from: "db",
-    never: ["features", "server", "app", "console"],
+    never: ["features", "server", "app", "cli", "console"],
     name: "db imports",
   },
-  { from: "features", never: ["server", "console"], name: "features imports" },
-  { from: "server", never: ["console"], name: "server imports" },
+  {
+    from: "features",
+    never: ["server", "cli", "console"],
+    name: "features imports",
+  },
+  { from: "server", never: ["cli", "console"], name: "server imports" },
   {
     from: "app",
     never: ["features", "server", "cli", "console"],

@@ -12,7 +12,7 @@
 import type { ConnectionStore } from "../app/connection_store.ts";
 import type { SavedConnection } from "../app/connections.ts";
 import { ENGINES } from "../db/engines.ts";
-import { type PrivateSync, syncPrivateColumns } from "../cli/private_sync.ts";
+import { type PrivateSync, syncPrivateColumns } from "../app/private_sync.ts";
 import type { Logger } from "../base/log.ts";
 import { messageOf } from "../base/message_of.ts";
 

@@ -24,7 +24,7 @@ import {
   prepareHarden,
   saveHardened,
 } from "../../lib/cli/harden.ts";
-import { syncPrivateColumns } from "../../lib/cli/private_sync.ts";
+import { syncPrivateColumns } from "../../lib/app/private_sync.ts";
 import { withLogin } from "../../lib/db/split_driver.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { savedConnection, serverWith } from "../_connections.ts";

@@ -10,7 +10,7 @@ import {
   connectionsText,
   type SavedConnection,
 } from "../../lib/app/connections.ts";
-import type { PrivateSync } from "../../lib/cli/private_sync.ts";
+import type { PrivateSync } from "../../lib/app/private_sync.ts";
 import { PrivateColumnGuard } from "../../lib/server/private_sync.ts";
 import { savedConnection } from "../_connections.ts";
 

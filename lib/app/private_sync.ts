@@ -9,19 +9,19 @@
  * @module
  */
 
-import { driverSpec, type SavedConnection } from "../app/connections.ts";
+import { driverSpec, type SavedConnection } from "./connections.ts";
 import { type Engine, ENGINES } from "../db/engines.ts";
 import { openDriver } from "../db/pool.ts";
 import type { Driver } from "../db/types.ts";
 import { messageOf } from "../base/message_of.ts";
-import { cliCommand } from "../app/cli_command.ts";
+import { cliCommand } from "./cli_command.ts";
 import {
   changesDatabaseSelect,
   endMysqlSessions,
   mysqlPrivateGrants,
   postgresPrivateGrants,
   type PrivateGrants,
-} from "../app/harden_private.ts";
+} from "./harden_private.ts";
 
 const OPTIONS = {
   signal: new AbortController().signal,
