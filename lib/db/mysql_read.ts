@@ -1,9 +1,15 @@
 /**
- * MySQL/MariaDB reads: each on a pooled, read-only session inside
- * `START TRANSACTION READ ONLY`, its rows counted as they stream and cut at
- * the cap; the cap, the timeout and an abort all stop it the same way
- * (KILL QUERY). The session is then given back clean: rolled back after a
- * plain read ({@linkcode leavesNoState}), reset after any other.
+ * MySQL/MariaDB reads, each on a pooled session that is read-only
+ * (`tx_read_only`, set once when the session opens: mysql_session.ts), its
+ * rows counted as they stream and cut at the cap; the cap, the timeout and
+ * an abort all stop it the same way (KILL QUERY), and a killed session is
+ * never pooled again.
+ *
+ * A plain read ({@linkcode leavesNoState}: one SELECT by allowlist) is one
+ * statement and one round trip: it runs as it is, in autocommit, its
+ * implicit transaction read-only by the session's access mode, and leaves
+ * nothing to clean. Any other read runs inside `START TRANSACTION READ ONLY`
+ * and its session is reset before it is pooled again.
  *
  * @module
  */
@@ -18,7 +24,6 @@ import {
   type Connection,
   type MysqlState,
   recycle,
-  rollBack,
   simple,
 } from "./mysql_session.ts";
 import { streamMysqlRows } from "./mysql_stream.ts";
@@ -63,9 +68,9 @@ export function streamReadMysql(
 }
 
 /**
- * A read on a pooled session in `START TRANSACTION READ ONLY`: a killed
- * session is never pooled again, its KILL seen through (the side connection
- * closed) before the answer goes out.
+ * A read on a pooled session: in `START TRANSACTION READ ONLY` and reset
+ * after, unless `plain`. A killed session is never pooled again, its KILL
+ * seen through (the side connection closed) before the answer goes out.
  */
 async function readSession<T>(
   state: MysqlState,
@@ -78,16 +83,21 @@ async function readSession<T>(
   // the finally block below sees what it was set to.
   const killing: { done: Promise<void> | null } = { done: null };
   const stop = () => (killing.done ??= kill(state.base, connection.threadId));
+  let lost = false;
   try {
-    await simple(connection, "START TRANSACTION READ ONLY");
+    if (!plain) await simple(connection, "START TRANSACTION READ ONLY");
     return await stoppable(() => work(connection, stop), options, stop);
   } catch (error) {
+    // A fatal error (the socket lost, a protocol error) ends the session.
+    lost = (error as { fatal?: unknown } | null)?.fatal === true;
     throw toDbError(error, state.secrets);
   } finally {
     if (killing.done !== null) {
       await killing.done.catch(() => {});
       discard(connection);
-    } else if (plain) await rollBack(connection);
+    } else if (lost) discard(connection);
+    // A plain read's implicit transaction ended with it: nothing to clean.
+    else if (plain) connection.release();
     else await recycle(connection);
   }
 }

@@ -147,12 +147,19 @@ export const QUOTING_RULES =
   "sql_mode = TRIM(BOTH ',' FROM REPLACE(REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',ANSI_QUOTES,', ','), ',NO_BACKSLASH_ESCAPES,', ','))";
 
 /**
- * How every pooled session starts: read-only, in UTC, and with the quoting
- * rules dbport's lexer reads statements by — `"..."` a string (no
- * ANSI_QUOTES) and backslash escapes on (no NO_BACKSLASH_ESCAPES), whatever
- * the server's global sql_mode says (docs/security.md "The lexer").
+ * How every pooled session starts: read-only, in autocommit, in UTC, and
+ * with the quoting rules dbport's lexer reads statements by — `"..."` a
+ * string (no ANSI_QUOTES) and backslash escapes on (no
+ * NO_BACKSLASH_ESCAPES), whatever the server's global sql_mode says
+ * (docs/security.md "The lexer").
+ *
+ * A plain read runs without a transaction of its own (mysql_read.ts): the
+ * session's access mode makes its implicit transaction read-only (an
+ * INSERT or DDL fails with 1792, as in `START TRANSACTION READ ONLY`), and
+ * autocommit, whatever the server's global `autocommit`, ends that
+ * transaction with the statement, so no snapshot outlives the read.
  */
-export function setUp(connection: Connection): Promise<void> {
+export function setUp(connection: mysql.Connection): Promise<void> {
   // One statement, queued before anything a caller sends on the session (a
   // round trip and a socket write a read, bench W4 MariaDB). The read-only
   // variable has the server's flavour: tx_read_only on every MariaDB
@@ -166,7 +173,7 @@ export function setUp(connection: Connection): Promise<void> {
     : "transaction_read_only";
   return simple(
     connection,
-    `SET SESSION ${readOnly} = 1, time_zone = '+00:00', ${QUOTING_RULES}`,
+    `SET SESSION ${readOnly} = 1, autocommit = 1, time_zone = '+00:00', ${QUOTING_RULES}`,
   );
 }
 
@@ -185,21 +192,6 @@ export async function recycle(connection: Connection): Promise<void> {
     connection.release();
   } catch {
     connection.destroy();
-  }
-}
-
-/**
- * Back to the pool after a plain read ({@linkcode leavesNoState}): its
- * transaction rolled back is all it had, so RESET CONNECTION and the
- * session's set-up again (two more round trips, and mysql2's per-reset work)
- * are not paid. A session that cannot roll back is destroyed.
- */
-export async function rollBack(connection: Connection): Promise<void> {
-  try {
-    await simple(connection, "ROLLBACK");
-    connection.release();
-  } catch {
-    discard(connection);
   }
 }
 
