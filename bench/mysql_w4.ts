@@ -1,7 +1,9 @@
 // deno-lint-ignore-file no-console
 /**
  * W4-like on MariaDB without the HTTP layer: eight clients of `SELECT 1`
- * through `openMysql`, reporting calls/s and this process's CPU a call, then
+ * through `openMysql`, each call what `execute_query` asks of the driver (the
+ * statement's check, then the read), reporting calls/s and this process's
+ * CPU a call (and the whole `mariadbd`'s, shared: an upper bound), then
  * the commands (round trips) one read sends, counted on the wire: every
  * client packet with sequence number 0 starts a command (its first payload
  * byte names it: 0x03 COM_QUERY, 0x1f COM_RESET_CONNECTION, ...).
@@ -15,6 +17,8 @@ import process from "node:process";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { openMysql } from "../lib/db/mysql.ts";
+import { checkStatement } from "../lib/db/statement_check.ts";
+import type { Driver } from "../lib/db/types.ts";
 import { MYSQL_URL } from "../tests/_db.ts";
 
 const seconds = Number(Deno.args[0] ?? 4);
@@ -83,10 +87,19 @@ function processCpuMicros(pid: number | null): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** One `execute_query` call's driver work: the check, then the read. */
+async function call(driver: Driver): Promise<void> {
+  const checked = await checkStatement(sql, driver, options);
+  if (!checked.ok || checked.tier !== "read") {
+    throw new Error(`${sql} is not a read: ${JSON.stringify(checked)}`);
+  }
+  await driver.query(sql, options);
+}
+
 async function measure(): Promise<void> {
   const driver = openMysql({ url: MYSQL_URL, secrets: [] });
   try {
-    for (let i = 0; i < 2_000; i++) await driver.query(sql, options);
+    for (let i = 0; i < 2_000; i++) await call(driver);
     let calls = 0;
     const end = performance.now() + seconds * 1000;
     const cpu = process.cpuUsage();
@@ -95,7 +108,7 @@ async function measure(): Promise<void> {
     const started = performance.now();
     await Promise.all(Array.from({ length: 8 }, async () => {
       while (performance.now() < end) {
-        await driver.query(sql, options);
+        await call(driver);
         calls++;
       }
     }));
@@ -124,15 +137,15 @@ async function count(): Promise<void> {
   try {
     // Sessions opened and set up first, then only reads are counted.
     await Promise.all(
-      Array.from({ length: 4 }, () => driver.query(sql, options)),
+      Array.from({ length: 4 }, () => call(driver)),
     );
     counted.clear();
     const reads = 200;
-    for (let i = 0; i < reads; i++) await driver.query(sql, options);
+    for (let i = 0; i < reads; i++) await call(driver);
     const perRead = Object.fromEntries(
       [...counted].map(([name, n]) => [name, n / reads]),
     );
-    console.log(JSON.stringify({ sql, commandsPerRead: perRead }));
+    console.log(JSON.stringify({ sql, commandsPerCall: perRead }));
   } finally {
     await driver.close();
   }
