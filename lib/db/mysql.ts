@@ -1,8 +1,8 @@
 /**
  * MySQL and MariaDB through mysql2: a lazily-connecting pool whose sessions
- * are read-only by default, reads inside `START TRANSACTION READ ONLY`, rows
- * counted as they stream and cut at the cap, and stopping by `KILL QUERY`
- * from a second connection. A killed connection is destroyed, never returned
+ * are read-only, a plain SELECT sent alone (one round trip) and any other
+ * read inside `START TRANSACTION READ ONLY`, rows counted as they stream and
+ * cut at the cap, and stopping by `KILL QUERY` from a second connection. A killed connection is destroyed, never returned
  * to the pool; so is one that wrote.
  *
  * The driver is its parts over one {@linkcode MysqlState}:
