@@ -72,7 +72,11 @@ export function streamRows(
     const unprepare = () => {
       if (bound) {
         try {
-          connection.unprepare(text);
+          // mysql2 caches a statement by its text and its row shape: the
+          // text alone finds nothing, and the statement stayed prepared on
+          // a session a plain read gives back without RESET CONNECTION.
+          (connection as unknown as { unprepare(key: object): unknown })
+            .unprepare({ sql: text, rowsAsArray: true });
         } catch { /* the session is destroyed or recycled anyway */ }
       }
     };

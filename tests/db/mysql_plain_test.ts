@@ -128,6 +128,23 @@ Deno.test({
         );
       }
       assertEquals(seen, [3, 3, 3, 3, 3], "one COM_QUERY a plain read");
+      // Bound: prepared, executed and closed before the session's next read.
+      seen.length = 0;
+      assertEquals(
+        (await driver.query("select name from authors where id = ?", {
+          ...READ_OPTIONS,
+          params: [1],
+        })).rows,
+        [["Ada"]],
+      );
+      await driver.query("select 1", READ_OPTIONS);
+      // (mysql2's unprepare sends COM_STMT_CLOSE twice: its cache closes
+      // what it drops, and so does unprepare; the server ignores the second.)
+      assertEquals(
+        [...new Set(seen)],
+        [0x16, 0x17, 0x19, 3],
+        "prepared, executed, closed, then the next read",
+      );
       seen.length = 0;
       await driver.query("select @y := 1", READ_OPTIONS);
       // START TRANSACTION READ ONLY, the read, RESET CONNECTION, the set-up.
