@@ -51,12 +51,33 @@ export function namedCredential(
   return null;
 }
 
+/**
+ * Words reserved by both MySQL (5.7, 8.x) and MariaDB: unquoted and
+ * unqualified, none can name a table or a view (`select 1 from select` is a
+ * syntax error), so a statement made of these and literals (`SELECT 1`)
+ * costs no catalog look-up. tests/db/mysql_credentials_test.ts checks each
+ * on the server.
+ */
+export const RESERVED_WORDS: ReadonlySet<string> = new Set(
+  `ALL AND AS ASC BETWEEN BINARY BY CASE COLLATE CONVERT CROSS CURRENT_DATE
+  CURRENT_TIME CURRENT_TIMESTAMP CURRENT_USER DEFAULT DESC DISTINCT DIV ELSE
+  EXISTS FALSE FOR FROM GROUP HAVING IN INNER INTERVAL INTO IS JOIN LEFT LIKE
+  LIMIT LOCALTIME LOCALTIMESTAMP MOD NATURAL NOT NULL ON OR ORDER OUTER REGEXP
+  RIGHT RLIKE SELECT STRAIGHT_JOIN THEN TRUE UNION USING UTC_DATE UTC_TIME
+  UTC_TIMESTAMP WHEN WHERE WITH XOR`.split(/\s+/),
+);
+
 /** The names in `text` that could be views, `schema.name` lower-cased. */
 function candidateNames(text: string, database: string | null): Set<string> {
   const tokens = tokenize(text, "mysql");
   const names = new Set<string>();
   for (let k = 0; k < tokens.length; k++) {
-    const name = nameOf(tokens[k]).toLowerCase();
+    const token = tokens[k]!;
+    if (
+      token.kind === "word" && RESERVED_WORDS.has(token.text) &&
+      tokens[k - 1]?.text !== "."
+    ) continue; // a keyword; only `db.select` or `\`select\`` is a name
+    const name = nameOf(token).toLowerCase();
     if (name === "" || tokens[k + 1]?.text === "(") continue;
     if (tokens[k + 1]?.text === ".") continue; // a qualifier, not a table
     const schema = tokens[k - 1]?.text === "."

@@ -1,7 +1,8 @@
 /**
- * Which MySQL/MariaDB reads leave nothing on their session once their
- * read-only transaction is rolled back, so that the session is given back
- * without RESET CONNECTION and its set-up again (lib/db/mysql.ts).
+ * Which MySQL/MariaDB reads leave nothing on their session, so that they run
+ * as one statement in autocommit on the read-only session (no transaction of
+ * their own to begin and roll back) and the session is given back without
+ * RESET CONNECTION and its set-up again (lib/db/mysql_read.ts).
  *
  * @module
  */
@@ -105,8 +106,8 @@ const NOT_PLAIN_WORDS = new Set([
 ]);
 
 /**
- * Whether a read can leave nothing on its session once its read-only
- * transaction is rolled back, by allowlist: one SELECT with no user or
+ * Whether a read can leave nothing on its session once it ended, by
+ * allowlist: one SELECT with no user or
  * system variable, no INTO or locking clause, and no call but of
  * {@linkcode PURE_FUNCTIONS}. Anything else is reset as before.
  */

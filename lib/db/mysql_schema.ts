@@ -206,8 +206,49 @@ export async function describeMysqlTable(
       [],
     ),
   ]);
+  const create = ddl[0];
+  return {
+    name: table,
+    schema: where[0]!,
+    type: typeOf(head.type),
+    columns: columns.map(columnOf),
+    indexes: indexesOf(indexes),
+    // A view's comment is the word VIEW.
+    comment: head.comment === null || head.comment === "" ||
+        typeOf(head.type) === "view"
+      ? null
+      : String(head.comment),
+    foreignKeys: foreignKeysOf(foreignKeys),
+    ddl: create === undefined
+      ? null
+      : String(create["Create Table"] ?? create["Create View"] ?? ""),
+  };
+}
+
+/** A column of information_schema.columns as the tool describes it. */
+function columnOf(row: Row): TableDetail["columns"][number] {
+  return {
+    name: String(row.name),
+    dataType: String(row.type),
+    nullable: row.nullable === "YES",
+    // MariaDB spells a NULL default as the text NULL.
+    defaultValue: row.default_value === null || row.default_value === "NULL"
+      ? null
+      : String(row.default_value),
+    primaryKey: row.key === "PRI",
+    comment: row.comment === null || row.comment === ""
+      ? null
+      : String(row.comment),
+    enumValues: String(row.base_type).toLowerCase() === "enum"
+      ? enumValues(String(row.type))
+      : null,
+  };
+}
+
+/** information_schema.statistics rows (one a column), by index. */
+function indexesOf(rows: readonly Row[]): TableDetail["indexes"] {
   const byIndex = new Map<string, TableDetail["indexes"][number]>();
-  for (const row of indexes) {
+  for (const row of rows) {
     const name = String(row.name);
     const index = byIndex.get(name) ?? {
       name,
@@ -219,8 +260,13 @@ export async function describeMysqlTable(
     index.columns.push(String(row.column));
     byIndex.set(name, index);
   }
+  return [...byIndex.values()];
+}
+
+/** key_column_usage rows (one a column), by foreign key. */
+function foreignKeysOf(rows: readonly Row[]): TableDetail["foreignKeys"] {
   const byKey = new Map<string, TableDetail["foreignKeys"][number]>();
-  for (const row of foreignKeys) {
+  for (const row of rows) {
     const name = String(row.name);
     const key = byKey.get(name) ?? {
       name,
@@ -235,38 +281,7 @@ export async function describeMysqlTable(
     key.referencedColumns.push(String(row.ref_column));
     byKey.set(name, key);
   }
-  const create = ddl[0];
-  return {
-    name: table,
-    schema: where[0]!,
-    type: typeOf(head.type),
-    columns: columns.map((row) => ({
-      name: String(row.name),
-      dataType: String(row.type),
-      nullable: row.nullable === "YES",
-      // MariaDB spells a NULL default as the text NULL.
-      defaultValue: row.default_value === null || row.default_value === "NULL"
-        ? null
-        : String(row.default_value),
-      primaryKey: row.key === "PRI",
-      comment: row.comment === null || row.comment === ""
-        ? null
-        : String(row.comment),
-      enumValues: String(row.base_type).toLowerCase() === "enum"
-        ? enumValues(String(row.type))
-        : null,
-    })),
-    indexes: [...byIndex.values()],
-    // A view's comment is the word VIEW.
-    comment: head.comment === null || head.comment === "" ||
-        typeOf(head.type) === "view"
-      ? null
-      : String(head.comment),
-    foreignKeys: [...byKey.values()],
-    ddl: create === undefined
-      ? null
-      : String(create["Create Table"] ?? create["Create View"] ?? ""),
-  };
+  return [...byKey.values()];
 }
 
 /** The values of `enum('a','b''c')`, unquoted. */

@@ -12,7 +12,7 @@ import type { Cell } from "./types.ts";
 /** Rows handed on at a time. */
 const STREAM_BATCH = 1_000;
 
-/** A column as mysql2 describes it (mysql.ts reads the same fields). */
+/** A column as mysql2 describes it (mysql_rows.ts reads the same fields). */
 export interface StreamField {
   name: string;
 }

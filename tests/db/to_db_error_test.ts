@@ -4,7 +4,7 @@
  */
 import { assertEquals } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
-import { toDbError as mysqlError } from "../../lib/db/mysql.ts";
+import { toDbError as mysqlError } from "../../lib/db/mysql_errors.ts";
 import { toDbError as postgresError } from "../../lib/db/postgres.ts";
 import { toDbError as sqliteError } from "../../lib/db/sqlite_cells.ts";
 
