@@ -163,31 +163,19 @@ const ACTIONS: Readonly<Record<string, string>> = {
   d: "SET DEFAULT",
 };
 
-/** One table, looked up in `schema` or along the search path. */
-export async function describePostgresTable(
-  exec: Exec,
-  table: string,
-  schema: string | undefined,
-): Promise<TableDetail | null> {
-  const found = await exec(
-    `select c.oid::int8::text as oid, n.nspname as schema, c.relkind as kind,
+/** The relation a name finds, nearest schema on the search path first. */
+const RELATION_SQL =
+  `select c.oid::int8::text as oid, n.nspname as schema, c.relkind as kind,
             obj_description(c.oid, 'pg_class') as comment
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where c.relname = $1 and c.relkind in ('r', 'p', 'f', 'v', 'm')
         and ($2::text is null or n.nspname = $2) and ${USER_SCHEMAS}
       order by array_position(current_schemas(false), n.nspname::text) nulls last,
-               n.nspname`,
-    [table, schema ?? null],
-  );
-  const head = found[0];
-  if (head === undefined) return null;
-  if (schema === undefined && found.length > 1) {
-    throw ambiguousTable(table, found.map((row) => String(row.schema)));
-  }
-  const oid = String(head.oid);
-  const [columns, indexes, foreignKeys, constraints] = await Promise.all([
-    exec(
-      `select a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
+               n.nspname`;
+
+/** A table's columns in order: default, primary-key flag, comment, enum labels. */
+const COLUMNS_SQL =
+  `select a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
               not a.attnotnull as nullable,
               pg_get_expr(d.adbin, d.adrelid) as default_value,
               exists (select 1 from pg_index i where i.indrelid = a.attrelid
@@ -201,11 +189,11 @@ export async function describePostgresTable(
          join pg_type t on t.oid = a.atttypid
          left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
         where a.attrelid = $1::oid and a.attnum > 0 and not a.attisdropped
-        order by a.attnum`,
-      [oid],
-    ),
-    exec(
-      `select ic.relname as name, i.indisunique as unique, i.indisprimary as primary,
+        order by a.attnum`;
+
+/** A table's indexes: uniqueness, method, definition, columns (expressions as written). */
+const INDEXES_SQL =
+  `select ic.relname as name, i.indisunique as unique, i.indisprimary as primary,
               am.amname as method, pg_get_indexdef(i.indexrelid) as definition,
               exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
                 as backs_constraint,
@@ -215,11 +203,11 @@ export async function describePostgresTable(
          join pg_class ic on ic.oid = i.indexrelid
          join pg_am am on am.oid = ic.relam
         where i.indrelid = $1::oid
-        order by ic.relname`,
-      [oid],
-    ),
-    exec(
-      `select con.conname as name, fn.nspname as ref_schema, fc.relname as ref_table,
+        order by ic.relname`;
+
+/** A table's foreign keys: their columns on both sides and their actions. */
+const FOREIGN_KEYS_SQL =
+  `select con.conname as name, fn.nspname as ref_schema, fc.relname as ref_table,
               array(select a.attname from unnest(con.conkey) with ordinality k(n, o)
                       join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n
                      order by k.o) as columns,
@@ -231,64 +219,99 @@ export async function describePostgresTable(
          join pg_class fc on fc.oid = con.confrelid
          join pg_namespace fn on fn.oid = fc.relnamespace
         where con.conrelid = $1::oid and con.contype = 'f'
-        order by con.conname`,
-      [oid],
-    ),
-    exec(
-      `select conname as name, pg_get_constraintdef(oid, true) as definition
+        order by con.conname`;
+
+/** A table's constraints as `pg_get_constraintdef` writes them, primary key first. */
+const CONSTRAINTS_SQL =
+  `select conname as name, pg_get_constraintdef(oid, true) as definition
          from pg_constraint where conrelid = $1::oid
         order by case contype when 'p' then 0 when 'u' then 1 when 'f' then 2 else 3 end,
-                 conname`,
-      [oid],
-    ),
+                 conname`;
+
+/** One table, looked up in `schema` or along the search path. */
+export async function describePostgresTable(
+  exec: Exec,
+  table: string,
+  schema: string | undefined,
+): Promise<TableDetail | null> {
+  const found = await exec(RELATION_SQL, [table, schema ?? null]);
+  const head = found[0];
+  if (head === undefined) return null;
+  if (schema === undefined && found.length > 1) {
+    throw ambiguousTable(table, found.map((row) => String(row.schema)));
+  }
+  const oid = String(head.oid);
+  const [columns, indexes, foreignKeys, constraints] = await Promise.all([
+    exec(COLUMNS_SQL, [oid]),
+    exec(INDEXES_SQL, [oid]),
+    exec(FOREIGN_KEYS_SQL, [oid]),
+    exec(CONSTRAINTS_SQL, [oid]),
   ]);
   const kind = String(head.kind);
   const detail: TableDetail = {
     name: table,
     schema: String(head.schema),
     type: KINDS[kind] ?? "table",
-    columns: columns.map((row) => ({
-      name: String(row.name),
-      dataType: String(row.type),
-      nullable: row.nullable === true,
-      defaultValue: row.default_value === null
-        ? null
-        : String(row.default_value),
-      primaryKey: row.pk === true,
-      comment: textOrNull(row.comment),
-      enumValues: row.enum_values === null ? null : stringsOf(row.enum_values),
-    })),
-    indexes: indexes.map((row) => ({
-      name: String(row.name),
-      columns: stringsOf(row.columns),
-      unique: row.unique === true,
-      primary: row.primary === true,
-      method: String(row.method),
-    })),
-    foreignKeys: foreignKeys.map((row) => ({
-      name: String(row.name),
-      columns: stringsOf(row.columns),
-      referencedSchema: String(row.ref_schema),
-      referencedTable: String(row.ref_table),
-      referencedColumns: stringsOf(row.ref_columns),
-      onUpdate: ACTIONS[String(row.on_update)] ?? "NO ACTION",
-      onDelete: ACTIONS[String(row.on_delete)] ?? "NO ACTION",
-    })),
+    columns: columns.map(columnOf),
+    indexes: indexes.map(indexOf),
+    foreignKeys: foreignKeys.map(foreignKeyOf),
     comment: textOrNull(head.comment),
     ddl: null,
   };
-  if (kind === "v" || kind === "m") {
-    const [view] = await exec(
-      `select pg_get_viewdef($1::oid, true) as definition`,
-      [oid],
-    );
-    detail.ddl = `CREATE ${kind === "m" ? "MATERIALIZED " : ""}VIEW ${
-      qualified(detail.schema, table)
-    } AS\n${String(view?.definition ?? "").trimEnd()}`;
-  } else {
-    detail.ddl = renderTableDdl(detail, constraints, indexes);
-  }
+  detail.ddl = kind === "v" || kind === "m"
+    ? await viewDdl(exec, oid, detail, kind === "m")
+    : renderTableDdl(detail, constraints, indexes);
   return detail;
+}
+
+function columnOf(row: Row): TableDetail["columns"][number] {
+  return {
+    name: String(row.name),
+    dataType: String(row.type),
+    nullable: row.nullable === true,
+    defaultValue: row.default_value === null ? null : String(row.default_value),
+    primaryKey: row.pk === true,
+    comment: textOrNull(row.comment),
+    enumValues: row.enum_values === null ? null : stringsOf(row.enum_values),
+  };
+}
+
+function indexOf(row: Row): TableDetail["indexes"][number] {
+  return {
+    name: String(row.name),
+    columns: stringsOf(row.columns),
+    unique: row.unique === true,
+    primary: row.primary === true,
+    method: String(row.method),
+  };
+}
+
+function foreignKeyOf(row: Row): TableDetail["foreignKeys"][number] {
+  return {
+    name: String(row.name),
+    columns: stringsOf(row.columns),
+    referencedSchema: String(row.ref_schema),
+    referencedTable: String(row.ref_table),
+    referencedColumns: stringsOf(row.ref_columns),
+    onUpdate: ACTIONS[String(row.on_update)] ?? "NO ACTION",
+    onDelete: ACTIONS[String(row.on_delete)] ?? "NO ACTION",
+  };
+}
+
+/** A view's DDL, its definition as PostgreSQL prints it. */
+async function viewDdl(
+  exec: Exec,
+  oid: string,
+  detail: TableDetail,
+  materialized: boolean,
+): Promise<string> {
+  const [view] = await exec(
+    `select pg_get_viewdef($1::oid, true) as definition`,
+    [oid],
+  );
+  return `CREATE ${materialized ? "MATERIALIZED " : ""}VIEW ${
+    qualified(detail.schema, detail.name)
+  } AS\n${String(view?.definition ?? "").trimEnd()}`;
 }
 
 function textOrNull(value: unknown): string | null {
