@@ -205,103 +205,134 @@ export async function describeSqliteTable(
     if (holding.length > 1) throw ambiguousTable(table, holding);
   }
   for (const name of searched) {
-    const quoted = quoteIdent(name, "sqlite");
-    const [head] = await exec(
-      `select type, sql from ${quoted}.sqlite_schema
-        where name = ? and type in ('table', 'view')`,
-      [table],
-    );
-    if (head === undefined) continue;
-    const columns = await exec(
-      "select * from pragma_table_xinfo(?, ?) order by cid",
-      [table, name],
-    );
-    const indexList = await exec("select * from pragma_index_list(?, ?)", [
-      table,
-      name,
-    ]);
-    const indexes: TableDetail["indexes"] = [];
-    for (const index of indexList) {
-      const parts = await exec(
-        "select name from pragma_index_info(?, ?) order by seqno",
-        [index.name, name],
-      );
-      indexes.push({
-        name: String(index.name),
-        columns: parts.map((part) => String(part.name)),
-        unique: Number(index.unique) === 1,
-        primary: index.origin === "pk",
-        method: "btree",
-      });
-    }
-    const primaryColumns = columns
-      .filter((column) => Number(column.pk) > 0)
-      .sort((a, b) => Number(a.pk) - Number(b.pk))
-      .map((column) => String(column.name));
-    if (primaryColumns.length > 0 && !indexes.some((index) => index.primary)) {
-      // INTEGER PRIMARY KEY is the rowid itself: no separate index.
-      indexes.unshift({
-        name: "PRIMARY KEY (rowid)",
-        columns: primaryColumns,
-        unique: true,
-        primary: true,
-        method: "rowid",
-      });
-    }
-    const keys = await exec(
-      "select * from pragma_foreign_key_list(?, ?) order by id, seq",
-      [table, name],
-    );
-    const byId = new Map<number, TableDetail["foreignKeys"][number]>();
-    for (const key of keys) {
-      const id = Number(key.id);
-      const entry = byId.get(id) ?? {
-        name: `fk_${table}_${id}`,
-        columns: [],
-        referencedSchema: name,
-        referencedTable: String(key.table),
-        referencedColumns: [],
-        onUpdate: String(key.on_update),
-        onDelete: String(key.on_delete),
-      };
-      entry.columns.push(String(key.from));
-      entry.referencedColumns.push(key.to === null ? "" : String(key.to));
-      byId.set(id, entry);
-    }
-    const indexSql = await exec(
-      `select sql from ${quoted}.sqlite_schema
-        where type in ('index', 'trigger') and tbl_name = ? and sql is not null
-        order by type, name`,
-      [table],
-    );
-    return {
-      name: table,
-      schema: name,
-      type: head.type === "view" ? "view" : "table",
-      columns: columns
-        .filter((column) => Number(column.hidden) !== 1)
-        .map((column) => ({
-          name: String(column.name),
-          dataType: String(column.type ?? ""),
-          nullable: Number(column.notnull) === 0 && Number(column.pk) === 0,
-          defaultValue: column.dflt_value === null
-            ? null
-            : String(column.dflt_value),
-          primaryKey: Number(column.pk) > 0,
-          // SQLite keeps no comments, and has no enum type.
-          comment: null,
-          enumValues: null,
-        })),
-      indexes,
-      comment: null,
-      foreignKeys: [...byId.values()],
-      ddl: [head.sql, ...indexSql.map((row) => row.sql)]
-        .filter((sql) => sql !== null && sql !== undefined)
-        .map((sql) => `${String(sql)};`)
-        .join("\n"),
-    };
+    const detail = await describeIn(exec, table, name);
+    if (detail !== null) return detail;
   }
   return null;
+}
+
+/** `table` in the database `name`, or null when it has none. */
+async function describeIn(
+  exec: Exec,
+  table: string,
+  name: string,
+): Promise<TableDetail | null> {
+  const quoted = quoteIdent(name, "sqlite");
+  const [head] = await exec(
+    `select type, sql from ${quoted}.sqlite_schema
+      where name = ? and type in ('table', 'view')`,
+    [table],
+  );
+  if (head === undefined) return null;
+  const columns = await exec(
+    "select * from pragma_table_xinfo(?, ?) order by cid",
+    [table, name],
+  );
+  const indexSql = await exec(
+    `select sql from ${quoted}.sqlite_schema
+      where type in ('index', 'trigger') and tbl_name = ? and sql is not null
+      order by type, name`,
+    [table],
+  );
+  return {
+    name: table,
+    schema: name,
+    type: head.type === "view" ? "view" : "table",
+    columns: columns
+      .filter((column) => Number(column.hidden) !== 1)
+      .map(columnOf),
+    indexes: await indexesOf(exec, table, name, columns),
+    comment: null,
+    foreignKeys: await foreignKeysOf(exec, table, name),
+    ddl: [head.sql, ...indexSql.map((row) => row.sql)]
+      .filter((sql) => sql !== null && sql !== undefined)
+      .map((sql) => `${String(sql)};`)
+      .join("\n"),
+  };
+}
+
+function columnOf(column: Row): TableDetail["columns"][number] {
+  return {
+    name: String(column.name),
+    dataType: String(column.type ?? ""),
+    nullable: Number(column.notnull) === 0 && Number(column.pk) === 0,
+    defaultValue: column.dflt_value === null ? null : String(column.dflt_value),
+    primaryKey: Number(column.pk) > 0,
+    // SQLite keeps no comments, and has no enum type.
+    comment: null,
+    enumValues: null,
+  };
+}
+
+/** The table's indexes, the rowid first where the primary key is the rowid. */
+async function indexesOf(
+  exec: Exec,
+  table: string,
+  name: string,
+  columns: readonly Row[],
+): Promise<TableDetail["indexes"]> {
+  const indexList = await exec("select * from pragma_index_list(?, ?)", [
+    table,
+    name,
+  ]);
+  const indexes: TableDetail["indexes"] = [];
+  for (const index of indexList) {
+    const parts = await exec(
+      "select name from pragma_index_info(?, ?) order by seqno",
+      [index.name, name],
+    );
+    indexes.push({
+      name: String(index.name),
+      columns: parts.map((part) => String(part.name)),
+      unique: Number(index.unique) === 1,
+      primary: index.origin === "pk",
+      method: "btree",
+    });
+  }
+  const primaryColumns = columns
+    .filter((column) => Number(column.pk) > 0)
+    .sort((a, b) => Number(a.pk) - Number(b.pk))
+    .map((column) => String(column.name));
+  if (primaryColumns.length > 0 && !indexes.some((index) => index.primary)) {
+    // INTEGER PRIMARY KEY is the rowid itself: no separate index.
+    indexes.unshift({
+      name: "PRIMARY KEY (rowid)",
+      columns: primaryColumns,
+      unique: true,
+      primary: true,
+      method: "rowid",
+    });
+  }
+  return indexes;
+}
+
+/** The table's foreign keys, a key of several columns as one entry. */
+async function foreignKeysOf(
+  exec: Exec,
+  table: string,
+  name: string,
+): Promise<TableDetail["foreignKeys"]> {
+  const keys = await exec(
+    "select * from pragma_foreign_key_list(?, ?) order by id, seq",
+    [table, name],
+  );
+  const byId = new Map<number, TableDetail["foreignKeys"][number]>();
+  for (const key of keys) {
+    const id = Number(key.id);
+    const entry = byId.get(id) ?? {
+      name: `fk_${table}_${id}`,
+      columns: [],
+      referencedSchema: name,
+      referencedTable: String(key.table),
+      referencedColumns: [],
+      onUpdate: String(key.on_update),
+      onDelete: String(key.on_delete),
+    };
+    entry.columns.push(String(key.from));
+    entry.referencedColumns.push(key.to === null ? "" : String(key.to));
+    byId.set(id, entry);
+  }
+  return [...byId.values()];
 }
 
 /** The columns of every table and view of the given databases (`main`, attached). */
