@@ -221,7 +221,35 @@ export async function postgresPrivateGrants(
   role: string,
   entries: readonly string[] | undefined,
 ): Promise<PrivateGrants> {
-  const patterns = privatePatterns(entries);
+  const { relations, privateOf, withheld } = await postgresPrivateFacts(
+    owner,
+    privatePatterns(entries),
+  );
+  const out: PrivateGrants = {
+    statements: [],
+    columns: [],
+    views: [],
+    mustNotRead: [],
+    notes: [],
+  };
+  postgresGrantStatements(out, relations, privateOf, withheld, q(role));
+  if (privateOf.size > 0) out.notes.push(...await postgresNotes(owner));
+  return out;
+}
+
+/**
+ * What the PostgreSQL catalog says: every relation and its columns, the
+ * private columns of each (inherited by child tables), and the views that
+ * read one of them or a function (withheld).
+ */
+async function postgresPrivateFacts(
+  owner: Driver,
+  patterns: ReturnType<typeof privatePatterns>,
+): Promise<{
+  relations: Relation[];
+  privateOf: Map<string, Set<string>>;
+  withheld: Set<string>;
+}> {
   const relations: Relation[] = (await owner.query(PG_RELATIONS, CATALOG)).rows
     .map(([schema, name, kind, columns]) => ({
       schema: String(schema),
@@ -230,49 +258,50 @@ export async function postgresPrivateGrants(
       columns: JSON.parse(String(columns)) as string[],
     }));
   const privateOf = privateColumnsOf(relations, patterns, "postgres");
-  if (privateOf.size > 0) {
-    inheritPrivate(
-      relations,
-      privateOf,
-      (await owner.query(PG_INHERITS, CATALOG)).rows.map(([ps, p, cs, c]) => ({
-        parent: key(String(ps), String(p)),
-        child: key(String(cs), String(c)),
-      })),
-    );
+  if (privateOf.size === 0) {
+    return { relations, privateOf, withheld: withheldViews([], privateOf) };
   }
-  const reads = privateOf.size === 0
-    ? []
-    : (await owner.query(PG_VIEW_READS, CATALOG)).rows.map(
-      ([vs, v, ts, t, column]) => ({
-        view: key(String(vs), String(v)),
-        relation: key(String(ts), String(t)),
-        column: String(column),
-      }),
-    );
-  if (privateOf.size > 0) {
-    for (
-      const [vs, v] of (await owner.query(PG_VIEW_FUNCTIONS, CATALOG)).rows
-    ) {
-      reads.push({
-        view: key(String(vs), String(v)),
-        relation: STORED_FUNCTIONS,
-        column: "",
-      });
-    }
+  inheritPrivate(
+    relations,
+    privateOf,
+    (await owner.query(PG_INHERITS, CATALOG)).rows.map(([ps, p, cs, c]) => ({
+      parent: key(String(ps), String(p)),
+      child: key(String(cs), String(c)),
+    })),
+  );
+  const reads = (await owner.query(PG_VIEW_READS, CATALOG)).rows.map(
+    ([vs, v, ts, t, column]) => ({
+      view: key(String(vs), String(v)),
+      relation: key(String(ts), String(t)),
+      column: String(column),
+    }),
+  );
+  for (const [vs, v] of (await owner.query(PG_VIEW_FUNCTIONS, CATALOG)).rows) {
+    reads.push({
+      view: key(String(vs), String(v)),
+      relation: STORED_FUNCTIONS,
+      column: "",
+    });
   }
   // A view handing on a function's reads counts as reading a private column.
   const withheld = withheldViews(
     reads,
     new Map([...privateOf, [STORED_FUNCTIONS, new Set<string>()]]),
   );
-  const to = q(role);
-  const out: PrivateGrants = {
-    statements: [],
-    columns: [],
-    views: [],
-    mustNotRead: [],
-    notes: [],
-  };
+  return { relations, privateOf, withheld };
+}
+
+/**
+ * The GRANTs and REVOKEs, schema by schema: a blanket grant where a schema
+ * holds nothing private, else relation by relation.
+ */
+function postgresGrantStatements(
+  out: PrivateGrants,
+  relations: readonly Relation[],
+  privateOf: ReadonlyMap<string, ReadonlySet<string>>,
+  withheld: ReadonlySet<string>,
+  to: string,
+): void {
   const schemas = [...new Set(relations.map((r) => r.schema))];
   const touched = new Set(
     relations.filter((r) =>
@@ -309,22 +338,25 @@ export async function postgresPrivateGrants(
       }
     }
   }
-  if (privateOf.size > 0) {
-    const definers = (await owner.query(PG_DEFINERS, CATALOG)).rows.map((r) =>
-      String(r[0])
-    );
-    if (definers.length > 0) {
-      out.notes.push(
-        `Functions that run as their owner (SECURITY DEFINER) may read private columns and pass them on: ${
-          definers.join(", ")
-        }. Revoke EXECUTE on them from PUBLIC, or make them SECURITY INVOKER.`,
-      );
-    }
-    out.notes.push(
-      "A table or column added later is readable by the AI login until the next re-sync (the server re-syncs at start and when connections.json changes; harden --apply re-syncs).",
+}
+
+/** What the owner should know where private columns are kept: definers, later tables. */
+async function postgresNotes(owner: Driver): Promise<string[]> {
+  const notes: string[] = [];
+  const definers = (await owner.query(PG_DEFINERS, CATALOG)).rows.map((r) =>
+    String(r[0])
+  );
+  if (definers.length > 0) {
+    notes.push(
+      `Functions that run as their owner (SECURITY DEFINER) may read private columns and pass them on: ${
+        definers.join(", ")
+      }. Revoke EXECUTE on them from PUBLIC, or make them SECURITY INVOKER.`,
     );
   }
-  return out;
+  notes.push(
+    "A table or column added later is readable by the AI login until the next re-sync (the server re-syncs at start and when connections.json changes; harden --apply re-syncs).",
+  );
+  return notes;
 }
 
 /** A MySQL string literal. */
