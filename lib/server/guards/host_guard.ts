@@ -38,21 +38,32 @@ export function isAllowedHost(
   return host.port === null || host.port === port;
 }
 
+/**
+ * The refusal for a request whose Host is not this server's loopback
+ * address, or null: the one decision the Hono middleware and the `POST /mcp`
+ * fast path (`mcp_post.ts`) both ask.
+ */
+export function hostRefusal(
+  host: string | undefined,
+  port: number,
+): HttpError | null {
+  if (isAllowedHost(host, port)) return null;
+  return HttpError.plain(
+    403,
+    "forbidden_host",
+    `Host ${
+      host === undefined ? "(missing)" : `"${host}"`
+    } is not allowed: use 127.0.0.1, localhost or [::1]${
+      port ? ` with port ${port}` : ""
+    }`,
+  );
+}
+
 /** Refuse any request whose Host is not this server's loopback address. */
 export function hostGuard(state: ServerState): MiddlewareHandler {
   return async function hostGuard(c, next) {
-    const host = c.req.header("host");
-    if (!isAllowedHost(host, state.port)) {
-      throw HttpError.plain(
-        403,
-        "forbidden_host",
-        `Host ${
-          host === undefined ? "(missing)" : `"${host}"`
-        } is not allowed: use 127.0.0.1, localhost or [::1]${
-          state.port ? ` with port ${state.port}` : ""
-        }`,
-      );
-    }
+    const refused = hostRefusal(c.req.header("host"), state.port);
+    if (refused !== null) throw refused;
     await next();
   };
 }
