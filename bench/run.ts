@@ -35,6 +35,7 @@ import {
   type LoopDelaySnapshot,
 } from "../lib/server/loop_delay.ts";
 import {
+  type BenchHome,
   benchHome,
   loopDelayFile,
   startBareDenoServe,
@@ -42,6 +43,7 @@ import {
   startDbport,
   startSdkV2Peer,
   startToolbox,
+  type Target,
 } from "./targets.ts";
 
 const quick = Deno.args.includes("--quick");
@@ -52,6 +54,12 @@ const quick = Deno.args.includes("--quick");
 const only = Deno.args.find((a) => a.startsWith("--only="))?.slice(7)
   .split(",");
 const runs = (section: string) => only === undefined || only.includes(section);
+/**
+ * `DBPORT_BENCH_BEFORE=<tree>`: W1, W2 and W4 also measure that checkout's
+ * `serve` as "dbport (before)", interleaved with this one in the same run
+ * (a before → after that a noisy machine cannot skew by running later).
+ */
+const BEFORE_ROOT = Deno.env.get("DBPORT_BENCH_BEFORE");
 const W1_LEVELS = Deno.args.find((a) => a.startsWith("--w1c="))?.slice(6)
   .split(",").map(Number) ?? [1, 8, 64];
 /** Measured seconds per contender and point, split over ROUNDS rounds. */
@@ -248,15 +256,30 @@ try {
   const idleRss = rssMiB(dbport.pid);
   await using toolbox = await startToolbox(dir, home.sqlitePath, BENCH_USER);
   await using sdk = await startSdkV2Peer();
+  const beforeHome = BEFORE_ROOT === undefined
+    ? null
+    : await benchHome(await Deno.makeTempDir({ dir }), MYSQL_URL);
+  await using before = beforeHome === null
+    ? null
+    : await startDbport(beforeHome, [], {}, BEFORE_ROOT);
+  /** The same request to the before tree's server, when there is one. */
+  const alsoBefore = (
+    request: (target: Target, ids: BenchHome["ids"]) => () => Promise<boolean>,
+  ): Contender[] =>
+    before === null || beforeHome === null
+      ? []
+      : [["dbport (before)", request(before, beforeHome.ids), before.pid]];
   out();
   out(`Idle \`serve\` resident memory after start: ${idleRss.toFixed(1)} MiB.`);
   check("idle serve RSS ≤ 70 MiB", idleRss <= 70, `${idleRss.toFixed(1)} MiB`);
 
-  const dbportQuery = (id: string, query: string, extra = {}) =>
-    mcpRequest(dbport, "tools/call", {
+  const queryOn = (target: Target, id: string, query: string, extra = {}) =>
+    mcpRequest(target, "tools/call", {
       name: "execute_query",
       arguments: { connection_id: id, query, ...extra },
     });
+  const dbportQuery = (id: string, query: string, extra = {}) =>
+    queryOn(dbport, id, query, extra);
   const toolboxQuery = (tool: string, query: string) =>
     mcpRequest(toolbox, "tools/call", {
       name: tool,
@@ -292,6 +315,7 @@ try {
           return true;
         }, null],
         ["dbport", dbportQuery(home.ids.postgres, "select 1"), dbport.pid],
+        ...alsoBefore((t, ids) => queryOn(t, ids.postgres, "select 1")),
         ["Toolbox", toolboxQuery("pg_execute_sql", "select 1"), toolbox.pid],
         ["SDK v2 server", sdkQuery("select 1"), sdk.pid],
       ],
@@ -423,6 +447,7 @@ try {
     const w2 = await compare([
       ["bare Hono (fixed body)", mcpRequest(hono, "tools/list"), hono.pid],
       ["dbport", mcpRequest(dbport, "tools/list"), dbport.pid],
+      ...alsoBefore((t) => mcpRequest(t, "tools/list")),
       ["Toolbox", mcpRequest(toolbox, "tools/list"), toolbox.pid],
       ["SDK v2 server", mcpRequest(sdk, "tools/list"), sdk.pid],
       [
@@ -450,9 +475,9 @@ try {
   // W4: SELECT 1 on MariaDB and SQLite, concurrency 8.
   // SQLite runs inside each server's process: its CPU is in the server's.
   for (
-    const [engine, id, tool, db] of [
-      ["MariaDB", home.ids.mysql, "mysql_execute_sql", "mysql"],
-      ["SQLite", home.ids.sqlite, "sqlite_execute_sql", false],
+    const [engine, key, tool, db] of [
+      ["MariaDB", "mysql", "mysql_execute_sql", "mysql"],
+      ["SQLite", "sqlite", "sqlite_execute_sql", false],
     ] as const
   ) {
     if (!runs("w4")) break;
@@ -462,7 +487,8 @@ try {
     );
     const both = await compare(
       [
-        ["dbport", dbportQuery(id, "select 1"), dbport.pid],
+        ["dbport", dbportQuery(home.ids[key], "select 1"), dbport.pid],
+        ...alsoBefore((t, ids) => queryOn(t, ids[key], "select 1")),
         ["Toolbox", toolboxQuery(tool, "select 1"), toolbox.pid],
       ],
       8,
@@ -472,8 +498,7 @@ try {
     const t = both.Toolbox!;
     const dbCpu = (r: LoadResult) =>
       db === false ? "in server CPU" : r.dbCpuPerRequest?.toFixed(0) ?? "–";
-    out(row("dbport", d, dbCpu(d)));
-    out(row("Toolbox", t, dbCpu(t)));
+    for (const [name, r] of Object.entries(both)) out(row(name, r, dbCpu(r)));
     check(
       `W4 ${engine} ≥ 1.1× Toolbox`,
       d.rps >= 1.1 * t.rps,

@@ -179,6 +179,7 @@ export async function startDbport(
   bench: BenchHome,
   extraFlags: string[] = [],
   settings: Partial<Settings> = {},
+  root: string = DBPORT_ROOT,
 ): Promise<Target> {
   const port = freePort();
   await saveSettings(bench.home, { ...settings, port, queryHistory: true });
@@ -190,7 +191,7 @@ export async function startDbport(
       "run",
       ...SERVE_PERMISSIONS,
       ...extraFlags,
-      `${DBPORT_ROOT}main.ts`,
+      `${root.endsWith("/") ? root : `${root}/`}main.ts`,
       "serve",
     ],
     {

@@ -109,7 +109,13 @@ async function serve(
     answer = errorAnswer(failure(error, deps.log));
   }
   if (response.headersSent || response.destroyed) return;
-  writeAnswer(response, answer, cors);
+  try {
+    writeAnswer(response, answer, cors);
+  } catch (error) {
+    // Nothing can be answered any more: say so once and drop the socket.
+    failure(error, deps.log);
+    response.destroy();
+  }
 }
 
 /**
