@@ -259,6 +259,9 @@ try {
   const beforeHome = BEFORE_ROOT === undefined
     ? null
     : await benchHome(await Deno.makeTempDir({ dir }), MYSQL_URL);
+  if (beforeHome !== null) {
+    await Deno.writeFile(beforeHome.sqlitePath, new Uint8Array());
+  }
   await using before = beforeHome === null
     ? null
     : await startDbport(beforeHome, [], {}, BEFORE_ROOT);
