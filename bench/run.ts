@@ -17,18 +17,13 @@ import {
   measureDiscovery,
   WIDE_TABLES,
 } from "./discovery.ts";
-import { type LoadResult, runLoad } from "./load.ts";
+import type { LoadResult } from "./load.ts";
 import { measurePreviews } from "./preview.ts";
 import { measureToolsList } from "./tools_list.ts";
 import { measureTunnel } from "./tunnel.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
-import { cpuMicros, ownCpuMicros, peakRssMiB, rssMiB } from "./proc.ts";
-import {
-  type DbSnapshot,
-  dbSnapshot,
-  dbSpent,
-  mariaSnapshot,
-} from "./db_cpu.ts";
+import { peakRssMiB, rssMiB } from "./proc.ts";
+import { type Contender, createRunner } from "./compare.ts";
 import { measureRoundTrips } from "./round_trips.ts";
 import {
   delayPercentile,
@@ -121,106 +116,6 @@ function check(what: string, ok: boolean, detail: string) {
   checks.push({ what, ok, detail });
 }
 
-async function load(
-  request: () => Promise<boolean>,
-  concurrency: number,
-  pid: number | null,
-  seconds: number,
-  warmupSeconds: number,
-  withDb: Db = false,
-): Promise<LoadResult> {
-  try {
-    return await runLoad({
-      concurrency,
-      seconds,
-      warmupSeconds,
-      request,
-      cpu: pid === null ? ownCpuMicros : () => cpuMicros(pid),
-      // The database's backends (PostgreSQL) or threads (MariaDB) serving
-      // this contender (the harness's own for the raw driver).
-      ...(withDb
-        ? {
-          db: {
-            snapshot: () =>
-              withDb === "mysql"
-                ? mariaSnapshot(maria, pid ?? Deno.pid)
-                : dbSnapshot(sql, pid ?? Deno.pid),
-            spent: (a: unknown, b: unknown) =>
-              dbSpent(a as DbSnapshot, b as DbSnapshot),
-          },
-        }
-        : {}),
-    });
-  } finally {
-    closeConnections();
-    // Let the server see the closes: dbport refuses a 65th connection, and
-    // the next phase's first connection must not race the last 64 closing.
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-/** Which database's CPU a load counts for its contenders (false: none). */
-type Db = false | "postgres" | "mysql";
-
-/** One side of a comparison: a request and the process that serves it. */
-type Contender = [
-  name: string,
-  request: () => Promise<boolean>,
-  pid: number | null,
-];
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-/**
- * Measure contenders side by side in ROUNDS interleaved rounds (the start
- * rotating each round), and keep each figure's median: a neighbour's burst on
- * a shared machine then hurts one round of everyone rather than one
- * contender's whole figure.
- */
-async function compare(
-  contenders: Contender[],
-  concurrency: number,
-  withDb: Db = false,
-): Promise<Record<string, LoadResult>> {
-  const rounds: Record<string, LoadResult[]> = {};
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < contenders.length; i++) {
-      const [name, request, pid] = contenders[(i + round) % contenders.length]!;
-      const result = await load(
-        request,
-        concurrency,
-        pid,
-        SECONDS / ROUNDS,
-        round === 0 ? WARMUP : 0.2,
-        withDb,
-      );
-      (rounds[name] ??= []).push(result);
-    }
-  }
-  const out: Record<string, LoadResult> = {};
-  for (const [name] of contenders) {
-    const results = rounds[name]!;
-    const cpus = results.map((r) => r.cpuPerRequest).filter((c) => c !== null);
-    out[name] = {
-      requests: results.reduce((sum, r) => sum + r.requests, 0),
-      errors: results.reduce((sum, r) => sum + r.errors, 0),
-      rps: median(results.map((r) => r.rps)),
-      p50: median(results.map((r) => r.p50)),
-      p99: median(results.map((r) => r.p99)),
-      cpuPerRequest: cpus.length === 0 ? null : median(cpus),
-      ...(withDb
-        ? {
-          dbCpuPerRequest: median(results.map((r) => r.dbCpuPerRequest ?? 0)),
-        }
-        : {}),
-    };
-  }
-  return out;
-}
-
 /** The MariaDB user Toolbox connects as (it refuses an empty password). */
 async function ensureBenchUser() {
   const conn = await mysql.createConnection(MYSQL_URL);
@@ -237,6 +132,13 @@ async function ensureBenchUser() {
 const dir = await Deno.makeTempDir({ prefix: "dbport-bench-" });
 const sql = postgres(POSTGRES_URL, { onnotice: () => {} });
 const maria = await mysql.createConnection(MYSQL_URL);
+const { load, compare } = createRunner({
+  seconds: SECONDS,
+  rounds: ROUNDS,
+  warmup: WARMUP,
+  sql,
+  maria,
+});
 try {
   await ensureBenchUser();
   const home = await benchHome(dir, MYSQL_URL);
