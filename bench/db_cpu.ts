@@ -1,13 +1,18 @@
 /**
- * What a client process costs its PostgreSQL server: the CPU time, from
- * /proc, of the backends serving its connections (found from the process's
- * own sockets to the server's port, then `pg_stat_activity.client_port`).
- * Only this process's backends are counted: the server is shared.
+ * What a client process costs its database server: the CPU time, from /proc,
+ * of what serves its connections, found from the process's own sockets to
+ * the server's port. PostgreSQL: the backends (`pg_stat_activity.client_port`
+ * → pid). MariaDB (one thread per connection): the threads of `mariadbd`
+ * (`information_schema.PROCESSLIST.HOST` "ip:port" → `TID`, read in
+ * /proc/<mariadbd>/task/<TID>). Only this process's are counted: the servers
+ * are shared. SQLite runs inside the client process: its CPU is part of the
+ * server CPU already, and there is nothing apart to count.
  *
  * @module
  */
 
 import type postgres from "postgres";
+import type { Connection } from "mysql2/promise";
 import { cpuMicros } from "./proc.ts";
 
 /** Per backend: CPU µs so far. */
@@ -60,6 +65,44 @@ export async function dbSnapshot(
     const backend = Number(row.pid);
     try {
       out.set(backend, cpuMicros(backend));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** The pid of the local `mariadbd` (the bench runs beside its databases). */
+function mariadbPid(): number {
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const comm = Deno.readTextFileSync(`/proc/${entry.name}/comm`).trim();
+      if (comm === "mariadbd" || comm === "mysqld") return Number(entry.name);
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  throw new Error("no local mariadbd process to read the CPU of");
+}
+
+/** The mariadbd threads serving `pid` now, with their CPU time. */
+export async function mariaSnapshot(
+  conn: Connection,
+  pid: number,
+  serverPort = 3306,
+): Promise<DbSnapshot> {
+  const ports = clientPorts(pid, serverPort);
+  const out: DbSnapshot = new Map();
+  if (ports.length === 0) return out;
+  const server = mariadbPid();
+  const [rows] = await conn.query(
+    "SELECT TID FROM information_schema.PROCESSLIST WHERE HOST IN (?)",
+    [ports.map((port) => `127.0.0.1:${port}`)],
+  );
+  for (const row of rows as { TID: number }[]) {
+    try {
+      out.set(Number(row.TID), cpuMicros(server, Number(row.TID)));
     } catch {
       // Ended meanwhile.
     }

@@ -9,9 +9,11 @@
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** User + system CPU time of `pid`, in microseconds. */
-export function cpuMicros(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+/** User + system CPU time of `pid` (or its thread `tid`), in microseconds. */
+export function cpuMicros(pid: number, tid?: number): number {
+  const stat = Deno.readTextFileSync(
+    tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`,
+  );
   // Fields after the command name, which is in parentheses and may hold spaces.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const utime = Number(fields[11]);

@@ -17,18 +17,20 @@ import {
   measureDiscovery,
   WIDE_TABLES,
 } from "./discovery.ts";
-import { type LoadResult, runLoad } from "./load.ts";
+import type { LoadResult } from "./load.ts";
 import { measurePreviews } from "./preview.ts";
 import { measureToolsList } from "./tools_list.ts";
 import { measureTunnel } from "./tunnel.ts";
 import { callOnce, closeConnections, mcpRequest } from "./mcp_request.ts";
-import { cpuMicros, ownCpuMicros, peakRssMiB, rssMiB } from "./proc.ts";
-import { type DbSnapshot, dbSnapshot, dbSpent } from "./db_cpu.ts";
+import { peakRssMiB, rssMiB } from "./proc.ts";
+import { type Contender, createRunner } from "./compare.ts";
+import { measureRoundTrips } from "./round_trips.ts";
 import {
   delayPercentile,
   type LoopDelaySnapshot,
 } from "../lib/server/loop_delay.ts";
 import {
+  type BenchHome,
   benchHome,
   loopDelayFile,
   startBareDenoServe,
@@ -36,9 +38,25 @@ import {
   startDbport,
   startSdkV2Peer,
   startToolbox,
+  type Target,
 } from "./targets.ts";
 
 const quick = Deno.args.includes("--quick");
+/**
+ * `--only=w1,w2,…`: run only these sections (w1 w2 w4 bridge w3 w5 d1 p1 t1
+ * c1 rt); `--w1c=8`: W1 at these concurrencies only (default 1,8,64).
+ */
+const only = Deno.args.find((a) => a.startsWith("--only="))?.slice(7)
+  .split(",");
+const runs = (section: string) => only === undefined || only.includes(section);
+/**
+ * `DBPORT_BENCH_BEFORE=<tree>`: W1, W2 and W4 also measure that checkout's
+ * `serve` as "dbport (before)", interleaved with this one in the same run
+ * (a before → after that a noisy machine cannot skew by running later).
+ */
+const BEFORE_ROOT = Deno.env.get("DBPORT_BENCH_BEFORE");
+const W1_LEVELS = Deno.args.find((a) => a.startsWith("--w1c="))?.slice(6)
+  .split(",").map(Number) ?? [1, 8, 64];
 /** Measured seconds per contender and point, split over ROUNDS rounds. */
 const SECONDS = quick ? 2 : 9;
 const ROUNDS = quick ? 1 : 3;
@@ -98,100 +116,6 @@ function check(what: string, ok: boolean, detail: string) {
   checks.push({ what, ok, detail });
 }
 
-async function load(
-  request: () => Promise<boolean>,
-  concurrency: number,
-  pid: number | null,
-  seconds: number,
-  warmupSeconds: number,
-  withDb = false,
-): Promise<LoadResult> {
-  try {
-    return await runLoad({
-      concurrency,
-      seconds,
-      warmupSeconds,
-      request,
-      cpu: pid === null ? ownCpuMicros : () => cpuMicros(pid),
-      // The PostgreSQL backends serving this contender (the harness's own
-      // for the raw driver).
-      ...(withDb
-        ? {
-          db: {
-            snapshot: () => dbSnapshot(sql, pid ?? Deno.pid),
-            spent: (a: unknown, b: unknown) =>
-              dbSpent(a as DbSnapshot, b as DbSnapshot),
-          },
-        }
-        : {}),
-    });
-  } finally {
-    closeConnections();
-    // Let the server see the closes: dbport refuses a 65th connection, and
-    // the next phase's first connection must not race the last 64 closing.
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-/** One side of a comparison: a request and the process that serves it. */
-type Contender = [
-  name: string,
-  request: () => Promise<boolean>,
-  pid: number | null,
-];
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-/**
- * Measure contenders side by side in ROUNDS interleaved rounds (the start
- * rotating each round), and keep each figure's median: a neighbour's burst on
- * a shared machine then hurts one round of everyone rather than one
- * contender's whole figure.
- */
-async function compare(
-  contenders: Contender[],
-  concurrency: number,
-  withDb = false,
-): Promise<Record<string, LoadResult>> {
-  const rounds: Record<string, LoadResult[]> = {};
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < contenders.length; i++) {
-      const [name, request, pid] = contenders[(i + round) % contenders.length]!;
-      const result = await load(
-        request,
-        concurrency,
-        pid,
-        SECONDS / ROUNDS,
-        round === 0 ? WARMUP : 0.2,
-        withDb,
-      );
-      (rounds[name] ??= []).push(result);
-    }
-  }
-  const out: Record<string, LoadResult> = {};
-  for (const [name] of contenders) {
-    const results = rounds[name]!;
-    const cpus = results.map((r) => r.cpuPerRequest).filter((c) => c !== null);
-    out[name] = {
-      requests: results.reduce((sum, r) => sum + r.requests, 0),
-      errors: results.reduce((sum, r) => sum + r.errors, 0),
-      rps: median(results.map((r) => r.rps)),
-      p50: median(results.map((r) => r.p50)),
-      p99: median(results.map((r) => r.p99)),
-      cpuPerRequest: cpus.length === 0 ? null : median(cpus),
-      ...(withDb
-        ? {
-          dbCpuPerRequest: median(results.map((r) => r.dbCpuPerRequest ?? 0)),
-        }
-        : {}),
-    };
-  }
-  return out;
-}
-
 /** The MariaDB user Toolbox connects as (it refuses an empty password). */
 async function ensureBenchUser() {
   const conn = await mysql.createConnection(MYSQL_URL);
@@ -207,6 +131,14 @@ async function ensureBenchUser() {
 
 const dir = await Deno.makeTempDir({ prefix: "dbport-bench-" });
 const sql = postgres(POSTGRES_URL, { onnotice: () => {} });
+const maria = await mysql.createConnection(MYSQL_URL);
+const { load, compare } = createRunner({
+  seconds: SECONDS,
+  rounds: ROUNDS,
+  warmup: WARMUP,
+  sql,
+  maria,
+});
 try {
   await ensureBenchUser();
   const home = await benchHome(dir, MYSQL_URL);
@@ -226,15 +158,33 @@ try {
   const idleRss = rssMiB(dbport.pid);
   await using toolbox = await startToolbox(dir, home.sqlitePath, BENCH_USER);
   await using sdk = await startSdkV2Peer();
+  const beforeHome = BEFORE_ROOT === undefined
+    ? null
+    : await benchHome(await Deno.makeTempDir({ dir }), MYSQL_URL);
+  if (beforeHome !== null) {
+    await Deno.writeFile(beforeHome.sqlitePath, new Uint8Array());
+  }
+  await using before = beforeHome === null
+    ? null
+    : await startDbport(beforeHome, [], {}, BEFORE_ROOT);
+  /** The same request to the before tree's server, when there is one. */
+  const alsoBefore = (
+    request: (target: Target, ids: BenchHome["ids"]) => () => Promise<boolean>,
+  ): Contender[] =>
+    before === null || beforeHome === null
+      ? []
+      : [["dbport (before)", request(before, beforeHome.ids), before.pid]];
   out();
   out(`Idle \`serve\` resident memory after start: ${idleRss.toFixed(1)} MiB.`);
   check("idle serve RSS ≤ 70 MiB", idleRss <= 70, `${idleRss.toFixed(1)} MiB`);
 
-  const dbportQuery = (id: string, query: string, extra = {}) =>
-    mcpRequest(dbport, "tools/call", {
+  const queryOn = (target: Target, id: string, query: string, extra = {}) =>
+    mcpRequest(target, "tools/call", {
       name: "execute_query",
       arguments: { connection_id: id, query, ...extra },
     });
+  const dbportQuery = (id: string, query: string, extra = {}) =>
+    queryOn(dbport, id, query, extra);
   const toolboxQuery = (tool: string, query: string) =>
     mcpRequest(toolbox, "tools/call", {
       name: tool,
@@ -258,7 +208,7 @@ try {
 
   // W1: SELECT 1 on PostgreSQL.
   const w1: Record<number, Record<string, LoadResult>> = {};
-  for (const c of [1, 8, 64]) {
+  for (const c of runs("w1") ? W1_LEVELS : []) {
     header(
       `W1 execute_query SELECT 1 on PostgreSQL, concurrency ${c}`,
       "vs raw | database CPU µs/req",
@@ -270,11 +220,12 @@ try {
           return true;
         }, null],
         ["dbport", dbportQuery(home.ids.postgres, "select 1"), dbport.pid],
+        ...alsoBefore((t, ids) => queryOn(t, ids.postgres, "select 1")),
         ["Toolbox", toolboxQuery("pg_execute_sql", "select 1"), toolbox.pid],
         ["SDK v2 server", sdkQuery("select 1"), sdk.pid],
       ],
       c,
-      true,
+      "postgres",
     );
     const raw = results["postgres.js (raw)"]!;
     for (const [name, r] of Object.entries(results)) {
@@ -290,149 +241,169 @@ try {
     }
     w1[c] = results;
   }
-  const w1c8 = w1[8]!;
-  const d8 = w1c8["dbport"]!;
-  const t8 = w1c8["Toolbox"]!;
-  const r8 = w1c8["postgres.js (raw)"]!;
-  check(
-    "W1 C=8 throughput ≥ 1.1× Toolbox",
-    d8.rps >= 1.1 * t8.rps,
-    `${(d8.rps / t8.rps).toFixed(2)}×`,
-  );
-  check(
-    "W1 C=8 throughput ≥ 0.30× raw driver",
-    d8.rps >= 0.3 * r8.rps,
-    `${(d8.rps / r8.rps).toFixed(2)}×`,
-  );
-  check(
-    "W1 C=8 server CPU per call ≤ Toolbox's",
-    (d8.cpuPerRequest ?? Infinity) <= (t8.cpuPerRequest ?? 0),
-    `${d8.cpuPerRequest?.toFixed(0)} µs vs ${t8.cpuPerRequest?.toFixed(0)} µs`,
-  );
-  check(
-    "W1 C=8 p99 ≤ 5× the driver's p99",
-    d8.p99 <= 5 * r8.p99,
-    `${(d8.p99 / r8.p99).toFixed(2)}×`,
-  );
-
-  const w1c1 = w1[1]!;
-  const w1c64 = w1[64]!;
-  check(
-    "W1 C=8 server CPU per call ≤ 2× Toolbox's",
-    (d8.cpuPerRequest ?? Infinity) <= 2 * (t8.cpuPerRequest ?? 0),
-    `${((d8.cpuPerRequest ?? 0) / (t8.cpuPerRequest ?? 1)).toFixed(2)}×`,
-  );
-  for (const [c, results] of [[8, w1c8], [64, w1c64]] as const) {
-    const sdk = results["SDK v2 server"]!;
+  if (w1[1] !== undefined && w1[8] !== undefined && w1[64] !== undefined) {
+    const w1c8 = w1[8]!;
+    const d8 = w1c8["dbport"]!;
+    const t8 = w1c8["Toolbox"]!;
+    const r8 = w1c8["postgres.js (raw)"]!;
     check(
-      `W1 C=${c} throughput ≥ 1.3× the SDK v2 server`,
-      results.dbport!.rps >= 1.3 * sdk.rps,
-      `${(results.dbport!.rps / sdk.rps).toFixed(2)}×`,
+      "W1 C=8 throughput ≥ 1.1× Toolbox",
+      d8.rps >= 1.1 * t8.rps,
+      `${(d8.rps / t8.rps).toFixed(2)}×`,
+    );
+    check(
+      "W1 C=8 throughput ≥ 0.30× raw driver",
+      d8.rps >= 0.3 * r8.rps,
+      `${(d8.rps / r8.rps).toFixed(2)}×`,
+    );
+    check(
+      "W1 C=8 server CPU per call ≤ Toolbox's",
+      (d8.cpuPerRequest ?? Infinity) <= (t8.cpuPerRequest ?? 0),
+      `${d8.cpuPerRequest?.toFixed(0)} µs vs ${
+        t8.cpuPerRequest?.toFixed(0)
+      } µs`,
+    );
+    check(
+      "W1 C=8 p99 ≤ 5× the driver's p99",
+      d8.p99 <= 5 * r8.p99,
+      `${(d8.p99 / r8.p99).toFixed(2)}×`,
+    );
+
+    const w1c1 = w1[1]!;
+    const w1c64 = w1[64]!;
+    check(
+      "W1 C=8 server CPU per call ≤ 2× Toolbox's",
+      (d8.cpuPerRequest ?? Infinity) <= 2 * (t8.cpuPerRequest ?? 0),
+      `${((d8.cpuPerRequest ?? 0) / (t8.cpuPerRequest ?? 1)).toFixed(2)}×`,
+    );
+    for (const [c, results] of [[8, w1c8], [64, w1c64]] as const) {
+      const sdk = results["SDK v2 server"]!;
+      check(
+        `W1 C=${c} throughput ≥ 1.3× the SDK v2 server`,
+        results.dbport!.rps >= 1.3 * sdk.rps,
+        `${(results.dbport!.rps / sdk.rps).toFixed(2)}×`,
+      );
+    }
+    check(
+      "W1 C=8 database CPU per call ≤ 1.5× Toolbox's",
+      (d8.dbCpuPerRequest ?? Infinity) <= 1.5 * (t8.dbCpuPerRequest ?? 0),
+      `${d8.dbCpuPerRequest?.toFixed(0)} µs vs ${
+        t8.dbCpuPerRequest?.toFixed(0)
+      } µs`,
+    );
+    check(
+      "W1 C=8 server CPU per call ≤ 1.5× Toolbox's",
+      (d8.cpuPerRequest ?? Infinity) <= 1.5 * (t8.cpuPerRequest ?? 0),
+      `${((d8.cpuPerRequest ?? 0) / (t8.cpuPerRequest ?? 1)).toFixed(2)}×`,
+    );
+    check(
+      "W1 C=8 throughput ≥ 1.5× the SDK v2 server",
+      d8.rps >= 1.5 * w1c8["SDK v2 server"]!.rps,
+      `${(d8.rps / w1c8["SDK v2 server"]!.rps).toFixed(2)}×`,
+    );
+    check(
+      "W1 C=1 p50 ≤ 1.5× Toolbox's",
+      w1c1.dbport!.p50 <= 1.5 * w1c1.Toolbox!.p50,
+      `${(w1c1.dbport!.p50 / w1c1.Toolbox!.p50).toFixed(2)}×`,
+    );
+    check(
+      "W1 C=8 p99 ≤ 2× Toolbox's",
+      d8.p99 <= 2 * t8.p99,
+      `${(d8.p99 / t8.p99).toFixed(2)}×`,
     );
   }
-  check(
-    "W1 C=8 database CPU per call ≤ 1.5× Toolbox's",
-    (d8.dbCpuPerRequest ?? Infinity) <= 1.5 * (t8.dbCpuPerRequest ?? 0),
-    `${d8.dbCpuPerRequest?.toFixed(0)} µs vs ${
-      t8.dbCpuPerRequest?.toFixed(0)
-    } µs`,
-  );
-  check(
-    "W1 C=8 server CPU per call ≤ 1.5× Toolbox's",
-    (d8.cpuPerRequest ?? Infinity) <= 1.5 * (t8.cpuPerRequest ?? 0),
-    `${((d8.cpuPerRequest ?? 0) / (t8.cpuPerRequest ?? 1)).toFixed(2)}×`,
-  );
-  check(
-    "W1 C=8 throughput ≥ 1.5× the SDK v2 server",
-    d8.rps >= 1.5 * w1c8["SDK v2 server"]!.rps,
-    `${(d8.rps / w1c8["SDK v2 server"]!.rps).toFixed(2)}×`,
-  );
-  check(
-    "W1 C=1 p50 ≤ 1.5× Toolbox's",
-    w1c1.dbport!.p50 <= 1.5 * w1c1.Toolbox!.p50,
-    `${(w1c1.dbport!.p50 / w1c1.Toolbox!.p50).toFixed(2)}×`,
-  );
-  check(
-    "W1 C=8 p99 ≤ 2× Toolbox's",
-    d8.p99 <= 2 * t8.p99,
-    `${(d8.p99 / t8.p99).toFixed(2)}×`,
-  );
 
   // Event-loop delay inside dbport under W1 C=8, from its own probe: two
   // snapshots around a dbport-only run.
-  const delays = async (): Promise<LoopDelaySnapshot> =>
-    JSON.parse(await Deno.readTextFile(loopDelayFile(home)));
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
-  const before = await delays();
-  await load(
-    dbportQuery(home.ids.postgres, "select 1"),
-    8,
-    dbport.pid,
-    SECONDS / ROUNDS,
-    0,
-  );
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
-  const after = await delays();
-  out();
-  out(
-    `Event-loop delay in dbport under W1 C=8: p50 ${
-      delayPercentile(before, after, 50).toFixed(1)
-    } ms, p99 ${delayPercentile(before, after, 99).toFixed(1)} ms, max ${
-      after.max.toFixed(1)
-    } ms since start (a 5 ms timer's lateness).`,
-  );
+  if (runs("w1")) {
+    const delays = async (): Promise<LoopDelaySnapshot> =>
+      JSON.parse(await Deno.readTextFile(loopDelayFile(home)));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const before = await delays();
+    await load(
+      dbportQuery(home.ids.postgres, "select 1"),
+      8,
+      dbport.pid,
+      SECONDS / ROUNDS,
+      0,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const after = await delays();
+    out();
+    out(
+      `Event-loop delay in dbport under W1 C=8: p50 ${
+        delayPercentile(before, after, 50).toFixed(1)
+      } ms, p99 ${delayPercentile(before, after, 99).toFixed(1)} ms, max ${
+        after.max.toFixed(1)
+      } ms since start (a 5 ms timer's lateness).`,
+    );
+  }
 
   // W2: tools/list at concurrency 64, against a bare Hono app of the same body size.
-  const listBytes =
-    new TextEncoder().encode(await callOnce(dbport, "tools/list")).length;
-  await using hono = await startBareHono(listBytes);
-  await using denoServe = await startBareDenoServe(listBytes);
-  header(
-    `W2 tools/list, concurrency 64 (dbport's answer: ${listBytes} bytes)`,
-    "vs bare Hono",
-  );
-  const w2 = await compare([
-    ["bare Hono (fixed body)", mcpRequest(hono, "tools/list"), hono.pid],
-    ["dbport", mcpRequest(dbport, "tools/list"), dbport.pid],
-    ["Toolbox", mcpRequest(toolbox, "tools/list"), toolbox.pid],
-    ["SDK v2 server", mcpRequest(sdk, "tools/list"), sdk.pid],
-    [
-      "bare Deno.serve (fixed body, not node:http)",
-      mcpRequest(denoServe, "tools/list"),
-      denoServe.pid,
-    ],
-  ], 64);
-  const floor = w2["bare Hono (fixed body)"]!;
-  for (const [name, r] of Object.entries(w2)) {
-    out(row(name, r, `${(r.rps / floor.rps).toFixed(2)}×`));
+  if (runs("w2")) {
+    const listBytes =
+      new TextEncoder().encode(await callOnce(dbport, "tools/list")).length;
+    await using hono = await startBareHono(listBytes);
+    await using denoServe = await startBareDenoServe(listBytes);
+    header(
+      `W2 tools/list, concurrency 64 (dbport's answer: ${listBytes} bytes)`,
+      "vs bare Hono",
+    );
+    const w2 = await compare([
+      ["bare Hono (fixed body)", mcpRequest(hono, "tools/list"), hono.pid],
+      ["dbport", mcpRequest(dbport, "tools/list"), dbport.pid],
+      ...alsoBefore((t) => mcpRequest(t, "tools/list")),
+      ["Toolbox", mcpRequest(toolbox, "tools/list"), toolbox.pid],
+      ["SDK v2 server", mcpRequest(sdk, "tools/list"), sdk.pid],
+      [
+        "bare Deno.serve (fixed body, not node:http)",
+        mcpRequest(denoServe, "tools/list"),
+        denoServe.pid,
+      ],
+    ], 64);
+    const floor = w2["bare Hono (fixed body)"]!;
+    for (const [name, r] of Object.entries(w2)) {
+      out(row(name, r, `${(r.rps / floor.rps).toFixed(2)}×`));
+    }
+    check(
+      "W2 ≥ 1.1× Toolbox",
+      w2.dbport!.rps >= 1.1 * w2.Toolbox!.rps,
+      `${(w2.dbport!.rps / w2.Toolbox!.rps).toFixed(2)}×`,
+    );
+    check(
+      "W2 ≥ 0.3× bare Hono",
+      w2.dbport!.rps >= 0.3 * floor.rps,
+      `${(w2.dbport!.rps / floor.rps).toFixed(2)}×`,
+    );
   }
-  check(
-    "W2 ≥ 1.1× Toolbox",
-    w2.dbport!.rps >= 1.1 * w2.Toolbox!.rps,
-    `${(w2.dbport!.rps / w2.Toolbox!.rps).toFixed(2)}×`,
-  );
-  check(
-    "W2 ≥ 0.3× bare Hono",
-    w2.dbport!.rps >= 0.3 * floor.rps,
-    `${(w2.dbport!.rps / floor.rps).toFixed(2)}×`,
-  );
 
   // W4: SELECT 1 on MariaDB and SQLite, concurrency 8.
+  // SQLite runs inside each server's process: its CPU is in the server's.
   for (
-    const [engine, id, tool] of [
-      ["MariaDB", home.ids.mysql, "mysql_execute_sql"],
-      ["SQLite", home.ids.sqlite, "sqlite_execute_sql"],
+    const [engine, key, tool, db] of [
+      ["MariaDB", "mysql", "mysql_execute_sql", "mysql"],
+      ["SQLite", "sqlite", "sqlite_execute_sql", false],
     ] as const
   ) {
-    header(`W4 execute_query SELECT 1 on ${engine}, concurrency 8`);
-    const both = await compare([
-      ["dbport", dbportQuery(id, "select 1"), dbport.pid],
-      ["Toolbox", toolboxQuery(tool, "select 1"), toolbox.pid],
-    ], 8);
+    if (!runs("w4")) break;
+    header(
+      `W4 execute_query SELECT 1 on ${engine}, concurrency 8`,
+      "database CPU µs/req",
+    );
+    const both = await compare(
+      [
+        ["dbport", dbportQuery(home.ids[key], "select 1"), dbport.pid],
+        ...alsoBefore((t, ids) => queryOn(t, ids[key], "select 1")),
+        ["Toolbox", toolboxQuery(tool, "select 1"), toolbox.pid],
+      ],
+      8,
+      db,
+    );
     const d = both.dbport!;
     const t = both.Toolbox!;
-    out(row("dbport", d));
-    out(row("Toolbox", t));
+    const dbCpu = (r: LoadResult) =>
+      db === false ? "in server CPU" : r.dbCpuPerRequest?.toFixed(0) ?? "–";
+    for (const [name, r] of Object.entries(both)) out(row(name, r, dbCpu(r)));
     check(
       `W4 ${engine} ≥ 1.1× Toolbox`,
       d.rps >= 1.1 * t.rps,
@@ -446,43 +417,46 @@ try {
   }
 
   // Bridge: cold start to first answer, and the cost per request.
-  const bridge = await measureBridge(
-    home.home,
-    mcpRequest(dbport, "tools/list"),
-    quick ? 3 : 10,
-    quick ? 100 : 400,
-  );
-  out();
-  out("### Bridge (stdio → HTTP)");
-  out();
-  out(
-    `| spawn → first tools/list answer (median) | via bridge p50 | direct HTTP p50 | overhead p50 |`,
-  );
-  out("|---:|---:|---:|---:|");
-  out(
-    `| ${bridge.startMs.toFixed(0)} ms | ${
-      bridge.viaBridgeP50.toFixed(3)
-    } ms | ${bridge.directP50.toFixed(3)} ms | ${
-      bridge.overheadP50.toFixed(3)
-    } ms |`,
-  );
-  check(
-    "bridge start to first answer ≤ 250 ms",
-    bridge.startMs <= 250,
-    `${bridge.startMs.toFixed(0)} ms`,
-  );
-  check(
-    "bridge per-request overhead ≤ 1 ms p50",
-    bridge.overheadP50 <= 1,
-    `${bridge.overheadP50.toFixed(3)} ms`,
-  );
+  if (runs("bridge")) {
+    const bridge = await measureBridge(
+      home.home,
+      mcpRequest(dbport, "tools/list"),
+      quick ? 3 : 10,
+      quick ? 100 : 400,
+    );
+    out();
+    out("### Bridge (stdio → HTTP)");
+    out();
+    out(
+      `| spawn → first tools/list answer (median) | via bridge p50 | direct HTTP p50 | overhead p50 |`,
+    );
+    out("|---:|---:|---:|---:|");
+    out(
+      `| ${bridge.startMs.toFixed(0)} ms | ${
+        bridge.viaBridgeP50.toFixed(3)
+      } ms | ${bridge.directP50.toFixed(3)} ms | ${
+        bridge.overheadP50.toFixed(3)
+      } ms |`,
+    );
+    check(
+      "bridge start to first answer ≤ 250 ms",
+      bridge.startMs <= 250,
+      `${bridge.startMs.toFixed(0)} ms`,
+    );
+    check(
+      "bridge per-request overhead ≤ 1 ms p50",
+      bridge.overheadP50 <= 1,
+      `${bridge.overheadP50.toFixed(3)} ms`,
+    );
+  }
 } finally {
+  await maria.end();
   await sql.end();
   closeConnections();
 }
 
 // W3 last, on a fresh server, so its peak RSS is the 10k-row results' own.
-{
+if (runs("w3")) {
   await Deno.mkdir(`${dir}/w3`);
   const home = await benchHome(`${dir}/w3`, MYSQL_URL);
   await Deno.writeFile(home.sqlitePath, new Uint8Array());
@@ -539,7 +513,7 @@ try {
 }
 
 // W5 on a fresh server too: five 3 MB cells, cut at the cell cap while read.
-{
+if (runs("w5")) {
   await Deno.mkdir(`${dir}/w5`);
   const home = await benchHome(`${dir}/w5`, MYSQL_URL);
   await Deno.writeFile(home.sqlitePath, new Uint8Array());
@@ -576,7 +550,7 @@ try {
 }
 
 // D1: discovery answer sizes on 3,000 tables, beside Toolbox's list_tables.
-{
+if (runs("d1")) {
   await Deno.mkdir(`${dir}/d1`);
   const home = await benchHome(`${dir}/d1`, MYSQL_URL);
   await Deno.writeFile(home.sqlitePath, new Uint8Array());
@@ -604,7 +578,7 @@ try {
 }
 
 // P1: what a write preview costs before the user is asked.
-{
+if (runs("p1")) {
   await Deno.mkdir(`${dir}/p1`);
   const costs = await measurePreviews(`${dir}/p1`, quick ? 3 : 7);
   out();
@@ -626,7 +600,7 @@ try {
 }
 
 // T1: W1's SELECT 1 through a one-hop SSH tunnel beside the direct connection.
-{
+if (runs("t1")) {
   await Deno.mkdir(`${dir}/t1`);
   const cost = await measureTunnel(
     `${dir}/t1`,
@@ -651,7 +625,7 @@ try {
 }
 
 // C1: what each server's tool surface costs a model's context.
-{
+if (runs("c1")) {
   await Deno.mkdir(`${dir}/c1`);
   out();
   out("### C1 tools/list size (the tools array, characters and ≈ tokens)");
@@ -666,6 +640,19 @@ try {
       ok: chars <= Number(ceiling),
       detail: `${chars}`,
     });
+  }
+}
+
+// RT: round trips and statements per read, counted on the wire.
+if (runs("rt")) {
+  await Deno.mkdir(`${dir}/rt`);
+  out();
+  out(
+    "### RT round trips and statements per `execute_query SELECT 1` (counted on the wire by a proxy, sequential reads)",
+  );
+  out();
+  for (const line of await measureRoundTrips(`${dir}/rt`, BENCH_USER, 200)) {
+    out(line);
   }
 }
 

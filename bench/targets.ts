@@ -21,6 +21,16 @@ import type { Settings } from "../lib/app/settings.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
+/**
+ * The tree whose `main.ts serve` is measured: this one, or another checkout
+ * named by `DBPORT_BENCH_ROOT` (the "before" of a change, measured by the
+ * same harness).
+ */
+const DBPORT_ROOT = (() => {
+  const root = Deno.env.get("DBPORT_BENCH_ROOT");
+  return root === undefined ? ROOT : root.endsWith("/") ? root : `${root}/`;
+})();
+
 /** A started server process. */
 export interface Target extends AsyncDisposable {
   readonly name: string;
@@ -93,6 +103,7 @@ export interface BenchHome {
 export async function benchHome(
   dir: string,
   mysqlUrl: string,
+  postgresUrl: string = POSTGRES_URL,
 ): Promise<BenchHome> {
   const home = `${dir}/dbport-home`;
   const sqlitePath = `${dir}/bench.db`;
@@ -106,7 +117,7 @@ export async function benchHome(
       id: crypto.randomUUID(),
       name: "pg",
       engine: "postgres",
-      url: POSTGRES_URL,
+      url: postgresUrl,
       ...base,
     },
     {
@@ -168,6 +179,7 @@ export async function startDbport(
   bench: BenchHome,
   extraFlags: string[] = [],
   settings: Partial<Settings> = {},
+  root: string = DBPORT_ROOT,
 ): Promise<Target> {
   const port = freePort();
   await saveSettings(bench.home, { ...settings, port, queryHistory: true });
@@ -175,7 +187,13 @@ export async function startDbport(
     "dbport",
     port,
     Deno.execPath(),
-    ["run", ...SERVE_PERMISSIONS, ...extraFlags, `${ROOT}main.ts`, "serve"],
+    [
+      "run",
+      ...SERVE_PERMISSIONS,
+      ...extraFlags,
+      `${root.endsWith("/") ? root : `${root}/`}main.ts`,
+      "serve",
+    ],
     {
       env: {
         DBPORT_HOME: bench.home,
@@ -212,10 +230,14 @@ export async function startToolbox(
   dir: string,
   sqlitePath: string,
   mysql: { user: string; password: string },
+  urls: { postgres: string; mysql: string } = {
+    postgres: POSTGRES_URL,
+    mysql: MYSQL_URL,
+  },
 ): Promise<Target> {
   const port = freePort();
-  const pg = new URL(POSTGRES_URL);
-  const my = new URL(MYSQL_URL);
+  const pg = new URL(urls.postgres);
+  const my = new URL(urls.mysql);
   // Toolbox requires a password; PostgreSQL here trusts loopback, MariaDB
   // gets the bench user the harness created.
   const config = `sources:
@@ -292,8 +314,10 @@ async function startPeer(
 }
 
 /** The minimal SDK v2 server with one execute_query tool. */
-export function startSdkV2Peer(): Promise<Target> {
-  return startPeer("SDK v2 server", "sdk_v2_server.ts", [POSTGRES_URL]);
+export function startSdkV2Peer(
+  postgresUrl: string = POSTGRES_URL,
+): Promise<Target> {
+  return startPeer("SDK v2 server", "sdk_v2_server.ts", [postgresUrl]);
 }
 
 /** `Deno.serve` answering a fixed body of `bytes` (the HTTP floor without node:http). */

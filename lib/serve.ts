@@ -64,7 +64,8 @@ import {
   SETTINGS_FILE,
 } from "./base/identity.ts";
 import { MODERN_VERSION } from "./protocol/versions.ts";
-import { createApp, MCP_PATH } from "./server/app.ts";
+import { type AppDeps, createApp, MCP_PATH } from "./server/app.ts";
+import { createMcpPost } from "./server/mcp_post.ts";
 import { BridgeTokens } from "./server/auth/bridge_tokens.ts";
 import { TokenBudgets } from "./server/budgets.ts";
 import { tokenKey } from "./server/auth/principals.ts";
@@ -159,6 +160,8 @@ export interface RunningServer {
   sessionCount(): number;
   /** How many requests are running (tests wait on it instead of sleeping). */
   inFlightCount(): number;
+  /** How many `POST /mcp` the fast path answered (`server/mcp_post.ts`). */
+  fastPostCount(): number;
   /** Re-read the tokens now, without waiting for the next poll. */
   syncTokens(): Promise<void>;
   /** The bridge token's rotation (tests drive it with an injected clock). */
@@ -184,8 +187,8 @@ export async function startServer(
   await stores.history.prune(now());
   await core.tokenSync.start();
   opened.defer(() => core.tokenSync.stop());
-  const app = buildApp(options, stores, core, now, log);
-  const listener = await bind(options, stores, app, log);
+  const endpoint = buildApp(options, stores, core, now, log);
+  const listener = await bind(options, stores, endpoint, log);
   opened.defer(() => listener.close());
   core.state.port = listener.port;
   const browser = await startBrowserConsole(options, stores, core, now, log);
@@ -233,6 +236,7 @@ export async function startServer(
     rotation,
     syncTokens: () => core.tokenSync.poll(),
     sessionCount: () => core.sessions.size,
+    fastPostCount: () => endpoint.mcpPost.served,
     inFlightCount: () => core.inflight.size,
     stop() {
       core.state.stopping = true;
@@ -450,7 +454,7 @@ function buildApp(
     subscriptionSources: options.subscriptionSources ??
       (options.catalog === undefined ? features.subscriptionSources : []),
   });
-  return createApp({
+  const deps: AppDeps = {
     state,
     log,
     methods,
@@ -484,14 +488,15 @@ function buildApp(
         ? {}
         : { heartbeatMs: options.heartbeatMs }),
     }),
-  });
+  };
+  return { app: createApp(deps), mcpPost: createMcpPost(deps) };
 }
 
 /** Step 4: listen on 127.0.0.1; a port in use is said in one sentence. */
 async function bind(
   options: StartOptions,
   stores: Stores,
-  app: ReturnType<typeof createApp>,
+  { app, mcpPost }: ReturnType<typeof buildApp>,
   log: Logger,
 ): Promise<Listener> {
   const port = options.port ?? stores.settings.port;
@@ -501,7 +506,7 @@ async function bind(
       ...(options.idleTimeoutMs === undefined
         ? {}
         : { idleTimeoutMs: options.idleTimeoutMs }),
-    });
+    }, mcpPost.handle);
   try {
     return await givingWay(options, port, "port", bindOn, log);
   } catch (error) {

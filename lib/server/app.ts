@@ -41,27 +41,32 @@ export function clientWentAway(error: unknown): boolean {
     e.code === "ERR_STREAM_PREMATURE_CLOSE" || e.name === "AbortError";
 }
 
+/**
+ * What a request that failed is answered: its own refusal, `client_gone`
+ * for a client that hung up, or a logged `internal_error` (the Hono app and
+ * the `POST /mcp` fast path alike).
+ */
+export function failure(error: unknown, log: Logger): HttpError {
+  if (error instanceof HttpError) return error;
+  // A client that hung up mid-request is expected, not an error: nothing
+  // goes to the terminal where approval questions appear.
+  if (clientWentAway(error)) {
+    return HttpError.plain(400, "client_gone", "The client went away");
+  }
+  log(
+    `dbport: unexpected error: ${
+      error instanceof Error ? error.stack : String(error)
+    }`,
+  );
+  return HttpError.plain(500, "internal_error", "Internal error");
+}
+
 /** Build the app. */
 export function createApp(
   deps: AppDeps,
 ): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.onError((error) => {
-    if (error instanceof HttpError) return error.toResponse();
-    // A client that hung up mid-request is expected, not an error: nothing
-    // goes to the terminal where approval questions appear.
-    if (clientWentAway(error)) {
-      return HttpError.plain(400, "client_gone", "The client went away")
-        .toResponse();
-    }
-    deps.log(
-      `dbport: unexpected error: ${
-        error instanceof Error ? error.stack : String(error)
-      }`,
-    );
-    return HttpError.plain(500, "internal_error", "Internal error")
-      .toResponse();
-  });
+  app.onError((error) => failure(error, deps.log).toResponse());
   app.notFound(() =>
     HttpError.plain(
       404,

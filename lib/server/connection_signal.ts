@@ -28,7 +28,11 @@ function isOutgoing(value: unknown): value is Outgoing {
 /** Aborts when the connection closes before the answer was written whole. */
 export function connectionSignal(c: Context<AppEnv>): AbortSignal {
   const outgoing = c.env?.outgoing;
-  if (!isOutgoing(outgoing)) return c.req.raw.signal;
+  return isOutgoing(outgoing) ? outgoingSignal(outgoing) : c.req.raw.signal;
+}
+
+/** Aborts when `outgoing` closes before it was written whole. */
+export function outgoingSignal(outgoing: Outgoing): AbortSignal {
   const controller = new AbortController();
   outgoing.on("close", () => {
     if (!outgoing.writableFinished) {

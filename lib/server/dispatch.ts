@@ -26,7 +26,7 @@ import type { Era } from "../protocol/versions.ts";
 import type { Logger } from "../base/log.ts";
 import { activityEntry, type ActivitySink } from "./activity.ts";
 import type { BudgetRefusal, TokenBudgets } from "./budgets.ts";
-import { jsonResponse } from "./http_error.ts";
+import { type Answer, toResponse } from "./answer.ts";
 import { Deadline, type InFlightRegistry, RequestStopped } from "./inflight.ts";
 import type { MethodSpec } from "./methods.ts";
 import { finishResult } from "./result_envelope.ts";
@@ -147,6 +147,14 @@ export class Dispatcher {
 
   /** Run a request; resolves with its answer as soon as the answer starts. */
   run(request: Dispatch): Promise<Response> {
+    return this.answer(request).then(toResponse);
+  }
+
+  /**
+   * Run a request; resolves with its answer, not yet written, as soon as
+   * the answer starts (the fast path writes it to the socket itself).
+   */
+  answer(request: Dispatch): Promise<Answer> {
     const { inflight, log } = this.#deps;
     const entry = inflight.add(request.principal.key, request.id);
     const control = entry.controller;
@@ -164,13 +172,13 @@ export class Dispatcher {
     const streaming = request.progressToken !== undefined ||
       request.spec.streams;
     let stream: SseStream | null = null;
-    let settle!: (response: Response) => void;
-    const answer = new Promise<Response>((resolve) => settle = resolve);
+    let settle!: (answer: Answer) => void;
+    const answer = new Promise<Answer>((resolve) => settle = resolve);
     const open = (): SseStream => {
       if (stream === null) {
         stream = new SseStream(this.#deps.keepAliveMs);
         stream.gone.addEventListener("abort", onDisconnect, { once: true });
-        settle(stream.response);
+        settle(stream);
       }
       return stream;
     };
@@ -234,7 +242,7 @@ export class Dispatcher {
       // request that failed before any frame keeps its HTTP status as JSON.
       const sse = (stream as SseStream | null) ??
         (streaming && status === 200 ? open() : null);
-      if (sse === null) settle(jsonResponse(status, message, headers));
+      if (sse === null) settle({ status, body: message, headers });
       else {
         sse.write(message);
         sse.close();

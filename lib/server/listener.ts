@@ -12,8 +12,12 @@
  * @module
  */
 
-import { serve } from "@hono/node-server";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import {
+  createServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { Socket } from "node:net";
 
 /** The transport limits. */
@@ -51,29 +55,45 @@ export interface Listener {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Bind `fetch` on 127.0.0.1 with the wire reference's limits. */
+/**
+ * A handler that answers some requests on node:http itself (the `POST /mcp`
+ * fast path, `mcp_post.ts`): true when it took the request.
+ */
+export type DirectHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+) => boolean;
+
+/**
+ * Bind `fetch` on 127.0.0.1 with the wire reference's limits; a request
+ * `direct` takes never reaches `fetch`.
+ */
 export function listen(
   fetch: (request: Request) => Response | Promise<Response>,
   options: ListenOptions,
+  direct?: DirectHandler,
 ): Promise<Listener> {
   const idle = options.idleTimeoutMs ?? 30_000;
   return new Promise((resolve, reject) => {
-    const server = serve({
-      fetch,
-      hostname: options.hostname ?? "127.0.0.1",
-      port: options.port,
-      createServer,
-      serverOptions: {
-        maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
-        keepAliveTimeout: idle,
-        // Slow-header clients are cut as well as silent ones.
-        headersTimeout: idle,
-        requestTimeout: 0,
-      },
-      // Without this the adapter replaces globalThis.Request/Response, which
-      // breaks Deno.serve and fetch users in the same process.
+    // Without overrideGlobalObjects: false the adapter replaces
+    // globalThis.Request/Response, which breaks Deno.serve and fetch users
+    // in the same process.
+    const hostname = options.hostname ?? "127.0.0.1";
+    const adapted = getRequestListener(fetch, {
+      hostname,
       overrideGlobalObjects: false,
-    }) as Server;
+    });
+    const server = createServer({
+      maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
+      keepAliveTimeout: idle,
+      // Slow-header clients are cut as well as silent ones.
+      headersTimeout: idle,
+      requestTimeout: 0,
+    }, (request, response) => {
+      if (direct?.(request, response)) return;
+      void adapted(request, response);
+    });
+    server.listen(options.port, hostname);
     // The cap is counted here rather than with server.maxConnections, which
     // destroys the connection past it with no answer at all.
     const max = options.maxConnections ?? 64;

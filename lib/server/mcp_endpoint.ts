@@ -26,6 +26,7 @@ import {
   checkContentType,
   checkMirroredHeaders,
   checkVersionHeader,
+  type HeaderSource,
 } from "../protocol/headers.ts";
 import {
   classifyMessage,
@@ -41,7 +42,8 @@ import {
   SUPPORTED_VERSIONS,
 } from "../protocol/versions.ts";
 import type { Dispatcher } from "./dispatch.ts";
-import { HttpError, jsonResponse } from "./http_error.ts";
+import { HttpError } from "./http_error.ts";
+import { type Answer, type JsonAnswer, toResponse } from "./answer.ts";
 import type { InFlightRegistry } from "./inflight.ts";
 import type { MethodSpec, MethodTable } from "./methods.ts";
 import type { SessionStore } from "./sessions.ts";
@@ -54,59 +56,83 @@ export interface EndpointDeps {
   inflight: InFlightRegistry;
 }
 
-/** The `POST /mcp` handler. */
-export function mcpEndpoint(deps: EndpointDeps) {
-  return function mcpEndpoint(c: Context<AppEnv>): Promise<Response> {
-    const parsed = parseJsonBody(c.get("body"));
-    if (!parsed.ok) {
-      throw HttpError.wire(new WireError(ErrorCode.ParseError, parsed.reason));
-    }
-    const message = classifyMessage(parsed.value);
-    switch (message.kind) {
-      case "invalid":
-        throw HttpError.wire(wire.invalidRequest(message.reason), message.id);
-      case "response":
-        throw HttpError.wire(
-          wire.invalidRequest(
-            "Invalid request: a JSON-RPC response cannot be sent to the server",
-          ),
-          message.id,
-        );
-      case "notification":
-        // Pre-dispatch check 4: only notifications/cancelled is acted on; it
-        // cancels a request of the same principal only (docs/wire.md "Cancellation").
-        if (
-          message.method === "notifications/cancelled" &&
-          isJsonRpcId(message.params.requestId)
-        ) {
-          deps.inflight.cancel(
-            c.get("principal").key,
-            message.params.requestId,
-          );
-        }
-        return Promise.resolve(new Response(null, { status: 202 }));
-      case "request": {
-        const headers = c.req.raw.headers;
-        const principal = c.get("principal");
-        const connection = connectionSignal(c);
-        return isModernRequest(
-            message.params,
-            headers.get("mcp-protocol-version"),
-          )
-          ? modern(deps, message, headers, principal, connection)
-          : legacy(deps, message, headers, principal, connection);
+/** One `POST /mcp`, past the guards. */
+export interface McpPost {
+  /** The body, read once under the cap. */
+  body: Uint8Array;
+  headers: HeaderSource;
+  principal: Principal;
+  /** Aborts when the client's connection drops. */
+  connection: AbortSignal;
+}
+
+/**
+ * Answer one `POST /mcp` past the guards; a refusal is thrown as an
+ * {@linkcode HttpError}. Shared by the Hono handler and the fast path
+ * (`mcp_post.ts`).
+ */
+export function answerPost(
+  deps: EndpointDeps,
+  post: McpPost,
+): Promise<Answer> {
+  const parsed = parseJsonBody(post.body);
+  if (!parsed.ok) {
+    throw HttpError.wire(new WireError(ErrorCode.ParseError, parsed.reason));
+  }
+  const message = classifyMessage(parsed.value);
+  switch (message.kind) {
+    case "invalid":
+      throw HttpError.wire(wire.invalidRequest(message.reason), message.id);
+    case "response":
+      throw HttpError.wire(
+        wire.invalidRequest(
+          "Invalid request: a JSON-RPC response cannot be sent to the server",
+        ),
+        message.id,
+      );
+    case "notification":
+      // Pre-dispatch check 4: only notifications/cancelled is acted on; it
+      // cancels a request of the same principal only (docs/wire.md "Cancellation").
+      if (
+        message.method === "notifications/cancelled" &&
+        isJsonRpcId(message.params.requestId)
+      ) {
+        deps.inflight.cancel(post.principal.key, message.params.requestId);
       }
+      return Promise.resolve({ status: 202, headers: {} });
+    case "request": {
+      const { headers, principal, connection } = post;
+      return isModernRequest(
+          message.params,
+          headers.get("mcp-protocol-version"),
+        )
+        ? modern(deps, message, headers, principal, connection)
+        : legacy(deps, message, headers, principal, connection);
     }
+  }
+}
+
+/** The `POST /mcp` handler of the Hono app. */
+export function mcpEndpoint(deps: EndpointDeps) {
+  return async function mcpEndpoint(c: Context<AppEnv>): Promise<Response> {
+    return toResponse(
+      await answerPost(deps, {
+        body: c.get("body"),
+        headers: c.req.raw.headers,
+        principal: c.get("principal"),
+        connection: connectionSignal(c),
+      }),
+    );
   };
 }
 
 function modern(
   deps: EndpointDeps,
   message: JsonRpcRequest,
-  headers: Headers,
+  headers: HeaderSource,
   principal: Principal,
   connection: AbortSignal,
-): Promise<Response> {
+): Promise<Answer> {
   // Header and body disagreeing is -32020 before any version check.
   const disagree = checkVersionHeader(
     headers,
@@ -123,7 +149,7 @@ function modern(
   );
   if (mismatch !== null) throw HttpError.wire(mismatch, message.id);
   const spec = methodFor(deps, message, "modern");
-  return deps.dispatcher.run({
+  return deps.dispatcher.answer({
     spec,
     id: message.id,
     era: "modern",
@@ -142,10 +168,10 @@ function modern(
 function legacy(
   deps: EndpointDeps,
   message: JsonRpcRequest,
-  headers: Headers,
+  headers: HeaderSource,
   principal: Principal,
   connection: AbortSignal,
-): Promise<Response> {
+): Promise<Answer> {
   const contentType = checkContentType(headers);
   if (contentType !== null) throw HttpError.wire(contentType, message.id);
   if (message.method === "initialize") {
@@ -194,7 +220,7 @@ function legacy(
   const meta = metaOf(message.params);
   const token = readProgressToken(meta);
   if (!token.ok) throw HttpError.wire(token.error, message.id);
-  return deps.dispatcher.run({
+  return deps.dispatcher.answer({
     spec,
     id: message.id,
     era: "legacy",
@@ -243,7 +269,7 @@ function initialize(
   deps: EndpointDeps,
   message: JsonRpcRequest,
   principal: Principal,
-): Response {
+): JsonAnswer {
   const { protocolVersion, capabilities, clientInfo } = message.params;
   if (
     typeof protocolVersion !== "string" || !isLegacyVersion(protocolVersion)
@@ -285,13 +311,13 @@ function initialize(
       },
     }),
   });
-  return jsonResponse(
-    200,
-    {
+  return {
+    status: 200,
+    body: {
       jsonrpc: "2.0",
       id: message.id,
       result: initializeResult(protocolVersion),
     },
-    { "mcp-session-id": session.id },
-  );
+    headers: { "mcp-session-id": session.id },
+  };
 }

@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv, PrincipalVariables } from "../env.ts";
 import { sha256Hex } from "../../app/digest.ts";
 import type { Principal } from "../../features/context.ts";
@@ -92,9 +92,104 @@ function refusal(
   }
 }
 
-/** The remote address of the connection (node:http), or "unknown". */
-function clientAddress(c: Context<AppEnv>): string {
-  return c.env?.incoming?.socket.remoteAddress ?? "unknown";
+/** What authentication reads of one request. */
+export interface Credentials {
+  /** The `Authorization` header, if sent. */
+  authorization: string | undefined;
+  /** The client's address ("unknown" when there is no socket). */
+  address: string;
+  /** The body, for the refusal's id and the activity record. */
+  body: Uint8Array | undefined;
+}
+
+/**
+ * Who calls, or the refusal thrown as an {@linkcode HttpError}: the one
+ * decision the Hono middleware and the `POST /mcp` fast path (`mcp_post.ts`)
+ * both ask.
+ */
+export async function authenticateRequest(
+  deps: AuthDeps,
+  request: Credentials,
+): Promise<Principal> {
+  const header = request.authorization;
+  // The credential's key is a hash, computed only when the lockout has
+  // something to look up or count: a clean request skips it.
+  const keys = () => {
+    const address = `address:${request.address}`;
+    return header === undefined
+      ? [address]
+      : [address, `credential:${sha256Hex(header)}`];
+  };
+
+  const refuse = (error: WireError, detail: string, counts: boolean) => {
+    if (counts) deps.lockout.fail(keys());
+    const peeked = peekRequest(request.body);
+    const meta = metaOf(peeked.params);
+    const info = meta?.[META_CLIENT_INFO];
+    deps.activity(activityEntry({
+      time: deps.now(),
+      durationMs: 0,
+      principal: null,
+      clientInfo: isJsonObject(info) && typeof info.name === "string"
+        ? {
+          name: info.name,
+          ...(typeof info.version === "string"
+            ? { version: info.version }
+            : {}),
+        }
+        : undefined,
+      method: peeked.method,
+      params: peeked.params,
+      trace: traceOf(meta),
+      ended: { errorCode: error.code },
+      detail,
+    }));
+    return HttpError.wire(error, peeked.id);
+  };
+
+  // A valid token is served even from a locked-out address: every local
+  // client shares 127.0.0.1, and one misconfigured client must not lock
+  // out the rest (docs/security.md "Lockout"). Verification takes the same
+  // constant time either way; only a request that fails is refused by the
+  // lockout, and only a failure counts toward it.
+  const locked = () => {
+    const lockedMs = deps.lockout.size === 0
+      ? 0
+      : deps.lockout.lockedFor(keys());
+    if (lockedMs <= 0) return null;
+    const seconds = Math.ceil(lockedMs / 1000);
+    return refuse(
+      new WireError(
+        ErrorCode.RateLimited,
+        `Rate limited: too many failed authentication attempts; try again in ${seconds} s`,
+        { retryAfterSeconds: seconds },
+        { "retry-after": String(seconds) },
+      ),
+      "locked out",
+      false,
+    );
+  };
+  const fail = (error: WireError, detail: string) =>
+    locked() ?? refuse(error, detail, true);
+
+  if (header === undefined) {
+    if (!deps.state.settings.requireAuth) return ANONYMOUS;
+    throw fail(refusal("missing"), "no token");
+  }
+  const match = BEARER.exec(header);
+  if (match === null) {
+    throw fail(refusal("malformed"), "malformed Authorization");
+  }
+  let verified = deps.verifier.verify(match[1]!);
+  if (verified.kind === "unknown" && deps.refresh !== undefined) {
+    await deps.refresh();
+    verified = deps.verifier.verify(match[1]!);
+  }
+  if (verified.kind !== "ok") {
+    throw fail(refusal(verified.kind), `${verified.kind} token`);
+  }
+  deps.onVerified?.(verified.principal);
+  return verified.principal;
 }
 
 /** Authenticate every request. */
@@ -102,88 +197,14 @@ export function authenticate(
   deps: AuthDeps,
 ): MiddlewareHandler<AppEnv> {
   return async function authenticate(c, next) {
-    const header = c.req.header("authorization");
-    // The credential's key is a hash, computed only when the lockout has
-    // something to look up or count: a clean request skips it.
-    const keys = () => {
-      const address = `address:${clientAddress(c)}`;
-      return header === undefined
-        ? [address]
-        : [address, `credential:${sha256Hex(header)}`];
-    };
-
-    const refuse = (error: WireError, detail: string, counts: boolean) => {
-      if (counts) deps.lockout.fail(keys());
-      const peeked = peekRequest(c.get("body"));
-      const meta = metaOf(peeked.params);
-      const info = meta?.[META_CLIENT_INFO];
-      deps.activity(activityEntry({
-        time: deps.now(),
-        durationMs: 0,
-        principal: null,
-        clientInfo: isJsonObject(info) && typeof info.name === "string"
-          ? {
-            name: info.name,
-            ...(typeof info.version === "string"
-              ? { version: info.version }
-              : {}),
-          }
-          : undefined,
-        method: peeked.method,
-        params: peeked.params,
-        trace: traceOf(meta),
-        ended: { errorCode: error.code },
-        detail,
-      }));
-      return HttpError.wire(error, peeked.id);
-    };
-
-    // A valid token is served even from a locked-out address: every local
-    // client shares 127.0.0.1, and one misconfigured client must not lock
-    // out the rest (docs/security.md "Lockout"). Verification takes the same
-    // constant time either way; only a request that fails is refused by the
-    // lockout, and only a failure counts toward it.
-    const locked = () => {
-      const lockedMs = deps.lockout.size === 0
-        ? 0
-        : deps.lockout.lockedFor(keys());
-      if (lockedMs <= 0) return null;
-      const seconds = Math.ceil(lockedMs / 1000);
-      return refuse(
-        new WireError(
-          ErrorCode.RateLimited,
-          `Rate limited: too many failed authentication attempts; try again in ${seconds} s`,
-          { retryAfterSeconds: seconds },
-          { "retry-after": String(seconds) },
-        ),
-        "locked out",
-        false,
-      );
-    };
-    const fail = (error: WireError, detail: string) =>
-      locked() ?? refuse(error, detail, true);
-
-    if (header === undefined) {
-      if (!deps.state.settings.requireAuth) {
-        c.set("principal", ANONYMOUS);
-        return await next();
-      }
-      throw fail(refusal("missing"), "no token");
-    }
-    const match = BEARER.exec(header);
-    if (match === null) {
-      throw fail(refusal("malformed"), "malformed Authorization");
-    }
-    let verified = deps.verifier.verify(match[1]!);
-    if (verified.kind === "unknown" && deps.refresh !== undefined) {
-      await deps.refresh();
-      verified = deps.verifier.verify(match[1]!);
-    }
-    if (verified.kind !== "ok") {
-      throw fail(refusal(verified.kind), `${verified.kind} token`);
-    }
-    deps.onVerified?.(verified.principal);
-    c.set("principal", verified.principal);
+    c.set(
+      "principal",
+      await authenticateRequest(deps, {
+        authorization: c.req.header("authorization"),
+        address: c.env?.incoming?.socket.remoteAddress ?? "unknown",
+        body: c.get("body"),
+      }),
+    );
     await next();
   };
 }

@@ -67,6 +67,29 @@ export function isAllowedHost(
 }
 
 /**
+/**
+ * The refusal for a request whose Host is not one of `hosts` at `port`, or
+ * null: the one decision the Hono middleware and the `POST /mcp` fast path
+ * (`mcp_post.ts`) both ask.
+ */
+export function hostRefusal(
+  host: string | undefined,
+  port: number,
+  hosts: AllowedHosts = MCP_HOSTS,
+): HttpError | null {
+  if (isHostOf(host, hosts, port)) return null;
+  return HttpError.plain(
+    403,
+    "forbidden_host",
+    `Host ${
+      host === undefined ? "(missing)" : `"${host}"`
+    } is not allowed: use ${listed(hosts.names)}${
+      port ? ` with port ${port}` : ""
+    }`,
+  );
+}
+
+/**
  * Refuse, before anything is read, any request whose Host is not one of
  * `hosts` at the port `port()` (read at each request: 0 until bound).
  */
@@ -75,19 +98,8 @@ export function allowedHostsGuard(
   port: () => number,
 ): MiddlewareHandler {
   return async function hostGuard(c, next) {
-    const host = c.req.header("host");
-    const bound = port();
-    if (!isHostOf(host, hosts, bound)) {
-      throw HttpError.plain(
-        403,
-        "forbidden_host",
-        `Host ${
-          host === undefined ? "(missing)" : `"${host}"`
-        } is not allowed: use ${listed(hosts.names)}${
-          bound ? ` with port ${bound}` : ""
-        }`,
-      );
-    }
+    const refused = hostRefusal(c.req.header("host"), port(), hosts);
+    if (refused !== null) throw refused;
     await next();
   };
 }

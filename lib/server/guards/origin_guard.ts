@@ -25,24 +25,46 @@ const ALLOWED_REQUEST_HEADERS = [
 /** Response headers a browser client may read. */
 const EXPOSED_HEADERS = "Mcp-Session-Id, WWW-Authenticate, Retry-After";
 
+/**
+ * The refusal for a foreign `Origin`, or null (none sent, or an allowed
+ * one): the decision the Hono middleware and the `POST /mcp` fast path
+ * (`mcp_post.ts`) both ask.
+ */
+export function originRefusal(
+  origin: string | undefined,
+  allowedOrigins: readonly string[],
+): HttpError | null {
+  if (origin === undefined || allowedOrigins.includes(origin)) return null;
+  return HttpError.plain(
+    403,
+    "forbidden_origin",
+    `Origin "${origin}" is not allowed: allowed are ${
+      allowedOrigins.join(", ") || "none"
+    }`,
+  );
+}
+
+/** The CORS headers every answer to an allowed origin carries. */
+export function corsHeaders(origin: string): Record<string, string> {
+  return {
+    "access-control-allow-origin": origin,
+    "vary": "Origin",
+    "access-control-expose-headers": EXPOSED_HEADERS,
+  };
+}
+
 /** Refuse foreign origins; add CORS headers for allowed ones. */
 export function originGuard(state: ServerState): MiddlewareHandler {
   return async function originGuard(c, next) {
     const origin = c.req.header("origin");
     if (origin === undefined) return await next();
-    if (!state.settings.allowedOrigins.includes(origin)) {
-      throw HttpError.plain(
-        403,
-        "forbidden_origin",
-        `Origin "${origin}" is not allowed: allowed are ${
-          state.settings.allowedOrigins.join(", ") || "none"
-        }`,
-      );
-    }
+    const refused = originRefusal(origin, state.settings.allowedOrigins);
+    if (refused !== null) throw refused;
     await next();
-    c.res.headers.set("access-control-allow-origin", origin);
-    c.res.headers.append("vary", "Origin");
-    c.res.headers.set("access-control-expose-headers", EXPOSED_HEADERS);
+    for (const [name, value] of Object.entries(corsHeaders(origin))) {
+      if (name === "vary") c.res.headers.append(name, value);
+      else c.res.headers.set(name, value);
+    }
   };
 }
 
