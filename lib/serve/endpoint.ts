@@ -1,0 +1,136 @@
+/**
+ * Steps 3 and 4 of a start: the features, the method table and the MCP
+ * endpoint over them (the Hono app and the `POST /mcp` fast path), bound on
+ * 127.0.0.1.
+ *
+ * @module
+ */
+
+import { thrown } from "../base/thrown.ts";
+import { messageOf } from "../base/message_of.ts";
+import type { ActivityEntry } from "../app/activity_log.ts";
+import { inAppDir } from "../app/paths.ts";
+import { databaseFeatures } from "../features/index.ts";
+import type { Logger } from "../base/log.ts";
+import { CursorCodec } from "../protocol/cursor.ts";
+import { EXPORTS_DIR } from "../base/identity.ts";
+import { type AppDeps, createApp } from "../server/app.ts";
+import { createMcpPost } from "../server/mcp_post.ts";
+import { Lockout } from "../server/auth/lockout.ts";
+import type { HistoryEntry } from "../app/query_history.ts";
+import { Dispatcher } from "../server/dispatch.ts";
+import { listen, type Listener } from "../server/listener.ts";
+import { buildMethodTable } from "../server/methods.ts";
+import type { Core } from "./core.ts";
+import type { StartOptions } from "./options.ts";
+import { givingWay } from "./ports.ts";
+import type { Stores } from "./stores.ts";
+
+/** Step 3: the features, the method table and the Hono app over them. */
+export function buildApp(
+  options: StartOptions,
+  stores: Stores,
+  core: Core,
+  now: () => number,
+  log: Logger,
+) {
+  const { state, inflight, sessions, verifier, tokenSync } = core;
+  // The console's open pages follow the log and the history as they grow.
+  const record = (entry: ActivityEntry) => {
+    stores.activity.record(entry);
+    core.browser?.events.changed("activity");
+  };
+  const history = {
+    record: (entry: HistoryEntry) => {
+      stores.history.record(entry);
+      core.browser?.events.changed("history");
+    },
+    recent: (id: string, limit: number) => stores.history.recent(id, limit),
+  };
+  // One key for the list methods' cursors and list_tables': a cursor of one
+  // is still refused by the other, by the method it names.
+  const cursors = new CursorCodec();
+  const features = databaseFeatures({
+    cursors,
+    connections: stores.connections,
+    queries: stores.queries,
+    pool: stores.pool,
+    settings: () => state.settings,
+    consent: core.approvals,
+    history,
+    exportDirectory: () =>
+      state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
+    privateColumns: stores.privateColumns,
+  });
+  const methods = buildMethodTable({
+    catalog: options.catalog ?? features.catalog,
+    cursors,
+    instanceId: state.instanceId,
+    subscriptionSources: options.subscriptionSources ??
+      (options.catalog === undefined ? features.subscriptionSources : []),
+  });
+  const deps: AppDeps = {
+    state,
+    log,
+    methods,
+    sessions,
+    inflight,
+    auth: {
+      state,
+      verifier,
+      lockout: new Lockout(now),
+      activity: record,
+      now,
+      onVerified: (principal) => tokenSync.noteUse(principal),
+      refresh: () => tokenSync.pollSoon(),
+    },
+    dispatcher: new Dispatcher({
+      inflight,
+      budgets: core.budgets,
+      // One snapshot per call (ctx.settings): the features' reads of it.
+      settings: () => state.settings,
+      shutdown: core.shutdown.signal,
+      log,
+      now,
+      activity: record,
+      ...(options.deadlineMs === undefined
+        ? {}
+        : { deadlineMs: options.deadlineMs }),
+      ...(options.keepAliveMs === undefined
+        ? {}
+        : { keepAliveMs: options.keepAliveMs }),
+      ...(options.heartbeatMs === undefined
+        ? {}
+        : { heartbeatMs: options.heartbeatMs }),
+    }),
+  };
+  return { app: createApp(deps), mcpPost: createMcpPost(deps) };
+}
+
+/** Step 4: listen on 127.0.0.1; a port in use is said in one sentence. */
+export async function bind(
+  options: StartOptions,
+  stores: Stores,
+  { app, mcpPost }: ReturnType<typeof buildApp>,
+  log: Logger,
+): Promise<Listener> {
+  const port = options.port ?? stores.settings.port;
+  const bindOn = (port: number) =>
+    listen(app.fetch, {
+      port,
+      ...(options.idleTimeoutMs === undefined
+        ? {}
+        : { idleTimeoutMs: options.idleTimeoutMs }),
+    }, mcpPost.handle);
+  try {
+    return await givingWay(options, port, "port", bindOn, log);
+  } catch (error) {
+    const { code } = thrown(error);
+    throw new Error(
+      code === "EADDRINUSE"
+        ? `Cannot listen on 127.0.0.1:${port}: the port is in use (change "port" in ${stores.paths.settings}, or set it to 0 for a free one)`
+        : `Cannot listen on 127.0.0.1:${port}: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+}
