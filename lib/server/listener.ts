@@ -19,6 +19,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { Socket } from "node:net";
+import { ConnectionSlots } from "./connection_slots.ts";
 
 /** The transport limits. */
 export interface ListenOptions {
@@ -94,101 +95,21 @@ export function listen(
       void adapted(request, response);
     });
     server.listen(options.port, hostname);
-    // The cap is counted here rather than with server.maxConnections, which
-    // destroys the connection past it with no answer at all.
-    const max = options.maxConnections ?? 64;
-    const slotWait = options.slotWaitMs ?? 2_000;
-    let open = 0;
-    const waiting: { socket: Socket; timer: ReturnType<typeof setTimeout> }[] =
-      [];
-    // Requests being answered keep their socket: a long statement with no
-    // progress must not be cut by the idle timer. Idle sockets are closed.
-    const busy = new WeakMap<Socket, number>();
-    // Answered connections that ask nothing now, least recently used first
-    // (a Map keeps insertion order; each answer moves its socket last).
-    const idleKeptAlive = new Map<Socket, true>();
-    // Deno's node:http does not enforce headersTimeout: a client sending a
-    // header byte a second (slow loris) would hold its slot for ever, since
-    // each byte resets the idle timer. So each socket gets `idle` ms to
-    // deliver a whole request head: from its connection, and again after
-    // each answer.
-    const headDeadline = new WeakMap<Socket, ReturnType<typeof setTimeout>>();
-    const armHead = (socket: Socket) => {
-      clearTimeout(headDeadline.get(socket));
-      headDeadline.set(socket, setTimeout(() => socket.destroy(), idle));
-    };
-    const admit = (socket: Socket) => {
-      open++;
-      armHead(socket);
-      socket.once("close", () => {
-        clearTimeout(headDeadline.get(socket));
-        idleKeptAlive.delete(socket);
-        open--;
-        const next = waiting.shift();
-        if (next !== undefined) {
-          clearTimeout(next.timer);
-          admit(next.socket);
-          next.socket.resume();
-        }
-      });
-    };
-    server.on("connection", (socket: Socket) => {
-      if (open < max) return admit(socket);
-      // Not read until a slot frees: node:http parses nothing meanwhile.
-      socket.pause();
-      const entry = {
-        socket,
-        timer: setTimeout(() => {
-          const at = waiting.indexOf(entry);
-          if (at !== -1) waiting.splice(at, 1);
-          socket.end(BUSY_RESPONSE);
-          setTimeout(() => socket.destroy(), 1_000).unref?.();
-        }, slotWait),
-      };
-      waiting.push(entry);
-      // Room from the connection idle the longest, if there is one: its
-      // close admits the first waiting connection (above).
-      const [oldest] = idleKeptAlive.keys();
-      if (oldest !== undefined) {
-        idleKeptAlive.delete(oldest);
-        oldest.destroy();
-      }
-      socket.once("close", () => {
-        clearTimeout(entry.timer);
-        const at = waiting.indexOf(entry);
-        if (at !== -1) waiting.splice(at, 1);
-      });
+    // The cap is counted by the slots rather than with server.maxConnections,
+    // which destroys the connection past it with no answer at all.
+    const slots = new ConnectionSlots({
+      max: options.maxConnections ?? 64,
+      idleMs: idle,
+      slotWaitMs: options.slotWaitMs ?? 2_000,
+      busyResponse: BUSY_RESPONSE,
     });
-    // The request each socket is answering: one whose body has not fully
-    // arrived when the idle timer fires is a stalled upload, not work.
-    const current = new WeakMap<Socket, IncomingMessage>();
-    server.on("request", (request: IncomingMessage, response) => {
-      const socket = request.socket;
-      current.set(socket, request);
-      clearTimeout(headDeadline.get(socket));
-      idleKeptAlive.delete(socket);
-      busy.set(socket, (busy.get(socket) ?? 0) + 1);
-      response.once("close", () => {
-        const left = (busy.get(socket) ?? 1) - 1;
-        busy.set(socket, left);
-        if (left === 0 && !socket.destroyed) {
-          armHead(socket);
-          idleKeptAlive.set(socket, true);
-        }
-      });
-    });
-    server.setTimeout(idle, (socket: Socket) => {
-      // A request still being worked on keeps its socket; but a client that
-      // stopped reading its answer (bytes waiting to be sent for `idle` ms)
-      // holds its slot as much as a silent one, and is cut.
-      // A body that stopped arriving holds the slot like a slow loris: cut.
-      const request = current.get(socket);
-      const stalled = request !== undefined && !request.complete;
-      if (
-        (busy.get(socket) ?? 0) > 0 && socket.writableLength === 0 && !stalled
-      ) return;
-      socket.destroy();
-    });
+    server.on("connection", (socket: Socket) => slots.connected(socket));
+    server.on(
+      "request",
+      (request: IncomingMessage, response: ServerResponse) =>
+        slots.requested(request, response),
+    );
+    server.setTimeout(idle, (socket: Socket) => slots.timedOut(socket));
     server.once("error", reject);
     server.once("listening", () => {
       server.off("error", reject);

@@ -1,0 +1,148 @@
+/**
+ * The listener's connection slots (docs/wire.md "Limits"): at most `max`
+ * connections at once; one past the cap waits up to `slotWaitMs` for a free
+ * slot, then gets `busyResponse` — never a bare reset. Before it waits, the
+ * least recently used idle keep-alive connection is closed to make room. A
+ * socket gets `idleMs` to deliver a whole request head (Deno's node:http does
+ * not enforce `headersTimeout`: a slow loris would hold its slot for ever),
+ * and the idle timer spares a socket whose request is still being worked on.
+ *
+ * @module
+ */
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+
+/** The slots' limits. */
+export interface SlotLimits {
+  max: number;
+  idleMs: number;
+  slotWaitMs: number;
+  /** The raw HTTP answer a connection that found no slot is sent. */
+  busyResponse: string;
+}
+
+/** A connection past the cap, paused until a slot frees or its wait ends. */
+interface Waiting {
+  socket: Socket;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** Counts connections, queues the ones past the cap, and times them out. */
+export class ConnectionSlots {
+  readonly #limits: SlotLimits;
+  #open = 0;
+  readonly #waiting: Waiting[] = [];
+  /**
+   * Requests being answered keep their socket: a long statement with no
+   * progress must not be cut by the idle timer.
+   */
+  readonly #busy = new WeakMap<Socket, number>();
+  /**
+   * Answered connections that ask nothing now, least recently used first
+   * (a Map keeps insertion order; each answer moves its socket last).
+   */
+  readonly #idleKeptAlive = new Map<Socket, true>();
+  /** Each socket's deadline to deliver a whole request head. */
+  readonly #headDeadline = new WeakMap<
+    Socket,
+    ReturnType<typeof setTimeout>
+  >();
+  /**
+   * The request each socket is answering: one whose body has not fully
+   * arrived when the idle timer fires is a stalled upload, not work.
+   */
+  readonly #current = new WeakMap<Socket, IncomingMessage>();
+
+  constructor(limits: SlotLimits) {
+    this.#limits = limits;
+  }
+
+  /** A new connection: a slot now, or a wait for one (then a 503). */
+  connected(socket: Socket): void {
+    if (this.#open < this.#limits.max) return this.#admit(socket);
+    // Not read until a slot frees: node:http parses nothing meanwhile.
+    socket.pause();
+    const entry = {
+      socket,
+      timer: setTimeout(() => {
+        this.#unqueue(entry);
+        socket.end(this.#limits.busyResponse);
+        setTimeout(() => socket.destroy(), 1_000).unref?.();
+      }, this.#limits.slotWaitMs),
+    };
+    this.#waiting.push(entry);
+    // Room from the connection idle the longest, if there is one: its
+    // close admits the first waiting connection.
+    const [oldest] = this.#idleKeptAlive.keys();
+    if (oldest !== undefined) {
+      this.#idleKeptAlive.delete(oldest);
+      oldest.destroy();
+    }
+    socket.once("close", () => {
+      clearTimeout(entry.timer);
+      this.#unqueue(entry);
+    });
+  }
+
+  /** A request arrived on its socket: busy until its answer closes. */
+  requested(request: IncomingMessage, response: ServerResponse): void {
+    const socket = request.socket;
+    this.#current.set(socket, request);
+    clearTimeout(this.#headDeadline.get(socket));
+    this.#idleKeptAlive.delete(socket);
+    this.#busy.set(socket, (this.#busy.get(socket) ?? 0) + 1);
+    response.once("close", () => {
+      const left = (this.#busy.get(socket) ?? 1) - 1;
+      this.#busy.set(socket, left);
+      if (left === 0 && !socket.destroyed) {
+        this.#armHead(socket);
+        this.#idleKeptAlive.set(socket, true);
+      }
+    });
+  }
+
+  /**
+   * The idle timer fired: a request still being worked on keeps its socket;
+   * but a client that stopped reading its answer (bytes waiting to be sent
+   * for `idleMs`) holds its slot as much as a silent one, and a body that
+   * stopped arriving holds it like a slow loris: both are cut.
+   */
+  timedOut(socket: Socket): void {
+    const request = this.#current.get(socket);
+    const stalled = request !== undefined && !request.complete;
+    const working = (this.#busy.get(socket) ?? 0) > 0;
+    if (working && socket.writableLength === 0 && !stalled) return;
+    socket.destroy();
+  }
+
+  #admit(socket: Socket): void {
+    this.#open++;
+    this.#armHead(socket);
+    socket.once("close", () => {
+      clearTimeout(this.#headDeadline.get(socket));
+      this.#idleKeptAlive.delete(socket);
+      this.#open--;
+      const next = this.#waiting.shift();
+      if (next !== undefined) {
+        clearTimeout(next.timer);
+        this.#admit(next.socket);
+        next.socket.resume();
+      }
+    });
+  }
+
+  /** `idleMs` to deliver a whole request head: from now. */
+  #armHead(socket: Socket): void {
+    clearTimeout(this.#headDeadline.get(socket));
+    this.#headDeadline.set(
+      socket,
+      setTimeout(() => socket.destroy(), this.#limits.idleMs),
+    );
+  }
+
+  #unqueue(entry: Waiting): void {
+    const at = this.#waiting.indexOf(entry);
+    if (at !== -1) this.#waiting.splice(at, 1);
+  }
+}
