@@ -444,16 +444,8 @@ export async function mysqlPrivateGrants(
       add(`GRANT SELECT ON ${name} TO ${account}`);
     } else {
       if (await tableGrant()) add(`REVOKE SELECT ON ${name} FROM ${account}`);
-      const stale = [...hidden];
-      const columnGrants = await owner.query(
-        `SELECT column_name FROM information_schema.column_privileges
-          WHERE grantee = ${literal(`'${user}'@'${host}'`)}
-            AND table_schema = ${literal(database)}
-            AND table_name = ${literal(r.name)} AND privilege_type = 'SELECT'`,
-        CATALOG,
-      );
-      const held = new Set(columnGrants.rows.map((row) => String(row[0])));
-      const revoke = stale.filter((c) => held.has(c));
+      const held = await heldColumns(owner, user, host, database, r.name);
+      const revoke = [...hidden].filter((c) => held.has(c));
       if (revoke.length > 0) {
         add(
           `REVOKE SELECT (${
@@ -477,6 +469,24 @@ export async function mysqlPrivateGrants(
     `The AI login now reads ${database} table by table: a table added later is not readable by it until the next re-sync (the server re-syncs at start and when connections.json changes; harden --apply re-syncs).`,
   );
   return out;
+}
+
+/** The columns of `table` the account holds a column-level SELECT on. */
+async function heldColumns(
+  owner: Driver,
+  user: string,
+  host: string,
+  database: string,
+  table: string,
+): Promise<Set<string>> {
+  const columnGrants = await owner.query(
+    `SELECT column_name FROM information_schema.column_privileges
+      WHERE grantee = ${literal(`'${user}'@'${host}'`)}
+        AND table_schema = ${literal(database)}
+        AND table_name = ${literal(table)} AND privilege_type = 'SELECT'`,
+    CATALOG,
+  );
+  return new Set(columnGrants.rows.map((row) => String(row[0])));
 }
 
 /** The database's tables and views, with their columns, by name. */
