@@ -14,7 +14,10 @@ import {
 } from "../../app/connections.ts";
 import { ENGINES } from "../../db/engines.ts";
 import { type Parsed, parseFlags, stringFlag } from "../args.ts";
-import { privateColumnsProblem, syncPrivateColumns } from "../../app/private_sync.ts";
+import {
+  privateColumnsProblem,
+  syncPrivateColumns,
+} from "../../app/private_sync.ts";
 import { parsePrivateList } from "../../db/private_columns.ts";
 import { SSH_FLAG_SPEC, sshFields } from "../ssh.ts";
 import { type CliIO, UsageError } from "../io.ts";
