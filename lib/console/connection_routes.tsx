@@ -40,7 +40,12 @@ import type { ConsoleDeps } from "./deps.ts";
 import type { ConsoleEnv } from "./guards.ts";
 import { type ConsoleView, noSuchConnection } from "./view.tsx";
 import { ConnectionsTable } from "./pages/connections.tsx";
-import { restoreUrlSecrets } from "./url_secrets.ts";
+import {
+  keepsUrlSecret,
+  maskUrlSecrets,
+  restoreUrlSecrets,
+  secretMoves,
+} from "./url_secrets.ts";
 import {
   type AddValues,
   EditForm,
@@ -419,6 +424,8 @@ async function editConnection(
     if (error instanceof FieldError) return refuse(error.message);
     throw error;
   }
+  const moved = keptSecretMoves(current, form, url, ssh);
+  if (moved !== null) return refuse(`Not saved: ${moved}`);
   await save((fresh) =>
     fresh.map((connection) => {
       if (connection.id !== id) return connection;
@@ -442,6 +449,31 @@ async function editConnection(
   });
   deps.log(`dbport: console: edited the connection "${name}"`);
   return see("/connections?notice=saved");
+}
+
+/**
+ * Why the edit would send a saved secret the owner did not type again to
+ * another server or through another tunnel, or null: the URL's placeholder,
+ * or a blank password box over a saved password, keeps a secret.
+ */
+function keptSecretMoves(
+  current: SavedConnection,
+  form: Record<string, string | undefined>,
+  url: string,
+  ssh: ReturnType<typeof sshFields>,
+): string | null {
+  const posted = (form.url ?? current.url).trim();
+  const keepsPassword = current.password !== undefined && !form.password &&
+    form["clear-password"] !== "1" && !ssh.remove.includes("password");
+  const keepsUrl = keepsUrlSecret(posted) &&
+    maskUrlSecrets(current.url) !== current.url;
+  if (!keepsUrl && !keepsPassword) return null;
+  const nextSsh = ssh.remove.includes("ssh")
+    ? undefined
+    : "ssh" in ssh.fields
+    ? ssh.fields.ssh
+    : current.ssh;
+  return secretMoves(current, { url, ssh: nextSsh });
 }
 
 /** Another saved connection uses the same AI login: it stays then. */

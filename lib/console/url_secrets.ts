@@ -70,3 +70,51 @@ export function restoreUrlSecrets(posted: string, saved: string): string {
   }
   return url;
 }
+
+/**
+ * The server a URL's secret is sent to: scheme, host and port (and a
+ * `host=` parameter, which libpq-style URLs let override the host), or the
+ * whole URL without its secrets where it does not parse.
+ */
+export function addressOf(url: string): string {
+  const shown = maskUrlSecrets(url);
+  try {
+    const parsed = new URL(shown);
+    const hostParam = parsed.searchParams.getAll("host").join(",");
+    return `${parsed.protocol}//${parsed.host.toLowerCase()}${
+      hostParam === "" ? "" : `?host=${hostParam.toLowerCase()}`
+    }`;
+  } catch {
+    return shown;
+  }
+}
+
+/**
+ * Why a saved secret may not follow an edit, or null: a secret the owner
+ * did not type again goes back only to the server it was saved for, through
+ * the same SSH tunnel — an edit that points the connection elsewhere asks
+ * for it again, as a browser does not fill a saved password in on another
+ * site.
+ */
+export function secretMoves(
+  before: { url: string; ssh?: unknown },
+  after: { url: string; ssh?: unknown },
+): string | null {
+  const from = addressOf(before.url);
+  const to = addressOf(after.url);
+  if (from !== to) {
+    return `the saved secret stays with ${from}: type the password (or authToken) again to send it to ${to}, or clear it`;
+  }
+  if (
+    JSON.stringify(before.ssh ?? null) !== JSON.stringify(after.ssh ?? null)
+  ) {
+    return `the saved secret stays with the SSH tunnel it was saved for: type the password again to send it through the new one, or clear it`;
+  }
+  return null;
+}
+
+/** Whether `posted` (a form's URL) keeps a saved secret by its placeholder. */
+export function keepsUrlSecret(posted: string): boolean {
+  return passwordParts(posted)?.password === KEPT_SECRET ||
+    TOKEN.exec(posted)?.[2] === KEPT_SECRET;
+}

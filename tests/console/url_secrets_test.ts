@@ -5,9 +5,12 @@
 
 import { assertEquals } from "@std/assert";
 import {
+  addressOf,
+  keepsUrlSecret,
   KEPT_SECRET,
   maskUrlSecrets,
   restoreUrlSecrets,
+  secretMoves,
 } from "../../lib/console/url_secrets.ts";
 
 const K = KEPT_SECRET;
@@ -61,4 +64,53 @@ Deno.test("restoreUrlSecrets keeps the saved secret only for the placeholder", (
   for (const [posted, before, want] of cases) {
     assertEquals(restoreUrlSecrets(posted, before), want, posted);
   }
+});
+
+Deno.test("addressOf names the server a secret goes to: scheme, host, port, a host= override", () => {
+  assertEquals(addressOf("postgres://u:pw@H:5432/db"), "postgres://h:5432");
+  assertEquals(addressOf("postgres://u:pw@h:5432/other"), "postgres://h:5432");
+  assertEquals(
+    addressOf("postgres://u:pw@h/db?host=evil.example"),
+    "postgres://h?host=evil.example",
+  );
+  assertEquals(
+    addressOf("libsql://x.turso.io?authToken=abc"),
+    "libsql://x.turso.io",
+  );
+});
+
+Deno.test("secretMoves refuses a kept secret sent to another host, port or tunnel", () => {
+  const saved = { url: "postgres://u:pw@h:5432/db" };
+  assertEquals(secretMoves(saved, { url: "postgres://u:x@h:5432/db2" }), null);
+  for (
+    const url of [
+      "postgres://u:x@other:5432/db",
+      "postgres://u:x@h:5433/db",
+      "postgres://u:x@h:5432/db?host=other",
+      "mysql://u:x@h:5432/db",
+    ]
+  ) {
+    const refused = secretMoves(saved, { url });
+    assertEquals(refused?.includes("stays with postgres://h:5432"), true, url);
+  }
+  assertEquals(
+    secretMoves(saved, { url: saved.url, ssh: { host: "jump" } })?.includes(
+      "SSH tunnel",
+    ),
+    true,
+  );
+  assertEquals(
+    secretMoves(
+      { ...saved, ssh: { host: "jump" } },
+      { url: saved.url, ssh: { host: "jump" } },
+    ),
+    null,
+  );
+});
+
+Deno.test("keepsUrlSecret tells a placeholder from a typed secret", () => {
+  assertEquals(keepsUrlSecret(`postgres://u:${K}@h/db`), true);
+  assertEquals(keepsUrlSecret(`libsql://x?authToken=${K}`), true);
+  assertEquals(keepsUrlSecret("postgres://u:typed@h/db"), false);
+  assertEquals(keepsUrlSecret("postgres://u@h/db"), false);
 });

@@ -581,6 +581,21 @@ Deno.test({
         });
         assert(!refused.text.includes("HUNTER2secret"));
         assertMatch(refused.text, /already exists/);
+        // The saved password does not follow the connection to another
+        // host: the edit is refused until it is typed again.
+        const elsewhere = shownUrl.replace("127.0.0.1", "localhost");
+        assert(elsewhere !== shownUrl, shownUrl);
+        const moved = await post(`connections/${keyed.id}/edit`, {
+          name: "Keyed again",
+          url: elsewhere,
+        });
+        assertEquals(moved.status, 200);
+        assertMatch(moved.text, /stays with/);
+        assert(!moved.text.includes("HUNTER2secret"));
+        assertEquals(
+          server.server.connections.byId(keyed.id)!.url,
+          secretUrl.toString(),
+        );
         // The Add form never echoes its password field.
         const add = await post("connections/add", {
           name: "Leaky",
