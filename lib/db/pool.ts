@@ -94,6 +94,7 @@ export function openDriver(
   spec: DriverSpec,
   audience: "clients" | "owner" = "clients",
   ssh: SshContext = defaultSshContext(),
+  ownFiles?: readonly string[],
 ): Driver {
   if (spec.aiLogin !== undefined && ENGINES[spec.engine].logins) {
     const { aiLogin, passwordSource: _source, ...owner } = spec;
@@ -105,6 +106,7 @@ export function openDriver(
       },
       audience,
       ssh,
+      ownFiles,
     );
     return splitDriver(
       reader,
@@ -117,6 +119,7 @@ export function openDriver(
         },
         audience,
         ssh,
+        ownFiles,
       ),
     );
   }
@@ -127,7 +130,11 @@ export function openDriver(
       [...target?.secrets ?? [spec.url], ...sshNames(spec.ssh)],
       target?.visible ?? [],
     );
-  return OPENERS[spec.engine](spec, secrets, { audience, ssh });
+  return OPENERS[spec.engine](spec, secrets, {
+    audience,
+    ssh,
+    ...(ownFiles === undefined ? {} : { ownFiles }),
+  });
 }
 
 /** The SSH hosts and users a client must not see (docs/security.md "Redaction"). */
@@ -146,6 +153,8 @@ function sshNames(ssh: SshSetting | undefined): string[] {
 interface OpenContext {
   audience: "clients" | "owner";
   ssh: SshContext;
+  /** The app's own state files: never a SQLite connection's file. */
+  ownFiles?: readonly string[];
 }
 
 /**
@@ -301,7 +310,7 @@ const OPENERS: {
             : { stream: () => deferredStream(forward) }),
         }),
     ),
-  sqlite: (spec, secrets) => {
+  sqlite: (spec, secrets, context) => {
     const path = sqlitePath(spec.url);
     if (path !== null) {
       return lazyDriver(
@@ -313,6 +322,9 @@ const OPENERS: {
             ...(spec.privateColumns === undefined
               ? {}
               : { privateColumns: spec.privateColumns }),
+            ...(context.ownFiles === undefined
+              ? {}
+              : { ownFiles: context.ownFiles }),
           }),
       );
     }
@@ -368,10 +380,13 @@ export class DriverPool {
       open?: (spec: DriverSpec) => Driver;
       now?: () => number;
       ssh?: SshContext;
+      /** The app's own state files: never a SQLite connection's file. */
+      ownFiles?: readonly string[];
     } = {},
   ) {
     const ssh = options.ssh ?? defaultSshContext();
-    this.#open = options.open ?? ((spec) => openDriver(spec, "clients", ssh));
+    this.#open = options.open ??
+      ((spec) => openDriver(spec, "clients", ssh, options.ownFiles));
     this.#now = options.now ?? Date.now;
   }
 

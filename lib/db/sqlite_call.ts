@@ -10,6 +10,7 @@
 
 import { messageOf } from "../base/message_of.ts";
 import { DbError, noTransaction } from "./errors.ts";
+import { isOwnFile } from "./own_files.ts";
 import { redact } from "./redact.ts";
 import { toDbError } from "./sqlite_cells.ts";
 import { type Call, SqliteClient, WorkerError } from "./sqlite_client.ts";
@@ -25,6 +26,8 @@ export interface SqliteConfig {
   idleMs?: number;
   /** Columns AI reads may not read: the read handles' authorizer denies them. */
   privateColumns?: readonly string[];
+  /** The app's own state files, refused as this connection's file (own_files.ts). */
+  ownFiles?: readonly string[];
 }
 
 /**
@@ -110,6 +113,18 @@ async function ensureExists(file: SqliteFile): Promise<void> {
             ? "it does not exist"
             : messageOf(error)
         }`,
+        secrets,
+      ),
+    );
+  }
+  if (
+    file.config.ownFiles !== undefined &&
+    await isOwnFile(path, file.config.ownFiles)
+  ) {
+    throw new DbError(
+      "connect",
+      redact(
+        `refused: the SQLite file ${path} is dbport's own state (its tokens, activity log and query history), not a connection`,
         secrets,
       ),
     );

@@ -22,6 +22,7 @@ import {
   HANDSHAKE_FILE,
   KNOWN_HOSTS_FILE,
   SETTINGS_FILE,
+  STATE_DB_FILE,
 } from "../base/identity.ts";
 
 /** Where the server's files are. */
@@ -75,6 +76,8 @@ export async function openStores(
   const queries = new QueryStore(queried.ok ? queried.queries : []);
   const pool = new DriverPool({
     ssh: defaultSshContext([inAppDir(home, KNOWN_HOSTS_FILE)], sshDir),
+    // The state database (tokens, activity, history) is never a connection.
+    ownFiles: [inAppDir(home, STATE_DB_FILE)],
   });
   // A removed or edited connection's driver closes (edits reopen on next use).
   connections.onChange((all) => {
