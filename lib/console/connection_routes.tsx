@@ -72,7 +72,7 @@ export function connectionRoutes(
 ): Hono<ConsoleEnv> {
   const app = new Hono<ConsoleEnv>();
   const kit = connectionsKit(deps, view);
-  const { page, see, connectionsPage, save, known, test } = kit;
+  const { page, connectionsPage, known, test } = kit;
 
   app.get("/connections", (c) => connectionsPage(c, {}));
 
@@ -108,70 +108,16 @@ export function connectionRoutes(
     );
   });
 
-  app.post("/connections/:id/remove/apply", async (c) => {
-    const connection = known(c.req.param("id"));
-    const drop = c.get("form")["drop-ai-login"] === "1" &&
-      connection.aiLogin !== undefined && !shared(deps, connection);
-    if (drop) {
-      const said: string[] = [];
-      const failed = await dropAiLogin(connection, {
-        out: (line: string) => said.push(line),
-      });
-      if (failed !== null) {
-        throw HttpError.plain(
-          409,
-          "drop_failed",
-          `Cannot drop the AI login "${
-            connection.aiLogin!.user
-          }": ${failed}. Nothing was removed; untick "drop" to keep the login.`,
-        );
-      }
-    }
-    await save((fresh) => fresh.filter((c) => c.id !== connection.id));
-    deps.log(
-      `dbport: console: removed the connection "${connection.name}"${
-        drop ? " and dropped its AI login" : ""
-      }`,
-    );
-    return see(`/connections?notice=${drop ? "removed-dropped" : "removed"}`);
-  });
+  app.post(
+    "/connections/:id/remove/apply",
+    (c) => removeConnection(c, c.req.param("id"), kit),
+  );
 
   // Last: `/connections/add` and the others above share its shape.
-  app.post("/connections/:id", async (c) => {
-    const form = c.get("form");
-    const id = c.req.param("id");
-    const policy = {
-      externalAccess: pick(
-        form.externalAccess,
-        EXTERNAL_ACCESS,
-        "externalAccess",
-      ),
-      aiPolicy: pick(form.aiPolicy, AI_POLICIES, "aiPolicy"),
-      safeMode: pick(form.safeMode, SAFE_MODES, "safeMode"),
-    };
-    // The change is made to the file as it is under the lock, so an edit
-    // another process saved a moment ago is kept; in force now, not at the
-    // file watch's next look.
-    let next: SavedConnection | undefined;
-    await save((fresh) => {
-      const current = fresh.find((connection) => connection.id === id);
-      if (current === undefined) {
-        throw noSuchConnection();
-      }
-      next = { ...current, ...policy };
-      return fresh.map((connection) =>
-        connection.id === id ? next! : connection
-      );
-    }).catch((error) => {
-      if (error instanceof HttpError) throw error;
-      throw HttpError.plain(409, "unreadable", messageOf(error));
-    });
-    if (next === undefined) return see("/connections");
-    deps.log(
-      `dbport: console: "${next.name}" now externalAccess ${next.externalAccess}, aiPolicy ${next.aiPolicy}, safeMode ${next.safeMode}`,
-    );
-    return see("/connections?notice=saved");
-  });
+  app.post(
+    "/connections/:id",
+    (c) => setPolicy(c, c.req.param("id"), kit),
+  );
 
   return app;
 }
@@ -370,6 +316,79 @@ async function addConnection(
       ? `Created the empty SQLite database ${made.path} and saved "${connection.name}".`
       : `Saved "${connection.name}".`,
   });
+}
+
+/** `POST /connections/:id/remove/apply`: remove it, and its AI login if asked. */
+async function removeConnection(
+  c: Context<ConsoleEnv>,
+  id: string,
+  kit: ConnectionsKit,
+): Promise<Response> {
+  const { deps, known, save, see } = kit;
+  const connection = known(id);
+  const drop = c.get("form")["drop-ai-login"] === "1" &&
+    connection.aiLogin !== undefined && !shared(deps, connection);
+  if (drop) {
+    const said: string[] = [];
+    const failed = await dropAiLogin(connection, {
+      out: (line: string) => said.push(line),
+    });
+    if (failed !== null) {
+      throw HttpError.plain(
+        409,
+        "drop_failed",
+        `Cannot drop the AI login "${
+          connection.aiLogin!.user
+        }": ${failed}. Nothing was removed; untick "drop" to keep the login.`,
+      );
+    }
+  }
+  await save((fresh) => fresh.filter((c) => c.id !== connection.id));
+  deps.log(
+    `dbport: console: removed the connection "${connection.name}"${
+      drop ? " and dropped its AI login" : ""
+    }`,
+  );
+  return see(`/connections?notice=${drop ? "removed-dropped" : "removed"}`);
+}
+
+/** `POST /connections/:id`: its externalAccess, aiPolicy and Safe Mode. */
+async function setPolicy(
+  c: Context<ConsoleEnv>,
+  id: string,
+  kit: ConnectionsKit,
+): Promise<Response> {
+  const { deps, save, see } = kit;
+  const form = c.get("form");
+  const policy = {
+    externalAccess: pick(
+      form.externalAccess,
+      EXTERNAL_ACCESS,
+      "externalAccess",
+    ),
+    aiPolicy: pick(form.aiPolicy, AI_POLICIES, "aiPolicy"),
+    safeMode: pick(form.safeMode, SAFE_MODES, "safeMode"),
+  };
+  // The change is made to the file as it is under the lock, so an edit
+  // another process saved a moment ago is kept; in force now, not at the
+  // file watch's next look.
+  let next: SavedConnection | undefined;
+  await save((fresh) => {
+    const current = fresh.find((connection) => connection.id === id);
+    if (current === undefined) {
+      throw noSuchConnection();
+    }
+    next = { ...current, ...policy };
+    return fresh.map((connection) => connection.id === id ? next! : connection);
+  }).catch((error) => {
+    if (error instanceof HttpError) throw error;
+    throw HttpError.plain(409, "unreadable", messageOf(error));
+  });
+  if (next === undefined) return see("/connections");
+  deps.log(
+    `dbport: console: "${next.name}" now externalAccess ${next.externalAccess}, aiPolicy ${next.aiPolicy}, safeMode ${next.safeMode}`,
+  );
+  return see("/connections?notice=saved");
 }
 
 /** `POST /connections/:id/edit`: its name, URL, password, SSH and preview. */
