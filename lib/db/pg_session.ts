@@ -43,36 +43,104 @@ export function retirePool(sql: object): void {
   }
 }
 
+const REPLACED = Symbol("pool replaced");
+
+/**
+ * Whether `error` is `reserveSession`'s refusal of a replaced pool: nothing
+ * ran, so the call may ask the new pool once more.
+ */
+export function poolReplaced(error: unknown): boolean {
+  return typeof error === "object" && error !== null && REPLACED in error;
+}
+
+/** `reserve()`s still waiting, by pool: what `requeueWaiters` refuses. */
+const waiting = new WeakMap<object, Set<() => void>>();
+
+/**
+ * Refuse every `reserve()` now waiting on `sql`, as a pool replaced would
+ * (`poolReplaced`: the caller asks again). Called once a session dbport
+ * closed itself has closed in postgres.js too: postgres.js reopens such a
+ * session for the first `reserve()` waiting and then forgets that
+ * `reserve()` — it would never settle (issue 38: reads left unanswered
+ * after a value too large was stopped mid-stream). Asked again, a waiting
+ * `reserve()` is served by the reopened session.
+ */
+export function requeueWaiters(sql: object): void {
+  for (const refuse of [...(waiting.get(sql) ?? [])]) refuse();
+}
+
 /** A session of `sql`, or a lost-session error once the pool is replaced. */
 export function reserveSession(
   sql: ReturnType<typeof postgres>,
 ): Promise<Reserved> {
   const retired = retirementOf(sql);
   const gone = () =>
-    new DbError(
-      "connect",
-      "the database session closed before the read began: the connection's pool was replaced; try again",
+    Object.assign(
+      new DbError(
+        "connect",
+        "the database session closed before the read began: the connection's pool was replaced; try again",
+      ),
+      { [REPLACED]: true },
     );
   if (retired.aborted) return Promise.reject(gone());
   const pending = sql.reserve();
+  let waiters = waiting.get(sql);
+  if (waiters === undefined) {
+    waiters = new Set();
+    waiting.set(sql, waiters);
+  }
+  const all = waiters;
   return new Promise<Reserved>((resolve, reject) => {
-    const onRetired = () => {
+    const done = () => {
+      retired.removeEventListener("abort", refuse);
+      all.delete(refuse);
+    };
+    const refuse = () => {
+      done();
       // Should it still come, the session goes back unused.
       pending.then((reserved) => reserved.release(), () => {});
       reject(gone());
     };
-    retired.addEventListener("abort", onRetired, { once: true });
+    retired.addEventListener("abort", refuse, { once: true });
+    all.add(refuse);
     pending.then(
       (reserved) => {
-        retired.removeEventListener("abort", onRetired);
+        done();
         resolve(reserved);
       },
       (error) => {
-        retired.removeEventListener("abort", onRetired);
+        done();
         reject(error);
       },
     );
   });
+}
+
+/**
+ * Run `work` (dbport's own statements: the catalog, a statement's vetting)
+ * on a session reserved for it alone, then give the session back — or,
+ * when it died under `work`, replace the pool (`lost`). Never a statement
+ * of postgres.js's shared queue: postgres.js hands a session to a waiting
+ * `reserve()` while statements it queued on it are still unanswered, and
+ * the wired reader (pg_wire.ts) would then read their answers as its own
+ * (issue 38: a read answered with a catalog query's rows, or with none).
+ */
+export async function onSession<T>(
+  sql: ReturnType<typeof postgres>,
+  lost: () => void,
+  work: (reserved: Reserved) => Promise<T>,
+): Promise<T> {
+  const reserved = await reserveSession(sql);
+  let gone = false;
+  try {
+    return await work(reserved);
+  } catch (error) {
+    gone = sessionGone(error);
+    throw error;
+  } finally {
+    if (gone) lost();
+    else reserved.release();
+  }
 }
 
 /**

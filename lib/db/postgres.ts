@@ -19,6 +19,8 @@ import {
   answered,
   giveBack,
   inReadTransaction,
+  onSession,
+  poolReplaced,
   reserveSession,
   retirePool,
   sessionGone,
@@ -186,33 +188,52 @@ export function openPostgres(config: PostgresConfig): Driver {
   // closures read `sql` at each call, so the next call gets the new pool.
   let sql = create();
   const retired = new Set<Promise<void>>();
-  const lost = () => {
-    const old = sql;
+  /**
+   * Replace `pool` after it lost a session while reserved; a session of a
+   * pool already replaced changes nothing (it would end the healthy one).
+   */
+  const lostFrom = (pool: Sql) => () => {
+    if (pool !== sql) return;
     sql = create();
     // Reads still waiting for one of its sessions fail now, not never.
-    retirePool(old);
-    const ending = old.end({ timeout: 5 }).catch(() => {}).finally(() =>
+    retirePool(pool);
+    const ending = pool.end({ timeout: 5 }).catch(() => {}).finally(() =>
       retired.delete(ending)
     );
     retired.add(ending);
   };
   const fail = (error: unknown) => toDbError(error, config.secrets);
+  /**
+   * One of dbport's own statements on a session of its own (pg_session.ts
+   * `onSession`); asked of the new pool once more when the pool was
+   * replaced while it waited.
+   */
+  const own = (
+    start: (session: Reserved) => postgres.PendingQuery<postgres.Row[]>,
+    options: CallOptions,
+  ): Promise<Row[]> => {
+    return askingAgain(() => {
+      const pool = sql;
+      return run(pool, lostFrom(pool), start, options, config.secrets);
+    }).catch((error) => {
+      throw fail(error);
+    });
+  };
   /** Our own catalog statements, with the caller's limits. */
   const catalog =
     (options: CallOptions) => (text: string, params?: unknown[]) =>
-      run(
-        () => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
+      own(
+        (session) =>
+          session.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
         options,
-        config.secrets,
       );
 
   return {
     engine: "postgres",
     async version(options) {
-      const rows = await run(
-        () => sql.unsafe("show server_version"),
+      const rows = await own(
+        (session) => session.unsafe("show server_version"),
         options,
-        config.secrets,
       );
       return `PostgreSQL ${String(rows[0]?.server_version ?? "")}`.trim();
     },
@@ -237,13 +258,11 @@ export function openPostgres(config: PostgresConfig): Driver {
     check: (text, _tier, options) =>
       checkStatement(text, async (statements) => {
         // Several statements in one simple query: the last one's rows.
-        const results = await run(
-          () =>
-            sql.unsafe(statements).simple() as unknown as postgres.PendingQuery<
-              postgres.Row[]
-            >,
+        const results = await own(
+          (session) =>
+            session.unsafe(statements)
+              .simple() as unknown as postgres.PendingQuery<postgres.Row[]>,
           options,
-          config.secrets,
         ) as unknown as Row[][];
         return results.at(-1) ?? [];
       }),
@@ -258,8 +277,8 @@ export function openPostgres(config: PostgresConfig): Driver {
       }
       return risks;
     },
-    query: (text, options) =>
-      (options.mode === "write"
+    async query(text, options) {
+      const run = options.mode === "write"
         ? writeQuery
         : target === null
         ? readQuery
@@ -271,17 +290,20 @@ export function openPostgres(config: PostgresConfig): Driver {
             lost,
             readQuery,
             (backend) => cancelRequest(plainSocket!, backend),
-          ))(
-          sql,
-          text,
-          options,
-          lost,
-        )
-        .catch((error) => {
-          throw fail(error);
-        }),
+          );
+      try {
+        return await askingAgain(() => {
+          const pool = sql;
+          return run(pool, text, options, lostFrom(pool));
+        });
+      } catch (error) {
+        throw fail(error);
+      }
+    },
     streamRead: (text, options, onBatch) =>
-      streamPostgresRead(sql, text, options, onBatch, lost).catch((error) => {
+      streamPostgresRead(sql, text, options, onBatch, lostFrom(sql)).catch((
+        error,
+      ) => {
         throw fail(error);
       }),
     async close() {
@@ -324,23 +346,45 @@ function hostOf(url: string): { host?: string[]; port?: number[] } {
   }
 }
 
-/** Run one of our own metadata statements with the caller's limits. */
+/**
+ * `attempt`, asked again (up to three times in all) when its session was
+ * refused before anything ran: the pool was replaced, or a session closed
+ * under waiting reads (pg_session.ts `requeueWaiters`).
+ */
+async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tries >= 3 || !poolReplaced(error)) throw error;
+    }
+  }
+}
+
+/**
+ * Run one of our own metadata statements with the caller's limits, on a
+ * session of its own.
+ */
 async function run(
-  start: () => postgres.PendingQuery<postgres.Row[]>,
+  sql: Sql,
+  lost: () => void,
+  start: (session: Reserved) => postgres.PendingQuery<postgres.Row[]>,
   options: { signal: AbortSignal; timeoutMs: number },
   secrets: readonly string[],
 ): Promise<Row[]> {
   let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
   try {
     return await stoppable(
-      async () => {
-        pending = start();
-        return [...(await pending)] as Row[];
-      },
+      () =>
+        onSession(sql, lost, async (session) => {
+          pending = start(session);
+          return [...(await pending)] as Row[];
+        }),
       options,
       () => pending?.cancel(),
     );
   } catch (error) {
+    if (poolReplaced(error)) throw error;
     throw toDbError(error, secrets);
   }
 }
