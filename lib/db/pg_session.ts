@@ -117,33 +117,6 @@ export function reserveSession(
 }
 
 /**
- * Run `work` (dbport's own statements: the catalog, a statement's vetting)
- * on a session reserved for it alone, then give the session back — or,
- * when it died under `work`, replace the pool (`lost`). Never a statement
- * of postgres.js's shared queue: postgres.js hands a session to a waiting
- * `reserve()` while statements it queued on it are still unanswered, and
- * the wired reader (pg_wire.ts) would then read their answers as its own
- * (issue 38: a read answered with a catalog query's rows, or with none).
- */
-export async function onSession<T>(
-  sql: ReturnType<typeof postgres>,
-  lost: () => void,
-  work: (reserved: Reserved) => Promise<T>,
-): Promise<T> {
-  const reserved = await reserveSession(sql);
-  let gone = false;
-  try {
-    return await work(reserved);
-  } catch (error) {
-    gone = sessionGone(error);
-    throw error;
-  } finally {
-    if (gone) lost();
-    else reserved.release();
-  }
-}
-
-/**
  * Run `work` on a reserved session inside `BEGIN READ ONLY` with the
  * statement timeout as a server-side net, then clean the session and give
  * it back (or drop it, when it died): every read's session, answered or

@@ -19,7 +19,6 @@ import {
   answered,
   giveBack,
   inReadTransaction,
-  onSession,
   poolReplaced,
   reserveSession,
   retirePool,
@@ -71,10 +70,9 @@ export interface PostgresConfig {
    */
   socket?: () => Promise<Duplex>;
   /**
-   * Reads through dbport's own reader on a wired socket (pg_wired.ts); off
-   * unless asked for here or by `DBPORT_PG_WIRE=1` — experimental: under the
-   * load test (64 clients) it answered some reads with no rows and lost
-   * pools (docs/performance.md, issue 38).
+   * Reads through dbport's own reader on a wired socket (pg_wired.ts): on
+   * unless turned off here or by `DBPORT_PG_WIRE=0` (then every read takes
+   * postgres.js's path; docs/performance.md, issue 38).
    */
   wiredReads?: boolean;
 }
@@ -94,7 +92,7 @@ import { pgTypeName } from "./pg_type_names.ts";
 
 type Column = { name: string; type: number; parser?: { array?: boolean } };
 
-/** The environment variable that turns the wired reader on (experimental). */
+/** The environment variable that turns the wired reader off (`0`). */
 export const WIRE_ENV = "DBPORT_PG_WIRE";
 
 /** Open a PostgreSQL driver; nothing connects until the first call. */
@@ -168,7 +166,7 @@ export function openPostgres(config: PostgresConfig): Driver {
   });
   // Reads speak the protocol themselves on a wired socket (pg_read.ts),
   // which needs the session's bytes in clear: not under TLS.
-  const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) === "1";
+  const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
   const target = !wiredReads ? null : wireTarget(
     config.socket,
     postgres(config.url, options()).options as never,
@@ -204,21 +202,17 @@ export function openPostgres(config: PostgresConfig): Driver {
   };
   const fail = (error: unknown) => toDbError(error, config.secrets);
   /**
-   * One of dbport's own statements on a session of its own (pg_session.ts
-   * `onSession`); asked of the new pool once more when the pool was
-   * replaced while it waited.
+   * dbport's own statements (the catalog, a statement's vetting) on a pool
+   * of their own, never wired: postgres.js hands a session to a waiting
+   * `reserve()` while statements it queued on it are still unanswered, and
+   * a wired read would then read their answers as its own (issue 38: a read
+   * answered with a catalog query's rows, or with none).
    */
+  const meta = postgres(config.url, { ...options(config.socket), max: 2 });
   const own = (
-    start: (session: Reserved) => postgres.PendingQuery<postgres.Row[]>,
+    start: (pool: Sql) => postgres.PendingQuery<postgres.Row[]>,
     options: CallOptions,
-  ): Promise<Row[]> => {
-    return askingAgain(() => {
-      const pool = sql;
-      return run(pool, lostFrom(pool), start, options, config.secrets);
-    }).catch((error) => {
-      throw fail(error);
-    });
-  };
+  ): Promise<Row[]> => run(() => start(meta), options, config.secrets);
   /** Our own catalog statements, with the caller's limits. */
   const catalog =
     (options: CallOptions) => (text: string, params?: unknown[]) =>
@@ -307,7 +301,7 @@ export function openPostgres(config: PostgresConfig): Driver {
         throw fail(error);
       }),
     async close() {
-      await sql.end({ timeout: 1 });
+      await Promise.all([sql.end({ timeout: 1 }), meta.end({ timeout: 1 })]);
       await Promise.allSettled([...retired]);
     },
   };
@@ -361,30 +355,23 @@ async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * Run one of our own metadata statements with the caller's limits, on a
- * session of its own.
- */
+/** Run one of our own metadata statements with the caller's limits. */
 async function run(
-  sql: Sql,
-  lost: () => void,
-  start: (session: Reserved) => postgres.PendingQuery<postgres.Row[]>,
+  start: () => postgres.PendingQuery<postgres.Row[]>,
   options: { signal: AbortSignal; timeoutMs: number },
   secrets: readonly string[],
 ): Promise<Row[]> {
   let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
   try {
     return await stoppable(
-      () =>
-        onSession(sql, lost, async (session) => {
-          pending = start(session);
-          return [...(await pending)] as Row[];
-        }),
+      async () => {
+        pending = start();
+        return [...(await pending)] as Row[];
+      },
       options,
       () => pending?.cancel(),
     );
   } catch (error) {
-    if (poolReplaced(error)) throw error;
     throw toDbError(error, secrets);
   }
 }
