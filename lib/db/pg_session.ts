@@ -46,8 +46,8 @@ export function retirePool(sql: object): void {
 const REPLACED = Symbol("pool replaced");
 
 /**
- * Whether `error` is `reserveSession`'s refusal of a replaced pool: nothing
- * ran, so the call may ask the new pool once more.
+ * Whether `error` is `reserveSession`'s refusal by `requeueWaiters`: nothing
+ * ran, so the call may ask the same pool again.
  */
 export function poolReplaced(error: unknown): boolean {
   return typeof error === "object" && error !== null && REPLACED in error;
@@ -57,8 +57,8 @@ export function poolReplaced(error: unknown): boolean {
 const waiting = new WeakMap<object, Set<() => void>>();
 
 /**
- * Refuse every `reserve()` now waiting on `sql`, as a pool replaced would
- * (`poolReplaced`: the caller asks again). Called once a session dbport
+ * Refuse every `reserve()` now waiting on `sql` (`poolReplaced`: the caller
+ * asks the same pool again). Called once a session dbport
  * closed itself has closed in postgres.js too: postgres.js reopens such a
  * session for the first `reserve()` waiting and then forgets that
  * `reserve()` — it would never settle (issue 38: reads left unanswered
@@ -75,10 +75,15 @@ export function reserveSession(
 ): Promise<Reserved> {
   const retired = retirementOf(sql);
   const gone = () =>
+    new DbError(
+      "connect",
+      "the database session closed before the read began: the connection's pool was replaced; try again",
+    );
+  const requeued = () =>
     Object.assign(
       new DbError(
         "connect",
-        "the database session closed before the read began: the connection's pool was replaced; try again",
+        "the database session closed before the read began: a session of the pool closed; try again",
       ),
       { [REPLACED]: true },
     );
@@ -92,17 +97,19 @@ export function reserveSession(
   const all = waiters;
   return new Promise<Reserved>((resolve, reject) => {
     const done = () => {
-      retired.removeEventListener("abort", refuse);
-      all.delete(refuse);
+      retired.removeEventListener("abort", onRetired);
+      all.delete(onRequeued);
     };
-    const refuse = () => {
+    const refuse = (error: DbError) => {
       done();
       // Should it still come, the session goes back unused.
       pending.then((reserved) => reserved.release(), () => {});
-      reject(gone());
+      reject(error);
     };
-    retired.addEventListener("abort", refuse, { once: true });
-    all.add(refuse);
+    const onRetired = () => refuse(gone());
+    const onRequeued = () => refuse(requeued());
+    retired.addEventListener("abort", onRetired, { once: true });
+    all.add(onRequeued);
     pending.then(
       (reserved) => {
         done();

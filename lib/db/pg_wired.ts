@@ -208,8 +208,12 @@ async function handBack(
     if (await within(settled, HAND_BACK_MS)) return reserved.release();
   }
   // Closed under postgres.js, which reopens it for the first reserve()
-  // waiting and forgets that one: every waiting read asks again.
-  if (await within(read.drop(), HAND_BACK_MS)) requeueWaiters(sql);
+  // waiting and forgets that one: every waiting read asks again. A session
+  // the server or the network closed replaces the pool: postgres.js waits
+  // longer before each reconnection after such a close, up to 20 s, and
+  // only a new pool starts afresh.
+  const closed = await within(read.drop(), HAND_BACK_MS);
+  if (closed && !gone) requeueWaiters(sql);
   else lost();
 }
 

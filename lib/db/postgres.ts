@@ -342,8 +342,8 @@ function hostOf(url: string): { host?: string[]; port?: number[] } {
 
 /**
  * `attempt`, asked again (up to three times in all) when its session was
- * refused before anything ran: the pool was replaced, or a session closed
- * under waiting reads (pg_session.ts `requeueWaiters`).
+ * refused before anything ran because a session closed under waiting reads
+ * (pg_session.ts `requeueWaiters`).
  */
 async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
   for (let tries = 1;; tries++) {
