@@ -69,6 +69,21 @@ export function requeueWaiters(sql: object): void {
   for (const refuse of [...(waiting.get(sql) ?? [])]) refuse();
 }
 
+/**
+ * `attempt`, asked again (up to three times in all) when its session was
+ * refused before anything ran because a session closed under waiting reads
+ * (pg_session.ts `requeueWaiters`).
+ */
+export async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tries >= 3 || !poolReplaced(error)) throw error;
+    }
+  }
+}
+
 /** A session of `sql`, or a lost-session error once the pool is replaced. */
 export function reserveSession(
   sql: ReturnType<typeof postgres>,

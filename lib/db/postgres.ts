@@ -17,9 +17,9 @@ import { DbError, noTransaction } from "./errors.ts";
 import { type ErrorReading, toDbError as readDbError } from "./to_db_error.ts";
 import {
   answered,
+  askingAgain,
   giveBack,
   inReadTransaction,
-  poolReplaced,
   reserveSession,
   retirePool,
   sessionGone,
@@ -337,21 +337,6 @@ function hostOf(url: string): { host?: string[]; port?: number[] } {
     return { host: [host], port: [Number(parsed.port || 5432)] };
   } catch {
     return {};
-  }
-}
-
-/**
- * `attempt`, asked again (up to three times in all) when its session was
- * refused before anything ran because a session closed under waiting reads
- * (pg_session.ts `requeueWaiters`).
- */
-async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
-  for (let tries = 1;; tries++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (tries >= 3 || !poolReplaced(error)) throw error;
-    }
   }
 }
 
