@@ -20,23 +20,25 @@ import { pgTypeName } from "./pg_type_names.ts";
 import { Buffer } from "node:buffer";
 import { Budget, CutCell, cutText, cutUtf8 } from "./budget.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
+import {
+  exchange,
+  type ExchangeAsk,
+  pgError,
+  simpleQueries,
+} from "./pg_messages.ts";
 import type { Wire, WireUser } from "./pg_wire.ts";
 import type { Cell, QueryResult } from "./types.ts";
 
 /** What one read asks. */
-export interface ReadAsk {
-  text: string;
-  maxRows: number;
+export interface ReadAsk extends ExchangeAsk {
   maxBytes: number;
   maxCellChars: number;
   /**
-   * The simple query that opens the read's transaction: `BEGIN READ ONLY`,
-   * the server-side statement timeout and, for a signed statement, its
-   * `application_name` (signature.ts).
+   * What is sent again, once the read's own cancel request was delivered,
+   * when that request reached the server after the statement ended and
+   * stopped the clean-up (`after`) instead: `ROLLBACK`, `DISCARD ALL`.
    */
-  begin: string;
-  /** Send `DISCARD ALL` after the `ROLLBACK`. */
-  discard: boolean;
+  recover: readonly string[];
   /** Whether a type (by OID) is an array type, as postgres.js learnt. */
   isArray: (type: number) => boolean;
   /**
@@ -53,7 +55,6 @@ const KEEP_VALUE_BYTES = 8 * 1024 * 1024;
 /** After the answer is full, this much more data stops the statement. */
 const DRAIN_BYTES = 1024 * 1024;
 
-const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder();
 
 type Column = {
@@ -93,8 +94,13 @@ export class PgRead implements WireUser {
   finished = false;
   /** Whether the session ended idle and without error in the clean-up. */
   clean = false;
-  /** The cancel request this read sent itself, if any. */
+  /**
+   * The cancel request this read sent (its answer spent, or stopped), once
+   * delivered: the session serves nothing else before.
+   */
   stopping: Promise<unknown> | null = null;
+  /** The read closed its session (a value too large to read out). */
+  abandoned = false;
   /** Socket writes of this read (one). */
   writes = 0;
 
@@ -102,8 +108,13 @@ export class PgRead implements WireUser {
   #resolve!: (result: QueryResult) => void;
   #reject!: (error: Error) => void;
   #wire: Wire | null = null;
+  /** The socket lent to the read, even once given back (`drop`). */
+  #lent: Wire | null = null;
+  /** ReadyForQuery messages so far, and the statement's own (its Sync's). */
   #phase = 0;
   #phases: number;
+  #statementPhase: number;
+  #recovering = false;
   #budget: Budget;
   #columns: Column[] = [];
   #beginError: Error | null = null;
@@ -112,7 +123,10 @@ export class PgRead implements WireUser {
   #command = "";
   #count: number | null = null;
   #drained = 0;
+  /** The read stopped its statement itself: its answer was full. */
   #stoppedByUs = false;
+  /** A cancel request was sent for this read (by it, or for its caller). */
+  #cancelled = false;
   #over = false;
   // The incoming message being read.
   #head = Buffer.alloc(5);
@@ -125,7 +139,8 @@ export class PgRead implements WireUser {
 
   constructor(ask: ReadAsk) {
     this.#ask = ask;
-    this.#phases = ask.discard ? 4 : 3;
+    this.#statementPhase = ask.begin === "" ? 0 : 1;
+    this.#phases = this.#statementPhase + 1 + ask.after.length;
     this.#budget = new Budget({
       maxRows: ask.maxRows,
       maxBytes: ask.maxBytes,
@@ -142,6 +157,7 @@ export class PgRead implements WireUser {
   start(wire: Wire): void {
     this.started = true;
     this.#wire = wire;
+    this.#lent = wire;
     this.writes++;
     wire.write(exchange(this.#ask));
   }
@@ -207,7 +223,7 @@ export class PgRead implements WireUser {
         headHave: 0,
         value: null,
         size: 0,
-        keep: this.#budget.open && this.#phase === 1,
+        keep: this.#budget.open && this.#phase === this.#statementPhase,
       };
     } else {
       this.#body = Buffer.allocUnsafe(this.#left);
@@ -231,13 +247,13 @@ export class PgRead implements WireUser {
   #message(type: number, body: Buffer): void {
     switch (type) {
       case 0x44: // D: DataRow
-        if (this.#phase === 1) this.#dataRow(body);
+        if (this.#phase === this.#statementPhase) this.#dataRow(body);
         return;
       case 0x54: // T: RowDescription
-        if (this.#phase === 1) this.#describe(body);
+        if (this.#phase === this.#statementPhase) this.#describe(body);
         return;
       case 0x43: // C: CommandComplete
-        if (this.#phase === 1) this.#complete(body);
+        if (this.#phase === this.#statementPhase) this.#complete(body);
         return;
       case 0x45: // E: ErrorResponse
         this.#error(pgError(body));
@@ -445,6 +461,7 @@ export class PgRead implements WireUser {
     this.#budget.truncation.bytes = true;
     this.finished = true;
     this.clean = false;
+    this.abandoned = true;
     const wire = this.#wire;
     this.#wire = null;
     this.#over = true;
@@ -481,8 +498,22 @@ export class PgRead implements WireUser {
   }
 
   #stop(): void {
-    if (this.#stoppedByUs || this.#phase !== 1) return;
+    if (this.#stoppedByUs || this.#phase !== this.#statementPhase) return;
     this.#stoppedByUs = true;
+    this.stop();
+  }
+
+  /**
+   * Stop the statement on the server (a timeout, a cancelled request): a
+   * cancel request, once. Whatever it stops — the statement, or the
+   * clean-up after it should it arrive late — the read finds out and
+   * repairs before it gives the session back (`#ready`).
+   */
+  stop(): void {
+    if (!this.started || this.finished || this.#over || this.#cancelled) {
+      return;
+    }
+    this.#cancelled = true;
     this.stopping = Promise.resolve().then(() => this.#ask.stop());
     this.stopping.catch(() => {});
   }
@@ -496,26 +527,68 @@ export class PgRead implements WireUser {
   }
 
   #error(error: Error): void {
-    if (this.#phase === 0) this.#beginError ??= error;
-    else if (this.#phase === 1) this.#statementError ??= error;
-    else this.#cleanError ??= error;
+    if (this.#phase < this.#statementPhase) this.#beginError ??= error;
+    else if (this.#phase === this.#statementPhase) {
+      this.#statementError ??= error;
+    } else this.#cleanError ??= error;
   }
 
   #ready(status: number): void {
     this.#phase++;
     if (this.#phase < this.#phases) return;
-    this.finished = true;
     // 'I': idle, outside any transaction, as the session was lent.
-    this.clean = this.#cleanError === null && status === 0x49;
+    const clean = this.#cleanError === null && status === 0x49;
+    if (
+      !clean && this.#cancelled && !this.#recovering &&
+      this.#ask.recover.length > 0
+    ) return this.#recover();
+    this.finished = true;
+    this.clean = clean;
     const wire = this.#wire;
     this.#wire = null;
     this.#over = true;
-    wire?.release();
+    // A session left in an unknown state is closed under postgres.js, which
+    // opens a new one when it needs it; a clean one goes back as lent.
+    if (clean) wire?.release();
+    else wire?.destroy();
     const cancelled = this.#stoppedByUs &&
       (this.#statementError as { code?: string } | null)?.code === "57014";
     const error = this.#beginError ??
       (cancelled ? null : this.#statementError);
     this.#settle(error ?? this.#result());
+  }
+
+  /**
+   * The cancel request reached the server after the statement had ended and
+   * stopped the clean-up (a ROLLBACK refused, the transaction left aborted;
+   * a DISCARD ALL not run). Once the request was delivered — the server
+   * has signalled the session, which drops a cancel that finds it waiting
+   * for a command — the clean-up is sent again on the same socket.
+   */
+  #recover(): void {
+    this.#recovering = true;
+    this.#cleanError = null;
+    this.#phases += this.#ask.recover.length;
+    const wire = this.#wire;
+    void (this.stopping ?? Promise.resolve()).catch(() => {}).then(() => {
+      if (this.#over || this.#wire !== wire || wire === null) return;
+      this.writes++;
+      wire.write(simpleQueries(this.#ask.recover));
+    });
+  }
+
+  /**
+   * Close the session under postgres.js when the read still holds it (its
+   * answer never came): nothing more is sent on it, and postgres.js opens
+   * another when it needs one.
+   */
+  drop(): Promise<void> {
+    this.#wire = null;
+    this.#over = true;
+    const lent = this.#lent;
+    if (lent === null) return Promise.resolve();
+    lent.destroy();
+    return lent.closed();
   }
 
   #result(): QueryResult {
@@ -538,99 +611,4 @@ export class PgRead implements WireUser {
     if (outcome instanceof Error) this.#reject(outcome);
     else this.#resolve(outcome);
   }
-}
-
-/** The read's whole exchange, as the bytes of one write. */
-export function exchange(ask: ReadAsk): Uint8Array {
-  const parts: Uint8Array[] = [
-    query(ask.begin),
-    // Parse: the unnamed statement, no parameter types.
-    message(0x50, cstring(""), cstring(ask.text), int16(0)),
-    // Bind: the unnamed portal; no parameters; every column as text.
-    message(0x42, cstring(""), cstring(""), int16(0), int16(0), int16(0)),
-    // Describe the portal: its columns' names and types.
-    message(0x44, Uint8Array.of(0x50), cstring("")),
-    // Execute: one row past the cap tells that the result was cut.
-    message(0x45, cstring(""), int32(Math.min(ask.maxRows + 1, 2 ** 31 - 1))),
-    message(0x53),
-    query("ROLLBACK"),
-  ];
-  if (ask.discard) parts.push(query("DISCARD ALL"));
-  return Buffer.concat(parts);
-}
-
-function query(text: string): Uint8Array {
-  return message(0x51, cstring(text));
-}
-
-function message(type: number, ...parts: Uint8Array[]): Uint8Array {
-  let length = 4;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(1 + length);
-  out[0] = type;
-  new DataView(out.buffer).setUint32(1, length);
-  let at = 5;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-function cstring(text: string): Uint8Array {
-  const bytes = ENCODER.encode(text);
-  const out = new Uint8Array(bytes.length + 1);
-  out.set(bytes);
-  return out;
-}
-
-function int16(value: number): Uint8Array {
-  return Uint8Array.of(value >> 8 & 0xff, value & 0xff);
-}
-
-function int32(value: number): Uint8Array {
-  const out = new Uint8Array(4);
-  new DataView(out.buffer).setInt32(0, value);
-  return out;
-}
-
-/** The fields of an ErrorResponse, named as postgres.js names them. */
-const ERROR_FIELDS: Record<number, string> = {
-  0x53: "severity_local",
-  0x56: "severity",
-  0x43: "code",
-  0x4d: "message",
-  0x44: "detail",
-  0x48: "hint",
-  0x50: "position",
-  0x70: "internal_position",
-  0x71: "internal_query",
-  0x57: "where",
-  0x73: "schema_name",
-  0x74: "table_name",
-  0x63: "column_name",
-  0x64: "data type_name",
-  0x6e: "constraint_name",
-  0x46: "file",
-  0x4c: "line",
-  0x52: "routine",
-};
-
-/** A server's error as the same kind of object postgres.js raises. */
-export function pgError(body: Uint8Array): Error {
-  const bytes = body instanceof Buffer
-    ? body
-    : Buffer.from(body.buffer, body.byteOffset, body.length);
-  const fields: Record<string, string> = {};
-  let at = 0;
-  while (at < bytes.length && bytes[at] !== 0) {
-    const nul = bytes.indexOf(0, at + 1);
-    if (nul < 0) break;
-    const name = ERROR_FIELDS[bytes[at]!];
-    if (name !== undefined) fields[name] = bytes.toString("utf8", at + 1, nul);
-    at = nul + 1;
-  }
-  const error = new Error(fields.message ?? "the database refused the read");
-  error.name = "PostgresError";
-  return Object.assign(error, fields);
 }

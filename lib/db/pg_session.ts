@@ -43,6 +43,47 @@ export function retirePool(sql: object): void {
   }
 }
 
+const REPLACED = Symbol("pool replaced");
+
+/**
+ * Whether `error` is `reserveSession`'s refusal by `requeueWaiters`: nothing
+ * ran, so the call may ask the same pool again.
+ */
+export function poolReplaced(error: unknown): boolean {
+  return typeof error === "object" && error !== null && REPLACED in error;
+}
+
+/** `reserve()`s still waiting, by pool: what `requeueWaiters` refuses. */
+const waiting = new WeakMap<object, Set<() => void>>();
+
+/**
+ * Refuse every `reserve()` now waiting on `sql` (`poolReplaced`: the caller
+ * asks the same pool again). Called once a session dbport
+ * closed itself has closed in postgres.js too: postgres.js reopens such a
+ * session for the first `reserve()` waiting and then forgets that
+ * `reserve()` — it would never settle (issue 38: reads left unanswered
+ * after a value too large was stopped mid-stream). Asked again, a waiting
+ * `reserve()` is served by the reopened session.
+ */
+export function requeueWaiters(sql: object): void {
+  for (const refuse of [...(waiting.get(sql) ?? [])]) refuse();
+}
+
+/**
+ * `attempt`, asked again (up to three times in all) when its session was
+ * refused before anything ran because a session closed under waiting reads
+ * (pg_session.ts `requeueWaiters`).
+ */
+export async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tries >= 3 || !poolReplaced(error)) throw error;
+    }
+  }
+}
+
 /** A session of `sql`, or a lost-session error once the pool is replaced. */
 export function reserveSession(
   sql: ReturnType<typeof postgres>,
@@ -53,22 +94,44 @@ export function reserveSession(
       "connect",
       "the database session closed before the read began: the connection's pool was replaced; try again",
     );
+  const requeued = () =>
+    Object.assign(
+      new DbError(
+        "connect",
+        "the database session closed before the read began: a session of the pool closed; try again",
+      ),
+      { [REPLACED]: true },
+    );
   if (retired.aborted) return Promise.reject(gone());
   const pending = sql.reserve();
+  let waiters = waiting.get(sql);
+  if (waiters === undefined) {
+    waiters = new Set();
+    waiting.set(sql, waiters);
+  }
+  const all = waiters;
   return new Promise<Reserved>((resolve, reject) => {
-    const onRetired = () => {
+    const done = () => {
+      retired.removeEventListener("abort", onRetired);
+      all.delete(onRequeued);
+    };
+    const refuse = (error: DbError) => {
+      done();
       // Should it still come, the session goes back unused.
       pending.then((reserved) => reserved.release(), () => {});
-      reject(gone());
+      reject(error);
     };
+    const onRetired = () => refuse(gone());
+    const onRequeued = () => refuse(requeued());
     retired.addEventListener("abort", onRetired, { once: true });
+    all.add(onRequeued);
     pending.then(
       (reserved) => {
-        retired.removeEventListener("abort", onRetired);
+        done();
         resolve(reserved);
       },
       (error) => {
-        retired.removeEventListener("abort", onRetired);
+        done();
         reject(error);
       },
     );

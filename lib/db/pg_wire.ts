@@ -39,6 +39,8 @@ export interface Wire {
   release(): void;
   /** Close the session under postgres.js (it sees the socket close). */
   destroy(): void;
+  /** Settles once the socket closed and postgres.js saw it close. */
+  closed(): Promise<void>;
 }
 
 /**
@@ -120,6 +122,8 @@ export function wired<T extends Duplex>(socket: T): T {
   const emit = socket.emit.bind(socket) as Emit;
   const write = socket.write.bind(socket) as Write;
   let owner: WireUser | null = null;
+  let isClosed = false;
+  const onClosed: (() => void)[] = [];
   const wire: Wire = {
     write: (bytes) => {
       wireWrites.reads++;
@@ -134,6 +138,10 @@ export function wired<T extends Duplex>(socket: T): T {
       owner = null;
       socket.destroy();
     },
+    closed: () =>
+      isClosed
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => onClosed.push(resolve)),
   };
   (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
     if (owner !== null) {
@@ -151,7 +159,13 @@ export function wired<T extends Duplex>(socket: T): T {
         );
       }
     }
-    return emit(event, ...args);
+    const result = emit(event, ...args);
+    if (event === "close") {
+      // postgres.js's own close handler has run by now.
+      isClosed = true;
+      for (const resolve of onClosed.splice(0)) resolve();
+    }
+    return result;
   };
   (socket as unknown as { write: Write }).write = (chunk, ...rest) => {
     if (owner === null && chunk instanceof Uint8Array) {

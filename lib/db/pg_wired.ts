@@ -14,7 +14,7 @@ import type postgres from "postgres";
 import type { Duplex } from "node:stream";
 import { parsePostgres } from "./pg_parse.ts";
 import { PgRead } from "./pg_read.ts";
-import { reserveSession, sessionGone } from "./pg_session.ts";
+import { requeueWaiters, reserveSession, sessionGone } from "./pg_session.ts";
 import { awaitWire } from "./pg_wire.ts";
 import { stoppable, throwIfAborted } from "./stoppable.ts";
 import type { QueryOptions, QueryResult } from "./types.ts";
@@ -121,12 +121,12 @@ export async function wiredRead(
   }
   const discard = !(await leavesNoState(text));
   const reserved = await reserveSession(sql);
-  let marker: ReturnType<ReturnType<typeof reserved.unsafe>["simple"]> | null =
-    null;
+  let marker: Promise<unknown> | null = null;
   const parsers = sql.options.parsers as Record<
     number,
     { array?: boolean } | undefined
   >;
+  const clean = discard ? ["ROLLBACK", "DISCARD ALL"] : ["ROLLBACK"];
   const read = new PgRead({
     // Signed as sent (signature.ts); `text` itself is what was checked.
     text: signed(text, options.sign),
@@ -136,11 +136,12 @@ export async function wiredRead(
     maxRows: options.maxRows,
     maxBytes: options.maxBytes,
     maxCellChars: options.maxCellChars,
-    discard,
+    after: clean,
+    recover: clean,
     isArray: (type) => parsers[type]?.array === true,
-    // Awaited before the session is given back: postgres.js's own cancel
-    // does not say when the request was delivered, and one delivered late
-    // would stop the session's next statement.
+    // The protocol's cancel request, on a socket of its own: it settles
+    // once delivered, and the session is given back only after (one
+    // delivered late would stop the session's next statement).
     stop: () => {
       const backend = (marker as { state?: Backend } | null)?.state;
       return backend === undefined ? undefined : cancel(backend);
@@ -161,7 +162,9 @@ export async function wiredRead(
         return read.done;
       },
       options,
-      () => marker?.cancel(),
+      // The read's own cancel request, never postgres.js's: the read knows
+      // when it was delivered and whether it stopped the clean-up instead.
+      () => read.stop(),
     );
   } catch (error) {
     if (error === UNWIRED) {
@@ -174,15 +177,44 @@ export async function wiredRead(
     throw error;
   } finally {
     wire.forget();
-    if (read.started && read.finished && read.clean && !gone) {
-      // A cancel request of the read's own must reach the server before the
-      // session serves another statement.
-      if (await within(Promise.all([marker, read.stopping]), HAND_BACK_MS)) {
-        reserved.release();
-      } else lost();
-    } else if (read.started || gone) lost();
-    else if (!fellBack) reserved.release();
+    await handBack(sql, read, reserved, marker, gone, fellBack, lost);
   }
+}
+
+/**
+ * The end of a wired read's session: given back when the read left it idle
+ * and clean (and its cancel request, if any, was delivered); otherwise
+ * closed under postgres.js, which opens another when it needs one. Only a
+ * session that failed before the read began, or did not close, replaces
+ * the pool (`lost`).
+ */
+async function handBack(
+  sql: Sql,
+  read: PgRead,
+  reserved: { release(): void },
+  marker: Promise<unknown> | null,
+  gone: boolean,
+  fellBack: boolean,
+  lost: () => void,
+): Promise<void> {
+  if (fellBack) return;
+  if (!read.started) {
+    if (gone) lost();
+    else reserved.release();
+    return;
+  }
+  if (read.finished && read.clean && !gone) {
+    const settled = Promise.all([marker, read.stopping]);
+    if (await within(settled, HAND_BACK_MS)) return reserved.release();
+  }
+  // Closed under postgres.js, which reopens it for the first reserve()
+  // waiting and forgets that one: every waiting read asks again. A session
+  // the server or the network closed replaces the pool: postgres.js waits
+  // longer before each reconnection after such a close, up to 20 s, and
+  // only a new pool starts afresh.
+  const closed = await within(read.drop(), HAND_BACK_MS);
+  if (closed && !gone) requeueWaiters(sql);
+  else lost();
 }
 
 /** Whether `work` settled within `ms`. */

@@ -17,6 +17,7 @@ import { DbError, noTransaction } from "./errors.ts";
 import { type ErrorReading, toDbError as readDbError } from "./to_db_error.ts";
 import {
   answered,
+  askingAgain,
   giveBack,
   inReadTransaction,
   reserveSession,
@@ -69,10 +70,9 @@ export interface PostgresConfig {
    */
   socket?: () => Promise<Duplex>;
   /**
-   * Reads through dbport's own reader on a wired socket (pg_wired.ts); off
-   * unless asked for here or by `DBPORT_PG_WIRE=1` — experimental: under the
-   * load test (64 clients) it answered some reads with no rows and lost
-   * pools (docs/performance.md, issue 38).
+   * Reads through dbport's own reader on a wired socket (pg_wired.ts): on
+   * unless turned off here or by `DBPORT_PG_WIRE=0` (then every read takes
+   * postgres.js's path; docs/performance.md, issue 38).
    */
   wiredReads?: boolean;
 }
@@ -92,7 +92,7 @@ import { pgTypeName } from "./pg_type_names.ts";
 
 type Column = { name: string; type: number; parser?: { array?: boolean } };
 
-/** The environment variable that turns the wired reader on (experimental). */
+/** The environment variable that turns the wired reader off (`0`). */
 export const WIRE_ENV = "DBPORT_PG_WIRE";
 
 /** Open a PostgreSQL driver; nothing connects until the first call. */
@@ -166,7 +166,7 @@ export function openPostgres(config: PostgresConfig): Driver {
   });
   // Reads speak the protocol themselves on a wired socket (pg_read.ts),
   // which needs the session's bytes in clear: not under TLS.
-  const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) === "1";
+  const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
   const target = !wiredReads ? null : wireTarget(
     config.socket,
     postgres(config.url, options()).options as never,
@@ -186,33 +186,48 @@ export function openPostgres(config: PostgresConfig): Driver {
   // closures read `sql` at each call, so the next call gets the new pool.
   let sql = create();
   const retired = new Set<Promise<void>>();
-  const lost = () => {
-    const old = sql;
+  /**
+   * Replace `pool` after it lost a session while reserved; a session of a
+   * pool already replaced changes nothing (it would end the healthy one).
+   */
+  const lostFrom = (pool: Sql) => () => {
+    if (pool !== sql) return;
     sql = create();
     // Reads still waiting for one of its sessions fail now, not never.
-    retirePool(old);
-    const ending = old.end({ timeout: 5 }).catch(() => {}).finally(() =>
+    retirePool(pool);
+    const ending = pool.end({ timeout: 5 }).catch(() => {}).finally(() =>
       retired.delete(ending)
     );
     retired.add(ending);
   };
   const fail = (error: unknown) => toDbError(error, config.secrets);
+  /**
+   * dbport's own statements (the catalog, a statement's vetting) on a pool
+   * of their own, never wired: postgres.js hands a session to a waiting
+   * `reserve()` while statements it queued on it are still unanswered, and
+   * a wired read would then read their answers as its own (issue 38: a read
+   * answered with a catalog query's rows, or with none).
+   */
+  const meta = postgres(config.url, { ...options(config.socket), max: 2 });
+  const own = (
+    start: (pool: Sql) => postgres.PendingQuery<postgres.Row[]>,
+    options: CallOptions,
+  ): Promise<Row[]> => run(() => start(meta), options, config.secrets);
   /** Our own catalog statements, with the caller's limits. */
   const catalog =
     (options: CallOptions) => (text: string, params?: unknown[]) =>
-      run(
-        () => sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
+      own(
+        (session) =>
+          session.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
         options,
-        config.secrets,
       );
 
   return {
     engine: "postgres",
     async version(options) {
-      const rows = await run(
-        () => sql.unsafe("show server_version"),
+      const rows = await own(
+        (session) => session.unsafe("show server_version"),
         options,
-        config.secrets,
       );
       return `PostgreSQL ${String(rows[0]?.server_version ?? "")}`.trim();
     },
@@ -237,13 +252,11 @@ export function openPostgres(config: PostgresConfig): Driver {
     check: (text, _tier, options) =>
       checkStatement(text, async (statements) => {
         // Several statements in one simple query: the last one's rows.
-        const results = await run(
-          () =>
-            sql.unsafe(statements).simple() as unknown as postgres.PendingQuery<
-              postgres.Row[]
-            >,
+        const results = await own(
+          (session) =>
+            session.unsafe(statements)
+              .simple() as unknown as postgres.PendingQuery<postgres.Row[]>,
           options,
-          config.secrets,
         ) as unknown as Row[][];
         return results.at(-1) ?? [];
       }),
@@ -258,8 +271,8 @@ export function openPostgres(config: PostgresConfig): Driver {
       }
       return risks;
     },
-    query: (text, options) =>
-      (options.mode === "write"
+    async query(text, options) {
+      const run = options.mode === "write"
         ? writeQuery
         : target === null
         ? readQuery
@@ -271,21 +284,24 @@ export function openPostgres(config: PostgresConfig): Driver {
             lost,
             readQuery,
             (backend) => cancelRequest(plainSocket!, backend),
-          ))(
-          sql,
-          text,
-          options,
-          lost,
-        )
-        .catch((error) => {
-          throw fail(error);
-        }),
+          );
+      try {
+        return await askingAgain(() => {
+          const pool = sql;
+          return run(pool, text, options, lostFrom(pool));
+        });
+      } catch (error) {
+        throw fail(error);
+      }
+    },
     streamRead: (text, options, onBatch) =>
-      streamPostgresRead(sql, text, options, onBatch, lost).catch((error) => {
+      streamPostgresRead(sql, text, options, onBatch, lostFrom(sql)).catch((
+        error,
+      ) => {
         throw fail(error);
       }),
     async close() {
-      await sql.end({ timeout: 1 });
+      await Promise.all([sql.end({ timeout: 1 }), meta.end({ timeout: 1 })]);
       await Promise.allSettled([...retired]);
     },
   };

@@ -6,9 +6,9 @@
  * cost 400 MB at least. The process is warmed first with answers of the same
  * shape (five 3 MB cells read eight at a time): V8 sizes its heap (40-80 MiB)
  * on the first large answers whatever their size. This is the wired reader's
- * (pg_wired.ts), experimental and off unless `DBPORT_PG_WIRE=1`: the read
- * after a value stopped mid-stream is checked one at a time, as eight at once
- * left two requests unanswered in a loaded full suite (issue 38, left open).
+ * (pg_wired.ts), on by default (`DBPORT_PG_WIRE=0` turns it off). Eight
+ * reads at once around a value stopped mid-stream are
+ * tests/db/pg_read_edges_test.ts's (they once left two requests unanswered).
  */
 
 import { assert, assertEquals } from "@std/assert";
