@@ -59,7 +59,13 @@ export function mcpEndpoint(deps: EndpointDeps) {
   return function mcpEndpoint(c: Context<AppEnv>): Promise<Response> {
     const parsed = parseJsonBody(c.get("body"));
     if (!parsed.ok) {
-      throw HttpError.wire(new WireError(ErrorCode.ParseError, parsed.reason));
+      throw HttpError.wire(
+        new WireError(
+          parsed.code ?? ErrorCode.ParseError,
+          parsed.reason,
+          parsed.data,
+        ),
+      );
     }
     const message = classifyMessage(parsed.value);
     switch (message.kind) {

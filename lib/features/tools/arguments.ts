@@ -8,6 +8,7 @@
 
 import type { BindValue } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";
+import { previewJson } from "../../protocol/json_preview.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 
 /** One argument of a tool: a string, a number, a boolean, choices or values. */
@@ -176,25 +177,14 @@ function typeText(argument: ArgumentSpec): string {
   }
 }
 
-/** The longest echo of a wrong value in a -32602 message. */
-const MAX_SHOWN = 200;
-
 /**
- * A wrong value as the message quotes it: cut to {@linkcode MAX_SHOWN}
- * characters (a 2 MB `params` list with one object in it is not echoed
- * whole), and a number JSON cannot write (`1e999` parses to Infinity)
+ * A wrong value as the message quotes it: a bounded preview (a 2 MB
+ * `params` list, or one nested a million deep, is neither echoed whole nor
+ * walked whole), a number JSON cannot write (`1e999` parses to Infinity)
  * said as itself rather than as JSON's `null`.
  */
 function shown(value: unknown): string {
-  const text = JSON.stringify(
-    value,
-    (_key, item) =>
-      typeof item === "number" && !Number.isFinite(item) ? String(item) : item,
-  ) ??
-    String(value);
-  return text.length <= MAX_SHOWN
-    ? text
-    : `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)`;
+  return previewJson(value);
 }
 
 function hasType(
