@@ -8,6 +8,7 @@ import { assert, assertEquals } from "@std/assert";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { openFixture } from "../_db.ts";
 import { type Answer, envelope, post } from "../_server.ts";
+import { callTool } from "../_tool_call.ts";
 
 /** A tools/call body whose argument `field` is `depth` nested arrays. */
 function deepBody(connectionId: string, field: string, depth: number): string {
@@ -89,4 +90,36 @@ Deno.test("deeply nested bind params answer -32602 naming params", async () => {
     assertEquals(answer.json?.error?.code, -32602, answer.text.slice(0, 200));
     assertEquals(answer.json.error.data?.argument, "params");
   }
+});
+
+Deno.test("mariadb: one token's slow reads leave a session for another token's read", async () => {
+  await using fixture = await openFixture("mysql");
+  const shop = savedConnection(fixture, "fix44_my");
+  await using server = await serverWith([shop]);
+  const a = `Bearer ${
+    (await server.mint("readOnly", { name: "A" })).plaintext
+  }`;
+  const b = `Bearer ${
+    (await server.mint("readOnly", { name: "B" })).plaintext
+  }`;
+  const args = { connection_id: shop.id, query: "select 1" };
+  await callTool(server, "execute_query", args, { authorization: b });
+  const flood = Array.from(
+    { length: 6 },
+    () =>
+      callTool(server, "execute_query", {
+        connection_id: shop.id,
+        query: "select sleep(4)",
+      }, { authorization: a }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const started = performance.now();
+  const answer = await callTool(server, "execute_query", args, {
+    authorization: b,
+  });
+  const waited = performance.now() - started;
+  const slow = await Promise.all(flood);
+  assertEquals(answer.json.result.isError, undefined, answer.text);
+  assert(waited < 2_500, `token B waited ${Math.round(waited)} ms`);
+  for (const done of slow) assertEquals(done.json.result.isError, undefined);
 });
