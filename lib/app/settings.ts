@@ -83,6 +83,11 @@ export interface Settings {
   maxExportRows: number;
   /** The most bytes one `export_query` file may grow to. */
   maxExportBytes: number;
+  /**
+   * The most bytes of `export_query` files the exports directory may hold in
+   * all; null: `maxExportBytes` (lib/features/tools/export_quota.ts).
+   */
+  maxExportTotalBytes: number | null;
   /** Whether `serve` starts the browser console (a second 127.0.0.1 listener). */
   console: boolean;
   /** The console's port on 127.0.0.1; 0 for a new one at each start (absent: chosen once, like `port`). */
@@ -109,6 +114,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   exportDirectory: null,
   maxExportRows: 10_000_000,
   maxExportBytes: 2 * 1024 ** 3,
+  maxExportTotalBytes: null,
   console: true,
   consolePort: 0,
 });
@@ -186,6 +192,9 @@ const CHECKS: Readonly<Record<keyof Settings, Check>> = {
   exportDirectory: absolutePath,
   maxExportRows: integer(1, 1_000_000_000),
   maxExportBytes: integer(1_000, 1024 ** 4),
+  maxExportTotalBytes: (value) =>
+    value === null ? null : integer(1_000, 1024 ** 5)(value) &&
+      "must be null or an integer from 1000 to 1125899906842624",
   console: boolean,
   consolePort: integer(0, 65535),
 };

@@ -26,6 +26,7 @@ import { signatureOf } from "./sign.ts";
 import { classifyQuery } from "./classify.ts";
 import {
   answerLimits,
+  checkColumnNames,
   countRows,
   fitRows,
   isCut,
@@ -244,6 +245,7 @@ export async function runClassified(
   }
   const took = elapsed();
   remember(took, result, null);
+  checkColumnNames(result.columns, answerBudget(settings));
   ctx.budget?.spent(write ? "write" : "read", result.rows.length);
   // A write's RETURNING rows are rows returned too (docs/tokens.md).
   if (write && result.rows.length > 0) {
