@@ -6,6 +6,7 @@
  * @module
  */
 
+import { capClientFields } from "./activity_fields.ts";
 import type { ActivityEntry, Outcome } from "../app/activity_log.ts";
 import { sha256Hex } from "../app/digest.ts";
 import type { Principal } from "../features/context.ts";
@@ -142,7 +143,7 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
     ? { target: null, connectionId: null, sqlDigest: null }
     : callDetails(input.method, input.params);
   const ended = outcomeOf(input.ended);
-  return {
+  return capClientFields({
     time: input.time,
     principalKind: principal === null ? "unauthenticated" : principal.kind,
     tokenId: principal?.tokenId ?? null,
@@ -162,5 +163,5 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
     // A tool error's code first, then what the call noted (ctx.note).
     detail: [ended.detail, input.detail].filter((d) => d != null).join("; ") ||
       null,
-  };
+  });
 }
