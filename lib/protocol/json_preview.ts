@@ -3,7 +3,8 @@
  * piece by piece so that a huge or deeply nested value costs only the
  * characters shown (`JSON.stringify` of 2,000,000 nested arrays held the
  * event loop 45 s and answered 9.8 MB). Numbers JSON cannot write (`1e999`
- * parses to Infinity) are said as themselves rather than as `null`.
+ * parses to Infinity) are said as themselves (`"Infinity"`) rather than as
+ * `null`.
  *
  * @module
  */
@@ -57,7 +58,7 @@ function write(value: unknown, out: string[], room: { left: number }): void {
 
 function scalar(value: unknown): string {
   if (typeof value === "number" && !Number.isFinite(value)) {
-    return String(value);
+    return JSON.stringify(String(value));
   }
   if (typeof value === "string") {
     // A long string is cut before it is quoted: the preview shows only its start.

@@ -7,7 +7,7 @@ Deno.test("previewJson: a small value is its JSON text", () => {
     previewJson({ a: [1, "x", null, true] }),
     '{"a":[1,"x",null,true]}',
   );
-  assertEquals(previewJson([Infinity]), "[Infinity]");
+  assertEquals(previewJson([Infinity]), '["Infinity"]');
   assertEquals(previewJson("x"), '"x"');
 });
 
