@@ -5,6 +5,7 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
+import postgres from "postgres";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { openFixture } from "../_db.ts";
 import {
@@ -333,4 +334,63 @@ Deno.test("postgres: explain_query echoes a cut statement and its answer stays w
     structured.statement.slice(-200),
   );
   assertEquals(structured.is_truncated, true);
+});
+
+Deno.test("postgres: one token's reads waiting on a lock leave a session for another token's read", async () => {
+  await using fixture = await openFixture("postgres");
+  const shop = savedConnection(fixture, "fix44_pg");
+  await using server = await serverWith([shop]);
+  const a = `Bearer ${
+    (await server.mint("readOnly", { name: "A" })).plaintext
+  }`;
+  const b = `Bearer ${
+    (await server.mint("readOnly", { name: "B" })).plaintext
+  }`;
+  const args = { connection_id: shop.id, query: "select 1" };
+  await callTool(server, "execute_query", args, { authorization: b });
+  // A session of the test's own holds the table: A's reads wait on the lock
+  // (no CPU spent), each holding one of the connection's sessions.
+  const holder = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  const locked = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  const held = holder.begin(async (tx) => {
+    await tx.unsafe(
+      `lock table ${fixture.schema}.authors in access exclusive mode`,
+    );
+    locked.resolve();
+    await release.promise;
+  });
+  try {
+    await locked.promise;
+    const flood = Array.from(
+      { length: 6 },
+      () =>
+        callTool(server, "execute_query", {
+          connection_id: shop.id,
+          query: `select count(*) from ${fixture.schema}.authors`,
+        }, { authorization: a }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = performance.now();
+    const answer = await callTool(server, "execute_query", args, {
+      authorization: b,
+    });
+    const waited = performance.now() - started;
+    release.resolve();
+    await held;
+    const slow = await Promise.all(flood);
+    assertEquals(answer.json.result.isError, undefined, answer.text);
+    assert(waited < 2_500, `token B waited ${Math.round(waited)} ms`);
+    for (const done of slow) {
+      assertEquals(
+        done.json.result?.isError,
+        undefined,
+        done.text.slice(0, 300),
+      );
+    }
+  } finally {
+    release.resolve();
+    await held.catch(() => {});
+    await holder.end();
+  }
 });
