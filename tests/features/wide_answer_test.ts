@@ -3,6 +3,7 @@ import {
   checkColumnNames,
   fitRows,
   namesWithin,
+  narrowWrite,
   truncationOf,
 } from "../../lib/features/tools/result_set.ts";
 import { ToolFailure } from "../../lib/features/tools/failure.ts";
@@ -52,4 +53,29 @@ Deno.test("namesWithin() cuts long names and leaves out those past the room, and
   assert(listed.columns.length < 1_600);
   assert(listed.columns_cut!.includes(`of 1600 column names left out`));
   assertEquals(namesWithin(["a", "b"], 10_000), { columns: ["a", "b"] });
+});
+
+Deno.test("narrowWrite() keeps a run write's answer: its returned rows left out, its names cut, said as cut", () => {
+  const columns = Array.from({ length: 1_600 }, () => "x".repeat(1_000));
+  const result = {
+    columns,
+    rows: [columns.map(() => 1)],
+    rowsAffected: 1,
+    truncated: false,
+    truncation: { rows: false, bytes: false, cells: 0 },
+  };
+  narrowWrite(result, 40_000);
+  assertEquals(result.rows, []);
+  assertEquals(result.rowsAffected, 1);
+  assertEquals(result.truncation.bytes, true);
+  assert(JSON.stringify(result.columns).length <= 10_000);
+  const small = {
+    columns: ["id"],
+    rows: [[1]],
+    rowsAffected: 1,
+    truncated: false,
+    truncation: { rows: false, bytes: false, cells: 0 },
+  };
+  narrowWrite(small, 40_000);
+  assertEquals(small.rows, [[1]]);
 });

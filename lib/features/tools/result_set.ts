@@ -11,7 +11,12 @@
 
 import type { Settings } from "../../app/settings.ts";
 import type { Truncation } from "../../db/budget.ts";
-import type { BindValue, Cell, QueryOptions } from "../../db/types.ts";
+import type {
+  BindValue,
+  Cell,
+  QueryOptions,
+  QueryResult,
+} from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
@@ -58,8 +63,15 @@ export function fitRows(
   return keep;
 }
 
+/** The characters a list of column names takes in an answer. */
+function namesChars(columns: readonly string[]): number {
+  let chars = 2;
+  for (const name of columns) chars += name.length + 3;
+  return chars;
+}
+
 /**
- * Refuse a result whose column names alone would take more than half the
+ * Refuse a read whose column names alone would take more than half the
  * answer budget (1,600 names of 1,000 characters answered 160 MB): no row
  * could be shown beside them. Measured by their lengths, not by building
  * their text.
@@ -68,12 +80,24 @@ export function checkColumnNames(
   columns: readonly string[],
   budget: number,
 ): void {
-  let chars = 2;
-  for (const name of columns) chars += name.length + 3;
+  const chars = namesChars(columns);
   if (chars <= budget / 2) return;
   throw invalidArgument(
     `the result's ${columns.length} column names alone take ${chars} characters, more than half the answer budget of ${budget}; nothing was returned: select fewer columns, or give long names a short alias (AS)`,
   );
+}
+
+/**
+ * A write's result whose RETURNING column names alone pass half the budget:
+ * the write has run, so it is not refused; its answer keeps the counts and
+ * leaves out the returned rows, its names cut (said as cut at the budget).
+ * Changes `result` in place.
+ */
+export function narrowWrite(result: QueryResult, budget: number): void {
+  if (namesChars(result.columns) <= budget / 2) return;
+  result.columns = namesWithin(result.columns, budget / 4).columns;
+  result.rows = [];
+  result.truncation.bytes = true;
 }
 
 /** The longest column name an answer lists whole. */

@@ -30,6 +30,7 @@ import {
   countRows,
   fitRows,
   isCut,
+  narrowWrite,
   truncationOf,
 } from "./result_set.ts";
 
@@ -245,12 +246,13 @@ export async function runClassified(
   }
   const took = elapsed();
   remember(took, result, null);
-  checkColumnNames(result.columns, answerBudget(settings));
+  if (!write) checkColumnNames(result.columns, answerBudget(settings));
   ctx.budget?.spent(write ? "write" : "read", result.rows.length);
   // A write's RETURNING rows are rows returned too (docs/tokens.md).
   if (write && result.rows.length > 0) {
     ctx.budget?.spent("read", result.rows.length);
   }
+  if (write) narrowWrite(result, answerBudget(settings));
   const answer = {
     columns: result.columns,
     rows: result.rows,
