@@ -84,6 +84,11 @@ export interface Settings {
   maxExportRows: number;
   /** The most bytes one `export_query` file may grow to. */
   maxExportBytes: number;
+  /**
+   * The most bytes of `export_query` files the exports directory may hold in
+   * all; null: `maxExportBytes` (lib/features/tools/export_quota.ts).
+   */
+  maxExportTotalBytes: number | null;
   /** Whether `serve` starts the browser console (a second 127.0.0.1 listener). */
   console: boolean;
   /** The console's port on 127.0.0.1; 0 for a new one at each start (absent: chosen once, like `port`). */
@@ -110,6 +115,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
   exportDirectory: null,
   maxExportRows: 10_000_000,
   maxExportBytes: 2 * 1024 ** 3,
+  maxExportTotalBytes: null,
   console: true,
   consolePort: 0,
 });
@@ -183,6 +189,7 @@ export const SETTINGS_SCHEMA = s.object({
   exportDirectory: s.refine(s.nullable(s.string()), absolutePath),
   maxExportRows: integer(1, 1_000_000_000),
   maxExportBytes: integer(1_000, 1024 ** 4),
+  maxExportTotalBytes: s.nullable(integer(1_000, 1024 ** 5)),
   console: s.boolean(),
   consolePort: integer(0, 65535),
 });

@@ -21,6 +21,7 @@
  * @module
  */
 
+import { previewJson } from "./json_preview.ts";
 import {
   type ArraySchema,
   CHECK,
@@ -166,10 +167,15 @@ const MAX_SHOWN = 200;
  * write (`1e999` parses to Infinity) said as itself rather than as `null`.
  */
 export function shown(value: unknown): string {
+  // A list or object is previewed piece by piece: a 2 MB `params` list, or
+  // one nested a million deep, is neither echoed whole nor walked whole.
+  if (typeof value === "object" && value !== null) {
+    return previewJson(value, MAX_SHOWN);
+  }
   const text = JSON.stringify(
-    value,
-    (_key, item) =>
-      typeof item === "number" && !Number.isFinite(item) ? String(item) : item,
+    typeof value === "number" && !Number.isFinite(value)
+      ? String(value)
+      : value,
   ) ?? String(value);
   return text.length <= MAX_SHOWN
     ? text

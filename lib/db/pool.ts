@@ -13,7 +13,8 @@ import { DbError } from "./errors.ts";
 import { lazyDriver } from "./lazy_driver.ts";
 import { splitDriver, withLogin } from "./split_driver.ts";
 import { describeTarget, sqlitePath } from "./target.ts";
-import type { Driver, Engine } from "./types.ts";
+import type { CallOptions, Driver, Engine } from "./types.ts";
+import { NO_OWNER, SessionShare } from "./session_share.ts";
 import { readSecret, type SecretSource } from "./secret_source.ts";
 import type { Duplex } from "node:stream";
 import { deferredStream } from "./ssh/deferred_stream.ts";
@@ -81,6 +82,10 @@ interface Entry {
   /** What the reading login may do beyond reading; null until known. */
   risks: string[] | null;
   checkingRisks: boolean;
+  /** The gate of its sessions, shared among owners (lib/db/session_share.ts). */
+  share: SessionShare;
+  /** The driver as each owner sees it (calls tracked and gated). */
+  views: Map<string, Driver>;
 }
 
 /** Open a driver for a spec (nothing connects yet). */
@@ -390,8 +395,12 @@ export class DriverPool {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The driver for a connection, opening (or reopening) it as needed. */
-  get(spec: DriverSpec): Driver {
+  /**
+   * The driver for a connection, opening (or reopening) it as needed. Its
+   * calls share the connection's sessions with other `owner`s' (an opaque
+   * key: one owner never holds every session while another's call waits).
+   */
+  get(spec: DriverSpec, owner: string = NO_OWNER): Driver {
     const key = JSON.stringify([
       spec.engine,
       spec.url,
@@ -402,20 +411,32 @@ export class DriverPool {
       spec.privateColumns ?? null,
     ]);
     const entry = this.#entries.get(spec.id);
-    if (entry !== undefined && entry.key === key) return entry.driver;
+    if (entry !== undefined && entry.key === key) {
+      return this.#view(entry, owner);
+    }
     if (entry !== undefined) this.#retire(entry.driver);
     const fresh: Entry = {
       id: spec.id,
       key,
-
       driver: this.#open(spec),
       answeredAt: null,
       risks: null,
       checkingRisks: false,
+      share: new SessionShare(),
+      views: new Map(),
     };
-    fresh.driver = this.#observed(fresh);
     this.#entries.set(spec.id, fresh);
-    return fresh.driver;
+    return this.#view(fresh, owner);
+  }
+
+  /** The entry's driver as `owner` sees it, made once. */
+  #view(entry: Entry, owner: string): Driver {
+    let view = entry.views.get(owner);
+    if (view === undefined) {
+      view = this.#observed(entry, owner);
+      entry.views.set(owner, view);
+    }
+    return view;
   }
 
   /**
@@ -510,9 +531,16 @@ export class DriverPool {
     this.#closing.add(closing);
   }
 
-  /** Wrap a driver so each call's outcome updates `answeredAt`. */
-  #observed(entry: Entry): Driver {
+  /**
+   * Wrap a driver so each call waits for `owner`'s share of the sessions
+   * and its outcome updates `answeredAt`.
+   */
+  #observed(entry: Entry, owner: string): Driver {
     const inner = entry.driver;
+    const gated = <T, O extends CallOptions>(
+      options: O,
+      work: (options: O) => Promise<T>,
+    ): Promise<T> => track(entry.share.run(owner, options, work));
     const track = <T>(promise: Promise<T>): Promise<T> =>
       promise.then(
         (value) => {
@@ -545,20 +573,21 @@ export class DriverPool {
       );
     return {
       engine: inner.engine,
-      version: (options) => track(inner.version(options)),
-      listSchemas: (options) => track(inner.listSchemas(options)),
-      listTables: (options) => track(inner.listTables(options)),
-      searchSchema: (options) => track(inner.searchSchema(options)),
+      version: (options) => gated(options, (o) => inner.version(o)),
+      listSchemas: (options) => gated(options, (o) => inner.listSchemas(o)),
+      listTables: (options) => gated(options, (o) => inner.listTables(o)),
+      searchSchema: (options) => gated(options, (o) => inner.searchSchema(o)),
       describeTable: (table, options) =>
-        track(inner.describeTable(table, options)),
-      overview: (options) => track(inner.overview(options)),
-      fingerprint: (options) => track(inner.fingerprint(options)),
-      check: (text, tier, options) => track(inner.check(text, tier, options)),
+        gated(options, (o) => inner.describeTable(table, o)),
+      overview: (options) => gated(options, (o) => inner.overview(o)),
+      fingerprint: (options) => gated(options, (o) => inner.fingerprint(o)),
+      check: (text, tier, options) =>
+        gated(options, (o) => inner.check(text, tier, o)),
       loginRisks: (options) => inner.loginRisks(options),
-      query: (text, options) => track(inner.query(text, options)),
+      query: (text, options) => gated(options, (o) => inner.query(text, o)),
       ...(inner.streamRead === undefined ? {} : {
         streamRead: (text, options, onBatch) =>
-          track(inner.streamRead!(text, options, onBatch)),
+          gated(options, (o) => inner.streamRead!(text, o, onBatch)),
       }),
       close: () => inner.close(),
     };

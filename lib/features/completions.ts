@@ -114,7 +114,10 @@ export function databaseCompleter(deps: FeatureDeps): Completer {
     if (hit !== undefined && Date.now() - hit.at < TABLES_TTL_MS) {
       return hit.tables;
     }
-    const tables = await deps.pool.get(driverSpec(connection)).listTables({
+    const tables = await deps.pool.get(
+      driverSpec(connection),
+      ctx.principal.key,
+    ).listTables({
       signal: ctx.signal,
       timeoutMs: withinDeadline(
         ctx,

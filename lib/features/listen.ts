@@ -11,7 +11,7 @@
  */
 
 import { META_SUBSCRIPTION_ID } from "../protocol/envelope.ts";
-import { wire } from "../protocol/errors.ts";
+import { ErrorCode, wire, WireError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject } from "../protocol/jsonrpc.ts";
 import type { CallContext, Handler } from "./context.ts";
 
@@ -56,27 +56,67 @@ function parseFilter(params: JsonObject): JsonObject {
   return filter;
 }
 
+/**
+ * The most streams one principal keeps open at once (docs/wire.md
+ * "Subscriptions"): a stream holds one of the server's 64 connections for as
+ * long as it stays, so one token must not take them all.
+ */
+export const MAX_STREAMS_PER_TOKEN = 8;
+
+/** How long a refused client is told to wait before it tries again. */
+const RETRY_AFTER_SECONDS = 30;
+
+/** `-33010` for a stream past the principal's share. */
+function tooManyStreams(): WireError {
+  return new WireError(
+    ErrorCode.RateLimited,
+    `Rate limited: this token already has ${MAX_STREAMS_PER_TOKEN} subscription streams open (the limit per token); close one before opening another`,
+    { retryAfterSeconds: RETRY_AFTER_SECONDS },
+    { "retry-after": String(RETRY_AFTER_SECONDS) },
+  );
+}
+
 /** Build the listen handler over the sources that can deliver notifications. */
 export function listenHandler(sources: readonly SubscriptionSource[]): Handler {
+  const open = new Map<string, number>();
   return async (ctx) => {
     const requested = parseFilter(ctx.params);
-    const honoured: JsonObject = {};
-    for (const source of sources) {
-      Object.assign(honoured, await source.accept(requested, ctx));
+    const key = ctx.principal.key;
+    const count = open.get(key) ?? 0;
+    if (count >= MAX_STREAMS_PER_TOKEN) throw tooManyStreams();
+    open.set(key, count + 1);
+    try {
+      return await listen(sources, requested, ctx);
+    } finally {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left === 0) open.delete(key);
+      else open.set(key, left);
     }
-    const subscription = { [META_SUBSCRIPTION_ID]: ctx.id };
-    ctx.notify("notifications/subscriptions/acknowledged", {
-      notifications: honoured,
-      _meta: subscription,
-    });
-    const stop = AbortSignal.any([ctx.signal, ctx.shutdown]);
-    await Promise.all([
-      ...sources.map((source) => source.run(honoured, ctx, stop)),
-      new Promise<void>((resolve) => {
-        if (stop.aborted) resolve();
-        else stop.addEventListener("abort", () => resolve(), { once: true });
-      }),
-    ]);
-    return { _meta: subscription };
   };
+}
+
+/** Acknowledge the honoured notifications, then deliver them until stopped. */
+async function listen(
+  sources: readonly SubscriptionSource[],
+  requested: JsonObject,
+  ctx: CallContext,
+): Promise<JsonObject> {
+  const honoured: JsonObject = {};
+  for (const source of sources) {
+    Object.assign(honoured, await source.accept(requested, ctx));
+  }
+  const subscription = { [META_SUBSCRIPTION_ID]: ctx.id };
+  ctx.notify("notifications/subscriptions/acknowledged", {
+    notifications: honoured,
+    _meta: subscription,
+  });
+  const stop = AbortSignal.any([ctx.signal, ctx.shutdown]);
+  await Promise.all([
+    ...sources.map((source) => source.run(honoured, ctx, stop)),
+    new Promise<void>((resolve) => {
+      if (stop.aborted) resolve();
+      else stop.addEventListener("abort", () => resolve(), { once: true });
+    }),
+  ]);
+  return { _meta: subscription };
 }

@@ -9,6 +9,7 @@
 
 import { toBase64 } from "./base64.ts";
 import { wire, type WireError } from "./errors.ts";
+import { previewJson } from "../base/json_preview.ts";
 import { isJsonObject, type JsonObject } from "./jsonrpc.ts";
 
 /** Read access to request headers (a `Headers` object fits). */
@@ -223,7 +224,7 @@ export function checkParamHeaders(
     if (!valueMatches(found.value, decoded.value)) {
       return mismatch(
         label,
-        `is "${decoded.value}" but the body has ${JSON.stringify(found.value)}`,
+        `is "${decoded.value}" but the body has ${previewJson(found.value)}`,
       );
     }
   }

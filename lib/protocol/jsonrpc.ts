@@ -9,6 +9,7 @@
  */
 
 import { messageOf } from "../base/message_of.ts";
+import { MAX_JSON_DEPTH, type TooDeep, tooDeep } from "./json_depth.ts";
 
 /** A JSON-RPC id as MCP allows it: a string or an integer (0 is a real id). */
 export type JsonRpcId = string | number;
@@ -81,6 +82,13 @@ export function isJsonRpcId(value: unknown): value is JsonRpcId {
 export type ParseResult = { ok: true; value: unknown } | {
   ok: false;
   reason: string;
+  /**
+   * The wire code when it is not -32700: a body nested past
+   * {@linkcode MAX_JSON_DEPTH} is -32602 inside `params` (naming the
+   * argument in `data`), -32600 elsewhere.
+   */
+  code?: -32600 | -32602;
+  data?: JsonObject;
 };
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -93,12 +101,32 @@ export function parseJsonBody(bytes: Uint8Array): ParseResult {
   } catch {
     return { ok: false, reason: "Cannot parse body: it is not UTF-8" };
   }
+  const deep = tooDeep(text);
+  if (deep !== null) return tooDeepResult(deep);
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
     const detail = messageOf(error);
     return { ok: false, reason: `Cannot parse body as JSON: ${detail}` };
   }
+}
+
+/** The refusal of a body nested past the bound, placed where it nests. */
+function tooDeepResult(deep: TooDeep): ParseResult {
+  const where = deep.path.length === 0
+    ? "the body"
+    : `"${deep.path.join(".")}"`;
+  const reason = `${where} nests deeper than ${MAX_JSON_DEPTH} levels`;
+  if (!deep.object || deep.path[0] !== "params") {
+    return { ok: false, reason: `Invalid request: ${reason}`, code: -32600 };
+  }
+  const argument = deep.path[1] === "arguments" ? deep.path[2] : undefined;
+  return {
+    ok: false,
+    reason: `Invalid params: ${reason}`,
+    code: -32602,
+    ...(argument === undefined ? {} : { data: { argument } }),
+  };
 }
 
 /** Classify a parsed JSON value as a JSON-RPC 2.0 message. */

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { capClientFields } from "./activity_fields.ts";
 import type { ActivityEntry, Outcome } from "../app/activity_log.ts";
 import { sha256Hex } from "../app/digest.ts";
 import type { CallRecord, Principal } from "../features/context.ts";
@@ -137,7 +138,7 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
     ? { target: null, connectionId: null, sqlDigest: null }
     : callDetails(input.method, input.params, input.recorded);
   const ended = outcomeOf(input.ended);
-  return {
+  return capClientFields({
     time: input.time,
     principalKind: principal === null ? "unauthenticated" : principal.kind,
     tokenId: principal?.tokenId ?? null,
@@ -163,5 +164,5 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
         : `on ${input.recorded.object}`,
       input.detail,
     ].filter((d) => d != null).join("; ") || null,
-  };
+  });
 }

@@ -77,7 +77,13 @@ export function answerPost(
 ): Promise<Answer> {
   const parsed = parseJsonBody(post.body);
   if (!parsed.ok) {
-    throw HttpError.wire(new WireError(ErrorCode.ParseError, parsed.reason));
+    throw HttpError.wire(
+      new WireError(
+        parsed.code ?? ErrorCode.ParseError,
+        parsed.reason,
+        parsed.data,
+      ),
+    );
   }
   const message = classifyMessage(parsed.value);
   switch (message.kind) {

@@ -3,7 +3,8 @@
  *
  * A session is minted by `initialize`, bound to the principal that created it,
  * and lives until the server stops; the store holds at most 16 and evicts the
- * least recently used.
+ * least recently used — of the principal that holds the most, so one token
+ * opening session after session ends its own, never another token's.
  *
  * @module
  */
@@ -44,7 +45,11 @@ export class SessionStore {
     this.#capacity = capacity;
   }
 
-  /** Mint a session; evicts the least recently used one when full. */
+  /**
+   * Mint a session; when full, evicts the least recently used session of
+   * the principal holding the most (with one principal: the least recently
+   * used).
+   */
   create(
     init: Omit<LegacySession, "id" | "createdAt" | "logLevel">,
   ): LegacySession {
@@ -55,11 +60,23 @@ export class SessionStore {
       createdAt: Date.now(),
     };
     this.#sessions.set(session.id, session);
-    while (this.#sessions.size > this.#capacity) {
-      const oldest = this.#sessions.keys().next().value as string;
-      this.#sessions.delete(oldest);
-    }
+    while (this.#sessions.size > this.#capacity) this.#evict();
     return session;
+  }
+
+  /** Drop the least recently used session of the largest holder. */
+  #evict(): void {
+    const held = new Map<string, number>();
+    for (const { principalKey } of this.#sessions.values()) {
+      held.set(principalKey, (held.get(principalKey) ?? 0) + 1);
+    }
+    const most = Math.max(...held.values());
+    for (const [id, session] of this.#sessions) {
+      if (held.get(session.principalKey) === most) {
+        this.#sessions.delete(id);
+        return;
+      }
+    }
   }
 
   /** Find a session for a principal and mark it used. */

@@ -46,6 +46,7 @@ Deno.test("parseSettings() reads every known key", () => {
     exportDirectory: "/srv/exports",
     maxExportRows: 1_000,
     maxExportBytes: 1_000_000,
+    maxExportTotalBytes: 5_000_000,
     console: false,
     consolePort: 23509,
   };

@@ -7,6 +7,8 @@
  */
 
 import { wire } from "../../protocol/errors.ts";
+import { answerBudget } from "../tools/answer_budget.ts";
+import { fitHistory } from "./history_fit.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { ResourceItem, ResourceProvider } from "../catalog.ts";
 import { NeedsInput } from "../consent.ts";
@@ -140,21 +142,22 @@ async function historyPayload(
   limit: number,
 ): Promise<JsonObject> {
   const rows = await deps.history.recent(connection.id, limit);
+  const entries = rows.map((row) => ({
+    id: row.id,
+    executed_at: new Date(row.time).toISOString(),
+    query: row.sql,
+    statement_type: row.statementType,
+    execution_time_ms: row.durationMs,
+    row_count: row.rowCount,
+    rows_affected: row.rowsAffected,
+    outcome: row.outcome,
+    ...(row.error === null ? {} : { error_message: row.error }),
+    client: row.clientName,
+    token: row.tokenName,
+  }));
   return {
     connection_id: connection.id,
     recording: callSettings(deps, ctx).queryHistory,
-    history: rows.map((row) => ({
-      id: row.id,
-      executed_at: new Date(row.time).toISOString(),
-      query: row.sql,
-      statement_type: row.statementType,
-      execution_time_ms: row.durationMs,
-      row_count: row.rowCount,
-      rows_affected: row.rowsAffected,
-      outcome: row.outcome,
-      ...(row.error === null ? {} : { error_message: row.error }),
-      client: row.clientName,
-      token: row.tokenName,
-    })),
+    ...fitHistory(entries, answerBudget(callSettings(deps, ctx))),
   };
 }

@@ -168,7 +168,7 @@ export function resolveConnection(
     connection,
     label: JSON.stringify(connection.name),
     driver: markPrivate(
-      deps.pool.get(driverSpec(connection)),
+      deps.pool.get(driverSpec(connection), principal.key),
       connection.privateColumns,
     ),
   };

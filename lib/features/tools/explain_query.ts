@@ -11,6 +11,7 @@ import { privateJoinRefusal } from "../../db/private_joins.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { DIALECTS } from "../../db/dialect.ts";
 import type { PlanSummary } from "../../db/explain.ts";
+import type { Cell } from "../../db/types.ts";
 import { ENGINES } from "../../db/engines.ts";
 import { planRefusal } from "../../db/dry_run.ts";
 import * as s from "../../base/schema.ts";
@@ -185,12 +186,15 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         mariadb,
       });
       ctx.progress(0.3, 1, `Asking ${resolved.label} for the plan`);
+      // The statement is echoed cut, and the plan gets the rest of the budget.
+      const echoed = echoOf(text);
+      const room = Math.max(1_000, answerBudget(settings) - echoed.length);
       const limits = {
         mode: "read" as const,
         maxRows: PLAN_ROWS,
-        maxBytes: answerBudget(settings),
+        maxBytes: room,
         // A plan is one cell: the answer budget bounds it, not the cell cap.
-        maxCellChars: answerBudget(settings) - 1_000,
+        maxCellChars: Math.max(500, room - 1_000),
         timeoutMs: withinDeadline(ctx, timeout * 1000),
         signal: ctx.signal,
       };
@@ -217,15 +221,48 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
       // The rows the analyzed read produced count as read.
       if (analyze) ctx.budget?.spent("read", summary.actualRows ?? 0);
       ctx.progress(1, 1, "Plan read");
-      return {
-        statement: text,
+      return fitPlan({
+        statement: echoed,
         analyzed: analyze,
         plan,
         summary: summaryAnswer(summary),
         is_truncated: result.truncated || result.truncation.cells > 0,
-      };
+      }, answerBudget(settings));
     },
   });
+}
+
+/** The longest plan statement the answer echoes whole. */
+const ECHO_CHARS = 2_000;
+
+/** The plan statement as the answer echoes it: cut past {@linkcode ECHO_CHARS}. */
+function echoOf(text: string): string {
+  return text.length <= ECHO_CHARS
+    ? text
+    : `${text.slice(0, ECHO_CHARS)}…[cut: ${
+      text.length - ECHO_CHARS
+    } more characters of the statement you sent]`;
+}
+
+/**
+ * The answer within `budget` once measured whole: a plan cut to its cell
+ * share can still pass it by its JSON escapes and the summary beside it, so
+ * a text plan is cut further, by what is over.
+ */
+function fitPlan<T extends { plan: Cell; is_truncated: boolean }>(
+  answer: T,
+  budget: number,
+): T {
+  const over = JSON.stringify(answer).length - budget;
+  if (over <= 0 || typeof answer.plan !== "string") return answer;
+  const keep = Math.max(0, answer.plan.length - over - 80);
+  return {
+    ...answer,
+    plan: `${answer.plan.slice(0, keep)}…[cut: ${
+      answer.plan.length - keep
+    } more characters]`,
+    is_truncated: true,
+  };
 }
 
 function summaryAnswer(summary: PlanSummary): s.Infer<typeof SUMMARY> {

@@ -65,11 +65,18 @@ function uniqueKeys(columns: readonly string[]): string[] {
   });
 }
 
+/** An export file's limits; `bytesSetting` names the byte limit's setting. */
+export interface ExportLimits {
+  rows: number;
+  bytes: number;
+  bytesSetting?: string;
+}
+
 /** Writes one export file, within its limits. */
 export class ExportWriter {
   readonly #file: Deno.FsFile;
   readonly #format: ExportFormat;
-  readonly #limits: { rows: number; bytes: number };
+  readonly #limits: ExportLimits;
   readonly #encoder = new TextEncoder();
   #keys: string[] | null = null;
   rows = 0;
@@ -79,7 +86,7 @@ export class ExportWriter {
   private constructor(
     file: Deno.FsFile,
     format: ExportFormat,
-    limits: { rows: number; bytes: number },
+    limits: ExportLimits,
   ) {
     this.#file = file;
     this.#format = format;
@@ -90,7 +97,7 @@ export class ExportWriter {
   static async create(
     path: string,
     format: ExportFormat,
-    limits: { rows: number; bytes: number },
+    limits: ExportLimits,
   ): Promise<ExportWriter> {
     const file = await Deno.open(path, {
       write: true,
@@ -124,7 +131,10 @@ export class ExportWriter {
     const bytes = this.#encoder.encode(text);
     if (this.bytes + bytes.length > this.#limits.bytes) {
       throw new ExportLimit(
-        `the file would grow past maxExportBytes (${this.#limits.bytes} bytes)`,
+        `the file would grow past ${
+          this.#limits.bytesSetting ??
+            `maxExportBytes (${this.#limits.bytes} bytes)`
+        }`,
       );
     }
     let written = 0;

@@ -38,6 +38,9 @@ import {
   timeoutSeconds,
 } from "./statement.ts";
 import { vetStatement } from "./vet.ts";
+import { answerBudget } from "./answer_budget.ts";
+import { namesWithin } from "./result_set.ts";
+import { exportRoom } from "./export_quota.ts";
 import { refusePrivate } from "./private_refusal.ts";
 import { signatureOf } from "./sign.ts";
 
@@ -54,6 +57,9 @@ const OUTPUT = s.object({
   rows: s.integer({ minimum: 0 }),
   bytes: s.integer({ minimum: 0 }),
   columns: s.array(s.string()),
+  columns_cut: s.string({
+    description: "Which column names the answer left out or cut.",
+  }),
   sample_rows: s.array({ type: "array" }, {
     description:
       "The first rows (at most 5), cells as execute_query encodes them, long ones cut.",
@@ -110,21 +116,17 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
       // The call's settings snapshot first; the default directory else.
       const dir = settings.exportDirectory ?? deps.exportDirectory();
       const path = `${dir}/${exportFileName(resolved.connection.name, format)}`;
-      const writer = await ensureExportDirectory(dir)
-        .then(() =>
-          ExportWriter.create(path, format, {
-            rows: settings.maxExportRows,
-            bytes: settings.maxExportBytes,
-          })
-        )
-        .catch((error) => {
-          throw new ToolFailure(
-            "internal_failure",
-            `cannot write to the exports directory (exportDirectory): ${
-              error instanceof Error ? error.name : "error"
-            }`,
-          );
-        });
+      await ensureExportDirectory(dir).catch(cannotWrite);
+      const room = await exportRoom(dir, settings).catch((error) =>
+        error instanceof ToolFailure
+          ? Promise.reject(error)
+          : cannotWrite(error)
+      );
+      const writer = await ExportWriter.create(path, format, {
+        rows: settings.maxExportRows,
+        bytes: room.bytes,
+        bytesSetting: room.setting,
+      }).catch(cannotWrite);
       const sample = new Budget({
         maxRows: SAMPLE_ROWS,
         maxBytes: 10_000,
@@ -208,10 +210,24 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
         format,
         rows: writer.rows,
         bytes: writer.bytes,
-        columns: writer.columns,
-        sample_rows: sample.rows,
+        ...namesWithin(writer.columns, answerBudget(settings) / 4),
+        // A first row wider than its share is left out (the file has it).
+        sample_rows: JSON.stringify(sample.rows).length <=
+            answerBudget(settings) / 4
+          ? sample.rows
+          : [],
         execution_time_ms: took,
       };
     },
   });
+}
+
+/** A failure to use the exports directory, as the client sees it. */
+function cannotWrite(error: unknown): never {
+  throw new ToolFailure(
+    "internal_failure",
+    `cannot write to the exports directory (exportDirectory): ${
+      error instanceof Error ? error.name : "error"
+    }`,
+  );
 }

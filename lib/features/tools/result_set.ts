@@ -12,13 +12,19 @@
 import type * as s from "../../base/schema.ts";
 import type { Settings } from "../../app/settings.ts";
 import type { Truncation } from "../../db/budget.ts";
-import type { BindValue, Cell, QueryOptions } from "../../db/types.ts";
+import type {
+  BindValue,
+  Cell,
+  QueryOptions,
+  QueryResult,
+} from "../../db/types.ts";
 import type { JsonObject } from "../../protocol/jsonrpc.ts";
 import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { classifyQuery } from "./classify.ts";
 import type { TRUNCATION_SCHEMA } from "./result_schema.ts";
+import { invalidArgument } from "./failure.ts";
 
 /** What the answer's envelope (columns, truncation) may take beside rows. */
 const ENVELOPE_CHARS = 1_500;
@@ -39,8 +45,10 @@ export function answerLimits(
 
 /**
  * The rows a result set keeps once its whole text is measured: the columns'
- * names and a long message count too, so trailing rows are dropped until
- * the answer fits (the first row stays; the budget already cut its cells).
+ * names, the cut markers of long cells and a long message count too, so
+ * trailing rows are dropped until the answer fits — the first row too when
+ * it alone is wider than the budget (1,600 cut cells of a wide join), which
+ * the truncation then says.
  */
 export function fitRows(
   answer: JsonObject & { rows: Cell[][] },
@@ -50,11 +58,88 @@ export function fitRows(
   if (over <= 0) return answer.rows.length;
   let freed = 0;
   let keep = answer.rows.length;
-  while (keep > 1 && freed < over) {
+  while (keep > 0 && freed < over) {
     keep--;
     freed += JSON.stringify(answer.rows[keep]).length + 1;
   }
   return keep;
+}
+
+/** The characters a list of column names takes in an answer. */
+function namesChars(columns: readonly string[]): number {
+  let chars = 2;
+  for (const name of columns) chars += name.length + 3;
+  return chars;
+}
+
+/**
+ * Refuse a read whose column names alone would take more than half the
+ * answer budget (1,600 names of 1,000 characters answered 160 MB): no row
+ * could be shown beside them. Measured by their lengths, not by building
+ * their text.
+ */
+export function checkColumnNames(
+  columns: readonly string[],
+  budget: number,
+): void {
+  const chars = namesChars(columns);
+  if (chars <= budget / 2) return;
+  throw invalidArgument(
+    `the result's ${columns.length} column names alone take ${chars} characters, more than half the answer budget of ${budget}; nothing was returned: select fewer columns, or give long names a short alias (AS)`,
+  );
+}
+
+/**
+ * A write's result whose RETURNING column names alone pass half the budget:
+ * the write has run, so it is not refused; its answer keeps the counts and
+ * leaves out the returned rows, its names cut (said as cut at the budget).
+ * Changes `result` in place.
+ */
+export function narrowWrite(result: QueryResult, budget: number): void {
+  if (namesChars(result.columns) <= budget / 2) return;
+  result.columns = namesWithin(result.columns, budget / 4).columns;
+  result.rows = [];
+  result.truncation.bytes = true;
+}
+
+/** The longest column name an answer lists whole. */
+const NAME_CHARS = 200;
+
+/**
+ * Column names as an answer lists them within `chars` characters: each cut
+ * to {@linkcode NAME_CHARS}, and those past the room left out — both said
+ * in `columns_cut` (the export's file has them all).
+ */
+export function namesWithin(
+  columns: readonly string[],
+  chars: number,
+): { columns: string[]; columns_cut?: string } {
+  const shown: string[] = [];
+  let used = 2;
+  let shortened = 0;
+  for (const name of columns) {
+    const short = name.length <= NAME_CHARS
+      ? name
+      : `${name.slice(0, NAME_CHARS)}…`;
+    used += JSON.stringify(short).length + 1;
+    if (used > chars) break;
+    if (short !== name) shortened++;
+    shown.push(short);
+  }
+  const left = columns.length - shown.length;
+  if (left === 0 && shortened === 0) return { columns: shown };
+  const said = [
+    ...(left > 0 ? [`${left} of ${columns.length} column names left out`] : []),
+    ...(shortened > 0
+      ? [`${shortened} names cut to ${NAME_CHARS} characters`]
+      : []),
+  ];
+  return {
+    columns: shown,
+    columns_cut: `${
+      said.join("; ")
+    } to keep the answer within its budget; the file has every column`,
+  };
 }
 
 /**
@@ -119,6 +204,9 @@ export function truncationOf(
     ...(truncation.bytes
       ? [`cut at the answer budget of ${budget} characters`]
       : []),
+    ...(truncation.bytes && rowsReturned === 0
+      ? ["the first row alone is wider than the budget"]
+      : []),
     ...(truncation.cells > 0
       ? [`${truncation.cells} long cells cut (…[cut: N more characters])`]
       : []),
@@ -129,7 +217,9 @@ export function truncationOf(
   const ways = [
     ...(rowsCut
       ? [
-        `narrow the query (WHERE, fewer columns, LIMIT … OFFSET ${rowsReturned})`,
+        rowsReturned === 0
+          ? "select fewer columns, or shorter parts of long values with substr(column, start, length)"
+          : `narrow the query (WHERE, fewer columns, LIMIT … OFFSET ${rowsReturned})`,
         ...(truncation.rows && left.maxRows < settings.maxRowLimit
           ? [
             `raise max_rows (at most ${settings.maxRowLimit}; the answer budget still applies)`,

@@ -26,9 +26,11 @@ import { classifyQuery } from "./classify.ts";
 import { type ResultSet } from "./result_schema.ts";
 import {
   answerLimits,
+  checkColumnNames,
   countRows,
   fitRows,
   isCut,
+  narrowWrite,
   truncationOf,
 } from "./result_set.ts";
 
@@ -189,11 +191,13 @@ export async function runClassified(
   }
   const took = elapsed();
   remember(took, result, null);
+  if (!write) checkColumnNames(result.columns, answerBudget(settings));
   ctx.budget?.spent(write ? "write" : "read", result.rows.length);
   // A write's RETURNING rows are rows returned too (docs/tokens.md).
   if (write && result.rows.length > 0) {
     ctx.budget?.spent("read", result.rows.length);
   }
+  if (write) narrowWrite(result, answerBudget(settings));
   const answer = {
     columns: result.columns,
     rows: result.rows,

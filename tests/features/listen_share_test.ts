@@ -1,0 +1,33 @@
+import { assertEquals, assertRejects } from "@std/assert";
+import {
+  listenHandler,
+  MAX_STREAMS_PER_TOKEN,
+} from "../../lib/features/listen.ts";
+import { WireError } from "../../lib/protocol/errors.ts";
+import { callContext, principalWith } from "../_fake_driver.ts";
+
+Deno.test("listenHandler: one token's streams are capped, another token's still open", async () => {
+  const handler = listenHandler([]);
+  const stop = new AbortController();
+  const a = principalWith([]);
+  const b = { ...principalWith([]), key: "token:other" };
+  const open = (principal: typeof a) =>
+    handler(
+      callContext(principal, {
+        method: "subscriptions/listen",
+        signal: stop.signal,
+      }),
+    );
+  const streams = Array.from({ length: MAX_STREAMS_PER_TOKEN }, () => open(a));
+  const error = await assertRejects(() => open(a), WireError);
+  assertEquals(error.code, -33010);
+  assertEquals(error.headers["retry-after"], "30");
+  const other = open(b);
+  stop.abort();
+  await Promise.all([...streams, other]);
+  // Closed streams give their places back.
+  const again = new AbortController();
+  const next = handler(callContext(a, { signal: again.signal }));
+  again.abort();
+  await next;
+});
