@@ -16,8 +16,8 @@
 import process from "node:process";
 import net from "node:net";
 import type { Duplex } from "node:stream";
-import { openMysql } from "../lib/db/mysql.ts";
-import { checkStatement } from "../lib/db/statement_check.ts";
+import { openMysql } from "../lib/db/mysql/mysql.ts";
+import { checkStatement } from "../lib/db/sql/statement_check.ts";
 import type { Driver } from "../lib/db/types.ts";
 import { MYSQL_URL } from "../tests/_db.ts";
 

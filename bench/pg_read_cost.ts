@@ -3,7 +3,7 @@
  * What one PostgreSQL read costs, the driver alone (no HTTP): the dbport
  * process's CPU and the database server's CPU per read (from /proc of the
  * backends serving it, found by their application_name), at concurrency 1
- * and 8. `--driver <path>` measures another tree's lib/db/postgres.ts (the
+ * and 8. `--driver <path>` measures another tree's lib/db/postgres/postgres.ts (the
  * before of a change). Loopback, shared machine: compare runs made together.
  *
  *     deno run --config deno.dev.json -A bench/pg_read_cost.ts [--driver p]
@@ -18,7 +18,7 @@ import { cpuMicros, ownCpuMicros } from "./proc.ts";
 const at = Deno.args.indexOf("--driver");
 const driverPath = at >= 0
   ? Deno.args[at + 1]!
-  : new URL("../lib/db/postgres.ts", import.meta.url).href;
+  : new URL("../lib/db/postgres/postgres.ts", import.meta.url).href;
 const { openPostgres } = await import(
   driverPath.startsWith("/") ? `file://${driverPath}` : driverPath
 );

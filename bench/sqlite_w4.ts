@@ -10,7 +10,7 @@
  */
 
 import process from "node:process";
-import { openSqlite } from "../lib/db/sqlite.ts";
+import { openSqlite } from "../lib/db/sqlite/sqlite.ts";
 
 const seconds = Number(Deno.args[0] ?? 4);
 const dir = await Deno.makeTempDir({ prefix: "dbport-w4-" });

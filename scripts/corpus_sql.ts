@@ -10,7 +10,7 @@
  */
 
 import { loadModule, parseSync } from "libpg-query";
-import { split } from "../lib/db/lexer.ts";
+import { split } from "../lib/db/sql/lexer.ts";
 
 /** What the corpus does with a statement. */
 export type Use =

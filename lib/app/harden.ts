@@ -19,7 +19,7 @@ import {
 } from "./connections.ts";
 import { toBase64Url } from "../protocol/base64.ts";
 import { ENGINES } from "../db/engines.ts";
-import { quoteIdent } from "../db/identifiers.ts";
+import { quoteIdent } from "../db/sql/identifiers.ts";
 import { openDriver } from "../db/pool.ts";
 import type { Driver, Engine } from "../db/types.ts";
 import {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { quoteIdent } from "../db/identifiers.ts";
+import { quoteIdent } from "../db/sql/identifiers.ts";
 import { privatePatterns } from "../db/private_columns.ts";
 import type { Driver } from "../db/types.ts";
 import {

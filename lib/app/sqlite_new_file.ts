@@ -5,7 +5,7 @@
  * test.
  *
  * Why at `add` and not at the first write: the driver keeps refusing a
- * missing file (lib/db/sqlite.ts), so a database that was moved or deleted
+ * missing file (lib/db/sqlite/sqlite.ts), so a database that was moved or deleted
  * is reported, never silently replaced by an empty one; and no AI request,
  * read or approved write, ever creates a file. A connection under Safe Mode
  * `readOnly` could never be written, so no empty file is made for it.

@@ -21,8 +21,8 @@ import {
   type QueryParam,
   type SavedQuery,
 } from "../app/queries.ts";
-import { classify } from "../db/classifier.ts";
-import { compileNamed, PlaceholderError } from "../db/placeholders.ts";
+import { classify } from "../db/sql/classifier.ts";
+import { compileNamed, PlaceholderError } from "../db/sql/placeholders.ts";
 import { messageOf } from "../base/message_of.ts";
 import { table } from "./args.ts";
 import { type CliIO, UsageError } from "./io.ts";

@@ -12,7 +12,7 @@
 
 import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
-import { quoteIdent } from "../db/identifiers.ts";
+import { quoteIdent } from "../db/sql/identifiers.ts";
 import {
   classifyOwner,
   exportOwnerCsv,

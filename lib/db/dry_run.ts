@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Classified } from "./classifier.ts";
+import type { Classified } from "./sql/classifier.ts";
 
 /**
  * Why `statement` may not be dry-run (a sentence), null when it may, or

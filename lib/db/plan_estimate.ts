@@ -11,8 +11,8 @@
 import { DIALECTS } from "./dialect.ts";
 import type { Engine } from "./engines.ts";
 import { PLAN_STATEMENTS } from "./explain.ts";
-import { quoteIdent } from "./identifiers.ts";
-import { tokenize } from "./lexer.ts";
+import { quoteIdent } from "./sql/identifiers.ts";
+import { tokenize } from "./sql/lexer.ts";
 import {
   aliasPairs,
   mysqlRowEstimate,

@@ -22,7 +22,7 @@
 
 import type { Cell } from "./types.ts";
 import type { Engine } from "./engines.ts";
-import { tokenize } from "./lexer.ts";
+import { tokenize } from "./sql/lexer.ts";
 import { isNode, numberOf } from "./explain.ts";
 
 /** A connection's plan limits (absent: off). */

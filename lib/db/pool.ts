@@ -296,7 +296,7 @@ const OPENERS: {
       secrets,
       context,
       async (base, forward) =>
-        (await import("./postgres.ts")).openPostgres({
+        (await import("./postgres/postgres.ts")).openPostgres({
           ...base,
           ...(forward === null ? {} : { socket: forward }),
         }),
@@ -307,7 +307,7 @@ const OPENERS: {
       secrets,
       context,
       async (base, forward) =>
-        (await import("./mysql.ts")).openMysql({
+        (await import("./mysql/mysql.ts")).openMysql({
           ...base,
           // mysql2 takes its stream from a synchronous function.
           ...(forward === null
@@ -321,7 +321,7 @@ const OPENERS: {
       return lazyDriver(
         "sqlite",
         async () =>
-          (await import("./sqlite.ts")).openSqlite({
+          (await import("./sqlite/sqlite.ts")).openSqlite({
             path,
             secrets,
             ...(spec.privateColumns === undefined
@@ -339,7 +339,7 @@ const OPENERS: {
     return lazyDriver(
       "sqlite",
       async () =>
-        (await import("./libsql_remote.ts")).openLibsqlRemote({
+        (await import("./sqlite/libsql_remote.ts")).openLibsqlRemote({
           url,
           secrets,
           ...(token === undefined ? {} : { authToken: token }),

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { tokenize } from "./lexer.ts";
+import { tokenize } from "./sql/lexer.ts";
 import type { Engine } from "./engines.ts";
 
 /** Engines whose column check misses the columns of a `USING`/`NATURAL` join. */

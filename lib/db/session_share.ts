@@ -13,7 +13,7 @@
 
 import { DbError } from "./errors.ts";
 
-/** Sessions in each connection's pool (lib/db/postgres.ts, lib/db/mysql.ts). */
+/** Sessions in each connection's pool (lib/db/postgres/postgres.ts, lib/db/mysql/mysql.ts). */
 export const SESSIONS = 4;
 
 /** The owner key of calls made without one (the server's own checks). */

@@ -10,7 +10,7 @@
  */
 
 import { createHash } from "node:crypto";
-import type { DmlShape } from "./dml_shape.ts";
+import type { DmlShape } from "./sql/dml_shape.ts";
 import {
   type Changes,
   KEY_LIMIT,

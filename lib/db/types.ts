@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Tier } from "./classifier.ts";
+import type { Tier } from "./sql/classifier.ts";
 import type { Signature } from "./signature.ts";
 
 import type { Engine } from "./engines.ts";

@@ -8,7 +8,7 @@
 
 import type { SavedConnection } from "../app/connections.ts";
 import { statementForApproval } from "../app/visible_text.ts";
-import type { Tier } from "../db/classifier.ts";
+import type { Tier } from "../db/sql/classifier.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { CallContext, Principal } from "./context.ts";
 import type { WritePreview } from "./tools/write_preview.ts";

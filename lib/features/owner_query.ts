@@ -13,10 +13,10 @@
  */
 
 import { driverSpec, type SavedConnection } from "../app/connections.ts";
-import type { Classified } from "../db/classifier.ts";
+import type { Classified } from "../db/sql/classifier.ts";
 import { DbError } from "../db/errors.ts";
 import type { Cell, Driver } from "../db/types.ts";
-import { checkStatement } from "../db/statement_check.ts";
+import { checkStatement } from "../db/sql/statement_check.ts";
 import { WireError } from "../protocol/errors.ts";
 import type { JsonObject } from "../protocol/jsonrpc.ts";
 import type { CallContext, Principal } from "./context.ts";

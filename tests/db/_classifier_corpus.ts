@@ -10,7 +10,7 @@
  * statement), `empty` (no statement).
  */
 
-import type { Dialect } from "../../lib/db/lexer.ts";
+import type { Dialect } from "../../lib/db/sql/lexer.ts";
 
 export type Expect =
   | "read"

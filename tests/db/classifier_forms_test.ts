@@ -5,8 +5,8 @@
  * each pinned to its tier, dangerous flag, reach and keyword.
  */
 import { assertEquals } from "@std/assert";
-import { classify } from "../../lib/db/classifier.ts";
-import type { Dialect } from "../../lib/db/lexer.ts";
+import { classify } from "../../lib/db/sql/classifier.ts";
+import type { Dialect } from "../../lib/db/sql/lexer.ts";
 
 type Verdict =
   | { tier: string; dangerous: boolean; reach: string | null; keyword: string }

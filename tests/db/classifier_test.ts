@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "@std/assert";
-import { classify } from "../../lib/db/classifier.ts";
+import { classify } from "../../lib/db/sql/classifier.ts";
 import { CORPUS, type Expect } from "./_classifier_corpus.ts";
 
 function outcome(sql: string, dialect: Parameters<typeof classify>[1]) {

@@ -5,9 +5,9 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
-import { classify } from "../../lib/db/classifier.ts";
-import type { Dialect } from "../../lib/db/lexer.ts";
-import { splitStatements } from "../../lib/db/lexer.ts";
+import { classify } from "../../lib/db/sql/classifier.ts";
+import type { Dialect } from "../../lib/db/sql/lexer.ts";
+import { splitStatements } from "../../lib/db/sql/lexer.ts";
 
 function count(sql: string, dialect: Dialect): number {
   return splitStatements(sql, dialect).length;

@@ -1,5 +1,5 @@
 import { assertEquals } from "@std/assert";
-import type { Classified } from "../../lib/db/classifier.ts";
+import type { Classified } from "../../lib/db/sql/classifier.ts";
 import { dryRunRefusal, planRefusal } from "../../lib/db/dry_run.ts";
 
 function statement(over: Partial<Classified>): Classified {

@@ -47,7 +47,7 @@ Deno.test("lazyDriver() streams a read through the loaded driver, and says so wh
   const dir = await Deno.makeTempDir({ prefix: "dbport-lazy-" });
   const path = `${dir}/lazy.db`;
   await Deno.writeFile(path, new Uint8Array());
-  const { openSqlite } = await import("../../lib/db/sqlite.ts");
+  const { openSqlite } = await import("../../lib/db/sqlite/sqlite.ts");
   const driver = lazyDriver(
     "sqlite",
     () => Promise.resolve(openSqlite({ path, secrets: [] })),

@@ -5,7 +5,7 @@
  * case pins the tokens (kind and text) and the uncertainties exactly.
  */
 import { assertEquals } from "@std/assert";
-import { type Dialect, lex, split } from "../../lib/db/lexer.ts";
+import { type Dialect, lex, split } from "../../lib/db/sql/lexer.ts";
 
 const CASES: [string, string, Dialect, string[], string[]][] = [
   [

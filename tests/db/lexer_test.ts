@@ -1,5 +1,5 @@
 import { assertEquals } from "@std/assert";
-import { splitStatements, tokenize } from "../../lib/db/lexer.ts";
+import { splitStatements, tokenize } from "../../lib/db/sql/lexer.ts";
 
 Deno.test("splitStatements() never splits inside strings, identifiers, comments or dollar quotes", () => {
   const cases: [string, "postgres" | "mysql" | "sqlite", number][] = [

@@ -1,17 +1,17 @@
 /**
- * MariaDB credential catalogs (lib/db/mysql_credentials.ts): `mysql.user`
+ * MariaDB credential catalogs (lib/db/mysql/mysql_credentials.ts): `mysql.user`
  * and `mysql.global_priv` are denied to AI clients in any quoting or case,
  * through views and views of views, for reads and writes alike; everything
  * else (USER(), a column named user) is not.
  */
 
 import { assertEquals, assertMatch } from "@std/assert";
-import { checkStatement } from "../../lib/db/statement_check.ts";
-import { openMysql } from "../../lib/db/mysql.ts";
+import { checkStatement } from "../../lib/db/sql/statement_check.ts";
+import { openMysql } from "../../lib/db/mysql/mysql.ts";
 import {
   credentialUse,
   RESERVED_WORDS,
-} from "../../lib/db/mysql_credentials.ts";
+} from "../../lib/db/mysql/mysql_credentials.ts";
 import { needs, openFixture } from "../_db.ts";
 
 const OPTIONS = { signal: new AbortController().signal, timeoutMs: 20_000 };

@@ -7,7 +7,7 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
-import { openMysql } from "../../lib/db/mysql.ts";
+import { openMysql } from "../../lib/db/mysql/mysql.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
 

@@ -1,6 +1,6 @@
 /**
  * MySQL/MariaDB reads given back without RESET CONNECTION (issue 38): only a
- * plain SELECT, by allowlist (lib/db/mysql_plain.ts), which is one statement
+ * plain SELECT, by allowlist (lib/db/mysql/mysql_plain.ts), which is one statement
  * and one round trip on the read-only session; anything that could leave
  * state on the session runs in a read-only transaction and is still reset,
  * and nothing a read set reaches the next read.
@@ -10,9 +10,9 @@ import { assert, assertEquals } from "@std/assert";
 import mysql from "mysql2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
-import { openMysql } from "../../lib/db/mysql.ts";
-import { leavesNoState } from "../../lib/db/mysql_plain.ts";
-import { setUp, simple } from "../../lib/db/mysql_session.ts";
+import { openMysql } from "../../lib/db/mysql/mysql.ts";
+import { leavesNoState } from "../../lib/db/mysql/mysql_plain.ts";
+import { setUp, simple } from "../../lib/db/mysql/mysql_session.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 
 /**

@@ -15,7 +15,7 @@ import { assert, assertEquals } from "@std/assert";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
-import { WIRE_ENV } from "../../lib/db/postgres.ts";
+import { WIRE_ENV } from "../../lib/db/postgres/postgres.ts";
 import { saveSettings } from "../../lib/serve.ts";
 import { savedConnection } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";

@@ -1,12 +1,12 @@
 /**
  * A long PostgreSQL statement is parsed off the event loop
- * (lib/db/pg_parse_off_loop.ts): the event loop's thread spends next to no
+ * (lib/db/postgres/pg_parse_off_loop.ts): the event loop's thread spends next to no
  * CPU on a 100 KB text that takes 150 ms of it to parse and analyze.
  */
 
 import { assert, assertEquals } from "@std/assert";
-import { parsePostgres } from "../../lib/db/pg_parse.ts";
-import { stopParser } from "../../lib/db/pg_parse_off_loop.ts";
+import { parsePostgres } from "../../lib/db/postgres/pg_parse.ts";
+import { stopParser } from "../../lib/db/postgres/pg_parse_off_loop.ts";
 
 /** CPU time of this (the event loop's) thread so far, in ms (Linux: /proc). */
 function mainThreadCpuMs(): number {

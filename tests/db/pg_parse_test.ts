@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertThrows } from "@std/assert";
-import { parsePostgres } from "../../lib/db/pg_parse.ts";
+import { parsePostgres } from "../../lib/db/postgres/pg_parse.ts";
 
 async function tierOf(sql: string) {
   const parsed = await parsePostgres(sql);

@@ -1,6 +1,6 @@
 /**
- * dbport's own PostgreSQL read (lib/db/pg_read.ts on a session postgres.js
- * lends it, lib/db/pg_wire.ts) at its edges (issue 38): every message split
+ * dbport's own PostgreSQL read (lib/db/postgres/pg_read.ts on a session postgres.js
+ * lends it, lib/db/postgres/pg_wire.ts) at its edges (issue 38): every message split
  * across TCP chunks, every type of the type-fidelity matrix the same as
  * postgres.js's path reads it, cut reads whose own cancel request lands late
  * (after the statement ended, on its clean-up) under concurrency, timeouts
@@ -12,7 +12,7 @@
 import { assert, assertEquals } from "@std/assert";
 import { connect as tcpConnect } from "node:net";
 import { Duplex } from "node:stream";
-import { openPostgres } from "../../lib/db/postgres.ts";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { Driver, QueryOptions } from "../../lib/db/types.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 

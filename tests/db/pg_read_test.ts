@@ -1,6 +1,6 @@
 /**
- * dbport's own PostgreSQL read (lib/db/pg_read.ts on a session postgres.js
- * lends it, lib/db/pg_wire.ts): one write per read, DISCARD ALL only after a
+ * dbport's own PostgreSQL read (lib/db/postgres/pg_read.ts on a session postgres.js
+ * lends it, lib/db/postgres/pg_wire.ts): one write per read, DISCARD ALL only after a
  * statement that is not a plain SELECT, and the reader's edge cases — NULLs
  * and arrays, an error after rows were sent, a byte budget spent early, a
  * session ended under a read, a cancel while it waits. The value encodings
@@ -10,8 +10,8 @@
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import postgres from "postgres";
 import { DbError } from "../../lib/db/errors.ts";
-import { openPostgres } from "../../lib/db/postgres.ts";
-import { wireWrites } from "../../lib/db/pg_wire.ts";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
+import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";

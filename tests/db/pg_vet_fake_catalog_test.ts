@@ -7,9 +7,9 @@
  */
 
 import { assert, assertEquals, assertMatch } from "@std/assert";
-import { type CatalogExec, vetPostgres } from "../../lib/db/pg_vet.ts";
+import { type CatalogExec, vetPostgres } from "../../lib/db/postgres/pg_vet.ts";
 import { FIRST_USER_OID, vetStatement } from "../../lib/db/postgres/vet_sql.ts";
-import type { PgAnalysis } from "../../lib/db/pg_parse.ts";
+import type { PgAnalysis } from "../../lib/db/postgres/pg_parse.ts";
 import {
   allowlisted,
   allowlistEntries,

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL reads by allowlist, not by label (lib/db/pg_vet.ts), on the
+ * PostgreSQL reads by allowlist, not by label (lib/db/postgres/pg_vet.ts), on the
  * real engine and below the MCP layer: what the catalog says of each
  * statement — read or write, whether EXPLAIN may plan it, whether a write may
  * be dry-run, whether it touches a credential catalog. Every attack of issue
@@ -9,7 +9,7 @@
  */
 
 import { assert, assertEquals, assertMatch } from "@std/assert";
-import { openPostgres } from "../../lib/db/postgres.ts";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { EngineCheck } from "../../lib/db/types.ts";
 import { type Fixture, needs, openFixture } from "../_db.ts";
 

@@ -6,7 +6,10 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
-import { isOrphanedClose, isWriteAfterClose } from "../../lib/db/pg_session.ts";
+import {
+  isOrphanedClose,
+  isWriteAfterClose,
+} from "../../lib/db/postgres/pg_session.ts";
 import { sleep } from "../../lib/base/sleep.ts";
 
 function postgresWriteError(message: string, kind = Error): Error {
@@ -72,7 +75,7 @@ Deno.test("isOrphanedClose() takes postgres.js's own word that a session closed 
     isOrphanedClose(
       lost(
         "CONNECTION_CLOSED",
-        "Error\n    at dbport (lib/db/postgres.ts:1:1)",
+        "Error\n    at dbport (lib/db/postgres/postgres.ts:1:1)",
       ),
     ),
     false,

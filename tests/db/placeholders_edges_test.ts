@@ -1,6 +1,6 @@
 /**
  * Placeholder counting and `:name` compiling at their edges
- * (lib/db/placeholders.ts): SQLite's numbering with `?NNN` and repeated
+ * (lib/db/sql/placeholders.ts): SQLite's numbering with `?NNN` and repeated
  * names, MariaDB's `?word`, PostgreSQL's `$n` after other params, casts and
  * `:a:b`, glued names, and the messages of each refusal.
  */
@@ -10,7 +10,7 @@ import {
   compileNamed,
   placeholderCount,
   PlaceholderError,
-} from "../../lib/db/placeholders.ts";
+} from "../../lib/db/sql/placeholders.ts";
 
 Deno.test("placeholderCount: SQLite numbers ?, ?NNN and names as sqlite3_bind_parameter_count does", () => {
   // ?5 then ?: the ? takes 6.

@@ -9,7 +9,7 @@ import {
   compileNamed,
   placeholderCount,
   PlaceholderError,
-} from "../../lib/db/placeholders.ts";
+} from "../../lib/db/sql/placeholders.ts";
 
 Deno.test("placeholderCount: PostgreSQL $n, by the highest number", () => {
   assertEquals(placeholderCount("select $1, $2, $1", "postgres"), 2);

@@ -1,5 +1,5 @@
 /**
- * The SQLite driver's worker thread (lib/db/sqlite_worker.ts): a silent
+ * The SQLite driver's worker thread (lib/db/sqlite/sqlite_worker.ts): a silent
  * worker is replaced, a read streams in batches with backpressure, and what
  * an outsider would try — hundreds of calls at once, a worker killed
  * mid-write, the file deleted under it, ATTACH, load_extension, PRAGMA
@@ -8,7 +8,7 @@
 
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
-import { openSqlite } from "../../lib/db/sqlite.ts";
+import { openSqlite } from "../../lib/db/sqlite/sqlite.ts";
 import type { Cell } from "../../lib/db/types.ts";
 import { READ_OPTIONS } from "../_db.ts";
 
@@ -246,7 +246,7 @@ Deno.test("SQLite workers start off the event loop: the main thread makes the fi
       Date.now() + 300,
     ).catch(() => "restarted");
     // A read while the first worker is stuck goes to the file's second: a
-    // worker counts as stuck after STUCK_MS (10 ms, lib/db/sqlite.ts)
+    // worker counts as stuck after STUCK_MS (10 ms, lib/db/sqlite/sqlite.ts)
     // without an answer.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await files[0]!.driver.query(COUNT, READ_OPTIONS);

@@ -4,8 +4,8 @@
  * disagreement refusal and how the two verdicts combine.
  */
 import { assertEquals } from "@std/assert";
-import { checkStatement } from "../../lib/db/statement_check.ts";
-import type { Tier } from "../../lib/db/classifier.ts";
+import { checkStatement } from "../../lib/db/sql/statement_check.ts";
+import type { Tier } from "../../lib/db/sql/classifier.ts";
 import {
   type Driver,
   type EngineCheck,

@@ -5,8 +5,8 @@
  */
 
 import { assertEquals } from "@std/assert";
-import { dmlShape } from "../../lib/db/dml_shape.ts";
-import { pgWriteShape } from "../../lib/db/pg_changes.ts";
+import { dmlShape } from "../../lib/db/sql/dml_shape.ts";
+import { pgWriteShape } from "../../lib/db/postgres/pg_changes.ts";
 
 const VARIES = (what: string) =>
   `which rows it changes may differ from run to run (${what})`;

@@ -23,7 +23,10 @@ import { inAppDir } from "../../lib/app/paths.ts";
 import { QUERIES_FILE } from "../../lib/app/queries.ts";
 import { queriesCommand } from "../../lib/cli/queries.ts";
 import type { Engine } from "../../lib/db/types.ts";
-import { compileNamed, PlaceholderError } from "../../lib/db/placeholders.ts";
+import {
+  compileNamed,
+  PlaceholderError,
+} from "../../lib/db/sql/placeholders.ts";
 import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { recordingDialog } from "../_dialog.ts";

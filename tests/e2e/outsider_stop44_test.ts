@@ -555,7 +555,7 @@ Deno.test("pausing a token ends its subscription stream at once", async () => {
 
 Deno.test({
   // Found by the outsider, fixed: one readOnly token's four slow reads hold every session of the
-  // connection's pool (lib/db/mysql.ts connectionLimit 4, lib/db/postgres.ts
+  // connection's pool (lib/db/mysql/mysql.ts connectionLimit 4, lib/db/postgres/postgres.ts
   // max 4; no share per principal): another token's `select 1` waits until a
   // session frees (9 s measured with sleep(10); up to the 30 s statement
   // timeout, then -33003). PostgreSQL alike with any slow allowlisted read.
@@ -670,7 +670,7 @@ Deno.test({
   name:
     "sqlite: a result with many long column names answers within maxAnswerChars",
   // A statement over 4 KB is parsed off the event loop by a worker that
-  // ends itself when idle (lib/db/pg_parse_off_loop.ts): its idle timer
+  // ends itself when idle (lib/db/postgres/pg_parse_off_loop.ts): its idle timer
   // outlives the test.
   sanitizeOps: false,
   sanitizeResources: false,
@@ -696,7 +696,7 @@ Deno.test({
   name:
     "postgres: a first row of 1,600 long cells answers within maxAnswerChars",
   // A statement over 4 KB is parsed off the event loop by a worker that
-  // ends itself when idle (lib/db/pg_parse_off_loop.ts): its idle timer
+  // ends itself when idle (lib/db/postgres/pg_parse_off_loop.ts): its idle timer
   // outlives the test.
   sanitizeOps: false,
   sanitizeResources: false,
@@ -771,7 +771,7 @@ Deno.test({
   name:
     "postgres: explain_query of a long statement answers within maxAnswerChars",
   // A statement over 4 KB is parsed off the event loop by a worker that
-  // ends itself when idle (lib/db/pg_parse_off_loop.ts): its idle timer
+  // ends itself when idle (lib/db/postgres/pg_parse_off_loop.ts): its idle timer
   // outlives the test.
   sanitizeOps: false,
   sanitizeResources: false,
@@ -983,7 +983,7 @@ Deno.test({
   name:
     "sqlite: export_query with many long column names answers within maxAnswerChars",
   // A statement over 4 KB is parsed off the event loop by a worker that
-  // ends itself when idle (lib/db/pg_parse_off_loop.ts): its idle timer
+  // ends itself when idle (lib/db/postgres/pg_parse_off_loop.ts): its idle timer
   // outlives the test.
   sanitizeOps: false,
   sanitizeResources: false,

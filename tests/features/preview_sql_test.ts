@@ -4,7 +4,7 @@
  * the target and dropped tables as written, a plan's row estimate.
  */
 import { assertEquals } from "@std/assert";
-import { type Classified, classify } from "../../lib/db/classifier.ts";
+import { type Classified, classify } from "../../lib/db/sql/classifier.ts";
 import type { Engine } from "../../lib/db/engines.ts";
 import { DIALECTS } from "../../lib/db/dialect.ts";
 import { mysqlWriteRows, postgresWriteRows } from "../../lib/db/explain.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { classify } from "../../db/classifier.ts";
+import { classify } from "../../db/sql/classifier.ts";
 import type { PromptEntry } from "../catalog.ts";
 import type { FeatureDeps } from "../deps.ts";
 import { definePrompt } from "./define.ts";

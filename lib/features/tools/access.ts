@@ -13,7 +13,7 @@ import {
   isUuid,
   type SavedConnection,
 } from "../../app/connections.ts";
-import type { Classified } from "../../db/classifier.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
 import { DbError } from "../../db/errors.ts";
 import type { BindValue } from "../../db/types.ts";
 import { wire } from "../../protocol/errors.ts";

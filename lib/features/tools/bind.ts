@@ -10,7 +10,7 @@
 
 import { array, SCALAR } from "../../base/schema.ts";
 import { type Engine, ENGINES } from "../../db/engines.ts";
-import { placeholderCount } from "../../db/placeholders.ts";
+import { placeholderCount } from "../../db/sql/placeholders.ts";
 import type { BindValue } from "../../db/types.ts";
 import type { ValuesArgument } from "./arguments.ts";
 import { invalidArgument } from "./failure.ts";

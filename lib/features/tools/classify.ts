@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { Classified } from "../../db/classifier.ts";
-import { checkStatement } from "../../db/statement_check.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
+import { checkStatement } from "../../db/sql/statement_check.ts";
 import type { CallContext } from "../context.ts";
 import type { Resolved } from "./access.ts";
 import { rethrow, ToolFailure } from "./failure.ts";

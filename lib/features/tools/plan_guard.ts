@@ -10,7 +10,7 @@
  */
 
 import { cliCommand } from "../../app/cli_command.ts";
-import type { Classified } from "../../db/classifier.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
 import { planRefusal } from "../../db/dry_run.ts";
 import {
   estimateRead,

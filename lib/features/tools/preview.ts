@@ -11,7 +11,7 @@
  */
 
 import { previewMode, type SavedConnection } from "../../app/connections.ts";
-import type { Classified } from "../../db/classifier.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
 import { dryRunRefusal, planRefusal } from "../../db/dry_run.ts";
 import { DbError } from "../../db/errors.ts";
 import { DIALECTS } from "../../db/dialect.ts";

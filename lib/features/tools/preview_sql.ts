@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Classified } from "../../db/classifier.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
 import { DIALECTS } from "../../db/dialect.ts";
 import type { Engine } from "../../db/engines.ts";
 

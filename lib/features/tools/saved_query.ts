@@ -19,8 +19,8 @@ import {
   type ParamValue,
   type SavedQuery,
 } from "../../app/queries.ts";
-import { classify } from "../../db/classifier.ts";
-import { compileNamed, PlaceholderError } from "../../db/placeholders.ts";
+import { classify } from "../../db/sql/classifier.ts";
+import { compileNamed, PlaceholderError } from "../../db/sql/placeholders.ts";
 import type { Engine } from "../../db/engines.ts";
 import type { ToolEntry } from "../catalog.ts";
 import type { CallContext } from "../context.ts";

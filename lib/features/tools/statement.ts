@@ -10,7 +10,7 @@
 import * as s from "../../base/schema.ts";
 import type { SavedConnection } from "../../app/connections.ts";
 import type { Settings } from "../../app/settings.ts";
-import type { Classified } from "../../db/classifier.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
 import { wire } from "../../protocol/errors.ts";
 import { type CallContext, withinDeadline } from "../context.ts";
 import { DbError } from "../../db/errors.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Classified } from "../../db/classifier.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
 import type { BindValue } from "../../db/types.ts";
 import type { CallContext } from "../context.ts";
 import type { FeatureDeps } from "../deps.ts";

@@ -1,0 +1,356 @@
+/**
+ * PostgreSQL statements read by PostgreSQL's own parser (libpg_query compiled
+ * to WebAssembly), so that what dbport decides about a statement rests on the
+ * engine's grammar rather than on our lexer alone (docs/security.md "Reads on
+ * PostgreSQL"). The tree gives the statement's kind, every function,
+ * operator, cast and relation it names, `INTO`, locking clauses and
+ * data-changing statements nested anywhere.
+ *
+ * @module
+ */
+
+import { messageOf } from "../../base/message_of.ts";
+import { loadModule, parseSync } from "libpg-query";
+import type { PgAnalysis, PgCall, PgName, PgParse } from "./pg_parse_types.ts";
+import type { Tier } from "../sql/classifier.ts";
+
+export type { PgAnalysis, PgCall, PgName, PgParse };
+
+let loaded: Promise<void> | null = null;
+
+/** Load the parser once (about 10 ms); every parse after that is synchronous. */
+export function loadPgParser(): Promise<void> {
+  return loaded ??= loadModule();
+}
+
+type Node = Record<string, unknown>;
+
+/** Whether a value of the parse tree is a node (an object, not a list). */
+function isNode(value: unknown): value is Node {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The node under `key`, if it is one. */
+function child(node: Node | undefined, key: string): Node | undefined {
+  const value = node?.[key];
+  return isNode(value) ? value : undefined;
+}
+
+/** The nodes of the list under `key` (none when it is absent). */
+function childList(node: Node | undefined, key: string): Node[] {
+  const value = node?.[key];
+  return Array.isArray(value) ? value.filter(isNode) : [];
+}
+
+/** Top-level statement kinds that only read (the rest are checked below). */
+const READ_STATEMENTS = new Set(["SelectStmt", "VariableShowStmt"]);
+
+/** Statements that reach files, code or other hosts: refused whatever the tier. */
+const REACH_STATEMENTS: Readonly<Record<string, string>> = {
+  CopyStmt: "COPY reads or writes files, programs or the client's stream",
+  DoStmt: "DO runs a block of procedural code",
+  CreateExtensionStmt: "CREATE EXTENSION installs code",
+  AlterExtensionStmt: "ALTER EXTENSION changes installed code",
+  CreatePLangStmt: "CREATE LANGUAGE installs code",
+  LoadStmt: "LOAD reads a library",
+  AlterSystemStmt: "ALTER SYSTEM writes the server's configuration file",
+  CreateForeignServerStmt: "a foreign server reaches files or other hosts",
+  CreateForeignTableStmt: "a foreign table reaches files or other hosts",
+  ImportForeignSchemaStmt: "IMPORT FOREIGN SCHEMA reaches other hosts",
+  CreateUserMappingStmt: "a user mapping holds credentials for other hosts",
+  CreateSubscriptionStmt: "a subscription connects to other hosts",
+};
+
+/**
+ * Statements longer than this are parsed in a worker: a few KB parse in well
+ * under a millisecond, 100 KB (the query limit) took 140-180 ms of the event
+ * loop's CPU, seconds on a loaded machine, and a deep one threw RangeError.
+ */
+const OFF_LOOP_CHARS = 4096;
+
+/** Parses of recent statement texts: a parse is pure, so it can be reused. */
+const PARSED = new Map<string, PgParse>();
+const PARSED_MAX = 256;
+
+/**
+ * Parse `sql`. A text the parser rejects answers with the parser's own
+ * message (`syntax error at or near …`); `analysis` is null when the text
+ * holds other than exactly one statement. A client repeating a statement
+ * (polling, paging) skips the parse (~25 µs plus the tree's JSON); what the
+ * catalog says about it is never cached. A parse is frozen, so the cached one
+ * is handed out as it is: no caller can change what the next one reads (a
+ * copy per call was 2% of a W1 read's CPU).
+ */
+export async function parsePostgres(sql: string): Promise<PgParse> {
+  const seen = PARSED.get(sql);
+  if (seen !== undefined) return seen;
+  // A long text can take seconds of synchronous parsing: off the event loop.
+  const parsed = deepFreeze(
+    sql.length > OFF_LOOP_CHARS
+      ? await (await import("./pg_parse_off_loop.ts")).parseOffLoop(sql)
+      : await parseOnce(sql),
+  );
+  if (sql.length <= 4096) {
+    const oldest = PARSED.keys().next();
+    if (PARSED.size >= PARSED_MAX && !oldest.done) PARSED.delete(oldest.value);
+    PARSED.set(sql, parsed);
+  }
+  return parsed;
+}
+
+/** `value` and everything in it made read-only. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const item of Object.values(value)) deepFreeze(item);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Parse here, on this thread (the parse worker's entry). */
+export function parseNow(sql: string): Promise<PgParse> {
+  return parseOnce(sql);
+}
+
+async function parseOnce(sql: string): Promise<PgParse> {
+  await loadPgParser();
+  let tree: unknown;
+  try {
+    tree = parseSync(sql);
+  } catch (error) {
+    return { ok: false, message: messageOf(error) };
+  }
+  const statements = childList(isNode(tree) ? tree : undefined, "stmts")
+    .map((entry) => child(entry, "stmt"))
+    .filter(isNode);
+  const [only] = statements;
+  if (statements.length !== 1 || only === undefined) {
+    return { ok: true, statements: statements.length, analysis: null };
+  }
+  return { ok: true, statements: 1, analysis: analyze(only) };
+}
+
+/**
+ * Every statement of a function body (`prosrc`), each read as a statement;
+ * null when the parser rejects the text. Not cached: bodies change.
+ */
+export async function parseBody(sql: string): Promise<PgAnalysis[] | null> {
+  await loadPgParser();
+  let tree: unknown;
+  try {
+    tree = parseSync(sql);
+  } catch {
+    return null;
+  }
+  return childList(isNode(tree) ? tree : undefined, "stmts")
+    .map((entry) => child(entry, "stmt"))
+    .filter(isNode)
+    .map(analyze);
+}
+
+/** Read one statement's tree. */
+export function analyze(statement: Node): PgAnalysis {
+  const [kind = "", value] = Object.entries(statement)[0] ?? [];
+  const body = isNode(value) ? value : {};
+  const found: PgAnalysis = {
+    tier: "read",
+    dangerous: false,
+    reach: REACH_STATEMENTS[kind] ?? null,
+    functions: [],
+    operators: [],
+    castTypes: [],
+    relations: [],
+    targets: [],
+    // ANALYZE shares VACUUM's node; only ANALYZE runs in a transaction.
+    kinds: [
+      kind === "VacuumStmt" && body.is_vacuumcmd !== true
+        ? "AnalyzeStmt"
+        : kind,
+    ],
+  };
+  if (kind === "ExplainStmt") {
+    // EXPLAIN plans without running; EXPLAIN ANALYZE runs its statement.
+    // Planning still evaluates functions (constant folding): what it names
+    // is vetted as for a plan.
+    const query = child(body, "query");
+    if (query === undefined) return found;
+    const inner = analyze(query);
+    return explainAnalyzes(body)
+      ? inner
+      : { ...inner, tier: "read", dangerous: false, plansOnly: true };
+  }
+  if (kind.startsWith("Drop") || kind === "TruncateStmt") {
+    found.tier = "destructive";
+    found.dangerous = true;
+  } else if (kind === "AlterTableStmt" && dropsSomething(body)) {
+    found.tier = "destructive";
+    found.dangerous = true;
+  } else if (!READ_STATEMENTS.has(kind)) {
+    found.tier = "write";
+  }
+  walk(statement, found);
+  return found;
+}
+
+function explainAnalyzes(body: Node): boolean {
+  for (const option of childList(body, "options")) {
+    const element = child(option, "DefElem");
+    if (element?.defname !== "analyze") continue;
+    // `ANALYZE false|off|no|0` plans only; anything else (no value, true,
+    // on, 1, a value we do not know) runs the statement.
+    const arg = child(element, "arg");
+    const sval = child(arg, "String")?.sval;
+    const text = typeof sval === "string" ? sval.toLowerCase() : undefined;
+    const integer = child(arg, "Integer");
+    const off = (text !== undefined &&
+      ["false", "off", "no", "0", "f", "n"].includes(text)) ||
+      (integer !== undefined && (integer.ival ?? 0) === 0);
+    if (!off) return true;
+  }
+  return false;
+}
+
+function dropsSomething(body: Node): boolean {
+  for (const command of childList(body, "cmds")) {
+    const subtype = child(command, "AlterTableCmd")?.subtype;
+    if (typeof subtype === "string" && subtype.startsWith("AT_Drop")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const MODIFYING = new Set([
+  "InsertStmt",
+  "UpdateStmt",
+  "DeleteStmt",
+  "MergeStmt",
+]);
+
+function names(list: unknown): string[] {
+  if (!Array.isArray(list)) return [];
+  return list.map((item) =>
+    String(isNode(item) ? child(item, "String")?.sval ?? "" : "")
+  );
+}
+
+function pgName(parts: string[]): PgName {
+  const name = parts.at(-1) ?? "";
+  const schema = parts.at(-2);
+  return { schema: schema ?? null, name };
+}
+
+/** Collect what the tree names, at every depth. */
+function walk(value: unknown, found: PgAnalysis): void {
+  if (Array.isArray(value)) {
+    for (const item of value) walk(item, found);
+    return;
+  }
+  if (!isNode(value)) return;
+  for (const [key, inner] of Object.entries(value)) {
+    if (inner === null || typeof inner !== "object") continue;
+    // A list under a key is walked below; only a node has fields to read.
+    const node = isNode(inner) ? inner : {};
+    if (key.endsWith("Stmt") && !Array.isArray(inner)) found.kinds.push(key);
+    if (MODIFYING.has(key)) {
+      found.tier = higher(found.tier, "write");
+      if ((key === "DeleteStmt" || key === "UpdateStmt") && !node.whereClause) {
+        found.dangerous = true;
+      }
+      const target = child(node, "relation");
+      if (target !== undefined) found.targets.push(relationName(target));
+    } else if (key === "SelectStmt") {
+      if (node.intoClause) found.tier = higher(found.tier, "write");
+      if (Array.isArray(node.lockingClause) && node.lockingClause.length > 0) {
+        // Row locks need a read-write transaction.
+        found.tier = higher(found.tier, "write");
+      }
+    } else if (key === "RangeVar") {
+      found.relations.push(relationName(node));
+    } else if (found.reach === null && Object.hasOwn(REACH_STATEMENTS, key)) {
+      found.reach = REACH_STATEMENTS[key] ?? null;
+    } else {
+      collectCalls(key, node, found);
+    }
+    walk(inner, found);
+  }
+}
+
+function relationName(node: Node): PgName {
+  return {
+    schema: typeof node.schemaname === "string" ? node.schemaname : null,
+    name: String(node.relname ?? ""),
+  };
+}
+
+/** `BETWEEN` and its forms compare with these operators. */
+const BETWEEN_OPERATORS: Readonly<Record<string, string[]>> = {
+  AEXPR_BETWEEN: [">=", "<="],
+  AEXPR_BETWEEN_SYM: [">=", "<="],
+  AEXPR_NOT_BETWEEN: ["<", ">"],
+  AEXPR_NOT_BETWEEN_SYM: ["<", ">"],
+};
+
+const EQUALS: PgName = { schema: null, name: "=" };
+
+/** The functions, operators and casts one node calls (by name or implied). */
+function collectCalls(key: string, node: Node, found: PgAnalysis): void {
+  if (key === "FuncCall") {
+    // An ordered-set aggregate's WITHIN GROUP columns are arguments too.
+    const args = (Array.isArray(node.args) ? node.args.length : 0) +
+      (node.agg_within_group === true && Array.isArray(node.agg_order)
+        ? node.agg_order.length
+        : 0);
+    found.functions.push({
+      ...pgName(names(node.funcname)),
+      args: node.func_variadic === true ? null : args,
+    });
+  } else if (key === "A_Expr") {
+    const between = BETWEEN_OPERATORS[String(node.kind)];
+    if (between !== undefined) {
+      for (const name of between) found.operators.push({ schema: null, name });
+    } else found.operators.push(pgName(names(node.name)));
+  } else if (key === "SubLink" && Array.isArray(node.operName)) {
+    found.operators.push(pgName(names(node.operName)));
+  } else if (key === "SortBy" && Array.isArray(node.useOp)) {
+    found.operators.push(pgName(names(node.useOp)));
+  } else if (key === "CaseExpr" && node.arg !== undefined) {
+    found.operators.push(EQUALS);
+  } else if (
+    key === "JoinExpr" && (node.isNatural === true || node.usingClause)
+  ) {
+    found.operators.push(EQUALS);
+  } else if (key === "typeName" || key === "TypeName") {
+    // Every type a value is converted to runs that type's domain checks: a
+    // cast, a column definition list (`json_to_record(..) AS x(d dom)`), an
+    // XMLTABLE column, `XMLSERIALIZE(.. AS dom)`, a JSON RETURNING clause.
+    // Read wherever a type name stands, not from a list of node kinds.
+    const typeNames = names(node.names);
+    if (typeNames.length > 0) found.castTypes.push(pgName(typeNames));
+  } else if (key === "RangeTableSample") {
+    found.functions.push({ ...pgName(names(node.method)), args: 1 });
+  } else if (key === "ColumnRef") {
+    // `t.f` is f(t) when t has no column f.
+    const fields = names(node.fields);
+    const last = fields.at(-1);
+    if (fields.length >= 2 && last) {
+      found.functions.push({
+        schema: null,
+        name: last,
+        args: 1,
+        optional: true,
+      });
+    }
+  } else if (key === "A_Indirection") {
+    for (const name of names(node.indirection)) {
+      if (name === "") continue;
+      found.functions.push({ schema: null, name, args: 1, optional: true });
+    }
+  }
+}
+
+const ORDER: Record<Tier, number> = { read: 0, write: 1, destructive: 2 };
+
+function higher(a: Tier, b: Tier): Tier {
+  return ORDER[a] >= ORDER[b] ? a : b;
+}

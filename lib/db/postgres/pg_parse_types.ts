@@ -1,0 +1,57 @@
+/**
+ * What the PostgreSQL parser reports: a leaf that the parser and its
+ * off-the-loop worker both read.
+ *
+ * @module
+ */
+
+import type { Tier } from "../sql/classifier.ts";
+
+/** A name as written: `schema.name` or `name`, lower-cased as the parser gives it. */
+export interface PgName {
+  schema: string | null;
+  name: string;
+}
+
+/** A function call as written: its name and how many arguments it is given. */
+export interface PgCall extends PgName {
+  /** Arguments given; null when any number may match (VARIADIC). */
+  args: number | null;
+  /**
+   * `t.name` or `(row).name`: a column, or the function `name(t)` when no
+   * such column exists (PostgreSQL's functional notation). No function of
+   * that name is no error.
+   */
+  optional?: boolean;
+}
+
+/** What the parser found in one statement. */
+export interface PgAnalysis {
+  tier: Tier;
+  /** A DELETE or UPDATE without WHERE, at the top or in a CTE. */
+  dangerous: boolean;
+  /** What reaches files, code or other hosts; null when nothing does. */
+  reach: string | null;
+  /** Every function called anywhere in the statement. */
+  functions: PgCall[];
+  /** Every operator used, named or implied (`IN`, `BETWEEN`, `CASE x WHEN`). */
+  operators: PgName[];
+  /**
+   * Every type named: the targets of casts (`x::type`, `CAST(x AS type)`),
+   * column definition lists, XMLTABLE columns, XMLSERIALIZE, RETURNING.
+   */
+  castTypes: PgName[];
+  /** Every relation named (tables, views, CTE names). */
+  relations: PgName[];
+  /** The relations an INSERT, UPDATE, DELETE or MERGE (a CTE's too) changes. */
+  targets: PgName[];
+  /** Every statement kind in the tree (`SelectStmt`, `VacuumStmt`, …). */
+  kinds: string[];
+  /** EXPLAIN without ANALYZE: the statement is only planned. */
+  plansOnly?: boolean;
+}
+
+/** The parser's verdict on a text. */
+export type PgParse =
+  | { ok: true; statements: number; analysis: PgAnalysis | null }
+  | { ok: false; message: string };

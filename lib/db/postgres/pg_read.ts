@@ -1,0 +1,614 @@
+/**
+ * One PostgreSQL read spoken by dbport itself on a session postgres.js lent
+ * it (pg_wire.ts): the whole exchange in one write — `BEGIN READ ONLY` and
+ * the statement timeout as a simple query, the statement's
+ * Parse/Bind/Describe/Execute with the row cap as the Execute's limit and a
+ * Sync, then `ROLLBACK` (and `DISCARD ALL` when the statement could have left
+ * something on the session) — and one round trip for the answer.
+ *
+ * Rows are decoded from `DataRow` bytes with the same value encodings as
+ * every other read (pg_values.ts). A row too large to be held whole is read
+ * as it streams: a long text keeps only the head its cell shows, a value
+ * larger than the answer can hold is skipped, counted and never
+ * concatenated, and the statement is stopped (docs/performance.md "Huge
+ * values").
+ *
+ * @module
+ */
+
+import { pgTypeName } from "./pg_type_names.ts";
+import { Buffer } from "node:buffer";
+import { Budget, CutCell, cutText, cutUtf8 } from "../budget.ts";
+import { isVerbatimText, rawCell } from "./pg_values.ts";
+import {
+  exchange,
+  type ExchangeAsk,
+  pgError,
+  simpleQueries,
+} from "./pg_messages.ts";
+import type { Wire, WireUser } from "./pg_wire.ts";
+import type { Cell, QueryResult } from "../types.ts";
+
+/** What one read asks. */
+export interface ReadAsk extends ExchangeAsk {
+  maxBytes: number;
+  maxCellChars: number;
+  /**
+   * What is sent again, once the read's own cancel request was delivered,
+   * when that request reached the server after the statement ended and
+   * stopped the clean-up (`after`) instead: `ROLLBACK`, `DISCARD ALL`.
+   */
+  recover: readonly string[];
+  /** Whether a type (by OID) is an array type, as postgres.js learnt. */
+  isArray: (type: number) => boolean;
+  /**
+   * Stop the statement on the server (the protocol's cancel request); settles
+   * once the request was delivered.
+   */
+  stop: () => Promise<void> | undefined;
+}
+
+/** A row larger than this is read as it streams rather than held whole. */
+const STREAM_ROW_BYTES = 256 * 1024;
+/** A value up to this size is always held whole, whatever the budget left. */
+const KEEP_VALUE_BYTES = 8 * 1024 * 1024;
+/** After the answer is full, this much more data stops the statement. */
+const DRAIN_BYTES = 1024 * 1024;
+
+const DECODER = new TextDecoder();
+
+type Column = {
+  name: string;
+  type: number;
+  array: boolean;
+  verbatim: boolean;
+};
+
+/** A value being read as it streams. */
+type Streaming = {
+  length: number;
+  have: number;
+  mode: "keep" | "cut" | "skip" | "stop";
+  bytes: Buffer | null;
+  units: number;
+};
+
+/** A DataRow too large to hold, read as it streams. */
+type RowState = {
+  columns: number;
+  cells: (Cell | CutCell)[];
+  /** Header bytes (the column count, a value's length) not complete yet. */
+  head: Buffer;
+  headHave: number;
+  value: Streaming | null;
+  size: number;
+  keep: boolean;
+};
+
+/** The outcome of a read: its result or error, and the session's state. */
+export class PgRead implements WireUser {
+  readonly done: Promise<QueryResult>;
+  /** Whether the wire was given to this read. */
+  started = false;
+  /** Whether the exchange ran to its last answer. */
+  finished = false;
+  /** Whether the session ended idle and without error in the clean-up. */
+  clean = false;
+  /**
+   * The cancel request this read sent (its answer spent, or stopped), once
+   * delivered: the session serves nothing else before.
+   */
+  stopping: Promise<unknown> | null = null;
+  /** The read closed its session (a value too large to read out). */
+  abandoned = false;
+  /** Socket writes of this read (one). */
+  writes = 0;
+
+  #ask: ReadAsk;
+  #resolve!: (result: QueryResult) => void;
+  #reject!: (error: Error) => void;
+  #wire: Wire | null = null;
+  /** The socket lent to the read, even once given back (`drop`). */
+  #lent: Wire | null = null;
+  /** ReadyForQuery messages so far, and the statement's own (its Sync's). */
+  #phase = 0;
+  #phases: number;
+  #statementPhase: number;
+  #recovering = false;
+  #budget: Budget;
+  #columns: Column[] = [];
+  #beginError: Error | null = null;
+  #statementError: Error | null = null;
+  #cleanError: Error | null = null;
+  #command = "";
+  #count: number | null = null;
+  #drained = 0;
+  /** The read stopped its statement itself: its answer was full. */
+  #stoppedByUs = false;
+  /** A cancel request was sent for this read (by it, or for its caller). */
+  #cancelled = false;
+  #over = false;
+  // The incoming message being read.
+  #head = Buffer.alloc(5);
+  #headHave = 0;
+  #type = 0;
+  #left = 0;
+  #body: Buffer | null = null;
+  #bodyHave = 0;
+  #row: RowState | null = null;
+
+  constructor(ask: ReadAsk) {
+    this.#ask = ask;
+    this.#statementPhase = ask.begin === "" ? 0 : 1;
+    this.#phases = this.#statementPhase + 1 + ask.after.length;
+    this.#budget = new Budget({
+      maxRows: ask.maxRows,
+      maxBytes: ask.maxBytes,
+      maxCellChars: ask.maxCellChars,
+    });
+    this.done = new Promise<QueryResult>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.done.catch(() => {});
+  }
+
+  /** The socket is ours: send the whole exchange in one write. */
+  start(wire: Wire): void {
+    this.started = true;
+    this.#wire = wire;
+    this.#lent = wire;
+    this.writes++;
+    wire.write(exchange(this.#ask));
+  }
+
+  /** The read never got its socket (the marker reached the server). */
+  unwired(error: Error): void {
+    if (!this.started) this.#settle(error);
+  }
+
+  closed(error: Error): void {
+    if (this.finished || this.#over) return;
+    this.#wire = null;
+    this.#settle(error);
+  }
+
+  data(chunk: Uint8Array): void {
+    const bytes = chunk instanceof Buffer
+      ? chunk
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    let at = 0;
+    const end = bytes.length;
+    while (at < end && !this.#over) {
+      if (this.#left > 0) {
+        const n = Math.min(this.#left, end - at);
+        if (this.#row !== null) this.#rowBytes(bytes, at, at + n);
+        else {
+          bytes.copy(this.#body!, this.#bodyHave, at, at + n);
+          this.#bodyHave += n;
+        }
+        at += n;
+        this.#left -= n;
+        if (this.#left === 0) this.#bodyDone();
+        continue;
+      }
+      // A whole message in this chunk: read in place.
+      if (this.#headHave === 0 && end - at >= 5) {
+        const length = bytes.readUInt32BE(at + 1);
+        if (end - at >= length + 1) {
+          this.#message(bytes[at]!, bytes.subarray(at + 5, at + 1 + length));
+          at += length + 1;
+          continue;
+        }
+      }
+      const n = Math.min(5 - this.#headHave, end - at);
+      bytes.copy(this.#head, this.#headHave, at, at + n);
+      this.#headHave += n;
+      at += n;
+      if (this.#headHave === 5) {
+        this.#headHave = 0;
+        this.#type = this.#head[0]!;
+        this.#left = this.#head.readUInt32BE(1) - 4;
+        this.#startBody();
+      }
+    }
+  }
+
+  #startBody(): void {
+    if (this.#type === 0x44 && this.#left > STREAM_ROW_BYTES) {
+      this.#row = {
+        columns: -1,
+        cells: [],
+        head: Buffer.alloc(4),
+        headHave: 0,
+        value: null,
+        size: 0,
+        keep: this.#budget.open && this.#phase === this.#statementPhase,
+      };
+    } else {
+      this.#body = Buffer.allocUnsafe(this.#left);
+      this.#bodyHave = 0;
+    }
+    if (this.#left === 0) this.#bodyDone();
+  }
+
+  #bodyDone(): void {
+    if (this.#row !== null) {
+      const row = this.#row;
+      this.#row = null;
+      this.#rowDone(row);
+      return;
+    }
+    const body = this.#body!;
+    this.#body = null;
+    this.#message(this.#type, body);
+  }
+
+  #message(type: number, body: Buffer): void {
+    switch (type) {
+      case 0x44: // D: DataRow
+        if (this.#phase === this.#statementPhase) this.#dataRow(body);
+        return;
+      case 0x54: // T: RowDescription
+        if (this.#phase === this.#statementPhase) this.#describe(body);
+        return;
+      case 0x43: // C: CommandComplete
+        if (this.#phase === this.#statementPhase) this.#complete(body);
+        return;
+      case 0x45: // E: ErrorResponse
+        this.#error(pgError(body));
+        return;
+      case 0x5a: // Z: ReadyForQuery
+        this.#ready(body[0]!);
+        return;
+    }
+    // ParseComplete, BindComplete, NoData, PortalSuspended (the row cap was
+    // reached: the answer says so itself), EmptyQueryResponse, notices and
+    // parameter reports carry nothing this read needs.
+  }
+
+  #describe(body: Buffer): void {
+    const count = body.readInt16BE(0);
+    let at = 2;
+    const columns: Column[] = [];
+    for (let i = 0; i < count; i++) {
+      const nul = body.indexOf(0, at);
+      const name = body.toString("utf8", at, nul);
+      at = nul + 1;
+      const type = body.readUInt32BE(at + 6);
+      at += 18;
+      const array = this.#ask.isArray(type);
+      columns.push({
+        name,
+        type,
+        array,
+        verbatim: isVerbatimText(type, array),
+      });
+    }
+    this.#columns = columns;
+  }
+
+  #dataRow(body: Buffer): void {
+    if (!this.#budget.open) return this.#drain(body.length);
+    const count = body.readInt16BE(0);
+    let at = 2;
+    const cells: (Cell | CutCell)[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const length = body.readInt32BE(at);
+      at += 4;
+      if (length < 0) {
+        cells[i] = null;
+        continue;
+      }
+      cells[i] = this.#cell(body.subarray(at, at + length), this.#columns[i]!);
+      at += length;
+    }
+    this.#budget.sawRaw(body.length);
+    this.#budget.add(cells);
+  }
+
+  /** One value as its cell; a long text is cut before it is decoded. */
+  #cell(value: Buffer, column: Column): Cell | CutCell {
+    if (column.verbatim) {
+      const cut = cutUtf8(value, this.#ask.maxCellChars);
+      if (cut !== null) return cut;
+    }
+    return rawCell(value, column.type, column.array);
+  }
+
+  /** Bytes of a streamed DataRow, `from` to `to` of `bytes`. */
+  #rowBytes(bytes: Buffer, from: number, to: number): void {
+    const row = this.#row!;
+    let at = from;
+    while (at < to) {
+      const value = row.value;
+      if (value !== null) {
+        const n = Math.min(value.length - value.have, to - at);
+        this.#valueBytes(value, bytes, at, at + n);
+        value.have += n;
+        at += n;
+        if (value.mode === "stop" && value.have >= (value.bytes?.length ?? 0)) {
+          return this.#abandon(row, value);
+        }
+        if (value.have === value.length) {
+          row.value = null;
+          this.#valueDone(row, value);
+        }
+        continue;
+      }
+      // The column count (2 bytes), then each value's length (4).
+      const want = row.columns < 0 ? 2 : 4;
+      const n = Math.min(want - row.headHave, to - at);
+      bytes.copy(row.head, row.headHave, at, at + n);
+      row.headHave += n;
+      at += n;
+      if (row.headHave < want) continue;
+      row.headHave = 0;
+      if (row.columns < 0) {
+        row.columns = row.head.readInt16BE(0);
+        continue;
+      }
+      const length = row.head.readInt32BE(0);
+      if (length < 0) {
+        if (row.keep) row.cells.push(null);
+        continue;
+      }
+      row.size += length;
+      const column = this.#columns[row.cells.length];
+      row.value = this.#streaming(row, length, column);
+      if (row.value.mode === "stop" && row.value.bytes === null) {
+        return this.#abandon(row, row.value);
+      }
+      if (length === 0) {
+        const done = row.value;
+        row.value = null;
+        this.#valueDone(row, done);
+      }
+    }
+  }
+
+  /** How a value of `length` bytes is read: held, cut or skipped. */
+  #streaming(row: RowState, length: number, column?: Column): Streaming {
+    const max = this.#ask.maxCellChars;
+    let mode: Streaming["mode"] = "keep";
+    if (!row.keep || column === undefined) mode = "skip";
+    // A character takes at most three bytes per UTF-16 code unit: longer
+    // than this, the text is cut for certain, and only its head is kept.
+    else if (column.verbatim && length > 3 * max + 3) mode = "cut";
+    if (
+      mode !== "skip" && length > KEEP_VALUE_BYTES &&
+      length > this.#budget.left
+    ) {
+      // Larger than the answer can hold: its head is all that is read.
+      mode = "stop";
+    }
+    const held = mode === "keep"
+      ? length
+      : mode === "skip"
+      ? 0
+      : mode === "stop" && !column!.verbatim
+      ? 0
+      : 3 * max + 3;
+    return {
+      length,
+      have: 0,
+      mode,
+      bytes: held === 0 ? null : Buffer.allocUnsafe(held),
+      units: 0,
+    };
+  }
+
+  #valueBytes(value: Streaming, bytes: Buffer, from: number, to: number) {
+    if (value.mode === "skip") return;
+    if (value.mode === "stop") {
+      const room = value.bytes!.length - value.have;
+      bytes.copy(
+        value.bytes!,
+        value.have,
+        from,
+        from + Math.min(room, to - from),
+      );
+      return;
+    }
+    if (value.mode === "keep") {
+      bytes.copy(value.bytes!, value.have, from, to);
+      return;
+    }
+    const room = value.bytes!.length - value.have;
+    if (room > 0) {
+      bytes.copy(
+        value.bytes!,
+        value.have,
+        from,
+        from + Math.min(room, to - from),
+      );
+    }
+    // UTF-16 code units, as cutUtf8 counts them.
+    let units = 0;
+    for (let i = from; i < to; i++) {
+      const byte = bytes[i]!;
+      if ((byte & 0xc0) !== 0x80) units += byte >= 0xf0 ? 2 : 1;
+    }
+    value.units += units;
+  }
+
+  /**
+   * A value larger than the answer can hold: it is never read to its end.
+   * A PostgreSQL server sends a row whole once it started it (a cancel
+   * request waits for the row's last byte), so the session is closed under
+   * it — reading 400 MB to throw it away would churn as much memory through
+   * the process — and the read answers with what it has: the rows before,
+   * this row's values before it, its head (a text's) and what was left out.
+   */
+  #abandon(row: RowState, value: Streaming): void {
+    const max = this.#ask.maxCellChars;
+    const size = `${value.length.toLocaleString("en-US")} bytes`;
+    const head = value.bytes === null ? "" : DECODER.decode(value.bytes);
+    row.cells.push(
+      new CutCell(
+        `${
+          head.slice(0, max)
+        }…[cut: a value of ${size}, larger than what was left of the answer; the statement was stopped]`,
+      ),
+    );
+    for (let i = row.cells.length; i < Math.max(row.columns, 0); i++) {
+      row.cells.push(new CutCell("…[not read: the statement was stopped]"));
+    }
+    this.#row = null;
+    this.#left = 0;
+    this.#budget.sawRaw(row.size);
+    this.#budget.add(row.cells);
+    this.#budget.truncation.bytes = true;
+    this.finished = true;
+    this.clean = false;
+    this.abandoned = true;
+    const wire = this.#wire;
+    this.#wire = null;
+    this.#over = true;
+    wire?.destroy();
+    this.#settle(this.#result());
+  }
+
+  #valueDone(row: RowState, value: Streaming): void {
+    if (!row.keep) return;
+    const column = this.#columns[row.cells.length]!;
+    if (value.mode === "keep") {
+      row.cells.push(this.#cell(value.bytes!, column));
+    } else {
+      const head = DECODER.decode(value.bytes!);
+      const max = this.#ask.maxCellChars;
+      row.cells.push(new CutCell(cutText(head, max, value.units)));
+    }
+  }
+
+  #rowDone(row: RowState): void {
+    if (!row.keep) return this.#drain(row.size);
+    this.#budget.sawRaw(row.size);
+    this.#budget.add(row.cells);
+  }
+
+  /**
+   * A row that came after the answer was full (the Execute's limit is one
+   * past the row cap, so only a byte budget spent early leaves many): past
+   * a megabyte of them the statement is stopped rather than read out.
+   */
+  #drain(bytes: number): void {
+    this.#drained += bytes;
+    if (this.#drained > DRAIN_BYTES) this.#stop();
+  }
+
+  #stop(): void {
+    if (this.#stoppedByUs || this.#phase !== this.#statementPhase) return;
+    this.#stoppedByUs = true;
+    this.stop();
+  }
+
+  /**
+   * Stop the statement on the server (a timeout, a cancelled request): a
+   * cancel request, once. Whatever it stops — the statement, or the
+   * clean-up after it should it arrive late — the read finds out and
+   * repairs before it gives the session back (`#ready`).
+   */
+  stop(): void {
+    if (!this.started || this.finished || this.#over || this.#cancelled) {
+      return;
+    }
+    this.#cancelled = true;
+    this.stopping = Promise.resolve().then(() => this.#ask.stop());
+    this.stopping.catch(() => {});
+  }
+
+  #complete(body: Buffer): void {
+    const tag = body.toString("utf8", 0, body.length - 1);
+    const space = tag.lastIndexOf(" ");
+    const last = space < 0 ? "" : tag.slice(space + 1);
+    this.#command = /^\d+$/.test(last) ? tag.slice(0, tag.indexOf(" ")) : tag;
+    this.#count = /^\d+$/.test(last) ? Number(last) : null;
+  }
+
+  #error(error: Error): void {
+    if (this.#phase < this.#statementPhase) this.#beginError ??= error;
+    else if (this.#phase === this.#statementPhase) {
+      this.#statementError ??= error;
+    } else this.#cleanError ??= error;
+  }
+
+  #ready(status: number): void {
+    this.#phase++;
+    if (this.#phase < this.#phases) return;
+    // 'I': idle, outside any transaction, as the session was lent.
+    const clean = this.#cleanError === null && status === 0x49;
+    if (
+      !clean && this.#cancelled && !this.#recovering &&
+      this.#ask.recover.length > 0
+    ) return this.#recover();
+    this.finished = true;
+    this.clean = clean;
+    const wire = this.#wire;
+    this.#wire = null;
+    this.#over = true;
+    // A session left in an unknown state is closed under postgres.js, which
+    // opens a new one when it needs it; a clean one goes back as lent.
+    if (clean) wire?.release();
+    else wire?.destroy();
+    const cancelled = this.#stoppedByUs &&
+      (this.#statementError as { code?: string } | null)?.code === "57014";
+    const error = this.#beginError ??
+      (cancelled ? null : this.#statementError);
+    this.#settle(error ?? this.#result());
+  }
+
+  /**
+   * The cancel request reached the server after the statement had ended and
+   * stopped the clean-up (a ROLLBACK refused, the transaction left aborted;
+   * a DISCARD ALL not run). Once the request was delivered — the server
+   * has signalled the session, which drops a cancel that finds it waiting
+   * for a command — the clean-up is sent again on the same socket.
+   */
+  #recover(): void {
+    this.#recovering = true;
+    this.#cleanError = null;
+    this.#phases += this.#ask.recover.length;
+    const wire = this.#wire;
+    void (this.stopping ?? Promise.resolve()).catch(() => {}).then(() => {
+      if (this.#over || this.#wire !== wire || wire === null) return;
+      this.writes++;
+      wire.write(simpleQueries(this.#ask.recover));
+    });
+  }
+
+  /**
+   * Close the session under postgres.js when the read still holds it (its
+   * answer never came): nothing more is sent on it, and postgres.js opens
+   * another when it needs one.
+   */
+  drop(): Promise<void> {
+    this.#wire = null;
+    this.#over = true;
+    const lent = this.#lent;
+    if (lent === null) return Promise.resolve();
+    lent.destroy();
+    return lent.closed();
+  }
+
+  #result(): QueryResult {
+    const budget = this.#budget;
+    return {
+      columns: this.#columns.map((column) => column.name),
+      // What postgres.js's path names too (the console's grid shows them).
+      columnTypes: this.#columns.map((column) => pgTypeName(column.type)),
+      rows: budget.rows,
+      rowsAffected: this.#command !== "SELECT" && this.#count !== null
+        ? this.#count
+        : 0,
+      truncated: budget.truncation.rows || budget.truncation.bytes,
+      truncation: budget.truncation,
+    };
+  }
+
+  #settle(outcome: Error | QueryResult): void {
+    this.#over = true;
+    if (outcome instanceof Error) this.#reject(outcome);
+    else this.#resolve(outcome);
+  }
+}

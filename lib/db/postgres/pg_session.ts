@@ -1,0 +1,289 @@
+/**
+ * A reserved PostgreSQL session's end (docs/security.md "Bounded answers"):
+ * cleaned and given back when it is alive, never when it died. postgres.js,
+ * asked to write to a session that has closed, queues the write and later
+ * writes to a socket it has dropped (an exception no caller can catch), and
+ * `release()` would put the dead session in its open queue for the next
+ * query (tests/db/session_gone_test.ts).
+ *
+ * @module
+ */
+
+import type postgres from "postgres";
+import { thrown } from "../../base/thrown.ts";
+import { DbError } from "../errors.ts";
+import { sessionLost, throwIfAborted } from "../stoppable.ts";
+import { setApplicationName, type Signature } from "../signature.ts";
+
+type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
+
+/** Pools replaced after losing a session (postgres.ts `lost`), by pool. */
+const retiring = new WeakMap<object, AbortController>();
+
+function retirementOf(sql: object): AbortSignal {
+  let controller = retiring.get(sql);
+  if (controller === undefined) {
+    controller = new AbortController();
+    retiring.set(sql, controller);
+  }
+  return controller.signal;
+}
+
+/**
+ * Mark `sql` as replaced: a session still awaited from it fails as lost at
+ * once. postgres.js never settles a `reserve()` left waiting on a pool that
+ * is ending, so a read queued behind the lost sessions would hang for good.
+ */
+export function retirePool(sql: object): void {
+  retiring.get(sql)?.abort();
+  if (!retiring.has(sql)) {
+    const controller = new AbortController();
+    controller.abort();
+    retiring.set(sql, controller);
+  }
+}
+
+const REPLACED = Symbol("pool replaced");
+
+/**
+ * Whether `error` is `reserveSession`'s refusal by `requeueWaiters`: nothing
+ * ran, so the call may ask the same pool again.
+ */
+export function poolReplaced(error: unknown): boolean {
+  return typeof error === "object" && error !== null && REPLACED in error;
+}
+
+/** `reserve()`s still waiting, by pool: what `requeueWaiters` refuses. */
+const waiting = new WeakMap<object, Set<() => void>>();
+
+/**
+ * Refuse every `reserve()` now waiting on `sql` (`poolReplaced`: the caller
+ * asks the same pool again). Called once a session dbport
+ * closed itself has closed in postgres.js too: postgres.js reopens such a
+ * session for the first `reserve()` waiting and then forgets that
+ * `reserve()` — it would never settle (issue 38: reads left unanswered
+ * after a value too large was stopped mid-stream). Asked again, a waiting
+ * `reserve()` is served by the reopened session.
+ */
+export function requeueWaiters(sql: object): void {
+  for (const refuse of [...(waiting.get(sql) ?? [])]) refuse();
+}
+
+/**
+ * `attempt`, asked again (up to three times in all) when its session was
+ * refused before anything ran because a session closed under waiting reads
+ * (pg_session.ts `requeueWaiters`).
+ */
+export async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tries >= 3 || !poolReplaced(error)) throw error;
+    }
+  }
+}
+
+/** A session of `sql`, or a lost-session error once the pool is replaced. */
+export function reserveSession(
+  sql: ReturnType<typeof postgres>,
+): Promise<Reserved> {
+  const retired = retirementOf(sql);
+  const gone = () =>
+    new DbError(
+      "connect",
+      "the database session closed before the read began: the connection's pool was replaced; try again",
+    );
+  const requeued = () =>
+    Object.assign(
+      new DbError(
+        "connect",
+        "the database session closed before the read began: a session of the pool closed; try again",
+      ),
+      { [REPLACED]: true },
+    );
+  if (retired.aborted) return Promise.reject(gone());
+  const pending = sql.reserve();
+  let waiters = waiting.get(sql);
+  if (waiters === undefined) {
+    waiters = new Set();
+    waiting.set(sql, waiters);
+  }
+  const all = waiters;
+  return new Promise<Reserved>((resolve, reject) => {
+    const done = () => {
+      retired.removeEventListener("abort", onRetired);
+      all.delete(onRequeued);
+    };
+    const refuse = (error: DbError) => {
+      done();
+      // Should it still come, the session goes back unused.
+      pending.then((reserved) => reserved.release(), () => {});
+      reject(error);
+    };
+    const onRetired = () => refuse(gone());
+    const onRequeued = () => refuse(requeued());
+    retired.addEventListener("abort", onRetired, { once: true });
+    all.add(onRequeued);
+    pending.then(
+      (reserved) => {
+        done();
+        resolve(reserved);
+      },
+      (error) => {
+        done();
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Run `work` on a reserved session inside `BEGIN READ ONLY` with the
+ * statement timeout as a server-side net, then clean the session and give
+ * it back (or drop it, when it died): every read's session, answered or
+ * streamed.
+ */
+export async function inReadTransaction<T>(
+  sql: ReturnType<typeof postgres>,
+  options: { signal: AbortSignal; timeoutMs: number; sign?: Signature },
+  lost: () => void,
+  work: (reserved: Reserved) => Promise<T>,
+): Promise<T> {
+  throwIfAborted(options.signal);
+  const reserved = await reserveSession(sql);
+  let gone = false;
+  try {
+    // Sent with the statement in one write rather than a round trip ahead of
+    // it (a third of the driver's CPU per read, bench W1): the session's
+    // read-only default covers the statement should BEGIN fail. SET LOCAL is
+    // a server-side net under our own timer, should a cancel request be lost.
+    const begin = reserved.unsafe(
+      `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
+        options.timeoutMs + 5_000
+      }${setApplicationName(options.sign)}`,
+    ).simple();
+    begin.catch(() => {});
+    const result = await work(reserved).catch((error: unknown) => {
+      gone = sessionGone(error);
+      throw error;
+    });
+    await begin;
+    return result;
+  } finally {
+    // Pipelined: advisory locks, prepared statements, LISTEN and settings a
+    // read left on the session never reach the next request.
+    await giveBack(reserved, gone, ["ROLLBACK", "DISCARD ALL"], lost);
+  }
+}
+
+/**
+ * A statement of dbport's own (BEGIN, COMMIT) that must be answered within
+ * `ms`: on a session that died, postgres.js's write is lost and no answer
+ * ever comes.
+ */
+export async function answered<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(sessionLost(ms)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long a session's clean-up may take before it counts as lost. */
+const CLEAN_UP_MS = 5_000;
+
+/**
+ * Clean a reserved session and give it back to the pool, unless it is gone:
+ * postgres.js would hand a dead session, released, to the next query, and a
+ * write to it is lost without an answer. A session that died (or whose
+ * clean-up failed or did not finish in time) is never released; the whole
+ * postgres.js pool is replaced instead (`lost`), which other calls do not
+ * notice but for a new connection.
+ */
+export async function giveBack(
+  reserved: Reserved,
+  gone: boolean,
+  statements: readonly string[],
+  lost: () => void,
+): Promise<void> {
+  if (!gone) {
+    // Pipelined in one write.
+    const done = Promise.all(statements.map((text) => reserved.unsafe(text)))
+      .then(() => true, () => false);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), CLEAN_UP_MS);
+    });
+    const clean = await Promise.race([done, late]);
+    clearTimeout(timer);
+    if (clean) return reserved.release();
+  }
+  lost();
+}
+
+/**
+ * Whether the session itself is gone (the server or the tunnel closed it):
+ * then nothing more may be sent on it. postgres.js, asked to write to a
+ * reserved session that has closed, queues the write and later writes to a
+ * socket it has dropped: an exception no caller can catch, which ended the
+ * whole server (tests/e2e/ssh_tunnel_test.ts: sshd killed mid-session).
+ */
+export function sessionGone(error: unknown): boolean {
+  const code = thrown(error).code;
+  return /^CONNECTION_(CLOSED|DESTROYED|ENDED)$/.test(code) ||
+    /^E(CONNRESET|PIPE|CONNREFUSED)$/.test(code) ||
+    (error instanceof DbError && error.kind === "connect");
+}
+
+/**
+ * The same postgres.js write after close, where dbport cannot see it coming
+ * (a session that closes between two of its statements, or one the
+ * administrator ends with pg_terminate_backend: the soak, bench/soak.ts):
+ * raised from postgres.js's own write timer — a TypeError on the dropped
+ * socket, or Deno's "ended by the other party" on one the server closed,
+ * which arrives as an unhandled rejection — it is not allowed to end the
+ * process. Its statement fails as the session's loss instead.
+ */
+export function isWriteAfterClose(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const stack = error.stack ?? "";
+  return (
+    (error instanceof TypeError &&
+      error.message === "Cannot read properties of null (reading 'write')") ||
+    error.message === "This socket has been ended by the other party"
+  ) && /postgres[\\/][^\n]*connection\.js/.test(stack) &&
+    /nextWrite/.test(stack);
+}
+
+/**
+ * postgres.js's own note that a connection closed under it, or the server's
+ * word that it is closing it (an
+ * administrator's pg_terminate_backend of an idle pooled session, a server
+ * restart): raised from its socket's close handler on a promise of its own
+ * that no caller holds, so it would arrive as an unhandled rejection and end
+ * the process. Every statement dbport sends has its own handler; this one
+ * carries no statement and is only the session's loss, which the next call
+ * on that session meets as its own error.
+ */
+export function isOrphanedClose(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = thrown(error).code;
+  // 57P01 admin_shutdown (pg_terminate_backend), 57P02 crash_shutdown,
+  // 57P05 idle_session_timeout: said to an idle session before it closes.
+  return /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|57P0[125])$/.test(code) &&
+    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "");
+}
+
+globalThis.addEventListener("error", (event) => {
+  if (isWriteAfterClose(event.error)) event.preventDefault();
+});
+globalThis.addEventListener("unhandledrejection", (event) => {
+  if (isWriteAfterClose(event.reason) || isOrphanedClose(event.reason)) {
+    event.preventDefault();
+  }
+});

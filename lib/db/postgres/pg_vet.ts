@@ -1,0 +1,477 @@
+/**
+ * What PostgreSQL's catalog says about everything a statement would run
+ * (docs/security.md "What counts as a read on PostgreSQL"). A function label
+ * (IMMUTABLE, STABLE) is a claim made by whoever created the function, so it
+ * decides nothing here. A statement is a read only if every function it
+ * runs — named, behind an operator or a cast, inside a view, a row-security
+ * policy, a domain check, a default it evaluates, and inside the bodies of
+ * the SQL functions it calls — is either a built-in on dbport's allowlist
+ * (postgres/allowlist.json) or a user `LANGUAGE sql` function whose body the
+ * same rules accept. Anything else (plpgsql, C, SECURITY DEFINER, a name that
+ * resolves to nothing) makes it a write.
+ *
+ * The same answer says whether EXPLAIN may plan the statement (planning
+ * folds IMMUTABLE functions with constant arguments: it runs them), whether
+ * a write may be dry-run (also its targets' triggers, rules and foreign
+ * tables), and whether it reads a credential catalog (never an AI read).
+ *
+ * Names resolve as the server resolves them: every candidate of a name and
+ * arity on the search path (the session's, or a function's own `SET
+ * search_path`) must be acceptable, an over-approximation of the server's
+ * overload choice. One catalog query per level of string-bodied SQL
+ * functions; nothing is cached across calls.
+ *
+ * @module
+ */
+
+import type { Tier } from "../sql/classifier.ts";
+import {
+  PG_DENIED_RELATIONS,
+  reachesOutside,
+} from "../sql/classifier_words.ts";
+import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
+import { allowlisted } from "./allowlist.ts";
+import { configuredPath } from "./search_path.ts";
+import { vetStatement } from "./vet_sql.ts";
+
+/**
+ * Runs catalog statements as one simple query (no parameters) and answers
+ * the last one's rows.
+ */
+export type CatalogExec = (text: string) => Promise<Record<string, unknown>[]>;
+
+/** The catalog's verdict on a statement. */
+export interface PgVetting {
+  tier: Tier;
+  /** Set when the statement reaches files, code or other hosts. */
+  reach: string | null;
+  /** Why a read became a write, for the caller's message. */
+  why: string | null;
+  /** Why no AI client may run it at all (a credential catalog). */
+  denied: string | null;
+  /** Why EXPLAIN may not plan it (planning would run something); null: it may. */
+  noPlan: string | null;
+  /** Why a write may not be tried and rolled back; null: it may. */
+  noDryRun: string | null;
+}
+
+/** `nextval(regclass)`. */
+const NEXTVAL = 1574;
+
+/** How deep string-bodied SQL functions are followed. */
+const MAX_DEPTH = 8;
+
+/** Statements that run stored expressions without naming them. */
+const OPAQUE_STATEMENTS: Readonly<Record<string, string>> = {
+  AnalyzeStmt: "ANALYZE evaluates index expressions",
+  ClusterStmt: "CLUSTER evaluates index expressions",
+  ReindexStmt: "REINDEX evaluates index expressions",
+  RefreshMatViewStmt: "REFRESH runs the view's query",
+  AlterTableStmt: "ALTER TABLE may evaluate stored checks and expressions",
+  AlterDomainStmt: "ALTER DOMAIN checks stored values",
+  CreateTrigStmt: "a trigger runs code on later writes",
+  CreateEventTrigStmt: "an event trigger runs code",
+};
+
+/** Statements no event trigger fires on. */
+const PLAIN = new Set([
+  "SelectStmt",
+  "InsertStmt",
+  "UpdateStmt",
+  "DeleteStmt",
+  "MergeStmt",
+  "ExplainStmt",
+]);
+
+/** A name's own reach, by the deny lists; null when it has none. */
+export function deniedFunction(name: string): string | null {
+  if (reachesOutside(name.toUpperCase(), true)) {
+    return `${name.toLowerCase()}() reaches files, code, other hosts or SQL text`;
+  }
+  return null;
+}
+
+/** The reach of what a parsed statement names by itself (no catalog needed). */
+export function namedReach(analysis: PgAnalysis): string | null {
+  if (analysis.reach !== null) return analysis.reach;
+  for (const fn of analysis.functions) {
+    if (fn.optional) continue;
+    const reach = deniedFunction(fn.name);
+    if (reach !== null) return reach;
+  }
+  for (const relation of analysis.relations) {
+    if (PG_DENIED_RELATIONS.has(relation.name.toUpperCase())) {
+      return `${relation.name} shows the server's files or configuration`;
+    }
+  }
+  return null;
+}
+
+/** One name to look up, as the query reads it. */
+interface Item {
+  s: string | null;
+  n: string;
+  a?: number | null;
+  o?: boolean;
+  /** The function whose body names it, if any. */
+  w?: number;
+  /** The search path its body runs with; absent: the session's. */
+  p?: string[];
+  i: number;
+}
+
+/** The names of one round. */
+interface VetInput {
+  f: Item[];
+  o: Item[];
+  c: Item[];
+  r: Item[];
+  t: Item[];
+}
+
+type Row = Record<string, unknown>;
+
+/** What one round found, folded into the verdict. */
+class Findings {
+  /** Why the statement (or planning it) would run what is not a read. */
+  evaluates: string | null = null;
+  /** Of those, what the planner itself may run. */
+  plans: string | null = null;
+  /** What only a dry run would run (triggers, cascades, targets). */
+  dryRun: string | null = null;
+  denied: string | null = null;
+  /** An enabled event trigger: it runs code on any DDL. */
+  eventTrigger: string | null = null;
+  /** User functions: who calls whom, for cycles. */
+  readonly calls = new Map<number, Set<number>>();
+  /** The search path each user function's body runs with. */
+  readonly paths = new Map<number, string[] | null>();
+  readonly bodies = new Set<number>();
+  readonly names = new Map<number, string>();
+
+  fail(how: string, why: string, planner: boolean): void {
+    if (how === "t") {
+      this.dryRun ??= why;
+      return;
+    }
+    this.evaluates ??= why;
+    if (planner) this.plans ??= why;
+  }
+}
+
+/** Ask the catalog about everything `analysis` runs. */
+export async function vetPostgres(
+  exec: CatalogExec,
+  analysis: PgAnalysis,
+): Promise<PgVetting> {
+  const reach = namedReach(analysis);
+  if (reach !== null) {
+    return {
+      tier: "write",
+      reach,
+      why: reach,
+      denied: null,
+      noPlan: reach,
+      noDryRun: reach,
+    };
+  }
+  const findings = new Findings();
+  let input: VetInput | null = inputOf(
+    [{ analysis, owner: undefined, path: undefined }],
+    true,
+  );
+  // A statement that names nothing (SELECT 1) costs no round trip; DDL
+  // always asks (event triggers).
+  if (
+    Object.values(input).every((list) => list.length === 0) &&
+    PLAIN.has(analysis.kinds[0] ?? "")
+  ) input = null;
+  for (let depth = 0; input !== null; depth++) {
+    if (depth >= MAX_DEPTH) {
+      findings.fail(
+        "e",
+        `SQL functions call SQL functions deeper than ${MAX_DEPTH} levels`,
+        true,
+      );
+      break;
+    }
+    const rows = await exec(vetStatement(JSON.stringify(input)));
+    const bodies = await judgeRows(rows, input, findings);
+    input = bodies.length === 0 ? null : inputOf(bodies, false);
+  }
+  const cycle = cycleOf(findings.calls, findings.names);
+  if (cycle !== null) findings.fail("e", cycle, true);
+  return verdict(analysis, findings);
+}
+
+function verdict(analysis: PgAnalysis, found: Findings): PgVetting {
+  const plansOnly = analysis.plansOnly === true;
+  const failing = plansOnly ? found.plans : found.evaluates;
+  const tier = analysis.tier === "read" && failing !== null
+    ? "write"
+    : analysis.tier;
+  const opaque = analysis.kinds.map((kind) => OPAQUE_STATEMENTS[kind])
+    .find((why) => why !== undefined) ??
+    (found.eventTrigger !== null && !PLAIN.has(analysis.kinds[0] ?? "")
+      ? `the event trigger ${found.eventTrigger} runs code on DDL`
+      : undefined);
+  return {
+    tier,
+    reach: null,
+    why: analysis.tier === "read" ? failing : null,
+    denied: found.denied,
+    noPlan: found.plans,
+    noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
+  };
+}
+
+/** A text to parse: a statement, or a function body with its context. */
+interface Source {
+  analysis: PgAnalysis;
+  owner: number | undefined;
+  path: string[] | null | undefined;
+}
+
+/** The names in `sources`, for one round of the query. */
+function inputOf(sources: Source[], top: boolean): VetInput {
+  const input: VetInput = { f: [], o: [], c: [], r: [], t: [] };
+  let i = 0;
+  const add = (list: Item[], name: PgName, source: Source, extra = {}) =>
+    list.push({
+      s: name.schema,
+      n: name.name,
+      i: i++,
+      ...(source.owner === undefined ? {} : { w: source.owner }),
+      ...(source.path ? { p: source.path } : {}),
+      ...extra,
+    });
+  for (const source of sources) {
+    const { analysis } = source;
+    for (const fn of analysis.functions) {
+      add(input.f, fn, source, {
+        a: fn.args,
+        ...(fn.optional ? { o: true } : {}),
+      });
+    }
+    for (const op of analysis.operators) add(input.o, op, source);
+    for (const type of analysis.castTypes) add(input.c, type, source);
+    for (const rel of analysis.relations) add(input.r, rel, source);
+    // A function body's own writes make it a write; its targets matter only
+    // for the statement's.
+    if (top) { for (const rel of analysis.targets) add(input.t, rel, source); }
+  }
+  return input;
+}
+
+/** Judge one round's rows; answer the string bodies to read next. */
+async function judgeRows(
+  rows: Row[],
+  input: VetInput,
+  found: Findings,
+): Promise<Source[]> {
+  const next: Source[] = [];
+  const items = new Map<string, Item>();
+  for (const [kind, list] of Object.entries(input)) {
+    for (const item of list as Item[]) items.set(`${kind}${item.i}`, item);
+  }
+  for (const row of rows) {
+    if (row.row === "u") {
+      const item = items.get(`${String(row.relkind)}${String(row.item)}`);
+      const what = row.relkind === "o" ? "operator" : "function";
+      found.fail(
+        "e",
+        `no ${what} ${qualified(item)}${
+          what === "function" ? "()" : ""
+        } is visible to resolve${
+          item?.a === undefined || item.a === null
+            ? ""
+            : ` for ${item.a} arguments`
+        }`,
+        true,
+      );
+    } else if (row.row === "x") {
+      found.eventTrigger ??= String(row.name);
+    } else if (row.row === "r") judgeRelation(row, found);
+    else {
+      const source = await judgeFunction(row, found);
+      if (source !== null) next.push(source);
+    }
+  }
+  return next;
+}
+
+function qualified(item: Item | undefined): string {
+  if (item === undefined) return "?";
+  return item.s === null ? item.n : `${item.s}.${item.n}`;
+}
+
+/** Credential catalogs: never an AI read, whoever the login. */
+const CREDENTIALS: Readonly<Record<string, string>> = {
+  "pg_catalog.pg_authid": "holds every role's password verifier",
+  "pg_catalog.pg_shadow": "holds every role's password verifier",
+  "pg_catalog.pg_user_mapping": "holds passwords for other servers",
+  "pg_catalog.pg_user_mappings": "holds passwords for other servers",
+};
+
+function judgeRelation(row: Row, found: Findings): void {
+  const name = String(row.name);
+  const credential = CREDENTIALS[name];
+  if (credential !== undefined && Number(row.oid) < 16384) {
+    found.denied ??=
+      `the statement reads ${name}, which ${credential}: dbport never lets an AI client read a credential catalog (pg_roles and pg_user show roles without their passwords)`;
+  }
+  const kind = String(row.relkind ?? "");
+  // A foreign table's scan runs its wrapper: a query to another server, a
+  // file read, a program (file_fdw's program), at plan time too. A write target's
+  // own message is below.
+  if (kind.startsWith("f") && row.how === "e" && row.target !== true) {
+    found.fail(
+      "e",
+      `${name} is a foreign table: reading it runs its foreign-data wrapper (another server, a file or a program)`,
+      true,
+    );
+  }
+  if (row.target !== true) return;
+  if (kind.startsWith("f")) {
+    found.dryRun ??=
+      `${name} is a foreign table: a write there reaches another server`;
+  }
+  if (kind.includes("R")) {
+    found.dryRun ??=
+      `${name} has rules that turn a write into other statements`;
+  }
+}
+
+/**
+ * One reached function: acceptable, refused (recorded in `found`), or a
+ * string-bodied SQL function whose body is read next.
+ */
+async function judgeFunction(
+  row: Row,
+  found: Findings,
+): Promise<Source | null> {
+  const oid = Number(row.oid);
+  const how = String(row.how);
+  const via = row.via === null ? null : Number(row.via);
+  const name = String(row.signature ?? `${String(row.name)}()`);
+  const inside = row.caller === null
+    ? ""
+    : ` (called in ${String(row.caller)})`;
+  if (row.builtin === true) {
+    if (allowlisted(oid)) return null;
+    // A serial column's own default: the one effect a dry run may leave is
+    // a skipped sequence value, as any rolled-back INSERT leaves one.
+    // (Reached through a foreign key's cascade it is `t`: the child's.)
+    if ((how === "d" || how === "t") && oid === NEXTVAL) return null;
+    // The planner folds only IMMUTABLE (and, estimating, STABLE) functions;
+    // a built-in's label is set by PostgreSQL itself. Inside a user
+    // function's body it runs when the planner folds that function.
+    const planner = row.volatility !== "v" || row.language === "sql" ||
+      via !== null;
+    found.fail(
+      how,
+      `${
+        String(row.name)
+      }() is not on dbport's allowlist of built-in functions that only compute a result`,
+      planner,
+    );
+    return null;
+  }
+  found.names.set(oid, name);
+  if (via !== null) {
+    const callees = found.calls.get(via) ?? new Set<number>();
+    callees.add(oid);
+    found.calls.set(via, callees);
+  }
+  const refusal = functionRefusal(row, name);
+  if (refusal !== null) {
+    found.fail(how, `${refusal}${inside}`, true);
+    return null;
+  }
+  const path = configuredPath(row.config as string[] | null) ??
+    (via === null ? null : found.paths.get(via) ?? null);
+  if (!found.paths.has(oid)) found.paths.set(oid, path);
+  if (row.source === null || found.bodies.has(oid)) return null;
+  found.bodies.add(oid);
+  const statements = await parseBody(String(row.source));
+  if (statements === null) {
+    found.fail(how, `the body of ${name} could not be read`, true);
+    return null;
+  }
+  const merged = mergedBody(statements);
+  if (merged.reach !== null || merged.tier !== "read") {
+    found.fail(
+      how,
+      `${name} ${
+        merged.reach ?? "changes data (its body is not only SELECTs)"
+      }`,
+      true,
+    );
+    return null;
+  }
+  return { analysis: merged, owner: oid, path };
+}
+
+/** Why a user function is not acceptable, or null. */
+function functionRefusal(row: Row, name: string): string | null {
+  if (row.definer === true) {
+    return `${name} is SECURITY DEFINER: it runs as its owner`;
+  }
+  if (row.language !== "sql") {
+    return `${name} is written in ${
+      String(row.language)
+    }: dbport reads only SQL function bodies`;
+  }
+  if (row.body_writes === true) {
+    return `${name} changes data (its body is not only SELECTs)`;
+  }
+  return null;
+}
+
+/** A body's statements as one: names of all, the highest tier. */
+function mergedBody(statements: PgAnalysis[]): PgAnalysis {
+  const merged: PgAnalysis = {
+    tier: "read",
+    dangerous: false,
+    reach: null,
+    functions: [],
+    operators: [],
+    castTypes: [],
+    relations: [],
+    targets: [],
+    kinds: [],
+  };
+  for (const statement of statements) {
+    if (statement.tier !== "read" || statement.plansOnly) merged.tier = "write";
+    merged.reach ??= namedReach(statement);
+    merged.functions.push(...statement.functions);
+    merged.operators.push(...statement.operators);
+    merged.castTypes.push(...statement.castTypes);
+    merged.relations.push(...statement.relations);
+  }
+  return merged;
+}
+
+/** A cycle among user SQL functions, in words; null when none. */
+function cycleOf(
+  calls: Map<number, Set<number>>,
+  names: Map<number, string>,
+): string | null {
+  const state = new Map<number, "open" | "done">();
+  const visit = (oid: number): boolean => {
+    if (state.get(oid) === "open") return true;
+    if (state.get(oid) === "done") return false;
+    state.set(oid, "open");
+    for (const callee of calls.get(oid) ?? []) if (visit(callee)) return true;
+    state.set(oid, "done");
+    return false;
+  };
+  for (const oid of calls.keys()) {
+    if (visit(oid)) {
+      return `${
+        names.get(oid) ?? `function ${oid}`
+      } is part of a cycle of SQL functions calling each other`;
+    }
+  }
+  return null;
+}

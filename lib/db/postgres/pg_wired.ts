@@ -1,0 +1,231 @@
+/**
+ * A PostgreSQL read on a wired session (pg_wire.ts, pg_read.ts): one write
+ * and one round trip per read, where postgres.js's own path takes three
+ * (`BEGIN` with the statement, the `Sync` its portal sends once complete,
+ * then `ROLLBACK` + `DISCARD ALL`). The session is reserved from postgres.js,
+ * lent to the read, and given back when the read left it idle, or dropped
+ * with the pool when it did not (pg_session.ts).
+ *
+ * @module
+ */
+
+import { setApplicationName, signed } from "../signature.ts";
+import type postgres from "postgres";
+import type { Duplex } from "node:stream";
+import { parsePostgres } from "./pg_parse.ts";
+import { PgRead } from "./pg_read.ts";
+import { requeueWaiters, reserveSession, sessionGone } from "./pg_session.ts";
+import { awaitWire } from "./pg_wire.ts";
+import { stoppable, throwIfAborted } from "../stoppable.ts";
+import type { QueryOptions, QueryResult } from "../types.ts";
+
+type Sql = ReturnType<typeof postgres>;
+
+/** Where a wired session connects; null when sessions cannot be wired. */
+export type WireTarget = { host: string; port: number } | null;
+
+/**
+ * Whether this connection's sessions can be wired, from the options
+ * postgres.js read from its URL: a socket under TLS carries ciphertext, a
+ * Unix socket or a list of hosts is postgres.js's own to open.
+ */
+export function wireTarget(
+  tunnel: (() => Promise<Duplex>) | undefined,
+  options: { ssl?: unknown; path?: unknown; host?: string[]; port?: number[] },
+): WireTarget {
+  if (options.ssl) return null;
+  if (tunnel !== undefined) return { host: "", port: 0 };
+  if (options.path || options.host?.length !== 1) return null;
+  const host = options.host[0];
+  const port = options.port?.[0];
+  return host === undefined || port === undefined ? null : { host, port };
+}
+
+/** How long a session's answer to its marker may take once the read ended. */
+const HAND_BACK_MS = 5_000;
+
+/**
+ * Whether a read leaves nothing on its session once rolled back, so that
+ * `DISCARD ALL` need not follow it: one plain `SELECT` (no `LISTEN`,
+ * `PREPARE`, `SET`, `DECLARE`, no `EXPLAIN` — nothing but SELECT statements
+ * in the tree), whose functions the read allowlist admitted (pg_vet.ts: no
+ * advisory lock, `setseed`, `dblink` or `set_config` is a read). A long text
+ * is not parsed again for this: it keeps `DISCARD ALL`.
+ */
+export async function leavesNoState(text: string): Promise<boolean> {
+  if (text.length > 4096) return false;
+  const parsed = await parsePostgres(text);
+  if (!parsed.ok || parsed.analysis === null) return false;
+  const { analysis } = parsed;
+  return analysis.tier === "read" && analysis.reach === null &&
+    analysis.plansOnly !== true && analysis.kinds.length > 0 &&
+    analysis.kinds.every((kind) => kind === "SelectStmt") &&
+    // Session-scoped effects a ROLLBACK does not undo; never on the read
+    // allowlist, refused here again should a vetting ever miss one.
+    !analysis.functions.some((call) =>
+      /advisory|^setseed$|^dblink|^set_config$/i.test(call.name)
+    );
+}
+
+/** The read through postgres.js's own path, where the wire was not there. */
+export type Fallback = (
+  sql: Sql,
+  text: string,
+  options: QueryOptions,
+  lost: () => void,
+) => Promise<QueryResult>;
+
+/** A session's backend, as its cancel request names it. */
+export type Backend = { pid: number; secret: number };
+
+/**
+ * The protocol's cancel request for `backend`, on a new socket from `open`;
+ * settles once the server closed it (it has signalled the backend by then).
+ */
+export async function cancelRequest(
+  open: () => Promise<Duplex> | Duplex,
+  backend: Backend,
+): Promise<void> {
+  const bytes = new Uint8Array(16);
+  const view = new DataView(bytes.buffer);
+  view.setInt32(0, 16);
+  view.setInt32(4, 80877102);
+  view.setInt32(8, backend.pid);
+  view.setInt32(12, backend.secret);
+  const socket = await open();
+  await new Promise<void>((resolve) => {
+    socket.once("close", () => resolve());
+    socket.once("error", () => resolve());
+    socket.write(bytes);
+  });
+  socket.destroy();
+}
+
+const UNWIRED = new Error("the session's socket was not wired");
+
+/** Run a read on a wired session; see the module's comment. */
+export async function wiredRead(
+  sql: Sql,
+  text: string,
+  options: QueryOptions,
+  lost: () => void,
+  fallback: Fallback,
+  cancel: (backend: Backend) => Promise<void>,
+): Promise<QueryResult> {
+  throwIfAborted(options.signal);
+  // A NUL ends a protocol string: the statement would not be the text.
+  // Bound values go by postgres.js's Parse/Bind (the wired exchange binds
+  // none).
+  if (text.includes("\0") || (options.params?.length ?? 0) > 0) {
+    return fallback(sql, text, options, lost);
+  }
+  const discard = !(await leavesNoState(text));
+  const reserved = await reserveSession(sql);
+  let marker: Promise<unknown> | null = null;
+  const parsers = sql.options.parsers as Record<
+    number,
+    { array?: boolean } | undefined
+  >;
+  const clean = discard ? ["ROLLBACK", "DISCARD ALL"] : ["ROLLBACK"];
+  const read = new PgRead({
+    // Signed as sent (signature.ts); `text` itself is what was checked.
+    text: signed(text, options.sign),
+    begin: `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
+      options.timeoutMs + 5_000
+    }${setApplicationName(options.sign)}`,
+    maxRows: options.maxRows,
+    maxBytes: options.maxBytes,
+    maxCellChars: options.maxCellChars,
+    after: clean,
+    recover: clean,
+    isArray: (type) => parsers[type]?.array === true,
+    // The protocol's cancel request, on a socket of its own: it settles
+    // once delivered, and the session is given back only after (one
+    // delivered late would stop the session's next statement).
+    stop: () => {
+      const backend = (marker as { state?: Backend } | null)?.state;
+      return backend === undefined ? undefined : cancel(backend);
+    },
+  });
+  const wire = awaitWire(read);
+  let gone = false;
+  let fellBack = false;
+  try {
+    return await stoppable(
+      () => {
+        marker = reserved.unsafe(wire.marker).simple();
+        // Answered by the server itself: the marker was sent, not caught.
+        marker.then(
+          () => read.unwired(UNWIRED),
+          (error: Error) => read.unwired(error),
+        );
+        return read.done;
+      },
+      options,
+      // The read's own cancel request, never postgres.js's: the read knows
+      // when it was delivered and whether it stopped the clean-up instead.
+      () => read.stop(),
+    );
+  } catch (error) {
+    if (error === UNWIRED) {
+      // Nothing ran but an empty query: the session is as it was lent.
+      fellBack = true;
+      reserved.release();
+      return await fallback(sql, text, options, lost);
+    }
+    gone = sessionGone(error);
+    throw error;
+  } finally {
+    wire.forget();
+    await handBack(sql, read, reserved, marker, gone, fellBack, lost);
+  }
+}
+
+/**
+ * The end of a wired read's session: given back when the read left it idle
+ * and clean (and its cancel request, if any, was delivered); otherwise
+ * closed under postgres.js, which opens another when it needs one. Only a
+ * session that failed before the read began, or did not close, replaces
+ * the pool (`lost`).
+ */
+async function handBack(
+  sql: Sql,
+  read: PgRead,
+  reserved: { release(): void },
+  marker: Promise<unknown> | null,
+  gone: boolean,
+  fellBack: boolean,
+  lost: () => void,
+): Promise<void> {
+  if (fellBack) return;
+  if (!read.started) {
+    if (gone) lost();
+    else reserved.release();
+    return;
+  }
+  if (read.finished && read.clean && !gone) {
+    const settled = Promise.all([marker, read.stopping]);
+    if (await within(settled, HAND_BACK_MS)) return reserved.release();
+  }
+  // Closed under postgres.js, which reopens it for the first reserve()
+  // waiting and forgets that one: every waiting read asks again. A session
+  // the server or the network closed replaces the pool: postgres.js waits
+  // longer before each reconnection after such a close, up to 20 s, and
+  // only a new pool starts afresh.
+  const closed = await within(read.drop(), HAND_BACK_MS);
+  if (closed && !gone) requeueWaiters(sql);
+  else lost();
+}
+
+/** Whether `work` settled within `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,655 @@
+/**
+ * PostgreSQL through postgres.js: a small lazily-connecting pool, reads inside
+ * `BEGIN READ ONLY` that is always rolled back (so even `set_config` leaves no
+ * trace on the pooled session), rows read through a portal and cut at the cap,
+ * and stopping by the protocol's cancel request. Writes run in their own
+ * transaction and leave nothing behind on the pooled session (`DISCARD ALL`).
+ *
+ * @module
+ */
+
+import { connect as tcpConnect } from "node:net";
+import type { Duplex } from "node:stream";
+import { thrown } from "../../base/thrown.ts";
+import postgres from "postgres";
+import { Budget, type CutCell, cutUtf8 } from "../budget.ts";
+import { DbError, noTransaction } from "../errors.ts";
+import { type ErrorReading, toDbError as readDbError } from "../to_db_error.ts";
+import {
+  answered,
+  askingAgain,
+  giveBack,
+  inReadTransaction,
+  reserveSession,
+  retirePool,
+  sessionGone,
+} from "./pg_session.ts";
+import { streamPostgresRead } from "./pg_stream.ts";
+import { wired } from "./pg_wire.ts";
+import { cancelRequest, wiredRead, wireTarget } from "./pg_wired.ts";
+import { assembleOverview } from "../overview.ts";
+import {
+  describePostgresTable,
+  listPostgresSchemas,
+  listPostgresTables,
+  postgresColumns,
+  postgresFingerprint,
+  searchPostgres,
+} from "./postgres_schema.ts";
+import { pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
+import { parsePostgres } from "./pg_parse.ts";
+import { isVerbatimText, rawCell } from "./pg_values.ts";
+import { type CatalogExec, vetPostgres } from "./pg_vet.ts";
+import { setApplicationName, signed } from "../signature.ts";
+import {
+  ROLLED_BACK,
+  STOP_GRACE_MS,
+  stoppable,
+  throwIfAborted,
+} from "../stoppable.ts";
+import type {
+  CallOptions,
+  Cell,
+  Driver,
+  EngineCheck,
+  QueryOptions,
+  QueryResult,
+} from "../types.ts";
+
+/** How to reach one PostgreSQL database. */
+export interface PostgresConfig {
+  url: string;
+  password?: string;
+  /** Values redacted from every message. */
+  secrets: readonly string[];
+  /** Seconds before an unused pooled connection closes. */
+  idleSeconds?: number;
+  /**
+   * Each session's socket, when it is not a TCP connection of its own: a
+   * channel through an SSH tunnel (also for the protocol's cancel request).
+   */
+  socket?: () => Promise<Duplex>;
+  /**
+   * Reads through dbport's own reader on a wired socket (pg_wired.ts): on
+   * unless turned off here or by `DBPORT_PG_WIRE=0` (then every read takes
+   * postgres.js's path; docs/performance.md, issue 38).
+   */
+  wiredReads?: boolean;
+}
+
+/** Connect timeout (issue: a database that cannot be reached in 10 s). */
+export const CONNECT_TIMEOUT_SECONDS = 10;
+
+// Statements a portal can stream; utility statements (SHOW, EXPLAIN) return
+// no rows through a postgres.js cursor, so they are read whole (they are small).
+const STREAMABLE = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
+const FETCH_SIZE = 2_000;
+/** The first batch of a streamed read, before row sizes are known. */
+const FIRST_BATCH = 16;
+
+type Sql = ReturnType<typeof postgres>;
+import { pgTypeName } from "./pg_type_names.ts";
+
+type Column = { name: string; type: number; parser?: { array?: boolean } };
+
+/** The environment variable that turns the wired reader off (`0`). */
+export const WIRE_ENV = "DBPORT_PG_WIRE";
+
+/** Open a PostgreSQL driver; nothing connects until the first call. */
+export function openPostgres(config: PostgresConfig): Driver {
+  const options = (
+    socket?: () => Promise<Duplex> | Duplex,
+  ): postgres.Options<Record<string, postgres.PostgresType>> => ({
+    // postgres.js splits the host on ":", which breaks an IPv6 literal
+    // ([::1]); the host and port are given on their own.
+    // The typings say string; postgres.js takes a list as well.
+    ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
+    max: 4,
+    idle_timeout: config.idleSeconds ?? 60,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    // Statements vary per call: no server-side prepared statement cache.
+    prepare: false,
+    onnotice: () => {},
+    // Every session starts read-only: a read's own BEGIN READ ONLY is
+    // pipelined with its statement (below), and should that BEGIN ever fail,
+    // the statement still cannot write. Writes say BEGIN READ WRITE.
+    connection: {
+      application_name: "dbport",
+      TimeZone: "UTC",
+      default_transaction_read_only: true,
+      // The lexer and PostgreSQL's parser read '...\' as the server does
+      // only with standard strings (docs/security.md "The lexer").
+      standard_conforming_strings: "on",
+    },
+    ...(config.password === undefined ? {} : { password: config.password }),
+    ...(socket === undefined ? {} : { socket }),
+    // Dates and times stay text, converted per column (values.ts).
+    types: {
+      date: {
+        to: 1184,
+        from: [1082, 1083, 1114, 1184, 1266],
+        serialize: (x: unknown) => String(x),
+        parse: (x: string) => x,
+      },
+      // A bound text value is the engine's to read, as a literal's would be
+      // (execute_query's params, saved queries): postgres.js's own
+      // serializers turned "true" in a boolean slot into 'f' and
+      // '{"a":1}' in a json slot into a JSON string.
+      json: {
+        to: 114,
+        from: [114, 3802],
+        serialize: (x: unknown) =>
+          typeof x === "string" ? x : JSON.stringify(x),
+        parse: (x: string) => JSON.parse(x),
+      },
+      boolean: {
+        to: 16,
+        from: [16],
+        serialize: (x: unknown) =>
+          x === true ? "t" : x === false ? "f" : String(x),
+        parse: (x: string) => x === "t",
+      },
+      // A string in a bytea slot is bytea's text form ('\x41' is one byte,
+      // as the literal is), not the hex of its UTF-8 bytes. Serializer only:
+      // without `from`, postgres.js keeps its own bytea parser.
+      bytea: {
+        to: 17,
+        serialize: (x: unknown) =>
+          typeof x === "string" ? x : `\\x${
+            Array.from(
+              x as Uint8Array,
+              (byte) => byte.toString(16).padStart(2, "0"),
+            ).join("")
+          }`,
+      } as unknown as postgres.PostgresType,
+    },
+  });
+  // Reads speak the protocol themselves on a wired socket (pg_read.ts),
+  // which needs the session's bytes in clear: not under TLS.
+  const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
+  const target = !wiredReads ? null : wireTarget(
+    config.socket,
+    postgres(config.url, options()).options as never,
+  );
+  const plainSocket = target === null
+    ? undefined
+    : () =>
+      config.socket === undefined
+        ? Promise.resolve(tcpConnect(target.port, target.host).setNoDelay(true))
+        : config.socket();
+  const wiredSocket = plainSocket === undefined
+    ? undefined
+    : async () => wired(await plainSocket());
+  const create = (): Sql =>
+    postgres(config.url, options(wiredSocket ?? config.socket));
+  // Replaced when one of its sessions is lost while reserved (below): the
+  // closures read `sql` at each call, so the next call gets the new pool.
+  let sql = create();
+  const retired = new Set<Promise<void>>();
+  /**
+   * Replace `pool` after it lost a session while reserved; a session of a
+   * pool already replaced changes nothing (it would end the healthy one).
+   */
+  const lostFrom = (pool: Sql) => () => {
+    if (pool !== sql) return;
+    sql = create();
+    // Reads still waiting for one of its sessions fail now, not never.
+    retirePool(pool);
+    const ending = pool.end({ timeout: 5 }).catch(() => {}).finally(() =>
+      retired.delete(ending)
+    );
+    retired.add(ending);
+  };
+  const fail = (error: unknown) => toDbError(error, config.secrets);
+  /**
+   * dbport's own statements (the catalog, a statement's vetting) on a pool
+   * of their own, never wired: postgres.js hands a session to a waiting
+   * `reserve()` while statements it queued on it are still unanswered, and
+   * a wired read would then read their answers as its own (issue 38: a read
+   * answered with a catalog query's rows, or with none).
+   */
+  const meta = postgres(config.url, { ...options(config.socket), max: 2 });
+  const own = (
+    start: (pool: Sql) => postgres.PendingQuery<postgres.Row[]>,
+    options: CallOptions,
+  ): Promise<Row[]> => run(() => start(meta), options, config.secrets);
+  /** Our own catalog statements, with the caller's limits. */
+  const catalog =
+    (options: CallOptions) => (text: string, params?: unknown[]) =>
+      own(
+        (session) =>
+          session.unsafe(text, params as postgres.ParameterOrJSON<never>[]),
+        options,
+      );
+
+  return {
+    engine: "postgres",
+    async version(options) {
+      const rows = await own(
+        (session) => session.unsafe("show server_version"),
+        options,
+      );
+      return `PostgreSQL ${String(rows[0]?.server_version ?? "")}`.trim();
+    },
+    listSchemas: (options) => listPostgresSchemas(catalog(options)),
+    listTables: (options) => listPostgresTables(catalog(options), options),
+    searchSchema: (options) => searchPostgres(catalog(options), options),
+    describeTable: (table, options) =>
+      describePostgresTable(catalog(options), table, options.schema),
+    async overview(options) {
+      const exec = catalog(options);
+      const page = await listPostgresTables(exec, {
+        rowCounts: false,
+        limit: options.maxTables,
+        ...(options.schema === undefined ? {} : { schema: options.schema }),
+      });
+      const last = page.tables.at(-1);
+      const columns = await postgresColumns(exec, options.schema, last ?? null);
+      return assembleOverview(page, options.maxTables, columns);
+    },
+    fingerprint: (options) => postgresFingerprint(catalog(options)),
+    // The parser reads every statement whatever the lexer's tier.
+    check: (text, _tier, options) =>
+      checkStatement(text, async (statements) => {
+        // Several statements in one simple query: the last one's rows.
+        const results = await own(
+          (session) =>
+            session.unsafe(statements)
+              .simple() as unknown as postgres.PendingQuery<postgres.Row[]>,
+          options,
+        ) as unknown as Row[][];
+        return results.at(-1) ?? [];
+      }),
+    async loginRisks(options) {
+      const [row] = await catalog(options)(LOGIN_RISKS);
+      const risks: string[] = [];
+      if (row?.superuser === true) risks.push("is a superuser");
+      for (const role of String(row?.roles ?? "").split(",")) {
+        if (role !== "") {
+          risks.push(`is a member of ${role} (${ROLE_POWERS[role]})`);
+        }
+      }
+      return risks;
+    },
+    async query(text, options) {
+      const run = options.mode === "write"
+        ? writeQuery
+        : target === null
+        ? readQuery
+        : (sql: Sql, text: string, options: QueryOptions, lost: () => void) =>
+          wiredRead(
+            sql,
+            text,
+            options,
+            lost,
+            readQuery,
+            (backend) => cancelRequest(plainSocket!, backend),
+          );
+      try {
+        return await askingAgain(() => {
+          const pool = sql;
+          return run(pool, text, options, lostFrom(pool));
+        });
+      } catch (error) {
+        throw fail(error);
+      }
+    },
+    streamRead: (text, options, onBatch) =>
+      streamPostgresRead(sql, text, options, onBatch, lostFrom(sql)).catch((
+        error,
+      ) => {
+        throw fail(error);
+      }),
+    async close() {
+      await Promise.all([sql.end({ timeout: 1 }), meta.end({ timeout: 1 })]);
+      await Promise.allSettled([...retired]);
+    },
+  };
+}
+
+type Row = Record<string, unknown>;
+
+/** Built-in roles that reach past the database (docs/security.md "AI login"). */
+const ROLE_POWERS: Record<string, string> = {
+  pg_read_server_files: "reads any file the server can read",
+  pg_write_server_files: "writes files on the server",
+  pg_execute_server_program: "runs programs on the server",
+  pg_signal_backend: "can cancel or end other sessions",
+};
+
+const LOGIN_RISKS = `
+select r.rolsuper as superuser,
+       (select string_agg(b.rolname, ',' order by b.rolname) from pg_roles b
+         where b.rolname in ('pg_read_server_files', 'pg_write_server_files',
+                             'pg_execute_server_program', 'pg_signal_backend')
+           and pg_has_role(current_user, b.oid, 'MEMBER')) as roles
+  from pg_roles r where r.rolname = current_user`;
+
+/**
+ * The URL's host (brackets removed) and port, for postgres.js, as one-element
+ * lists: a plain string would be split at ":" (postgres.js 3.4.9, index.js).
+ */
+function hostOf(url: string): { host?: string[]; port?: number[] } {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.hostname.replace(/^\[|\]$/g, "");
+    if (host === "" || host.includes(",")) return {};
+    return { host: [host], port: [Number(parsed.port || 5432)] };
+  } catch {
+    return {};
+  }
+}
+
+/** Run one of our own metadata statements with the caller's limits. */
+async function run(
+  start: () => postgres.PendingQuery<postgres.Row[]>,
+  options: { signal: AbortSignal; timeoutMs: number },
+  secrets: readonly string[],
+): Promise<Row[]> {
+  let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
+  try {
+    return await stoppable(
+      async () => {
+        pending = start();
+        return [...(await pending)] as Row[];
+      },
+      options,
+      () => pending?.cancel(),
+    );
+  } catch (error) {
+    throw toDbError(error, secrets);
+  }
+}
+
+function readQuery(
+  sql: Sql,
+  text: string,
+  options: QueryOptions,
+  lost: () => void,
+): Promise<QueryResult> {
+  return inReadTransaction(
+    sql,
+    options,
+    lost,
+    (reserved) => runStatement(reserved, text, options),
+  );
+}
+
+/**
+ * PostgreSQL's parser on the statement, and for a read its catalog: the
+ * functions, operators, casts, views and policies it reaches.
+ */
+async function checkStatement(
+  text: string,
+  exec: CatalogExec,
+): Promise<EngineCheck> {
+  const parsed = await parsePostgres(text);
+  if (!parsed.ok) return { ok: false, message: parsed.message };
+  if (parsed.analysis === null) {
+    return {
+      ok: true,
+      parsedTier: "write",
+      tier: "write",
+      dangerous: false,
+      reach: null,
+      why: `PostgreSQL reads ${parsed.statements} statements in it`,
+    };
+  }
+  const analysis = parsed.analysis;
+  // Every statement asks the catalog: a read whether it only reads, a write
+  // whether it may be planned or tried and rolled back.
+  const vetted = await vetPostgres(exec, analysis);
+  return {
+    ok: true,
+    parsedTier: analysis.plansOnly ? "read" : analysis.tier,
+    tier: vetted.tier,
+    dangerous: analysis.dangerous,
+    reach: vetted.reach,
+    why: vetted.why,
+    denied: vetted.denied,
+    noPlan: vetted.noPlan,
+    noDryRun: vetted.noDryRun,
+  };
+}
+
+/** SQLSTATE 25001: the statement cannot run inside a transaction block. */
+const NOT_IN_TRANSACTION = "25001";
+
+/**
+ * Run a write in a transaction (VACUUM, CREATE INDEX CONCURRENTLY and the
+ * like refuse one and run on their own). A stop before COMMIT rolls it back;
+ * once COMMIT is sent it finishes, so the answer never hides a change.
+ */
+async function writeQuery(
+  sql: Sql,
+  text: string,
+  options: QueryOptions,
+  lost: () => void,
+): Promise<QueryResult> {
+  throwIfAborted(options.signal);
+  // A WITH … UPDATE is a write: read whole, for its command's count.
+  const whole = options.track === undefined &&
+    /^[\s(]*with\b/i.test(text) && (await pgWriteShape(text)).write;
+  const reserved = await reserveSession(sql);
+  const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
+  const run = (text: string, whole = false) =>
+    runStatement(reserved, text, options, whole);
+  const track = options.track;
+  const answer = options.timeoutMs + STOP_GRACE_MS;
+  const statement = track === undefined
+    ? () => run(text, whole)
+    : () =>
+      trackedPgWrite(
+        text,
+        track,
+        (sql, params) =>
+          answered(reserved.unsafe(sql, params as never[]), answer),
+        run,
+      );
+  let open = false;
+  let gone = false;
+  try {
+    await answered(
+      reserved.unsafe(
+        `BEGIN READ WRITE; SET LOCAL ${timeout}${
+          setApplicationName(options.sign)
+        }`,
+      ).simple(),
+      answer,
+    );
+    open = true;
+    let result: QueryResult;
+    try {
+      result = await statement();
+    } catch (error) {
+      if (thrown(error).code !== NOT_IN_TRANSACTION) throw error;
+      if (options.beforeCommit !== undefined || track !== undefined) {
+        throw noTransaction();
+      }
+      await answered(reserved.unsafe("ROLLBACK"), answer);
+      open = false;
+      // Outside a transaction block the session's read-only default would
+      // refuse it; DISCARD ALL below restores both settings.
+      await answered(
+        reserved.unsafe(
+          `SET ${timeout}; SET default_transaction_read_only = off`,
+        ).simple(),
+        answer,
+      );
+      return await statement();
+    }
+    throwIfAborted(options.signal, ROLLED_BACK);
+    options.beforeCommit?.(result);
+    open = false;
+    options.onCommit?.();
+    await answered(reserved.unsafe("COMMIT"), answer);
+    return result;
+  } catch (error) {
+    gone = sessionGone(error);
+    throw error;
+  } finally {
+    // SET ROLE, temporary tables, prepared statements, advisory locks: none
+    // of it may follow the session back into the pool.
+    await giveBack(
+      reserved,
+      gone,
+      open ? ["ROLLBACK", "DISCARD ALL"] : ["DISCARD ALL"],
+      lost,
+    );
+  }
+}
+
+type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
+type Pending = ReturnType<ReturnType<Reserved["unsafe"]>["raw"]>;
+
+/** Run the client's statement on a reserved session, stoppable. */
+function runStatement(
+  reserved: Reserved,
+  text: string,
+  options: QueryOptions,
+  whole = false,
+): Promise<QueryResult> {
+  let pending: { cancel(): void } | null = null;
+  return stoppable(
+    async () => {
+      // Signed as sent (signature.ts); `text` itself is what was checked.
+      // Bound values go by the extended protocol (Parse/Bind), never into
+      // the text; postgres.js sends a value's type only for booleans, so
+      // the server infers the rest from where each $n stands.
+      const sent = signed(text, options.sign);
+      const query =
+        (options.params?.length
+          ? reserved.unsafe(sent, options.params as never[])
+          : reserved.unsafe(sent)).raw();
+      pending = query;
+      return await readRows(query, text, options, whole);
+    },
+    options,
+    () => pending?.cancel(),
+  );
+}
+
+/**
+ * Read a statement's rows within the answer's budget (rows, bytes, cell
+ * size). SELECT-like statements stream through a portal in batches sized by
+ * the rows seen so far, so a result of huge rows is never held whole; the
+ * portal is closed once the budget is spent. Utility statements and writes
+ * (RETURNING) are read whole. Values arrive raw and are decoded per type
+ * (pg_values.ts).
+ */
+async function readRows(
+  query: Pending,
+  text: string,
+  options: QueryOptions,
+  whole = false,
+): Promise<QueryResult> {
+  const keyword = /^[\s(]*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? "";
+  const budget = new Budget({
+    maxRows: options.maxRows,
+    maxBytes: options.maxBytes,
+    maxCellChars: options.maxCellChars,
+  });
+  let columns: Column[] | undefined;
+  let rowsAffected = 0;
+  const keep = (raw: (Uint8Array | null)[]) => {
+    let size = 0;
+    const row = raw.map((value, i): Cell | CutCell => {
+      const column = columns![i]!;
+      const isArray = column.parser?.array === true;
+      size += value?.length ?? 0;
+      // A long text is cut before it is decoded (bench W5).
+      const cut = value !== null && isVerbatimText(column.type, isArray)
+        ? cutUtf8(value, options.maxCellChars)
+        : null;
+      return cut ?? rawCell(value, column.type, isArray);
+    });
+    budget.sawRaw(size);
+    return budget.add(row);
+  };
+  if (STREAMABLE.has(keyword) && !whole) {
+    const portal = query as unknown as { cursorRows: number };
+    for await (
+      const chunk of query.cursor(Math.min(FIRST_BATCH, options.maxRows + 1))
+    ) {
+      columns ??= (chunk as unknown as { columns?: Column[] }).columns ?? [];
+      let more = true;
+      for (const row of chunk) {
+        if (!(more = keep(row as unknown as (Uint8Array | null)[]))) break;
+      }
+      if (!more) break;
+      // postgres.js reads cursorRows at each Execute (3.4.9): the next batch
+      // holds about 8 MiB of rows of the size seen so far.
+      portal.cursorRows = budget.nextBatch(FETCH_SIZE);
+    }
+    columns ??= (query as unknown as { statement?: { columns?: Column[] } })
+      .statement?.columns ?? [];
+  } else {
+    // A write's RETURNING (or a utility statement's rows) runs to its end,
+    // but each row is kept or dropped as it arrives: an UPDATE … RETURNING of
+    // ten million rows is never ten million rows in memory.
+    const statement = query as unknown as {
+      statement?: { columns?: Column[] };
+    };
+    const info = await query.forEach((row) => {
+      if (!budget.open) return;
+      columns ??= statement.statement?.columns ?? [];
+      keep(row as unknown as (Uint8Array | null)[]);
+    }) as unknown as {
+      columns?: Column[];
+      count?: number | null;
+      command?: string;
+    };
+    columns = info.columns ?? columns ?? [];
+    if (info.command !== "SELECT" && typeof info.count === "number") {
+      rowsAffected = info.count;
+    }
+  }
+  return {
+    columns: columns.map((column) => column.name),
+    columnTypes: columns.map((column) => pgTypeName(column.type)),
+    rows: budget.rows,
+    rowsAffected,
+    truncated: budget.truncation.rows || budget.truncation.bytes,
+    truncation: budget.truncation,
+  };
+}
+
+/** A postgres.js failure as a redacted DbError. */
+export function toDbError(error: unknown, secrets: readonly string[]): DbError {
+  return readDbError(error, secrets, POSTGRES_ERRORS);
+}
+
+/** postgres.js's failures: by SQLSTATE, with DETAIL and HINT shown. */
+const POSTGRES_ERRORS: ErrorReading = {
+  text({ message, detail, hint, code }) {
+    let text = message;
+    if (detail) text += ` (${detail})`;
+    if (hint) text += ` Hint: ${hint}`;
+    if (/^[0-9A-Z]{5}$/.test(code)) text += ` [SQLSTATE ${code}]`;
+    return text;
+  },
+  sort({ code, message }, text) {
+    if (code === "CONNECT_TIMEOUT") {
+      return new DbError(
+        "connect_timeout",
+        `the database did not answer within ${CONNECT_TIMEOUT_SECONDS} s`,
+      );
+    }
+    if (/before secure TLS connection was established/.test(message)) {
+      // postgres.js asks for TLS and, refused, never falls back to plain text.
+      return new DbError(
+        "connect",
+        `the server does not support SSL/TLS, which the URL's sslmode requires (dbport never falls back to plain text): ${text}`,
+      );
+    }
+    if (code === "25006") return "read_only";
+    if (code === "57014") return "timeout";
+    if (
+      /^(08|28|3D|53|57P)/.test(code) ||
+      /^(E[A-Z]+|CONNECTION_[A-Z]+)$/.test(code)
+    ) {
+      return "connect";
+    }
+    return "query";
+  },
+};
