@@ -27,6 +27,7 @@ import {
   simpleQueries,
 } from "./pg_messages.ts";
 import type { Wire, WireUser } from "./pg_wire.ts";
+import { type LeanAsk, type Plan, planFor } from "./pg_lean.ts";
 import type { Cell, QueryResult } from "./types.ts";
 
 /** What one read asks. */
@@ -54,25 +55,6 @@ export interface ReadAsk extends ExchangeAsk {
    */
   lean?: LeanAsk | null;
 }
-
-/** The session-level settings a lean read runs with. */
-export interface LeanAsk {
-  /** `statement_timeout`, in ms. */
-  timeout: number;
-  /** `application_name`; "" for the one the session started with. */
-  app: string;
-}
-
-/** What one read sends, once it knows its session. */
-type Plan = {
-  begin: string;
-  after: readonly string[];
-  recover: readonly string[];
-  /** The settings a lean read sets first ("" when the session has them). */
-  lean: LeanAsk | null;
-  /** Names a ParameterStatus may report during the lean read's settings. */
-  reports: Map<string, string | null>;
-};
 
 /** A row larger than this is read as it streams rather than held whole. */
 const STREAM_ROW_BYTES = 256 * 1024;
@@ -190,7 +172,7 @@ export class PgRead implements WireUser {
     this.started = true;
     this.#wire = wire;
     this.#lent = wire;
-    const plan = planFor(this.#ask, wire);
+    const plan = planFor(this.#ask, wire.session);
     this.#plan = plan;
     this.lean = plan.lean !== null;
     this.#statementPhase = plan.begin === "" ? 0 : 1;
@@ -692,42 +674,4 @@ export class PgRead implements WireUser {
     if (outcome instanceof Error) this.#reject(outcome);
     else this.#resolve(outcome);
   }
-}
-
-/**
- * What a read sends on `wire`: a lean read, the settings its session lacks
- * (in one simple query) and the statement alone; any other read,
- * `BEGIN READ ONLY` … `ROLLBACK` as asked.
- */
-function planFor(ask: ReadAsk, wire: Wire): Plan {
-  const lean = ask.lean ?? null;
-  const reports = new Map<string, string | null>();
-  if (lean === null) {
-    return {
-      begin: ask.begin,
-      after: ask.after,
-      recover: ask.recover,
-      lean,
-      reports,
-    };
-  }
-  const session = wire.session;
-  const sets: string[] = [];
-  if (!session.readOnly) {
-    sets.push("SET default_transaction_read_only = on");
-    reports.set("default_transaction_read_only", "on");
-  }
-  if (session.timeout !== lean.timeout) {
-    sets.push(`SET statement_timeout = ${lean.timeout}`);
-  }
-  if (session.app !== lean.app) {
-    // signature.ts leaves no quote or backslash in the name.
-    sets.push(
-      lean.app === ""
-        ? "RESET application_name"
-        : `SET application_name = '${lean.app}'`,
-    );
-    reports.set("application_name", lean.app === "" ? null : lean.app);
-  }
-  return { begin: sets.join("; "), after: [], recover: [], lean, reports };
 }

@@ -9,11 +9,12 @@
  * @module
  */
 
-import { applicationName, setApplicationName, signed } from "./signature.ts";
+import { setApplicationName, signed } from "./signature.ts";
 import type postgres from "postgres";
 import type { Duplex } from "node:stream";
 import { parsePostgres } from "./pg_parse.ts";
-import { type LeanAsk, PgRead } from "./pg_read.ts";
+import { leanRead } from "./pg_lean.ts";
+import { PgRead } from "./pg_read.ts";
 import { requeueWaiters, reserveSession, sessionGone } from "./pg_session.ts";
 import { awaitWire } from "./pg_wire.ts";
 import { stoppable, throwIfAborted } from "./stoppable.ts";
@@ -65,40 +66,6 @@ export async function leavesNoState(text: string): Promise<boolean> {
     !analysis.functions.some((call) =>
       /advisory|^setseed$|^dblink|^set_config$/i.test(call.name)
     );
-}
-
-/** The first PostgreSQL version that reports `default_transaction_read_only`. */
-const REPORTS_READ_ONLY = 14;
-
-/**
- * Whether a read may run alone — its statement in an implicit transaction
- * of its own, read-only by the session's default, with no `BEGIN` and no
- * `ROLLBACK` — and with which session-level settings.
- *
- * Without ROLLBACK, a session-level setting a statement changed would stay
- * on the session. Only a statement that leaves no state (`leavesNoState`:
- * plain SELECTs whose functions the read allowlist admitted, never
- * `set_config`) runs so, and only on a server that reports a change of
- * `default_transaction_read_only` (PostgreSQL 14 and later, `GUC_REPORT`):
- * a read that sees any report it did not cause closes its session
- * (pg_read.ts `changed`), so the next read never runs on a session that
- * stopped being read-only. On an older server, or one whose version
- * postgres.js did not learn, every read keeps `BEGIN READ ONLY` … `ROLLBACK`.
- */
-export function leanRead(
-  sql: Sql,
-  stateless: boolean,
-  options: QueryOptions,
-): LeanAsk | null {
-  if (!stateless) return null;
-  const version = (sql as { parameters?: Record<string, string> })
-    .parameters?.server_version;
-  const major = Number.parseInt(version ?? "", 10);
-  if (!(major >= REPORTS_READ_ONLY)) return null;
-  return {
-    timeout: options.timeoutMs + 5_000,
-    app: options.sign === undefined ? "" : applicationName(options.sign),
-  };
 }
 
 /** The read through postgres.js's own path, where the wire was not there. */
