@@ -27,6 +27,7 @@ import {
   simpleQueries,
 } from "./pg_messages.ts";
 import type { Wire, WireUser } from "./pg_wire.ts";
+import { type LeanAsk, type Plan, planFor } from "./pg_lean.ts";
 import type { Cell, QueryResult } from "../types.ts";
 
 /** What one read asks. */
@@ -46,6 +47,13 @@ export interface ReadAsk extends ExchangeAsk {
    * once the request was delivered.
    */
   stop: () => Promise<void> | undefined;
+  /**
+   * Set when the statement may run alone, in its own implicit transaction,
+   * on a session read-only by default (pg_wired.ts `leanRead`): what the
+   * session-level settings must be. `begin`, `after` and `recover` are then
+   * used only should the session not allow it.
+   */
+  lean?: LeanAsk | null;
 }
 
 /** A row larger than this is read as it streams rather than held whole. */
@@ -103,6 +111,13 @@ export class PgRead implements WireUser {
   abandoned = false;
   /** Socket writes of this read (one). */
   writes = 0;
+  /** Whether the read ran alone, without BEGIN and ROLLBACK (`lean`). */
+  lean = false;
+  /**
+   * A ParameterStatus the read did not cause: the session changed under it
+   * (a statement set a reported setting), so it is never reused.
+   */
+  changed: string | null = null;
 
   #ask: ReadAsk;
   #resolve!: (result: QueryResult) => void;
@@ -112,8 +127,9 @@ export class PgRead implements WireUser {
   #lent: Wire | null = null;
   /** ReadyForQuery messages so far, and the statement's own (its Sync's). */
   #phase = 0;
-  #phases: number;
-  #statementPhase: number;
+  #phases = 0;
+  #statementPhase = 0;
+  #plan: Plan | null = null;
   #recovering = false;
   #budget: Budget;
   #columns: Column[] = [];
@@ -139,8 +155,6 @@ export class PgRead implements WireUser {
 
   constructor(ask: ReadAsk) {
     this.#ask = ask;
-    this.#statementPhase = ask.begin === "" ? 0 : 1;
-    this.#phases = this.#statementPhase + 1 + ask.after.length;
     this.#budget = new Budget({
       maxRows: ask.maxRows,
       maxBytes: ask.maxBytes,
@@ -158,8 +172,15 @@ export class PgRead implements WireUser {
     this.started = true;
     this.#wire = wire;
     this.#lent = wire;
+    const plan = planFor(this.#ask, wire.session);
+    this.#plan = plan;
+    this.lean = plan.lean !== null;
+    this.#statementPhase = plan.begin === "" ? 0 : 1;
+    this.#phases = this.#statementPhase + 1 + plan.after.length;
     this.writes++;
-    wire.write(exchange(this.#ask));
+    wire.write(
+      exchange({ ...this.#ask, begin: plan.begin, after: plan.after }),
+    );
   }
 
   /** The read never got its socket (the marker reached the server). */
@@ -261,10 +282,31 @@ export class PgRead implements WireUser {
       case 0x5a: // Z: ReadyForQuery
         this.#ready(body[0]!);
         return;
+      case 0x53: // S: ParameterStatus
+        this.#parameter(body);
+        return;
     }
     // ParseComplete, BindComplete, NoData, PortalSuspended (the row cap was
     // reached: the answer says so itself), EmptyQueryResponse, notices and
     // parameter reports carry nothing this read needs.
+  }
+
+  /**
+   * A reported setting changed. During a lean read only the settings it set
+   * itself, before its statement, may be reported (PostgreSQL 14 and later
+   * report `default_transaction_read_only`): any other report means the
+   * session is no longer as the read knew it, and it is closed.
+   */
+  #parameter(body: Buffer): void {
+    const plan = this.#plan;
+    if (plan === null || plan.lean === null) return;
+    const nul = body.indexOf(0);
+    const name = body.toString("utf8", 0, nul);
+    const value = body.toString("utf8", nul + 1, body.indexOf(0, nul + 1));
+    const expected = plan.reports.get(name);
+    const ours = this.#phase < this.#statementPhase && expected !== undefined &&
+      (expected === null || expected === value);
+    if (!ours) this.changed ??= `${name} = ${value}`;
   }
 
   #describe(body: Buffer): void {
@@ -537,14 +579,16 @@ export class PgRead implements WireUser {
     this.#phase++;
     if (this.#phase < this.#phases) return;
     // 'I': idle, outside any transaction, as the session was lent.
-    const clean = this.#cleanError === null && status === 0x49;
+    const clean = this.#cleanError === null && status === 0x49 &&
+      this.changed === null;
     if (
-      !clean && this.#cancelled && !this.#recovering &&
-      this.#ask.recover.length > 0
+      !clean && this.changed === null && this.#cancelled &&
+      !this.#recovering && this.#plan!.recover.length > 0
     ) return this.#recover();
     this.finished = true;
     this.clean = clean;
     const wire = this.#wire;
+    if (clean && wire !== null) this.#settled(wire);
     this.#wire = null;
     this.#over = true;
     // A session left in an unknown state is closed under postgres.js, which
@@ -558,6 +602,24 @@ export class PgRead implements WireUser {
     this.#settle(error ?? this.#result());
   }
 
+  /** What the session's settings are now, after a clean read. */
+  #settled(wire: Wire): void {
+    const plan = this.#plan!;
+    if (plan.lean !== null) {
+      // Set in one simple query: all of them, or none when it failed.
+      if (this.#beginError !== null) return;
+      wire.session.readOnly = true;
+      wire.session.timeout = plan.lean.timeout;
+      wire.session.app = plan.lean.app;
+    } else if (plan.after.includes("DISCARD ALL")) {
+      // Back to what the session started with: its name known, the rest
+      // set again by the next lean read.
+      wire.session.readOnly = false;
+      wire.session.timeout = null;
+      wire.session.app = "";
+    }
+  }
+
   /**
    * The cancel request reached the server after the statement had ended and
    * stopped the clean-up (a ROLLBACK refused, the transaction left aborted;
@@ -568,12 +630,13 @@ export class PgRead implements WireUser {
   #recover(): void {
     this.#recovering = true;
     this.#cleanError = null;
-    this.#phases += this.#ask.recover.length;
+    const recover = this.#plan!.recover;
+    this.#phases += recover.length;
     const wire = this.#wire;
     void (this.stopping ?? Promise.resolve()).catch(() => {}).then(() => {
       if (this.#over || this.#wire !== wire || wire === null) return;
       this.writes++;
-      wire.write(simpleQueries(this.#ask.recover));
+      wire.write(simpleQueries(recover));
     });
   }
 

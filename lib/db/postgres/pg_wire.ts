@@ -41,6 +41,22 @@ export interface Wire {
   destroy(): void;
   /** Settles once the socket closed and postgres.js saw it close. */
   closed(): Promise<void>;
+  /** What dbport's reads set on this session, while postgres.js sent nothing. */
+  readonly session: WireSession;
+}
+
+/**
+ * Session-level settings dbport's lean reads set on one session (pg_read.ts):
+ * null until a read set it, and again as soon as postgres.js writes anything
+ * on the socket (its paths end with `DISCARD ALL`, which resets them).
+ */
+export interface WireSession {
+  /** Whether a read set `default_transaction_read_only = on` itself. */
+  readOnly: boolean;
+  /** `statement_timeout` in ms, as a read set it. */
+  timeout: number | null;
+  /** `application_name`, as a read set it. */
+  app: string | null;
 }
 
 /**
@@ -124,7 +140,9 @@ export function wired<T extends Duplex>(socket: T): T {
   let owner: WireUser | null = null;
   let isClosed = false;
   const onClosed: (() => void)[] = [];
+  const session: WireSession = { readOnly: false, timeout: null, app: null };
   const wire: Wire = {
+    session,
     write: (bytes) => {
       wireWrites.reads++;
       write(bytes);
@@ -183,6 +201,10 @@ export function wired<T extends Duplex>(socket: T): T {
       }
     }
     wireWrites.postgresJs++;
+    // Whatever postgres.js sends may change the session's settings.
+    session.readOnly = false;
+    session.timeout = null;
+    session.app = null;
     return write(chunk, ...rest);
   };
   return socket;

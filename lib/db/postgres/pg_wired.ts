@@ -13,6 +13,7 @@ import { setApplicationName, signed } from "../signature.ts";
 import type postgres from "postgres";
 import type { Duplex } from "node:stream";
 import { parsePostgres } from "./pg_parse.ts";
+import { leanRead } from "./pg_lean.ts";
 import { PgRead } from "./pg_read.ts";
 import { requeueWaiters, reserveSession, sessionGone } from "./pg_session.ts";
 import { awaitWire } from "./pg_wire.ts";
@@ -142,6 +143,8 @@ export async function wiredRead(
     // The protocol's cancel request, on a socket of its own: it settles
     // once delivered, and the session is given back only after (one
     // delivered late would stop the session's next statement).
+    // The session is reserved: postgres.js learnt the server's version.
+    lean: leanRead(sql, !discard, options),
     stop: () => {
       const backend = (marker as { state?: Backend } | null)?.state;
       return backend === undefined ? undefined : cancel(backend);

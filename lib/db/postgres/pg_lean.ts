@@ -1,0 +1,114 @@
+/**
+ * Lean PostgreSQL reads (issue 38): a plain SELECT sent alone, in an implicit
+ * transaction of its own that the session's read-only default makes
+ * read-only, instead of `BEGIN READ ONLY` … `ROLLBACK` around it. The
+ * session-level settings it needs (the read-only default, the statement
+ * timeout, the signed `application_name`) are set in the same write, and only
+ * when the session does not have them already (pg_wire.ts `WireSession`).
+ *
+ * @module
+ */
+
+import type postgres from "postgres";
+import type { ExchangeAsk } from "./pg_messages.ts";
+import type { WireSession } from "./pg_wire.ts";
+import { applicationName } from "../signature.ts";
+import type { QueryOptions } from "../types.ts";
+
+type Sql = ReturnType<typeof postgres>;
+
+/** The session-level settings a lean read runs with. */
+export interface LeanAsk {
+  /** `statement_timeout`, in ms. */
+  timeout: number;
+  /** `application_name`; "" for the one the session started with. */
+  app: string;
+}
+
+/** What one read sends, once it knows its session. */
+export type Plan = {
+  begin: string;
+  after: readonly string[];
+  recover: readonly string[];
+  /** The settings a lean read sets first ("" when the session has them). */
+  lean: LeanAsk | null;
+  /** Names a ParameterStatus may report during the lean read's settings. */
+  reports: Map<string, string | null>;
+};
+
+/** The first PostgreSQL version that reports `default_transaction_read_only`. */
+const REPORTS_READ_ONLY = 14;
+
+/**
+ * Whether a read may run alone — its statement in an implicit transaction
+ * of its own, read-only by the session's default, with no `BEGIN` and no
+ * `ROLLBACK` — and with which session-level settings.
+ *
+ * Without ROLLBACK, a session-level setting a statement changed would stay
+ * on the session. Only a statement that leaves no state (`leavesNoState`:
+ * plain SELECTs whose functions the read allowlist admitted, never
+ * `set_config`) runs so, and only on a server that reports a change of
+ * `default_transaction_read_only` (PostgreSQL 14 and later, `GUC_REPORT`):
+ * a read that sees any report it did not cause closes its session
+ * (pg_read.ts `changed`), so the next read never runs on a session that
+ * stopped being read-only. On an older server, or one whose version
+ * postgres.js did not learn, every read keeps `BEGIN READ ONLY` … `ROLLBACK`.
+ */
+export function leanRead(
+  sql: Sql,
+  stateless: boolean,
+  options: QueryOptions,
+): LeanAsk | null {
+  if (!stateless) return null;
+  const version = (sql as { parameters?: Record<string, string> })
+    .parameters?.server_version;
+  const major = Number.parseInt(version ?? "", 10);
+  if (!(major >= REPORTS_READ_ONLY)) return null;
+  return {
+    timeout: options.timeoutMs + 5_000,
+    app: options.sign === undefined ? "" : applicationName(options.sign),
+  };
+}
+
+/**
+ * What a read sends on a session: a lean read, the settings its session lacks
+ * (in one simple query) and the statement alone; any other read,
+ * `BEGIN READ ONLY` … `ROLLBACK` as asked.
+ */
+export function planFor(
+  ask: Pick<ExchangeAsk, "begin" | "after"> & {
+    recover: readonly string[];
+    lean?: LeanAsk | null;
+  },
+  session: WireSession,
+): Plan {
+  const lean = ask.lean ?? null;
+  const reports = new Map<string, string | null>();
+  if (lean === null) {
+    return {
+      begin: ask.begin,
+      after: ask.after,
+      recover: ask.recover,
+      lean,
+      reports,
+    };
+  }
+  const sets: string[] = [];
+  if (!session.readOnly) {
+    sets.push("SET default_transaction_read_only = on");
+    reports.set("default_transaction_read_only", "on");
+  }
+  if (session.timeout !== lean.timeout) {
+    sets.push(`SET statement_timeout = ${lean.timeout}`);
+  }
+  if (session.app !== lean.app) {
+    // signature.ts leaves no quote or backslash in the name.
+    sets.push(
+      lean.app === ""
+        ? "RESET application_name"
+        : `SET application_name = '${lean.app}'`,
+    );
+    reports.set("application_name", lean.app === "" ? null : lean.app);
+  }
+  return { begin: sets.join("; "), after: [], recover: [], lean, reports };
+}

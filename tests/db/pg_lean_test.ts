@@ -1,0 +1,97 @@
+/**
+ * When a PostgreSQL read may run alone, and what it sends first
+ * (lib/db/pg_lean.ts): only on a server that reports its read-only default
+ * (14 and later), only for a statement that leaves no state, with just the
+ * session-level settings the session lacks.
+ */
+
+import { assertEquals } from "@std/assert";
+import type postgres from "postgres";
+import { leanRead, planFor } from "../../lib/db/postgres/pg_lean.ts";
+import type { WireSession } from "../../lib/db/postgres/pg_wire.ts";
+import { READ_OPTIONS } from "../_db.ts";
+
+type Sql = ReturnType<typeof postgres>;
+
+const server = (version?: string) =>
+  ({
+    parameters: version === undefined ? {} : { server_version: version },
+  }) as unknown as Sql;
+
+const SIGNED = {
+  ...READ_OPTIONS,
+  sign: { client: "claude", token: "t", call: "00000000" },
+};
+
+Deno.test("leanRead: PostgreSQL 14 and later, a stateless statement only", () => {
+  const lean = { timeout: READ_OPTIONS.timeoutMs + 5_000, app: "" };
+  assertEquals(
+    leanRead(server("15.20 (Debian 15.20-0+deb12u1)"), true, READ_OPTIONS),
+    lean,
+  );
+  assertEquals(leanRead(server("14.0"), true, READ_OPTIONS), lean);
+  assertEquals(leanRead(server("18beta1"), true, SIGNED), {
+    ...lean,
+    app: "dbport/claude",
+  });
+  // Before 14 the read-only default is not reported: the rolled-back
+  // transaction stays; so does an unknown version, or a statement that
+  // may leave state.
+  assertEquals(leanRead(server("13.14"), true, READ_OPTIONS), null);
+  assertEquals(leanRead(server("9.6.24"), true, READ_OPTIONS), null);
+  assertEquals(leanRead(server(), true, READ_OPTIONS), null);
+  assertEquals(leanRead(server("garbage"), true, READ_OPTIONS), null);
+  assertEquals(leanRead(server("16.1"), false, READ_OPTIONS), null);
+});
+
+const ASK = {
+  begin: "BEGIN READ ONLY; SET LOCAL statement_timeout = 15000",
+  after: ["ROLLBACK"],
+  recover: ["ROLLBACK"],
+};
+
+Deno.test("planFor: a read that is not lean sends BEGIN … ROLLBACK as asked", () => {
+  const session: WireSession = { readOnly: true, timeout: 15_000, app: "" };
+  const plan = planFor({ ...ASK, lean: null }, session);
+  assertEquals(
+    [plan.begin, plan.after, plan.recover, plan.lean],
+    [ASK.begin, ["ROLLBACK"], ["ROLLBACK"], null],
+  );
+});
+
+Deno.test("planFor: a lean read sets only what its session lacks, and expects only those reports", () => {
+  const lean = { timeout: 15_000, app: "dbport/claude" };
+  const fresh: WireSession = { readOnly: false, timeout: null, app: null };
+  const first = planFor({ ...ASK, lean }, fresh);
+  assertEquals(
+    first.begin,
+    "SET default_transaction_read_only = on; SET statement_timeout = 15000; SET application_name = 'dbport/claude'",
+  );
+  assertEquals([first.after, first.recover], [[], []]);
+  assertEquals([...first.reports], [
+    ["default_transaction_read_only", "on"],
+    ["application_name", "dbport/claude"],
+  ]);
+  // The same caller again: the statement alone, no report expected.
+  const again = planFor({ ...ASK, lean }, {
+    readOnly: true,
+    timeout: 15_000,
+    app: "dbport/claude",
+  });
+  assertEquals([again.begin, again.reports.size], ["", 0]);
+  // An unsigned read after a signed one: the session's own name back.
+  const unsigned = planFor({ ...ASK, lean: { timeout: 15_000, app: "" } }, {
+    readOnly: true,
+    timeout: 15_000,
+    app: "dbport/claude",
+  });
+  assertEquals(unsigned.begin, "RESET application_name");
+  assertEquals([...unsigned.reports], [["application_name", null]]);
+  // Another timeout: only it.
+  const timeout = planFor({ ...ASK, lean: { ...lean, timeout: 35_000 } }, {
+    readOnly: true,
+    timeout: 15_000,
+    app: "dbport/claude",
+  });
+  assertEquals(timeout.begin, "SET statement_timeout = 35000");
+});
