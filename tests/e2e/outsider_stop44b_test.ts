@@ -9,6 +9,7 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture } from "../_db.ts";
 import { modernHeaders, modernRequest, rawHttp } from "../_server.ts";
 import { callTool } from "../_tool_call.ts";
+import { secretMoves } from "../../lib/console/url_secrets.ts";
 
 /** A raw POST of tools/list with `extra` header lines, to `target`. */
 function rawPost(
@@ -634,5 +635,47 @@ Deno.test({
       ["A", "B", "C"].map((name) => server.mint("readOnly", { name })),
     );
     assertEquals(new Set(minted.map((m) => m.id)).size, 3);
+  },
+});
+
+Deno.test("console edit: a saved password does not follow a new host, port, host parameter or tunnel", () => {
+  const before = { url: "mysql://root:pw@db.example:3306/test" };
+  for (
+    const url of [
+      "mysql://root:pw@evil.example:3306/test",
+      "mysql://root:pw@db.example:3307/test",
+      "mysql://root:pw@db.example:3306/test?host=evil.example",
+      "postgres://root:pw@db.example:3306/test",
+    ]
+  ) assert(secretMoves(before, { url }) !== null, url);
+  assert(
+    secretMoves(before, { ...before, ssh: { host: "jump.evil.example" } }) !==
+      null,
+  );
+  assertEquals(
+    secretMoves(before, { url: "mysql://root:pw@DB.example:3306/other" }),
+    null,
+  );
+});
+
+Deno.test({
+  name:
+    "console edit: a saved MariaDB password does not follow a new socketPath",
+  // FINDING (low-medium): secretMoves (lib/console/url_secrets.ts
+  // addressOf) compares protocol, host and the `host` query parameter only,
+  // but mysql2 (lib/db/mysql_session.ts passes the URL as `uri`) takes every
+  // other query parameter as an option: `?socketPath=/tmp/x.sock` makes it
+  // connect to that Unix socket instead of the host, so an edit that adds
+  // it sends the saved password to whoever listens there without asking for
+  // it again. No query parameter of a connection URL is checked against an
+  // allowlist.
+  ignore: true,
+  fn() {
+    const before = { url: "mysql://root:pw@db.example:3306/test" };
+    assert(
+      secretMoves(before, {
+        url: "mysql://root:pw@db.example:3306/test?socketPath=/tmp/atk2.sock",
+      }) !== null,
+    );
   },
 });
