@@ -78,14 +78,19 @@ export class StateClient {
     statements: readonly InStatement[],
     _mode: "write",
   ): Promise<void> {
-    await this.#whenFree(() => this.#db.exec("BEGIN IMMEDIATE"));
-    try {
-      for (const statement of statements) this.#run(statement);
-      this.#db.exec("COMMIT");
-    } catch (error) {
-      this.#db.exec("ROLLBACK");
-      throw error;
-    }
+    // BEGIN to COMMIT in one synchronous step: an await between them let a
+    // second batch of this connection BEGIN inside the first ("cannot start
+    // a transaction within a transaction": two tokens made at once).
+    await this.#whenFree(() => {
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        for (const statement of statements) this.#run(statement);
+        this.#db.exec("COMMIT");
+      } catch (error) {
+        this.#db.exec("ROLLBACK");
+        throw error;
+      }
+    });
   }
 
   close(): void {

@@ -72,17 +72,22 @@ export function restoreUrlSecrets(posted: string, saved: string): string {
 }
 
 /**
- * The server a URL's secret is sent to: scheme, host and port (and a
- * `host=` parameter, which libpq-style URLs let override the host), or the
- * whole URL without its secrets where it does not parse.
+ * The server a URL's secret is sent to: scheme, host and port, and every
+ * query parameter (a driver takes them as options, and some point
+ * elsewhere: libpq's `host=`, mysql2's `socketPath=`), or the whole URL
+ * without its secrets where it does not parse.
  */
 export function addressOf(url: string): string {
   const shown = maskUrlSecrets(url);
   try {
     const parsed = new URL(shown);
-    const hostParam = parsed.searchParams.getAll("host").join(",");
+    // Every parameter counts, by allowlist of none: a driver takes them as
+    // options, and some point elsewhere (`host=`, mysql2's `socketPath=`).
+    parsed.searchParams.delete("authToken");
+    parsed.searchParams.sort();
+    const query = parsed.searchParams.toString();
     return `${parsed.protocol}//${parsed.host.toLowerCase()}${
-      hostParam === "" ? "" : `?host=${hostParam.toLowerCase()}`
+      query === "" ? "" : `?${query}`
     }`;
   } catch {
     return shown;

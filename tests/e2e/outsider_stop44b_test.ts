@@ -131,7 +131,7 @@ Deno.test({
   name:
     "mariadb: a plain read's found_rows and warning count are not seen by another token",
   ...needs("mysql"),
-  // FINDING (low): a plain read (lib/db/mysql_plain.ts leavesNoState allows
+  // FINDING (low, left open: counts only; see the closing note): a plain read (lib/db/mysql_plain.ts leavesNoState allows
   // SQL_CALC_FOUND_ROWS and warnings) runs with no reset
   // (lib/db/mysql_read.ts), so the next token's read on the same pooled
   // session reads FOUND_ROWS() and @@warning_count of the previous token's
@@ -243,7 +243,7 @@ Deno.test({
   name:
     "postgres: 45 wired reads of three tokens at once, with errors and clients that leave, each answer its own rows",
   ...needs("postgres"),
-  // FINDING (medium): a client that leaves mid-read makes dbport send a
+  // Found by the outsider (medium), fixed: a client that leaves mid-read makes dbport send a
   // CancelRequest for its session's backend (lib/db/pg_wired.ts
   // cancelRequest, via the connection signal); when it lands after that
   // read ended and the session went to another token's read, that read is
@@ -251,7 +251,6 @@ Deno.test({
   // shared): another token's `select 'atk2_…'::int` answered -33003
   // "Request timed out: canceling statement due to user request [SQLSTATE
   // 57014]" instead of its own invalid-input error. Not reproduced alone.
-  ignore: true,
   async fn() {
     await using fixture = await openFixture("postgres");
     const shop = savedConnection(fixture, "atk2_pgc");
@@ -621,11 +620,10 @@ Deno.test(
 
 Deno.test({
   name: "tokens minted at once are all created",
-  // FINDING (low, outside the four areas): two TokenStore.create at once
+  // Found by the outsider (low, outside the four areas), fixed: two TokenStore.create at once
   // (lib/app/tokens.ts create → lib/app/state_client.ts batch) fail with
   // "cannot start a transaction within a transaction": batch's BEGIN
   // IMMEDIATE is not serialised against another batch in flight.
-  ignore: true,
   async fn() {
     await using fixture = await openFixture("sqlite");
     await using server = await serverWith([
@@ -661,7 +659,7 @@ Deno.test("console edit: a saved password does not follow a new host, port, host
 Deno.test({
   name:
     "console edit: a saved MariaDB password does not follow a new socketPath",
-  // FINDING (low-medium): secretMoves (lib/console/url_secrets.ts
+  // Found by the outsider (low-medium), fixed: secretMoves (lib/console/url_secrets.ts
   // addressOf) compares protocol, host and the `host` query parameter only,
   // but mysql2 (lib/db/mysql_session.ts passes the URL as `uri`) takes every
   // other query parameter as an option: `?socketPath=/tmp/x.sock` makes it
@@ -669,7 +667,6 @@ Deno.test({
   // it sends the saved password to whoever listens there without asking for
   // it again. No query parameter of a connection URL is checked against an
   // allowlist.
-  ignore: true,
   fn() {
     const before = { url: "mysql://root:pw@db.example:3306/test" };
     assert(
