@@ -186,7 +186,7 @@ export async function wiredRead(
 
 /**
  * The end of a wired read's session: given back when the read left it idle
- * and clean and no cancel request was sent for it; otherwise
+ * and clean (and its cancel request, if any, was delivered); otherwise
  * closed under postgres.js, which opens another when it needs one. Only a
  * session that failed before the read began, or did not close, replaces
  * the pool (`lost`).
@@ -206,15 +206,9 @@ async function handBack(
     else reserved.release();
     return;
   }
-  // A session a cancel request was sent for is never given back: the server
-  // signals the backend when the request arrives, and a signal that lands
-  // after the read ended would stop whatever the session runs next —
-  // another caller's read (an outsider saw one answer "canceling statement
-  // due to user request"). Closing it costs one new session per stopped read.
-  if (read.finished && read.clean && !gone && read.stopping === null) {
-    if (await within(Promise.resolve(marker), HAND_BACK_MS)) {
-      return reserved.release();
-    }
+  if (read.finished && read.clean && !gone) {
+    const settled = Promise.all([marker, read.stopping]);
+    if (await within(settled, HAND_BACK_MS)) return reserved.release();
   }
   // Closed under postgres.js, which reopens it for the first reserve()
   // waiting and forgets that one: every waiting read asks again. A session
