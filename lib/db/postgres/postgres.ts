@@ -8,8 +8,6 @@
  * @module
  */
 
-import { connect as tcpConnect } from "node:net";
-import type { Duplex } from "node:stream";
 import { thrown } from "../../base/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "../budget.ts";
@@ -21,12 +19,14 @@ import {
   giveBack,
   inReadTransaction,
   reserveSession,
-  retirePool,
   sessionGone,
 } from "./pg_session.ts";
+import { CONNECT_TIMEOUT_SECONDS, type PostgresConfig } from "./pg_options.ts";
+import { PgPools, WIRE_ENV } from "./pg_pools.ts";
+export { WIRE_ENV };
+export { CONNECT_TIMEOUT_SECONDS, type PostgresConfig };
 import { streamPostgresRead } from "./pg_stream.ts";
-import { wired } from "./pg_wire.ts";
-import { cancelRequest, wiredRead, wireTarget } from "./pg_wired.ts";
+import { cancelRequest, wiredRead } from "./pg_wired.ts";
 import { assembleOverview } from "../overview.ts";
 import {
   describePostgresTable,
@@ -56,30 +56,6 @@ import type {
   QueryResult,
 } from "../types.ts";
 
-/** How to reach one PostgreSQL database. */
-export interface PostgresConfig {
-  url: string;
-  password?: string;
-  /** Values redacted from every message. */
-  secrets: readonly string[];
-  /** Seconds before an unused pooled connection closes. */
-  idleSeconds?: number;
-  /**
-   * Each session's socket, when it is not a TCP connection of its own: a
-   * channel through an SSH tunnel (also for the protocol's cancel request).
-   */
-  socket?: () => Promise<Duplex>;
-  /**
-   * Reads through dbport's own reader on a wired socket (pg_wired.ts): on
-   * unless turned off here or by `DBPORT_PG_WIRE=0` (then every read takes
-   * postgres.js's path; docs/performance.md, issue 38).
-   */
-  wiredReads?: boolean;
-}
-
-/** Connect timeout (issue: a database that cannot be reached in 10 s). */
-export const CONNECT_TIMEOUT_SECONDS = 10;
-
 // Statements a portal can stream; utility statements (SHOW, EXPLAIN) return
 // no rows through a postgres.js cursor, so they are read whole (they are small).
 const STREAMABLE = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
@@ -92,127 +68,14 @@ import { pgTypeName } from "./pg_type_names.ts";
 
 type Column = { name: string; type: number; parser?: { array?: boolean } };
 
-/** The environment variable that turns the wired reader off (`0`). */
-export const WIRE_ENV = "DBPORT_PG_WIRE";
-
 /** Open a PostgreSQL driver; nothing connects until the first call. */
 export function openPostgres(config: PostgresConfig): Driver {
-  const options = (
-    socket?: () => Promise<Duplex> | Duplex,
-  ): postgres.Options<Record<string, postgres.PostgresType>> => ({
-    // postgres.js splits the host on ":", which breaks an IPv6 literal
-    // ([::1]); the host and port are given on their own.
-    // The typings say string; postgres.js takes a list as well.
-    ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
-    max: 4,
-    idle_timeout: config.idleSeconds ?? 60,
-    connect_timeout: CONNECT_TIMEOUT_SECONDS,
-    // Statements vary per call: no server-side prepared statement cache.
-    prepare: false,
-    onnotice: () => {},
-    // Every session starts read-only: a read's own BEGIN READ ONLY is
-    // pipelined with its statement (below), and should that BEGIN ever fail,
-    // the statement still cannot write. Writes say BEGIN READ WRITE.
-    connection: {
-      application_name: "dbport",
-      TimeZone: "UTC",
-      default_transaction_read_only: true,
-      // The lexer and PostgreSQL's parser read '...\' as the server does
-      // only with standard strings (docs/security.md "The lexer").
-      standard_conforming_strings: "on",
-    },
-    ...(config.password === undefined ? {} : { password: config.password }),
-    ...(socket === undefined ? {} : { socket }),
-    // Dates and times stay text, converted per column (values.ts).
-    types: {
-      date: {
-        to: 1184,
-        from: [1082, 1083, 1114, 1184, 1266],
-        serialize: (x: unknown) => String(x),
-        parse: (x: string) => x,
-      },
-      // A bound text value is the engine's to read, as a literal's would be
-      // (execute_query's params, saved queries): postgres.js's own
-      // serializers turned "true" in a boolean slot into 'f' and
-      // '{"a":1}' in a json slot into a JSON string.
-      json: {
-        to: 114,
-        from: [114, 3802],
-        serialize: (x: unknown) =>
-          typeof x === "string" ? x : JSON.stringify(x),
-        parse: (x: string) => JSON.parse(x),
-      },
-      boolean: {
-        to: 16,
-        from: [16],
-        serialize: (x: unknown) =>
-          x === true ? "t" : x === false ? "f" : String(x),
-        parse: (x: string) => x === "t",
-      },
-      // A string in a bytea slot is bytea's text form ('\x41' is one byte,
-      // as the literal is), not the hex of its UTF-8 bytes. Serializer only:
-      // without `from`, postgres.js keeps its own bytea parser.
-      bytea: {
-        to: 17,
-        serialize: (x: unknown) =>
-          typeof x === "string" ? x : `\\x${
-            Array.from(
-              x as Uint8Array,
-              (byte) => byte.toString(16).padStart(2, "0"),
-            ).join("")
-          }`,
-      } as unknown as postgres.PostgresType,
-    },
-  });
-  // Reads speak the protocol themselves on a wired socket (pg_read.ts),
-  // which needs the session's bytes in clear: not under TLS.
-  const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
-  const target = !wiredReads ? null : wireTarget(
-    config.socket,
-    postgres(config.url, options()).options as never,
-  );
-  const plainSocket = target === null
-    ? undefined
-    : () =>
-      config.socket === undefined
-        ? Promise.resolve(tcpConnect(target.port, target.host).setNoDelay(true))
-        : config.socket();
-  const wiredSocket = plainSocket === undefined
-    ? undefined
-    : async () => wired(await plainSocket());
-  const create = (): Sql =>
-    postgres(config.url, options(wiredSocket ?? config.socket));
-  // Replaced when one of its sessions is lost while reserved (below): the
-  // closures read `sql` at each call, so the next call gets the new pool.
-  let sql = create();
-  const retired = new Set<Promise<void>>();
-  /**
-   * Replace `pool` after it lost a session while reserved; a session of a
-   * pool already replaced changes nothing (it would end the healthy one).
-   */
-  const lostFrom = (pool: Sql) => () => {
-    if (pool !== sql) return;
-    sql = create();
-    // Reads still waiting for one of its sessions fail now, not never.
-    retirePool(pool);
-    const ending = pool.end({ timeout: 5 }).catch(() => {}).finally(() =>
-      retired.delete(ending)
-    );
-    retired.add(ending);
-  };
+  const pools = new PgPools(config);
   const fail = (error: unknown) => toDbError(error, config.secrets);
-  /**
-   * dbport's own statements (the catalog, a statement's vetting) on a pool
-   * of their own, never wired: postgres.js hands a session to a waiting
-   * `reserve()` while statements it queued on it are still unanswered, and
-   * a wired read would then read their answers as its own (issue 38: a read
-   * answered with a catalog query's rows, or with none).
-   */
-  const meta = postgres(config.url, { ...options(config.socket), max: 2 });
   const own = (
     start: (pool: Sql) => postgres.PendingQuery<postgres.Row[]>,
     options: CallOptions,
-  ): Promise<Row[]> => run(() => start(meta), options, config.secrets);
+  ): Promise<Row[]> => run(() => start(pools.meta), options, config.secrets);
   /** Our own catalog statements, with the caller's limits. */
   const catalog =
     (options: CallOptions) => (text: string, params?: unknown[]) =>
@@ -272,9 +135,10 @@ export function openPostgres(config: PostgresConfig): Driver {
       return risks;
     },
     async query(text, options) {
+      const plain = pools.plainSocket;
       const run = options.mode === "write"
         ? writeQuery
-        : target === null
+        : plain === null
         ? readQuery
         : (sql: Sql, text: string, options: QueryOptions, lost: () => void) =>
           wiredRead(
@@ -283,27 +147,28 @@ export function openPostgres(config: PostgresConfig): Driver {
             options,
             lost,
             readQuery,
-            (backend) => cancelRequest(plainSocket!, backend),
+            (backend) => cancelRequest(plain, backend),
           );
       try {
         return await askingAgain(() => {
-          const pool = sql;
-          return run(pool, text, options, lostFrom(pool));
+          const pool = pools.sql;
+          return run(pool, text, options, pools.lostFrom(pool));
         });
       } catch (error) {
         throw fail(error);
       }
     },
     streamRead: (text, options, onBatch) =>
-      streamPostgresRead(sql, text, options, onBatch, lostFrom(sql)).catch((
-        error,
-      ) => {
+      streamPostgresRead(
+        pools.sql,
+        text,
+        options,
+        onBatch,
+        pools.lostFrom(pools.sql),
+      ).catch((error) => {
         throw fail(error);
       }),
-    async close() {
-      await Promise.all([sql.end({ timeout: 1 }), meta.end({ timeout: 1 })]);
-      await Promise.allSettled([...retired]);
-    },
+    close: () => pools.close(),
   };
 }
 
@@ -324,21 +189,6 @@ select r.rolsuper as superuser,
                              'pg_execute_server_program', 'pg_signal_backend')
            and pg_has_role(current_user, b.oid, 'MEMBER')) as roles
   from pg_roles r where r.rolname = current_user`;
-
-/**
- * The URL's host (brackets removed) and port, for postgres.js, as one-element
- * lists: a plain string would be split at ":" (postgres.js 3.4.9, index.js).
- */
-function hostOf(url: string): { host?: string[]; port?: number[] } {
-  try {
-    const parsed = new URL(url);
-    const host = parsed.hostname.replace(/^\[|\]$/g, "");
-    if (host === "" || host.includes(",")) return {};
-    return { host: [host], port: [Number(parsed.port || 5432)] };
-  } catch {
-    return {};
-  }
-}
 
 /** Run one of our own metadata statements with the caller's limits. */
 async function run(

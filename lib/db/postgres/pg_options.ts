@@ -1,0 +1,123 @@
+/**
+ * How dbport opens a PostgreSQL session with postgres.js: the host given
+ * apart (an IPv6 literal), a small pool, no server-side prepared statements,
+ * every session read-only by default in UTC with standard strings, and the
+ * types whose text dbport reads itself (dates and times as text, bound
+ * values as the engine reads a literal's).
+ *
+ * @module
+ */
+
+import type { Duplex } from "node:stream";
+import postgres from "postgres";
+
+/** How to reach one PostgreSQL database. */
+export interface PostgresConfig {
+  url: string;
+  password?: string;
+  /** Values redacted from every message. */
+  secrets: readonly string[];
+  /** Seconds before an unused pooled connection closes. */
+  idleSeconds?: number;
+  /**
+   * Each session's socket, when it is not a TCP connection of its own: a
+   * channel through an SSH tunnel (also for the protocol's cancel request).
+   */
+  socket?: () => Promise<Duplex>;
+  /**
+   * Reads through dbport's own reader on a wired socket (pg_wired.ts): on
+   * unless turned off here or by `DBPORT_PG_WIRE=0` (then every read takes
+   * postgres.js's path; docs/performance.md, issue 38).
+   */
+  wiredReads?: boolean;
+}
+
+/** Connect timeout (issue: a database that cannot be reached in 10 s). */
+export const CONNECT_TIMEOUT_SECONDS = 10;
+
+/** postgres.js's options for a pool of `config` (over `socket`, if given). */
+export function postgresOptions(
+  config: PostgresConfig,
+  socket?: () => Promise<Duplex> | Duplex,
+): postgres.Options<Record<string, postgres.PostgresType>> {
+  return {
+    // postgres.js splits the host on ":", which breaks an IPv6 literal
+    // ([::1]); the host and port are given on their own.
+    // The typings say string; postgres.js takes a list as well.
+    ...(hostOf(config.url) as unknown as { host?: string; port?: number }),
+    max: 4,
+    idle_timeout: config.idleSeconds ?? 60,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    // Statements vary per call: no server-side prepared statement cache.
+    prepare: false,
+    onnotice: () => {},
+    // Every session starts read-only: a read's own BEGIN READ ONLY is
+    // pipelined with its statement (below), and should that BEGIN ever fail,
+    // the statement still cannot write. Writes say BEGIN READ WRITE.
+    connection: {
+      application_name: "dbport",
+      TimeZone: "UTC",
+      default_transaction_read_only: true,
+      // The lexer and PostgreSQL's parser read '...\' as the server does
+      // only with standard strings (docs/security.md "The lexer").
+      standard_conforming_strings: "on",
+    },
+    ...(config.password === undefined ? {} : { password: config.password }),
+    ...(socket === undefined ? {} : { socket }),
+    // Dates and times stay text, converted per column (values.ts).
+    types: {
+      date: {
+        to: 1184,
+        from: [1082, 1083, 1114, 1184, 1266],
+        serialize: (x: unknown) => String(x),
+        parse: (x: string) => x,
+      },
+      // A bound text value is the engine's to read, as a literal's would be
+      // (execute_query's params, saved queries): postgres.js's own
+      // serializers turned "true" in a boolean slot into 'f' and
+      // '{"a":1}' in a json slot into a JSON string.
+      json: {
+        to: 114,
+        from: [114, 3802],
+        serialize: (x: unknown) =>
+          typeof x === "string" ? x : JSON.stringify(x),
+        parse: (x: string) => JSON.parse(x),
+      },
+      boolean: {
+        to: 16,
+        from: [16],
+        serialize: (x: unknown) =>
+          x === true ? "t" : x === false ? "f" : String(x),
+        parse: (x: string) => x === "t",
+      },
+      // A string in a bytea slot is bytea's text form ('\x41' is one byte,
+      // as the literal is), not the hex of its UTF-8 bytes. Serializer only:
+      // without `from`, postgres.js keeps its own bytea parser.
+      bytea: {
+        to: 17,
+        serialize: (x: unknown) =>
+          typeof x === "string" ? x : `\\x${
+            Array.from(
+              x as Uint8Array,
+              (byte) => byte.toString(16).padStart(2, "0"),
+            ).join("")
+          }`,
+      } as unknown as postgres.PostgresType,
+    },
+  };
+}
+
+/**
+ * The URL's host (brackets removed) and port, for postgres.js, as one-element
+ * lists: a plain string would be split at ":" (postgres.js 3.4.9, index.js).
+ */
+function hostOf(url: string): { host?: string[]; port?: number[] } {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.hostname.replace(/^\[|\]$/g, "");
+    if (host === "" || host.includes(",")) return {};
+    return { host: [host], port: [Number(parsed.port || 5432)] };
+  } catch {
+    return {};
+  }
+}
