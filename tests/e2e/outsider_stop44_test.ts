@@ -39,6 +39,13 @@ import {
   postModern,
   rawHttp,
 } from "../_server.ts";
+import {
+  deepBody,
+  longestStall,
+  textOf,
+  TOOL_CALL_HEADERS,
+  wideSelect,
+} from "../_outsider.ts";
 import { callTool } from "../_tool_call.ts";
 
 /** Refused: a scope refusal (403 -33007) or the tool error `denied:`. */
@@ -48,19 +55,6 @@ function refused(answer: { status: number; json: any }): boolean {
   const result = answer.json?.result;
   return result?.isError === true &&
     String(result.content[0].text).startsWith("denied:");
-}
-
-/** The text of a tool answer (a result's text item, or the raw body). */
-// deno-lint-ignore no-explicit-any
-function textOf(answer: { json: any; text: string }): string {
-  return answer.json?.result?.content?.[0]?.text ?? answer.text;
-}
-
-/** `with t …, u … select * from u, u, …`: a × b columns named `name`. */
-function wideSelect(name: string, a: number, b: number, value = "1"): string {
-  const inner = Array.from({ length: a }, (_, i) => `t t${i}`).join(", ");
-  const outer = Array.from({ length: b }, (_, i) => `u u${i}`).join(", ");
-  return `with t as (select ${value} as "${name}"), u as (select * from ${inner}) select * from ${outer}`;
 }
 
 // ---------------------------------------------------------------- held
@@ -833,39 +827,6 @@ Deno.test({
     assert(grown < 1_000_000, `state.db grew ${grown} bytes`);
   },
 });
-
-/** A tools/call body whose argument `field` is `depth` nested arrays. */
-function deepBody(connectionId: string, field: string, depth: number): string {
-  const deep = "[".repeat(depth) + "]".repeat(depth);
-  const value = field === "params" ? `[${deep}]` : deep;
-  const meta = JSON.stringify(envelope());
-  return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute_query","arguments":{"connection_id":"${connectionId}","query":"select 1","${field}":${value}},"_meta":${meta}}}`;
-}
-
-/** The longest stall of this process's event loop while `work` runs. */
-async function longestStall(work: Promise<unknown>): Promise<number> {
-  let last = performance.now();
-  let longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 20);
-  try {
-    await work;
-  } finally {
-    clearInterval(timer);
-  }
-  return longest;
-}
-
-const TOOL_CALL_HEADERS = {
-  "content-type": "application/json",
-  "accept": "application/json, text/event-stream",
-  "mcp-protocol-version": "2026-07-28",
-  "mcp-method": "tools/call",
-  "mcp-name": "execute_query",
-};
 
 Deno.test({
   // Found by the outsider, fixed: a body is parsed whole with JSON.parse on the event loop

@@ -10,7 +10,6 @@ import { savedConnection, serverWith } from "../_connections.ts";
 import { openFixture } from "../_db.ts";
 import {
   type Answer,
-  envelope,
   initializeSession,
   modernHeaders,
   modernRequest,
@@ -18,40 +17,14 @@ import {
   postLegacy,
   postModern,
 } from "../_server.ts";
+import {
+  deepBody,
+  longestStall,
+  textOf,
+  TOOL_CALL_HEADERS,
+  wideSelect,
+} from "../_outsider.ts";
 import { callTool } from "../_tool_call.ts";
-
-/** A tools/call body whose argument `field` is `depth` nested arrays. */
-function deepBody(connectionId: string, field: string, depth: number): string {
-  const deep = "[".repeat(depth) + "]".repeat(depth);
-  const value = field === "params" ? `[${deep}]` : deep;
-  const meta = JSON.stringify(envelope());
-  return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute_query","arguments":{"connection_id":"${connectionId}","query":"select 1","${field}":${value}},"_meta":${meta}}}`;
-}
-
-/** The longest stall of this process's event loop while `work` runs. */
-async function longestStall(work: Promise<unknown>): Promise<number> {
-  let last = performance.now();
-  let longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 20);
-  try {
-    await work;
-  } finally {
-    clearInterval(timer);
-  }
-  return longest;
-}
-
-const TOOL_CALL_HEADERS = {
-  "content-type": "application/json",
-  "accept": "application/json, text/event-stream",
-  "mcp-protocol-version": "2026-07-28",
-  "mcp-method": "tools/call",
-  "mcp-name": "execute_query",
-};
 
 Deno.test("a body nested millions deep is refused without stalling, with or without a token", async () => {
   await using fixture = await openFixture("sqlite");
@@ -133,18 +106,6 @@ Deno.test("mariadb: one token's slow reads leave a session for another token's r
   assert(waited < 2_500, `token B waited ${Math.round(waited)} ms`);
   for (const done of slow) assertEquals(done.json.result.isError, undefined);
 });
-
-/** `with t …, u … select * from u, u, …`: a × b columns named `name`. */
-function wideSelect(name: string, a: number, b: number, value = "1"): string {
-  const inner = Array.from({ length: a }, (_, i) => `t t${i}`).join(", ");
-  const outer = Array.from({ length: b }, (_, i) => `u u${i}`).join(", ");
-  return `with t as (select ${value} as "${name}"), u as (select * from ${inner}) select * from ${outer}`;
-}
-
-// deno-lint-ignore no-explicit-any
-function textOf(answer: { json: any; text: string }): string {
-  return answer.json?.result?.content?.[0]?.text ?? answer.text;
-}
 
 Deno.test("sqlite: long column names are refused within the budget by execute_query and listed within it by export_query", async () => {
   await using fixture = await openFixture("sqlite");

@@ -1,0 +1,63 @@
+/**
+ * What the outsider tests (tests/e2e/outsider_*_test.ts) and the tests of
+ * their fixes share: bodies that stress the parser, a measure of the event
+ * loop's longest stall, wide results, and a tool answer's text.
+ */
+
+import { envelope } from "./_server.ts";
+
+/** A tools/call body whose argument `field` is `depth` nested arrays. */
+export function deepBody(
+  connectionId: string,
+  field: string,
+  depth: number,
+): string {
+  const deep = "[".repeat(depth) + "]".repeat(depth);
+  const value = field === "params" ? `[${deep}]` : deep;
+  const meta = JSON.stringify(envelope());
+  return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute_query","arguments":{"connection_id":"${connectionId}","query":"select 1","${field}":${value}},"_meta":${meta}}}`;
+}
+
+/** The longest stall of this process's event loop while `work` runs. */
+export async function longestStall(work: Promise<unknown>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 20);
+  try {
+    await work;
+  } finally {
+    clearInterval(timer);
+  }
+  return longest;
+}
+
+/** The headers of a modern `tools/call` of execute_query. */
+export const TOOL_CALL_HEADERS = {
+  "content-type": "application/json",
+  "accept": "application/json, text/event-stream",
+  "mcp-protocol-version": "2026-07-28",
+  "mcp-method": "tools/call",
+  "mcp-name": "execute_query",
+};
+
+/** `with t …, u … select * from u, u, …`: a × b columns named `name`. */
+export function wideSelect(
+  name: string,
+  a: number,
+  b: number,
+  value = "1",
+): string {
+  const inner = Array.from({ length: a }, (_, i) => `t t${i}`).join(", ");
+  const outer = Array.from({ length: b }, (_, i) => `u u${i}`).join(", ");
+  return `with t as (select ${value} as "${name}"), u as (select * from ${inner}) select * from ${outer}`;
+}
+
+/** The text of a tool answer (a result's text item, or the raw body). */
+// deno-lint-ignore no-explicit-any
+export function textOf(answer: { json: any; text: string }): string {
+  return answer.json?.result?.content?.[0]?.text ?? answer.text;
+}
