@@ -1,5 +1,5 @@
 /**
- * Lean PostgreSQL reads (lib/db/pg_wired.ts `leanRead`, pg_read.ts): on
+ * Lean PostgreSQL reads (lib/db/postgres/pg_wired.ts `leanRead`, pg_read.ts): on
  * PostgreSQL 14 and later a plain SELECT runs alone, in an implicit
  * transaction read-only by the session's default, its session-level
  * settings set only when they changed. Counted on the wire by a proxy; the

@@ -1,6 +1,6 @@
 /**
  * When a PostgreSQL read may run alone, and what it sends first
- * (lib/db/pg_lean.ts): only on a server that reports its read-only default
+ * (lib/db/postgres/pg_lean.ts): only on a server that reports its read-only default
  * (14 and later), only for a statement that leaves no state, with just the
  * session-level settings the session lacks.
  */

@@ -131,9 +131,9 @@ Deno.test({
   name:
     "mariadb: a plain read's found_rows and warning count are not seen by another token",
   ...needs("mysql"),
-  // FINDING (low, left open: counts only; see the closing note): a plain read (lib/db/mysql_plain.ts leavesNoState allows
+  // FINDING (low, left open: counts only; see the closing note): a plain read (lib/db/mysql/mysql_plain.ts leavesNoState allows
   // SQL_CALC_FOUND_ROWS and warnings) runs with no reset
-  // (lib/db/mysql_read.ts), so the next token's read on the same pooled
+  // (lib/db/mysql/mysql_read.ts), so the next token's read on the same pooled
   // session reads FOUND_ROWS() and @@warning_count of the previous token's
   // statement: START TRANSACTION READ ONLY clears neither.
   ignore: true,
@@ -244,7 +244,7 @@ Deno.test({
     "postgres: 45 wired reads of three tokens at once, with errors and clients that leave, each answer its own rows",
   ...needs("postgres"),
   // FINDING (medium, left open: see the closing note): a client that leaves mid-read makes dbport send a
-  // CancelRequest for its session's backend (lib/db/pg_wired.ts
+  // CancelRequest for its session's backend (lib/db/postgres/pg_wired.ts
   // cancelRequest, via the connection signal); when it lands after that
   // read ended and the session went to another token's read, that read is
   // cancelled instead. Seen (1 run in 3 of this whole file, 2 cores
@@ -664,7 +664,7 @@ Deno.test({
     "console edit: a saved MariaDB password does not follow a new socketPath",
   // Found by the outsider (low-medium), fixed: secretMoves (lib/console/url_secrets.ts
   // addressOf) compares protocol, host and the `host` query parameter only,
-  // but mysql2 (lib/db/mysql_session.ts passes the URL as `uri`) takes every
+  // but mysql2 (lib/db/mysql/mysql_session.ts passes the URL as `uri`) takes every
   // other query parameter as an option: `?socketPath=/tmp/x.sock` makes it
   // connect to that Unix socket instead of the host, so an edit that adds
   // it sends the saved password to whoever listens there without asking for
