@@ -204,7 +204,13 @@ async function run(
         return [...(await pending)] as Row[];
       },
       options,
-      () => pending?.cancel(),
+      // A cancelled call (its client left) lets its catalog statement end:
+      // postgres.js sends its cancel request without waiting for it, and one
+      // landing after the statement ended stopped the next statement on the
+      // session — another caller's vetting (an outsider saw a read answer
+      // "canceling statement due to user request"). Only a statement past
+      // its timeout is cancelled.
+      () => options.signal.aborted ? undefined : pending?.cancel(),
     );
   } catch (error) {
     throw toDbError(error, secrets);
