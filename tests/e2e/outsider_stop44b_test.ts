@@ -283,6 +283,47 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "mariadb: a plain read's found_rows and warning count are not seen by another token",
+  ...needs("mysql"),
+  // Found by the outsider (low), fixed: a plain read (lib/db/mysql/mysql_plain.ts
+  // leavesNoState allows
+  // SQL_CALC_FOUND_ROWS and warnings) runs with no reset
+  // (lib/db/mysql/mysql_read.ts), so the next token's read on the same pooled
+  // session reads FOUND_ROWS() and @@warning_count of the previous token's
+  // statement: START TRANSACTION READ ONLY clears neither. A read that is
+  // not plain now first runs a statement reading a table, which clears both
+  // (lib/db/mysql/mysql_read.ts CLEAR_LAST_STATEMENT).
+  async fn() {
+    await using fixture = await openFixture("mysql");
+    const shop = savedConnection(fixture, "atk2_my");
+    await using server = await serverWith([shop]);
+    const a = `Bearer ${
+      (await server.mint("readOnly", { name: "A" })).plaintext
+    }`;
+    const b = `Bearer ${
+      (await server.mint("readOnly", { name: "B" })).plaintext
+    }`;
+    const run = async (query: string, auth: string) => {
+      const answer = await callTool(server, "execute_query", {
+        connection_id: shop.id,
+        query,
+      }, { authorization: auth });
+      return JSON.stringify(
+        answer.json?.result?.structuredContent?.rows ?? answer.text,
+      ).slice(0, 300);
+    };
+    await run(`select sql_calc_found_rows seq from seq_1_to_4242 limit 1`, a);
+    assertEquals(await run(`select found_rows()`, b), `[["0"]]`);
+    await run(
+      `select cast('atk2_secret_w' as signed) as x, cast('y' as signed) as y`,
+      a,
+    );
+    assertEquals(await run(`select @@warning_count`, b), `[["0"]]`);
+  },
+});
+
 /** Send `bytes` on a fresh socket and read until the server closes or `ms`. */
 async function exchange(
   port: number,

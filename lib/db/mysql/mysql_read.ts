@@ -67,6 +67,10 @@ export function streamReadMysql(
   );
 }
 
+/** A statement that reads a table, and so ends what the last one left. */
+const CLEAR_LAST_STATEMENT =
+  "SELECT 1 FROM information_schema.schemata LIMIT 0";
+
 /**
  * A read on a pooled session: in `START TRANSACTION READ ONLY` and reset
  * after, unless `plain`. A killed session is never pooled again, its KILL
@@ -85,7 +89,14 @@ async function readSession<T>(
   const stop = () => (killing.done ??= kill(state.base, connection.threadId));
   let lost = false;
   try {
-    if (!plain) await simple(connection, "START TRANSACTION READ ONLY");
+    if (!plain) {
+      // What the session's last statement left — FOUND_ROWS(), the warning
+      // count — is another caller's after a plain read (which has no reset):
+      // a statement reading a table clears both (START TRANSACTION clears
+      // neither). Only a read that is not plain can ask for them.
+      await simple(connection, CLEAR_LAST_STATEMENT);
+      await simple(connection, "START TRANSACTION READ ONLY");
+    }
     return await stoppable(() => work(connection, stop), options, stop);
   } catch (error) {
     // A fatal error (the socket lost, a protocol error) ends the session.
