@@ -197,6 +197,7 @@ async function run(
   secrets: readonly string[],
 ): Promise<Row[]> {
   let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
+  const deadline = Date.now() + options.timeoutMs;
   try {
     return await stoppable(
       async () => {
@@ -204,13 +205,25 @@ async function run(
         return [...(await pending)] as Row[];
       },
       options,
-      // A cancelled call (its client left) lets its catalog statement end:
-      // postgres.js sends its cancel request without waiting for it, and one
-      // landing after the statement ended stopped the next statement on the
-      // session — another caller's vetting (an outsider saw a read answer
-      // "canceling statement due to user request"). Only a statement past
-      // its timeout is cancelled.
-      () => options.signal.aborted ? undefined : pending?.cancel(),
+      () => {
+        if (!options.signal.aborted) return pending?.cancel();
+        // A cancelled call (its client left) lets its catalog statement end:
+        // postgres.js sends its cancel request without waiting for it, and
+        // one landing after the statement ended stopped the next statement
+        // on the session — another caller's vetting (an outsider saw a read
+        // answer "canceling statement due to user request"). A statement
+        // still running at its own timeout is cancelled then, so a client
+        // leaving cannot hold one of this pool's two sessions for longer.
+        const query = pending;
+        if (query === null) return;
+        const timer = setTimeout(
+          () => query.cancel(),
+          Math.max(0, deadline - Date.now()),
+        );
+        Promise.resolve(query).catch(() => {}).finally(() =>
+          clearTimeout(timer)
+        );
+      },
     );
   } catch (error) {
     throw toDbError(error, secrets);
