@@ -86,7 +86,7 @@ export class BatchWriter<T> {
       });
     }
     this.#writing = this.#writing.then(() =>
-      this.#db.client.batch(statements, "write").then(
+      this.#db.client.batch(statements, "log").then(
         () => {},
         (error) =>
           onError(

@@ -12,6 +12,7 @@
  */
 
 import { DbError } from "./errors.ts";
+import { alarm } from "../base/alarms.ts";
 
 /** Sessions in each connection's pool (lib/db/postgres/postgres.ts, lib/db/mysql/mysql.ts). */
 export const SESSIONS = 4;
@@ -102,7 +103,8 @@ export class SessionShare {
             "the query was not started: the request was cancelled",
           ),
         );
-      const timer = setTimeout(
+      const timer = alarm(
+        options.timeoutMs,
         () =>
           leave(
             new DbError(
@@ -112,10 +114,9 @@ export class SessionShare {
               } s ran out while the query waited for one of the connection's ${this.#slots} sessions (all were busy)`,
             ),
           ),
-        options.timeoutMs,
       );
       const done = () => {
-        clearTimeout(timer);
+        timer.clear();
         options.signal.removeEventListener("abort", onAbort);
       };
       const waiter: Waiter = {

@@ -6,6 +6,7 @@
  */
 
 import { DbError } from "./errors.ts";
+import { type Alarm, alarm } from "../base/alarms.ts";
 
 /** When and why a running statement is stopped. */
 export interface StopOptions {
@@ -54,7 +55,7 @@ export async function stoppable<T>(
 ): Promise<T> {
   throwIfAborted(options.signal);
   let why: "timeout" | "cancelled" | null = null;
-  let giveUp: ReturnType<typeof setTimeout> | undefined;
+  let giveUp: Alarm | undefined;
   let silent: (error: DbError) => void = () => {};
   const unanswered = new Promise<never>((_, reject) => {
     silent = reject;
@@ -64,12 +65,9 @@ export async function stoppable<T>(
     if (why !== null) return;
     why = reason;
     Promise.resolve().then(stop).catch(() => {});
-    giveUp = setTimeout(
-      () => silent(sessionLost(STOP_GRACE_MS)),
-      STOP_GRACE_MS,
-    );
+    giveUp = alarm(STOP_GRACE_MS, () => silent(sessionLost(STOP_GRACE_MS)));
   };
-  const timer = setTimeout(() => fire("timeout"), options.timeoutMs);
+  const timer = alarm(options.timeoutMs, () => fire("timeout"));
   const onAbort = () => fire("cancelled");
   options.signal.addEventListener("abort", onAbort, { once: true });
   try {
@@ -92,8 +90,8 @@ export async function stoppable<T>(
     }
     throw error;
   } finally {
-    clearTimeout(timer);
-    clearTimeout(giveUp);
+    timer.clear();
+    giveUp?.clear();
     options.signal.removeEventListener("abort", onAbort);
   }
 }

@@ -4,14 +4,18 @@
  * slot, then gets `busyResponse` — never a bare reset. Before it waits, the
  * least recently used idle keep-alive connection is closed to make room. A
  * socket gets `idleMs` to deliver a whole request head (Deno's node:http does
- * not enforce `headersTimeout`: a slow loris would hold its slot for ever),
- * and the idle timer spares a socket whose request is still being worked on.
+ * not enforce `headersTimeout`: a slow loris would hold its slot for ever);
+ * while a request is answered, `idleMs` without a byte either way goes to
+ * {@linkcode ConnectionSlots.timedOut}, which spares a socket whose request
+ * is still being worked on. These are alarms (lib/base/alarms.ts), not
+ * node:http's socket timeouts: those were two runtime timers a request.
  *
  * @module
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { type Alarm, alarm } from "../base/alarms.ts";
 
 /** The slots' limits. */
 export interface SlotLimits {
@@ -46,7 +50,7 @@ export class ConnectionSlots {
   /** Each socket's deadline to deliver a whole request head. */
   readonly #headDeadline = new WeakMap<
     Socket,
-    ReturnType<typeof setTimeout>
+    Alarm
   >();
   /**
    * The request each socket is answering: one whose body has not fully
@@ -89,10 +93,16 @@ export class ConnectionSlots {
   requested(request: IncomingMessage, response: ServerResponse): void {
     const socket = request.socket;
     this.#current.set(socket, request);
-    clearTimeout(this.#headDeadline.get(socket));
+    this.#headDeadline.get(socket)?.clear();
     this.#idleKeptAlive.delete(socket);
     this.#busy.set(socket, (this.#busy.get(socket) ?? 0) + 1);
+    const watch = new IdleWatch(
+      socket,
+      this.#limits.idleMs,
+      () => this.timedOut(socket),
+    );
     response.once("close", () => {
+      watch.clear();
       const left = (this.#busy.get(socket) ?? 1) - 1;
       this.#busy.set(socket, left);
       if (left === 0 && !socket.destroyed) {
@@ -120,7 +130,7 @@ export class ConnectionSlots {
     this.#open++;
     this.#armHead(socket);
     socket.once("close", () => {
-      clearTimeout(this.#headDeadline.get(socket));
+      this.#headDeadline.get(socket)?.clear();
       this.#idleKeptAlive.delete(socket);
       this.#open--;
       const next = this.#waiting.shift();
@@ -134,10 +144,10 @@ export class ConnectionSlots {
 
   /** `idleMs` to deliver a whole request head: from now. */
   #armHead(socket: Socket): void {
-    clearTimeout(this.#headDeadline.get(socket));
+    this.#headDeadline.get(socket)?.clear();
     this.#headDeadline.set(
       socket,
-      setTimeout(() => socket.destroy(), this.#limits.idleMs),
+      alarm(this.#limits.idleMs, () => socket.destroy()),
     );
   }
 
@@ -145,4 +155,41 @@ export class ConnectionSlots {
     const at = this.#waiting.indexOf(entry);
     if (at !== -1) this.#waiting.splice(at, 1);
   }
+}
+
+/**
+ * A request's idle timer: every `idleMs` it looks whether a byte moved on
+ * the socket either way since it last looked; when none did, `idle` is
+ * told (and it keeps looking while the socket stays open). A client cut
+ * for silence waited `idleMs` to twice that.
+ */
+class IdleWatch {
+  #seen: number;
+  #alarm: Alarm;
+  readonly #tick = () => this.#look();
+
+  constructor(
+    readonly socket: Socket,
+    readonly idleMs: number,
+    readonly idle: () => void,
+  ) {
+    this.#seen = moved(socket);
+    this.#alarm = alarm(idleMs, this.#tick);
+  }
+
+  #look(): void {
+    const now = moved(this.socket);
+    if (now === this.#seen) this.idle();
+    this.#seen = now;
+    if (!this.socket.destroyed) this.#alarm = alarm(this.idleMs, this.#tick);
+  }
+
+  clear(): void {
+    this.#alarm.clear();
+  }
+}
+
+/** Bytes read and handed to write on `socket` so far. */
+function moved(socket: Socket): number {
+  return socket.bytesRead + socket.bytesWritten;
 }

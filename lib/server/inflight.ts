@@ -12,6 +12,7 @@
  */
 
 import type { JsonRpcId } from "../protocol/jsonrpc.ts";
+import { type Alarm, alarm } from "../base/alarms.ts";
 
 /** Why a running request was stopped. */
 export type StopReason =
@@ -46,21 +47,21 @@ export class RequestStopped extends Error {
  * rest of the 330 s.
  */
 export class Deadline {
-  readonly #timer: ReturnType<typeof setTimeout>;
+  readonly #alarm: Alarm;
   /** When it runs out, in `Date.now()`'s clock. */
   readonly at: number;
 
   constructor(ms: number, controller: AbortController) {
     this.at = Date.now() + ms;
-    this.#timer = setTimeout(
-      () => controller.abort(new RequestStopped("deadline")),
+    this.#alarm = alarm(
       ms,
+      () => controller.abort(new RequestStopped("deadline")),
     );
   }
 
   /** The request ended: the deadline no longer runs. */
   clear(): void {
-    clearTimeout(this.#timer);
+    this.#alarm.clear();
   }
 }
 

@@ -84,13 +84,18 @@ export function listen(
       hostname,
       overrideGlobalObjects: false,
     });
+    // Idle connections are timed by the slots' alarms: node:http's own
+    // keep-alive and socket timeouts were two runtime timers a request
+    // (issue 38), so both are off and its Keep-Alive header is set here.
+    const keepAlive = `timeout=${Math.round(idle / 1000)}`;
     const server = createServer({
       maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
-      keepAliveTimeout: idle,
+      keepAliveTimeout: 0,
       // Slow-header clients are cut as well as silent ones.
       headersTimeout: idle,
       requestTimeout: 0,
     }, (request, response) => {
+      if (response.shouldKeepAlive) response.setHeader("keep-alive", keepAlive);
       if (direct?.(request, response)) return;
       void adapted(request, response);
     });
@@ -109,7 +114,6 @@ export function listen(
       (request: IncomingMessage, response: ServerResponse) =>
         slots.requested(request, response),
     );
-    server.setTimeout(idle, (socket: Socket) => slots.timedOut(socket));
     server.once("error", reject);
     server.once("listening", () => {
       server.off("error", reject);

@@ -71,3 +71,38 @@ Deno.test("a write that cannot get the state database's lock in time fails as bu
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a log batch commits all or none, and leaves later writes synced", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "dbport-state-" });
+  const client = new StateClient(`${dir}/state.db`, 1_000);
+  const synchronous = async () =>
+    (await client.execute("PRAGMA synchronous")).rows[0]?.synchronous;
+  try {
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("create table t (x unique)");
+    const full = await synchronous();
+    assertEquals(full, 2, "the connection syncs every COMMIT (FULL)");
+    await client.batch([
+      { sql: "insert into t values (?)", args: [1] },
+      { sql: "insert into t values (?)", args: [2] },
+    ], "log");
+    // A failing log batch: the whole batch is rolled back.
+    await assertRejects(() =>
+      client.batch([
+        { sql: "insert into t values (?)", args: [3] },
+        { sql: "insert into t values (?)", args: [1] },
+      ], "log")
+    );
+    const rows = (await client.execute("select x from t order by x")).rows;
+    assertEquals(rows.map((row) => row.x), [1, 2]);
+    assertEquals(await synchronous(), full, "FULL again after log batches");
+    await client.batch(
+      [{ sql: "insert into t values (?)", args: [4] }],
+      "write",
+    );
+    assertEquals(await synchronous(), full);
+  } finally {
+    client.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

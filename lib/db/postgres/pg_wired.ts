@@ -19,6 +19,7 @@ import { requeueWaiters, reserveSession, sessionGone } from "./pg_session.ts";
 import { awaitWire } from "./pg_wire.ts";
 import { stoppable, throwIfAborted } from "../stoppable.ts";
 import type { QueryOptions, QueryResult } from "../types.ts";
+import { type Alarm, alarm } from "../../base/alarms.ts";
 
 type Sql = ReturnType<typeof postgres>;
 
@@ -222,13 +223,13 @@ async function handBack(
 
 /** Whether `work` settled within `ms`. */
 async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: Alarm | undefined;
   const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+    timer = alarm(ms, () => resolve(false));
   });
   try {
     return await Promise.race([work.then(() => true, () => true), late]);
   } finally {
-    clearTimeout(timer);
+    timer?.clear();
   }
 }

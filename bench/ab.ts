@@ -1,0 +1,81 @@
+/**
+ * `deno task bench:ab <tree>`: this tree's `serve` against another
+ * checkout's, W1 (`SELECT 1` on PostgreSQL through `execute_query`) at one
+ * concurrency, in alternating rounds — the quick way to see whether a change
+ * to the hot path moved its CPU per call, on a machine too noisy for two
+ * separate runs to compare. Flags: `--c=N` (default 8), `--rounds=N`
+ * (default 6), `--seconds=N` per round (default 5), `--engine=postgres|mysql|sqlite`.
+ *
+ * @module
+ */
+
+import { MYSQL_URL } from "../tests/_db.ts";
+import { runLoad } from "./load.ts";
+import { closeConnections, mcpRequest } from "./mcp_request.ts";
+import { cpuMicros } from "./proc.ts";
+import { benchHome, startDbport, type Target } from "./targets.ts";
+
+const flag = (name: string, fallback: string) =>
+  Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ??
+    fallback;
+const other = Deno.args.find((a) => !a.startsWith("--"));
+if (other === undefined) {
+  console.error(
+    "usage: deno task bench:ab <other checkout> [--c=8] [--rounds=6]",
+  );
+  Deno.exit(2);
+}
+const concurrency = Number(flag("c", "8"));
+const rounds = Number(flag("rounds", "6"));
+const seconds = Number(flag("seconds", "5"));
+const engine = flag("engine", "postgres") as "postgres" | "mysql" | "sqlite";
+
+const dir = await Deno.makeTempDir({ prefix: "dbport-ab-" });
+/** One side: its server and its request. */
+async function side(name: string, root?: string) {
+  await Deno.mkdir(`${dir}/${name}`);
+  const home = await benchHome(`${dir}/${name}`, MYSQL_URL);
+  await Deno.writeFile(home.sqlitePath, new Uint8Array());
+  const target: Target = await startDbport(home, [], {}, root);
+  const request = mcpRequest(target, "tools/call", {
+    name: "execute_query",
+    arguments: { connection_id: home.ids[engine], query: "select 1" },
+  });
+  if (!await request()) throw new Error(`${name} did not answer right`);
+  return { name, target, request, cpu: [] as number[], rps: [] as number[] };
+}
+const sides = [await side("this"), await side("other", other)];
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
+      const result = await runLoad({
+        concurrency,
+        seconds,
+        warmupSeconds: 1,
+        request: s.request,
+        cpu: () => cpuMicros(s.target.pid),
+      });
+      closeConnections();
+      s.cpu.push(result.cpuPerRequest ?? NaN);
+      s.rps.push(result.rps);
+    }
+  }
+  const median = (xs: number[]) =>
+    [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  for (const s of sides) {
+    console.log(
+      `${s.name.padEnd(6)} CPU µs/call median ${median(s.cpu).toFixed(0)} ` +
+        `[${s.cpu.map((x) => x.toFixed(0)).join(" ")}], req/s median ${
+          median(s.rps).toFixed(0)
+        }`,
+    );
+  }
+  console.log(
+    `this / other: CPU ${
+      (median(sides[0]!.cpu) / median(sides[1]!.cpu)).toFixed(3)
+    }×, req/s ${(median(sides[0]!.rps) / median(sides[1]!.rps)).toFixed(3)}×`,
+  );
+} finally {
+  for (const s of sides) await s.target[Symbol.asyncDispose]();
+  await Deno.remove(dir, { recursive: true });
+}
