@@ -98,6 +98,10 @@ export class PgRead implements WireUser {
   readonly done: Promise<QueryResult>;
   /** Whether the wire was given to this read. */
   started = false;
+  /** The socket lent to this read, once started. */
+  get wire(): Wire | null {
+    return this.#lent;
+  }
   /** Whether the exchange ran to its last answer. */
   finished = false;
   /** Whether the session ended idle and without error in the clean-up. */
@@ -592,8 +596,9 @@ export class PgRead implements WireUser {
     this.#wire = null;
     this.#over = true;
     // A session left in an unknown state is closed under postgres.js, which
-    // opens a new one when it needs it; a clean one goes back as lent.
-    if (clean) wire?.release();
+    // opens a new one when it needs it; a clean one is held idle, for the
+    // next read or for postgres.js (pg_wired.ts `handBack`).
+    if (clean) wire?.hold();
     else wire?.destroy();
     const cancelled = this.#stoppedByUs &&
       (this.#statementError as { code?: string } | null)?.code === "57014";

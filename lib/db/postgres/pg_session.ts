@@ -14,6 +14,7 @@ import { thrown } from "../../base/thrown.ts";
 import { DbError } from "../errors.ts";
 import { sessionLost, throwIfAborted } from "../stoppable.ts";
 import { setApplicationName, type Signature } from "../signature.ts";
+import { giveBackAll, giveBackOne } from "./pg_parked.ts";
 
 type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
 
@@ -35,12 +36,19 @@ function retirementOf(sql: object): AbortSignal {
  * is ending, so a read queued behind the lost sessions would hang for good.
  */
 export function retirePool(sql: object): void {
+  // Its parked sessions go back to it, to end with it.
+  giveBackAll(sql);
   retiring.get(sql)?.abort();
   if (!retiring.has(sql)) {
     const controller = new AbortController();
     controller.abort();
     retiring.set(sql, controller);
   }
+}
+
+/** Whether `sql` was replaced (`retirePool`). */
+export function poolRetired(sql: object): boolean {
+  return retiring.get(sql)?.signal.aborted ?? false;
 }
 
 const REPLACED = Symbol("pool replaced");
@@ -55,6 +63,11 @@ export function poolReplaced(error: unknown): boolean {
 
 /** `reserve()`s still waiting, by pool: what `requeueWaiters` refuses. */
 const waiting = new WeakMap<object, Set<() => void>>();
+
+/** Whether a `reserve()` of `sql` waits for a session now. */
+export function reserveWaiting(sql: object): boolean {
+  return (waiting.get(sql)?.size ?? 0) > 0;
+}
 
 /**
  * Refuse every `reserve()` now waiting on `sql` (`poolReplaced`: the caller
@@ -103,6 +116,9 @@ export function reserveSession(
       { [REPLACED]: true },
     );
   if (retired.aborted) return Promise.reject(gone());
+  // A session parked between wired reads is the pool's to hand out now:
+  // postgres.js would otherwise wait for it to come back (pg_parked.ts).
+  giveBackOne(sql);
   const pending = sql.reserve();
   let waiters = waiting.get(sql);
   if (waiters === undefined) {

@@ -37,6 +37,16 @@ export interface Wire {
   write(bytes: Uint8Array): void;
   /** Give the socket back to postgres.js, with the marker's answer. */
   release(): void;
+  /**
+   * Keep the socket from postgres.js, idle, between reads (pg_parked.ts):
+   * postgres.js still waits for the marker's answer. Any byte from the
+   * server meanwhile closes the session (nothing is asked: a notice, a
+   * setting or a FATAL is a session no read should get); `trouble` is told
+   * of that (`spoke`: true) and of the socket closing (false).
+   */
+  hold(trouble?: (spoke: boolean) => void): void;
+  /** Lend the held socket to `user` (its `start` is called now). */
+  lend(user: WireUser): void;
   /** Close the session under postgres.js (it sees the socket close). */
   destroy(): void;
   /** Settles once the socket closed and postgres.js saw it close. */
@@ -60,10 +70,11 @@ export interface WireSession {
 }
 
 /**
- * Writes sent to the server on wired sockets, by whom: the round trips a
- * test counts (tests/db/pg_read_test.ts).
+ * Writes sent to the server on wired sockets, by whom, and the markers
+ * caught (a session lent by postgres.js): what tests count
+ * (tests/db/pg_read_test.ts, tests/db/pg_parked_test.ts).
  */
-export const wireWrites = { reads: 0, postgresJs: 0 };
+export const wireWrites = { reads: 0, postgresJs: 0, markers: 0 };
 
 const PREFIX = "-- dbport read ";
 const MARKER_CHARS = 1024;
@@ -152,6 +163,20 @@ export function wired<T extends Duplex>(socket: T): T {
       // As if the server answered the marker: postgres.js resolves it.
       emit("data", Buffer.from(MARKER_ANSWER));
     },
+    hold: (trouble) => {
+      owner = {
+        data: () => {
+          trouble?.(true);
+          socket.destroy();
+        },
+        closed: () => trouble?.(false),
+        start: () => {},
+      };
+    },
+    lend: (user) => {
+      owner = user;
+      user.start(wire);
+    },
     destroy: () => {
       owner = null;
       socket.destroy();
@@ -191,6 +216,7 @@ export function wired<T extends Duplex>(socket: T): T {
       const user = id === null ? undefined : waiting.get(id);
       if (user !== undefined && id !== null) {
         waiting.delete(id);
+        wireWrites.markers++;
         owner = user;
         const done = rest.find((item) => typeof item === "function") as
           | (() => void)

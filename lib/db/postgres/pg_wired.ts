@@ -15,13 +15,21 @@ import type { Duplex } from "node:stream";
 import { parsePostgres } from "./pg_parse.ts";
 import { leanRead } from "./pg_lean.ts";
 import { PgRead } from "./pg_read.ts";
-import { requeueWaiters, reserveSession, sessionGone } from "./pg_session.ts";
-import { awaitWire } from "./pg_wire.ts";
+import {
+  poolRetired,
+  requeueWaiters,
+  reserveSession,
+  reserveWaiting,
+  sessionGone,
+} from "./pg_session.ts";
+import { awaitWire, type Wire } from "./pg_wire.ts";
+import { park, type Parked, takeParked, unpark } from "./pg_parked.ts";
 import { stoppable, throwIfAborted } from "../stoppable.ts";
 import type { QueryOptions, QueryResult } from "../types.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
 
 type Sql = ReturnType<typeof postgres>;
+type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
 
 /** Where a wired session connects; null when sessions cannot be wired. */
 export type WireTarget = { host: string; port: number } | null;
@@ -122,8 +130,10 @@ export async function wiredRead(
     return fallback(sql, text, options, lost);
   }
   const discard = !(await leavesNoState(text));
-  const reserved = await reserveSession(sql);
-  let marker: Promise<unknown> | null = null;
+  // A session the last read of this pool parked, else one from postgres.js.
+  const kept = takeParked<Reserved>(sql);
+  const reserved = kept?.reserved ?? await reserveSession(sql);
+  let marker: Promise<unknown> | null = kept?.marker ?? null;
   const parsers = sql.options.parsers as Record<
     number,
     { array?: boolean } | undefined
@@ -151,15 +161,21 @@ export async function wiredRead(
       return backend === undefined ? undefined : cancel(backend);
     },
   });
-  const wire = awaitWire(read);
+  const wire = kept === null ? awaitWire(read) : null;
   let gone = false;
   let fellBack = false;
   try {
     return await stoppable(
       () => {
-        marker = reserved.unsafe(wire.marker).simple();
+        if (kept !== null) {
+          // Held idle since its last read: the read owns it now.
+          kept.wire.lend(read);
+          return read.done;
+        }
+        const sent = reserved.unsafe(wire!.marker).simple();
+        marker = sent;
         // Answered by the server itself: the marker was sent, not caught.
-        marker.then(
+        sent.then(
           () => read.unwired(UNWIRED),
           (error: Error) => read.unwired(error),
         );
@@ -180,17 +196,19 @@ export async function wiredRead(
     gone = sessionGone(error);
     throw error;
   } finally {
-    wire.forget();
-    await handBack(sql, read, reserved, marker, gone, fellBack, lost);
+    wire?.forget();
+    if (kept !== null && !read.started) kept.giveBack();
+    else await handBack(sql, read, reserved, marker, gone, fellBack, lost);
   }
 }
 
 /**
- * The end of a wired read's session: given back when the read left it idle
- * and clean (and its cancel request, if any, was delivered); otherwise
- * closed under postgres.js, which opens another when it needs one. Only a
- * session that failed before the read began, or did not close, replaces
- * the pool (`lost`).
+ * The end of a wired read's session: parked for the pool's next read, or
+ * given back to postgres.js, when the read left it idle and clean (and its
+ * cancel request, if any, was delivered); otherwise closed under
+ * postgres.js, which opens another when it needs one. Only a session that
+ * failed before the read began, or did not close, replaces the pool
+ * (`lost`).
  */
 async function handBack(
   sql: Sql,
@@ -207,7 +225,17 @@ async function handBack(
     else reserved.release();
     return;
   }
-  if (read.finished && read.clean && !gone) {
+  const wire = read.wire;
+  if (read.finished && read.clean && !gone && wire !== null) {
+    // No cancel request sent (one may yet land), the pool still serves,
+    // and no caller waits for a session from postgres.js.
+    if (
+      read.stopping === null && marker !== null && !poolRetired(sql) &&
+      !reserveWaiting(sql)
+    ) {
+      return parkSession(sql, wire, reserved, marker, lost);
+    }
+    wire.release();
     const settled = Promise.all([marker, read.stopping]);
     if (await within(settled, HAND_BACK_MS)) return reserved.release();
   }
@@ -219,6 +247,44 @@ async function handBack(
   const closed = await within(read.drop(), HAND_BACK_MS);
   if (closed && !gone) requeueWaiters(sql);
   else lost();
+}
+
+/**
+ * Park a clean session for the pool's next read (pg_parked.ts). Given
+ * back, it answers postgres.js's marker and is released once postgres.js
+ * took the answer; a session that speaks or closes while parked is dropped
+ * as a read's session would be.
+ */
+function parkSession(
+  sql: Sql,
+  wire: Wire,
+  reserved: { release(): void },
+  marker: Promise<unknown>,
+  lost: () => void,
+): void {
+  const parked: Parked = {
+    wire,
+    reserved,
+    marker,
+    giveBack: () => {
+      wire.release();
+      void within(marker, HAND_BACK_MS).then((answered) => {
+        if (answered) return reserved.release();
+        wire.destroy();
+        lost();
+      });
+    },
+  };
+  wire.hold((spoke) => {
+    if (!unpark(sql, parked)) return;
+    // The server spoke (dbport closes the session, as after a read) or
+    // closed it (the pool is replaced, as after a read).
+    void within(wire.closed(), HAND_BACK_MS).then((closed) => {
+      if (closed && spoke) requeueWaiters(sql);
+      else lost();
+    });
+  });
+  park(sql, parked);
 }
 
 /** Whether `work` settled within `ms`. */
