@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * `deno task bench:ab <tree>`: this tree's `serve` against another
  * checkout's, W1 (`SELECT 1` on PostgreSQL through `execute_query`) at one

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * `deno task bench:profile`: where dbport's CPU goes under W1 (`SELECT 1`
  * through `execute_query` on PostgreSQL) — `serve` run with `--cpu-prof`
