@@ -5,7 +5,9 @@
  * concurrency, in alternating rounds — the quick way to see whether a change
  * to the hot path moved its CPU per call, on a machine too noisy for two
  * separate runs to compare. Flags: `--c=N` (default 8), `--rounds=N`
- * (default 6), `--seconds=N` per round (default 5), `--engine=postgres|mysql|sqlite`.
+ * (default 6), `--seconds=N` per round (default 5), `--engine=postgres|mysql|sqlite`,
+ * `--v8-this=…` / `--v8-other=…`: V8 flags for one side (the other checkout
+ * may be this one, `.`, to compare flags alone).
  *
  * @module
  */
@@ -37,7 +39,13 @@ async function side(name: string, root?: string) {
   await Deno.mkdir(`${dir}/${name}`);
   const home = await benchHome(`${dir}/${name}`, MYSQL_URL);
   await Deno.writeFile(home.sqlitePath, new Uint8Array());
-  const target: Target = await startDbport(home, [], {}, root);
+  const v8 = flag(`v8-${name}`, "");
+  const target: Target = await startDbport(
+    home,
+    v8 === "" ? [] : [`--v8-flags=${v8}`],
+    {},
+    root,
+  );
   const request = mcpRequest(target, "tools/call", {
     name: "execute_query",
     arguments: { connection_id: home.ids[engine], query: "select 1" },

@@ -43,7 +43,11 @@ export function tooDeep(
   text: string,
   limit: number = MAX_JSON_DEPTH,
 ): TooDeep | null {
-  const last: string[] = [];
+  // The last string seen at each kept level, as [start, end) of `text`: cut
+  // out only for the answer (the scan itself allocates nothing).
+  const starts = new Int32Array(KEPT_LEVELS);
+  const ends = new Int32Array(KEPT_LEVELS);
+  let kept = 0;
   let depth = 0;
   let object = false;
   for (let i = 0; i < text.length; i++) {
@@ -52,23 +56,47 @@ export function tooDeep(
       const start = i + 1;
       i = stringEnd(text, start);
       if (depth >= 1 && depth <= KEPT_LEVELS) {
-        last[depth - 1] = i - start <= KEPT_KEY
-          ? text.slice(start, i)
-          : `${text.slice(start, start + KEPT_KEY)}…`;
+        // A level with no string of its own since it opened: none.
+        for (let level = kept; level < depth - 1; level++) {
+          starts[level] = ends[level] = 0;
+        }
+        starts[depth - 1] = start;
+        ends[depth - 1] = i;
+        kept = depth;
       }
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (depth === 0) object = c === OPEN_OBJECT;
       depth++;
-      last.length = Math.min(last.length, depth - 1);
+      kept = Math.min(kept, depth - 1);
       if (depth > limit) {
-        return { path: last.slice(0, KEPT_LEVELS), object };
+        return { path: keys(text, starts, ends, kept), object };
       }
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
       depth--;
-      last.length = Math.max(0, Math.min(last.length, depth));
+      kept = Math.max(0, Math.min(kept, depth));
     }
   }
   return null;
+}
+
+/** The kept strings, cut to {@linkcode KEPT_KEY} characters. */
+function keys(
+  text: string,
+  starts: Int32Array,
+  ends: Int32Array,
+  kept: number,
+): string[] {
+  const path: string[] = [];
+  for (let level = 0; level < kept; level++) {
+    const start = starts[level]!;
+    const end = ends[level]!;
+    path.push(
+      end - start <= KEPT_KEY
+        ? text.slice(start, end)
+        : `${text.slice(start, start + KEPT_KEY)}…`,
+    );
+  }
+  return path;
 }
 
 /** The index of the quote that closes the string starting at `start`. */

@@ -13,6 +13,7 @@
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
+import { giveBackAll } from "./pg_parked.ts";
 import { retirePool } from "./pg_session.ts";
 import { wired } from "./pg_wire.ts";
 import { wireTarget } from "./pg_wired.ts";
@@ -86,6 +87,8 @@ export class PgPools {
 
   /** End both pools and the ones replaced. */
   async close(): Promise<void> {
+    // A parked session is reserved: postgres.js would wait for it to end.
+    giveBackAll(this.sql);
     await Promise.all([
       this.sql.end({ timeout: 1 }),
       this.meta.end({ timeout: 1 }),

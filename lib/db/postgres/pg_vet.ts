@@ -159,6 +159,16 @@ class Findings {
   }
 }
 
+/** What a statement that names nothing is found to do: nothing. */
+const NOTHING_FOUND: Readonly<Findings> = Object.freeze(new Findings());
+
+/** Whether the statement names no function, operator, type or relation. */
+function namesNothing(analysis: PgAnalysis): boolean {
+  return analysis.functions.length === 0 &&
+    analysis.operators.length === 0 && analysis.castTypes.length === 0 &&
+    analysis.relations.length === 0 && analysis.targets.length === 0;
+}
+
 /** Ask the catalog about everything `analysis` runs. */
 export async function vetPostgres(
   exec: CatalogExec,
@@ -175,17 +185,16 @@ export async function vetPostgres(
       noDryRun: reach,
     };
   }
+  // A statement that names nothing (SELECT 1) costs no round trip; DDL
+  // always asks (event triggers).
+  if (namesNothing(analysis) && PLAIN.has(analysis.kinds[0] ?? "")) {
+    return verdict(analysis, NOTHING_FOUND);
+  }
   const findings = new Findings();
   let input: VetInput | null = inputOf(
     [{ analysis, owner: undefined, path: undefined }],
     true,
   );
-  // A statement that names nothing (SELECT 1) costs no round trip; DDL
-  // always asks (event triggers).
-  if (
-    Object.values(input).every((list) => list.length === 0) &&
-    PLAIN.has(analysis.kinds[0] ?? "")
-  ) input = null;
   for (let depth = 0; input !== null; depth++) {
     if (depth >= MAX_DEPTH) {
       findings.fail(
@@ -204,7 +213,7 @@ export async function vetPostgres(
   return verdict(analysis, findings);
 }
 
-function verdict(analysis: PgAnalysis, found: Findings): PgVetting {
+function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
   const plansOnly = analysis.plansOnly === true;
   const failing = plansOnly ? found.plans : found.evaluates;
   const tier = analysis.tier === "read" && failing !== null
