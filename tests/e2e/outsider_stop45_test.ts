@@ -10,8 +10,11 @@ import { assert, assertEquals } from "@std/assert";
 import { AlarmClock } from "../../lib/base/alarms.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import postgres from "postgres";
+import { DatabaseSync } from "node:sqlite";
 import { type Fixture, needs, openFixture } from "../_db.ts";
 import { callTool } from "../_tool_call.ts";
+import { fixtureCatalog } from "../_catalog.ts";
+import { modernHeaders, modernRequest, startTestServer } from "../_server.ts";
 import { textOf } from "../_outsider.ts";
 import { stopParser } from "../../lib/db/postgres/pg_parse_off_loop.ts";
 
@@ -73,22 +76,26 @@ for (const engine of ["postgres", "mysql"] as const) {
   // What I did: a 2.5 s read (timeout_seconds 30) on a server whose idle
   // timeout is 300 ms, so the socket is silent for eight idle periods.
   // What should happen (and happened): the read is answered, not cut.
-  Deno.test(`${engine}: a long read on a silent socket is not cut by the idle watch`, needs(engine), async () => {
-    await using fixture = await openFixture(engine);
-    const db = savedConnection(fixture, `atk45_idle_${engine}`);
-    await using server = await serverWith([db], {}, { idleTimeoutMs: 300 });
-    const [query, released] = await slowRead(fixture, 2_500);
-    const started = Date.now();
-    const answer = await callTool(server, "execute_query", {
-      connection_id: db.id,
-      query,
-      timeout_seconds: 30,
-    });
-    await released;
-    assertEquals(answer.status, 200, answer.text);
-    assertEquals(answer.json.result.isError, undefined, textOf(answer));
-    assert(Date.now() - started >= 2_000);
-  });
+  Deno.test(
+    `${engine}: a long read on a silent socket is not cut by the idle watch`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      const db = savedConnection(fixture, `atk45_idle_${engine}`);
+      await using server = await serverWith([db], {}, { idleTimeoutMs: 300 });
+      const [query, released] = await slowRead(fixture, 2_500);
+      const started = Date.now();
+      const answer = await callTool(server, "execute_query", {
+        connection_id: db.id,
+        query,
+        timeout_seconds: 30,
+      });
+      await released;
+      assertEquals(answer.status, 200, answer.text);
+      assertEquals(answer.json.result.isError, undefined, textOf(answer));
+      assert(Date.now() - started >= 2_000);
+    },
+  );
 }
 
 // ------------------------------------------------------------ timeouts
@@ -103,46 +110,64 @@ const HEAVY =
   `with recursive c(n) as (select 1 union all select n + 1 from c where n < 1000000000) select count(*) as n from c`;
 
 for (const engine of ["postgres", "mysql", "sqlite"] as const) {
-  Deno.test(`${engine}: short statement timeouts set after a long one fire on time`, needs(engine), async () => {
-    await using fixture = await openFixture(engine);
-    const db = savedConnection(fixture, `atk45_to_${engine}`);
-    await using server = await serverWith([db]);
-    const ask = (query: string, timeout: number) => {
-      const started = Date.now();
-      return callTool(server, "execute_query", {
-        connection_id: db.id,
-        query,
-        timeout_seconds: timeout,
-      }).then((answer) => ({ answer, took: Date.now() - started }));
-    };
-    let long = null;
-    let released = Promise.resolve();
-    let slow = HEAVY;
-    if (engine !== "sqlite") {
-      const [query, done] = await slowRead(fixture, 3_000);
-      released = done;
-      long = ask(query, 30);
-      // Settled whatever the assertions below say: no dangling promise.
-      long.catch(() => {});
-      slow = engine === "mysql" ? "select sleep(20) as slept" : query;
-    }
-    await sleep(200);
-    const short = await Promise.all([ask(slow, 1), ask(slow, 2), ask(slow, 1)]);
-    for (const [i, { answer, took }] of short.entries()) {
-      const asked = [1, 2, 1][i]! * 1000;
-      assertEquals(answer.status, 200, answer.text);
-      // A timeout is the JSON-RPC error -33003 (docs/wire.md).
-      assertEquals(answer.json?.error?.code, -33003, answer.text.slice(0, 400));
-      assert(/statement timeout/.test(answer.text), answer.text.slice(0, 300));
-      assert(took >= asked - 50, `stopped after ${took} ms, asked ${asked}`);
-      assert(took < asked + 4_000, `stopped after ${took} ms, asked ${asked}`);
-    }
-    await released;
-    if (long !== null) {
-      const { answer } = await long;
-      assertEquals(answer.json.result.isError, undefined, textOf(answer));
-    }
-  });
+  Deno.test(
+    `${engine}: short statement timeouts set after a long one fire on time`,
+    needs(engine),
+    async () => {
+      await using fixture = await openFixture(engine);
+      const db = savedConnection(fixture, `atk45_to_${engine}`);
+      await using server = await serverWith([db]);
+      const ask = (query: string, timeout: number) => {
+        const started = Date.now();
+        return callTool(server, "execute_query", {
+          connection_id: db.id,
+          query,
+          timeout_seconds: timeout,
+        }).then((answer) => ({ answer, took: Date.now() - started }));
+      };
+      let long = null;
+      let released = Promise.resolve();
+      let slow = HEAVY;
+      if (engine !== "sqlite") {
+        const [query, done] = await slowRead(fixture, 3_000);
+        released = done;
+        long = ask(query, 30);
+        // Settled whatever the assertions below say: no dangling promise.
+        long.catch(() => {});
+        slow = engine === "mysql" ? "select sleep(20) as slept" : query;
+      }
+      await sleep(200);
+      const short = await Promise.all([
+        ask(slow, 1),
+        ask(slow, 2),
+        ask(slow, 1),
+      ]);
+      for (const [i, { answer, took }] of short.entries()) {
+        const asked = [1, 2, 1][i]! * 1000;
+        assertEquals(answer.status, 200, answer.text);
+        // A timeout is the JSON-RPC error -33003 (docs/wire.md).
+        assertEquals(
+          answer.json?.error?.code,
+          -33003,
+          answer.text.slice(0, 400),
+        );
+        assert(
+          /statement timeout/.test(answer.text),
+          answer.text.slice(0, 300),
+        );
+        assert(took >= asked - 50, `stopped after ${took} ms, asked ${asked}`);
+        assert(
+          took < asked + 4_000,
+          `stopped after ${took} ms, asked ${asked}`,
+        );
+      }
+      await released;
+      if (long !== null) {
+        const { answer } = await long;
+        assertEquals(answer.json.result.isError, undefined, textOf(answer));
+      }
+    },
+  );
 }
 
 // ------------------------------------------------------------ encoder
@@ -155,43 +180,227 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
 // lone surrogate as U+FFFD, as any UTF-8 encoder writes it); a NUL is
 // refused with an error, never a broken exchange, and the session serves the
 // next read.
-Deno.test("postgres: query text of astral, three-byte and odd characters reaches the database exactly", needs("postgres"), async () => {
-  await using fixture = await openFixture("postgres");
-  const db = savedConnection(fixture, "atk45_enc");
-  await using server = await serverWith([db]);
-  const read = (query: string) =>
-    callTool(server, "execute_query", { connection_id: db.id, query });
-  const cases: [string, string][] = [
-    ["😀𝄞🀄".repeat(1000), "😀𝄞🀄".repeat(1000)],
-    ["日".repeat(34_000), "日".repeat(34_000)],
-    ["a\uD800b", "a\uFFFDb"],
-    ["é€😀日\u{10FFFF}", "é€😀日\u{10FFFF}"],
-  ];
-  for (const [literal, expected] of cases) {
-    // Long values are cut in answers: the database's length and SHA-256
-    // of what it received are compared instead.
-    const answer = await read(
-      `select length(v) as n, encode(sha256(convert_to(v, 'UTF8')), 'hex') as h from (select '${literal}'::text as v) s`,
-    );
-    assertEquals(answer.status, 200, answer.text.slice(0, 300));
-    const rows = answer.json?.result?.structuredContent?.rows;
-    assert(rows !== undefined, answer.text.slice(0, 300));
-    assertEquals(rows, [[[...expected].length, await sha256(expected)]]);
-  }
-  const nul = await read(`select 'a\u0000b'::text as v`);
-  assertEquals(nul.json?.result?.isError, true, nul.text.slice(0, 300));
-  const after = await read(`select 41 + 1 as v`);
-  assertEquals(after.json?.result?.structuredContent?.rows, [[42]]);
-  // Long statements are parsed in a worker whose idle timer (unref'd)
-  // outlives the test otherwise.
-  stopParser();
-});
+Deno.test(
+  "postgres: query text of astral, three-byte and odd characters reaches the database exactly",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openFixture("postgres");
+    const db = savedConnection(fixture, "atk45_enc");
+    await using server = await serverWith([db]);
+    const read = (query: string) =>
+      callTool(server, "execute_query", { connection_id: db.id, query });
+    const cases: [string, string][] = [
+      ["😀𝄞🀄".repeat(1000), "😀𝄞🀄".repeat(1000)],
+      ["日".repeat(34_000), "日".repeat(34_000)],
+      ["a\uD800b", "a\uFFFDb"],
+      ["é€😀日\u{10FFFF}", "é€😀日\u{10FFFF}"],
+    ];
+    for (const [literal, expected] of cases) {
+      // Long values are cut in answers: the database's length and SHA-256
+      // of what it received are compared instead.
+      const answer = await read(
+        `select length(v) as n, encode(sha256(convert_to(v, 'UTF8')), 'hex') as h from (select '${literal}'::text as v) s`,
+      );
+      assertEquals(answer.status, 200, answer.text.slice(0, 300));
+      const rows = answer.json?.result?.structuredContent?.rows;
+      assert(rows !== undefined, answer.text.slice(0, 300));
+      assertEquals(rows, [[[...expected].length, await sha256(expected)]]);
+    }
+    const nul = await read(`select 'a\u0000b'::text as v`);
+    assertEquals(nul.json?.result?.isError, true, nul.text.slice(0, 300));
+    const after = await read(`select 41 + 1 as v`);
+    assertEquals(after.json?.result?.structuredContent?.rows, [[42]]);
+    // Long statements are parsed in a worker whose idle timer (unref'd)
+    // outlives the test otherwise.
+    stopParser();
+  },
+);
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest(
     "SHA-256",
     new TextEncoder().encode(text),
   );
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"))
+  return Array.from(
+    new Uint8Array(digest),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
     .join("");
 }
+
+// ------------------------------------------------------------ sockets
+
+/** A raw POST /mcp of `body` (keep-alive unless `close`). */
+function rawPost(port: number, body: string, close = false): string {
+  const headers = Object.entries(modernHeaders(JSON.parse(body)))
+    .map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  return `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers}` +
+    `content-length: ${new TextEncoder().encode(body).length}\r\n` +
+    (close ? "connection: close\r\n" : "") + `\r\n${body}`;
+}
+
+/**
+ * Read `conn` until the server closes it or `until` says the text read is
+ * enough; the text, and when the read ended (ms after `started`).
+ */
+async function readAll(
+  conn: Deno.Conn,
+  started: number,
+  until: (text: string) => boolean = () => false,
+): Promise<{ text: string; closed: boolean; at: number }> {
+  const buffer = new Uint8Array(65536);
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) return { text, closed: true, at: Date.now() - started };
+    text += decoder.decode(buffer.subarray(0, n), { stream: true });
+    if (until(text)) return { text, closed: false, at: Date.now() - started };
+  }
+}
+
+const count = (text: string, what: string) => text.split(what).length - 1;
+
+// What I did: two slow calls (800 ms each, far past the 300 ms idle
+// timeout) pipelined in one write on one keep-alive connection, then
+// nothing: no byte either way while they run.
+// What should happen (and happened): both are answered, in order, and the
+// connection is closed an idle timeout after the last answer (not kept for
+// ever: node:http's own keep-alive timeout is off now).
+Deno.test("pipelined slow calls on a silent socket are both answered, then the connection is closed", async () => {
+  await using t = await startTestServer({
+    idleTimeoutMs: 300,
+    catalog: fixtureCatalog(),
+    settings: { requireAuth: false },
+  });
+  const call = (id: number) =>
+    rawPost(
+      t.port,
+      JSON.stringify(
+        modernRequest(
+          "tools/call",
+          { name: "slow", arguments: { ms: 800 } },
+          id,
+        ),
+      ),
+    );
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+  const started = Date.now();
+  await conn.write(new TextEncoder().encode(call(1) + call(2)));
+  const { text, closed, at } = await readAll(conn, started);
+  conn.close();
+  assert(closed);
+  assertEquals(count(text, "HTTP/1.1 200"), 2, text.slice(0, 500));
+  assert(text.indexOf('"id":1') < text.indexOf('"id":2'), "out of order");
+  assert(at >= 800 && at < 6_000, `closed after ${at} ms`);
+});
+
+// What I did: a call answered on a keep-alive connection, then silence.
+// What should happen (and happened): the answer announces `Keep-Alive:
+// timeout=N` and the connection is closed after about the idle timeout
+// (head deadline re-armed when the answer closed), never kept open.
+Deno.test("an answered keep-alive connection is closed after the idle timeout", async () => {
+  await using t = await startTestServer({
+    idleTimeoutMs: 1_000,
+    catalog: fixtureCatalog(),
+    settings: { requireAuth: false },
+  });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+  const started = Date.now();
+  await conn.write(
+    new TextEncoder().encode(
+      rawPost(t.port, JSON.stringify(modernRequest("tools/list", {}, 1))),
+    ),
+  );
+  const first = await readAll(
+    conn,
+    started,
+    (text) => text.includes('"tools"'),
+  );
+  assert(!first.closed, first.text.slice(0, 300));
+  assert(
+    /keep-alive: timeout=1\r\n/i.test(first.text),
+    first.text.slice(0, 300),
+  );
+  const rest = await readAll(conn, Date.now());
+  conn.close();
+  assert(rest.closed);
+  assert(rest.at >= 800 && rest.at < 5_000, `closed after ${rest.at} ms`);
+});
+
+// ------------------------------------------------------------ state.db
+
+// What I did: a process writing activity-log batches ("log": committed
+// without a sync) and token-like writes ("write": synced) to a state
+// database in WAL mode as fast as it can, killed with SIGKILL mid-way.
+// What should happen (and happened): the file passes `PRAGMA
+// integrity_check`, and every batch the process was told was committed
+// (of either kind) is there: a process crash loses nothing, only a power
+// loss may lose the last unsynced log batches.
+Deno.test("state.db written in log and write batches survives kill -9 whole", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "atk45-state-" });
+  try {
+    const path = `${dir}/state.db`;
+    const client = new URL("../../lib/app/state_client.ts", import.meta.url);
+    const code = `
+      import { StateClient } from ${JSON.stringify(client.href)};
+      const db = new StateClient(${JSON.stringify(path)}, 5_000);
+      await db.execute("PRAGMA journal_mode = WAL");
+      await db.execute("create table log (id integer primary key, kind text, body text)");
+      for (let i = 1; ; i++) {
+        const kind = i % 5 === 0 ? "write" : "log";
+        await db.batch([
+          { sql: "insert into log (kind, body) values (?, ?)", args: [kind, "x".repeat(2000)] },
+          { sql: "insert into log (kind, body) values (?, ?)", args: [kind, String(i)] },
+        ], kind);
+        console.log(i);
+      }
+    `;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--config", "deno.dev.json", code],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    let acknowledged = 0;
+    const decoder = new TextDecoder();
+    let pending = "";
+    const reader = child.stdout.getReader();
+    while (acknowledged < 2_000) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      pending += decoder.decode(value, { stream: true });
+      const lines = pending.split("\n");
+      pending = lines.pop()!;
+      for (const line of lines) {
+        acknowledged = Math.max(acknowledged, Number(line));
+      }
+    }
+    child.kill("SIGKILL");
+    reader.releaseLock();
+    await child.stdout.cancel().catch(() => {});
+    await child.stderr.cancel().catch(() => {});
+    await child.status;
+    assert(
+      acknowledged >= 2_000,
+      `only ${acknowledged} batches before the end`,
+    );
+    const db = new DatabaseSync(path);
+    try {
+      const check = db.prepare("PRAGMA integrity_check").all()
+        .map((row) => row.integrity_check);
+      assertEquals(check, ["ok"]);
+      const row = db.prepare("select count(*) as n from log").get() as {
+        n: number;
+      };
+      assert(
+        row.n >= 2 * acknowledged,
+        `${row.n} rows, ${acknowledged} batches acknowledged`,
+      );
+      assertEquals(row.n % 2, 0, "a batch was committed by half");
+    } finally {
+      db.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
