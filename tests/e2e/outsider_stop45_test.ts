@@ -404,3 +404,65 @@ Deno.test("state.db written in log and write batches survives kill -9 whole", as
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Send `request` on `conn` and read one whole answer (Content-Length). */
+async function askOn(conn: Deno.Conn, request: string): Promise<string> {
+  await conn.write(new TextEncoder().encode(request));
+  const { text } = await readAll(conn, Date.now(), (text) => {
+    const split = text.indexOf("\r\n\r\n");
+    const length = /content-length: (\d+)/i.exec(text)?.[1];
+    return split >= 0 && length !== undefined &&
+      new TextEncoder().encode(text.slice(split + 4)).length >= Number(length);
+  });
+  return text;
+}
+
+// What I did: 64 keep-alive connections, each answered once; then the one
+// idle the longest starts its next request (half its head sent, the rest a
+// moment later, as a client writing a large request does) just as a 65th
+// connection arrives.
+// What happened: the 65th connection's room was made by closing the
+// connection that was sending its request: the client's POST died with a
+// reset (an HTTP client does not retry a POST), though 63 others asked
+// nothing.
+// What should happen: room is made from a connection that asks nothing now
+// (no byte arrived since its last answer); one that has started a request
+// is not "idle". Fixed in lib/server/connection_slots.ts: a kept-alive
+// connection that has read a byte since its answer is skipped.
+Deno.test("at the cap, a keep-alive connection that has started its next request is not the one closed", async () => {
+  await using t = await startTestServer({
+    catalog: fixtureCatalog(),
+    settings: { requireAuth: false },
+  });
+  const list = (id: number) =>
+    rawPost(t.port, JSON.stringify(modernRequest("tools/list", {}, id)));
+  const open: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 64; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+      open.push(conn);
+      assert((await askOn(conn, list(i))).includes("200 OK"));
+    }
+    const next = list(100);
+    const half = next.length >> 1;
+    await open[0]!.write(new TextEncoder().encode(next.slice(0, half)));
+    await sleep(200);
+    const extra = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+    open.push(extra);
+    assert((await askOn(extra, list(65))).includes("200 OK"));
+    // The started request is finished and answered.
+    const rest = await askOn(open[0]!, next.slice(half));
+    assert(rest.includes("200 OK"), `the started request got: ${rest}`);
+    // Room was made from the next idle one.
+    assertEquals(
+      await open[1]!.read(new Uint8Array(16)).catch(() => null),
+      null,
+    );
+  } finally {
+    for (const conn of open) {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  }
+});
