@@ -4,6 +4,23 @@
  * wait and idle watch), node:http's socket timeouts replaced by the slots'
  * idle watch, log batches committed without a sync, and the PostgreSQL
  * reader's exchange written into one buffer.
+ *
+ * Held (regular tests): a long read on a silent socket is not cut by the
+ * idle watch (PostgreSQL, MariaDB); short statement timeouts set after a
+ * long one fire on time on each engine; astral, three-byte (at the encoder's
+ * bound, 100 KB), lone-surrogate and NUL query texts; pipelined slow calls on
+ * a silent socket; an answered keep-alive connection is closed after the
+ * idle timeout; state.db written in log and write batches, and `serve`
+ * under load, killed with SIGKILL.
+ *
+ * Succeeded, then fixed: an alarm cleared by another alarm due in the same
+ * tick still fired (lib/base/alarms.ts); at the connection cap, the
+ * keep-alive connection closed to make room could be one already sending
+ * its next request (lib/server/connection_slots.ts); the Keep-Alive header
+ * rounded the idle timeout up (lib/server/listener.ts).
+ *
+ * Open (tests/e2e/open_findings_stop45.ts, outside the suite): a body
+ * trickled a byte at a time holds its connection for ever.
  */
 
 import { assert, assertEquals } from "@std/assert";
