@@ -7,7 +7,8 @@
  *
  * Held (regular tests): a long read on a silent socket is not cut by the
  * idle watch (PostgreSQL, MariaDB); short statement timeouts set after a
- * long one fire on time on each engine; astral, three-byte (at the encoder's
+ * long one fire on time on each engine, and a read waiting for a session
+ * slot at its own; astral, three-byte (at the encoder's
  * bound, 100 KB), lone-surrogate and NUL query texts; pipelined slow calls on
  * a silent socket; an answered keep-alive connection is closed after the
  * idle timeout; state.db written in log and write batches, and `serve`
@@ -617,3 +618,46 @@ Deno.test("serve killed with SIGKILL under load leaves state.db whole, its token
     await Deno.remove(home, { recursive: true });
   }
 });
+
+// What I did: PostgreSQL, every session of the connection's pool held by
+// reads waiting on a lock (30 s timeouts), then more reads with a 1 s
+// timeout: they wait for a session slot (lib/db/session_share.ts, an alarm
+// now) rather than run.
+// What should happen (and happened): each waiting read ends at its own
+// 1 s with the timeout error (-33003), not when a session frees; the held
+// reads are answered once the lock goes.
+Deno.test(
+  "postgres: a read waiting for a session slot times out at its own timeout",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openFixture("postgres");
+    const db = savedConnection(fixture, "atk45_share");
+    await using server = await serverWith([db]);
+    const [query, released] = await slowRead(fixture, 4_000);
+    const ask = (timeout: number) => {
+      const started = Date.now();
+      return postModern(
+        server.url,
+        modernRequest("tools/call", {
+          name: "execute_query",
+          arguments: { connection_id: db.id, query, timeout_seconds: timeout },
+        }, crypto.randomUUID()),
+      ).then((answer) => ({ answer, took: Date.now() - started }));
+    };
+    const held = Array.from({ length: 6 }, () => ask(30));
+    await sleep(300);
+    const waiting = await Promise.all([ask(1), ask(1)]);
+    for (const { answer, took } of waiting) {
+      assertEquals(answer.json?.error?.code, -33003, answer.text.slice(0, 300));
+      assert(
+        /waited for one of the connection's/.test(answer.text),
+        answer.text,
+      );
+      assert(took >= 950 && took < 3_000, `stopped after ${took} ms`);
+    }
+    await released;
+    for (const { answer } of await Promise.all(held)) {
+      assertEquals(answer.status, 200, answer.text.slice(0, 300));
+    }
+  },
+);
