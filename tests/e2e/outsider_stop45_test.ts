@@ -5,7 +5,8 @@
  * idle watch, log batches committed without a sync, and the PostgreSQL
  * reader's exchange written into one buffer.
  *
- * Held (regular tests): a long read on a silent socket is not cut by the
+ * Held (regular tests): many alarms across the clock's tick, some
+ * cleared, with a blocked loop, each fire once and on time; a long read on a silent socket is not cut by the
  * idle watch (PostgreSQL, MariaDB); short statement timeouts set after a
  * long one fire on time on each engine, and a read waiting for a session
  * slot at its own; astral, three-byte (at the encoder's
@@ -66,6 +67,61 @@ Deno.test("an alarm cleared by another alarm due in the same tick does not fire"
   await sleep(200);
   assertEquals(fired, 0, "a cleared alarm fired");
   assertEquals(clock.size, 0);
+  assertEquals(clock.armed, false);
+});
+
+// What I did: 200 alarms due 0 to 1,500 ms ahead (across the clock's 1 s
+// tick), a third of them cleared at random, one of 30 s set first, and the
+// event loop blocked for 300 ms in the middle.
+// What should happen (and happened): every alarm not cleared fires exactly
+// once, none before it was due, none a second late (a generous bound: the
+// block and a noisy machine), the cleared ones never; then no timer is left
+// but the 30 s one's.
+Deno.test("many alarms across the tick, some cleared, with a blocked loop: each fires once, on time", async () => {
+  const clock = new AlarmClock();
+  const long = clock.set(30_000, () => {
+    throw new Error("the 30 s alarm fired");
+  });
+  const started = performance.now();
+  const fired = new Map<number, number[]>();
+  const due: number[] = [];
+  const cleared = new Set<number>();
+  const alarms = Array.from({ length: 200 }, (_, i) => {
+    const ms = Math.floor(Math.random() * 1_500);
+    due.push(ms);
+    return clock.set(ms, () => {
+      const at = performance.now() - started;
+      fired.set(i, [...(fired.get(i) ?? []), at]);
+    });
+  });
+  for (let i = 0; i < 200; i++) {
+    if (Math.random() < 1 / 3) {
+      alarms[i]!.clear();
+      cleared.add(i);
+    }
+  }
+  await sleep(400);
+  const until = performance.now() + 300;
+  while (performance.now() < until) { /* the loop is blocked */ }
+  await sleep(1_600);
+  for (let i = 0; i < 200; i++) {
+    const times = fired.get(i) ?? [];
+    if (cleared.has(i)) {
+      assertEquals(times, [], `cleared alarm ${i} fired`);
+      continue;
+    }
+    assertEquals(times.length, 1, `alarm ${i} fired ${times.length} times`);
+    assert(
+      times[0]! >= due[i]! - 1,
+      `alarm ${i} early: ${times[0]} < ${due[i]}`,
+    );
+    assert(
+      times[0]! < due[i]! + 1_000,
+      `alarm ${i} late: ${times[0]} vs ${due[i]}`,
+    );
+  }
+  assertEquals(clock.size, 1);
+  long.clear();
   assertEquals(clock.armed, false);
 });
 
