@@ -78,8 +78,9 @@ export class ConnectionSlots {
       }, this.#limits.slotWaitMs),
     };
     this.#waiting.push(entry);
-    // Room from the connection idle the longest, if there is one: its
-    // close admits the first waiting connection.
+    // Room from the connection idle the longest, if there is one (not one
+    // already sending its next request): its close admits the first
+    // waiting connection.
     for (const [idle, read] of this.#idleKeptAlive) {
       if (idle.bytesRead !== read) continue;
       this.#idleKeptAlive.delete(idle);
