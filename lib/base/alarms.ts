@@ -84,6 +84,9 @@ export class AlarmClock {
     if (next !== Infinity) this.#arm(now, next);
     let failure: { error: unknown } | null = null;
     for (const entry of due) {
+      // Cleared by an alarm fired before it in this same tick.
+      if (entry.cleared) continue;
+      entry.cleared = true;
       try {
         entry.fire();
       } catch (error) {
@@ -96,6 +99,12 @@ export class AlarmClock {
 
 /** An alarm on a clock. */
 class AlarmEntry implements Alarm {
+  /**
+   * Cleared or fired: an entry due in the tick being fired is out of the
+   * set already, so clearing it there must still stop it firing.
+   */
+  cleared = false;
+
   constructor(
     readonly clock: AlarmClock,
     readonly due: number,
@@ -103,6 +112,7 @@ class AlarmEntry implements Alarm {
   ) {}
 
   clear(): void {
+    this.cleared = true;
     this.clock.remove(this);
   }
 }

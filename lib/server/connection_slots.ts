@@ -44,9 +44,11 @@ export class ConnectionSlots {
   readonly #busy = new WeakMap<Socket, number>();
   /**
    * Answered connections that ask nothing now, least recently used first
-   * (a Map keeps insertion order; each answer moves its socket last).
+   * (a Map keeps insertion order; each answer moves its socket last), with
+   * the bytes each had read when its answer closed: one that read more
+   * since has started its next request (its head is on the way).
    */
-  readonly #idleKeptAlive = new Map<Socket, true>();
+  readonly #idleKeptAlive = new Map<Socket, number>();
   /** Each socket's deadline to deliver a whole request head. */
   readonly #headDeadline = new WeakMap<
     Socket,
@@ -76,12 +78,14 @@ export class ConnectionSlots {
       }, this.#limits.slotWaitMs),
     };
     this.#waiting.push(entry);
-    // Room from the connection idle the longest, if there is one: its
-    // close admits the first waiting connection.
-    const [oldest] = this.#idleKeptAlive.keys();
-    if (oldest !== undefined) {
-      this.#idleKeptAlive.delete(oldest);
-      oldest.destroy();
+    // Room from the connection idle the longest, if there is one (not one
+    // already sending its next request): its close admits the first
+    // waiting connection.
+    for (const [idle, read] of this.#idleKeptAlive) {
+      if (idle.bytesRead !== read) continue;
+      this.#idleKeptAlive.delete(idle);
+      idle.destroy();
+      break;
     }
     socket.once("close", () => {
       clearTimeout(entry.timer);
@@ -107,7 +111,7 @@ export class ConnectionSlots {
       this.#busy.set(socket, left);
       if (left === 0 && !socket.destroyed) {
         this.#armHead(socket);
-        this.#idleKeptAlive.set(socket, true);
+        this.#idleKeptAlive.set(socket, socket.bytesRead);
       }
     });
   }

@@ -87,7 +87,9 @@ export function listen(
     // Idle connections are timed by the slots' alarms: node:http's own
     // keep-alive and socket timeouts were two runtime timers a request
     // (issue 38), so both are off and its Keep-Alive header is set here.
-    const keepAlive = `timeout=${Math.round(idle / 1000)}`;
+    // Whole seconds, rounded down as node:http did: a client told more than
+    // the server keeps the connection reuses it as it is closed.
+    const keepAlive = `timeout=${Math.floor(idle / 1000)}`;
     const server = createServer({
       maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
       keepAliveTimeout: 0,
