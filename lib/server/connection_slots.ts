@@ -3,8 +3,9 @@
  * connections at once; one past the cap waits up to `slotWaitMs` for a free
  * slot, then gets `busyResponse` — never a bare reset. Before it waits, the
  * least recently used idle keep-alive connection is closed to make room. A
- * socket gets `idleMs` to deliver a whole request head (Deno's node:http does
- * not enforce `headersTimeout`: a slow loris would hold its slot for ever);
+ * socket gets `idleMs` to deliver a whole request, head and body (Deno's
+ * node:http does not enforce `headersTimeout`, and a body has no deadline
+ * of its own: a slow loris would hold its slot for ever);
  * while a request is answered, `idleMs` without a byte either way goes to
  * {@linkcode ConnectionSlots.timedOut}, which spares a socket whose request
  * is still being worked on. These are alarms (lib/base/alarms.ts), not
@@ -49,7 +50,7 @@ export class ConnectionSlots {
    * since has started its next request (its head is on the way).
    */
   readonly #idleKeptAlive = new Map<Socket, number>();
-  /** Each socket's deadline to deliver a whole request head. */
+  /** Each socket's deadline to deliver a whole request, head and body. */
   readonly #headDeadline = new WeakMap<
     Socket,
     Alarm
@@ -97,7 +98,12 @@ export class ConnectionSlots {
   requested(request: IncomingMessage, response: ServerResponse): void {
     const socket = request.socket;
     this.#current.set(socket, request);
-    this.#headDeadline.get(socket)?.clear();
+    // The head's deadline holds until the body has come too: a body
+    // trickled a byte at a time is a slow loris as much as a head (an
+    // outsider kept a connection 20 idle timeouts that way).
+    const deadline = this.#headDeadline.get(socket);
+    if (request.complete) deadline?.clear();
+    else request.once("end", () => deadline?.clear());
     this.#idleKeptAlive.delete(socket);
     this.#busy.set(socket, (this.#busy.get(socket) ?? 0) + 1);
     const watch = new IdleWatch(
@@ -146,7 +152,7 @@ export class ConnectionSlots {
     });
   }
 
-  /** `idleMs` to deliver a whole request head: from now. */
+  /** `idleMs` to deliver a whole request, head and body: from now. */
   #armHead(socket: Socket): void {
     this.#headDeadline.get(socket)?.clear();
     this.#headDeadline.set(

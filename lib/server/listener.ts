@@ -2,7 +2,7 @@
  * The socket: node:http under Deno through `@hono/node-server`, which gives the
  * transport limits `Deno.serve` cannot (docs/wire.md "Limits"): 16 KB of headers
  * (431), 64 concurrent connections, a 30 s idle timeout, and 30 s to send a
- * request head however slowly it trickles in. A connection past the 64th
+ * request (head and body) however slowly it trickles in. A connection past the 64th
  * waits up to 2 s for a free slot, then gets `503` with `Retry-After: 1` and
  * a JSON body — never a bare reset (docs/wire.md "Limits"). Before it waits,
  * the least recently used idle keep-alive connection (one that was answered

@@ -19,10 +19,9 @@
  * tick still fired (lib/base/alarms.ts); at the connection cap, the
  * keep-alive connection closed to make room could be one already sending
  * its next request (lib/server/connection_slots.ts); the Keep-Alive header
- * rounded the idle timeout up (lib/server/listener.ts).
- *
- * Open (tests/e2e/open_findings_stop45.ts, outside the suite): a body
- * trickled a byte at a time holds its connection for ever.
+ * rounded the idle timeout up (lib/server/listener.ts); a body trickled a
+ * byte at a time held its connection for ever (the head's deadline now
+ * covers the body, lib/server/connection_slots.ts).
  */
 
 import { assert, assertEquals } from "@std/assert";
@@ -717,3 +716,50 @@ Deno.test(
     }
   },
 );
+
+// What I did: a request head in one go, then a body promised by
+// Content-Length trickled one byte every 200 ms on a server whose idle
+// timeout is 300 ms (each byte within the idle timeout), for 20 idle
+// timeouts.
+// What happened: the connection is kept the whole time. The idle watch
+// (lib/server/connection_slots.ts) only asks whether a byte moved; the
+// head has a deadline of its own ("30 s to arrive, however slowly") but a
+// body has none (node:http's requestTimeout is 0), so 64 clients trickling
+// 10 MB bodies hold every connection slot for weeks: the slow loris the
+// head deadline stops, moved one line down. Not new in 34f5d7b (node:http's
+// socket timeout also counted any byte as activity).
+// Fixed: the head's deadline (the idle timeout) now holds until the body
+// has come too (lib/server/connection_slots.ts `requested`; docs/wire.md
+// "Limits": 30 s for head and body).
+Deno.test("a body trickled a byte at a time is cut, as a trickled head is", async () => {
+  await using t = await startTestServer({
+    idleTimeoutMs: 300,
+    catalog: fixtureCatalog(),
+    settings: { requireAuth: false },
+  });
+  const body = JSON.stringify(modernRequest("tools/list", {}, 1));
+  const head = Object.entries(modernHeaders(JSON.parse(body)))
+    .map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: t.port });
+  const started = Date.now();
+  await conn.write(
+    new TextEncoder().encode(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${t.port}\r\n${head}content-length: ${body.length}\r\n\r\n`,
+    ),
+  );
+  let cut = false;
+  for (const byte of new TextEncoder().encode(body)) {
+    try {
+      await conn.write(Uint8Array.of(byte));
+    } catch {
+      cut = true;
+      break;
+    }
+    await sleep(200);
+    if (Date.now() - started > 6_000) break;
+  }
+  try {
+    conn.close();
+  } catch { /* closed */ }
+  assert(cut, `still open after ${Date.now() - started} ms of a trickled body`);
+});

@@ -72,7 +72,12 @@ export async function vetStatement(
       `the private columns of ${resolved.label} are not held by the database (${unheld}); AI clients may not run statements on it until they are: ask the user to run harden --apply`,
     );
   }
-  const statement = await classifyQuery(request.query, resolved, ctx);
+  const statement = await classifyQuery(
+    request.query,
+    resolved,
+    ctx,
+    request.timeoutSeconds * 1000,
+  );
   if (request.readsOnly && statement.tier !== "read") {
     throw new ToolFailure(
       "denied",
