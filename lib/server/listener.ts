@@ -63,7 +63,12 @@ export interface Listener {
 export type DirectHandler = (
   request: IncomingMessage,
   response: ServerResponse,
+  /** Headers the answer carries (`Keep-Alive`), for its own writeHead. */
+  headers: Readonly<Record<string, string>>,
 ) => boolean;
+
+/** No headers to add. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * Bind `fetch` on 127.0.0.1 with the wire reference's limits; a request
@@ -90,6 +95,7 @@ export function listen(
     // Whole seconds, rounded down as node:http did: a client told more than
     // the server keeps the connection reuses it as it is closed.
     const keepAlive = `timeout=${Math.floor(idle / 1000)}`;
+    const keepAliveHeader = Object.freeze({ "keep-alive": keepAlive });
     const server = createServer({
       maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
       keepAliveTimeout: 0,
@@ -97,8 +103,12 @@ export function listen(
       headersTimeout: idle,
       requestTimeout: 0,
     }, (request, response) => {
-      if (response.shouldKeepAlive) response.setHeader("keep-alive", keepAlive);
-      if (direct?.(request, response)) return;
+      const kept = response.shouldKeepAlive ? keepAliveHeader : NO_HEADERS;
+      if (direct?.(request, response, kept)) return;
+      // Set before the adapter's writeHead (the fast path passes it to its
+      // own writeHead: a header set ahead sends node:http's writeHead down
+      // its slow path, one setHeader a header).
+      if (kept !== NO_HEADERS) response.setHeader("keep-alive", keepAlive);
       void adapted(request, response);
     });
     server.listen(options.port, hostname);

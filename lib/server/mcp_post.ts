@@ -30,8 +30,15 @@ import { RawHeaders } from "./raw_headers.ts";
 
 /** The fast path, as the listener calls it. */
 export interface McpPostPath {
-  /** Answer `request` if it is `POST /mcp`; false leaves it to the app. */
-  handle(request: IncomingMessage, response: ServerResponse): boolean;
+  /**
+   * Answer `request` if it is `POST /mcp`; false leaves it to the app.
+   * `headers` (the listener's `Keep-Alive`) go with the answer.
+   */
+  handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    headers?: Readonly<Record<string, string>>,
+  ): boolean;
   /** How many requests it took (a marker for tests, not a metric). */
   readonly served: number;
 }
@@ -51,12 +58,12 @@ export function createMcpPost(deps: AppDeps): McpPostPath {
   const max = deps.maxBodyBytes ?? MAX_BODY_BYTES;
   let served = 0;
   return {
-    handle(request, response) {
+    handle(request, response, headers = {}) {
       if (request.method !== "POST" || !isMcpTarget(request.url)) {
         return false;
       }
       served++;
-      void serve(deps, max, request, response);
+      void serve(deps, max, request, response, headers);
       return true;
     },
     get served() {
@@ -71,10 +78,11 @@ async function serve(
   max: number,
   request: IncomingMessage,
   response: ServerResponse,
+  extra: Readonly<Record<string, string>>,
 ): Promise<void> {
   drainAfterAnswer(request, response);
   const headers = new RawHeaders(request.rawHeaders);
-  let cors: Record<string, string> = {};
+  let cors: Readonly<Record<string, string>> = extra;
   let answer: Answer;
   try {
     const host = hostRefusal(headers.value("host"), deps.state.port);
@@ -83,7 +91,7 @@ async function serve(
     if (origin !== undefined) {
       const refused = originRefusal(origin, deps.state.settings.allowedOrigins);
       if (refused !== null) throw refused;
-      cors = corsHeaders(origin);
+      cors = { ...corsHeaders(origin), ...extra };
     }
     const declared = declaredTooLarge(
       headers.value("content-length"),
