@@ -48,11 +48,16 @@ export function applicationName(sign: Signature): string {
   return `dbport/${signatureName(sign.client)}`;
 }
 
-/** `; SET LOCAL application_name = '…'` for a transaction, or "". */
+/**
+ * `; SET LOCAL application_name = '…'` for a transaction; unsigned, the
+ * session's startup name (`DEFAULT`): a lean read leaves its client's name
+ * set on the session (pg_lean.ts), and an unsigned statement after it on
+ * that session (explain_query's) would run under that other client's name.
+ */
 export function setApplicationName(sign: Signature | undefined): string {
   // signatureName leaves no quote or backslash to escape.
   return sign === undefined
-    ? ""
+    ? "; SET LOCAL application_name = DEFAULT"
     : `; SET LOCAL application_name = '${applicationName(sign)}'`;
 }
 

@@ -1,0 +1,213 @@
+/**
+ * Outsider attack of stop 45b (branch attack45b): wired PostgreSQL sessions
+ * parked between reads (lib/db/postgres/pg_parked.ts), the next read taking
+ * the parked session as it is, and the session-level settings lean reads
+ * leave on it (lib/db/postgres/pg_lean.ts).
+ */
+
+import { assert, assertEquals, assertRejects } from "@std/assert";
+import postgres from "postgres";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
+import { PARK_MS } from "../../lib/db/postgres/pg_parked.ts";
+import type { Driver, QueryOptions } from "../../lib/db/types.ts";
+import type { Signature } from "../../lib/db/signature.ts";
+import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
+import { waitUntil } from "../_wait.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A driver whose sessions start with an application_name of their own. */
+function ownDriver(
+  url: string,
+  extra: Record<string, string> = {},
+): { driver: Driver; app: string } {
+  const app = `dbport_o45b_${crypto.randomUUID().slice(0, 8)}`;
+  const withApp = new URL(url);
+  withApp.searchParams.set("application_name", app);
+  for (const [k, v] of Object.entries(extra)) withApp.searchParams.set(k, v);
+  return {
+    driver: openPostgres({
+      url: withApp.toString(),
+      secrets: [],
+      wiredReads: true,
+    }),
+    app,
+  };
+}
+
+const signOf = (client: string): Signature => ({
+  client,
+  token: `tok_${client}`,
+  call: crypto.randomUUID().slice(0, 8),
+});
+
+const WRITE_OPTIONS = { ...READ_OPTIONS, mode: "write" as const };
+
+/** A read's own settings, read inside the read. */
+const SETTINGS = `select current_setting('application_name') as app,
+  current_setting('statement_timeout') as timeout,
+  current_setting('transaction_read_only') as ro`;
+
+/** A text past the 4,096 characters leavesNoState parses: a DISCARD ALL read. */
+const pad = (text: string) => `${text} /* ${"x".repeat(4200)} */`;
+
+// What I did: client A's signed plain SELECT (a lean read: it sets the
+// session's application_name to dbport/A and leaves it so, parked), then an
+// unsigned read that keeps BEGIN READ ONLY … DISCARD ALL (a text past 4,096
+// characters; explain_query's reads are unsigned and EXPLAIN is never lean
+// either) on the same session, reading its own application_name.
+// What happened: the unsigned read ran as "dbport/A": its BEGIN sets no
+// application_name, so the session-level one client A's read left stayed
+// (pg_stat_activity named another client's statement).
+// What should happen: a read runs under its own name or the session's
+// startup one, never the one another client's read left on the session.
+Deno.test({
+  name:
+    "outsider 45b: an unsigned read on a session a signed lean read parked does not run under that client's application_name",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver, app } = ownDriver(fixture.url);
+    try {
+      await driver.query("select 1", {
+        ...READ_OPTIONS,
+        sign: signOf("alice"),
+      });
+      const long = await driver.query(pad(SETTINGS), READ_OPTIONS);
+      assertEquals(long.rows[0]?.[0], app, "the long unsigned read's name");
+      await driver.query("select 2", {
+        ...READ_OPTIONS,
+        sign: signOf("alice"),
+      });
+      const lean = await driver.query(SETTINGS, READ_OPTIONS);
+      assertEquals(lean.rows[0]?.[0], app, "the lean unsigned read's name");
+    } finally {
+      await driver.close();
+    }
+  },
+});
+
+// What I did: two signed clients with different timeouts alternating lean
+// reads and DISCARD ALL reads (long texts) on one parked session, each
+// reading its own application_name, statement_timeout and read-only flag.
+// What should happen (and happened): each read sees its own name and its
+// own timeout (+5 s), always read-only.
+Deno.test({
+  name:
+    "outsider 45b: clients alternating on a parked session each read with their own name, timeout, read-only",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver } = ownDriver(fixture.url);
+    try {
+      const who = [
+        { client: "alice", timeoutMs: 3_000 },
+        { client: "bob", timeoutMs: 41_000 },
+        { client: "carol", timeoutMs: 3_000 },
+      ];
+      for (let i = 0; i < 30; i++) {
+        const { client, timeoutMs } = who[i % 3]!;
+        const text = i % 4 === 3 ? pad(SETTINGS) : SETTINGS;
+        const result = await driver.query(text, {
+          ...READ_OPTIONS,
+          timeoutMs,
+          sign: signOf(client),
+        });
+        assertEquals(result.rows[0], [
+          `dbport/${client}`,
+          `${(timeoutMs + 5_000) / 1000}s`,
+          "on",
+        ], `read ${i}`);
+      }
+    } finally {
+      await driver.close();
+    }
+  },
+});
+
+// What I did: sessions that the server ends itself while parked —
+// idle_session_timeout of 300 ms (PostgreSQL 14+), under the 2 s parking —
+// then reads again, several times, and counted my sessions.
+// What should happen (and happened): each read after the server's FATAL
+// answers right (the session spoke while parked: dropped, not handed to a
+// read), nothing escapes as an unhandled rejection, and no session is left.
+Deno.test({
+  name:
+    "outsider 45b: parked sessions ended by idle_session_timeout cost the next reads nothing",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver, app } = ownDriver(fixture.url, {
+      idle_session_timeout: "300",
+    });
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    try {
+      for (let round = 0; round < 4; round++) {
+        const reads = await Promise.all(
+          Array.from(
+            { length: 3 },
+            (_, i) =>
+              driver.query(`select ${round * 10 + i} as n`, READ_OPTIONS),
+          ),
+        );
+        reads.forEach((r, i) => assertEquals(r.rows, [[round * 10 + i]]));
+        await sleep(900);
+      }
+      const last = await driver.query("select 'after' as s", READ_OPTIONS);
+      assertEquals(last.rows, [["after"]]);
+    } finally {
+      await driver.close();
+      await waitUntil("my sessions closed", async () => {
+        const [row] = await admin`select count(*)::int as n
+          from pg_stat_activity where application_name = ${app}`;
+        return row?.n === 0;
+      }, { timeoutMs: 10_000 }).catch(() => {});
+      await admin.end();
+    }
+  },
+});
+
+// What I did: a read running (pg_sleep 1 s) when the driver is closed, and
+// a session parked besides it.
+// What should happen (and happened): close() settles promptly, the read
+// settles (answered or failed), and no session of mine is left open.
+Deno.test({
+  name:
+    "outsider 45b: closing the driver with a read in flight and a session parked is prompt and leaves no session",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver, app } = ownDriver(fixture.url);
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    try {
+      await Promise.all([
+        driver.query("select 1", READ_OPTIONS),
+        driver.query("select 2", READ_OPTIONS),
+      ]);
+      const slow = driver.query("select pg_sleep(1), 'slow' as s", READ_OPTIONS)
+        .then(() => "answered", () => "failed");
+      await sleep(200);
+      const started = performance.now();
+      await driver.close();
+      const took = performance.now() - started;
+      assert(took < 4_000, `close took ${Math.round(took)} ms`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const outcome = await Promise.race([
+        slow,
+        new Promise<string>((r) => timer = setTimeout(() => r("hung"), 8_000)),
+      ]);
+      clearTimeout(timer);
+      assert(outcome !== "hung", "the read in flight never settled");
+      let left = -1;
+      await waitUntil("my sessions closed", async () => {
+        const [row] = await admin`select count(*)::int as n
+          from pg_stat_activity where application_name = ${app}`;
+        left = row?.n ?? -1;
+        return left === 0;
+      }, { timeoutMs: 10_000 }).catch(() => {});
+      assertEquals(left, 0, "sessions left open after close");
+    } finally {
+      await admin.end();
+    }
+  },
+});
