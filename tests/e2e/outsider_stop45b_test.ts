@@ -211,3 +211,177 @@ Deno.test({
     }
   },
 });
+
+/** My sessions in pg_stat_activity, by state. */
+async function sessionsOf(admin: postgres.Sql, app: string) {
+  const rows =
+    await admin`select coalesce(state, '') as state, count(*)::int as n
+    from pg_stat_activity where application_name = ${app}
+      or application_name like 'dbport/o45b%' group by 1`;
+  return Object.fromEntries(
+    rows.map((r) => [r.state as string, r.n as number]),
+  );
+}
+
+// What I did: 200 calls at once on one connection, mixed — plain reads,
+// reads with bound values, DISCARD ALL reads, writes, reads that fail
+// (division by zero mid-rows, a syntax error), reads cut by the row cap,
+// reads stopped by a 300 ms timeout, reads cancelled by their caller — each
+// carrying a value of its own, in four rounds with parking in between.
+// What should happen (and happened): every answer is its own query's,
+// nothing hangs, and once parking is over my sessions are at most the
+// pool's four, all idle.
+Deno.test({
+  name:
+    "outsider 45b: mixed concurrent traffic on parked sessions: every answer its own, no session lost or leaked",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver, app } = ownDriver(fixture.url);
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    const table = `o45b_${crypto.randomUUID().slice(0, 8)}`;
+    try {
+      await driver.query(`create table ${table} (x int)`, WRITE_OPTIONS);
+      let written = 0;
+      for (let round = 0; round < 4; round++) {
+        const calls = Array.from({ length: 50 }, async (_, j) => {
+          const n = round * 1000 + j;
+          const sign = signOf(`o45b${j % 3}`);
+          const opts = { ...READ_OPTIONS, sign };
+          switch (j % 9) {
+            case 0: {
+              const r = await driver.query(`select ${n} as n`, opts);
+              assertEquals(r.rows, [[n]], `plain ${n}`);
+              return;
+            }
+            case 1: {
+              const r = await driver.query("select $1::int + 0 as n", {
+                ...opts,
+                params: [n],
+              });
+              assertEquals(r.rows, [[n]], `bound ${n}`);
+              return;
+            }
+            case 2: {
+              const r = await driver.query(pad(`select ${n} as n`), opts);
+              assertEquals(r.rows, [[n]], `long ${n}`);
+              return;
+            }
+            case 3: {
+              const r = await driver.query(
+                `insert into ${table} values (${n})`,
+                { ...WRITE_OPTIONS, sign },
+              );
+              assertEquals(r.rowsAffected, 1);
+              written++;
+              return;
+            }
+            case 4: {
+              const e = await driver.query(
+                `select ${n} / (g - 3) from generate_series(1, 5) g`,
+                opts,
+              ).then(() => null, (e: Error) => e);
+              assert(e !== null && /division by zero/.test(e.message), `${e}`);
+              return;
+            }
+            case 5: {
+              const e = await driver.query(`selec ${n}`, opts).then(
+                () => null,
+                (e: Error) => e,
+              );
+              assert(e !== null && /syntax/.test(e.message), `${e}`);
+              return;
+            }
+            case 6: {
+              const r = await driver.query(
+                `select ${n} + g as n from generate_series(0, 99) g`,
+                { ...opts, maxRows: 3 },
+              );
+              assertEquals(r.rows, [[n], [n + 1], [n + 2]]);
+              assert(r.truncated);
+              return;
+            }
+            case 7: {
+              const e = await driver.query(
+                `select pg_sleep(5), ${n}`,
+                { ...opts, timeoutMs: 300 },
+              ).then(() => null, (e: Error) => e);
+              assert(e !== null, "a read past its timeout answered");
+              return;
+            }
+            case 8: {
+              const stop = new AbortController();
+              const p = driver.query(`select pg_sleep(5), ${n}`, {
+                ...opts,
+                signal: stop.signal,
+              }).then(() => null, (e: Error) => e);
+              setTimeout(() => stop.abort(), 50 + (j % 5) * 20);
+              assert((await p) !== null, "a cancelled read answered");
+              return;
+            }
+          }
+        });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const all = Promise.all(calls).then(() => "done");
+        const outcome = await Promise.race([
+          all,
+          new Promise<string>((r) =>
+            timer = setTimeout(() => r("hung"), 60_000)
+          ),
+        ]);
+        clearTimeout(timer);
+        assertEquals(outcome, "done", `round ${round}`);
+        if (round % 2 === 1) await sleep(PARK_MS + 500);
+      }
+      const count = await driver.query(
+        `select count(*)::int from ${table}`,
+        READ_OPTIONS,
+      );
+      assertEquals(count.rows, [[written]]);
+      await sleep(PARK_MS + 1_000);
+      const states = await sessionsOf(admin, app);
+      const total = Object.values(states).reduce((a, b) => a + b, 0);
+      assert(total <= 4, `sessions: ${JSON.stringify(states)}`);
+      assertEquals(total, states["idle"] ?? 0, JSON.stringify(states));
+    } finally {
+      await driver.query(`drop table if exists ${table}`, WRITE_OPTIONS)
+        .catch(() => {});
+      await driver.close();
+      await admin.end();
+    }
+  },
+});
+
+// What I did: 60 times, a read on the parked session cancelled by its
+// caller at a moment just before or after it ends (a cancel request that
+// may land after the statement), then at once another read on the pool.
+// What should happen (and happened): the next read answers its own value,
+// never "canceling statement due to user request".
+Deno.test({
+  name:
+    "outsider 45b: a read cancelled near its end never cancels the next read on the parked session",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver } = ownDriver(fixture.url);
+    try {
+      await driver.query("select 1", READ_OPTIONS);
+      for (let i = 0; i < 60; i++) {
+        const stop = new AbortController();
+        const first = driver.query(
+          `select pg_sleep(0.01), ${i}`,
+          { ...READ_OPTIONS, signal: stop.signal },
+        ).then(() => "answered", () => "stopped");
+        setTimeout(() => stop.abort(), i % 15);
+        await first;
+        const next = await driver.query(
+          `select pg_sleep(0.02), ${i} as n`,
+          READ_OPTIONS,
+        );
+        assertEquals(next.rows[0]?.[1], i);
+      }
+    } finally {
+      await driver.close();
+    }
+  },
+});
