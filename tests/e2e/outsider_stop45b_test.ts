@@ -5,11 +5,18 @@
  * leave on it (lib/db/postgres/pg_lean.ts).
  */
 
-import { assert, assertEquals, assertRejects } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { PARK_MS } from "../../lib/db/postgres/pg_parked.ts";
-import type { Driver, QueryOptions } from "../../lib/db/types.ts";
+import type { Driver } from "../../lib/db/types.ts";
+import { saveConnections } from "../../lib/app/connections.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
+import { savedConnection } from "../_connections.ts";
+import { modernRequest, postModern } from "../_server.ts";
+import { mainArgs, ROOT, spawnServe } from "../_main.ts";
+import { textOf } from "../_outsider.ts";
 import type { Signature } from "../../lib/db/signature.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
@@ -382,6 +389,93 @@ Deno.test({
       }
     } finally {
       await driver.close();
+    }
+  },
+});
+
+// What I did: `main.ts serve` with a saved PostgreSQL connection; reads
+// over HTTP (each reading its backend's pid) leave sessions parked, then
+// SIGTERM at once.
+// What should happen (and happened): the process exits promptly, and the
+// backends of the parked sessions are gone from pg_stat_activity.
+Deno.test({
+  name:
+    "outsider 45b: serve stopped with SIGTERM while sessions are parked exits promptly and closes them",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const home = await Deno.makeTempDir({ prefix: "o45b-term-" });
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    let child: Deno.ChildProcess | null = null;
+    try {
+      const made = await new Deno.Command(Deno.execPath(), {
+        args: mainArgs(
+          "tokens",
+          "create",
+          "--name",
+          "o45b",
+          "--level",
+          "readOnly",
+          "--json",
+        ),
+        cwd: ROOT,
+        env: { DBPORT_HOME: home, NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const out = JSON.parse(new TextDecoder().decode(made.stdout));
+      const token: string = out.token ?? out.plaintext;
+      const db = savedConnection(fixture, "o45b_term");
+      await saveConnections(inAppDir(home, CONNECTIONS_FILE), [db]);
+      const serve = await spawnServe(home);
+      child = serve.child;
+      const ask = (n: number) =>
+        postModern(
+          serve.url!,
+          modernRequest("tools/call", {
+            name: "execute_query",
+            arguments: {
+              connection_id: db.id,
+              query: `select pg_backend_pid() as pid, ${n} as n`,
+            },
+          }, crypto.randomUUID()),
+          { authorization: `Bearer ${token}` },
+        );
+      const answers = await Promise.all([ask(1), ask(2), ask(3)]);
+      const pids = new Set<number>();
+      for (const answer of answers) {
+        const text = textOf(answer);
+        const pid = /"pid":\s*(\d+)/.exec(text) ?? /\[\s*(\d+),/.exec(text);
+        assert(pid !== null, text.slice(0, 400));
+        pids.add(Number(pid[1]));
+      }
+      const started = performance.now();
+      serve.child.kill("SIGTERM");
+      await serve.readRest();
+      await serve.child.status;
+      await serve.child.stderr.cancel().catch(() => {});
+      child = null;
+      const took = performance.now() - started;
+      assert(took < 8_000, `serve took ${Math.round(took)} ms to exit`);
+      let left: number[] = [];
+      await waitUntil("the parked backends gone", async () => {
+        const rows = await admin`select pid from pg_stat_activity
+          where pid = any(${[...pids]}::int[])`;
+        left = rows.map((r) => r.pid as number);
+        return left.length === 0;
+      }, { timeoutMs: 10_000 }).catch(() => {});
+      assertEquals(left, [], "backends left after serve exited");
+    } finally {
+      if (child !== null) {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+        await child.status;
+        await child.stdout.cancel().catch(() => {});
+        await child.stderr.cancel().catch(() => {});
+      }
+      await admin.end();
+      await Deno.remove(home, { recursive: true });
     }
   },
 });
