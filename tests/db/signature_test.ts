@@ -65,6 +65,10 @@ Deno.test("applicationName / setApplicationName: dbport/<client>, the session's 
     "; SET LOCAL application_name = DEFAULT",
   );
   assertEquals(
+    setApplicationName(sign, "SESSION"),
+    "; SET SESSION application_name = 'dbport/o_brien'",
+  );
+  assertEquals(
     setApplicationName(sign),
     "; SET LOCAL application_name = 'dbport/o_brien'",
   );

@@ -479,3 +479,65 @@ Deno.test({
     }
   },
 });
+
+// What I did: client alice's plain reads fill the pool (lean reads: each
+// session left named dbport/alice, parked, then given back), then client
+// bob's signed VACUUM — a write that refuses a transaction, so it runs on
+// its own after ROLLBACK, where bob's SET LOCAL application_name no longer
+// holds — held on a lock so that pg_stat_activity shows it running.
+// What happened: bob's VACUUM ran as "dbport/alice".
+// What should happen: bob's statement runs under bob's name.
+Deno.test({
+  name:
+    "outsider 45b: a signed write run outside a transaction (VACUUM) runs under its own client's name, not the last reader's",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver } = ownDriver(fixture.url);
+    const admin = postgres(fixture.url, { max: 2, onnotice: () => {} });
+    const table = `o45b_vac_${crypto.randomUUID().slice(0, 8)}`;
+    try {
+      await driver.query(`create table ${table} (x int)`, WRITE_OPTIONS);
+      const alice = { ...READ_OPTIONS, sign: signOf("alice") };
+      await Promise.all(
+        Array.from(
+          { length: 4 },
+          (_, i) => driver.query(`select pg_sleep(0.2), ${i}`, alice),
+        ),
+      );
+      let seen: string | null = null;
+      let release!: () => void;
+      const released = new Promise<void>((r) => release = r);
+      const locked = admin.begin(async (tx) => {
+        await tx.unsafe(`lock table ${table} in access exclusive mode`);
+        await released;
+      });
+      await sleep(100);
+      const vacuum = driver.query(`vacuum ${table}`, {
+        ...WRITE_OPTIONS,
+        sign: signOf("bob"),
+      });
+      try {
+        await waitUntil("the VACUUM waiting on the lock", async () => {
+          const rows = await admin.unsafe(
+            `select application_name from pg_stat_activity
+              where query ilike '%vacuum ${table}%' and pid <> pg_backend_pid()
+                and state = 'active'`,
+          );
+          seen = (rows[0]?.application_name as string | undefined) ?? null;
+          return seen !== null;
+        }, { timeoutMs: 10_000 });
+      } finally {
+        release();
+        await locked;
+      }
+      await vacuum;
+      assertEquals(seen, "dbport/bob");
+    } finally {
+      await driver.query(`drop table if exists ${table}`, WRITE_OPTIONS)
+        .catch(() => {});
+      await driver.close();
+      await admin.end();
+    }
+  },
+});
