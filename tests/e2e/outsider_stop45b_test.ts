@@ -541,3 +541,52 @@ Deno.test({
     }
   },
 });
+
+// What I did: reads of a 24 MB value with a 1 MB answer (the read closes its
+// session under postgres.js mid-row) at once with plain reads and reads with
+// bound values, four calls at a time (what the connection's session share
+// lets in), eight rounds, then counted my sessions after parking.
+// What should happen (and happened): the huge reads answer cut, every other
+// read answers its own value, and my sessions end at most the pool's four.
+Deno.test({
+  name:
+    "outsider 45b: huge values stopped mid-row among parked-session reads, four at a time: every answer its own, no session leaked",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver, app } = ownDriver(fixture.url);
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    try {
+      for (let round = 0; round < 8; round++) {
+        const calls = Array.from({ length: 4 }, async (_, j) => {
+          const n = round * 100 + j;
+          if (j === 0) {
+            const r = await driver.query(
+              `select ${n} as n, repeat('x', 24000000) as big`,
+              { ...READ_OPTIONS, maxBytes: 1_000_000, maxCellChars: 100 },
+            );
+            assertEquals(r.rows[0]?.[0], n);
+            assert(r.truncated, "a huge value's answer is cut");
+          } else if (j < 3) {
+            const r = await driver.query(`select ${n} as n`, READ_OPTIONS);
+            assertEquals(r.rows, [[n]]);
+          } else {
+            const r = await driver.query("select $1::int + 0 as n", {
+              ...READ_OPTIONS,
+              params: [n],
+            });
+            assertEquals(r.rows, [[n]]);
+          }
+        });
+        await Promise.all(calls);
+      }
+      await sleep(PARK_MS + 1_000);
+      const states = await sessionsOf(admin, app);
+      const total = Object.values(states).reduce((a, b) => a + b, 0);
+      assert(total <= 4, `sessions: ${JSON.stringify(states)}`);
+    } finally {
+      await driver.close();
+      await admin.end();
+    }
+  },
+});
