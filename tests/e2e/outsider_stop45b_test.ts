@@ -590,3 +590,55 @@ Deno.test({
     }
   },
 });
+
+// What I did: on a parked session (taken with no marker: the cancel request
+// names the backend from the first read's marker), reads of pg_sleep(30)
+// stopped by a 500 ms timeout or by their caller at 300 ms, alternating,
+// each with a unique tag, and looked for the tag in pg_stat_activity.
+// What should happen (and happened): each ends within a few seconds with
+// its timeout or cancellation, and its statement is no longer running on
+// the server; the session's next read answers right.
+Deno.test({
+  name:
+    "outsider 45b: reads on a parked session stopped by timeout or cancel stop on the server",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver } = ownDriver(fixture.url);
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    try {
+      await driver.query("select 1", READ_OPTIONS);
+      for (let i = 0; i < 6; i++) {
+        const tag = `o45b_stop_${crypto.randomUUID().slice(0, 8)}`;
+        const stop = new AbortController();
+        const started = performance.now();
+        const timer = setTimeout(() => stop.abort(), 300);
+        const error = await driver.query(
+          `select pg_sleep(30), '${tag}'`,
+          i % 2 === 0
+            ? { ...READ_OPTIONS, timeoutMs: 500 }
+            : { ...READ_OPTIONS, signal: stop.signal },
+        ).then(() => null, (e: Error) => e);
+        clearTimeout(timer);
+        const took = performance.now() - started;
+        assert(error !== null, "a stopped read answered");
+        assert(
+          /timeout|cancel/i.test(error.message),
+          `read ${i}: ${error.message}`,
+        );
+        assert(took < 5_000, `read ${i} took ${Math.round(took)} ms`);
+        const running = await admin.unsafe(
+          `select count(*)::int as n from pg_stat_activity
+            where query like '%${tag}%' and state = 'active'
+              and pid <> pg_backend_pid()`,
+        );
+        assertEquals(running[0]?.n, 0, `read ${i} still running`);
+        const next = await driver.query(`select ${i} as n`, READ_OPTIONS);
+        assertEquals(next.rows, [[i]]);
+      }
+    } finally {
+      await driver.close();
+      await admin.end();
+    }
+  },
+});
