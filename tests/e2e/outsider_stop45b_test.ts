@@ -642,3 +642,76 @@ Deno.test({
     }
   },
 });
+
+// What I did: four loops of reads for 5 s — plain, bound and DISCARD ALL
+// reads alternating, each checking its own value — while every 250 ms my
+// backends were ended with pg_terminate_backend (parked ones and ones mid-
+// read alike).
+// What should happen (and happened): a read either answers its own value
+// or fails as a lost session — never another read's answer — nothing
+// hangs, nothing escapes as an uncaught error, and after it reads answer
+// right again with at most the pool's four sessions.
+Deno.test({
+  name:
+    "outsider 45b: sessions ended at random under parked-session reads: no wrong answer, no hang, reads recover",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { driver, app } = ownDriver(fixture.url);
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    try {
+      let stop = false;
+      let answered = 0;
+      let failed = 0;
+      const wrong: string[] = [];
+      const loop = async (k: number) => {
+        for (let i = 0; !stop; i++) {
+          const n = k * 100_000 + i;
+          const text = i % 3 === 0
+            ? `select ${n} as n`
+            : i % 3 === 1
+            ? "select $1::int + 0 as n"
+            : pad(`select ${n} as n`);
+          const result = await driver.query(
+            text,
+            i % 3 === 1 ? { ...READ_OPTIONS, params: [n] } : READ_OPTIONS,
+          ).catch((e: Error) => e);
+          if (result instanceof Error) failed++;
+          else if (result.rows[0]?.[0] !== n) {
+            wrong.push(`${n}: ${JSON.stringify(result.rows)}`);
+          } else answered++;
+        }
+      };
+      const loops = [0, 1, 2, 3].map(loop);
+      const killer = (async () => {
+        const until = performance.now() + 5_000;
+        while (performance.now() < until) {
+          await sleep(250);
+          await admin`select pg_terminate_backend(pid)
+            from pg_stat_activity where application_name = ${app}`;
+        }
+        stop = true;
+      })();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const outcome = await Promise.race([
+        Promise.all([killer, ...loops]).then(() => "done"),
+        new Promise<string>((r) => timer = setTimeout(() => r("hung"), 60_000)),
+      ]);
+      clearTimeout(timer);
+      assertEquals(outcome, "done");
+      assertEquals(wrong, [], "wrong answers");
+      assert(answered > 20, `answered ${answered}, failed ${failed}`);
+      for (let i = 0; i < 8; i++) {
+        const r = await driver.query(`select ${i} as n`, READ_OPTIONS);
+        assertEquals(r.rows, [[i]]);
+      }
+      await sleep(PARK_MS + 1_000);
+      const states = await sessionsOf(admin, app);
+      const total = Object.values(states).reduce((a, b) => a + b, 0);
+      assert(total <= 4, `sessions: ${JSON.stringify(states)}`);
+    } finally {
+      await driver.close();
+      await admin.end();
+    }
+  },
+});
