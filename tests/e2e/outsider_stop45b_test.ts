@@ -13,7 +13,7 @@ import type { Driver } from "../../lib/db/types.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
-import { savedConnection } from "../_connections.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
 import { modernRequest, postModern } from "../_server.ts";
 import { mainArgs, ROOT, spawnServe } from "../_main.ts";
 import { textOf } from "../_outsider.ts";
@@ -711,6 +711,93 @@ Deno.test({
       assert(total <= 4, `sessions: ${JSON.stringify(states)}`);
     } finally {
       await driver.close();
+      await admin.end();
+    }
+  },
+});
+
+/** A tool call over HTTP from the MCP client `client`. */
+function callAs(
+  url: string,
+  client: string,
+  name: string,
+  args: Record<string, unknown>,
+) {
+  return postModern(
+    url,
+    modernRequest(
+      "tools/call",
+      { name, arguments: args } as never,
+      crypto.randomUUID(),
+      { "io.modelcontextprotocol/clientInfo": { name: client, version: "1" } },
+    ),
+  );
+}
+
+// What I did (through MCP): clients alpha45b and beta45b alternating
+// execute_query reads of their own application_name on one connection,
+// then, right after alpha's read (its session parked, named
+// dbport/alpha45b), beta's explain_query — unsigned, never a lean read —
+// held on a lock (planning waits for it) so that pg_stat_activity shows it.
+// What happened before the fix: beta's EXPLAIN ran as "dbport/alpha45b"
+// (with analyze it did not: the tool's plain EXPLAIN before it, a DISCARD
+// ALL read, had reset the name). What should happen (and happens now): each read runs
+// under its own client's name, and the explain not under alpha's.
+Deno.test({
+  name:
+    "outsider 45b: through MCP, alternating clients read under their own names, and explain_query not under the last reader's",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const db = savedConnection(fixture, "o45b_names");
+    await using server = await serverWith([db]);
+    const admin = postgres(fixture.url, { max: 2, onnotice: () => {} });
+    try {
+      for (let i = 0; i < 6; i++) {
+        const client = i % 2 === 0 ? "alpha45b" : "beta45b";
+        const answer = await callAs(server.url, client, "execute_query", {
+          connection_id: db.id,
+          query: `select current_setting('application_name') as app, ${i} as i`,
+        });
+        const text = textOf(answer);
+        assert(text.includes(`dbport/${client}`), text.slice(0, 400));
+      }
+      await callAs(server.url, "alpha45b", "execute_query", {
+        connection_id: db.id,
+        query: "select 1 as one",
+      });
+      const table = `"${fixture.schema}".authors`;
+      let release!: () => void;
+      const released = new Promise<void>((r) => release = r);
+      const locked = admin.begin(async (tx) => {
+        await tx.unsafe(`lock table ${table} in access exclusive mode`);
+        await released;
+      });
+      await sleep(100);
+      let seen: string | null = null;
+      const explain = callAs(server.url, "beta45b", "explain_query", {
+        connection_id: db.id,
+        query: `select count(*) from ${table}`,
+        analyze: false,
+      });
+      try {
+        await waitUntil("the explain waiting on the lock", async () => {
+          const rows = await admin.unsafe(
+            `select application_name from pg_stat_activity
+              where query ilike '%explain%${fixture.schema}%authors%'
+                and state = 'active' and pid <> pg_backend_pid()`,
+          );
+          seen = (rows[0]?.application_name as string | undefined) ?? null;
+          return seen !== null;
+        }, { timeoutMs: 10_000 });
+      } finally {
+        release();
+        await locked;
+      }
+      const answer = await explain;
+      assertEquals(answer.status, 200, answer.text.slice(0, 300));
+      assert(seen !== "dbport/alpha45b", `the explain ran as ${seen}`);
+    } finally {
       await admin.end();
     }
   },
