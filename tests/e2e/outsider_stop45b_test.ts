@@ -512,7 +512,14 @@ Deno.test({
         await tx.unsafe(`lock table ${table} in access exclusive mode`);
         await released;
       });
-      await sleep(100);
+      await waitUntil("the table locked", async () => {
+        const rows = await admin.unsafe(
+          `select count(*)::int as n from pg_locks
+            where relation = '${table}'::regclass and granted
+              and mode = 'AccessExclusiveLock'`,
+        );
+        return rows[0]?.n === 1;
+      }, { timeoutMs: 10_000 });
       const vacuum = driver.query(`vacuum ${table}`, {
         ...WRITE_OPTIONS,
         sign: signOf("bob"),
@@ -773,7 +780,14 @@ Deno.test({
         await tx.unsafe(`lock table ${table} in access exclusive mode`);
         await released;
       });
-      await sleep(100);
+      await waitUntil("the table locked", async () => {
+        const rows = await admin.unsafe(
+          `select count(*)::int as n from pg_locks
+            where relation = '${table}'::regclass and granted
+              and mode = 'AccessExclusiveLock'`,
+        );
+        return rows[0]?.n === 1;
+      }, { timeoutMs: 10_000 });
       let seen: string | null = null;
       const explain = callAs(server.url, "beta45b", "explain_query", {
         connection_id: db.id,
