@@ -116,26 +116,17 @@ Deno.test({
   },
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// What I did: four loops of reads for 5 s on one PostgreSQL connection —
-// plain reads and reads with bound values alternating — while every 100 to
-// 300 ms my backends were ended with pg_terminate_backend. The same with
-// wired reads on (parking) and off (postgres.js's path only, below).
-// What happened: in most runs (4 of 5 unwired, 3 of 6 wired with parking
-// off, 1 of 4 as committed) an uncaught "(in promise) Error: read
-// ECONNRESET" (stack: only TCPWrap.onStreamRead) failed the test runner.
-// pg_session.ts lets through no rejection but postgres.js's
-// CONNECTION_*/57P0x closes and its write-after-close; nothing else in lib/
-// listens for unhandled rejections, so in `serve` this would end the
-// process: an administrator ending sessions under load stops dbport. Not
-// caused by the parking (it happens unwired); where the promise is made
-// was not found in the time.
-// What should happen: a session reset under a statement fails that
-// statement (or none), never the process.
+// What I did: the test "sessions ended under plain and bound reads leave no
+// uncaught ECONNRESET" of outsider_stop45b_test.ts with wired reads on
+// (parking): four loops of plain and bound reads for 5 s while my backends
+// were ended every 100 to 300 ms.
+// What happened: once (after the isOrphanedClose fix), the run did not end
+// in 10 minutes: a read or the driver's close never settled. Not
+// investigated in the time (the loops have no per-read deadline here).
+// What should happen: every read settles (answered or failed) within its
+// timeout and the stop grace; close() settles.
 Deno.test({
-  name:
-    "open 45b: sessions ended under plain and bound reads leave no uncaught ECONNRESET",
+  name: "open 45b: wired plain and bound reads under ended sessions all settle",
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
@@ -145,33 +136,35 @@ Deno.test({
     const driver = openPostgres({
       url: url.toString(),
       secrets: [],
-      wiredReads: false,
+      wiredReads: true,
     });
     const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
-    try {
-      let stop = false;
-      const loop = async (k: number) => {
-        for (let i = 0; !stop; i++) {
-          const n = k * 100_000 + i;
-          const result = await driver.query(
-            i % 2 === 0 ? `select ${n} as n` : "select $1::int + 0 as n",
-            i % 2 === 0 ? READ_OPTIONS : { ...READ_OPTIONS, params: [n] },
-          ).catch((e: Error) => e);
-          if (!(result instanceof Error)) assertEquals(result.rows, [[n]]);
-        }
-      };
-      const loops = [0, 1, 2, 3].map(loop);
-      const until = performance.now() + 5_000;
-      while (performance.now() < until) {
-        await sleep(100 + Math.random() * 200);
-        await admin`select pg_terminate_backend(pid)
-          from pg_stat_activity where application_name = ${app}`;
+    let stop = false;
+    const loop = async (k: number) => {
+      for (let i = 0; !stop; i++) {
+        const n = k * 100_000 + i;
+        const result = await driver.query(
+          i % 2 === 0 ? `select ${n} as n` : "select $1::int + 0 as n",
+          i % 2 === 0 ? READ_OPTIONS : { ...READ_OPTIONS, params: [n] },
+        ).catch((e: Error) => e);
+        if (!(result instanceof Error)) assertEquals(result.rows, [[n]]);
       }
-      stop = true;
-      await Promise.all(loops);
-    } finally {
-      await driver.close();
-      await admin.end();
+    };
+    const loops = [0, 1, 2, 3].map(loop);
+    const until = performance.now() + 5_000;
+    while (performance.now() < until) {
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      await admin`select pg_terminate_backend(pid)
+        from pg_stat_activity where application_name = ${app}`;
     }
+    stop = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = await Promise.race([
+      Promise.all(loops).then(() => driver.close()).then(() => "done"),
+      new Promise<string>((r) => timer = setTimeout(() => r("hung"), 60_000)),
+    ]);
+    clearTimeout(timer);
+    await admin.end();
+    assertEquals(outcome, "done");
   },
 });
