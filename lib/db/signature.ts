@@ -48,12 +48,21 @@ export function applicationName(sign: Signature): string {
   return `dbport/${signatureName(sign.client)}`;
 }
 
-/** `; SET LOCAL application_name = '…'` for a transaction, or "". */
-export function setApplicationName(sign: Signature | undefined): string {
+/**
+ * `; SET LOCAL application_name = '…'` for a transaction; unsigned, the
+ * session's startup name (`DEFAULT`): a lean read leaves its client's name
+ * set on the session (pg_lean.ts), and an unsigned statement after it on
+ * that session (explain_query's) would run under that other client's name.
+ * `SESSION` for a statement that runs outside a transaction (VACUUM), on a
+ * session whose clean-up (`DISCARD ALL`) resets the name.
+ */
+export function setApplicationName(
+  sign: Signature | undefined,
+  scope: "LOCAL" | "SESSION" = "LOCAL",
+): string {
   // signatureName leaves no quote or backslash to escape.
-  return sign === undefined
-    ? ""
-    : `; SET LOCAL application_name = '${applicationName(sign)}'`;
+  const name = sign === undefined ? "DEFAULT" : `'${applicationName(sign)}'`;
+  return `; SET ${scope} application_name = ${name}`;
 }
 
 /** Random words drawn 256 at a time: one call id each. */

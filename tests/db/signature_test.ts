@@ -57,10 +57,17 @@ Deno.test("signed: an unsigned statement is sent exactly as written; a signed on
   );
 });
 
-Deno.test("applicationName / setApplicationName: dbport/<client>, nothing when unsigned", () => {
+Deno.test("applicationName / setApplicationName: dbport/<client>, the session's startup name when unsigned", () => {
   const sign = { client: "o'brien", token: "x", call: "1" };
   assertEquals(applicationName(sign), "dbport/o_brien");
-  assertEquals(setApplicationName(undefined), "");
+  assertEquals(
+    setApplicationName(undefined),
+    "; SET LOCAL application_name = DEFAULT",
+  );
+  assertEquals(
+    setApplicationName(sign, "SESSION"),
+    "; SET SESSION application_name = 'dbport/o_brien'",
+  );
   assertEquals(
     setApplicationName(sign),
     "; SET LOCAL application_name = 'dbport/o_brien'",

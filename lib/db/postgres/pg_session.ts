@@ -291,8 +291,18 @@ export function isOrphanedClose(error: unknown): boolean {
   const code = thrown(error).code;
   // 57P01 admin_shutdown (pg_terminate_backend), 57P02 crash_shutdown,
   // 57P05 idle_session_timeout: said to an idle session before it closes.
-  return /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|57P0[125])$/.test(code) &&
-    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "");
+  if (
+    /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|57P0[125])$/.test(code) &&
+    /postgres[\\/][^\n]*connection\.js/.test(error.stack ?? "")
+  ) return true;
+  // The socket reset under postgres.js's own type query, which a new
+  // session of a new pool sends first (fetch_types) and no caller holds:
+  // the socket's error, with no postgres.js frame, that postgres.js named
+  // the query on (an outsider ended sessions under reads: the process
+  // would have ended).
+  const query = (error as { query?: unknown }).query;
+  return /^(ECONNRESET|EPIPE)$/.test(code) && typeof query === "string" &&
+    /\bpg_catalog\.pg_type\b/.test(query) && /\btyparray\b/.test(query);
 }
 
 globalThis.addEventListener("error", (event) => {

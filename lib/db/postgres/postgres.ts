@@ -338,10 +338,13 @@ async function writeQuery(
       await answered(reserved.unsafe("ROLLBACK"), answer);
       open = false;
       // Outside a transaction block the session's read-only default would
-      // refuse it; DISCARD ALL below restores both settings.
+      // refuse it; DISCARD ALL below restores the three settings. The name
+      // too: a lean read left its own client's on the session (pg_lean.ts).
       await answered(
         reserved.unsafe(
-          `SET ${timeout}; SET default_transaction_read_only = off`,
+          `SET ${timeout}; SET default_transaction_read_only = off${
+            setApplicationName(options.sign, "SESSION")
+          }`,
         ).simple(),
         answer,
       );
