@@ -116,8 +116,9 @@ Deno.test({
       const [row] = await admin`select pg_terminate_backend(pid) as ended
         from pg_stat_activity where application_name = ${app}`;
       assertEquals(row?.ended, true, "the parked session was ended");
-      // Its backend gone, the socket's close reaches dbport at once (a read
-      // sent in between fails as any read on a session killed under it).
+      // Its backend gone, the close reaches dbport at once. (A read sent in
+      // between fails as any read on a session ended under it — or, when its
+      // bytes met the closed socket, is asked again: pg_wired.ts.)
       await waitUntil("the ended backend to exit", async () => {
         const [left] = await admin`select count(*)::int as n
           from pg_stat_activity where application_name = ${app}`;

@@ -28,8 +28,11 @@ export interface Parked<R extends { release(): void } = { release(): void }> {
   readonly reserved: R;
   /** The marker postgres.js still waits to be answered. */
   readonly marker: Promise<unknown>;
-  /** Give it back to postgres.js (answer the marker, release). */
-  giveBack(): void;
+  /**
+   * Give it back to postgres.js (answer the marker, release); settles once
+   * it is released (or, when postgres.js never took the answer, dropped).
+   */
+  giveBack(): Promise<void>;
 }
 
 interface Entry {
@@ -54,7 +57,7 @@ export function park(pool: object, parked: Parked): void {
   const entry: Entry = {
     parked,
     alarm: alarm(PARK_MS, () => {
-      if (remove(list, entry)) parked.giveBack();
+      if (remove(list, entry)) void parked.giveBack();
     }),
   };
   list.push(entry);
@@ -86,16 +89,19 @@ export function unpark(pool: object, parked: Parked): boolean {
 
 /**
  * Give one parked session of `pool` back to postgres.js, for a statement of
- * its own path about to ask for a session.
+ * its own path about to ask for a session: settles once it is released
+ * (null: none was parked). Asked before then, postgres.js would open a
+ * session more rather than wait for this one (an outsider's plain and
+ * bound reads, one after another, grew the pool to its four sessions).
  */
-export function giveBackOne(pool: object): void {
-  takeParked(pool)?.giveBack();
+export function giveBackOne(pool: object): Promise<void> | null {
+  return takeParked(pool)?.giveBack() ?? null;
 }
 
 /** Give back every parked session of `pool` (it is being replaced). */
 export function giveBackAll(pool: object): void {
   for (let parked = takeParked(pool); parked !== null;) {
-    parked.giveBack();
+    void parked.giveBack();
     parked = takeParked(pool);
   }
 }

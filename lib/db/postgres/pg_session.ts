@@ -83,18 +83,41 @@ export function requeueWaiters(sql: object): void {
 }
 
 /**
- * `attempt`, asked again (up to three times in all) when its session was
- * refused before anything ran because a session closed under waiting reads
- * (pg_session.ts `requeueWaiters`).
+ * `attempt`, asked again when its session was refused before anything ran
+ * because a session closed under waiting reads (pg_session.ts
+ * `requeueWaiters`) or died parked (`diedParked`): three times in all, and
+ * after that for as long as `withinMs` from the first attempt allows (the
+ * statement's timeout: reads queued behind more closes than that were
+ * failed with "try again" while their time was not up).
  */
-export async function askingAgain<T>(attempt: () => Promise<T>): Promise<T> {
+export async function askingAgain<T>(
+  attempt: () => Promise<T>,
+  withinMs = 0,
+): Promise<T> {
+  const until = performance.now() + withinMs;
   for (let tries = 1;; tries++) {
     try {
       return await attempt();
     } catch (error) {
-      if (tries >= 3 || !poolReplaced(error)) throw error;
+      if (!poolReplaced(error)) throw error;
+      if (tries >= 3 && performance.now() >= until) throw error;
     }
   }
+}
+
+/**
+ * A read's refusal when the parked session it took had died while parked
+ * (ended by the server before the read's statement reached it): nothing
+ * ran, and the call is asked again (`askingAgain`) on a live session.
+ */
+export function diedParked(): DbError {
+  return Object.assign(
+    new DbError(
+      "connect",
+      "the database session closed before the read began: it was ended while idle; try again",
+    ),
+    { [REPLACED]: true },
+  );
 }
 
 /** A session of `sql`, or a lost-session error once the pool is replaced. */
@@ -116,10 +139,13 @@ export function reserveSession(
       { [REPLACED]: true },
     );
   if (retired.aborted) return Promise.reject(gone());
-  // A session parked between wired reads is the pool's to hand out now:
-  // postgres.js would otherwise wait for it to come back (pg_parked.ts).
-  giveBackOne(sql);
-  const pending = sql.reserve();
+  // A session parked between wired reads is the pool's to hand out now
+  // (pg_parked.ts): asked for once it is back, postgres.js hands out that
+  // one rather than open another.
+  const returned = giveBackOne(sql);
+  const pending = returned === null
+    ? sql.reserve()
+    : returned.then(() => sql.reserve());
   let waiters = waiting.get(sql);
   if (waiters === undefined) {
     waiters = new Set();

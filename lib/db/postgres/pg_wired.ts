@@ -16,6 +16,7 @@ import { parsePostgres } from "./pg_parse.ts";
 import { leanRead } from "./pg_lean.ts";
 import { PgRead } from "./pg_read.ts";
 import {
+  diedParked,
   poolRetired,
   requeueWaiters,
   reserveSession,
@@ -194,10 +195,17 @@ export async function wiredRead(
       return await fallback(sql, text, options, lost);
     }
     gone = sessionGone(error);
+    // A parked session the server ended while it was idle (an
+    // administrator, idle_session_timeout) and whose close had not reached
+    // dbport yet: the read's bytes met a closed socket (a reset), so
+    // nothing of it ran, and it is asked again on a live session (an
+    // outsider ended sessions under reads). A session ended while it ran
+    // the statement closes without a reset: that read fails as lost.
+    if (kept !== null && resetUnread(error)) throw diedParked();
     throw error;
   } finally {
     wire?.forget();
-    if (kept !== null && !read.started) kept.giveBack();
+    if (kept !== null && !read.started) void kept.giveBack();
     else await handBack(sql, read, reserved, marker, gone, fellBack, lost);
   }
 }
@@ -268,7 +276,7 @@ function parkSession(
     marker,
     giveBack: () => {
       wire.release();
-      void within(marker, HAND_BACK_MS).then((answered) => {
+      return within(marker, HAND_BACK_MS).then((answered) => {
         if (answered) return reserved.release();
         wire.destroy();
         lost();
@@ -285,6 +293,13 @@ function parkSession(
     });
   });
   park(sql, parked);
+}
+
+/** A reset or broken pipe: the peer had closed when the bytes arrived. */
+function resetUnread(error: unknown): boolean {
+  return /^E(CONNRESET|PIPE)$/.test(
+    String((error as { code?: unknown } | null)?.code ?? ""),
+  );
 }
 
 /** Whether `work` settled within `ms`. */

@@ -153,7 +153,7 @@ export function openPostgres(config: PostgresConfig): Driver {
         return await askingAgain(() => {
           const pool = pools.sql;
           return run(pool, text, options, pools.lostFrom(pool));
-        });
+        }, options.timeoutMs);
       } catch (error) {
         throw fail(error);
       }
