@@ -6,7 +6,7 @@
  * to the hot path moved its CPU per call, on a machine too noisy for two
  * separate runs to compare. Flags: `--c=N` (default 8), `--rounds=N`
  * (default 6), `--seconds=N` per round (default 5), `--engine=postgres|mysql|sqlite`,
- * `--v8-this=…` / `--v8-other=…`: V8 flags for one side (the other checkout
+ * `--method=tools/list` (W2's request instead), `--v8-this=…` / `--v8-other=…`: V8 flags for one side (the other checkout
  * may be this one, `.`, to compare flags alone).
  *
  * @module
@@ -32,6 +32,8 @@ const concurrency = Number(flag("c", "8"));
 const rounds = Number(flag("rounds", "6"));
 const seconds = Number(flag("seconds", "5"));
 const engine = flag("engine", "postgres") as "postgres" | "mysql" | "sqlite";
+/** `--method=tools/list`: that request instead of W1's. */
+const method = flag("method", "tools/call");
 
 const dir = await Deno.makeTempDir({ prefix: "dbport-ab-" });
 /** One side: its server and its request. */
@@ -46,10 +48,12 @@ async function side(name: string, root?: string) {
     {},
     root,
   );
-  const request = mcpRequest(target, "tools/call", {
-    name: "execute_query",
-    arguments: { connection_id: home.ids[engine], query: "select 1" },
-  });
+  const request = method === "tools/call"
+    ? mcpRequest(target, "tools/call", {
+      name: "execute_query",
+      arguments: { connection_id: home.ids[engine], query: "select 1" },
+    })
+    : mcpRequest(target, method);
   if (!await request()) throw new Error(`${name} did not answer right`);
   return { name, target, request, cpu: [] as number[], rps: [] as number[] };
 }
