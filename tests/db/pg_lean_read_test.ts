@@ -12,6 +12,7 @@ import postgres from "postgres";
 import { leavesNoState } from "../../lib/db/postgres/pg_wired.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { Driver } from "../../lib/db/types.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
 
@@ -109,17 +110,7 @@ const SIGNED = {
 
 /** A driver whose sessions carry an application_name of their own. */
 function ownDriver(url: string): { driver: Driver; app: string } {
-  const app = `dbport_lean_${crypto.randomUUID().slice(0, 8)}`;
-  const withApp = new URL(url);
-  withApp.searchParams.set("application_name", app);
-  return {
-    driver: openPostgres({
-      url: withApp.toString(),
-      secrets: [],
-      wiredReads: true,
-    }),
-    app,
-  };
+  return ownPostgresDriver(url, "dbport_lean");
 }
 
 async function serverMajor(url: string): Promise<number> {

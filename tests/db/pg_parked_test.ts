@@ -8,26 +8,16 @@
 
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
-import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { PARK_MS } from "../../lib/db/postgres/pg_parked.ts";
 import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
 import type { Driver } from "../../lib/db/types.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
 
 /** A driver whose sessions carry an application_name of their own. */
 function ownDriver(url: string): { driver: Driver; app: string } {
-  const app = `dbport_park_${crypto.randomUUID().slice(0, 8)}`;
-  const withApp = new URL(url);
-  withApp.searchParams.set("application_name", app);
-  return {
-    driver: openPostgres({
-      url: withApp.toString(),
-      secrets: [],
-      wiredReads: true,
-    }),
-    app,
-  };
+  return ownPostgresDriver(url, "dbport_park");
 }
 
 const WRITE_OPTIONS = { ...READ_OPTIONS, mode: "write" as const };

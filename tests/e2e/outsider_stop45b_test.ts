@@ -16,6 +16,7 @@ import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { PARK_MS } from "../../lib/db/postgres/pg_parked.ts";
 import { isOrphanedClose } from "../../lib/db/postgres/pg_session.ts";
 import type { Driver } from "../../lib/db/types.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
@@ -34,18 +35,7 @@ function ownDriver(
   url: string,
   extra: Record<string, string> = {},
 ): { driver: Driver; app: string } {
-  const app = `dbport_o45b_${crypto.randomUUID().slice(0, 8)}`;
-  const withApp = new URL(url);
-  withApp.searchParams.set("application_name", app);
-  for (const [k, v] of Object.entries(extra)) withApp.searchParams.set(k, v);
-  return {
-    driver: openPostgres({
-      url: withApp.toString(),
-      secrets: [],
-      wiredReads: true,
-    }),
-    app,
-  };
+  return ownPostgresDriver(url, "dbport_o45b", extra);
 }
 
 const signOf = (client: string): Signature => ({
@@ -849,44 +839,60 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
-    const app = `dbport_o45b_${crypto.randomUUID().slice(0, 8)}`;
-    const url = new URL(fixture.url);
-    url.searchParams.set("application_name", app);
-    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
-    for (const wiredReads of [false]) {
-      const driver = openPostgres({
-        url: url.toString(),
-        secrets: [],
-        wiredReads,
-      });
-      try {
-        let stop = false;
-        const loop = async (k: number) => {
-          for (let i = 0; !stop; i++) {
-            const n = k * 100_000 + i;
-            const result = await driver.query(
-              i % 2 === 0 ? `select ${n} as n` : "select $1::int + 0 as n",
-              i % 2 === 0 ? READ_OPTIONS : { ...READ_OPTIONS, params: [n] },
-            ).catch((e: Error) => e);
-            if (!(result instanceof Error)) assertEquals(result.rows, [[n]]);
-          }
-        };
-        const loops = [0, 1, 2, 3].map(loop);
-        const until = performance.now() + 5_000;
-        while (performance.now() < until) {
-          await sleep(100 + Math.random() * 200);
-          await admin`select pg_terminate_backend(pid)
-          from pg_stat_activity where application_name = ${app}`;
-        }
-        stop = true;
-        await Promise.all(loops);
-      } finally {
-        await driver.close();
-      }
-    }
-    await admin.end();
+    assertEquals(await readsUnderEndedSessions(fixture.url, false), "done");
   },
 });
+
+/**
+ * Four loops of plain and bound reads for 5 s, each checking its own
+ * value, while the loops' backends are ended every 100 to 300 ms; "done"
+ * once every read settled and the driver closed, "hung" after 60 s.
+ */
+async function readsUnderEndedSessions(
+  url: string,
+  wiredReads: boolean,
+): Promise<"done" | "hung"> {
+  const app = `dbport_o45b_${crypto.randomUUID().slice(0, 8)}`;
+  const named = new URL(url);
+  named.searchParams.set("application_name", app);
+  const driver = openPostgres({
+    url: named.toString(),
+    secrets: [],
+    wiredReads,
+  });
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  let stop = false;
+  const loop = async (k: number) => {
+    for (let i = 0; !stop; i++) {
+      const n = k * 100_000 + i;
+      const result = await driver.query(
+        i % 2 === 0 ? `select ${n} as n` : "select $1::int + 0 as n",
+        i % 2 === 0 ? READ_OPTIONS : { ...READ_OPTIONS, params: [n] },
+      ).catch((e: Error) => e);
+      if (!(result instanceof Error)) assertEquals(result.rows, [[n]]);
+    }
+  };
+  try {
+    const loops = [0, 1, 2, 3].map(loop);
+    const until = performance.now() + 5_000;
+    while (performance.now() < until) {
+      await sleep(100 + Math.random() * 200);
+      await admin`select pg_terminate_backend(pid)
+        from pg_stat_activity where application_name = ${app}`;
+    }
+    stop = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = await Promise.race([
+      Promise.all(loops).then(() => driver.close()).then(() => "done" as const),
+      new Promise<"hung">((r) => timer = setTimeout(() => r("hung"), 60_000)),
+    ]);
+    clearTimeout(timer);
+    return outcome;
+  } finally {
+    stop = true;
+    await admin.end();
+  }
+}
 
 Deno.test("outsider 45b: isOrphanedClose takes a reset under postgres.js's type query, not under another statement", () => {
   const reset = (query: string, code = "ECONNRESET") =>
@@ -1035,41 +1041,6 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
-    const app = `dbport_o45b_${crypto.randomUUID().slice(0, 8)}`;
-    const url = new URL(fixture.url);
-    url.searchParams.set("application_name", app);
-    const driver = openPostgres({
-      url: url.toString(),
-      secrets: [],
-      wiredReads: true,
-    });
-    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
-    let stop = false;
-    const loop = async (k: number) => {
-      for (let i = 0; !stop; i++) {
-        const n = k * 100_000 + i;
-        const result = await driver.query(
-          i % 2 === 0 ? `select ${n} as n` : "select $1::int + 0 as n",
-          i % 2 === 0 ? READ_OPTIONS : { ...READ_OPTIONS, params: [n] },
-        ).catch((e: Error) => e);
-        if (!(result instanceof Error)) assertEquals(result.rows, [[n]]);
-      }
-    };
-    const loops = [0, 1, 2, 3].map(loop);
-    const until = performance.now() + 5_000;
-    while (performance.now() < until) {
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-      await admin`select pg_terminate_backend(pid)
-        from pg_stat_activity where application_name = ${app}`;
-    }
-    stop = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const outcome = await Promise.race([
-      Promise.all(loops).then(() => driver.close()).then(() => "done"),
-      new Promise<string>((r) => timer = setTimeout(() => r("hung"), 60_000)),
-    ]);
-    clearTimeout(timer);
-    await admin.end();
-    assertEquals(outcome, "done");
+    assertEquals(await readsUnderEndedSessions(fixture.url, true), "done");
   },
 });

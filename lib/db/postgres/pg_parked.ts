@@ -98,12 +98,18 @@ export function giveBackOne(pool: object): Promise<void> | null {
   return takeParked(pool)?.giveBack() ?? null;
 }
 
-/** Give back every parked session of `pool` (it is being replaced). */
-export function giveBackAll(pool: object): void {
+/**
+ * Give back every parked session of `pool` (it is being replaced or
+ * closed); settles once all are released — the pool is ended after, or
+ * postgres.js would start a released session's idle timer on an ended pool.
+ */
+export function giveBackAll(pool: object): Promise<void> {
+  const returned: Promise<void>[] = [];
   for (let parked = takeParked(pool); parked !== null;) {
-    void parked.giveBack();
+    returned.push(parked.giveBack());
     parked = takeParked(pool);
   }
+  return Promise.all(returned).then(() => {});
 }
 
 /** How many sessions of `pool` are parked (for tests). */

@@ -76,11 +76,10 @@ export class PgPools {
     return () => {
       if (pool !== this.sql) return;
       this.sql = this.#create();
-      // Reads still waiting for one of its sessions fail now, not never.
-      retirePool(pool);
-      const ending = pool.end({ timeout: 5 }).catch(() => {}).finally(() =>
-        this.#retired.delete(ending)
-      );
+      // Reads still waiting for one of its sessions fail now, not never;
+      // its parked sessions are back before it ends.
+      const ending = retirePool(pool).then(() => pool.end({ timeout: 5 }))
+        .catch(() => {}).finally(() => this.#retired.delete(ending));
       this.#retired.add(ending);
     };
   }
@@ -88,7 +87,7 @@ export class PgPools {
   /** End both pools and the ones replaced. */
   async close(): Promise<void> {
     // A parked session is reserved: postgres.js would wait for it to end.
-    giveBackAll(this.sql);
+    await giveBackAll(this.sql);
     await Promise.all([
       this.sql.end({ timeout: 1 }),
       this.meta.end({ timeout: 1 }),

@@ -35,15 +35,17 @@ function retirementOf(sql: object): AbortSignal {
  * once. postgres.js never settles a `reserve()` left waiting on a pool that
  * is ending, so a read queued behind the lost sessions would hang for good.
  */
-export function retirePool(sql: object): void {
-  // Its parked sessions go back to it, to end with it.
-  giveBackAll(sql);
+export function retirePool(sql: object): Promise<void> {
+  // Its parked sessions go back to it, to end with it: settles once they
+  // are back (the pool is ended after).
+  const returned = giveBackAll(sql);
   retiring.get(sql)?.abort();
   if (!retiring.has(sql)) {
     const controller = new AbortController();
     controller.abort();
     retiring.set(sql, controller);
   }
+  return returned;
 }
 
 /** Whether `sql` was replaced (`retirePool`). */
