@@ -8,7 +8,7 @@
 
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
-import { PARK_MS } from "../../lib/db/postgres/pg_parked.ts";
+import { PARK_MS, setParking } from "../../lib/db/postgres/pg_parked.ts";
 import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
@@ -22,11 +22,23 @@ function ownDriver(url: string): { driver: Driver; app: string } {
 
 const WRITE_OPTIONS = { ...READ_OPTIONS, mode: "write" as const };
 
+/** `fn` with parking on (off by default for now: pg_parked.ts `parkingOn`). */
+function parked(fn: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    setParking(true);
+    try {
+      await fn();
+    } finally {
+      setParking(null);
+    }
+  };
+}
+
 Deno.test({
   name:
     "postgres parked sessions: reads one after another reuse one session with no marker through postgres.js",
   ...needs("postgres"),
-  async fn() {
+  fn: parked(async () => {
     await using fixture = await openFixture("postgres");
     const { driver, app } = ownDriver(fixture.url);
     const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
@@ -47,14 +59,14 @@ Deno.test({
       await admin.end();
       await driver.close();
     }
-  },
+  }),
 });
 
 Deno.test({
   name:
     "postgres parked sessions: a write right after reads gets a session, and reads after it are right",
   ...needs("postgres"),
-  async fn() {
+  fn: parked(async () => {
     await using fixture = await openFixture("postgres");
     const { driver } = ownDriver(fixture.url);
     const table = `parked_${crypto.randomUUID().slice(0, 8)}`;
@@ -90,14 +102,14 @@ Deno.test({
         .catch(() => {});
       await driver.close();
     }
-  },
+  }),
 });
 
 Deno.test({
   name:
     "postgres parked sessions: one ended by the server while parked costs the next read nothing",
   ...needs("postgres"),
-  async fn() {
+  fn: parked(async () => {
     await using fixture = await openFixture("postgres");
     const { driver, app } = ownDriver(fixture.url);
     const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
@@ -124,14 +136,14 @@ Deno.test({
       await admin.end();
       await driver.close();
     }
-  },
+  }),
 });
 
 Deno.test({
   name:
     "postgres parked sessions: an unused parked session goes back to postgres.js, and a new read lends it again",
   ...needs("postgres"),
-  async fn() {
+  fn: parked(async () => {
     await using fixture = await openFixture("postgres");
     const { driver } = ownDriver(fixture.url);
     try {
@@ -148,14 +160,14 @@ Deno.test({
     } finally {
       await driver.close();
     }
-  },
+  }),
 });
 
 Deno.test({
   name:
     "postgres parked sessions: a read cancelled before it starts leaves the parked session usable",
   ...needs("postgres"),
-  async fn() {
+  fn: parked(async () => {
     await using fixture = await openFixture("postgres");
     const { driver } = ownDriver(fixture.url);
     try {
@@ -179,5 +191,5 @@ Deno.test({
     } finally {
       await driver.close();
     }
-  },
+  }),
 });

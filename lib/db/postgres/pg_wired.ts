@@ -24,7 +24,13 @@ import {
   sessionGone,
 } from "./pg_session.ts";
 import { awaitWire, type Wire } from "./pg_wire.ts";
-import { park, type Parked, takeParked, unpark } from "./pg_parked.ts";
+import {
+  park,
+  type Parked,
+  parkingOn,
+  takeParked,
+  unpark,
+} from "./pg_parked.ts";
 import { stoppable, throwIfAborted } from "../stoppable.ts";
 import type { QueryOptions, QueryResult } from "../types.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
@@ -238,7 +244,8 @@ async function handBack(
     // No cancel request sent (one may yet land), the pool still serves,
     // and no caller waits for a session from postgres.js.
     if (
-      read.stopping === null && marker !== null && !poolRetired(sql) &&
+      parkingOn() && read.stopping === null && marker !== null &&
+      !poolRetired(sql) &&
       !reserveWaiting(sql)
     ) {
       return parkSession(sql, wire, reserved, marker, lost);
@@ -283,14 +290,14 @@ function parkSession(
       });
     },
   };
-  wire.hold((spoke) => {
+  wire.hold(() => {
     if (!unpark(sql, parked)) return;
-    // The server spoke (dbport closes the session, as after a read) or
-    // closed it (the pool is replaced, as after a read).
-    void within(wire.closed(), HAND_BACK_MS).then((closed) => {
-      if (closed && spoke) requeueWaiters(sql);
-      else lost();
-    });
+    // The server spoke (dbport closes the session) or closed it: the pool
+    // is replaced. postgres.js reopens a reserved session that closed for
+    // the first reserve() waiting and forgets that one, and a reserve()
+    // made a moment after the waiting ones were refused was left waiting
+    // for ever (sessions ended by an administrator while parked).
+    void within(wire.closed(), HAND_BACK_MS).then(() => lost());
   });
   park(sql, parked);
 }
