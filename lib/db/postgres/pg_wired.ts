@@ -267,8 +267,8 @@ async function handBack(
 /**
  * Park a clean session for the pool's next read (pg_parked.ts). Given
  * back, it answers postgres.js's marker and is released once postgres.js
- * took the answer; a session that speaks or closes while parked is dropped
- * as a read's session would be.
+ * took the answer; a session that speaks or closes while parked replaces
+ * its pool.
  */
 function parkSession(
   sql: Sql,
