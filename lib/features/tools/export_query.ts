@@ -27,6 +27,7 @@ import {
   exportFileName,
   type ExportFormat,
   ExportLimit,
+  type ExportLimits,
   ExportWriter,
 } from "./export_file.ts";
 import { rethrow, ToolFailure } from "./failure.ts";
@@ -122,11 +123,11 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
           ? Promise.reject(error)
           : cannotWrite(error)
       );
-      const writer = await ExportWriter.create(path, format, {
+      const writer = await createUnlessStopped(ctx.signal, path, format, {
         rows: settings.maxExportRows,
         bytes: room.bytes,
         bytesSetting: room.setting,
-      }).catch(cannotWrite);
+      });
       const sample = new Budget({
         maxRows: SAMPLE_ROWS,
         maxBytes: 10_000,
@@ -220,6 +221,29 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
       };
     },
   });
+}
+
+/**
+ * Create the export file unless the call was stopped first: a call
+ * cancelled while it was vetted (its answer already sent) creates no file,
+ * and one stopped while the file was being created removes it at once.
+ */
+async function createUnlessStopped(
+  signal: AbortSignal,
+  path: string,
+  format: ExportFormat,
+  limits: ExportLimits,
+): Promise<ExportWriter> {
+  signal.throwIfAborted();
+  const writer = await ExportWriter.create(path, format, limits).catch(
+    cannotWrite,
+  );
+  if (signal.aborted) {
+    writer.close();
+    await Deno.remove(path).catch(() => {});
+    signal.throwIfAborted();
+  }
+  return writer;
 }
 
 /** A failure to use the exports directory, as the client sees it. */
