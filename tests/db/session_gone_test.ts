@@ -5,10 +5,12 @@
  * dropped, from a timer no caller can catch.
  */
 
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import { DriverPool } from "../../lib/db/pool.ts";
 import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import postgres from "postgres";
+import { setParking } from "../../lib/db/postgres/pg_parked.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
 
 Deno.test({
   name:
@@ -64,6 +66,89 @@ Deno.test({
     } finally {
       await pool.closeAll();
       await admin.end();
+    }
+  },
+});
+
+/** A relay to PostgreSQL that opens each session `delayMs` late. */
+function slowRelay(
+  delayMs: number,
+): { url: string; accepted(): number; close(): void } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const target = new URL(POSTGRES_URL);
+  let accepted = 0;
+  void (async () => {
+    for await (const client of listener) {
+      accepted++;
+      open.add(client);
+      void (async () => {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        const server = await Deno.connect({
+          hostname: target.hostname,
+          port: Number(target.port || 5432),
+        });
+        open.add(server);
+        await Promise.allSettled([
+          client.readable.pipeTo(server.writable),
+          server.readable.pipeTo(client.writable),
+        ]);
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+  const url = new URL(POSTGRES_URL);
+  url.port = String((listener.addr as Deno.NetAddr).port);
+  return {
+    url: url.toString(),
+    accepted: () => accepted,
+    close() {
+      listener.close();
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch { /* closed already */ }
+      }
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "postgres: a driver closed while a read waits for its session fails that read, never leaves it waiting",
+  ...needs("postgres"),
+  async fn() {
+    // DriverPool closes a driver whose call lost its database while another
+    // call of it asks its new pool again: postgres.js never settles a
+    // reserve() whose session was still connecting when its pool was ended
+    // (parked sessions made it common: tests/db/session_gone_test.ts above
+    // hung 2 runs in 4).
+    for (const parking of [false, true]) {
+      setParking(parking);
+      const relay = slowRelay(400);
+      const { driver } = ownPostgresDriver(relay.url, "dbport_close");
+      try {
+        const waiting = driver.query("SELECT 2 AS two", READ_OPTIONS);
+        // Its session is connecting (the relay holds it 400 ms).
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        const closed = driver.close();
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const outcome = await Promise.race([
+          waiting.then(() => "answered", (error) => String(error)),
+          new Promise<string>((resolve) => {
+            timer = setTimeout(() => resolve("still waiting after 8 s"), 8_000);
+          }),
+        ]);
+        clearTimeout(timer);
+        assert(outcome !== "still waiting after 8 s", `parking ${parking}`);
+        await closed;
+        // postgres.js reconnects for the reserve() dbport refused, a few ms
+        // after the pool ended: the ended pool opens no session for it.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        assertEquals(relay.accepted(), 1, `parking ${parking}`);
+      } finally {
+        setParking(null);
+        relay.close();
+      }
     }
   },
 });

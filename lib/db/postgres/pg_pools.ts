@@ -13,8 +13,7 @@
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
-import { giveBackAll } from "./pg_parked.ts";
-import { retirePool } from "./pg_session.ts";
+import { poolRetired, retirePool } from "./pg_session.ts";
 import { wired } from "./pg_wire.ts";
 import { wireTarget } from "./pg_wired.ts";
 import type { Duplex } from "node:stream";
@@ -59,7 +58,29 @@ export class PgPools {
     const socket = plain === null
       ? config.socket
       : async () => wired(await plain());
-    this.#create = () => postgres(config.url, postgresOptions(config, socket));
+    this.#create = () => {
+      const opener = socket;
+      if (opener === undefined) {
+        return postgres(config.url, postgresOptions(config));
+      }
+      // A pool replaced or closed opens no session more: postgres.js
+      // reconnects an ended pool's session for a reserve() dbport already
+      // refused (pg_session.ts `retirePool`), which would then idle for its
+      // idle timeout after the pool was closed.
+      const pool: Sql = postgres(
+        config.url,
+        postgresOptions(config, () =>
+          poolRetired(pool)
+            ? Promise.reject(
+              Object.assign(
+                new Error("the connection's pool was replaced or closed"),
+                { code: "CONNECTION_ENDED" },
+              ),
+            )
+            : opener()),
+      );
+      return pool;
+    };
     this.sql = this.#create();
     this.meta = postgres(config.url, {
       ...postgresOptions(config, config.socket),
@@ -84,10 +105,16 @@ export class PgPools {
     };
   }
 
-  /** End both pools and the ones replaced. */
+  /**
+   * End both pools and the ones replaced. A read still waiting for a
+   * session of the reads' pool fails at once: postgres.js never settles a
+   * `reserve()` left waiting on a pool that is ending (a driver closed
+   * after one call lost its session, while another asked again: that read
+   * waited for ever).
+   */
   async close(): Promise<void> {
     // A parked session is reserved: postgres.js would wait for it to end.
-    await giveBackAll(this.sql);
+    await retirePool(this.sql, "the connection was closed");
     await Promise.all([
       this.sql.end({ timeout: 1 }),
       this.meta.end({ timeout: 1 }),

@@ -35,14 +35,17 @@ function retirementOf(sql: object): AbortSignal {
  * once. postgres.js never settles a `reserve()` left waiting on a pool that
  * is ending, so a read queued behind the lost sessions would hang for good.
  */
-export function retirePool(sql: object): Promise<void> {
+export function retirePool(
+  sql: object,
+  why = "the connection's pool was replaced",
+): Promise<void> {
   // Its parked sessions go back to it, to end with it: settles once they
   // are back (the pool is ended after).
   const returned = giveBackAll(sql);
-  retiring.get(sql)?.abort();
+  retiring.get(sql)?.abort(why);
   if (!retiring.has(sql)) {
     const controller = new AbortController();
-    controller.abort();
+    controller.abort(why);
     retiring.set(sql, controller);
   }
   return returned;
@@ -130,7 +133,11 @@ export function reserveSession(
   const gone = () =>
     new DbError(
       "connect",
-      "the database session closed before the read began: the connection's pool was replaced; try again",
+      `the database session closed before the read began: ${
+        typeof retired.reason === "string"
+          ? retired.reason
+          : "the connection's pool was replaced"
+      }; try again`,
     );
   const requeued = () =>
     Object.assign(
