@@ -22,7 +22,7 @@ function ownDriver(url: string): { driver: Driver; app: string } {
 
 const WRITE_OPTIONS = { ...READ_OPTIONS, mode: "write" as const };
 
-/** `fn` with parking on (off by default for now: pg_parked.ts `parkingOn`). */
+/** `fn` with parking on (as by default: `DBPORT_PG_PARK=0` turns it off). */
 function parked(fn: () => Promise<void>): () => Promise<void> {
   return async () => {
     setParking(true);

@@ -21,20 +21,20 @@ import type { Wire } from "./pg_wire.ts";
 /** How long a parked session waits for the next read. */
 export const PARK_MS = 2_000;
 
-/** The environment variable that turns parking on (`1`). */
+/** The environment variable that turns parking off (`0`). */
 export const PARK_ENV = "DBPORT_PG_PARK";
 
 let parking: boolean | null = null;
 
 /**
- * Whether clean sessions are parked. Off by default for now: with sessions
- * ended by the server while parked, a read of the replacing pool was seen
- * to wait for ever (tests/db/session_gone_test.ts, left open in issue 38);
- * `DBPORT_PG_PARK=1` turns it on, and tests turn it on with
- * {@linkcode setParking}.
+ * Whether clean sessions are parked: on unless `DBPORT_PG_PARK=0`. (It was
+ * off for a stop: a read waited for ever after sessions were ended while
+ * parked — a driver closed while that read asked its new pool for a
+ * session, which postgres.js never settles on an ending pool; PgPools.close
+ * now refuses it: tests/db/session_gone_test.ts.)
  */
 export function parkingOn(): boolean {
-  parking ??= Deno.env.get(PARK_ENV) === "1";
+  parking ??= Deno.env.get(PARK_ENV) !== "0";
   return parking;
 }
 

@@ -1,0 +1,193 @@
+/**
+ * `deno task test`: the whole suite, in three `deno test` processes. The
+ * unit tier first (in parallel, the databases' ports denied: see
+ * scripts/test_tier.ts), then the end-to-end tier in two shards at once,
+ * each file serial within its shard. Two processes rather than `deno test
+ * --parallel`: a test of one shard sees its own process alone — its RSS,
+ * its file descriptors, its listening sockets, its environment — while the
+ * databases are shared as they are with any other dbport process (every
+ * test counts only its own sessions). The serial suite took 17–19 minutes
+ * on the 2-core CI machine; sharded, about 11.
+ *
+ * Each process's lines are printed as they come, prefixed with its name;
+ * the last line is deno's summary summed over the three (`ok | N passed
+ * (S steps) | M failed (time)`), which `.ci/run` reads. Further arguments
+ * (`--filter`, say) go to every process.
+ *
+ * @module
+ */
+
+import { testFiles, tierOf } from "../tests/tiers.ts";
+
+/** deno's summary line: `ok | 3 passed (1 step) | 0 failed | 1 ignored (23ms)`. */
+const SUMMARY =
+  /^(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed(?: \((\d+) steps?\))?(?: \| (\d+) ignored)?/;
+
+/** What one process ended with. */
+interface Outcome {
+  name: string;
+  code: number;
+  passed: number;
+  steps: number;
+  failed: number;
+  ignored: number;
+  summarised: boolean;
+}
+
+/**
+ * Split `files` into `n` shards of about equal running time: the longest
+ * first into the lightest shard, a file weighing its number of tests (a
+ * load test, which runs for a minute, many).
+ */
+export function shard(
+  files: readonly string[],
+  n: number,
+  read: (path: string) => string,
+): string[][] {
+  const weigh = (path: string) =>
+    path.startsWith("tests/load/")
+      ? 40
+      : 1 + (read(path).match(/\bDeno\.test\(/g)?.length ?? 0);
+  const weighed = files.map((path) => ({ path, weight: weigh(path) }))
+    .sort((a, b) => b.weight - a.weight || a.path.localeCompare(b.path));
+  const shards = Array.from({ length: n }, () => ({
+    files: [] as string[],
+    weight: 0,
+  }));
+  for (const { path, weight } of weighed) {
+    const lightest = shards.reduce((a, b) => b.weight < a.weight ? b : a);
+    lightest.files.push(path);
+    lightest.weight += weight;
+  }
+  return shards.map((s) => s.files.sort());
+}
+
+const root = new URL("../", import.meta.url);
+const encoder = new TextEncoder();
+
+/** One line on stdout. */
+function say(line: string): void {
+  const bytes = encoder.encode(`${line}\n`);
+  for (let written = 0; written < bytes.length;) {
+    written += Deno.stdout.writeSync(bytes.subarray(written));
+  }
+}
+
+/** Run `deno test` on `files`, its lines prefixed with `[name]`. */
+async function run(
+  name: string,
+  files: readonly string[],
+  flags: readonly string[],
+  env: Record<string, string>,
+  rest: readonly string[],
+): Promise<Outcome> {
+  const outcome: Outcome = {
+    name,
+    code: 1,
+    passed: 0,
+    steps: 0,
+    failed: 0,
+    ignored: 0,
+    summarised: false,
+  };
+  if (files.length === 0) return { ...outcome, code: 0, summarised: true };
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "test",
+      "--config",
+      "deno.dev.json",
+      "--no-prompt",
+      ...flags,
+      ...rest,
+      ...files,
+    ],
+    cwd: root,
+    // deno colours its lines even into a pipe: plain, they are read here.
+    env: { ...env, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const relay = async (stream: ReadableStream<Uint8Array>) => {
+    let partial = "";
+    const write = (line: string) => {
+      const match = SUMMARY.exec(line);
+      if (match !== null) {
+        outcome.summarised = true;
+        outcome.passed = Number(match[2]);
+        outcome.steps = Number(match[3] ?? 0);
+        outcome.failed = Number(match[4]);
+        outcome.ignored = Number(match[6] ?? 0);
+      }
+      say(`[${name}] ${line}`);
+    };
+    for await (
+      const chunk of stream.pipeThrough(new TextDecoderStream())
+    ) {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop()!;
+      for (const line of lines) write(line);
+    }
+    if (partial !== "") write(partial);
+  };
+  await Promise.all([relay(child.stdout), relay(child.stderr)]);
+  outcome.code = (await child.status).code;
+  return outcome;
+}
+
+/** Run the suite; see the module's comment. */
+async function main(rest: readonly string[]): Promise<number> {
+  const all = await testFiles(root);
+  const unit = all.filter((path) => tierOf(path) === "unit");
+  const e2e = all.filter((path) => tierOf(path) === "e2e");
+  const started = performance.now();
+  const databases = ["127.0.0.1", "localhost", "[::1]"].flatMap((host) => [
+    `${host}:5432`,
+    `${host}:3306`,
+  ]);
+  const outcomes = [
+    // Under CI a unit test whose database cannot be reached fails instead of
+    // being skipped (scripts/test_tier.ts).
+    await run(
+      "unit",
+      unit,
+      [
+        "--allow-all",
+        `--deny-net=${databases.join(",")}`,
+        "--parallel",
+      ],
+      { CI: "1" },
+      rest,
+    ),
+    ...await Promise.all(
+      shard(e2e, 2, (path) => Deno.readTextFileSync(new URL(path, root))).map(
+        (files, i) => run(`e2e-${i + 1}`, files, ["--allow-all"], {}, rest),
+      ),
+    ),
+  ];
+  const sum = (key: "passed" | "steps" | "failed" | "ignored") =>
+    outcomes.reduce((total, outcome) => total + outcome[key], 0);
+  const broken = outcomes.filter((o) => !o.summarised || o.code !== 0);
+  for (const outcome of broken) {
+    say(
+      `${outcome.name}: ${
+        outcome.summarised ? `exit code ${outcome.code}` : "no summary"
+      }`,
+    );
+  }
+  const failed = sum("failed") + outcomes.filter((o) => !o.summarised).length;
+  const seconds = Math.round((performance.now() - started) / 1000);
+  const time = `${Math.floor(seconds / 60)}m${seconds % 60}s`;
+  const steps = sum("steps");
+  const ignored = sum("ignored");
+  say(
+    `${broken.length === 0 ? "ok" : "FAILED"} | ${sum("passed")} passed${
+      steps > 0 ? ` (${steps} steps)` : ""
+    } | ${failed} failed${
+      ignored > 0 ? ` | ${ignored} ignored` : ""
+    } (${time})`,
+  );
+  return broken.length === 0 ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
