@@ -1,0 +1,118 @@
+/**
+ * An outsider's attacks on closing a PostgreSQL driver (PgPools.close and
+ * retirePool, commit 780219a) and on parked sessions (pg_parked.ts), with
+ * parking on: a closed driver keeps no session open and answers no read,
+ * whatever its reads' sessions do while it closes.
+ */
+
+import { assert, assertEquals } from "@std/assert";
+import postgres from "postgres";
+import { setParking } from "../../lib/db/postgres/pg_parked.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
+import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { waitUntil } from "../_wait.ts";
+
+type Admin = ReturnType<typeof postgres>;
+
+async function sessionsOf(admin: Admin, app: string): Promise<number> {
+  const [row] = await admin.unsafe(
+    "select count(*)::int as n from pg_stat_activity where application_name = $1",
+    [app],
+  );
+  return Number(row?.n ?? -1);
+}
+
+/** A promise's outcome as text, or "still waiting" after `ms`. */
+async function outcome(work: Promise<unknown>, ms: number): Promise<string> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      work.then(
+        (value) =>
+          `answered ${
+            JSON.stringify((value as { rows?: unknown } | undefined)?.rows)
+          }`,
+        (error) => `failed: ${String(error)}`,
+      ),
+      new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve(`still waiting after ${ms} ms`), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test({
+  name:
+    "postgres close: a read whose session dies while the driver closes does not open a new pool after close (no read answered, no session left)",
+  ...needs("postgres"),
+  async fn() {
+    // PgPools.close() retires and ends `this.sql`, but a read of that pool
+    // losing its session afterwards calls `lostFrom(pool)`, which still sees
+    // `pool === this.sql` and puts a fresh, unretired pool in its place:
+    // reads asked of the closed driver are answered on it, and its session
+    // idles for postgres.js's idle timeout (60 s) after close — the pool is
+    // never ended. Seen as "4 sessions after close" under C=16 reads with
+    // sessions ended by an administrator.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    try {
+      for (const parking of [true, false]) {
+        setParking(parking);
+        const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s46c");
+        try {
+          const slow = driver.query("SELECT pg_sleep(3) AS s", READ_OPTIONS);
+          slow.catch(() => {});
+          await waitUntil(
+            "the slow read runs",
+            async () =>
+              (await admin.unsafe(
+                "select 1 from pg_stat_activity where application_name = $1 and state = 'active' and query like '%pg_sleep(3)%'",
+                [app],
+              )).length === 1,
+          );
+          const closing = driver.close();
+          // The session dies under the read while the driver closes (an
+          // administrator, a network loss, the server restarting).
+          await admin.unsafe(
+            "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
+            [app],
+          );
+          assert(
+            (await outcome(slow, 8_000)).startsWith("failed"),
+            `parking ${parking}: the read lost its session`,
+          );
+          assertEquals(
+            await outcome(closing, 8_000),
+            "answered undefined",
+            `parking ${parking}`,
+          );
+          // A closed driver answers nothing more.
+          const after = await outcome(
+            driver.query("SELECT 1 AS one", READ_OPTIONS),
+            8_000,
+          );
+          assert(
+            after.startsWith("failed") && /closed/.test(after),
+            `parking ${parking}: a read after close: ${after}`,
+          );
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          assertEquals(
+            await sessionsOf(admin, app),
+            0,
+            `parking ${parking}: sessions left open after close`,
+          );
+        } finally {
+          setParking(null);
+          await driver.close();
+          await admin.unsafe(
+            "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
+            [app],
+          );
+        }
+      }
+    } finally {
+      await admin.end();
+    }
+  },
+});
