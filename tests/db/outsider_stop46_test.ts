@@ -11,6 +11,16 @@ import { setParking } from "../../lib/db/postgres/pg_parked.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
+import { exportQueryTool } from "../../lib/features/tools/export_query.ts";
+import { RequestStopped } from "../../lib/server/inflight.ts";
+import type { Cell, Driver, QueryOptions } from "../../lib/db/types.ts";
+import {
+  callContext,
+  fakeConnection,
+  fakeDeps,
+  FakeDriver,
+  principalWith,
+} from "../_fake_driver.ts";
 
 type Admin = ReturnType<typeof postgres>;
 
@@ -113,6 +123,69 @@ Deno.test({
       }
     } finally {
       await admin.end();
+    }
+  },
+});
+
+/**
+ * A fake connection whose stream is a real PostgreSQL read (the vetting is
+ * the fake's), and whose call is cancelled the moment that read ended: the
+ * client has its `-33002` answer by then.
+ */
+class CancelledAsStreamEnds extends FakeDriver {
+  constructor(readonly control: AbortController, readonly real: Driver) {
+    super();
+  }
+  async streamRead(
+    text: string,
+    options: QueryOptions,
+    onBatch: (columns: string[], rows: Cell[][]) => Promise<void>,
+  ): Promise<{ rows: number }> {
+    const streamed = await this.real.streamRead!(text, options, onBatch);
+    this.control.abort(new RequestStopped("cancelled"));
+    return streamed;
+  }
+}
+
+Deno.test({
+  name:
+    "export_query cancelled as its stream ends leaves no file after the cancelled answer",
+  ...needs("postgres"),
+  async fn() {
+    // createUnlessStopped (71db3fd) looks at the signal only before the
+    // stream; a cancel landing after the last batch was written (or while
+    // it was) lets the call finish and keep its file, which appears after
+    // the client was answered -33002 — the same symptom CI saw.
+    const control = new AbortController();
+    const { driver: real } = ownPostgresDriver(POSTGRES_URL, "dbport_s46e");
+    const driver = new CancelledAsStreamEnds(control, real);
+    const connection = fakeConnection();
+    const deps = fakeDeps([connection], { driver });
+    const ctx = callContext(principalWith(["tools:read", "resources:read"]), {
+      signal: control.signal,
+    });
+    const dir = deps.exportDirectory();
+    try {
+      const answer = await exportQueryTool(deps).call({
+        connection_id: connection.id,
+        query: "select g from generate_series(1, 120) g",
+        format: "csv",
+      }, ctx).then(() => "answered", (error) => `failed: ${String(error)}`);
+      assert(control.signal.aborted);
+      const files: string[] = [];
+      try {
+        for await (const entry of Deno.readDir(dir)) files.push(entry.name);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      assertEquals(
+        files,
+        [],
+        `a cancelled export (${answer}) left its file`,
+      );
+    } finally {
+      await real.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
 });
