@@ -8,6 +8,7 @@
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import { setParking } from "../../lib/db/postgres/pg_parked.ts";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
@@ -186,6 +187,98 @@ Deno.test({
     } finally {
       await real.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+/** A relay to PostgreSQL that opens each session `delayMs` late. */
+function slowRelay(
+  delayMs: number,
+): { url: string; accepted(): number; close(): void } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const target = new URL(POSTGRES_URL);
+  let accepted = 0;
+  void (async () => {
+    for await (const client of listener) {
+      accepted++;
+      open.add(client);
+      void (async () => {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        const server = await Deno.connect({
+          hostname: target.hostname,
+          port: Number(target.port || 5432),
+        });
+        open.add(server);
+        await Promise.allSettled([
+          client.readable.pipeTo(server.writable),
+          server.readable.pipeTo(client.writable),
+        ]);
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+  const url = new URL(POSTGRES_URL);
+  url.port = String((listener.addr as Deno.NetAddr).port);
+  return {
+    url: url.toString(),
+    accepted: () => accepted,
+    close() {
+      listener.close();
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch { /* closed already */ }
+      }
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "postgres close without wired reads (TLS, DBPORT_PG_WIRE=0): a read connecting while the driver closes leaves no session open",
+  ...needs("postgres"),
+  // The session left behind holds postgres.js's idle timer (60 s).
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // 780219a made a retired pool refuse to open a session only when it has
+    // a socket factory of dbport's own (wired reads). Without one — every
+    // TLS connection, a Unix socket, several hosts, DBPORT_PG_WIRE=0 —
+    // postgres.js still reconnects the closed pool's session for the
+    // reserve() dbport refused, after close resolved: it idles for the idle
+    // timeout (60 s), the pool already ended.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const relay = slowRelay(400);
+    const app = `dbport_s46w_${crypto.randomUUID().slice(0, 8)}`;
+    const url = new URL(relay.url);
+    url.searchParams.set("application_name", app);
+    const driver = openPostgres({
+      url: url.toString(),
+      secrets: [],
+      wiredReads: false,
+    });
+    try {
+      const waiting = driver.query("SELECT 2 AS two", READ_OPTIONS);
+      // Its session is connecting (the relay holds it 400 ms).
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const closed = driver.close();
+      const read = await outcome(waiting, 8_000);
+      assert(read.startsWith("failed") && /closed/.test(read), read);
+      await closed;
+      // The relay's 400 ms, and then some.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      assertEquals(
+        { accepted: relay.accepted(), sessions: await sessionsOf(admin, app) },
+        { accepted: 1, sessions: 0 },
+        "sessions opened and left open after close",
+      );
+    } finally {
+      await admin.unsafe(
+        "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
+        [app],
+      );
+      relay.close();
+      await admin.end();
     }
   },
 });
