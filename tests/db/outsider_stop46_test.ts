@@ -282,3 +282,55 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres close: catalog statements queued while the driver closes leave no session of dbport's own pool open",
+  ...needs("postgres"),
+  // The session left behind holds postgres.js's idle timer (60 s).
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // dbport's own pool (`PgPools.meta`: the catalog, a statement's
+    // vetting) has two sessions and no socket factory that refuses once
+    // closed: a third statement queued while both connect is left in
+    // postgres.js's queue when close() ends them, and postgres.js reopens a
+    // session for it after close resolved — answered, then idle for the
+    // idle timeout (60 s). DriverPool closes a driver whose call lost its
+    // database while its other calls are vetted or list tables.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const relay = slowRelay(400);
+    const app = `dbport_s46m_${crypto.randomUUID().slice(0, 8)}`;
+    const url = new URL(relay.url);
+    url.searchParams.set("application_name", app);
+    const driver = openPostgres({
+      url: url.toString(),
+      secrets: [],
+      wiredReads: true,
+    });
+    try {
+      const calls = [1, 2, 3].map(() =>
+        driver.version(READ_OPTIONS).then(() => "answered", String)
+      );
+      // Both sessions of the pool are connecting (the relay holds them).
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const closed = driver.close();
+      const outcomes = await outcome(Promise.all(calls), 8_000);
+      assert(!outcomes.startsWith("still waiting"), outcomes);
+      await closed;
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      assertEquals(
+        await sessionsOf(admin, app),
+        0,
+        `sessions left open after close (${relay.accepted()} opened)`,
+      );
+    } finally {
+      await admin.unsafe(
+        "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
+        [app],
+      );
+      relay.close();
+      await admin.end();
+    }
+  },
+});
