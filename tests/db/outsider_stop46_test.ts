@@ -334,3 +334,90 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "held: with parking on, 16 reads racing a driver's close each get their own answer or a closed refusal, and no session outlives close",
+  ...needs("postgres"),
+  async fn() {
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    setParking(true);
+    try {
+      for (let round = 0; round < 2; round++) {
+        const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s46r");
+        try {
+          // Sessions parked by a first wave.
+          await Promise.all(
+            Array.from(
+              { length: 16 },
+              (_, i) => driver.query(`SELECT ${i} AS n`, READ_OPTIONS),
+            ),
+          );
+          const reads = Array.from({ length: 16 }, (_, i) =>
+            outcome(
+              driver.query(
+                i % 3 === 0
+                  ? `SELECT ${100 + i} AS n, pg_sleep(0.02)`
+                  : `SELECT ${100 + i} AS n`,
+                READ_OPTIONS,
+              ),
+              8_000,
+            ));
+          await new Promise((resolve) => setTimeout(resolve, round * 3));
+          assertEquals(
+            await outcome(driver.close(), 8_000),
+            "answered undefined",
+          );
+          const outcomes = await Promise.all(reads);
+          outcomes.forEach((text, i) =>
+            assert(
+              text.startsWith(`answered [[${100 + i}`) ||
+                (text.startsWith("failed") && /closed/.test(text)),
+              `read ${i}: ${text}`,
+            )
+          );
+          assertEquals(await sessionsOf(admin, app), 0, `round ${round}`);
+        } finally {
+          await driver.close();
+        }
+      }
+    } finally {
+      setParking(null);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: with parking on, a read cancelled on a parked session stops at once and the next reads get their own answers",
+  ...needs("postgres"),
+  async fn() {
+    setParking(true);
+    const { driver } = ownPostgresDriver(POSTGRES_URL, "dbport_s46k");
+    try {
+      for (let i = 0; i < 4; i++) {
+        // Parks the session the slow read then takes.
+        await driver.query(`SELECT ${i} AS n`, READ_OPTIONS);
+        const control = new AbortController();
+        const started = performance.now();
+        const slow = driver.query("SELECT pg_sleep(5)", {
+          ...READ_OPTIONS,
+          signal: control.signal,
+        });
+        setTimeout(() => control.abort(), 100);
+        const stopped = await outcome(slow, 8_000);
+        assert(/cancelled/.test(stopped), stopped);
+        assert(performance.now() - started < 2_000, "stopped at once");
+        const next = await Promise.all([
+          driver.query(`SELECT ${200 + i} AS n`, READ_OPTIONS),
+          driver.query(`SELECT ${300 + i} AS n`, READ_OPTIONS),
+        ]);
+        assertEquals(next.map((r) => r.rows), [[[200 + i]], [[300 + i]]]);
+      }
+    } finally {
+      setParking(null);
+      await driver.close();
+    }
+  },
+});
