@@ -37,6 +37,8 @@ export class PgPools {
   readonly plainSocket: (() => Promise<Duplex>) | null;
   readonly #create: () => Sql;
   readonly #retired = new Set<Promise<void>>();
+  /** Set by `close`: a pool lost after it is not replaced. */
+  #closed = false;
 
   constructor(config: PostgresConfig) {
     // Reads speak the protocol themselves on a wired socket (pg_read.ts),
@@ -95,7 +97,11 @@ export class PgPools {
    */
   lostFrom(pool: Sql): () => void {
     return () => {
-      if (pool !== this.sql) return;
+      // Once closed, nothing replaces it: a read that lost its session
+      // while the driver closed put a fresh pool in its place, which then
+      // answered reads of the closed driver and was never ended (its
+      // sessions idled for the idle timeout).
+      if (pool !== this.sql || this.#closed) return;
       this.sql = this.#create();
       // Reads still waiting for one of its sessions fail now, not never;
       // its parked sessions are back before it ends.
@@ -113,6 +119,7 @@ export class PgPools {
    * waited for ever).
    */
   async close(): Promise<void> {
+    this.#closed = true;
     // A parked session is reserved: postgres.js would wait for it to end.
     await retirePool(this.sql, "the connection was closed");
     await Promise.all([

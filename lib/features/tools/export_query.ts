@@ -179,6 +179,11 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
             );
           }
         });
+        // A cancel that landed as the stream ended (after its last batch):
+        // the client was answered as cancelled, so the file goes too.
+        if (ctx.signal.aborted) {
+          throw new DbError("cancelled", "the export was cancelled");
+        }
       } catch (error) {
         writer.close();
         await Deno.remove(path).catch(() => {});
