@@ -13,7 +13,7 @@
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
-import { poolRetired, retirePool } from "./pg_session.ts";
+import { retirePool } from "./pg_session.ts";
 import { wired } from "./pg_wire.ts";
 import { wireTarget } from "./pg_wired.ts";
 import type { Duplex } from "node:stream";
@@ -41,14 +41,12 @@ export class PgPools {
   #closed = false;
 
   constructor(config: PostgresConfig) {
-    // Reads speak the protocol themselves on a wired socket (pg_read.ts),
-    // which needs the session's bytes in clear: not under TLS.
-    const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
-    const target = !wiredReads ? null : wireTarget(
-      config.socket,
-      postgres(config.url, postgresOptions(config)).options as never,
-    );
-    this.plainSocket = target === null
+    const options = postgres(config.url, postgresOptions(config))
+      .options as never;
+    // A plain TCP socket, or the tunnel's: null under TLS, a Unix socket or
+    // a list of hosts, which postgres.js opens itself.
+    const target = wireTarget(config.socket, options);
+    const open = target === null
       ? null
       : () =>
         config.socket === undefined
@@ -56,38 +54,27 @@ export class PgPools {
             tcpConnect(target.port, target.host).setNoDelay(true),
           )
           : config.socket();
+    // Reads speak the protocol themselves on a wired socket (pg_read.ts),
+    // which needs the session's bytes in clear: not under TLS.
+    const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
+    this.plainSocket = wiredReads ? open : null;
     const plain = this.plainSocket;
     const socket = plain === null
-      ? config.socket
+      ? open ?? undefined
       : async () => wired(await plain());
     this.#create = () => {
-      const opener = socket;
-      if (opener === undefined) {
-        return postgres(config.url, postgresOptions(config));
-      }
-      // A pool replaced or closed opens no session more: postgres.js
-      // reconnects an ended pool's session for a reserve() dbport already
-      // refused (pg_session.ts `retirePool`), which would then idle for its
-      // idle timeout after the pool was closed.
       const pool: Sql = postgres(
         config.url,
-        postgresOptions(config, () =>
-          poolRetired(pool)
-            ? Promise.reject(
-              Object.assign(
-                new Error("the connection's pool was replaced or closed"),
-                { code: "CONNECTION_ENDED" },
-              ),
-            )
-            : opener()),
+        postgresOptions(config, untilEnded(() => pool, socket)),
       );
       return pool;
     };
     this.sql = this.#create();
-    this.meta = postgres(config.url, {
-      ...postgresOptions(config, config.socket),
+    const meta: Sql = postgres(config.url, {
+      ...postgresOptions(config, untilEnded(() => meta, open ?? undefined)),
       max: 2,
     });
+    this.meta = meta;
   }
 
   /**
@@ -105,8 +92,8 @@ export class PgPools {
       this.sql = this.#create();
       // Reads still waiting for one of its sessions fail now, not never;
       // its parked sessions are back before it ends.
-      const ending = retirePool(pool).then(() => pool.end({ timeout: 5 }))
-        .catch(() => {}).finally(() => this.#retired.delete(ending));
+      const ending = retirePool(pool).then(() => endPool(pool, 5))
+        .finally(() => this.#retired.delete(ending));
       this.#retired.add(ending);
     };
   }
@@ -122,10 +109,41 @@ export class PgPools {
     this.#closed = true;
     // A parked session is reserved: postgres.js would wait for it to end.
     await retirePool(this.sql, "the connection was closed");
-    await Promise.all([
-      this.sql.end({ timeout: 1 }),
-      this.meta.end({ timeout: 1 }),
-    ]);
+    await Promise.all([endPool(this.sql, 1), endPool(this.meta, 1)]);
     await Promise.allSettled([...this.#retired]);
   }
+}
+
+/** Pools whose `end()` settled: they open no session more. */
+const ended = new WeakSet<object>();
+
+/** End `pool`, giving its statements `seconds`; settles once it ended. */
+function endPool(pool: Sql, seconds: number): Promise<void> {
+  return pool.end({ timeout: seconds }).catch(() => {}).finally(() => {
+    ended.add(pool);
+  });
+}
+
+/**
+ * `open`, refused once the pool `pool()` names has ended: postgres.js
+ * reconnects an ended pool's session for a statement or a `reserve()` it
+ * still holds (one dbport refused: pg_session.ts `retirePool`), and that
+ * session then idled for the idle timeout after the driver was closed
+ * (tests/db/outsider_stop46_test.ts). Until it has ended, a cancel request
+ * (postgres.js opens one on a new socket) still goes out. Undefined where
+ * postgres.js opens its own sockets (TLS, a Unix socket, several hosts).
+ */
+function untilEnded(
+  pool: () => Sql,
+  open: (() => Promise<Duplex>) | undefined,
+): (() => Promise<Duplex>) | undefined {
+  if (open === undefined) return undefined;
+  return () => ended.has(pool()) ? Promise.reject(poolEnded()) : open();
+}
+
+function poolEnded(): Error {
+  return Object.assign(
+    new Error("the connection's pool was replaced or closed"),
+    { code: "CONNECTION_ENDED" },
+  );
 }
