@@ -152,3 +152,61 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres: a read waiting for a session when its pool is replaced is asked again of the new pool and answered",
+  ...needs("postgres"),
+  async fn() {
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    for (const parking of [false, true]) {
+      setParking(parking);
+      const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_asked");
+      try {
+        // The pool's four sessions busy, a fifth read waits for one.
+        const busy = Promise.allSettled(
+          [1, 2, 3, 4].map(() =>
+            driver.query("SELECT pg_sleep(1.5)", READ_OPTIONS)
+          ),
+        );
+        await waitForBusy(admin, app, 4);
+        const waiting = driver.query("SELECT 2 AS two", READ_OPTIONS);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        // One busy session ended: its read is lost and the pool replaced.
+        await admin.unsafe(
+          "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and state = 'active' and pid = (select min(pid) from pg_stat_activity where application_name = $1 and state = 'active')",
+          [app],
+        );
+        const answer = await waiting;
+        assertEquals(answer.rows, [[2]], `parking ${parking}`);
+        const outcomes = await busy;
+        assertEquals(
+          outcomes.filter((o) => o.status === "rejected").length,
+          1,
+          `parking ${parking}: only the ended session's read fails`,
+        );
+      } finally {
+        setParking(null);
+        await driver.close();
+      }
+    }
+    await admin.end();
+  },
+});
+
+/** Until `count` sessions named `app` run a statement. */
+async function waitForBusy(
+  admin: ReturnType<typeof postgres>,
+  app: string,
+  count: number,
+): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const [row] = await admin.unsafe(
+      "select count(*)::int as n from pg_stat_activity where application_name = $1 and state = 'active' and query like '%pg_sleep%'",
+      [app],
+    );
+    if (row?.n >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${count} sessions of ${app} never ran at once`);
+}

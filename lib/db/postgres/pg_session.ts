@@ -30,14 +30,19 @@ function retirementOf(sql: object): AbortSignal {
   return controller.signal;
 }
 
+/** Why a pool was retired when a new one replaced it. */
+const REPLACED_WHY = "the connection's pool was replaced";
+
 /**
- * Mark `sql` as replaced: a session still awaited from it fails as lost at
- * once. postgres.js never settles a `reserve()` left waiting on a pool that
- * is ending, so a read queued behind the lost sessions would hang for good.
+ * Mark `sql` as replaced (or, with `why`, closed): a session still awaited
+ * from it fails at once — asked again of the pool that replaced it
+ * (`askingAgain`: nothing ran), or lost when the driver closed. postgres.js
+ * never settles a `reserve()` left waiting on a pool that is ending, so a
+ * read queued behind the lost sessions would hang for good.
  */
 export function retirePool(
   sql: object,
-  why = "the connection's pool was replaced",
+  why = REPLACED_WHY,
 ): Promise<void> {
   // Its parked sessions go back to it, to end with it: settles once they
   // are back (the pool is ended after).
@@ -130,15 +135,20 @@ export function reserveSession(
   sql: ReturnType<typeof postgres>,
 ): Promise<Reserved> {
   const retired = retirementOf(sql);
-  const gone = () =>
-    new DbError(
+  const gone = () => {
+    const why = typeof retired.reason === "string"
+      ? retired.reason
+      : REPLACED_WHY;
+    const error = new DbError(
       "connect",
-      `the database session closed before the read began: ${
-        typeof retired.reason === "string"
-          ? retired.reason
-          : "the connection's pool was replaced"
-      }; try again`,
+      `the database session closed before the read began: ${why}; try again`,
     );
+    // Replaced: the read is asked again of the new pool (an outsider saw a
+    // quarter of the reads under ended sessions fail so, nothing run).
+    return why === REPLACED_WHY
+      ? Object.assign(error, { [REPLACED]: true })
+      : error;
+  };
   const requeued = () =>
     Object.assign(
       new DbError(
