@@ -13,7 +13,7 @@
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
-import { retirePool } from "./pg_session.ts";
+import { poolRetired, retirePool } from "./pg_session.ts";
 import { wired } from "./pg_wire.ts";
 import { wireTarget } from "./pg_wired.ts";
 import type { Duplex } from "node:stream";
@@ -65,13 +65,19 @@ export class PgPools {
     this.#create = () => {
       const pool: Sql = postgres(
         config.url,
-        postgresOptions(config, untilEnded(() => pool, socket)),
+        postgresOptions(
+          config,
+          untilEnded(() => pool, socket, () => poolRetired(pool)),
+        ),
       );
       return pool;
     };
     this.sql = this.#create();
     const meta: Sql = postgres(config.url, {
-      ...postgresOptions(config, untilEnded(() => meta, open ?? undefined)),
+      ...postgresOptions(
+        config,
+        untilEnded(() => meta, open ?? undefined, () => this.#closed),
+      ),
       max: 2,
     });
     this.meta = meta;
@@ -125,20 +131,58 @@ function endPool(pool: Sql, seconds: number): Promise<void> {
 }
 
 /**
- * `open`, refused once the pool `pool()` names has ended: postgres.js
- * reconnects an ended pool's session for a statement or a `reserve()` it
- * still holds (one dbport refused: pg_session.ts `retirePool`), and that
- * session then idled for the idle timeout after the driver was closed
- * (tests/db/outsider_stop46_test.ts). Until it has ended, a cancel request
- * (postgres.js opens one on a new socket) still goes out. Undefined where
- * postgres.js opens its own sockets (TLS, a Unix socket, several hosts).
+ * `open`, refused once the pool `pool()` names has ended, and from when
+ * `refusing()` says (its reads' pool retired, the driver closing) good for a
+ * cancel request alone. postgres.js reconnects an ending or ended pool's
+ * session for a statement or a `reserve()` it still holds — one dbport
+ * refused (pg_session.ts `retirePool`), or a catalog statement queued as
+ * the driver closed — and that session then idled for the idle timeout
+ * after the driver was closed (tests/db/outsider_stop46_test.ts). A cancel
+ * request, which postgres.js sends on a socket of its own, still goes out
+ * until the pool has ended. Undefined where postgres.js opens its own
+ * sockets (TLS, a Unix socket, several hosts).
  */
 function untilEnded(
   pool: () => Sql,
   open: (() => Promise<Duplex>) | undefined,
+  refusing: () => boolean,
 ): (() => Promise<Duplex>) | undefined {
   if (open === undefined) return undefined;
-  return () => ended.has(pool()) ? Promise.reject(poolEnded()) : open();
+  return async () => {
+    if (ended.has(pool())) throw poolEnded();
+    const socket = await open();
+    return refusing() ? cancelsOnly(socket) : socket;
+  };
+}
+
+type Write = (chunk: unknown, ...rest: unknown[]) => boolean;
+
+/**
+ * `socket`, closed with an error unless the first thing written on it is
+ * the protocol's cancel request (postgres.js writes a session's startup
+ * message, or a cancel request, first and alone).
+ */
+function cancelsOnly(socket: Duplex): Duplex {
+  const write = socket.write.bind(socket) as Write;
+  let first = true;
+  (socket as unknown as { write: Write }).write = (chunk, ...rest) => {
+    if (first) {
+      first = false;
+      if (!isCancelRequest(chunk)) {
+        socket.destroy(poolEnded());
+        return false;
+      }
+    }
+    return write(chunk, ...rest);
+  };
+  return socket;
+}
+
+/** Whether `chunk` is a cancel request: length 16, code 80877102. */
+function isCancelRequest(chunk: unknown): boolean {
+  if (!(chunk instanceof Uint8Array) || chunk.length !== 16) return false;
+  const view = new DataView(chunk.buffer, chunk.byteOffset, 16);
+  return view.getInt32(0) === 16 && view.getInt32(4) === 80877102;
 }
 
 function poolEnded(): Error {
