@@ -210,3 +210,53 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres: a read cancelled by its caller while it waits for a session fails at once, not when a session frees",
+  ...needs("postgres"),
+  async fn() {
+    // wiredRead and inReadTransaction look at the signal once, before
+    // reserveSession; the wait for a session (postgres.js's queue, the
+    // pool's four sessions busy) never looks at it again: a cancelled read
+    // held its caller — and its place ahead of live reads in the queue —
+    // until a session freed (2 s here), then failed "not started".
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s47d");
+    try {
+      const busy = Promise.allSettled(
+        [1, 2, 3, 4].map(() =>
+          driver.query("SELECT pg_sleep(2) AS busy", READ_OPTIONS)
+        ),
+      );
+      await waitUntil(
+        "the pool's four sessions are busy",
+        async () => (await running(admin, app, "%pg_sleep%")).length === 4,
+      );
+      for (const params of [[], [1]]) {
+        const control = new AbortController();
+        const waiting = outcome(
+          driver.query(
+            params.length === 0 ? "SELECT 1 AS one" : "SELECT $1::int AS one",
+            { ...READ_OPTIONS, params, signal: control.signal },
+          ),
+        );
+        await sleep(100);
+        control.abort();
+        const aborted = performance.now();
+        const answer = await waiting;
+        const late = Math.round(performance.now() - aborted);
+        assert(/cancelled/.test(answer), answer);
+        assert(
+          late < 500,
+          `params ${params.length}: settled ${late} ms after its cancel`,
+        );
+      }
+      await busy;
+    } finally {
+      await driver.close();
+      await endAll(admin, app);
+      await admin.end();
+    }
+  },
+});
