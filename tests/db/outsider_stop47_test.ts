@@ -363,3 +363,90 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres: a catalog call after the server ended dbport's own idle sessions answers (reconnects), not read ECONNRESET / EPIPE",
+  ...needs("postgres"),
+  async fn() {
+    // dbport's own pool (catalog, vetting: PgPools.meta) keeps its idle
+    // sessions; one the server ends while idle (an administrator,
+    // idle_session_timeout, a restart) is still taken for the next catalog
+    // statement, which fails "read ECONNRESET" or "This socket has been
+    // ended by the other party [EPIPE]" — through MCP a not_connected
+    // answer, and the whole driver closed (pool.ts). The reads' pool asks
+    // such a read again (pg_wired.ts diedParked); this pool does not. Fails
+    // before commit 9137897 too (postgres.js's own sockets).
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s47e");
+    const options = { signal: new AbortController().signal, timeoutMs: 5_000 };
+    try {
+      // The race (the call written before dbport saw the close) is won
+      // most times: five rounds.
+      for (let round = 0; round < 5; round++) {
+        await Promise.all([
+          driver.version(options),
+          driver.check("SELECT 1", "read", options),
+        ]);
+        await endAll(admin, app);
+        await waitUntil(
+          "the ended sessions gone",
+          async () =>
+            (await admin.unsafe(
+              "select 1 from pg_stat_activity where application_name = $1",
+              [app],
+            )).length === 0,
+        );
+        const answers = await Promise.all([
+          outcome(driver.version(options)),
+          outcome(driver.listSchemas(options)),
+        ]);
+        for (const answer of answers) {
+          assert(answer.startsWith("answered"), `round ${round}: ${answer}`);
+        }
+      }
+    } finally {
+      await driver.close();
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: dbport's own pool, through the socket factory, leaves no session after close whatever its catalog calls met",
+  ...needs("postgres"),
+  async fn() {
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s47f");
+    const options = { signal: new AbortController().signal, timeoutMs: 5_000 };
+    try {
+      for (let round = 0; round < 3; round++) {
+        const calls = [
+          driver.version(options),
+          driver.listSchemas(options),
+          driver.check("SELECT 1", "read", options),
+        ].map(outcome);
+        if (round === 1) await endAll(admin, app);
+        await Promise.all(calls);
+      }
+      // Queued catalog calls as it closes.
+      const late = [driver.version(options), driver.listSchemas(options)]
+        .map(outcome);
+      await driver.close();
+      await Promise.all(late);
+      await sleep(200);
+      assertEquals(
+        (await admin.unsafe(
+          "select count(*)::int as n from pg_stat_activity where application_name = $1",
+          [app],
+        ))[0]?.n,
+        0,
+        "sessions left after close",
+      );
+    } finally {
+      await driver.close();
+      await admin.end();
+    }
+  },
+});
