@@ -130,9 +130,14 @@ export function diedParked(): DbError {
   );
 }
 
-/** A session of `sql`, or a lost-session error once the pool is replaced. */
+/**
+ * A session of `sql`, or a lost-session error once the pool is replaced, or
+ * the caller's cancel once `signal` aborts (a read cancelled while it waited
+ * for a session held its caller until one freed: outsider stop47).
+ */
 export function reserveSession(
   sql: ReturnType<typeof postgres>,
+  signal?: AbortSignal,
 ): Promise<Reserved> {
   const retired = retirementOf(sql);
   const gone = () => {
@@ -158,6 +163,14 @@ export function reserveSession(
       { [REPLACED]: true },
     );
   if (retired.aborted) return Promise.reject(gone());
+  if (signal?.aborted) {
+    return Promise.reject(
+      new DbError(
+        "cancelled",
+        "the query was not started: the request was cancelled",
+      ),
+    );
+  }
   // A session parked between wired reads is the pool's to hand out now
   // (pg_parked.ts): asked for once it is back, postgres.js hands out that
   // one rather than open another.
@@ -174,6 +187,7 @@ export function reserveSession(
   return new Promise<Reserved>((resolve, reject) => {
     const done = () => {
       retired.removeEventListener("abort", onRetired);
+      signal?.removeEventListener("abort", onCancelled);
       all.delete(onRequeued);
     };
     const refuse = (error: DbError) => {
@@ -184,7 +198,15 @@ export function reserveSession(
     };
     const onRetired = () => refuse(gone());
     const onRequeued = () => refuse(requeued());
+    const onCancelled = () =>
+      refuse(
+        new DbError(
+          "cancelled",
+          "the query was not started: the request was cancelled",
+        ),
+      );
     retired.addEventListener("abort", onRetired, { once: true });
+    signal?.addEventListener("abort", onCancelled, { once: true });
     all.add(onRequeued);
     pending.then(
       (reserved) => {
@@ -212,7 +234,7 @@ export async function inReadTransaction<T>(
   work: (reserved: Reserved) => Promise<T>,
 ): Promise<T> {
   throwIfAborted(options.signal);
-  const reserved = await reserveSession(sql);
+  const reserved = await reserveSession(sql, options.signal);
   let gone = false;
   try {
     // Sent with the statement in one write rather than a round trip ahead of

@@ -139,7 +139,7 @@ export async function wiredRead(
   const discard = !(await leavesNoState(text));
   // A session the last read of this pool parked, else one from postgres.js.
   const kept = takeParked<Reserved>(sql);
-  const reserved = kept?.reserved ?? await reserveSession(sql);
+  const reserved = kept?.reserved ?? await reserveSession(sql, options.signal);
   let marker: Promise<unknown> | null = kept?.marker ?? null;
   const parsers = sql.options.parsers as Record<
     number,
