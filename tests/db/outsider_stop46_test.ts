@@ -26,11 +26,20 @@ import {
 type Admin = ReturnType<typeof postgres>;
 
 async function sessionsOf(admin: Admin, app: string): Promise<number> {
-  const [row] = await admin.unsafe(
-    "select count(*)::int as n from pg_stat_activity where application_name = $1",
-    [app],
-  );
-  return Number(row?.n ?? -1);
+  // A backend leaves pg_stat_activity a moment after its client closed
+  // (seen under load): up to 2 s for the count to reach 0. A session left
+  // idle by a leak stays for postgres.js's 60 s idle timeout.
+  let count = -1;
+  for (let i = 0; i < 40; i++) {
+    const [row] = await admin.unsafe(
+      "select count(*)::int as n from pg_stat_activity where application_name = $1",
+      [app],
+    );
+    count = Number(row?.n ?? -1);
+    if (count === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return count;
 }
 
 /** A promise's outcome as text, or "still waiting" after `ms`. */
