@@ -11,6 +11,7 @@ import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import postgres from "postgres";
 import { setParking } from "../../lib/db/postgres/pg_parked.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
+import { slowRelay } from "../_slow_relay.ts";
 import { waitUntil } from "../_wait.ts";
 
 Deno.test({
@@ -70,48 +71,6 @@ Deno.test({
     }
   },
 });
-
-/** A relay to PostgreSQL that opens each session `delayMs` late. */
-function slowRelay(
-  delayMs: number,
-): { url: string; accepted(): number; close(): void } {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const open = new Set<Deno.Conn>();
-  const target = new URL(POSTGRES_URL);
-  let accepted = 0;
-  void (async () => {
-    for await (const client of listener) {
-      accepted++;
-      open.add(client);
-      void (async () => {
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        const server = await Deno.connect({
-          hostname: target.hostname,
-          port: Number(target.port || 5432),
-        });
-        open.add(server);
-        await Promise.allSettled([
-          client.readable.pipeTo(server.writable),
-          server.readable.pipeTo(client.writable),
-        ]);
-      })().catch(() => {});
-    }
-  })().catch(() => {});
-  const url = new URL(POSTGRES_URL);
-  url.port = String((listener.addr as Deno.NetAddr).port);
-  return {
-    url: url.toString(),
-    accepted: () => accepted,
-    close() {
-      listener.close();
-      for (const conn of open) {
-        try {
-          conn.close();
-        } catch { /* closed already */ }
-      }
-    },
-  };
-}
 
 Deno.test({
   name:
