@@ -47,11 +47,14 @@ export const ROLLED_BACK =
  * A session that died under the statement may never answer, not even the
  * cancel (its write was lost with the socket): `STOP_GRACE_MS` after the stop
  * the call ends as a lost connection instead of waiting for ever.
+ * `keepLate` false: an answer that arrives once the stop was sent is the
+ * timeout or the cancellation too (a read, which changed nothing).
  */
 export async function stoppable<T>(
   work: () => Promise<T>,
   options: StopOptions,
   stop: () => unknown,
+  keepLate = true,
 ): Promise<T> {
   throwIfAborted(options.signal);
   let why: "timeout" | "cancelled" | null = null;
@@ -71,7 +74,12 @@ export async function stoppable<T>(
   const onAbort = () => fire("cancelled");
   options.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    return await Promise.race([work(), unanswered]);
+    const result = await Promise.race([work(), unanswered]);
+    // A read's answer that came after its stop may be the stop's own
+    // (MariaDB's SLEEP() answers 1 when killed): with `keepLate` false it
+    // is the timeout or the cancellation.
+    if (keepLate || why === null) return result;
+    throw new DbError("query", "stopped");
   } catch (error) {
     if (error instanceof DbError && error.kind === "connect") throw error;
     if (why === "timeout") {
