@@ -17,7 +17,7 @@
  * @module
  */
 
-import { testFiles, tierOf } from "../tests/tiers.ts";
+import { testFiles, tierOf, tierRun } from "../tests/tiers.ts";
 
 /** deno's summary line: `ok | 3 passed (1 step) | 0 failed | 1 ignored (23ms)`. */
 const SUMMARY =
@@ -141,27 +141,14 @@ async function main(rest: readonly string[]): Promise<number> {
   const unit = all.filter((path) => tierOf(path) === "unit");
   const e2e = all.filter((path) => tierOf(path) === "e2e");
   const started = performance.now();
-  const databases = ["127.0.0.1", "localhost", "[::1]"].flatMap((host) => [
-    `${host}:5432`,
-    `${host}:3306`,
-  ]);
+  const unitRun = tierRun("unit");
+  const e2eRun = tierRun("e2e");
   const outcomes = [
-    // Under CI a unit test whose database cannot be reached fails instead of
-    // being skipped (scripts/test_tier.ts).
-    await run(
-      "unit",
-      unit,
-      [
-        "--allow-all",
-        `--deny-net=${databases.join(",")}`,
-        "--parallel",
-      ],
-      { CI: "1" },
-      rest,
-    ),
+    await run("unit", unit, unitRun.flags, unitRun.env, rest),
     ...await Promise.all(
       shard(e2e, 2, (path) => Deno.readTextFileSync(new URL(path, root))).map(
-        (files, i) => run(`e2e-${i + 1}`, files, ["--allow-all"], {}, rest),
+        (files, i) =>
+          run(`e2e-${i + 1}`, files, e2eRun.flags, e2eRun.env, rest),
       ),
     ),
   ];

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { testFiles, tierOf } from "../tests/tiers.ts";
+import { testFiles, tierOf, tierRun } from "../tests/tiers.ts";
 
 const [tier, ...rest] = Deno.args;
 if (tier !== "unit" && tier !== "e2e") {
@@ -17,13 +17,7 @@ if (tier !== "unit" && tier !== "e2e") {
 }
 const root = new URL("../", import.meta.url);
 const files = (await testFiles(root)).filter((path) => tierOf(path) === tier);
-const databases = ["127.0.0.1", "localhost", "[::1]"].flatMap((host) => [
-  `${host}:5432`,
-  `${host}:3306`,
-]);
-const flags = tier === "unit"
-  ? ["--allow-all", `--deny-net=${databases.join(",")}`, "--parallel"]
-  : ["--allow-all"];
+const { flags, env } = tierRun(tier);
 const { code } = await new Deno.Command(Deno.execPath(), {
   args: [
     "test",
@@ -35,9 +29,7 @@ const { code } = await new Deno.Command(Deno.execPath(), {
     ...files,
   ],
   cwd: root,
-  // Under CI a test whose database cannot be reached fails instead of being
-  // skipped: with the ports denied, a unit test that needs one fails.
-  ...(tier === "unit" ? { env: { CI: "1" } } : {}),
+  env,
   stdin: "inherit",
   stdout: "inherit",
   stderr: "inherit",

@@ -62,6 +62,32 @@ export const E2E_FILES: readonly string[] = [
 ];
 
 /** The tier a test file (a path from the repository root) runs in. */
+/** The databases' ports, denied to the unit tier. */
+const DATABASE_PORTS = ["127.0.0.1", "localhost", "[::1]"].flatMap((host) => [
+  `${host}:5432`,
+  `${host}:3306`,
+]);
+
+/**
+ * `deno test`'s flags and the environment for a tier: the unit tier in
+ * parallel with the databases' ports denied and `CI` set, so a unit test
+ * that needs a database fails instead of skipping.
+ */
+export function tierRun(
+  tier: "unit" | "e2e",
+): { flags: string[]; env: Record<string, string> } {
+  return tier === "unit"
+    ? {
+      flags: [
+        "--allow-all",
+        `--deny-net=${DATABASE_PORTS.join(",")}`,
+        "--parallel",
+      ],
+      env: { CI: "1" },
+    }
+    : { flags: ["--allow-all"], env: {} };
+}
+
 export function tierOf(path: string): "unit" | "e2e" {
   return E2E_DIRS.some((dir) => path.startsWith(dir)) ||
       E2E_FILES.includes(path)

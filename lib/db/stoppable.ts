@@ -17,9 +17,16 @@ export interface StopOptions {
 /** Refuse to start work for a request that is already cancelled. */
 export function throwIfAborted(
   signal: AbortSignal,
-  message = "the query was not started: the request was cancelled",
+  message = NOT_STARTED,
 ): void {
   if (signal.aborted) throw new DbError("cancelled", message);
+}
+
+const NOT_STARTED = "the query was not started: the request was cancelled";
+
+/** A statement's refusal when its request was cancelled before it began. */
+export function notStarted(): DbError {
+  return new DbError("cancelled", NOT_STARTED);
 }
 
 /** How long a stopped statement may take to end before its session counts as lost. */
@@ -79,29 +86,30 @@ export async function stoppable<T>(
     // (MariaDB's SLEEP() answers 1 when killed): with `keepLate` false it
     // is the timeout or the cancellation.
     if (keepLate || why === null) return result;
-    throw new DbError("query", "stopped");
+    throw stopped(why, options.timeoutMs);
   } catch (error) {
     if (error instanceof DbError && error.kind === "connect") throw error;
-    if (why === "timeout") {
-      throw new DbError(
-        "timeout",
-        `the statement timeout of ${
-          formatSeconds(options.timeoutMs)
-        } ran out and the query was stopped on the database`,
-      );
-    }
-    if (why === "cancelled") {
-      throw new DbError(
-        "cancelled",
-        "the query was stopped on the database: the request was cancelled",
-      );
-    }
-    throw error;
+    throw why === null ? error : stopped(why, options.timeoutMs);
   } finally {
     timer.clear();
     giveUp?.clear();
     options.signal.removeEventListener("abort", onAbort);
   }
+}
+
+/** What a statement stopped by its timeout or a cancellation says. */
+function stopped(why: "timeout" | "cancelled", timeoutMs: number): DbError {
+  return why === "timeout"
+    ? new DbError(
+      "timeout",
+      `the statement timeout of ${
+        formatSeconds(timeoutMs)
+      } ran out and the query was stopped on the database`,
+    )
+    : new DbError(
+      "cancelled",
+      "the query was stopped on the database: the request was cancelled",
+    );
 }
 
 function formatSeconds(ms: number): string {

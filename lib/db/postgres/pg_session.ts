@@ -12,7 +12,7 @@
 import type postgres from "postgres";
 import { thrown } from "../../base/thrown.ts";
 import { DbError } from "../errors.ts";
-import { sessionLost, throwIfAborted } from "../stoppable.ts";
+import { notStarted, sessionLost, throwIfAborted } from "../stoppable.ts";
 import { setApplicationName, type Signature } from "../signature.ts";
 import { giveBackAll, giveBackOne } from "./pg_parked.ts";
 
@@ -164,12 +164,7 @@ export function reserveSession(
     );
   if (retired.aborted) return Promise.reject(gone());
   if (signal?.aborted) {
-    return Promise.reject(
-      new DbError(
-        "cancelled",
-        "the query was not started: the request was cancelled",
-      ),
-    );
+    return Promise.reject(notStarted());
   }
   // A session parked between wired reads is the pool's to hand out now
   // (pg_parked.ts): asked for once it is back, postgres.js hands out that
@@ -198,13 +193,7 @@ export function reserveSession(
     };
     const onRetired = () => refuse(gone());
     const onRequeued = () => refuse(requeued());
-    const onCancelled = () =>
-      refuse(
-        new DbError(
-          "cancelled",
-          "the query was not started: the request was cancelled",
-        ),
-      );
+    const onCancelled = () => refuse(notStarted());
     retired.addEventListener("abort", onRetired, { once: true });
     signal?.addEventListener("abort", onCancelled, { once: true });
     all.add(onRequeued);
