@@ -61,7 +61,6 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/lazy_driver_test.ts",
 ];
 
-/** The tier a test file (a path from the repository root) runs in. */
 /** The databases' ports, denied to the unit tier. */
 const DATABASE_PORTS = ["127.0.0.1", "localhost", "[::1]"].flatMap((host) => [
   `${host}:5432`,
@@ -88,6 +87,7 @@ export function tierRun(
     : { flags: ["--allow-all"], env: {} };
 }
 
+/** The tier a test file (a path from the repository root) runs in. */
 export function tierOf(path: string): "unit" | "e2e" {
   return E2E_DIRS.some((dir) => path.startsWith(dir)) ||
       E2E_FILES.includes(path)

@@ -86,6 +86,8 @@ interface Entry {
   share: SessionShare;
   /** The driver as each owner sees it (calls tracked and gated). */
   views: Map<string, Driver>;
+  /** Its calls not yet settled. */
+  calls: number;
 }
 
 /** Open a driver for a spec (nothing connects yet). */
@@ -379,6 +381,8 @@ export class DriverPool {
   readonly #riskListeners: ((id: string, risks: string[]) => void)[] = [];
   /** Drivers being closed after they were replaced (awaited by closeAll). */
   readonly #closing = new Set<Promise<void>>();
+  /** Drivers that lost their database, closed once their calls settle. */
+  readonly #retiring = new Set<Entry>();
 
   constructor(
     options: {
@@ -424,6 +428,7 @@ export class DriverPool {
       checkingRisks: false,
       share: new SessionShare(),
       views: new Map(),
+      calls: 0,
     };
     this.#entries.set(spec.id, fresh);
     return this.#view(fresh, owner);
@@ -512,9 +517,18 @@ export class DriverPool {
         this.#testedAt.delete(id);
       }
     }
-    const gone = [...this.#entries].filter(([id]) => !ids.has(id));
-    for (const [id] of gone) this.#entries.delete(id);
-    await Promise.allSettled(gone.map(([, entry]) => entry.driver.close()));
+    const gone = [...this.#entries].filter(([id]) => !ids.has(id))
+      .map(([, entry]) => entry);
+    for (const entry of gone) this.#entries.delete(entry.id);
+    // A driver that lost its database waits for its last call — unless its
+    // connection is gone or the pool closes.
+    for (const entry of this.#retiring) {
+      if (!ids.has(entry.id)) {
+        this.#retiring.delete(entry);
+        gone.push(entry);
+      }
+    }
+    await Promise.allSettled(gone.map((entry) => entry.driver.close()));
   }
 
   /** Close every driver. */
@@ -532,6 +546,30 @@ export class DriverPool {
   }
 
   /**
+   * Take a driver that lost its database out of the pool (the next call
+   * opens a fresh one), and close it once its last call settled: its other
+   * calls — reads of other clients waiting for a session, statements running
+   * on healthy sessions — are the driver's to answer (a PostgreSQL driver
+   * replaces the pool of a lost session and asks its waiting reads again of
+   * the new one); closing it under them failed them `not_connected` though
+   * nothing of them had run (tests/db/pool_retire_test.ts).
+   */
+  #lost(entry: Entry): void {
+    if (this.#entries.get(entry.id) !== entry) return;
+    this.#entries.delete(entry.id);
+    if (entry.calls === 0) this.#retire(entry.driver);
+    else this.#retiring.add(entry);
+  }
+
+  /** One of `entry`'s calls settled. */
+  #settled(entry: Entry): void {
+    entry.calls--;
+    if (entry.calls === 0 && this.#retiring.delete(entry)) {
+      this.#retire(entry.driver);
+    }
+  }
+
+  /**
    * Wrap a driver so each call waits for `owner`'s share of the sessions
    * and its outcome updates `answeredAt`.
    */
@@ -540,7 +578,14 @@ export class DriverPool {
     const gated = <T, O extends CallOptions>(
       options: O,
       work: (options: O) => Promise<T>,
-    ): Promise<T> => track(entry.share.run(owner, options, work));
+    ): Promise<T> => {
+      entry.calls++;
+      return track(
+        entry.share.run(owner, options, work).finally(() =>
+          this.#settled(entry)
+        ),
+      );
+    };
     const track = <T>(promise: Promise<T>): Promise<T> =>
       promise.then(
         (value) => {
@@ -560,10 +605,7 @@ export class DriverPool {
             // (tests/db/session_gone_test.ts).
             entry.answeredAt = null;
             this.noteOutcome(entry.id, error.message);
-            if (this.#entries.get(entry.id) === entry) {
-              this.#entries.delete(entry.id);
-              this.#retire(inner);
-            }
+            this.#lost(entry);
           } else {
             entry.answeredAt = this.#now();
             this.noteOutcome(entry.id, null);
