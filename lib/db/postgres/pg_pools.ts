@@ -41,7 +41,7 @@ export class PgPools {
   /** Pools replaced after a lost session, until they have ended. */
   readonly #retired = new Set<Sql>();
   /**
-   * dbport's calls now running on each reads' pool (`track`), each with the
+   * dbport's calls now running on each pool (`track`), each with the
    * controller `close` stops it by; a pool leaves the map once none runs.
    */
   readonly #calls = new Map<Sql, Set<AbortController>>();
@@ -142,10 +142,10 @@ export class PgPools {
   }
 
   /**
-   * Run one call of dbport's (a read, a write, an export) on the reads'
-   * pool `pool`, counted as running on it until it settles: a replaced pool
-   * is ended only once its calls settled (`lostFrom`), and `close` stops
-   * them on the server. `work` gets the caller's options with a signal
+   * Run one call of dbport's (a read, a write, an export; a catalog
+   * statement on `meta`) on `pool`, counted as running on it until it
+   * settles: a replaced pool is ended only once its calls settled
+   * (`lostFrom`), and `close` stops them on the server. `work` gets the caller's options with a signal
    * that also aborts when the driver closes, so the call's own cancel path
    * runs — postgres.js's cancel request for a statement on its path, the
    * wired read's own (pg_read.ts `stop`) — and its error then says the
@@ -163,6 +163,8 @@ export class PgPools {
       this.#calls.set(pool, calls);
     }
     calls.add(controller);
+    // Begun while the driver closes: refused (the pools end without it).
+    if (this.#closed) controller.abort(CLOSED_WHY);
     try {
       return await work({
         ...options,

@@ -76,7 +76,19 @@ export function openPostgres(config: PostgresConfig): Driver {
     start: (pool: Sql) => postgres.PendingQuery<postgres.Row[]>,
     options: CallOptions,
   ): Promise<Row[]> =>
-    run(() => start(pools.meta), options, config.secrets, pools);
+    // Counted on its pool: closing the driver stops it (PgPools.track).
+    pools.track(
+      pools.meta,
+      options,
+      (tracked) =>
+        run(
+          () => start(pools.meta),
+          tracked,
+          config.secrets,
+          pools,
+          options.signal,
+        ),
+    );
   /** Our own catalog statements, with the caller's limits. */
   const catalog =
     (options: CallOptions) => (text: string, params?: unknown[]) =>
@@ -202,7 +214,10 @@ select r.rolsuper as superuser,
            and pg_has_role(current_user, b.oid, 'MEMBER')) as roles
   from pg_roles r where r.rolname = current_user`;
 
-/** How many times one of dbport's own statements is sent, at most. */
+/**
+ * How many times one of dbport's own statements is sent, at most: the
+ * session it met ended, the pool's other one ended too, then a new one.
+ */
 const OWN_TRIES = 3;
 
 /**
@@ -219,6 +234,7 @@ async function run(
   options: { signal: AbortSignal; timeoutMs: number },
   secrets: readonly string[],
   own: Pick<PgPools, "closed" | "ownSessionsSettled">,
+  caller: AbortSignal,
 ): Promise<Row[]> {
   let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
   const deadline = Date.now() + options.timeoutMs;
@@ -243,7 +259,9 @@ async function run(
       },
       options,
       () => {
-        if (!options.signal.aborted) return pending?.cancel();
+        // Its timeout, or the driver closing (`options.signal` aborted, the
+        // caller's not): stopped now.
+        if (!caller.aborted) return pending?.cancel();
         // A cancelled call (its client left) lets its catalog statement end:
         // postgres.js sends its cancel request without waiting for it, and
         // one landing after the statement ended stopped the next statement
