@@ -156,7 +156,12 @@ export class PgPools {
     options: O,
     work: (options: O) => Promise<T>,
   ): Promise<T> {
+    // The caller's signal followed by hand: AbortSignal.any would tie a
+    // signal to the caller's through weak references, for every read.
     const controller = new AbortController();
+    const follow = () => controller.abort(options.signal.reason);
+    if (options.signal.aborted) follow();
+    else options.signal.addEventListener("abort", follow, { once: true });
     let calls = this.#calls.get(pool);
     if (calls === undefined) {
       calls = new Set();
@@ -166,14 +171,12 @@ export class PgPools {
     // Begun while the driver closes: refused (the pools end without it).
     if (this.#closed) controller.abort(CLOSED_WHY);
     try {
-      return await work({
-        ...options,
-        signal: AbortSignal.any([options.signal, controller.signal]),
-      });
+      return await work({ ...options, signal: controller.signal });
     } catch (error) {
       if (!controller.signal.aborted || options.signal.aborted) throw error;
       throw closedUnder(error);
     } finally {
+      options.signal.removeEventListener("abort", follow);
       calls.delete(controller);
       if (calls.size === 0) {
         this.#calls.delete(pool);
