@@ -190,3 +190,162 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres: a bound read and an export running when another read's session is lost are answered, not ended with their replaced pool 5 s later (nor left running on the server)",
+  ...needs("postgres"),
+  async fn() {
+    // PgPools.lostFrom ends the replaced pool with `end({ timeout: 5 })`:
+    // postgres.js waits 5 s for its reserved sessions, then destroys them.
+    // A wired read keeps its socket and is answered; a read on postgres.js's
+    // path (a bound read, an export's cursor) fails "write
+    // CONNECTION_DESTROYED" 5 s after a sibling session was lost, though
+    // its own session was healthy and its timeout far off — and no cancel
+    // request goes out (the pool has ended: `untilEnded` refuses it), so
+    // its statement runs on for its whole statement_timeout.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s47a");
+    try {
+      const options = { ...READ_OPTIONS, timeoutMs: 20_000 };
+      const started = performance.now();
+      const bound = outcome(
+        driver.query("SELECT pg_sleep($1::float8) AS s, 1 AS bound", {
+          ...options,
+          params: [6.5],
+        }),
+      );
+      const exported = outcome(
+        driver.streamRead!(
+          "SELECT pg_sleep(6.5) AS s, 2 AS exported",
+          options,
+          async () => {},
+        ),
+      );
+      const other = outcome(
+        driver.query("SELECT pg_sleep(6.5) AS s, 3 AS other", options),
+      );
+      await waitUntil(
+        "the three reads run",
+        async () => (await running(admin, app, "%pg_sleep%")).length === 3,
+      );
+      // The third read's session is ended (an administrator, a network
+      // loss): its pool is replaced.
+      const [victim] = await running(admin, app, "%3 AS other%");
+      await admin.unsafe("select pg_terminate_backend($1)", [victim!.pid]);
+      assert((await other).startsWith("failed"), "the ended session's read");
+      assertEquals(await bound, 'answered [["",1]]', "the bound read");
+      // streamRead answers { rows: 1 }: `outcome` shows its row count.
+      assertEquals(await exported, "answered 1", "the export");
+      assert(performance.now() - started >= 6_000);
+      await sleep(300);
+      assertEquals(
+        await running(admin, app),
+        [],
+        "statements left running on the server",
+      );
+    } finally {
+      await driver.close();
+      await endAll(admin, app);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres close: a bound read and an export running when the driver closes leave no statement running on the server after close",
+  ...needs("postgres"),
+  async fn() {
+    // close() ends the reads' pool with `end({ timeout: 1 })`: a read on
+    // postgres.js's path still running is destroyed after 1 s, no cancel
+    // request sent, and its statement runs on the server after close for
+    // up to its statement_timeout (the pool's connections replaced by a
+    // connection edit are closed so while their calls run: ConnectionPool
+    // #retire). A wired read (held) runs on and is answered after close.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s47b");
+    try {
+      const options = { ...READ_OPTIONS, timeoutMs: 20_000 };
+      const bound = outcome(
+        driver.query("SELECT pg_sleep($1::float8) AS s, 1 AS bound", {
+          ...options,
+          params: [4],
+        }),
+      );
+      const exported = outcome(
+        driver.streamRead!(
+          "SELECT pg_sleep(4) AS s, 2 AS exported",
+          options,
+          async () => {},
+        ),
+      );
+      await waitUntil(
+        "both reads run",
+        async () => (await running(admin, app, "%pg_sleep%")).length === 2,
+      );
+      await driver.close();
+      // Stopped on the server, and said so.
+      for (const answer of await Promise.all([bound, exported])) {
+        assert(/the connection was closed/.test(answer), answer);
+      }
+      await sleep(300);
+      assertEquals(
+        (await running(admin, app)).map((r) => r.query),
+        [],
+        "statements left running on the server after close",
+      );
+    } finally {
+      await endAll(admin, app);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres: a catalog call after the server ended dbport's own idle sessions answers (reconnects), not read ECONNRESET / EPIPE",
+  ...needs("postgres"),
+  async fn() {
+    // dbport's own pool (catalog, vetting: PgPools.meta) keeps its idle
+    // sessions; one the server ends while idle (an administrator,
+    // idle_session_timeout, a restart) is still taken for the next catalog
+    // statement, which fails "read ECONNRESET" or "This socket has been
+    // ended by the other party [EPIPE]" — through MCP a not_connected
+    // answer, and the whole driver closed (pool.ts). The reads' pool asks
+    // such a read again (pg_wired.ts diedParked); this pool does not. Fails
+    // before commit 9137897 too (postgres.js's own sockets).
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { driver, app } = ownPostgresDriver(POSTGRES_URL, "dbport_s47e");
+    const options = { signal: new AbortController().signal, timeoutMs: 5_000 };
+    try {
+      // The race (the call written before dbport saw the close) is won
+      // most times: five rounds.
+      for (let round = 0; round < 5; round++) {
+        await Promise.all([
+          driver.version(options),
+          driver.check("SELECT 1", "read", options),
+        ]);
+        await endAll(admin, app);
+        await waitUntil(
+          "the ended sessions gone",
+          async () =>
+            (await admin.unsafe(
+              "select 1 from pg_stat_activity where application_name = $1",
+              [app],
+            )).length === 0,
+        );
+        const answers = await Promise.all([
+          outcome(driver.version(options)),
+          outcome(driver.listSchemas(options)),
+        ]);
+        for (const answer of answers) {
+          assert(answer.startsWith("answered"), `round ${round}: ${answer}`);
+        }
+      }
+    } finally {
+      await driver.close();
+      await admin.end();
+    }
+  },
+});

@@ -14,6 +14,8 @@ import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
 import { poolRetired, retirePool } from "./pg_session.ts";
+import { DbError } from "../errors.ts";
+import { type Alarm, alarm } from "../../base/alarms.ts";
 import { wired } from "./pg_wire.ts";
 import { wireTarget } from "./pg_wired.ts";
 import type { Duplex } from "node:stream";
@@ -36,9 +38,27 @@ export class PgPools {
    */
   readonly plainSocket: (() => Promise<Duplex>) | null;
   readonly #create: () => Sql;
-  readonly #retired = new Set<Promise<void>>();
+  /** Pools replaced after a lost session, until they have ended. */
+  readonly #retired = new Set<Sql>();
+  /**
+   * dbport's calls now running on each pool (`track`), each with the
+   * controller `close` stops it by; a pool leaves the map once none runs.
+   */
+  readonly #calls = new Map<Sql, Set<AbortController>>();
+  /** Sockets of dbport's own pool between their error and close. */
+  readonly #dying = new Set<Duplex>();
+  /** Who waits for `#dying` to empty (`ownSessionsSettled`). */
+  readonly #ownQuiet: (() => void)[] = [];
+  /** Whether postgres.js opens the own pool's sockets (not `#watch`ed). */
+  readonly #unwatched: boolean;
+  /** Who waits for a pool's calls to have settled (`#settled`). */
+  readonly #quiet = new Map<Sql, (() => void)[]>();
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
+  /** Whether `close` was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
 
   constructor(config: PostgresConfig) {
     const options = postgres(config.url, postgresOptions(config))
@@ -73,14 +93,107 @@ export class PgPools {
       return pool;
     };
     this.sql = this.#create();
+    this.#unwatched = open === null;
+    const watched = open === null
+      ? undefined
+      : async () => this.#watch(await open());
     const meta: Sql = postgres(config.url, {
       ...postgresOptions(
         config,
-        untilEnded(() => meta, open ?? undefined, () => this.#closed),
+        untilEnded(() => meta, watched, () => this.#closed),
       ),
       max: 2,
     });
     this.meta = meta;
+  }
+
+  /**
+   * Watch a socket of dbport's own pool: from its error (or the peer's end)
+   * to its close, postgres.js still hands its session out, and a statement
+   * written to it then is never answered (postgres.js fails the statements
+   * of a session closed with an error only when it saw the error first).
+   */
+  #watch(socket: Duplex): Duplex {
+    const dying = () => this.#dying.add(socket);
+    socket.once("error", dying);
+    socket.once("end", dying);
+    socket.once("close", () => {
+      this.#dying.delete(socket);
+      if (this.#dying.size > 0) return;
+      for (const resolve of this.#ownQuiet.splice(0)) resolve();
+    });
+    return socket;
+  }
+
+  /**
+   * Settles once no session of dbport's own pool is between its error and
+   * its close in postgres.js (`#watch`): a statement sent again after a
+   * session was found lost goes to another session then, or opens a new
+   * one. Where postgres.js opens its own sockets (TLS, a Unix socket,
+   * several hosts) dbport cannot watch them: it waits
+   * {@linkcode UNWATCHED_CLOSE_MS}, for the socket's close to come first.
+   */
+  ownSessionsSettled(): Promise<void> {
+    if (this.#unwatched) {
+      return new Promise((resolve) => setTimeout(resolve, UNWATCHED_CLOSE_MS));
+    }
+    if (this.#dying.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#ownQuiet.push(resolve));
+  }
+
+  /**
+   * Run one call of dbport's (a read, a write, an export; a catalog
+   * statement on `meta`) on `pool`, counted as running on it until it
+   * settles: a replaced pool is ended only once its calls settled
+   * (`lostFrom`), and `close` stops them on the server. `work` gets the caller's options with a signal
+   * that also aborts when the driver closes, so the call's own cancel path
+   * runs — postgres.js's cancel request for a statement on its path, the
+   * wired read's own (pg_read.ts `stop`) — and its error then says the
+   * connection was closed.
+   */
+  async track<T, O extends { signal: AbortSignal }>(
+    pool: Sql,
+    options: O,
+    work: (options: O) => Promise<T>,
+  ): Promise<T> {
+    // The caller's signal followed by hand: AbortSignal.any would tie a
+    // signal to the caller's through weak references, for every read.
+    const controller = new AbortController();
+    const follow = () => controller.abort(options.signal.reason);
+    if (options.signal.aborted) follow();
+    else options.signal.addEventListener("abort", follow, { once: true });
+    let calls = this.#calls.get(pool);
+    if (calls === undefined) {
+      calls = new Set();
+      this.#calls.set(pool, calls);
+    }
+    calls.add(controller);
+    // Begun while the driver closes: refused (the pools end without it).
+    if (this.#closed) controller.abort(CLOSED_WHY);
+    try {
+      return await work({ ...options, signal: controller.signal });
+    } catch (error) {
+      if (!controller.signal.aborted || options.signal.aborted) throw error;
+      throw closedUnder(error);
+    } finally {
+      options.signal.removeEventListener("abort", follow);
+      calls.delete(controller);
+      if (calls.size === 0) {
+        this.#calls.delete(pool);
+        for (const resolve of this.#quiet.get(pool) ?? []) resolve();
+        this.#quiet.delete(pool);
+      }
+    }
+  }
+
+  /** Settles once no call of dbport's runs on `pool` (`track`). */
+  #settled(pool: Sql): Promise<void> {
+    if (!this.#calls.has(pool)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiting = this.#quiet.get(pool) ?? [];
+      waiting.push(resolve);
+      this.#quiet.set(pool, waiting);
+    });
   }
 
   /**
@@ -96,28 +209,79 @@ export class PgPools {
       // sessions idled for the idle timeout).
       if (pool !== this.sql || this.#closed) return;
       this.sql = this.#create();
-      // Reads still waiting for one of its sessions fail now, not never;
-      // its parked sessions are back before it ends.
-      const ending = retirePool(pool).then(() => endPool(pool, 5))
-        .finally(() => this.#retired.delete(ending));
-      this.#retired.add(ending);
+      this.#retired.add(pool);
+      // Reads still waiting for one of its sessions fail now, not never
+      // (asked again of the new pool); its parked sessions are back before
+      // it ends. Reads running on its healthy sessions run to their own
+      // end — their timeout and cancel still stop them — and the pool is
+      // ended once they settled: postgres.js's `end({ timeout })` would
+      // destroy a session whose statement still runs, with no cancel
+      // request (the pool has ended: `untilEnded`), and the statement ran
+      // on on the server (outsider stop47). What is still reserved then is
+      // a lost session nobody holds: destroyed at once.
+      void retirePool(pool).then(() => this.#settled(pool)).then(() =>
+        endPool(pool, 0)
+      ).finally(() => this.#retired.delete(pool));
     };
   }
 
   /**
-   * End both pools and the ones replaced. A read still waiting for a
-   * session of the reads' pool fails at once: postgres.js never settles a
-   * `reserve()` left waiting on a pool that is ending (a driver closed
-   * after one call lost its session, while another asked again: that read
-   * waited for ever).
+   * Stop every call of dbport's still running on the server and end the
+   * pools. A read still waiting for a session of the reads' pool fails at
+   * once: postgres.js never settles a `reserve()` left waiting on a pool
+   * that is ending (a driver closed after one call lost its session, while
+   * another asked again: that read waited for ever). A running call is
+   * aborted (`track`): its statement is cancelled on the server — the
+   * cancel request goes out on a socket of its own, which `untilEnded`
+   * allows until the pool has ended — and given {@linkcode CLOSE_GRACE_MS}
+   * to settle before the pools end; postgres.js's `end({ timeout })` alone
+   * destroyed its session and left its statement running (outsider
+   * stop47).
    */
   async close(): Promise<void> {
     this.#closed = true;
     // A parked session is reserved: postgres.js would wait for it to end.
     await retirePool(this.sql, "the connection was closed");
-    await Promise.all([endPool(this.sql, 1), endPool(this.meta, 1)]);
-    await Promise.allSettled([...this.#retired]);
+    const running = [...this.#calls.keys()].map((pool) => this.#settled(pool));
+    for (const calls of this.#calls.values()) {
+      for (const call of calls) call.abort(CLOSED_WHY);
+    }
+    let timer: Alarm | undefined;
+    await Promise.race([
+      Promise.all(running),
+      new Promise<void>((resolve) => {
+        timer = alarm(CLOSE_GRACE_MS, resolve);
+      }),
+    ]);
+    timer?.clear();
+    await Promise.all(
+      [this.sql, this.meta, ...this.#retired].map((pool) => endPool(pool, 1)),
+    );
   }
+}
+
+/** Why `close` stopped a call. */
+const CLOSED_WHY = "the connection was closed";
+
+/**
+ * How long a statement of dbport's own is held before it is sent again when
+ * the socket it met closed could not be watched (`ownSessionsSettled`).
+ */
+const UNWATCHED_CLOSE_MS = 50;
+
+/** How long `close` waits for the calls it stopped to settle. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * A call's failure once `close` stopped it: it says the connection was
+ * closed rather than that its request was cancelled.
+ */
+function closedUnder(error: unknown): unknown {
+  if (!(error instanceof DbError) || error.kind !== "cancelled") return error;
+  return new DbError(
+    "connect",
+    error.message.replace("the request was cancelled", CLOSED_WHY),
+  );
 }
 
 /** Pools whose `end()` settled: they open no session more. */

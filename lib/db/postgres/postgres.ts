@@ -75,7 +75,20 @@ export function openPostgres(config: PostgresConfig): Driver {
   const own = (
     start: (pool: Sql) => postgres.PendingQuery<postgres.Row[]>,
     options: CallOptions,
-  ): Promise<Row[]> => run(() => start(pools.meta), options, config.secrets);
+  ): Promise<Row[]> =>
+    // Counted on its pool: closing the driver stops it (PgPools.track).
+    pools.track(
+      pools.meta,
+      options,
+      (tracked) =>
+        run(
+          () => start(pools.meta),
+          tracked,
+          config.secrets,
+          pools,
+          options.signal,
+        ),
+    );
   /** Our own catalog statements, with the caller's limits. */
   const catalog =
     (options: CallOptions) => (text: string, params?: unknown[]) =>
@@ -152,22 +165,33 @@ export function openPostgres(config: PostgresConfig): Driver {
       try {
         return await askingAgain(() => {
           const pool = pools.sql;
-          return run(pool, text, options, pools.lostFrom(pool));
+          return pools.track(
+            pool,
+            options,
+            (tracked) => run(pool, text, tracked, pools.lostFrom(pool)),
+          );
         }, options.timeoutMs);
       } catch (error) {
         throw fail(error);
       }
     },
-    streamRead: (text, options, onBatch) =>
-      streamPostgresRead(
-        pools.sql,
-        text,
+    streamRead: (text, options, onBatch) => {
+      const pool = pools.sql;
+      return pools.track(
+        pool,
         options,
-        onBatch,
-        pools.lostFrom(pools.sql),
+        (tracked) =>
+          streamPostgresRead(
+            pool,
+            text,
+            tracked,
+            onBatch,
+            pools.lostFrom(pool),
+          ),
       ).catch((error) => {
         throw fail(error);
-      }),
+      });
+    },
     close: () => pools.close(),
   };
 }
@@ -190,23 +214,54 @@ select r.rolsuper as superuser,
            and pg_has_role(current_user, b.oid, 'MEMBER')) as roles
   from pg_roles r where r.rolname = current_user`;
 
-/** Run one of our own metadata statements with the caller's limits. */
+/**
+ * How many times one of dbport's own statements is sent, at most: the
+ * session it met ended, the pool's other one ended too, then a new one.
+ */
+const OWN_TRIES = 3;
+
+/**
+ * Run one of our own metadata statements with the caller's limits: every
+ * catalog and vetting statement goes through here. One that met a session
+ * the server had ended while it idled in dbport's own pool (an
+ * administrator, idle_session_timeout, a restart: the close had not reached
+ * dbport yet) is sent again, on another session, while the call's time
+ * lasts — never once the driver is closed or the call was cancelled.
+ * These statements only read the catalog: sending one again is harmless.
+ */
 async function run(
   start: () => postgres.PendingQuery<postgres.Row[]>,
   options: { signal: AbortSignal; timeoutMs: number },
   secrets: readonly string[],
+  own: Pick<PgPools, "closed" | "ownSessionsSettled">,
+  caller: AbortSignal,
 ): Promise<Row[]> {
   let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
   const deadline = Date.now() + options.timeoutMs;
   try {
     return await stoppable(
       async () => {
-        pending = start();
-        return [...(await pending)] as Row[];
+        for (let tries = 1;; tries++) {
+          pending = start();
+          try {
+            return [...(await pending)] as Row[];
+          } catch (error) {
+            const again = () =>
+              tries < OWN_TRIES && idleSessionLost(error) && !own.closed &&
+              !options.signal.aborted && Date.now() < deadline;
+            if (!again()) throw error;
+            // Once postgres.js has seen the lost session close: sent
+            // before, the statement would go to it and never be answered.
+            await own.ownSessionsSettled();
+            if (!again()) throw error;
+          }
+        }
       },
       options,
       () => {
-        if (!options.signal.aborted) return pending?.cancel();
+        // Its timeout, or the driver closing (`options.signal` aborted, the
+        // caller's not): stopped now.
+        if (!caller.aborted) return pending?.cancel();
         // A cancelled call (its client left) lets its catalog statement end:
         // postgres.js sends its cancel request without waiting for it, and
         // one landing after the statement ended stopped the next statement
@@ -228,6 +283,19 @@ async function run(
   } catch (error) {
     throw toDbError(error, secrets);
   }
+}
+
+/**
+ * Whether `error` says the session was gone when the statement reached it:
+ * reset or a broken pipe under the write, closed by the server with the
+ * statement unanswered, or ended for idling (57P05, said only to an idle
+ * session). Not CONNECTION_ENDED or CONNECTION_DESTROYED: the pool is
+ * ending (the driver closes).
+ */
+function idleSessionLost(error: unknown): boolean {
+  return /^(ECONNRESET|EPIPE|CONNECTION_CLOSED|57P05)$/.test(
+    thrown(error).code,
+  );
 }
 
 function readQuery(
