@@ -88,6 +88,10 @@ interface Entry {
   views: Map<string, Driver>;
   /** Its calls not yet settled. */
   calls: number;
+  /** What it was opened for: a lost driver's successor is opened so. */
+  spec: DriverSpec;
+  /** Set once it lost its database: its views' calls go to its successor. */
+  lost: boolean;
 }
 
 /** Open a driver for a spec (nothing connects yet). */
@@ -429,6 +433,8 @@ export class DriverPool {
       share: new SessionShare(),
       views: new Map(),
       calls: 0,
+      spec,
+      lost: false,
     };
     this.#entries.set(spec.id, fresh);
     return this.#view(fresh, owner);
@@ -556,9 +562,25 @@ export class DriverPool {
    */
   #lost(entry: Entry): void {
     if (this.#entries.get(entry.id) !== entry) return;
+    entry.lost = true;
     this.#entries.delete(entry.id);
     if (entry.calls === 0) this.#retire(entry.driver);
     else this.#retiring.add(entry);
+  }
+
+  /**
+   * What a view of a driver that lost its database calls instead: the
+   * connection's driver now, opened afresh for the same spec if none is —
+   * a tool call holds its driver's view from its check to its statement
+   * (and a consent between), and another client's lost session in between
+   * failed that statement "the connection was closed" though nothing of it
+   * had run (outsider stop48). None once the connection was edited since:
+   * the call fails as closed rather than run on what the user changed.
+   */
+  #successor(entry: Entry, owner: string): Driver | null {
+    const now = this.#entries.get(entry.id);
+    if (now !== undefined && now.key !== entry.key) return null;
+    return this.get(entry.spec, owner);
   }
 
   /** One of `entry`'s calls settled. */
@@ -577,11 +599,13 @@ export class DriverPool {
     const inner = entry.driver;
     const gated = <T, O extends CallOptions>(
       options: O,
-      work: (options: O) => Promise<T>,
+      work: (driver: Driver, options: O) => Promise<T>,
     ): Promise<T> => {
+      const successor = entry.lost ? this.#successor(entry, owner) : null;
+      if (successor !== null) return work(successor, options);
       entry.calls++;
       return track(
-        entry.share.run(owner, options, work).finally(() =>
+        entry.share.run(owner, options, (o) => work(inner, o)).finally(() =>
           this.#settled(entry)
         ),
       );
@@ -615,21 +639,21 @@ export class DriverPool {
       );
     return {
       engine: inner.engine,
-      version: (options) => gated(options, (o) => inner.version(o)),
-      listSchemas: (options) => gated(options, (o) => inner.listSchemas(o)),
-      listTables: (options) => gated(options, (o) => inner.listTables(o)),
-      searchSchema: (options) => gated(options, (o) => inner.searchSchema(o)),
+      version: (options) => gated(options, (d, o) => d.version(o)),
+      listSchemas: (options) => gated(options, (d, o) => d.listSchemas(o)),
+      listTables: (options) => gated(options, (d, o) => d.listTables(o)),
+      searchSchema: (options) => gated(options, (d, o) => d.searchSchema(o)),
       describeTable: (table, options) =>
-        gated(options, (o) => inner.describeTable(table, o)),
-      overview: (options) => gated(options, (o) => inner.overview(o)),
-      fingerprint: (options) => gated(options, (o) => inner.fingerprint(o)),
+        gated(options, (d, o) => d.describeTable(table, o)),
+      overview: (options) => gated(options, (d, o) => d.overview(o)),
+      fingerprint: (options) => gated(options, (d, o) => d.fingerprint(o)),
       check: (text, tier, options) =>
-        gated(options, (o) => inner.check(text, tier, o)),
+        gated(options, (d, o) => d.check(text, tier, o)),
       loginRisks: (options) => inner.loginRisks(options),
-      query: (text, options) => gated(options, (o) => inner.query(text, o)),
+      query: (text, options) => gated(options, (d, o) => d.query(text, o)),
       ...(inner.streamRead === undefined ? {} : {
         streamRead: (text, options, onBatch) =>
-          gated(options, (o) => inner.streamRead!(text, o, onBatch)),
+          gated(options, (d, o) => d.streamRead!(text, o, onBatch)),
       }),
       close: () => inner.close(),
     };

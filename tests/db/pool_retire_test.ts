@@ -146,3 +146,52 @@ Deno.test("DriverPool: closing the pool, or removing the connection, closes a dr
     await pool.closeAll();
   }
 });
+
+Deno.test("DriverPool: a view held across another call's lost database sends its next call to the connection's driver now, never to the lost one", async () => {
+  const opened: HeldDriver[] = [];
+  const pool = new DriverPool({
+    open: () => {
+      const driver = new HeldDriver("postgres");
+      opened.push(driver);
+      return driver;
+    },
+  });
+  const spec = { id: "c1", engine: "postgres" as const, url: "pg://x/" };
+  try {
+    // A tool call holds its view between its check and its statement.
+    const held = pool.get(spec, "alice");
+    const lostRead = pool.get(spec, "bob").query("select 1", OPTIONS);
+    await tick();
+    opened[0]!.held[0]!.fail(lost());
+    await assertRejects(() => lostRead, DbError);
+    assertEquals(opened[0]!.closes, 1, "nothing ran on it: closed");
+    const next = held.query("select 2", OPTIONS);
+    await tick();
+    assertEquals(opened.length, 2, "a fresh driver");
+    assertEquals(opened[1]!.held.map((call) => call.sql), ["select 2"]);
+    opened[1]!.held[0]!.answer();
+    assertEquals((await next).rows, [[1]]);
+    // Lost, then edited: the held view's call is not sent to the edited
+    // connection's driver.
+    pool.get({ ...spec, url: "pg://y/" }, "carol");
+    const again = pool.get(spec, "dave"); // the edit undone: a third driver
+    assertEquals(opened.length, 4);
+    const lostAgain = again.query("select 3", OPTIONS);
+    await tick();
+    opened[3]!.held[0]!.fail(lost());
+    await assertRejects(() => lostAgain, DbError);
+    pool.get({ ...spec, url: "pg://z/" }, "erin");
+    const stale = again.query("select 4", OPTIONS);
+    await tick();
+    assertEquals(opened.length, 5);
+    assertEquals(opened[4]!.held.length, 0, "not sent to the edited one");
+    assertEquals(opened[3]!.held.map((call) => call.sql), [
+      "select 3",
+      "select 4",
+    ]);
+    opened[3]!.held[1]!.fail(new DbError("connect", "closed"));
+    await assertRejects(() => stale, DbError);
+  } finally {
+    await pool.closeAll();
+  }
+});
