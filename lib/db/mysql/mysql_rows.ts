@@ -49,7 +49,28 @@ export function streamRows(
   options: QueryOptions,
   cut: (() => Promise<void>) | null,
 ): Promise<QueryResult> {
-  return new Promise((resolve, reject) => {
+  return new Promise((answer, fail) => {
+    // A fatal error of the connection (the server closed it: KILL, a
+    // restart, the network) goes to the connection, not to a streamed
+    // query, which would never settle: the read waited for its timeout and
+    // the stop's grace (outsider stop48). Watched while the read lasts.
+    const lost = (error?: unknown) =>
+      reject(error instanceof Error ? error : connectionLost());
+    const ended = () => lost();
+    connection.on("error", lost);
+    connection.on("end", ended);
+    const unwatch = () => {
+      connection.off("error", lost);
+      connection.off("end", ended);
+    };
+    const resolve = (result: QueryResult) => {
+      unwatch();
+      answer(result);
+    };
+    const reject = (error: unknown) => {
+      unwatch();
+      fail(error);
+    };
     const budget = new Budget(options);
     let fields: Field[] = [];
     let mappers: ((value: unknown) => Cell)[] = [];
@@ -141,6 +162,14 @@ export function streamRows(
     });
     query.on("end", finish);
   });
+}
+
+/** A read whose connection closed under it with no error said. */
+function connectionLost(): Error {
+  return Object.assign(
+    new Error("Connection lost: The server closed the connection."),
+    { code: "PROTOCOL_CONNECTION_LOST", fatal: true },
+  );
 }
 
 /** A row past the guard's limit, before any row was kept. */

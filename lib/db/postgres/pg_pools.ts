@@ -53,6 +53,11 @@ export class PgPools {
   readonly #unwatched: boolean;
   /** Who waits for a pool's calls to have settled (`#settled`). */
   readonly #quiet = new Map<Sql, (() => void)[]>();
+  /**
+   * Catalog statements of calls their callers cancelled, left to end
+   * (`linger`): `close` cancels them.
+   */
+  readonly #lingering = new Set<Lingering>();
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
   /** Whether `close` was called. */
@@ -133,11 +138,15 @@ export class PgPools {
    * several hosts) dbport cannot watch them: it waits
    * {@linkcode UNWATCHED_CLOSE_MS}, for the socket's close to come first.
    */
-  ownSessionsSettled(): Promise<void> {
+  async ownSessionsSettled(): Promise<void> {
     if (this.#unwatched) {
       return new Promise((resolve) => setTimeout(resolve, UNWATCHED_CLOSE_MS));
     }
-    if (this.#dying.size === 0) return Promise.resolve();
+    // The socket events already queued first: a session the server ended
+    // with a message (57P01) failed the statement before its socket's end
+    // was read (outsider stop48).
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (this.#dying.size === 0) return;
     return new Promise((resolve) => this.#ownQuiet.push(resolve));
   }
 
@@ -184,6 +193,25 @@ export class PgPools {
         this.#quiet.delete(pool);
       }
     }
+  }
+
+  /**
+   * Hold a statement of dbport's own whose call its caller cancelled: it is
+   * left to end rather than cancelled at once (postgres.ts `run`), is
+   * cancelled when `ms` run out — its call's own deadline — and by `close`,
+   * which waits for it as for a running call.
+   */
+  linger(query: Lingering, ms: number): void {
+    if (this.#closed) {
+      query.cancel();
+      return;
+    }
+    this.#lingering.add(query);
+    const timer = alarm(Math.max(0, ms), () => query.cancel());
+    Promise.resolve(query).catch(() => {}).finally(() => {
+      timer.clear();
+      this.#lingering.delete(query);
+    });
   }
 
   /** Settles once no call of dbport's runs on `pool` (`track`). */
@@ -242,10 +270,16 @@ export class PgPools {
     this.#closed = true;
     // A parked session is reserved: postgres.js would wait for it to end.
     await retirePool(this.sql, "the connection was closed");
-    const running = [...this.#calls.keys()].map((pool) => this.#settled(pool));
+    const running = [
+      ...[...this.#calls.keys()].map((pool) => this.#settled(pool)),
+      ...[...this.#lingering].map((query) =>
+        Promise.resolve(query).then(() => {}, () => {})
+      ),
+    ];
     for (const calls of this.#calls.values()) {
       for (const call of calls) call.abort(CLOSED_WHY);
     }
+    for (const query of this.#lingering) query.cancel();
     let timer: Alarm | undefined;
     await Promise.race([
       Promise.all(running),
@@ -259,6 +293,9 @@ export class PgPools {
     );
   }
 }
+
+/** A statement postgres.js runs: awaited, or cancelled on the server. */
+type Lingering = PromiseLike<unknown> & { cancel(): unknown };
 
 /** Why `close` stopped a call. */
 const CLOSED_WHY = "the connection was closed";

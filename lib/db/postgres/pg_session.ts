@@ -12,7 +12,13 @@
 import type postgres from "postgres";
 import { thrown } from "../../base/thrown.ts";
 import { DbError } from "../errors.ts";
-import { notStarted, sessionLost, throwIfAborted } from "../stoppable.ts";
+import {
+  notStarted,
+  sessionLost,
+  type StopOptions,
+  stoppable,
+  throwIfAborted,
+} from "../stoppable.ts";
 import { setApplicationName, type Signature } from "../signature.ts";
 import { giveBackAll, giveBackOne } from "./pg_parked.ts";
 
@@ -296,6 +302,42 @@ export async function giveBack(
     if (clean) return reserved.release();
   }
   lost();
+}
+
+/**
+ * `stoppable` for a statement postgres.js runs on a reserved session
+ * (`start` hands over its query for the stop to cancel). A statement whose
+ * session was destroyed after the stop, before the server confirmed it —
+ * no cancel request could get out (an SSH tunnel gone down) and the pool
+ * was ended under it — is not "stopped on the database": it may run on
+ * there until its statement timeout (outsider stop48).
+ */
+export function stoppableStatement<T>(
+  start: (hold: (query: { cancel(): unknown }) => void) => Promise<T>,
+  options: StopOptions,
+): Promise<T> {
+  let pending: { cancel(): unknown } | null = null;
+  let stopping = false;
+  return stoppable(
+    async () => {
+      try {
+        return await start((query) => (pending = query));
+      } catch (error) {
+        if (stopping && !(error instanceof DbError) && sessionGone(error)) {
+          throw new DbError(
+            "connect",
+            "the database session closed before the database confirmed that the statement stopped: it may run on there until its statement timeout",
+          );
+        }
+        throw error;
+      }
+    },
+    options,
+    () => {
+      stopping = true;
+      return pending?.cancel();
+    },
+  );
 }
 
 /**

@@ -9,9 +9,8 @@
 
 import { signed } from "../signature.ts";
 import type postgres from "postgres";
-import { inReadTransaction } from "./pg_session.ts";
+import { inReadTransaction, stoppableStatement } from "./pg_session.ts";
 import { rawCell } from "./pg_values.ts";
-import { stoppable } from "../stoppable.ts";
 import type { Cell, QueryOptions } from "../types.ts";
 
 type Sql = ReturnType<typeof postgres>;
@@ -37,16 +36,11 @@ export async function streamPostgresRead(
   lost: () => void,
 ): Promise<{ rows: number }> {
   return await inReadTransaction(sql, options, lost, async (reserved) => {
-    let pending: { cancel(): void } | null = null;
-    const rows = await stoppable(
-      async () => {
-        const query = reserved.unsafe(signed(text, options.sign)).raw();
-        pending = query;
-        return await pump(query, text, onBatch);
-      },
-      options,
-      () => pending?.cancel(),
-    );
+    const rows = await stoppableStatement(async (hold) => {
+      const query = reserved.unsafe(signed(text, options.sign)).raw();
+      hold(query);
+      return await pump(query, text, onBatch);
+    }, options);
     return { rows };
   });
 }

@@ -20,6 +20,7 @@ import {
   inReadTransaction,
   reserveSession,
   sessionGone,
+  stoppableStatement,
 } from "./pg_session.ts";
 import { CONNECT_TIMEOUT_SECONDS, type PostgresConfig } from "./pg_options.ts";
 import { PgPools, WIRE_ENV } from "./pg_pools.ts";
@@ -215,10 +216,12 @@ select r.rolsuper as superuser,
   from pg_roles r where r.rolname = current_user`;
 
 /**
- * How many times one of dbport's own statements is sent, at most: the
- * session it met ended, the pool's other one ended too, then a new one.
+ * How many times one of dbport's own statements is sent, at most: each of
+ * the pool's two sessions may have been ended (and one it reopened ended
+ * again: the server ending every session of dbport's at once, twice),
+ * then a new one. Only while the call's time lasts.
  */
-const OWN_TRIES = 3;
+const OWN_TRIES = 5;
 
 /**
  * Run one of our own metadata statements with the caller's limits: every
@@ -233,18 +236,23 @@ async function run(
   start: () => postgres.PendingQuery<postgres.Row[]>,
   options: { signal: AbortSignal; timeoutMs: number },
   secrets: readonly string[],
-  own: Pick<PgPools, "closed" | "ownSessionsSettled">,
+  own: Pick<PgPools, "closed" | "ownSessionsSettled" | "linger">,
   caller: AbortSignal,
 ): Promise<Row[]> {
   let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
   const deadline = Date.now() + options.timeoutMs;
+  // A call its caller cancelled fails at once; its statement is left to end
+  // (below), and until it does the pools hold it (`linger`).
+  let abandon: (error: unknown) => void = () => {};
+  const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+  abandoned.catch(() => {});
   try {
     return await stoppable(
       async () => {
         for (let tries = 1;; tries++) {
           pending = start();
           try {
-            return [...(await pending)] as Row[];
+            return [...(await Promise.race([pending, abandoned]))] as Row[];
           } catch (error) {
             const again = () =>
               tries < OWN_TRIES && idleSessionLost(error) && !own.closed &&
@@ -266,18 +274,15 @@ async function run(
         // postgres.js sends its cancel request without waiting for it, and
         // one landing after the statement ended stopped the next statement
         // on the session — another caller's vetting (an outsider saw a read
-        // answer "canceling statement due to user request"). A statement
-        // still running at its own timeout is cancelled then, so a client
-        // leaving cannot hold one of this pool's two sessions for longer.
-        const query = pending;
-        if (query === null) return;
-        const timer = setTimeout(
-          () => query.cancel(),
-          Math.max(0, deadline - Date.now()),
-        );
-        Promise.resolve(query).catch(() => {}).finally(() =>
-          clearTimeout(timer)
-        );
+        // answer "canceling statement due to user request"). The pools hold
+        // it until it ends: cancelled at its own timeout, so a client
+        // leaving cannot hold one of this pool's two sessions for longer,
+        // or when the driver closes. The call itself fails as cancelled at
+        // once — waiting for the statement, it ended after the stop's
+        // grace as a lost session, and the connection counted as lost
+        // (outsider stop48).
+        if (pending !== null) own.linger(pending, deadline - Date.now());
+        abandon(new DbError("cancelled", "the request was cancelled"));
       },
     );
   } catch (error) {
@@ -288,12 +293,15 @@ async function run(
 /**
  * Whether `error` says the session was gone when the statement reached it:
  * reset or a broken pipe under the write, closed by the server with the
- * statement unanswered, or ended for idling (57P05, said only to an idle
- * session). Not CONNECTION_ENDED or CONNECTION_DESTROYED: the pool is
+ * statement unanswered, ended for idling (57P05, said only to an idle
+ * session) or by an administrator or a shutdown (57P01: what a statement
+ * written to a session ended while idle meets when the server says why;
+ * these statements only read the catalog, so one ended while it ran is
+ * sent again harmlessly). Not CONNECTION_ENDED or CONNECTION_DESTROYED: the pool is
  * ending (the driver closes).
  */
 function idleSessionLost(error: unknown): boolean {
-  return /^(ECONNRESET|EPIPE|CONNECTION_CLOSED|57P05)$/.test(
+  return /^(ECONNRESET|EPIPE|CONNECTION_CLOSED|57P01|57P05)$/.test(
     thrown(error).code,
   );
 }
@@ -449,24 +457,18 @@ function runStatement(
   options: QueryOptions,
   whole = false,
 ): Promise<QueryResult> {
-  let pending: { cancel(): void } | null = null;
-  return stoppable(
-    async () => {
-      // Signed as sent (signature.ts); `text` itself is what was checked.
-      // Bound values go by the extended protocol (Parse/Bind), never into
-      // the text; postgres.js sends a value's type only for booleans, so
-      // the server infers the rest from where each $n stands.
-      const sent = signed(text, options.sign);
-      const query =
-        (options.params?.length
-          ? reserved.unsafe(sent, options.params as never[])
-          : reserved.unsafe(sent)).raw();
-      pending = query;
-      return await readRows(query, text, options, whole);
-    },
-    options,
-    () => pending?.cancel(),
-  );
+  return stoppableStatement(async (hold) => {
+    // Signed as sent (signature.ts); `text` itself is what was checked.
+    // Bound values go by the extended protocol (Parse/Bind), never into
+    // the text; postgres.js sends a value's type only for booleans, so
+    // the server infers the rest from where each $n stands.
+    const sent = signed(text, options.sign);
+    const query = (options.params?.length
+      ? reserved.unsafe(sent, options.params as never[])
+      : reserved.unsafe(sent)).raw();
+    hold(query);
+    return await readRows(query, text, options, whole);
+  }, options);
 }
 
 /**
