@@ -208,6 +208,13 @@ export async function wiredRead(
     // outsider ended sessions under reads). A session ended while it ran
     // the statement closes without a reset: that read fails as lost.
     if (kept !== null && resetUnread(error)) throw diedParked();
+    // The same for a session postgres.js lent from its idle ones: the
+    // marker met the closed socket, and the read's exchange was never
+    // written (outsider stop48: one read in ~40 failed "read ECONNRESET"
+    // with sessions ended only while idle).
+    if (kept === null && !read.started && sessionGone(error)) {
+      throw diedParked();
+    }
     throw error;
   } finally {
     wire?.forget();
