@@ -6,7 +6,10 @@
  * to the hot path moved its CPU per call, on a machine too noisy for two
  * separate runs to compare. Flags: `--c=N` (default 8), `--rounds=N`
  * (default 6), `--seconds=N` per round (default 5), `--engine=postgres|mysql|sqlite`,
- * `--method=tools/list` (W2's request instead), `--v8-this=…` / `--v8-other=…`: V8 flags for one side (the other checkout
+ * `--method=tools/list` (W2's request instead), `--together` (both sides
+ * loaded at once each round, each at `--c`: the machine's bursts fall on
+ * both alike; the ratio is then of two servers sharing the cores),
+ * `--v8-this=…` / `--v8-other=…`: V8 flags for one side (the other checkout
  * may be this one, `.`, to compare flags alone).
  *
  * @module
@@ -32,6 +35,8 @@ const concurrency = Number(flag("c", "8"));
 const rounds = Number(flag("rounds", "6"));
 const seconds = Number(flag("seconds", "5"));
 const engine = flag("engine", "postgres") as "postgres" | "mysql" | "sqlite";
+/** `--together`: both sides loaded at the same time in each round. */
+const together = Deno.args.includes("--together");
 /** `--method=tools/list`: that request instead of W1's. */
 const method = flag("method", "tools/call");
 
@@ -59,18 +64,28 @@ async function side(name: string, root?: string) {
 }
 const sides = [await side("this"), await side("other", other)];
 try {
-  for (let round = 0; round < rounds; round++) {
-    for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const result = await runLoad({
-        concurrency,
-        seconds,
-        warmupSeconds: 1,
-        request: s.request,
-        cpu: () => cpuMicros(s.target.pid),
-      });
-      closeConnections();
+  const load = (s: typeof sides[number]) =>
+    runLoad({
+      concurrency,
+      seconds,
+      warmupSeconds: 1,
+      request: s.request,
+      cpu: () => cpuMicros(s.target.pid),
+    }).then((result) => {
       s.cpu.push(result.cpuPerRequest ?? NaN);
       s.rps.push(result.rps);
+    });
+  for (let round = 0; round < rounds; round++) {
+    if (together) {
+      // Both at once: a burst of the shared machine's other work falls on
+      // both sides alike, not on one side's round.
+      await Promise.all(sides.map(load));
+      closeConnections();
+      continue;
+    }
+    for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
+      await load(s);
+      closeConnections();
     }
   }
   const median = (xs: number[]) =>
@@ -83,10 +98,17 @@ try {
         }`,
     );
   }
+  // Each round's two sides ran back to back: their ratio cancels most of
+  // a shared machine's drift between rounds.
+  const paired = sides[0]!.cpu.map((x, i) => x / sides[1]!.cpu[i]!);
   console.log(
     `this / other: CPU ${
       (median(sides[0]!.cpu) / median(sides[1]!.cpu)).toFixed(3)
-    }×, req/s ${(median(sides[0]!.rps) / median(sides[1]!.rps)).toFixed(3)}×`,
+    }×, req/s ${
+      (median(sides[0]!.rps) / median(sides[1]!.rps)).toFixed(3)
+    }×; CPU paired by round: median ${median(paired).toFixed(3)}× [${
+      paired.map((x) => x.toFixed(2)).join(" ")
+    }]`,
   );
 } finally {
   for (const s of sides) await s.target[Symbol.asyncDispose]();
