@@ -581,8 +581,14 @@ export class DriverPool {
         gated(options, (o) => inner.describeTable(table, o)),
       overview: (options) => gated(options, (o) => inner.overview(o)),
       fingerprint: (options) => gated(options, (o) => inner.fingerprint(o)),
+      // A check the engine answers without a session (its parser alone)
+      // takes none of the connection's: only one that asks the catalog waits.
       check: (text, tier, options) =>
-        gated(options, (o) => inner.check(text, tier, o)),
+        inner.checkLocal === undefined
+          ? gated(options, (o) => inner.check(text, tier, o))
+          : inner.checkLocal(text, tier).then((local) =>
+            local ?? gated(options, (o) => inner.check(text, tier, o))
+          ),
       loginRisks: (options) => inner.loginRisks(options),
       query: (text, options) => gated(options, (o) => inner.query(text, o)),
       ...(inner.streamRead === undefined ? {} : {
