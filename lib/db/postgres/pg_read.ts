@@ -149,7 +149,8 @@ export class PgRead implements WireUser {
   #cancelled = false;
   #over = false;
   // The incoming message being read.
-  #head = Buffer.alloc(5);
+  /** A header split between chunks; most reads never need one (lazy). */
+  #head: Buffer | null = null;
   #headHave = 0;
   #type = 0;
   #left = 0;
@@ -227,13 +228,14 @@ export class PgRead implements WireUser {
         }
       }
       const n = Math.min(5 - this.#headHave, end - at);
-      bytes.copy(this.#head, this.#headHave, at, at + n);
+      const head = this.#head ??= Buffer.alloc(5);
+      bytes.copy(head, this.#headHave, at, at + n);
       this.#headHave += n;
       at += n;
       if (this.#headHave === 5) {
         this.#headHave = 0;
-        this.#type = this.#head[0]!;
-        this.#left = this.#head.readUInt32BE(1) - 4;
+        this.#type = head[0]!;
+        this.#left = head.readUInt32BE(1) - 4;
         this.#startBody();
       }
     }
