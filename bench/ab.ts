@@ -6,7 +6,8 @@
  * to the hot path moved its CPU per call, on a machine too noisy for two
  * separate runs to compare. Flags: `--c=N` (default 8), `--rounds=N`
  * (default 6), `--seconds=N` per round (default 5), `--engine=postgres|mysql|sqlite`,
- * `--method=tools/list` (W2's request instead), `--together` (both sides
+ * `--method=tools/list` (W2's request instead), `--w3` (W3's 10,000-row
+ * read instead), `--together` (both sides
  * loaded at once each round, each at `--c`: the machine's bursts fall on
  * both alike; the ratio is then of two servers sharing the cores),
  * `--v8-this=…` / `--v8-other=…`: V8 flags for one side (the other checkout
@@ -37,8 +38,18 @@ const seconds = Number(flag("seconds", "5"));
 const engine = flag("engine", "postgres") as "postgres" | "mysql" | "sqlite";
 /** `--together`: both sides loaded at the same time in each round. */
 const together = Deno.args.includes("--together");
+/**
+ * `--w3`: W3's read (10,000 rows × 5 columns) under W3's answer budget
+ * instead of W1's `SELECT 1`.
+ */
+const w3 = Deno.args.includes("--w3");
 /** `--method=tools/list`: that request instead of W1's. */
 const method = flag("method", "tools/call");
+
+/** W3's statement and answer budget, as bench/run.ts has them. */
+const ROWS_QUERY =
+  "select g as id, 'name ' || g as name, g * 2.5 as price, (g % 2 = 0) as flag, 'x' || md5(g::text) as note from generate_series(1, 10000) g";
+const W3_BUDGET = { maxResultBytes: 4_000_000, maxAnswerChars: 4_000_000 };
 
 const dir = await Deno.makeTempDir({ prefix: "dbport-ab-" });
 /** One side: its server and its request. */
@@ -50,13 +61,16 @@ async function side(name: string, root?: string) {
   const target: Target = await startDbport(
     home,
     v8 === "" ? [] : [`--v8-flags=${v8}`],
-    {},
+    w3 ? W3_BUDGET : {},
     root,
   );
   const request = method === "tools/call"
     ? mcpRequest(target, "tools/call", {
       name: "execute_query",
-      arguments: { connection_id: home.ids[engine], query: "select 1" },
+      arguments: {
+        connection_id: home.ids[engine],
+        query: w3 ? ROWS_QUERY : "select 1",
+      },
     })
     : mcpRequest(target, method);
   if (!await request()) throw new Error(`${name} did not answer right`);
