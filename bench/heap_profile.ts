@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * `deno run --config deno.dev.json -A bench/heap_profile.ts`: what dbport
+ * `deno task bench:heap`: what dbport
  * allocates per W1 read (`SELECT 1` through `execute_query` on PostgreSQL),
  * by V8's sampling heap profiler over the inspector — every allocation
  * counted, those the garbage collector took since included — summed by
