@@ -364,12 +364,10 @@ export class PgRead implements WireUser {
     this.#budget.add(cells);
   }
 
-  /** One value as its cell; a long text is cut before it is decoded. */
-  #cell(value: Buffer, column: Column): Cell | CutCell {
-    return this.#cellAt(value, 0, value.length, column);
-  }
-
-  /** The value `start` to `end` of `bytes` as its cell (no view made of it). */
+  /**
+   * The value `start` to `end` of `bytes` as its cell (no view made of it);
+   * a long text is cut before it is decoded.
+   */
   #cellAt(
     bytes: Buffer,
     start: number,
@@ -541,7 +539,8 @@ export class PgRead implements WireUser {
     if (!row.keep) return;
     const column = this.#columns[row.cells.length]!;
     if (value.mode === "keep") {
-      row.cells.push(this.#cell(value.bytes!, column));
+      const bytes = value.bytes!;
+      row.cells.push(this.#cellAt(bytes, 0, bytes.length, column));
     } else {
       const head = DECODER.decode(value.bytes!);
       const max = this.#ask.maxCellChars;
