@@ -52,6 +52,9 @@ export function lazyDriver(
     overview: (options) => on((d) => d.overview(options)),
     fingerprint: (options) => on((d) => d.fingerprint(options)),
     check: (text, tier, options) => on((d) => d.check(text, tier, options)),
+    // Only a loaded driver answers alone: loading it is the pool's to gate.
+    checkLocal: (text, tier) =>
+      loaded?.checkLocal?.(text, tier) ?? Promise.resolve(null),
     loginRisks: (options) => on((d) => d.loginRisks(options)),
     query: (text, options) => on((d) => d.query(text, options)),
     streamRead: (text, options, onBatch) =>

@@ -647,8 +647,14 @@ export class DriverPool {
         gated(options, (d, o) => d.describeTable(table, o)),
       overview: (options) => gated(options, (d, o) => d.overview(o)),
       fingerprint: (options) => gated(options, (d, o) => d.fingerprint(o)),
+      // A check the engine answers without a session (its parser alone)
+      // takes none of the connection's: only one that asks the catalog waits.
       check: (text, tier, options) =>
-        gated(options, (d, o) => d.check(text, tier, o)),
+        inner.checkLocal === undefined
+          ? gated(options, (d, o) => d.check(text, tier, o))
+          : inner.checkLocal(text, tier).then((local) =>
+            local ?? gated(options, (d, o) => d.check(text, tier, o))
+          ),
       loginRisks: (options) => inner.loginRisks(options),
       query: (text, options) => gated(options, (d, o) => d.query(text, o)),
       ...(inner.streamRead === undefined ? {} : {

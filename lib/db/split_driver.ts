@@ -22,6 +22,9 @@ export function splitDriver(reader: Driver, writer: Driver): Driver {
     overview: (options) => reader.overview(options),
     fingerprint: (options) => reader.fingerprint(options),
     check: (text, tier, options) => reader.check(text, tier, options),
+    ...(reader.checkLocal === undefined ? {} : {
+      checkLocal: reader.checkLocal.bind(reader),
+    }),
     loginRisks: (options) => reader.loginRisks(options),
     query: (text, options) =>
       (options.mode === "write" ? writer : reader).query(text, options),

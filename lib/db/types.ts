@@ -388,6 +388,13 @@ export interface Driver {
    */
   check(sql: string, tier: Tier, options: CallOptions): Promise<EngineCheck>;
   /**
+   * `check`'s verdict when the engine needs no session to reach it (its
+   * parser alone: a syntax error, `SELECT 1`), else null: the pool then
+   * takes none of the connection's sessions for it (issue 38). Absent: every
+   * check asks `check`.
+   */
+  checkLocal?(sql: string, tier: Tier): Promise<EngineCheck | null>;
+  /**
    * What the login can do beyond reading data — superuser, reading or writing
    * the server's files, running programs, signalling other sessions — in
    * words; empty when nothing. dbport's read-only rules do not rest on it,

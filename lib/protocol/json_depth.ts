@@ -32,6 +32,9 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 /** How many outer keys the scan keeps to name where the depth is. */
 const KEPT_LEVELS = 4;
+/** Each kept level's last string, start and end: reused by every scan. */
+const STARTS = new Int32Array(KEPT_LEVELS);
+const ENDS = new Int32Array(KEPT_LEVELS);
 /** The longest key the scan keeps (a longer one is reported cut). */
 const KEPT_KEY = 64;
 
@@ -44,9 +47,10 @@ export function tooDeep(
   limit: number = MAX_JSON_DEPTH,
 ): TooDeep | null {
   // The last string seen at each kept level, as [start, end) of `text`: cut
-  // out only for the answer (the scan itself allocates nothing).
-  const starts = new Int32Array(KEPT_LEVELS);
-  const ends = new Int32Array(KEPT_LEVELS);
+  // out only for the answer (the scan itself allocates nothing; the scan
+  // runs to its end synchronously, so one pair of arrays serves every scan).
+  const starts = STARTS;
+  const ends = ENDS;
   let kept = 0;
   let depth = 0;
   let object = false;

@@ -51,18 +51,19 @@ export function simpleQueries(texts: readonly string[]): Uint8Array {
 /**
  * Messages written into one buffer (`room`: an upper bound of their size,
  * three bytes per UTF-16 unit of text): a read's exchange is one
- * allocation, not one per message and string (bench W1: 5 KB a read).
+ * allocation, not one per message and string (bench W1: 5 KB a read) — and
+ * a small one is a slice of node:buffer's shared pool rather than an
+ * ArrayBuffer of its own (issue 38).
  */
 class Messages {
-  readonly #out: Uint8Array;
-  readonly #view: DataView;
+  readonly #out: Buffer;
   #at = 0;
   /** Where the open message's length goes. */
   #lengthAt = -1;
 
   constructor(room: number) {
-    this.#out = new Uint8Array(room);
-    this.#view = new DataView(this.#out.buffer);
+    // Every byte up to #at is written before it is sent.
+    this.#out = Buffer.allocUnsafe(room);
   }
 
   /** A simple query (`Q`) of `text`. */
@@ -79,7 +80,7 @@ class Messages {
   }
 
   close(): this {
-    this.#view.setUint32(this.#lengthAt, this.#at - this.#lengthAt);
+    this.#out.writeUInt32BE(this.#at - this.#lengthAt, this.#lengthAt);
     return this;
   }
 
@@ -98,20 +99,18 @@ class Messages {
   }
 
   int16(value: number): this {
-    this.#view.setInt16(this.#at, value);
-    this.#at += 2;
+    this.#at = this.#out.writeInt16BE(value, this.#at);
     return this;
   }
 
   int32(value: number): this {
-    this.#view.setInt32(this.#at, value);
-    this.#at += 4;
+    this.#at = this.#out.writeInt32BE(value, this.#at);
     return this;
   }
 
   /** The messages written, as a Buffer (what a socket write takes). */
   bytes(): Uint8Array {
-    return Buffer.from(this.#out.buffer, 0, this.#at);
+    return this.#out.subarray(0, this.#at);
   }
 }
 

@@ -19,7 +19,7 @@
 import { pgTypeName } from "./pg_type_names.ts";
 import { Buffer } from "node:buffer";
 import { Budget, CutCell, cutText, cutUtf8 } from "../budget.ts";
-import { isVerbatimText, rawCell } from "./pg_values.ts";
+import { cellAt, isVerbatimText } from "./pg_values.ts";
 import {
   exchange,
   type ExchangeAsk,
@@ -149,7 +149,8 @@ export class PgRead implements WireUser {
   #cancelled = false;
   #over = false;
   // The incoming message being read.
-  #head = Buffer.alloc(5);
+  /** A header split between chunks; most reads never need one (lazy). */
+  #head: Buffer | null = null;
   #headHave = 0;
   #type = 0;
   #left = 0;
@@ -221,19 +222,20 @@ export class PgRead implements WireUser {
       if (this.#headHave === 0 && end - at >= 5) {
         const length = bytes.readUInt32BE(at + 1);
         if (end - at >= length + 1) {
-          this.#message(bytes[at]!, bytes.subarray(at + 5, at + 1 + length));
+          this.#message(bytes[at]!, bytes, at + 5, at + 1 + length);
           at += length + 1;
           continue;
         }
       }
       const n = Math.min(5 - this.#headHave, end - at);
-      bytes.copy(this.#head, this.#headHave, at, at + n);
+      const head = this.#head ??= Buffer.alloc(5);
+      bytes.copy(head, this.#headHave, at, at + n);
       this.#headHave += n;
       at += n;
       if (this.#headHave === 5) {
         this.#headHave = 0;
-        this.#type = this.#head[0]!;
-        this.#left = this.#head.readUInt32BE(1) - 4;
+        this.#type = head[0]!;
+        this.#left = head.readUInt32BE(1) - 4;
         this.#startBody();
       }
     }
@@ -266,28 +268,37 @@ export class PgRead implements WireUser {
     }
     const body = this.#body!;
     this.#body = null;
-    this.#message(this.#type, body);
+    this.#message(this.#type, body, 0, body.length);
   }
 
-  #message(type: number, body: Buffer): void {
+  /**
+   * One message, its body `start` to `end` of `bytes`: read in place, no
+   * view made of a message that needs none (issue 38: a read gets six to
+   * eight; a Buffer view each was a visible share of its allocations).
+   */
+  #message(type: number, bytes: Buffer, start: number, end: number): void {
     switch (type) {
       case 0x44: // D: DataRow
-        if (this.#phase === this.#statementPhase) this.#dataRow(body);
+        if (this.#phase === this.#statementPhase) {
+          this.#dataRow(bytes, start, end);
+        }
         return;
       case 0x54: // T: RowDescription
-        if (this.#phase === this.#statementPhase) this.#describe(body);
+        if (this.#phase === this.#statementPhase) this.#describe(bytes, start);
         return;
       case 0x43: // C: CommandComplete
-        if (this.#phase === this.#statementPhase) this.#complete(body);
+        if (this.#phase === this.#statementPhase) {
+          this.#complete(bytes, start, end);
+        }
         return;
       case 0x45: // E: ErrorResponse
-        this.#error(pgError(body));
+        this.#error(pgError(bytes.subarray(start, end)));
         return;
       case 0x5a: // Z: ReadyForQuery
-        this.#ready(body[0]!);
+        this.#ready(bytes[start]!);
         return;
       case 0x53: // S: ParameterStatus
-        this.#parameter(body);
+        this.#parameter(bytes.subarray(start, end));
         return;
     }
     // ParseComplete, BindComplete, NoData, PortalSuspended (the row cap was
@@ -313,9 +324,9 @@ export class PgRead implements WireUser {
     if (!ours) this.changed ??= `${name} = ${value}`;
   }
 
-  #describe(body: Buffer): void {
-    const count = body.readInt16BE(0);
-    let at = 2;
+  #describe(body: Buffer, start: number): void {
+    const count = body.readInt16BE(start);
+    let at = start + 2;
     const columns: Column[] = [];
     for (let i = 0; i < count; i++) {
       const nul = body.indexOf(0, at);
@@ -334,10 +345,10 @@ export class PgRead implements WireUser {
     this.#columns = columns;
   }
 
-  #dataRow(body: Buffer): void {
-    if (!this.#budget.open) return this.#drain(body.length);
-    const count = body.readInt16BE(0);
-    let at = 2;
+  #dataRow(body: Buffer, start: number, end: number): void {
+    if (!this.#budget.open) return this.#drain(end - start);
+    const count = body.readInt16BE(start);
+    let at = start + 2;
     const cells: (Cell | CutCell)[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const length = body.readInt32BE(at);
@@ -346,20 +357,29 @@ export class PgRead implements WireUser {
         cells[i] = null;
         continue;
       }
-      cells[i] = this.#cell(body.subarray(at, at + length), this.#columns[i]!);
+      cells[i] = this.#cellAt(body, at, at + length, this.#columns[i]!);
       at += length;
     }
-    this.#budget.sawRaw(body.length);
+    this.#budget.sawRaw(end - start);
     this.#budget.add(cells);
   }
 
-  /** One value as its cell; a long text is cut before it is decoded. */
-  #cell(value: Buffer, column: Column): Cell | CutCell {
-    if (column.verbatim) {
-      const cut = cutUtf8(value, this.#ask.maxCellChars);
+  /**
+   * The value `start` to `end` of `bytes` as its cell (no view made of it);
+   * a long text is cut before it is decoded.
+   */
+  #cellAt(
+    bytes: Buffer,
+    start: number,
+    end: number,
+    column: Column,
+  ): Cell | CutCell {
+    // A character takes at least one byte: a short value is never cut.
+    if (column.verbatim && end - start > this.#ask.maxCellChars) {
+      const cut = cutUtf8(bytes.subarray(start, end), this.#ask.maxCellChars);
       if (cut !== null) return cut;
     }
-    return rawCell(value, column.type, column.array);
+    return cellAt(bytes, start, end, column.type, column.array);
   }
 
   /** Bytes of a streamed DataRow, `from` to `to` of `bytes`. */
@@ -519,7 +539,8 @@ export class PgRead implements WireUser {
     if (!row.keep) return;
     const column = this.#columns[row.cells.length]!;
     if (value.mode === "keep") {
-      row.cells.push(this.#cell(value.bytes!, column));
+      const bytes = value.bytes!;
+      row.cells.push(this.#cellAt(bytes, 0, bytes.length, column));
     } else {
       const head = DECODER.decode(value.bytes!);
       const max = this.#ask.maxCellChars;
@@ -564,8 +585,8 @@ export class PgRead implements WireUser {
     this.stopping.catch(() => {});
   }
 
-  #complete(body: Buffer): void {
-    const tag = body.toString("utf8", 0, body.length - 1);
+  #complete(body: Buffer, start: number, end: number): void {
+    const tag = body.toString("utf8", start, end - 1);
     const space = tag.lastIndexOf(" ");
     const last = space < 0 ? "" : tag.slice(space + 1);
     this.#command = /^\d+$/.test(last) ? tag.slice(0, tag.indexOf(" ")) : tag;

@@ -169,11 +169,12 @@ function namesNothing(analysis: PgAnalysis): boolean {
     analysis.relations.length === 0 && analysis.targets.length === 0;
 }
 
-/** Ask the catalog about everything `analysis` runs. */
-export async function vetPostgres(
-  exec: CatalogExec,
-  analysis: PgAnalysis,
-): Promise<PgVetting> {
+/**
+ * The vetting of `analysis` when the catalog has nothing to add — it
+ * reaches the file system or runs code, or it names nothing (SELECT 1;
+ * DDL always asks, for event triggers) — else null.
+ */
+export function vetWithoutCatalog(analysis: PgAnalysis): PgVetting | null {
   const reach = namedReach(analysis);
   if (reach !== null) {
     return {
@@ -185,11 +186,20 @@ export async function vetPostgres(
       noDryRun: reach,
     };
   }
-  // A statement that names nothing (SELECT 1) costs no round trip; DDL
-  // always asks (event triggers).
+  // A statement that names nothing costs no round trip.
   if (namesNothing(analysis) && PLAIN.has(analysis.kinds[0] ?? "")) {
     return verdict(analysis, NOTHING_FOUND);
   }
+  return null;
+}
+
+/** Ask the catalog about everything `analysis` runs. */
+export async function vetPostgres(
+  exec: CatalogExec,
+  analysis: PgAnalysis,
+): Promise<PgVetting> {
+  const local = vetWithoutCatalog(analysis);
+  if (local !== null) return local;
   const findings = new Findings();
   let input: VetInput | null = inputOf(
     [{ analysis, owner: undefined, path: undefined }],

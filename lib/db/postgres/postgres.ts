@@ -40,7 +40,7 @@ import {
 import { pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
-import { type CatalogExec, vetPostgres } from "./pg_vet.ts";
+import { type CatalogExec, vetPostgres, vetWithoutCatalog } from "./pg_vet.ts";
 import { setApplicationName, signed } from "../signature.ts";
 import {
   ROLLED_BACK,
@@ -126,6 +126,8 @@ export function openPostgres(config: PostgresConfig): Driver {
     },
     fingerprint: (options) => postgresFingerprint(catalog(options)),
     // The parser reads every statement whatever the lexer's tier.
+    // The parser's verdict alone, when the catalog has nothing to add.
+    checkLocal: (text) => checkStatement(text, null),
     check: (text, _tier, options) =>
       checkStatement(text, async (statements) => {
         // Several statements in one simple query: the last one's rows.
@@ -324,10 +326,18 @@ function readQuery(
  * PostgreSQL's parser on the statement, and for a read its catalog: the
  * functions, operators, casts, views and policies it reaches.
  */
-async function checkStatement(
+function checkStatement(
   text: string,
   exec: CatalogExec,
-): Promise<EngineCheck> {
+): Promise<EngineCheck>;
+function checkStatement(
+  text: string,
+  exec: null,
+): Promise<EngineCheck | null>;
+async function checkStatement(
+  text: string,
+  exec: CatalogExec | null,
+): Promise<EngineCheck | null> {
   const parsed = await parsePostgres(text);
   if (!parsed.ok) return { ok: false, message: parsed.message };
   if (parsed.analysis === null) {
@@ -342,8 +352,12 @@ async function checkStatement(
   }
   const analysis = parsed.analysis;
   // Every statement asks the catalog: a read whether it only reads, a write
-  // whether it may be planned or tried and rolled back.
-  const vetted = await vetPostgres(exec, analysis);
+  // whether it may be planned or tried and rolled back — unless the catalog
+  // has nothing to add (`exec` null: the parser alone, or null).
+  const vetted = exec === null
+    ? vetWithoutCatalog(analysis)
+    : await vetPostgres(exec, analysis);
+  if (vetted === null) return null;
   return {
     ok: true,
     parsedTier: analysis.plansOnly ? "read" : analysis.tier,
