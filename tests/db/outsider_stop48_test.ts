@@ -1,0 +1,203 @@
+/**
+ * An outsider's attacks (stop 48) on the lifecycle of database sessions and
+ * drivers: the pool's retiring of a driver that lost its database
+ * (DriverPool `#lost`), PgPools' counted calls and its `close`, and the
+ * catalog statements sent again after an idle session was ended. Every
+ * session is named (application_name) or lives in a schema of this file's
+ * own, so only its own sessions are counted and ended.
+ */
+
+import { assert, assertEquals } from "@std/assert";
+import postgres from "postgres";
+import { DriverPool } from "../../lib/db/pool.ts";
+import { DbError } from "../../lib/db/errors.ts";
+import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { waitUntil } from "../_wait.ts";
+
+type Admin = ReturnType<typeof postgres>;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function named(prefix: string): { url: string; app: string } {
+  const app = `${prefix}_${crypto.randomUUID().slice(0, 8)}`;
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set("application_name", app);
+  return { url: url.toString(), app };
+}
+
+/** Sessions of `app` now (state: 'active', 'idle', …; all by default). */
+async function sessions(
+  admin: Admin,
+  app: string,
+  state = "%",
+): Promise<{ pid: number; state: string; query: string }[]> {
+  const rows = await admin.unsafe(
+    "select pid, state, query from pg_stat_activity where application_name = $1 and coalesce(state, '') like $2 and pid <> pg_backend_pid()",
+    [app, state],
+  );
+  return rows.map((row) => ({
+    pid: Number(row.pid),
+    state: String(row.state),
+    query: String(row.query),
+  }));
+}
+
+async function endAll(admin: Admin, app: string): Promise<void> {
+  await admin.unsafe(
+    "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
+    [app],
+  );
+}
+
+/** A promise's outcome as text, at once. */
+function outcome(work: Promise<unknown>): Promise<string> {
+  return work.then(
+    (value) =>
+      `answered ${
+        JSON.stringify(
+          (value as { rows?: unknown } | undefined)?.rows ?? value,
+        )
+      }`,
+    (error) =>
+      `failed: ${error instanceof DbError ? `[${error.kind}] ` : ""}${
+        String(error)
+      }`,
+  );
+}
+
+Deno.test({
+  name:
+    "postgres pool: a tool call holding its connection's driver (check, then query) is not failed 'the connection was closed' because another call lost a session in between",
+  ...needs("postgres"),
+  async fn() {
+    // A tool call resolves its connection's driver once (access.ts
+    // resolveConnection) and then makes several calls on it: check, consent
+    // (which may wait for the user), query. When another client's call
+    // loses its session in between, DriverPool `#lost` finds no call of the
+    // driver running (entry.calls === 0) and closes it at once; the held
+    // view still points at it, and the tool call's read — nothing of which
+    // ran — fails not_connected "the connection was closed". The stop-47
+    // fix (close once the driver's calls settle) counts calls, not the
+    // tool calls that hold the driver between them.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { url, app } = named("dbport_s48a");
+    const pool = new DriverPool();
+    const spec = { id: crypto.randomUUID(), engine: "postgres" as const, url };
+    try {
+      // Client A resolves the driver (its view) and checks its statement.
+      const held = pool.get(spec, "client-a");
+      await held.check("select 2 as a", "read", READ_OPTIONS);
+      // Client B's read loses its session (the server ended it).
+      const other = outcome(
+        pool.get(spec, "client-b").query(
+          "select pg_sleep(8) as victim",
+          READ_OPTIONS,
+        ),
+      );
+      const [victim] = await waitUntil(
+        "client b's read runs",
+        async () => {
+          const found = await sessions(admin, app, "active");
+          return found.filter((s) => s.query.includes("victim")).length === 1 &&
+            found.filter((s) => s.query.includes("victim"));
+        },
+      );
+      await admin.unsafe("select pg_terminate_backend($1)", [victim!.pid]);
+      assert((await other).includes("[connect]"), await other);
+      // Client A now sends the statement it checked.
+      const answer = await outcome(held.query("select 2 as a", READ_OPTIONS));
+      assertEquals(answer, 'answered [{"a":2}]');
+    } finally {
+      await pool.closeAll();
+      await endAll(admin, app);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres pool: a catalog call its client cancelled, whose statement waits on a lock, neither marks the connection lost nor outlives the driver's close on the server",
+  ...needs("postgres"),
+  async fn() {
+    // run() (postgres.ts) lets a catalog statement of a cancelled call run
+    // to the call's own deadline; stoppable() meanwhile gives up after
+    // STOP_GRACE_MS (5 s) with sessionLost — a DbError "connect". The pool
+    // takes that for a lost database: the connection is reported not
+    // connected and its driver retired and closed, and close() no longer
+    // counts the statement (its call settled): the pool is ended under it
+    // with no cancel request, and the statement keeps its session on the
+    // server until the lock frees.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const locker = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const schema = `s48b_${crypto.randomUUID().slice(0, 8)}`;
+    const { url, app } = named("dbport_s48b");
+    const pool = new DriverPool();
+    const spec = { id: crypto.randomUUID(), engine: "postgres" as const, url };
+    let unlock: () => void = () => {};
+    try {
+      await admin.unsafe(
+        `create schema ${schema}; create view ${schema}.v as select 1 as a`,
+      );
+      const driver = pool.get(spec);
+      await driver.version(READ_OPTIONS);
+      assert(pool.isConnected(spec.id));
+      // Another session holds the view (an ALTER VIEW in an open transaction).
+      const locked = new Promise<void>((resolve) => {
+        void locker.begin(async (tx) => {
+          await tx.unsafe(
+            `lock table ${schema}.v in access exclusive mode`,
+          );
+          resolve();
+          await new Promise<void>((r) => (unlock = r));
+        }).catch(() => {});
+      });
+      await locked;
+      const control = new AbortController();
+      const described = outcome(
+        driver.describeTable("v", {
+          signal: control.signal,
+          timeoutMs: 30_000,
+          schema,
+        }),
+      );
+      await waitUntil(
+        "the catalog statement waits on the lock",
+        async () =>
+          (await sessions(admin, app, "active")).some((s) =>
+            s.query.includes("pg_get_viewdef")
+          ),
+      );
+      control.abort(); // the client left
+      const said = await described;
+      await sleep(500);
+      const wrong: string[] = [];
+      // Nobody reads the call's own answer (its client left), but the pool
+      // does: a "connect" failure retires the driver.
+      if (!/cancel/.test(said)) wrong.push(`the cancelled call ${said}`);
+      const failure = pool.lastFailure(spec.id);
+      if (failure !== null) {
+        wrong.push(`the connection is marked failed: ${failure.message}`);
+      }
+      await pool.closeAll();
+      await sleep(1_500);
+      const left = await sessions(admin, app);
+      if (left.length > 0) {
+        wrong.push(
+          `after closeAll, sessions of the driver still on the server: ${
+            left.map((s) => `${s.state}: ${s.query.trim().slice(0, 40)}`)
+              .join(" | ")
+          }`,
+        );
+      }
+      assertEquals(wrong, []);
+    } finally {
+      unlock();
+      await pool.closeAll();
+      await endAll(admin, app);
+      await locker.end();
+      await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    }
+  },
+});
