@@ -11,7 +11,9 @@ import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import { DriverPool } from "../../lib/db/pool.ts";
 import { DbError } from "../../lib/db/errors.ts";
-import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import mysql from "mysql2/promise";
+import { openMysql } from "../../lib/db/mysql/mysql.ts";
+import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
 
 type Admin = ReturnType<typeof postgres>;
@@ -197,6 +199,53 @@ Deno.test({
       await endAll(admin, app);
       await locker.end();
       await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "mariadb: a read whose connection is KILLed (or lost) while its statement runs fails at once as lost, not at its timeout + 5 s",
+  ...needs("mysql"),
+  async fn() {
+    // streamRows (mysql_rows.ts) listens for the query's own "error"; a
+    // streamed mysql2 query has no callback, so a fatal error — the server
+    // closing the connection (KILL, a restart, the network) — goes to the
+    // connection's "error" event instead (mysql2 _notifyError) and the
+    // read's promise never settles: it is answered by stoppable() at its
+    // timeout (KILL QUERY for a thread already gone) plus STOP_GRACE_MS.
+    // Through MCP a read waits its whole statement timeout + 5 s (35 s
+    // with the defaults) for a connection that closed at once.
+    await using fixture = await openFixture("mysql");
+    const admin = await mysql.createConnection({ uri: fixture.url });
+    const driver = openMysql({ url: fixture.url, secrets: [] });
+    try {
+      const marker = `s48my_${crypto.randomUUID().slice(0, 8)}`;
+      const began = performance.now();
+      const read = outcome(
+        driver.query(`select sleep(6) as s, '${marker}' as m`, {
+          ...READ_OPTIONS,
+          timeoutMs: 8_000,
+        }),
+      );
+      const [found] = await waitUntil("the read runs", async () => {
+        const [rows] = await admin.query(
+          "select id from information_schema.processlist where info like ? and id <> connection_id()",
+          [`%'${marker}'%`],
+        ) as unknown as [{ id: number }[]];
+        return rows.length === 1 && rows;
+      });
+      await admin.query(`kill ${Number(found!.id)}`);
+      const said = await read;
+      const took = performance.now() - began;
+      assert(said.includes("[connect]"), said);
+      assert(
+        took < 5_000,
+        `the read settled after ${Math.round(took)} ms: ${said}`,
+      );
+    } finally {
+      await driver.close();
       await admin.end();
     }
   },
