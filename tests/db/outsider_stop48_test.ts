@@ -250,3 +250,123 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "held: postgres pool: drivers retired one after another under repeated session loss (a long read of another client running each time) are all closed, their sessions gone",
+  ...needs("postgres"),
+  async fn() {
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { url, app } = named("dbport_s48c");
+    const pool = new DriverPool();
+    const spec = { id: crypto.randomUUID(), engine: "postgres" as const, url };
+    try {
+      const failed: string[] = [];
+      for (let round = 0; round < 6; round++) {
+        // A read of client a holds the driver while client b's is lost.
+        const long = outcome(
+          pool.get(spec, "a").query(
+            `select pg_sleep(0.6) as long${round}`,
+            READ_OPTIONS,
+          ),
+        );
+        await pool.get(spec, "c").version(READ_OPTIONS);
+        const victim = outcome(
+          pool.get(spec, "b").query(
+            `select pg_sleep(5) as victim${round}`,
+            READ_OPTIONS,
+          ),
+        );
+        await waitUntil(
+          "client b's read runs",
+          async () =>
+            (await sessions(admin, app, "active")).some((s) =>
+              s.query.includes(`victim${round}`)
+            ),
+        );
+        await admin.unsafe(
+          "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and query like $2",
+          [app, `%victim${round}%`],
+        );
+        assert((await victim).includes("[connect]"), await victim);
+        const answer = await long;
+        if (!answer.startsWith("answered")) failed.push(answer);
+      }
+      assertEquals(failed, [], "client a's reads are answered");
+      // Every retired driver closed once its last read settled.
+      await waitUntil(
+        "no session of the retired drivers is left",
+        async () => (await sessions(admin, app)).length === 0,
+      );
+    } finally {
+      await pool.closeAll();
+      await endAll(admin, app);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres: dbport's own statements sent as the server ends every idle session (an administrator, a restart: 57P01) are sent again, not failed as a lost database",
+  ...needs("postgres"),
+  async fn() {
+    // postgres.ts run() sends a catalog statement again after ECONNRESET,
+    // EPIPE, CONNECTION_CLOSED or 57P05 — not after 57P01, which is what
+    // the statement meets when PostgreSQL itself says why it closes the
+    // idle session (pg_terminate_backend, a fast shutdown for a restart):
+    // the call fails "[connect] terminating connection due to
+    // administrator command", and the pool retires the whole driver. Seen
+    // both on a call written before dbport read the close and on the next
+    // round's first call (the close long read). The race is won most
+    // runs; eight rounds.
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { url, app } = named("dbport_s48d");
+    const pool = new DriverPool();
+    const spec = { id: crypto.randomUUID(), engine: "postgres" as const, url };
+    const options = { signal: new AbortController().signal, timeoutMs: 5_000 };
+    const failed: string[] = [];
+    const note = async (what: string, work: Promise<unknown>) => {
+      const said = await outcome(work);
+      if (!said.startsWith("answered")) failed.push(`${what}: ${said}`);
+    };
+    try {
+      for (let round = 0; round < 8; round++) {
+        await note(
+          `round ${round}, first version()`,
+          pool.get(spec).version(options),
+        );
+        await note(
+          `round ${round}, first read`,
+          pool.get(spec).query("select 1 as a", READ_OPTIONS),
+        );
+        // The server ends the sessions while this process's event loop is
+        // held: the calls below are written before the close is read.
+        const kill = admin.unsafe(
+          `select pg_sleep(0.3); select pg_terminate_backend(pid) from pg_stat_activity where application_name = '${app}'`,
+        ).simple();
+        await sleep(50);
+        const end = Date.now() + 900;
+        while (Date.now() < end) { /* held */ }
+        const answers = [
+          note(`round ${round}, version()`, pool.get(spec).version(options)),
+          note(
+            `round ${round}, listSchemas()`,
+            pool.get(spec).listSchemas(options),
+          ),
+          note(
+            `round ${round}, read`,
+            pool.get(spec).query("select 2 as a", READ_OPTIONS),
+          ),
+        ];
+        await kill;
+        await Promise.all(answers);
+      }
+      assertEquals(failed, []);
+    } finally {
+      await pool.closeAll();
+      await endAll(admin, app);
+      await admin.end();
+    }
+  },
+});
