@@ -370,3 +370,148 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "held: postgres pool: writes (plain and bound) under sessions ended every ~50 ms are never sent twice: each value is in the table at most once, every answered one is there",
+  ...needs("postgres"),
+  async fn() {
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const schema = `s48w_${crypto.randomUUID().slice(0, 8)}`;
+    const { url, app } = named("dbport_s48w");
+    const pool = new DriverPool();
+    const spec = { id: crypto.randomUUID(), engine: "postgres" as const, url };
+    let killing = true;
+    let killer = Promise.resolve();
+    try {
+      await admin.unsafe(
+        `create schema ${schema}; create table ${schema}.t (v int)`,
+      );
+      killer = (async () => {
+        while (killing) {
+          await admin.unsafe(
+            "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 order by random() limit 1",
+            [app],
+          ).catch(() => {});
+          await sleep(50);
+        }
+      })();
+      const answered: number[] = [];
+      const until = Date.now() + 4_000;
+      let next = 0;
+      await Promise.all([0, 1, 2, 3].map(async (client) => {
+        while (Date.now() < until) {
+          const v = next++;
+          const bound = v % 2 === 0;
+          const said = await outcome(
+            pool.get(spec, `w${client}`).query(
+              bound
+                ? `insert into ${schema}.t (v) values ($1::int)`
+                : `insert into ${schema}.t (v) values (${v})`,
+              {
+                ...READ_OPTIONS,
+                mode: "write",
+                ...(bound ? { params: [v] } : {}),
+              },
+            ),
+          );
+          if (said.startsWith("answered")) answered.push(v);
+        }
+      }));
+      killing = false;
+      await killer;
+      const rows = await admin.unsafe(
+        `select v, count(*)::int as n from ${schema}.t group by v`,
+      );
+      const twice = rows.filter((row) => row.n !== 1).map((row) => row.v);
+      const present = new Set(rows.map((row) => Number(row.v)));
+      assertEquals(twice, [], "values written twice");
+      assertEquals(answered.filter((v) => !present.has(v)), []);
+      assert(answered.length > 0);
+    } finally {
+      killing = false;
+      await killer;
+      await pool.closeAll();
+      await endAll(admin, app);
+      await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: postgres: close() under a plain read, a bound read, an export and a catalog statement waiting on a lock stops all four on the server within seconds and fails them as closed",
+  ...needs("postgres"),
+  async fn() {
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const locker = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const schema = `s48e_${crypto.randomUUID().slice(0, 8)}`;
+    const { url, app } = named("dbport_s48e");
+    const pool = new DriverPool();
+    const spec = { id: crypto.randomUUID(), engine: "postgres" as const, url };
+    let unlock: () => void = () => {};
+    try {
+      await admin.unsafe(
+        `create schema ${schema}; create view ${schema}.v as select 1 as a`,
+      );
+      const driver = pool.get(spec);
+      await driver.version(READ_OPTIONS);
+      await new Promise<void>((resolve) => {
+        void locker.begin(async (tx) => {
+          await tx.unsafe(`lock table ${schema}.v in access exclusive mode`);
+          resolve();
+          await new Promise<void>((r) => (unlock = r));
+        }).catch(() => {});
+      });
+      const options = { ...READ_OPTIONS, timeoutMs: 30_000 };
+      const calls = [
+        outcome(
+          pool.get(spec, "o1").query("select pg_sleep(20) as plain", options),
+        ),
+        outcome(
+          pool.get(spec, "o2").query("select pg_sleep($1::float8) as bound", {
+            ...options,
+            params: [20],
+          }),
+        ),
+        outcome(
+          pool.get(spec, "o3").streamRead!(
+            "select pg_sleep(20) as exported",
+            options,
+            async () => {},
+          ),
+        ),
+        outcome(
+          pool.get(spec, "o4").describeTable("v", { ...options, schema }),
+        ),
+      ];
+      await waitUntil(
+        "the four statements run",
+        async () =>
+          (await sessions(admin, app, "active")).filter((s) =>
+            /pg_sleep|pg_get_viewdef/.test(s.query)
+          ).length === 4,
+      );
+      const began = performance.now();
+      await pool.closeAll();
+      const closing = performance.now() - began;
+      for (const said of await Promise.all(calls)) {
+        assert(/closed/.test(said), said);
+      }
+      await waitUntil(
+        "no statement of the closed driver runs",
+        async () => (await sessions(admin, app, "active")).length === 0,
+        { timeoutMs: 3_000 },
+      );
+      assert(closing < 5_000, `close took ${Math.round(closing)} ms`);
+    } finally {
+      unlock();
+      await pool.closeAll();
+      await endAll(admin, app);
+      await locker.end();
+      await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    }
+  },
+});
