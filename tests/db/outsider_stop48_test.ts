@@ -13,6 +13,8 @@ import { DriverPool } from "../../lib/db/pool.ts";
 import { DbError } from "../../lib/db/errors.ts";
 import mysql from "mysql2/promise";
 import { openMysql } from "../../lib/db/mysql/mysql.ts";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
+import { connect as tcpConnect } from "node:net";
 import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
 
@@ -511,6 +513,64 @@ Deno.test({
       await endAll(admin, app);
       await locker.end();
       await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres: close() when no cancel request can get out (the tunnel went down): a read is not answered 'stopped on the database' while its statement still runs there",
+  ...needs("postgres"),
+  async fn() {
+    // close() aborts the running reads; their cancel requests need a new
+    // socket, which never opens (an SSH tunnel that went down). close()
+    // returns after its 2 s grace and ends the pools; the bound read then
+    // fails "the query was stopped on the database: the connection was
+    // closed" (stoppable reads any failure after its stop as the stop's
+    // success), yet its statement runs on on the server. (The plain wired
+    // read says "did not answer within 5 s", which is true.)
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { url, app } = named("dbport_s48f");
+    const target = new URL(url);
+    let down = false;
+    const driver = openPostgres({
+      url,
+      secrets: [],
+      wiredReads: true,
+      socket: () =>
+        down ? new Promise(() => {}) : Promise.resolve(
+          tcpConnect(Number(target.port || 5432), target.hostname),
+        ),
+    });
+    try {
+      await driver.version(READ_OPTIONS);
+      const options = { ...READ_OPTIONS, timeoutMs: 30_000 };
+      const reads = [
+        outcome(driver.query("select pg_sleep(9) as plain", options)),
+        outcome(
+          driver.query("select pg_sleep($1::float8) as bound", {
+            ...options,
+            params: [9],
+          }),
+        ),
+      ];
+      await waitUntil(
+        "both reads run",
+        async () => (await sessions(admin, app, "active")).length === 2,
+      );
+      down = true;
+      await driver.close();
+      const answers = await Promise.all(reads);
+      const still = (await sessions(admin, app, "active")).map((s) => s.query);
+      const wrong = answers.filter((said, i) =>
+        /stopped on the database/.test(said) &&
+        still.some((q) => q.includes(i === 0 ? "plain" : "bound"))
+      );
+      assertEquals(wrong, [], `still running: ${JSON.stringify(still)}`);
+    } finally {
+      await driver.close();
+      await endAll(admin, app);
       await admin.end();
     }
   },
