@@ -46,6 +46,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/pg_parked_test.ts",
   "tests/db/outsider_stop46_test.ts",
   "tests/db/outsider_stop47_test.ts",
+  "tests/db/outsider_stop48_test.ts",
   "tests/db/pg_read_test.ts",
   "tests/db/mysql_huge_value_test.ts",
   "tests/db/pg_allowlist_test.ts",
