@@ -35,6 +35,15 @@ export interface PostgresConfig {
 /** Connect timeout (issue: a database that cannot be reached in 10 s). */
 export const CONNECT_TIMEOUT_SECONDS = 10;
 
+/**
+ * Seconds before a session is reopened after `retries` closes with an error
+ * in a row: 50 ms doubling, at most 1 s, less up to half at random (so the
+ * sessions of a pool do not all come back at once).
+ */
+export function reopenDelay(retries: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 1);
+}
+
 /** postgres.js's options for a pool of `config` (over `socket`, if given). */
 export function postgresOptions(
   config: PostgresConfig,
@@ -48,6 +57,13 @@ export function postgresOptions(
     max: 4,
     idle_timeout: config.idleSeconds ?? 60,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    // postgres.js waits before reopening a session after one closed with an
+    // error, up to 20 s by default, growing with every such close across
+    // the pool: a few sessions ended in a row (an administrator, a restart)
+    // made the next read wait 7-15 s for a session (outsider stop48). At
+    // most 1 s here; a database that cannot be reached still fails within
+    // the connect timeout.
+    backoff: reopenDelay,
     // Statements vary per call: no server-side prepared statement cache.
     prepare: false,
     onnotice: () => {},

@@ -98,6 +98,8 @@ export class PgRead implements WireUser {
   readonly done: Promise<QueryResult>;
   /** Whether the wire was given to this read. */
   started = false;
+  /** The bytes of the exchange written, once started. */
+  sent = 0;
   /** The socket lent to this read, once started. */
   get wire(): Wire | null {
     return this.#lent;
@@ -183,9 +185,13 @@ export class PgRead implements WireUser {
     this.#statementPhase = plan.begin === "" ? 0 : 1;
     this.#phases = this.#statementPhase + 1 + plan.after.length;
     this.writes++;
-    wire.write(
-      exchange({ ...this.#ask, begin: plan.begin, after: plan.after }),
-    );
+    const bytes = exchange({
+      ...this.#ask,
+      begin: plan.begin,
+      after: plan.after,
+    });
+    this.sent = bytes.length;
+    wire.write(bytes);
   }
 
   /** The read never got its socket (the marker reached the server). */

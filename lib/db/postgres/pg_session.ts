@@ -11,6 +11,7 @@
 
 import type postgres from "postgres";
 import { thrown } from "../../base/thrown.ts";
+import { alarm } from "../../base/alarms.ts";
 import { DbError } from "../errors.ts";
 import {
   notStarted,
@@ -144,6 +145,7 @@ export function diedParked(): DbError {
 export function reserveSession(
   sql: ReturnType<typeof postgres>,
   signal?: AbortSignal,
+  withinMs?: number,
 ): Promise<Reserved> {
   const retired = retirementOf(sql);
   const gone = () => {
@@ -186,7 +188,16 @@ export function reserveSession(
   }
   const all = waiters;
   return new Promise<Reserved>((resolve, reject) => {
+    // A wait past the statement's own timeout is a pool that gives out no
+    // session (postgres.js reconnecting with a growing backoff after its
+    // sessions were ended): the call fails then rather than wait for its
+    // handler's deadline (outsider stop48: a read waited 330 s), and the
+    // connection's next call opens a fresh driver (pool.ts).
+    const timer = withinMs === undefined
+      ? undefined
+      : alarm(withinMs, () => refuse(noSession(withinMs)));
     const done = () => {
+      timer?.clear();
       retired.removeEventListener("abort", onRetired);
       signal?.removeEventListener("abort", onCancelled);
       all.delete(onRequeued);
@@ -216,6 +227,16 @@ export function reserveSession(
   });
 }
 
+/** A statement that got no session within `ms`: it was not started. */
+function noSession(ms: number): DbError {
+  return new DbError(
+    "connect_timeout",
+    `the query was not started: the connection gave out no database session within ${
+      Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)
+    } s`,
+  );
+}
+
 /**
  * Run `work` on a reserved session inside `BEGIN READ ONLY` with the
  * statement timeout as a server-side net, then clean the session and give
@@ -229,7 +250,11 @@ export async function inReadTransaction<T>(
   work: (reserved: Reserved) => Promise<T>,
 ): Promise<T> {
   throwIfAborted(options.signal);
-  const reserved = await reserveSession(sql, options.signal);
+  const reserved = await reserveSession(
+    sql,
+    options.signal,
+    options.timeoutMs,
+  );
   let gone = false;
   try {
     // Sent with the statement in one write rather than a round trip ahead of

@@ -31,6 +31,7 @@ import {
   takeParked,
   unpark,
 } from "./pg_parked.ts";
+import { DbError } from "../errors.ts";
 import { stoppable, throwIfAborted } from "../stoppable.ts";
 import type { QueryOptions, QueryResult } from "../types.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
@@ -57,6 +58,12 @@ export function wireTarget(
   const port = options.port?.[0];
   return host === undefined || port === undefined ? null : { host, port };
 }
+
+/**
+ * What a PostgreSQL backend reads of its socket at once (PQ_RECV_BUFFER_SIZE):
+ * an exchange no larger is in the backend's hands before its statement runs.
+ */
+const BACKEND_READS_BYTES = 8192;
 
 /** How long a session's answer to its marker may take once the read ended. */
 const HAND_BACK_MS = 5_000;
@@ -139,7 +146,8 @@ export async function wiredRead(
   const discard = !(await leavesNoState(text));
   // A session the last read of this pool parked, else one from postgres.js.
   const kept = takeParked<Reserved>(sql);
-  const reserved = kept?.reserved ?? await reserveSession(sql, options.signal);
+  const reserved = kept?.reserved ??
+    await reserveSession(sql, options.signal, options.timeoutMs);
   let marker: Promise<unknown> | null = kept?.marker ?? null;
   const parsers = sql.options.parsers as Record<
     number,
@@ -207,12 +215,18 @@ export async function wiredRead(
     // nothing of it ran, and it is asked again on a live session (an
     // outsider ended sessions under reads). A session ended while it ran
     // the statement closes without a reset: that read fails as lost.
-    if (kept !== null && resetUnread(error)) throw diedParked();
-    // The same for a session postgres.js lent from its idle ones: the
-    // marker met the closed socket, and the read's exchange was never
-    // written (outsider stop48: one read in ~40 failed "read ECONNRESET"
-    // with sessions ended only while idle).
-    if (kept === null && !read.started && sessionGone(error)) {
+    //
+    // The same for a session postgres.js lent from its idle ones (outsider
+    // stop48: reads failed "read ECONNRESET" with sessions ended only while
+    // idle): its marker met the closed socket and the read was never
+    // written, or the read's exchange met it — a reset, not the close a
+    // session ended under its statement makes, as long as the server would
+    // have taken the whole exchange in at once (its receive buffer, 8 KB):
+    // a backend ended with our bytes unread resets too.
+    if (
+      (!read.started && !(error instanceof DbError) && sessionGone(error)) ||
+      (resetUnread(error) && read.sent <= BACKEND_READS_BYTES)
+    ) {
       throw diedParked();
     }
     throw error;

@@ -389,7 +389,11 @@ async function writeQuery(
   // A WITH … UPDATE is a write: read whole, for its command's count.
   const whole = options.track === undefined &&
     /^[\s(]*with\b/i.test(text) && (await pgWriteShape(text)).write;
-  const reserved = await reserveSession(sql);
+  const reserved = await reserveSession(
+    sql,
+    options.signal,
+    options.timeoutMs,
+  );
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
   const run = (text: string, whole = false) =>
     runStatement(reserved, text, options, whole);

@@ -1,0 +1,26 @@
+/**
+ * postgres.js's reopening delay after sessions closed with an error: at most
+ * 1 s however many closed in a row (its default grows to 20 s, and reads
+ * waited 7-15 s for a session after a few were ended: outsider stop48).
+ */
+
+import { assert, assertEquals } from "@std/assert";
+import {
+  postgresOptions,
+  reopenDelay,
+} from "../../lib/db/postgres/pg_options.ts";
+
+Deno.test("postgres options: a session closed with an error is reopened within 1 s, whatever closed before", () => {
+  for (let retries = 0; retries < 40; retries++) {
+    for (let draw = 0; draw < 20; draw++) {
+      const seconds = reopenDelay(retries);
+      assert(seconds <= 1, `${retries} closes: ${seconds} s`);
+      assert(seconds >= 0.025 * Math.min(2 ** retries, 20), `${seconds} s`);
+    }
+  }
+  const options = postgresOptions({
+    url: "postgres://u@127.0.0.1:5432/db",
+    secrets: [],
+  }) as { backoff?: unknown };
+  assertEquals(options.backoff, reopenDelay);
+});
