@@ -112,7 +112,8 @@ function stopped(why: "timeout" | "cancelled", timeoutMs: number): DbError {
     );
 }
 
-function formatSeconds(ms: number): string {
+/** `ms` as seconds for a message: `5 s`, `0.5 s`. */
+export function formatSeconds(ms: number): string {
   const seconds = ms / 1000;
   return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
 }

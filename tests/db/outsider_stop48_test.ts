@@ -321,7 +321,7 @@ Deno.test({
     // administrator command", and the pool retires the whole driver. Seen
     // both on a call written before dbport read the close and on the next
     // round's first call (the close long read). The race is won most
-    // runs; eight rounds.
+    // runs; five rounds (each holds the event loop 0.9 s).
     const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
     const { url, app } = named("dbport_s48d");
     const pool = new DriverPool();
@@ -333,7 +333,7 @@ Deno.test({
       if (!said.startsWith("answered")) failed.push(`${what}: ${said}`);
     };
     try {
-      for (let round = 0; round < 8; round++) {
+      for (let round = 0; round < 5; round++) {
         await note(
           `round ${round}, first version()`,
           pool.get(spec).version(options),
@@ -522,6 +522,12 @@ Deno.test({
   name:
     "postgres: close() when no cancel request can get out (the tunnel went down): a read is not answered 'stopped on the database' while its statement still runs there",
   ...needs("postgres"),
+  // postgres.js keeps timers of its own past an ended pool's end: a
+  // session it was reopening (its connect timeout; the reopening delay,
+  // pg_options.ts reopenDelay), which then finds the pool ended and opens
+  // none (pg_pools.ts untilEnded). What the test counts is on the server.
+  sanitizeOps: false,
+  sanitizeResources: false,
   async fn() {
     // close() aborts the running reads; their cancel requests need a new
     // socket, which never opens (an SSH tunnel that went down). close()

@@ -261,7 +261,7 @@ export class PgPools {
    * another asked again: that read waited for ever). A running call is
    * aborted (`track`): its statement is cancelled on the server — the
    * cancel request goes out on a socket of its own, which `untilEnded`
-   * allows until the pool has ended — and given {@linkcode CLOSE_GRACE_MS}
+   * allows until the pool starts ending — and given {@linkcode CLOSE_GRACE_MS}
    * to settle before the pools end; postgres.js's `end({ timeout })` alone
    * destroyed its session and left its statement running (outsider
    * stop47).
@@ -321,18 +321,23 @@ function closedUnder(error: unknown): unknown {
   );
 }
 
-/** Pools whose `end()` settled: they open no session more. */
+/** Pools being ended or ended: they open no session more. */
 const ended = new WeakSet<object>();
 
-/** End `pool`, giving its statements `seconds`; settles once it ended. */
+/**
+ * End `pool`, giving its statements `seconds`; settles once it ended. From
+ * the start it opens no socket: its calls were stopped (and their cancel
+ * requests sent) before, and postgres.js, reopening a session for a queued
+ * item while it ends, otherwise left that session's timers running after
+ * the driver closed.
+ */
 function endPool(pool: Sql, seconds: number): Promise<void> {
-  return pool.end({ timeout: seconds }).catch(() => {}).finally(() => {
-    ended.add(pool);
-  });
+  ended.add(pool);
+  return pool.end({ timeout: seconds }).catch(() => {});
 }
 
 /**
- * `open`, refused once the pool `pool()` names has ended, and from when
+ * `open`, refused once the pool `pool()` names starts ending (`endPool`), and from when
  * `refusing()` says (its reads' pool retired, the driver closing) good for a
  * cancel request alone. postgres.js reconnects an ending or ended pool's
  * session for a statement or a `reserve()` it still holds — one dbport
@@ -340,7 +345,7 @@ function endPool(pool: Sql, seconds: number): Promise<void> {
  * the driver closed — and that session then idled for the idle timeout
  * after the driver was closed (tests/db/outsider_stop46_test.ts). A cancel
  * request, which postgres.js sends on a socket of its own, still goes out
- * until the pool has ended. Undefined where postgres.js opens its own
+ * until the pool starts ending. Undefined where postgres.js opens its own
  * sockets (TLS, a Unix socket, several hosts).
  */
 function untilEnded(

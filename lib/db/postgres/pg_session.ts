@@ -14,6 +14,7 @@ import { thrown } from "../../base/thrown.ts";
 import { alarm } from "../../base/alarms.ts";
 import { DbError } from "../errors.ts";
 import {
+  formatSeconds,
   notStarted,
   sessionLost,
   type StopOptions,
@@ -191,8 +192,7 @@ export function reserveSession(
     // A wait past the statement's own timeout is a pool that gives out no
     // session (postgres.js reconnecting with a growing backoff after its
     // sessions were ended): the call fails then rather than wait for its
-    // handler's deadline (outsider stop48: a read waited 330 s), and the
-    // connection's next call opens a fresh driver (pool.ts).
+    // handler's deadline (outsider stop48: a read waited 330 s).
     const timer = withinMs === undefined
       ? undefined
       : alarm(withinMs, () => refuse(noSession(withinMs)));
@@ -227,13 +227,17 @@ export function reserveSession(
   });
 }
 
-/** A statement that got no session within `ms`: it was not started. */
+/**
+ * A statement that got no session within its timeout, `ms`: it was not
+ * started. A timeout, not a lost connection: sessions busy with other
+ * calls are no reason to open a fresh driver.
+ */
 function noSession(ms: number): DbError {
   return new DbError(
-    "connect_timeout",
-    `the query was not started: the connection gave out no database session within ${
-      Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)
-    } s`,
+    "timeout",
+    `the statement timeout of ${
+      formatSeconds(ms)
+    } ran out while the query waited for a database session: it was not started`,
   );
 }
 
