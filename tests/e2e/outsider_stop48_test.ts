@@ -176,7 +176,6 @@ async function storm(
       { timeoutMs: 5_000 },
     ).catch(() => {});
     const result = { tally, kills, unanswered, left };
-    console.log(`kills ${kills}\n${report(tally)}`);
     return result;
   } finally {
     killing = false;
