@@ -177,6 +177,50 @@ Deno.test({
 
 Deno.test({
   name:
+    "postgres lean read: reads whose timeouts are what is left of a deadline set the session's timeout once, never under theirs",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.url) < 14) return;
+    const proxy = countingProxy(new URL(fixture.url));
+    const { driver } = ownDriver(proxy.url);
+    try {
+      await driver.query("select 1 as warm", { ...SIGNED, timeoutMs: 29_996 });
+      const mark = proxy.counted.texts.length;
+      // What is left of a 30 s call's deadline after its checks and its wait
+      // for a session: a few ms under, never the same twice (bench W1 C=8
+      // set the timeout again before a quarter of its reads).
+      for (const timeoutMs of [29_991, 30_000, 29_999, 29_950, 29_007]) {
+        const result = await driver.query(
+          "select current_setting('statement_timeout') as t",
+          { ...SIGNED, timeoutMs },
+        );
+        assertEquals(result.rows, [["35s"]], `a read of ${timeoutMs} ms`);
+      }
+      const texts = proxy.counted.texts.slice(mark);
+      assertEquals(texts.length, 5, texts.join(" | "));
+      assert(texts.every((t) => t.endsWith("as t")), texts.join(" | "));
+      // A longer timeout than the session's: set again, rounded up.
+      const longer = await driver.query(
+        "select current_setting('statement_timeout') as t",
+        { ...SIGNED, timeoutMs: 30_001 },
+      );
+      assertEquals(longer.rows, [["36s"]]);
+      // A shorter one by a second or more: set again, never kept.
+      const shorter = await driver.query(
+        "select current_setting('statement_timeout') as t",
+        { ...SIGNED, timeoutMs: 3_000 },
+      );
+      assertEquals(shorter.rows, [["8s"]]);
+    } finally {
+      await driver.close();
+      await proxy.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
     "postgres lean read: a session whose read-only default a statement flipped is closed; the engine refuses writes in lean reads",
   ...needs("postgres"),
   async fn() {

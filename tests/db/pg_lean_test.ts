@@ -7,7 +7,11 @@
 
 import { assertEquals } from "@std/assert";
 import type postgres from "postgres";
-import { leanRead, planFor } from "../../lib/db/postgres/pg_lean.ts";
+import {
+  leanRead,
+  planFor,
+  timeoutFits,
+} from "../../lib/db/postgres/pg_lean.ts";
 import type { WireSession } from "../../lib/db/postgres/pg_wire.ts";
 import { READ_OPTIONS } from "../_db.ts";
 
@@ -94,4 +98,44 @@ Deno.test("planFor: a lean read sets only what its session lacks, and expects on
     app: "dbport/claude",
   });
   assertEquals(timeout.begin, "SET statement_timeout = 35000");
+});
+
+Deno.test("planFor: a lean read keeps its session's timeout when it is at least its own and less than a second more", () => {
+  const session = (timeout: number | null): WireSession => ({
+    readOnly: true,
+    timeout,
+    app: "",
+  });
+  const ask = (timeout: number) => ({ ...ASK, lean: { timeout, app: "" } });
+  // What is left of a 30 s call's deadline, a few ms under: the second up.
+  const first = planFor(ask(34_987), session(null));
+  assertEquals(first.begin, "SET statement_timeout = 35000");
+  assertEquals(first.lean?.timeout, 35_000, "what the session will have");
+  // The next reads, a few ms under or exactly: nothing to set.
+  for (const least of [34_950, 34_001, 35_000]) {
+    const plan = planFor(ask(least), session(35_000));
+    assertEquals(plan.begin, "", `a read that needs ${least} ms`);
+    assertEquals(plan.lean?.timeout, 35_000);
+  }
+  // Never less than a read needs, never a second or more above it.
+  assertEquals(
+    planFor(ask(35_001), session(35_000)).begin,
+    "SET statement_timeout = 36000",
+  );
+  assertEquals(
+    planFor(ask(34_000), session(35_000)).begin,
+    "SET statement_timeout = 34000",
+  );
+  assertEquals(
+    planFor(ask(8_000), session(46_000)).begin,
+    "SET statement_timeout = 8000",
+  );
+});
+
+Deno.test("timeoutFits: at least the read's, under a second more", () => {
+  assertEquals(timeoutFits(null, 5_000), false);
+  assertEquals(timeoutFits(5_000, 5_000), true);
+  assertEquals(timeoutFits(5_999, 5_000), true);
+  assertEquals(timeoutFits(6_000, 5_000), false);
+  assertEquals(timeoutFits(4_999, 5_000), false);
 });
