@@ -155,6 +155,51 @@ Deno.test({
   },
 });
 
+/** The matrix in a row over 256 KiB (read as it streams), '' and NULL beside. */
+const BIG_MATRIX = `select ${
+  LITERALS.map((literal, i) => `${literal} as c${i}`).join(", ")
+}, '' as empty, null::text as nothing, repeat('y', 300000) as long, '' as last`;
+
+// Stop 49: a streamed row holding an empty value threw in the socket's data
+// handler and ended the process (`select repeat('x', 300000), ''`).
+Deno.test({
+  name:
+    "postgres read: a row over 256 KiB, read as it streams, reads every type, empty texts and NULLs as postgres.js's path does",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    const { url } = ownUrl(fixture.url);
+    const reference = openPostgres({ url, secrets: [], wiredReads: false });
+    const drivers = [
+      openPostgres({ url, secrets: [], wiredReads: true }),
+      openPostgres({
+        url,
+        secrets: [],
+        wiredReads: true,
+        socket: choppedSocket(url, 7),
+      }),
+    ];
+    try {
+      const options = { ...READ_OPTIONS, maxCellChars: 100 };
+      const expected = await reference.query(BIG_MATRIX, options);
+      assertEquals(expected.rows.length, 1);
+      assertEquals(expected.rows[0]!.at(-1), "");
+      for (const driver of drivers) {
+        const got = await driver.query(BIG_MATRIX, options);
+        assertEquals(got.columns, expected.columns);
+        assertEquals(got.rows, expected.rows);
+        assertEquals(got.truncation, expected.truncation);
+        assertEquals((await driver.query("select 4 as x", options)).rows, [
+          [4],
+        ]);
+      }
+    } finally {
+      await reference.close();
+      for (const driver of drivers) await driver.close();
+    }
+  },
+});
+
 /** The backends a driver's reads ran on, asked of each read itself. */
 async function backendOf(driver: Driver, options: QueryOptions) {
   const result = await driver.query("select pg_backend_pid() as pid", options);

@@ -18,7 +18,8 @@
 
 import { pgTypeName } from "./pg_type_names.ts";
 import { Buffer } from "node:buffer";
-import { Budget, CutCell, cutText, cutUtf8 } from "../budget.ts";
+import { Budget, type CutCell, cutUtf8 } from "../budget.ts";
+import { BigRow, type RowColumn } from "./pg_big_row.ts";
 import { cellAt, isVerbatimText } from "./pg_values.ts";
 import {
   exchange,
@@ -58,40 +59,8 @@ export interface ReadAsk extends ExchangeAsk {
 
 /** A row larger than this is read as it streams rather than held whole. */
 const STREAM_ROW_BYTES = 256 * 1024;
-/** A value up to this size is always held whole, whatever the budget left. */
-const KEEP_VALUE_BYTES = 8 * 1024 * 1024;
 /** After the answer is full, this much more data stops the statement. */
 const DRAIN_BYTES = 1024 * 1024;
-
-const DECODER = new TextDecoder();
-
-type Column = {
-  name: string;
-  type: number;
-  array: boolean;
-  verbatim: boolean;
-};
-
-/** A value being read as it streams. */
-type Streaming = {
-  length: number;
-  have: number;
-  mode: "keep" | "cut" | "skip" | "stop";
-  bytes: Buffer | null;
-  units: number;
-};
-
-/** A DataRow too large to hold, read as it streams. */
-type RowState = {
-  columns: number;
-  cells: (Cell | CutCell)[];
-  /** Header bytes (the column count, a value's length) not complete yet. */
-  head: Buffer;
-  headHave: number;
-  value: Streaming | null;
-  size: number;
-  keep: boolean;
-};
 
 /** The outcome of a read: its result or error, and the session's state. */
 export class PgRead implements WireUser {
@@ -138,7 +107,7 @@ export class PgRead implements WireUser {
   #plan: Plan | null = null;
   #recovering = false;
   #budget: Budget;
-  #columns: Column[] = [];
+  #columns: RowColumn[] = [];
   #beginError: Error | null = null;
   #statementError: Error | null = null;
   #cleanError: Error | null = null;
@@ -158,7 +127,7 @@ export class PgRead implements WireUser {
   #left = 0;
   #body: Buffer | null = null;
   #bodyHave = 0;
-  #row: RowState | null = null;
+  #row: BigRow | null = null;
 
   constructor(ask: ReadAsk) {
     this.#ask = ask;
@@ -214,8 +183,9 @@ export class PgRead implements WireUser {
     while (at < end && !this.#over) {
       if (this.#left > 0) {
         const n = Math.min(this.#left, end - at);
-        if (this.#row !== null) this.#rowBytes(bytes, at, at + n);
-        else {
+        if (this.#row !== null) {
+          if (this.#row.bytes(bytes, at, at + n)) this.#abandon(this.#row);
+        } else {
           bytes.copy(this.#body!, this.#bodyHave, at, at + n);
           this.#bodyHave += n;
         }
@@ -249,15 +219,14 @@ export class PgRead implements WireUser {
 
   #startBody(): void {
     if (this.#type === 0x44 && this.#left > STREAM_ROW_BYTES) {
-      this.#row = {
-        columns: -1,
-        cells: [],
-        head: Buffer.alloc(4),
-        headHave: 0,
-        value: null,
-        size: 0,
+      this.#row = new BigRow({
         keep: this.#budget.open && this.#phase === this.#statementPhase,
-      };
+        columns: this.#columns,
+        maxCellChars: this.#ask.maxCellChars,
+        left: () => this.#budget.left,
+        cellAt: (bytes, start, end, column) =>
+          this.#cellAt(bytes, start, end, column),
+      });
     } else {
       this.#body = Buffer.allocUnsafe(this.#left);
       this.#bodyHave = 0;
@@ -333,7 +302,7 @@ export class PgRead implements WireUser {
   #describe(body: Buffer, start: number): void {
     const count = body.readInt16BE(start);
     let at = start + 2;
-    const columns: Column[] = [];
+    const columns: RowColumn[] = [];
     for (let i = 0; i < count; i++) {
       const nul = body.indexOf(0, at);
       const name = body.toString("utf8", at, nul);
@@ -378,7 +347,7 @@ export class PgRead implements WireUser {
     bytes: Buffer,
     start: number,
     end: number,
-    column: Column,
+    column: RowColumn,
   ): Cell | CutCell {
     // A character takes at least one byte: a short value is never cut.
     if (column.verbatim && end - start > this.#ask.maxCellChars) {
@@ -388,144 +357,11 @@ export class PgRead implements WireUser {
     return cellAt(bytes, start, end, column.type, column.array);
   }
 
-  /** Bytes of a streamed DataRow, `from` to `to` of `bytes`. */
-  #rowBytes(bytes: Buffer, from: number, to: number): void {
-    const row = this.#row!;
-    let at = from;
-    while (at < to) {
-      const value = row.value;
-      if (value !== null) {
-        const n = Math.min(value.length - value.have, to - at);
-        this.#valueBytes(value, bytes, at, at + n);
-        value.have += n;
-        at += n;
-        if (value.mode === "stop" && value.have >= (value.bytes?.length ?? 0)) {
-          return this.#abandon(row, value);
-        }
-        if (value.have === value.length) {
-          row.value = null;
-          this.#valueDone(row, value);
-        }
-        continue;
-      }
-      // The column count (2 bytes), then each value's length (4).
-      const want = row.columns < 0 ? 2 : 4;
-      const n = Math.min(want - row.headHave, to - at);
-      bytes.copy(row.head, row.headHave, at, at + n);
-      row.headHave += n;
-      at += n;
-      if (row.headHave < want) continue;
-      row.headHave = 0;
-      if (row.columns < 0) {
-        row.columns = row.head.readInt16BE(0);
-        continue;
-      }
-      const length = row.head.readInt32BE(0);
-      if (length < 0) {
-        if (row.keep) row.cells.push(null);
-        continue;
-      }
-      row.size += length;
-      const column = this.#columns[row.cells.length];
-      row.value = this.#streaming(row, length, column);
-      if (row.value.mode === "stop" && row.value.bytes === null) {
-        return this.#abandon(row, row.value);
-      }
-      if (length === 0) {
-        const done = row.value;
-        row.value = null;
-        this.#valueDone(row, done);
-      }
-    }
-  }
-
-  /** How a value of `length` bytes is read: held, cut or skipped. */
-  #streaming(row: RowState, length: number, column?: Column): Streaming {
-    const max = this.#ask.maxCellChars;
-    let mode: Streaming["mode"] = "keep";
-    if (!row.keep || column === undefined) mode = "skip";
-    // A character takes at most three bytes per UTF-16 code unit: longer
-    // than this, the text is cut for certain, and only its head is kept.
-    else if (column.verbatim && length > 3 * max + 3) mode = "cut";
-    if (
-      mode !== "skip" && length > KEEP_VALUE_BYTES &&
-      length > this.#budget.left
-    ) {
-      // Larger than the answer can hold: its head is all that is read.
-      mode = "stop";
-    }
-    const held = mode === "keep"
-      ? length
-      : mode === "skip"
-      ? 0
-      : mode === "stop" && !column!.verbatim
-      ? 0
-      : 3 * max + 3;
-    return {
-      length,
-      have: 0,
-      mode,
-      bytes: held === 0 ? null : Buffer.allocUnsafe(held),
-      units: 0,
-    };
-  }
-
-  #valueBytes(value: Streaming, bytes: Buffer, from: number, to: number) {
-    if (value.mode === "skip") return;
-    if (value.mode === "stop") {
-      const room = value.bytes!.length - value.have;
-      bytes.copy(
-        value.bytes!,
-        value.have,
-        from,
-        from + Math.min(room, to - from),
-      );
-      return;
-    }
-    if (value.mode === "keep") {
-      bytes.copy(value.bytes!, value.have, from, to);
-      return;
-    }
-    const room = value.bytes!.length - value.have;
-    if (room > 0) {
-      bytes.copy(
-        value.bytes!,
-        value.have,
-        from,
-        from + Math.min(room, to - from),
-      );
-    }
-    // UTF-16 code units, as cutUtf8 counts them.
-    let units = 0;
-    for (let i = from; i < to; i++) {
-      const byte = bytes[i]!;
-      if ((byte & 0xc0) !== 0x80) units += byte >= 0xf0 ? 2 : 1;
-    }
-    value.units += units;
-  }
-
   /**
-   * A value larger than the answer can hold: it is never read to its end.
-   * A PostgreSQL server sends a row whole once it started it (a cancel
-   * request waits for the row's last byte), so the session is closed under
-   * it — reading 400 MB to throw it away would churn as much memory through
-   * the process — and the read answers with what it has: the rows before,
-   * this row's values before it, its head (a text's) and what was left out.
+   * A row with a value larger than the answer can hold (pg_big_row.ts): the
+   * session is closed under it, and the read answers with what it has.
    */
-  #abandon(row: RowState, value: Streaming): void {
-    const max = this.#ask.maxCellChars;
-    const size = `${value.length.toLocaleString("en-US")} bytes`;
-    const head = value.bytes === null ? "" : DECODER.decode(value.bytes);
-    row.cells.push(
-      new CutCell(
-        `${
-          head.slice(0, max)
-        }…[cut: a value of ${size}, larger than what was left of the answer; the statement was stopped]`,
-      ),
-    );
-    for (let i = row.cells.length; i < Math.max(row.columns, 0); i++) {
-      row.cells.push(new CutCell("…[not read: the statement was stopped]"));
-    }
+  #abandon(row: BigRow): void {
     this.#row = null;
     this.#left = 0;
     this.#budget.sawRaw(row.size);
@@ -541,20 +377,7 @@ export class PgRead implements WireUser {
     this.#settle(this.#result());
   }
 
-  #valueDone(row: RowState, value: Streaming): void {
-    if (!row.keep) return;
-    const column = this.#columns[row.cells.length]!;
-    if (value.mode === "keep") {
-      const bytes = value.bytes!;
-      row.cells.push(this.#cellAt(bytes, 0, bytes.length, column));
-    } else {
-      const head = DECODER.decode(value.bytes!);
-      const max = this.#ask.maxCellChars;
-      row.cells.push(new CutCell(cutText(head, max, value.units)));
-    }
-  }
-
-  #rowDone(row: RowState): void {
+  #rowDone(row: BigRow): void {
     if (!row.keep) return this.#drain(row.size);
     this.#budget.sawRaw(row.size);
     this.#budget.add(row.cells);

@@ -189,7 +189,17 @@ export function wired<T extends Duplex>(socket: T): T {
   (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
     if (owner !== null) {
       if (event === "data") {
-        owner.data(args[0] as Uint8Array);
+        const user = owner;
+        try {
+          user.data(args[0] as Uint8Array);
+        } catch (error) {
+          // A fault of dbport's own reader, thrown in the socket's event:
+          // it would end the process. The read fails instead, and the
+          // session, read to an unknown point, is closed.
+          owner = null;
+          user.closed(readerFault(error));
+          socket.destroy();
+        }
         return true;
       }
       if (event === "close" || event === "error" || event === "end") {
@@ -234,6 +244,14 @@ export function wired<T extends Duplex>(socket: T): T {
     return write(chunk, ...rest);
   };
   return socket;
+}
+
+/** A fault of the reader itself, as the read's error. */
+function readerFault(error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  return new Error(
+    `dbport could not read the database's answer (${message}); the database session was closed`,
+  );
 }
 
 /** The loss of a session under a read, as postgres.js names it. */
