@@ -10,7 +10,11 @@
 
 import { ENGINES } from "../db/engines.ts";
 import { DbError } from "../db/errors.ts";
-import { defaultSshContext, openDriver, type SshContext } from "../db/pool.ts";
+import {
+  defaultSshContext,
+  openDriver,
+  type SshContext,
+} from "../db/open_driver.ts";
 import { sshHops } from "../db/ssh/hops.ts";
 import { readKnownHosts, trustCommand } from "../db/ssh/known_hosts.ts";
 import { isUntrustedHostKey, SshTunnel } from "../db/ssh/tunnel.ts";

@@ -12,7 +12,7 @@ import { isJsonObject } from "../protocol/jsonrpc.ts";
 import { describeTarget } from "../db/target.ts";
 import * as s from "../base/schema.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
-import type { AiLogin, DriverSpec } from "../db/pool.ts";
+import type { AiLogin, DriverSpec } from "../db/open_driver.ts";
 import { type Engine, ENGINE_NAMES, ENGINES, isEngine } from "../db/engines.ts";
 import { editFile, type LockOptions } from "./file_lock.ts";
 import {

@@ -20,7 +20,7 @@ import {
 import { toBase64Url } from "../protocol/base64.ts";
 import { ENGINES } from "../db/engines.ts";
 import { quoteIdent } from "../db/sql/identifiers.ts";
-import { openDriver } from "../db/pool.ts";
+import { openDriver } from "../db/open_driver.ts";
 import type { Driver, Engine } from "../db/types.ts";
 import {
   changesDatabaseSelect,

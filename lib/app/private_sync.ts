@@ -11,7 +11,7 @@
 
 import { driverSpec, type SavedConnection } from "./connections.ts";
 import { type Engine, ENGINES } from "../db/engines.ts";
-import { openDriver } from "../db/pool.ts";
+import { openDriver } from "../db/open_driver.ts";
 import type { Driver } from "../db/types.ts";
 import { messageOf } from "../base/message_of.ts";
 import { cliCommand } from "./cli_command.ts";

@@ -10,7 +10,7 @@
 import { Client } from "ssh2";
 import type { Duplex } from "node:stream";
 import type { SavedConnection } from "../app/connections.ts";
-import { defaultSshContext, type SshContext } from "../db/pool.ts";
+import { defaultSshContext, type SshContext } from "../db/open_driver.ts";
 import { sshHops } from "../db/ssh/hops.ts";
 import {
   checkHostKey,

@@ -15,7 +15,8 @@ import { openStateDb, type StateDb } from "../app/state_db.ts";
 import { TokenStore } from "../app/tokens.ts";
 import { ConnectionStore } from "../app/connection_store.ts";
 import { loadConnections } from "../app/connections.ts";
-import { defaultSshContext, DriverPool } from "../db/pool.ts";
+import { DriverPool } from "../db/pool.ts";
+import { defaultSshContext } from "../db/open_driver.ts";
 import type { Logger } from "../base/log.ts";
 import {
   CONNECTIONS_FILE,

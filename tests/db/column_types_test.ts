@@ -4,7 +4,7 @@
  */
 
 import { assertEquals } from "@std/assert";
-import { openDriver } from "../../lib/db/pool.ts";
+import { openDriver } from "../../lib/db/open_driver.ts";
 import type { Engine } from "../../lib/db/types.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 

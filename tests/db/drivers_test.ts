@@ -5,7 +5,7 @@
 
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
-import { openDriver } from "../../lib/db/pool.ts";
+import { openDriver } from "../../lib/db/open_driver.ts";
 import type { Driver, Engine } from "../../lib/db/types.ts";
 import {
   ENGINES,

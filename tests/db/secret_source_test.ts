@@ -5,7 +5,7 @@
 
 import { assert, assertMatch, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
-import { openDriver } from "../../lib/db/pool.ts";
+import { openDriver } from "../../lib/db/open_driver.ts";
 import { readSecret } from "../../lib/db/secret_source.ts";
 import { needs, POSTGRES_URL } from "../_db.ts";
 

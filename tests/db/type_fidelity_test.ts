@@ -6,7 +6,7 @@
  */
 
 import { assertEquals } from "@std/assert";
-import { openDriver } from "../../lib/db/pool.ts";
+import { openDriver } from "../../lib/db/open_driver.ts";
 import type { Cell, Engine } from "../../lib/db/types.ts";
 import { type Fixture, needs, openFixture, READ_OPTIONS } from "../_db.ts";
 

@@ -17,7 +17,7 @@ import {
   loadConnections,
   type SavedConnection,
 } from "../../lib/app/connections.ts";
-import { openDriver } from "../../lib/db/pool.ts";
+import { openDriver } from "../../lib/db/open_driver.ts";
 import { savedConnection } from "../_connections.ts";
 import {
   type Fixture,

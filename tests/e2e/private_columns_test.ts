@@ -18,7 +18,7 @@ import { modernRequest, postModern } from "../_server.ts";
 import mysql from "mysql2/promise";
 import postgres from "postgres";
 import { driverSpec, type SavedConnection } from "../../lib/app/connections.ts";
-import { openDriver } from "../../lib/db/pool.ts";
+import { openDriver } from "../../lib/db/open_driver.ts";
 import {
   applyHarden,
   prepareHarden,
