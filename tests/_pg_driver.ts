@@ -4,6 +4,8 @@
  * tests and dbport processes use the same server.
  */
 
+import { connect as tcpConnect } from "node:net";
+import { Duplex } from "node:stream";
 import { openPostgres } from "../lib/db/postgres/postgres.ts";
 import type { Driver } from "../lib/db/types.ts";
 
@@ -27,5 +29,44 @@ export function ownPostgresDriver(
       wiredReads: true,
     }),
     app,
+  };
+}
+
+/**
+ * A session's socket whose bytes from the server arrive `size` at a time:
+ * every message of a read crosses chunk boundaries somewhere.
+ */
+export function choppedSocket(
+  url: string,
+  size: number,
+): () => Promise<Duplex> {
+  const { hostname, port } = new URL(url);
+  return () => {
+    const inner = tcpConnect(Number(port || 5432), hostname);
+    const outer = new Duplex({
+      write(chunk, _encoding, done) {
+        inner.write(chunk, done);
+      },
+      read() {},
+      final(done) {
+        inner.end();
+        done();
+      },
+      destroy(error, done) {
+        inner.destroy();
+        done(error);
+      },
+    });
+    // postgres.js ends a socket it reads as open.
+    Object.defineProperty(outer, "readyState", { get: () => inner.readyState });
+    inner.on("data", (chunk: Uint8Array) => {
+      for (let at = 0; at < chunk.length; at += size) {
+        outer.push(chunk.subarray(at, at + size));
+      }
+    });
+    inner.on("end", () => outer.push(null));
+    inner.on("error", (error) => outer.destroy(error));
+    inner.on("close", () => outer.destroy());
+    return Promise.resolve(outer);
   };
 }

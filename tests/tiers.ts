@@ -37,6 +37,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/cli/harden_test.ts",
   "tests/db/column_types_test.ts",
   "tests/db/drivers_test.ts",
+  "tests/db/pg_read_differential_test.ts",
   "tests/db/mysql_credentials_test.ts",
   "tests/db/mysql_cut_session_test.ts",
   "tests/db/mysql_plain_test.ts",

@@ -10,11 +10,10 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
-import { connect as tcpConnect } from "node:net";
-import { Duplex } from "node:stream";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { Driver, QueryOptions } from "../../lib/db/types.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
+import { choppedSocket } from "../_pg_driver.ts";
 
 /** The fixture's URL with an application_name of this test's own. */
 function ownUrl(url: string): { url: string; app: string } {
@@ -22,42 +21,6 @@ function ownUrl(url: string): { url: string; app: string } {
   const withApp = new URL(url);
   withApp.searchParams.set("application_name", app);
   return { url: withApp.toString(), app };
-}
-
-/**
- * A session's socket whose bytes from the server arrive `size` at a time:
- * every message of a read crosses chunk boundaries somewhere.
- */
-function choppedSocket(url: string, size: number): () => Promise<Duplex> {
-  const { hostname, port } = new URL(url);
-  return () => {
-    const inner = tcpConnect(Number(port || 5432), hostname);
-    const outer = new Duplex({
-      write(chunk, _encoding, done) {
-        inner.write(chunk, done);
-      },
-      read() {},
-      final(done) {
-        inner.end();
-        done();
-      },
-      destroy(error, done) {
-        inner.destroy();
-        done(error);
-      },
-    });
-    // postgres.js ends a socket it reads as open.
-    Object.defineProperty(outer, "readyState", { get: () => inner.readyState });
-    inner.on("data", (chunk: Uint8Array) => {
-      for (let at = 0; at < chunk.length; at += size) {
-        outer.push(chunk.subarray(at, at + size));
-      }
-    });
-    inner.on("end", () => outer.push(null));
-    inner.on("error", (error) => outer.destroy(error));
-    inner.on("close", () => outer.destroy());
-    return Promise.resolve(outer);
-  };
 }
 
 /** One literal of each type the type-fidelity matrix covers. */
