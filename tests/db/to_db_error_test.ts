@@ -5,7 +5,7 @@
 import { assertEquals } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import { toDbError as mysqlError } from "../../lib/db/mysql/mysql_errors.ts";
-import { toDbError as postgresError } from "../../lib/db/postgres/postgres.ts";
+import { toDbError as postgresError } from "../../lib/db/postgres/pg_errors.ts";
 import { toDbError as sqliteError } from "../../lib/db/sqlite/sqlite_cells.ts";
 
 function failure(fields: Record<string, unknown>): Error {

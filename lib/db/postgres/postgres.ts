@@ -11,8 +11,9 @@
 import { thrown } from "../../base/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "../budget.ts";
-import { DbError, noTransaction } from "../errors.ts";
-import { type ErrorReading, toDbError as readDbError } from "../to_db_error.ts";
+import { noTransaction } from "../errors.ts";
+import { toDbError } from "./pg_errors.ts";
+import { runOwn } from "./pg_own.ts";
 import {
   answered,
   askingAgain,
@@ -42,12 +43,7 @@ import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres, vetWithoutCatalog } from "./pg_vet.ts";
 import { setApplicationName, signed } from "../signature.ts";
-import {
-  ROLLED_BACK,
-  STOP_GRACE_MS,
-  stoppable,
-  throwIfAborted,
-} from "../stoppable.ts";
+import { ROLLED_BACK, STOP_GRACE_MS, throwIfAborted } from "../stoppable.ts";
 import type {
   CallOptions,
   Cell,
@@ -82,7 +78,7 @@ export function openPostgres(config: PostgresConfig): Driver {
       pools.meta,
       options,
       (tracked) =>
-        run(
+        runOwn(
           () => start(pools.meta),
           tracked,
           config.secrets,
@@ -216,97 +212,6 @@ select r.rolsuper as superuser,
                              'pg_execute_server_program', 'pg_signal_backend')
            and pg_has_role(current_user, b.oid, 'MEMBER')) as roles
   from pg_roles r where r.rolname = current_user`;
-
-/**
- * How many times one of dbport's own statements is sent, at most: each of
- * the pool's two sessions may have been ended (and one it reopened ended
- * again: the server ending every session of dbport's at once, twice),
- * then a new one. Only while the call's time lasts.
- */
-const OWN_TRIES = 5;
-
-/**
- * Run one of our own metadata statements with the caller's limits: every
- * catalog and vetting statement goes through here. One that met a session
- * the server had ended while it idled in dbport's own pool (an
- * administrator, idle_session_timeout, a restart: the close had not reached
- * dbport yet) is sent again, on another session, while the call's time
- * lasts — never once the driver is closed or the call was cancelled.
- * These statements only read the catalog: sending one again is harmless.
- */
-async function run(
-  start: () => postgres.PendingQuery<postgres.Row[]>,
-  options: { signal: AbortSignal; timeoutMs: number },
-  secrets: readonly string[],
-  own: Pick<PgPools, "closed" | "ownSessionsSettled" | "linger">,
-  caller: AbortSignal,
-): Promise<Row[]> {
-  let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
-  const deadline = Date.now() + options.timeoutMs;
-  // A call its caller cancelled fails at once; its statement is left to end
-  // (below), and until it does the pools hold it (`linger`).
-  let abandon: (error: unknown) => void = () => {};
-  const abandoned = new Promise<never>((_, reject) => (abandon = reject));
-  abandoned.catch(() => {});
-  try {
-    return await stoppable(
-      async () => {
-        for (let tries = 1;; tries++) {
-          pending = start();
-          try {
-            return [...(await Promise.race([pending, abandoned]))] as Row[];
-          } catch (error) {
-            const again = () =>
-              tries < OWN_TRIES && idleSessionLost(error) && !own.closed &&
-              !options.signal.aborted && Date.now() < deadline;
-            if (!again()) throw error;
-            // Once postgres.js has seen the lost session close: sent
-            // before, the statement would go to it and never be answered.
-            await own.ownSessionsSettled();
-            if (!again()) throw error;
-          }
-        }
-      },
-      options,
-      () => {
-        // Its timeout, or the driver closing (`options.signal` aborted, the
-        // caller's not): stopped now.
-        if (!caller.aborted) return pending?.cancel();
-        // A cancelled call (its client left) lets its catalog statement end:
-        // postgres.js sends its cancel request without waiting for it, and
-        // one landing after the statement ended stopped the next statement
-        // on the session — another caller's vetting (an outsider saw a read
-        // answer "canceling statement due to user request"). The pools hold
-        // it until it ends: cancelled at its own timeout, so a client
-        // leaving cannot hold one of this pool's two sessions for longer,
-        // or when the driver closes. The call itself fails as cancelled at
-        // once — waiting for the statement, it ended after the stop's
-        // grace as a lost session, and the connection counted as lost
-        // (outsider stop48).
-        if (pending !== null) own.linger(pending, deadline - Date.now());
-        abandon(new DbError("cancelled", "the request was cancelled"));
-      },
-    );
-  } catch (error) {
-    throw toDbError(error, secrets);
-  }
-}
-
-/**
- * Whether `error` says the session was gone when the statement reached it:
- * reset or a broken pipe under the write, closed by the server with the
- * statement unanswered, ended for idling (57P05, said only to an idle
- * session) or by an administrator or a shutdown (57P01: what a statement
- * written to a session ended while idle meets when the server says why;
- * these statements only read the catalog, so one ended while it ran is
- * sent again harmlessly). Not CONNECTION_ENDED or CONNECTION_DESTROYED: the pool is
- * ending (the driver closes).
- */
-function idleSessionLost(error: unknown): boolean {
-  return /^(ECONNRESET|EPIPE|CONNECTION_CLOSED|57P01|57P05)$/.test(
-    thrown(error).code,
-  );
-}
 
 function readQuery(
   sql: Sql,
@@ -573,43 +478,3 @@ async function readRows(
     truncation: budget.truncation,
   };
 }
-
-/** A postgres.js failure as a redacted DbError. */
-export function toDbError(error: unknown, secrets: readonly string[]): DbError {
-  return readDbError(error, secrets, POSTGRES_ERRORS);
-}
-
-/** postgres.js's failures: by SQLSTATE, with DETAIL and HINT shown. */
-const POSTGRES_ERRORS: ErrorReading = {
-  text({ message, detail, hint, code }) {
-    let text = message;
-    if (detail) text += ` (${detail})`;
-    if (hint) text += ` Hint: ${hint}`;
-    if (/^[0-9A-Z]{5}$/.test(code)) text += ` [SQLSTATE ${code}]`;
-    return text;
-  },
-  sort({ code, message }, text) {
-    if (code === "CONNECT_TIMEOUT") {
-      return new DbError(
-        "connect_timeout",
-        `the database did not answer within ${CONNECT_TIMEOUT_SECONDS} s`,
-      );
-    }
-    if (/before secure TLS connection was established/.test(message)) {
-      // postgres.js asks for TLS and, refused, never falls back to plain text.
-      return new DbError(
-        "connect",
-        `the server does not support SSL/TLS, which the URL's sslmode requires (dbport never falls back to plain text): ${text}`,
-      );
-    }
-    if (code === "25006") return "read_only";
-    if (code === "57014") return "timeout";
-    if (
-      /^(08|28|3D|53|57P)/.test(code) ||
-      /^(E[A-Z]+|CONNECTION_[A-Z]+)$/.test(code)
-    ) {
-      return "connect";
-    }
-    return "query";
-  },
-};
