@@ -1,0 +1,299 @@
+/**
+ * An outsider's attacks (stop 49) on lean PostgreSQL reads after commit
+ * 825f31a (lib/db/postgres/pg_lean.ts `planFor` / `timeoutFits`): a wired
+ * session keeps the `statement_timeout` a lean read set while it is at least
+ * the next read's need and under a second more, and every other
+ * session-level setting a lean read set (read-only default, signed
+ * `application_name`) until it changes. Sessions are parked and shared by
+ * every client of a connection. Each driver's sessions are named
+ * (application_name), and each test's objects live in a fixture schema of
+ * its own.
+ */
+
+import { assert, assertEquals } from "@std/assert";
+import { DbError } from "../../lib/db/errors.ts";
+import type { Signature } from "../../lib/db/signature.ts";
+import type { Driver } from "../../lib/db/types.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
+import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
+
+const CALL = { timeoutMs: 10_000 };
+
+function sign(client: string, call: string): Signature {
+  return { client, token: "t", call };
+}
+
+function read(driver: Driver, text: string, timeoutMs: number, by: string) {
+  return driver.query(text, {
+    ...READ_OPTIONS,
+    timeoutMs,
+    signal: new AbortController().signal,
+    sign: sign(by, crypto.randomUUID().slice(0, 8)),
+  });
+}
+
+/** `statement_timeout` as `current_setting` shows it, in ms. */
+function shownMs(shown: string): number {
+  const value = Number.parseFloat(shown);
+  if (shown.endsWith("ms")) return value;
+  if (shown.endsWith("min")) return value * 60_000;
+  if (shown.endsWith("s")) return value * 1_000;
+  return value;
+}
+
+/** The server's major version. */
+async function serverMajor(
+  admin: (sql: string) => Promise<unknown[]>,
+): Promise<number> {
+  const [row] = await admin(
+    "select current_setting('server_version_num')::int / 10000 as major",
+  ) as { major: number }[];
+  return Number(row?.major);
+}
+
+/** The tier the driver's check (its catalog vetting) gives `text`. */
+async function vetted(driver: Driver, text: string): Promise<string> {
+  const checked = await driver.check(text, "read", {
+    ...CALL,
+    signal: new AbortController().signal,
+  });
+  return checked.ok ? String(checked.tier) : `refused: ${checked.message}`;
+}
+
+/** What a failed read says, or its rows. */
+function outcome(work: Promise<{ rows: unknown[] }>): Promise<string> {
+  return work.then(
+    (result) => `answered ${JSON.stringify(result.rows)}`,
+    (error) =>
+      `failed: ${error instanceof DbError ? `[${error.kind}] ` : ""}${
+        String(error)
+      }`,
+  );
+}
+
+Deno.test({
+  name:
+    "postgres lean read: a function swapped after its vetting cannot leave its statement_timeout on a shared session for other clients' reads",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: as the owner of a function an AI client calls (another
+    // database user), made `f()` a LANGUAGE sql `select 1` (vetted a read),
+    // and replaced it with plpgsql that runs
+    // `set_config('statement_timeout', '1', false)` between the call's
+    // check and its query (vet-then-run: the window is the consent wait,
+    // the session wait, the parse). The lean read ran it alone, without
+    // the ROLLBACK that used to undo it, so the setting stayed on the
+    // session; the read's WireSession still says 15 s. Then another client
+    // ("bob") read `select pg_sleep(0.05)` three times with 10 s, 9.7 s and
+    // 9.4 s: each of those needs fits the recorded 15 s (825f31a: kept
+    // when under a second more), so nothing set it again.
+    // What happened: each of bob's reads failed after ~1 ms, "[timeout]
+    // canceling statement due to statement timeout [SQLSTATE 57014]" — the
+    // server's 57014 surfaced for a read whose own 10 s had not run out, on
+    // every read the parked session served.
+    // What should happen: a setting a statement changed outside dbport's
+    // knowledge never reaches another read: bob's reads answer (the session
+    // is closed or its settings set again, or the lean read keeps its
+    // ROLLBACK-equivalent for functions that are not built-ins).
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const { driver } = ownPostgresDriver(fixture.url, "stop49_to");
+    const f = `${fixture.schema}.f`;
+    try {
+      await fixture.admin(
+        `create function ${f}() returns int language sql as $$ select 1 $$`,
+      );
+      assertEquals(await vetted(driver, `select ${f}()`), "read");
+      await fixture.admin(
+        `create or replace function ${f}() returns int language plpgsql as $$
+         begin perform set_config('statement_timeout', '1', false); return 1; end $$`,
+      );
+      assertEquals(
+        await outcome(read(driver, `select ${f}() as one`, 10_000, "alice")),
+        "answered [[1]]",
+      );
+      const seen: string[] = [];
+      for (const timeoutMs of [10_000, 9_700, 9_400]) {
+        seen.push(
+          await outcome(
+            read(
+              driver,
+              "select pg_sleep(0.05)::text as slept",
+              timeoutMs,
+              "bob",
+            ),
+          ),
+        );
+      }
+      assertEquals(seen, [
+        'answered [[""]]',
+        'answered [[""]]',
+        'answered [[""]]',
+      ]);
+    } finally {
+      await driver.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres lean read: a function swapped after its vetting cannot leave a search_path on a shared session that runs another client's vetted read through an unvetted function",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: as above, `f()` vetted as a LANGUAGE sql read, then
+    // replaced (after the check) with plpgsql that runs
+    // `set_config('search_path', '<schema>, pg_catalog, public', false)`;
+    // the schema also holds a plpgsql `lower(text)`. Another client ("bob")
+    // then read `select lower('X')`: the driver's check (dbport's catalog
+    // session, whose search_path is the server's default) found
+    // pg_catalog.lower, a built-in on the allowlist: a read.
+    // What happened: bob's lean read ran on the parked session the first
+    // read had left with the schema ahead of pg_catalog (search_path is not
+    // reported, so pg_read.ts `changed` never saw it) and called the
+    // schema's plpgsql `lower` — code dbport never vetted, with dbport's
+    // privileges, under bob's name: it answered "EVIL:dbport/bob".
+    // What should happen: a read runs with the names its vetting resolved:
+    // bob's answer is "x", and the session's search_path is the one the
+    // session started with.
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const { driver } = ownPostgresDriver(fixture.url, "stop49_sp");
+    const schema = fixture.schema;
+    try {
+      await fixture.admin(
+        `create function ${schema}.f() returns int language sql as $$ select 1 $$`,
+      );
+      await fixture.admin(
+        `create function ${schema}.lower(text) returns text language plpgsql as $$
+         begin return 'EVIL:' || current_setting('application_name'); end $$`,
+      );
+      assertEquals(await vetted(driver, `select ${schema}.f()`), "read");
+      await fixture.admin(
+        `create or replace function ${schema}.f() returns int language plpgsql as $$
+         begin perform set_config('search_path', '${schema}, pg_catalog, public', false);
+         return 1; end $$`,
+      );
+      assertEquals(
+        await outcome(
+          read(driver, `select ${schema}.f() as one`, 10_000, "alice"),
+        ),
+        "answered [[1]]",
+      );
+      const victim = "select lower('X') as l";
+      assertEquals(await vetted(driver, victim), "read", "bob's read vetted");
+      assertEquals(
+        await outcome(read(driver, victim, 10_000, "bob")),
+        'answered [["x"]]',
+      );
+    } finally {
+      await driver.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres lean read: concurrent clients with timeouts a second or less apart each run under at least their own need, their own name, read-only",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: 12 reads at a time on one connection (its four sessions,
+    // parked and shared), 8 rounds, each read's timeout drawn from values
+    // 1 ms, 999 ms, 1000 ms, 1001 ms and fractions apart (and the 300 s
+    // maximum), signed by one of three clients or unsigned, each reading
+    // its session's statement_timeout, application_name and read-only
+    // state. What happened: every read saw a timeout of at least its
+    // timeoutMs + 5 s and under a second more, its own name, read-only.
+    // This pins it.
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const { driver, app } = ownPostgresDriver(fixture.url, "stop49_mix");
+    const timeouts = [
+      2_000,
+      2_999.5,
+      3_000,
+      3_001,
+      3_999,
+      4_000,
+      10_000,
+      10_999,
+      11_000,
+      300_000,
+    ];
+    const clients = ["alice", "bob", "carol", ""];
+    const text =
+      "select current_setting('statement_timeout') as t, current_setting('application_name') as a, current_setting('transaction_read_only') as ro";
+    const wrong: string[] = [];
+    try {
+      for (let round = 0; round < 8; round++) {
+        await Promise.all(Array.from({ length: 12 }, async (_, i) => {
+          const timeoutMs = timeouts[(round * 7 + i * 3) % timeouts.length]!;
+          const client = clients[(round + i) % clients.length]!;
+          const result = await driver.query(text, {
+            ...READ_OPTIONS,
+            timeoutMs,
+            signal: new AbortController().signal,
+            ...(client === "" ? {} : { sign: sign(client, `${round}.${i}`) }),
+          });
+          const [t, a, ro] = result.rows[0] as string[];
+          const ms = shownMs(t!);
+          const need = timeoutMs + 5_000;
+          const name = client === "" ? app : `dbport/${client}`;
+          if (ms < need || ms >= need + 1_000 || a !== name || ro !== "on") {
+            wrong.push(`${timeoutMs} ms by ${name}: ${t} ${a} ${ro}`);
+          }
+        }));
+      }
+      assertEquals(wrong, []);
+    } finally {
+      await driver.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres lean read: reads at their timeout's edge answer or fail as a timeout, never as the server's own stop, and leave no statement running",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: 10 rounds of 8 concurrent reads of pg_sleep just under,
+    // at and over timeouts of 1 ms, 200 ms and 250 ms, the sessions shared
+    // with reads of 300 s (whose session timeout is 305 s). What happened:
+    // each answered or failed "[timeout]" with the client's own message
+    // ("the statement timeout of … ran out"), and no session of the
+    // driver was left active. This pins it.
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const { driver, app } = ownPostgresDriver(fixture.url, "stop49_edge");
+    const client = `edge_${crypto.randomUUID().slice(0, 8)}`;
+    const other: string[] = [];
+    try {
+      for (let round = 0; round < 10; round++) {
+        await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+          const timeoutMs = [1, 200, 250, 300_000][(round + i) % 4]!;
+          const sleep = [0.19, 0.2, 0.21, 0.25][(round * 3 + i) % 4]!;
+          try {
+            await read(
+              driver,
+              `select pg_sleep(${sleep})::text`,
+              timeoutMs,
+              client,
+            );
+          } catch (error) {
+            if (
+              !(error instanceof DbError) || error.kind !== "timeout" ||
+              !/statement timeout of .* ran out/.test(error.message)
+            ) other.push(`${timeoutMs} ms, sleep ${sleep}: ${String(error)}`);
+          }
+        }));
+      }
+      assertEquals(other, []);
+      const active = await fixture.admin(
+        `select pid from pg_stat_activity where application_name in ('${app}', 'dbport/${client}') and state = 'active'`,
+      );
+      assert(active.length === 0, JSON.stringify(active));
+    } finally {
+      await driver.close();
+    }
+  },
+});
