@@ -297,3 +297,86 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres lean read: sessions through writes, bound reads, EXPLAIN, VACUUM and long texts and back: each lean read after runs with its own timeout, name and read-only state",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: sequential calls on one driver (one session, parked and
+    // given back between calls): a lean read of 300 s by alice, a write by
+    // bob, a lean read of 1 s, a bound read, an unsigned lean read, an
+    // EXPLAIN, a VACUUM (run outside a transaction, with session-level
+    // settings of its own), a read over 4 KB (not lean), each lean read
+    // reading its session's statement_timeout, application_name and
+    // read-only state. What happened: every read saw its own. This pins
+    // that the recorded session state is forgotten and set again across
+    // postgres.js's own path.
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const { driver, app } = ownPostgresDriver(fixture.url, "stop49_seq");
+    const t = `${fixture.schema}.seq`;
+    await fixture.admin(`create table ${t} (a int)`);
+    const probe =
+      "select current_setting('statement_timeout') as t, current_setting('application_name') as a, current_setting('transaction_read_only') as r";
+    const options = (
+      client: string | null,
+      timeoutMs: number,
+      extra: Record<string, unknown> = {},
+    ) => ({
+      ...READ_OPTIONS,
+      timeoutMs,
+      signal: new AbortController().signal,
+      ...(client === null ? {} : { sign: sign(client, "c") }),
+      ...extra,
+    });
+    const row = async (text: string, opts: ReturnType<typeof options>) =>
+      JSON.stringify((await driver.query(text, opts)).rows[0]);
+    try {
+      const seen = [
+        await row(probe, options("alice", 300_000)),
+        await row(
+          `insert into ${t} values (1) returning current_setting('statement_timeout'), current_setting('application_name'), current_setting('transaction_read_only')`,
+          options("bob", 2_000, { mode: "write" }),
+        ),
+        await row(probe, options("carol", 1_000)),
+        await row(
+          `${probe} where $1::int = 1`,
+          options("dave", 4_000, {
+            params: [1],
+          }),
+        ),
+        await row(probe, options(null, 1_000)),
+      ];
+      await driver.query(`explain ${probe}`, options(null, 1_000));
+      seen.push(await row(probe, options("erin", 1_000)));
+      await driver.query(
+        `vacuum ${t}`,
+        options("frank", 3_000, {
+          mode: "write",
+        }),
+      );
+      seen.push(await row(probe, options("gina", 2_000)));
+      seen.push(
+        await row(
+          `${probe} /* ${"x".repeat(5_000)} */`,
+          options("hank", 3_000),
+        ),
+      );
+      seen.push(await row(probe, options(null, 2_000)));
+      assertEquals(seen, [
+        '["305s","dbport/alice","on"]',
+        '["7s","dbport/bob","off"]',
+        '["6s","dbport/carol","on"]',
+        '["9s","dbport/dave","on"]',
+        `["6s","${app}","on"]`,
+        '["6s","dbport/erin","on"]',
+        '["7s","dbport/gina","on"]',
+        '["8s","dbport/hank","on"]',
+        `["7s","${app}","on"]`,
+      ]);
+    } finally {
+      await driver.close();
+    }
+  },
+});
