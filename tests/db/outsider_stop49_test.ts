@@ -380,3 +380,79 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres lean read: a function swapped after its vetting cannot SET ROLE a shared session so that other clients' reads run with a role the login does not inherit",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: dbport logs in as a role that does not inherit its
+    // member role `priv` (NOINHERIT: it may SET ROLE to it, but has none of
+    // its privileges), and only `priv` may read `secret`. As above, `f()`
+    // was vetted a LANGUAGE sql read and replaced after its check with
+    // plpgsql running `set_config('role', '<priv>', false)`. Then another
+    // client ("bob") read `select v from secret`.
+    // What happened: bob's lean read ran on the parked session as `priv`
+    // (`role` is not reported: only is_superuser is, and it did not
+    // change) and answered the secret row, where the login itself is
+    // refused "permission denied".
+    // What should happen: another client's read runs as the login: it is
+    // refused, as it is on a fresh session.
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+    const login = `stop49_login_${tag}`;
+    const priv = `stop49_priv_${tag}`;
+    const schema = fixture.schema;
+    await fixture.admin(`create role ${login} login noinherit`);
+    await fixture.admin(`create role ${priv}`);
+    try {
+      await fixture.admin(`grant ${priv} to ${login}`);
+      await fixture.admin(
+        `grant usage on schema ${schema} to ${login}, ${priv}`,
+      );
+      await fixture.admin(`create table ${schema}.secret (v text)`);
+      await fixture.admin(`insert into ${schema}.secret values ('s3cret')`);
+      await fixture.admin(`grant select on ${schema}.secret to ${priv}`);
+      await fixture.admin(
+        `create function ${schema}.f() returns int language sql as $$ select 1 $$`,
+      );
+      const url = new URL(fixture.url);
+      url.username = login;
+      url.password = "";
+      const { driver } = ownPostgresDriver(url.toString(), "stop49_role");
+      try {
+        const victim = `select v from ${schema}.secret`;
+        // On a fresh session the login is refused.
+        assert(
+          (await outcome(read(driver, victim, 10_000, "bob"))).includes(
+            "permission denied",
+          ),
+        );
+        assertEquals(await vetted(driver, `select ${schema}.f()`), "read");
+        await fixture.admin(
+          `create or replace function ${schema}.f() returns int language plpgsql as $$
+           begin perform set_config('role', '${priv}', false); return 1; end $$`,
+        );
+        assertEquals(
+          await outcome(
+            read(driver, `select ${schema}.f() as one`, 10_000, "alice"),
+          ),
+          "answered [[1]]",
+        );
+        const answer = await outcome(read(driver, victim, 10_000, "bob"));
+        assert(answer.includes("permission denied"), answer);
+      } finally {
+        await driver.close();
+      }
+    } finally {
+      await fixture.admin(`drop table if exists ${schema}.secret`);
+      await fixture.admin(`drop function if exists ${schema}.f()`);
+      await fixture.admin(
+        `revoke all on schema ${schema} from ${login}, ${priv}`,
+      );
+      await fixture.admin(`drop role if exists ${login}`);
+      await fixture.admin(`drop role if exists ${priv}`);
+    }
+  },
+});
