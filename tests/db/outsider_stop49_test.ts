@@ -60,6 +60,75 @@ async function vetted(driver: Driver, text: string): Promise<string> {
   return checked.ok ? String(checked.tier) : `refused: ${checked.message}`;
 }
 
+/**
+ * A TCP proxy in front of the server that holds back each cancel request
+ * (a new connection whose first message is the protocol's CancelRequest) by
+ * `delayMs` before passing it on: a cancel request crossing a slow network,
+ * an SSH tunnel or a busy server's postmaster. Everything else passes at
+ * once.
+ */
+function slowCancelProxy(target: URL, delayMs: number) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  const stats = { cancels: 0 };
+  const pass = async (client: Deno.Conn) => {
+    const reader = client.readable.getReader();
+    const first = await reader.read();
+    if (first.done) return client.close();
+    const head = first.value;
+    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    if (
+      head.length >= 8 && view.getInt32(0) === 16 &&
+      view.getInt32(4) === 80877102
+    ) {
+      stats.cancels++;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+    const server = await Deno.connect({
+      hostname: target.hostname,
+      port: Number(target.port || 5432),
+    });
+    conns.add(server);
+    server.readable.pipeTo(client.writable).catch(() => {});
+    const writer = server.writable.getWriter();
+    try {
+      await writer.write(head);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        await writer.write(value);
+      }
+      await writer.close();
+    } catch {
+      // Either side closed.
+    }
+  };
+  const serving = (async () => {
+    for await (const client of listener) {
+      conns.add(client);
+      void pass(client).catch(() => {});
+    }
+  })().catch(() => {});
+  const url = new URL(target);
+  url.hostname = "127.0.0.1";
+  url.port = String((listener.addr as Deno.NetAddr).port);
+  return {
+    url: url.toString(),
+    stats,
+    async close() {
+      listener.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      }
+      await serving;
+    },
+  };
+}
+
 /** What a failed read says, or its rows. */
 function outcome(work: Promise<{ rows: unknown[] }>): Promise<string> {
   return work.then(
@@ -454,5 +523,98 @@ Deno.test({
       await fixture.admin(`drop role if exists ${login}`);
       await fixture.admin(`drop role if exists ${priv}`);
     }
+  },
+});
+
+/**
+ * An attacker's statement whose timeout fires while it runs and whose
+ * cancel request is slow to arrive (it ends first), then another client's
+ * lean read of `pg_sleep(1.5)` with 10 s on the driver's only session.
+ */
+async function afterLateCancel(
+  fixtureUrl: string,
+  attacker: { text: string; extra: Record<string, unknown> },
+): Promise<{ victim: string; cancels: number }> {
+  const proxy = slowCancelProxy(new URL(fixtureUrl), 600);
+  const { driver } = ownPostgresDriver(proxy.url, "stop49_late");
+  try {
+    await read(driver, "select 1", 10_000, "warm");
+    await driver.query(attacker.text, {
+      ...READ_OPTIONS,
+      timeoutMs: 30,
+      signal: new AbortController().signal,
+      sign: sign("mallory", "a"),
+      ...attacker.extra,
+    }).catch(() => {});
+    const victim = await outcome(
+      read(driver, "select pg_sleep(1.5)::text as slept", 10_000, "bob"),
+    );
+    return { victim, cancels: proxy.stats.cancels };
+  } finally {
+    await driver.close();
+    await proxy.close();
+  }
+}
+
+Deno.test({
+  name:
+    "postgres: a bound read's or a write's cancel request that arrives after its statement ended never stops another client's next read on the session",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a proxy in front of the server held each cancel request
+    // back 600 ms (a slow network or tunnel, a busy postmaster). Mallory
+    // ran `select pg_sleep(0.1) … where $1::int = 1` with a bound value
+    // (postgres.js's own path) and a 30 ms timeout; in a second driver, the
+    // same statement as a write. Their timeouts fired, postgres.js sent the
+    // cancel request (pg_session.ts stoppableStatement: `query.cancel()`,
+    // whose delivery nobody waits for), the statement ended first and the
+    // session went back to the pool (ROLLBACK, DISCARD ALL, released).
+    // Bob's lean read of `pg_sleep(1.5)` with 10 s then took that session.
+    // What happened: mallory's late cancel request stopped bob's read:
+    // "[timeout] canceling statement due to user request [SQLSTATE 57014]"
+    // after ~0.5 s of bob's 10 s (as it would stop any statement of any
+    // client that took the session next). Without the proxy the same
+    // happens by chance: 14 concurrent reads, half of them bound reads
+    // cancelled or timed out at random, failed 7-18 of ~280 other clients'
+    // 10 s reads this way.
+    // What should happen: as on the wired path (pg_wired.ts: a session is
+    // given back only once its cancel request was delivered), a session
+    // whose statement was sent a cancel request serves no other statement
+    // before the request was delivered: bob's read answers.
+    await using fixture = await openFixture("postgres");
+    const text =
+      "select pg_sleep(0.1)::text as slept where $1::int = 1 or true";
+    const bound = await afterLateCancel(fixture.url, {
+      text,
+      extra: { params: [1] },
+    });
+    const write = await afterLateCancel(fixture.url, {
+      text: "select pg_sleep(0.1)::text as slept",
+      extra: { mode: "write" },
+    });
+    assertEquals(bound.cancels, 1, "the bound read's timeout sent a cancel");
+    assertEquals(write.cancels, 1, "the write's timeout sent a cancel");
+    assertEquals(
+      { bound: bound.victim, write: write.victim },
+      { bound: 'answered [[""]]', write: 'answered [[""]]' },
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "postgres: a wired read's cancel request that arrives after its statement ended never stops the next read on the session",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: the same, with mallory's statement a lean read (the
+    // wired path, its own cancel request). What happened: the session was
+    // held until the request was delivered, and bob's read answered. This
+    // pins it.
+    await using fixture = await openFixture("postgres");
+    const wired = await afterLateCancel(fixture.url, {
+      text: "select pg_sleep(0.1)::text as slept",
+      extra: {},
+    });
+    assertEquals(wired, { victim: 'answered [[""]]', cancels: 1 });
   },
 });
