@@ -533,19 +533,26 @@ Deno.test({
  */
 async function afterLateCancel(
   fixtureUrl: string,
-  attacker: { text: string; extra: Record<string, unknown> },
+  attacker: {
+    text: string;
+    extra: Record<string, unknown>;
+    stream?: boolean;
+  },
 ): Promise<{ victim: string; cancels: number }> {
   const proxy = slowCancelProxy(new URL(fixtureUrl), 600);
   const { driver } = ownPostgresDriver(proxy.url, "stop49_late");
   try {
     await read(driver, "select 1", 10_000, "warm");
-    await driver.query(attacker.text, {
+    const options = {
       ...READ_OPTIONS,
       timeoutMs: 30,
       signal: new AbortController().signal,
       sign: sign("mallory", "a"),
       ...attacker.extra,
-    }).catch(() => {});
+    };
+    await (attacker.stream === true
+      ? driver.streamRead!(attacker.text, options, () => Promise.resolve())
+      : driver.query(attacker.text, options)).catch(() => {});
     const victim = await outcome(
       read(driver, "select pg_sleep(1.5)::text as slept", 10_000, "bob"),
     );
@@ -558,14 +565,15 @@ async function afterLateCancel(
 
 Deno.test({
   name:
-    "postgres: a bound read's or a write's cancel request that arrives after its statement ended never stops another client's next read on the session",
+    "postgres: a bound read's, a write's or an export's cancel request that arrives after its statement ended never stops another client's next read on the session",
   ...needs("postgres"),
   async fn() {
     // What I did: a proxy in front of the server held each cancel request
     // back 600 ms (a slow network or tunnel, a busy postmaster). Mallory
     // ran `select pg_sleep(0.1) … where $1::int = 1` with a bound value
     // (postgres.js's own path) and a 30 ms timeout; in a second driver, the
-    // same statement as a write. Their timeouts fired, postgres.js sent the
+    // same statement as a write; in a third, as an export's streamed read
+    // (export_query, `streamRead`). Their timeouts fired, postgres.js sent the
     // cancel request (pg_session.ts stoppableStatement: `query.cancel()`,
     // whose delivery nobody waits for), the statement ended first and the
     // session went back to the pool (ROLLBACK, DISCARD ALL, released).
@@ -592,11 +600,21 @@ Deno.test({
       text: "select pg_sleep(0.1)::text as slept",
       extra: { mode: "write" },
     });
+    const streamed = await afterLateCancel(fixture.url, {
+      text: "select pg_sleep(0.1)::text as slept",
+      extra: {},
+      stream: true,
+    });
     assertEquals(bound.cancels, 1, "the bound read's timeout sent a cancel");
     assertEquals(write.cancels, 1, "the write's timeout sent a cancel");
+    assertEquals(streamed.cancels, 1, "the export's timeout sent a cancel");
     assertEquals(
-      { bound: bound.victim, write: write.victim },
-      { bound: 'answered [[""]]', write: 'answered [[""]]' },
+      { bound: bound.victim, write: write.victim, streamed: streamed.victim },
+      {
+        bound: 'answered [[""]]',
+        write: 'answered [[""]]',
+        streamed: 'answered [[""]]',
+      },
     );
   },
 });
