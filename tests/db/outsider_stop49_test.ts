@@ -15,9 +15,15 @@ import { DbError } from "../../lib/db/errors.ts";
 import type { Signature } from "../../lib/db/signature.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
+import postgres from "postgres";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+import { modernRequest, postModern } from "../_server.ts";
+import { textOf } from "../_outsider.ts";
 
 const CALL = { timeoutMs: 10_000 };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function sign(client: string, call: string): Signature {
   return { client, token: "t", call };
@@ -634,5 +640,94 @@ Deno.test({
       extra: {},
     });
     assertEquals(wired, { victim: 'answered [[""]]', cancels: 1 });
+  },
+});
+
+Deno.test({
+  name:
+    "postgres through MCP: a bound read's timeout whose cancel request arrives after its statement ended never fails another client's execute_query",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: the same through MCP, the saved connection's URL the
+    // proxy that holds each cancel request back 1 s (pg_sleep is no read
+    // for dbport, so a lock held by another session makes the statements
+    // wait). With the table locked, mallory called execute_query with
+    // `select count(*) … where $1::int = $1`, params [1] (postgres.js's
+    // own path) and timeout_seconds 1; the lock was released 1.3 s later
+    // (the timeout had fired, its cancel request was on its way), so
+    // mallory's statement ended and was answered. The table was locked
+    // again, bob called execute_query with `select count(*) from authors`
+    // (a lean read, the default timeout), and the lock was released 1.5 s
+    // later.
+    // What happened: bob's call failed, JSON-RPC error -33003 "Request
+    // timed out: canceling statement due to user request [SQLSTATE
+    // 57014]", well within his own timeout — the cancel request of
+    // mallory's 1 s timeout, landing on bob's read.
+    // What should happen: bob's call answers its count.
+    await using fixture = await openFixture("postgres");
+    const proxy = slowCancelProxy(new URL(fixture.url), 1_000);
+    const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    const table = `"${fixture.schema}".authors`;
+    const lock = () => {
+      let release = () => {};
+      const released = new Promise<void>((resolve) => release = resolve);
+      const held = admin.begin(async (tx) => {
+        await tx.unsafe(`lock table ${table} in access exclusive mode`);
+        await released;
+      });
+      return { release, held };
+    };
+    try {
+      const db = savedConnection(
+        { engine: "postgres", url: proxy.url },
+        "o49_late",
+      );
+      await using server = await serverWith([db]);
+      const ask = (client: string, args: Record<string, unknown>) =>
+        postModern(
+          server.url,
+          modernRequest(
+            "tools/call",
+            {
+              name: "execute_query",
+              arguments: { connection_id: db.id, ...args },
+            } as never,
+            crypto.randomUUID(),
+            {
+              "io.modelcontextprotocol/clientInfo": {
+                name: client,
+                version: "1",
+              },
+            },
+          ),
+        ).then(textOf);
+      const warm = await ask("warm", {
+        query: `select count(*) as n from ${table}`,
+      });
+      assert(warm.includes('"rows":[["2"]]'), warm);
+      const first = lock();
+      await sleep(100);
+      const mallory = ask("mallory", {
+        query: `select count(*) as n from ${table} where $1::int = $1`,
+        params: [1],
+        timeout_seconds: 1,
+      });
+      await sleep(1_300);
+      first.release();
+      await first.held;
+      const answered = await mallory;
+      assertEquals(proxy.stats.cancels, 1, answered);
+      const second = lock();
+      await sleep(100);
+      const bob = ask("bob", { query: `select count(*) as n from ${table}` });
+      await sleep(1_500);
+      second.release();
+      await second.held;
+      const text = await bob;
+      assert(text.includes('"rows":[["2"]]'), text);
+    } finally {
+      await admin.end();
+      await proxy.close();
+    }
   },
 });
