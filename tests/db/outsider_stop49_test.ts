@@ -731,3 +731,84 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres through MCP: a function replaced while a client's vetted read waits for a lock cannot leave a search_path that runs another client's read through an unvetted function",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: the search_path attack above through MCP, with no race:
+    // the owner of a table and a function (another database user) held an
+    // ACCESS EXCLUSIVE lock on the table while alice called execute_query
+    // with `select f() as one from <table>`. Its vetting (f: LANGUAGE sql
+    // `select 1`) found a read; its lean read then waited for the lock
+    // (the FROM clause is locked before f is resolved). Meanwhile the owner
+    // replaced f with plpgsql running `set_config('search_path',
+    // '<schema>, pg_catalog, public', false)` and released the lock; the
+    // schema also holds a plpgsql `lower(text)`. Then bob called
+    // execute_query with `select lower('X') as l`.
+    // What happened: alice got her row; bob's answer was
+    // "EVIL:dbport/bob": his read, vetted against pg_catalog.lower, ran the
+    // schema's plpgsql lower on the session alice's read had left.
+    // What should happen: bob's answer is "x".
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const schema = fixture.schema;
+    const table = `${schema}.authors`;
+    await fixture.admin(
+      `create function ${schema}.f() returns int language sql as $$ select 1 $$`,
+    );
+    await fixture.admin(
+      `create function ${schema}.lower(text) returns text language plpgsql as $$
+       begin return 'EVIL:' || current_setting('application_name'); end $$`,
+    );
+    const owner = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    try {
+      const db = savedConnection(fixture, "o49_path");
+      await using server = await serverWith([db]);
+      const ask = (client: string, query: string) =>
+        postModern(
+          server.url,
+          modernRequest(
+            "tools/call",
+            {
+              name: "execute_query",
+              arguments: { connection_id: db.id, query },
+            } as never,
+            crypto.randomUUID(),
+            {
+              "io.modelcontextprotocol/clientInfo": {
+                name: client,
+                version: "1",
+              },
+            },
+          ),
+        ).then(textOf);
+      const warm = await ask("warm", "select 0 as n");
+      assert(warm.includes('"rows":[[0]]'), warm);
+      let release = () => {};
+      const released = new Promise<void>((resolve) => release = resolve);
+      const held = owner.begin(async (tx) => {
+        await tx.unsafe(`lock table ${table} in access exclusive mode`);
+        await released;
+        await tx.unsafe(
+          `create or replace function ${schema}.f() returns int language plpgsql as $$
+           begin perform set_config('search_path', '${schema}, pg_catalog, public', false);
+           return 1; end $$`,
+        );
+      });
+      await sleep(100);
+      const alice = ask("alice", `select ${schema}.f() as one from ${table}`);
+      // Vetted and waiting for the lock.
+      await sleep(1_000);
+      release();
+      await held;
+      const answered = await alice;
+      assert(answered.includes('"rows":[[1],[1]]'), answered);
+      const bob = await ask("bob", "select lower('X') as l");
+      assert(bob.includes('"rows":[["x"]]'), bob);
+    } finally {
+      await owner.end();
+    }
+  },
+});
