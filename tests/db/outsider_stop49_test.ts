@@ -812,3 +812,64 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres lean read: a search_path a swapped function left on a session never reaches the next client's write on it",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: the search_path attack above (f vetted a LANGUAGE sql
+    // read, replaced after its check with plpgsql that sets the session's
+    // search_path to put the schema, with its plpgsql `lower(text)`, ahead
+    // of pg_catalog), then another client's write on the same driver:
+    // `insert into <schema>.notes (v) values (lower('X')) returning v`.
+    // The parked session went back to postgres.js for the write (pg_session.ts
+    // reserveSession → giveBackOne), whose DISCARD ALL comes only after it.
+    // What happened: the write ran the schema's plpgsql lower and stored
+    // "EVIL:dbport/bob" — a write its vetting, preview and approval saw
+    // calling the built-in (the same for any unqualified name: a table of
+    // the schema named like the target would take the written rows).
+    // What should happen: the write stores "x".
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.admin) < 14) return;
+    const { driver } = ownPostgresDriver(fixture.url, "stop49_wr");
+    const schema = fixture.schema;
+    try {
+      await fixture.admin(`create table ${schema}.notes (v text)`);
+      await fixture.admin(
+        `create function ${schema}.f() returns int language sql as $$ select 1 $$`,
+      );
+      await fixture.admin(
+        `create function ${schema}.lower(text) returns text language plpgsql as $$
+         begin return 'EVIL:' || current_setting('application_name'); end $$`,
+      );
+      assertEquals(await vetted(driver, `select ${schema}.f()`), "read");
+      await fixture.admin(
+        `create or replace function ${schema}.f() returns int language plpgsql as $$
+         begin perform set_config('search_path', '${schema}, pg_catalog, public', false);
+         return 1; end $$`,
+      );
+      assertEquals(
+        await outcome(
+          read(driver, `select ${schema}.f() as one`, 10_000, "alice"),
+        ),
+        "answered [[1]]",
+      );
+      const written = await outcome(
+        driver.query(
+          `insert into ${schema}.notes (v) values (lower('X')) returning v`,
+          {
+            ...READ_OPTIONS,
+            mode: "write",
+            timeoutMs: 10_000,
+            signal: new AbortController().signal,
+            sign: sign("bob", "w"),
+          },
+        ),
+      );
+      assertEquals(written, 'answered [["x"]]');
+    } finally {
+      await driver.close();
+    }
+  },
+});
