@@ -14,7 +14,6 @@ import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
-import { waitUntil } from "../_wait.ts";
 
 /**
  * A TCP proxy in front of the server that counts the statements clients
@@ -126,7 +125,7 @@ async function serverMajor(url: string): Promise<number> {
 
 Deno.test({
   name:
-    "postgres lean read: repeated plain reads by one caller cost the server one statement each",
+    "postgres lean read: repeated plain reads by one caller send BEGIN READ ONLY, the statement and ROLLBACK in one batch",
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
@@ -145,8 +144,13 @@ Deno.test({
       const perRead = (proxy.counted.statements - before) / 20;
       const texts = proxy.counted.texts.slice(sent);
       if (major >= 14) {
-        assertEquals(perRead, 1, texts.join(" | "));
-        assert(texts.every((text) => /select \d+ as i$/.test(text)), texts[0]);
+        // No SET, no DISCARD ALL: the three statements of one batch.
+        assertEquals(perRead, 3, texts.join(" | "));
+        for (let i = 0; i < 20; i++) {
+          assertEquals(texts[3 * i], "BEGIN READ ONLY");
+          assert(/select \d+ as i$/.test(texts[3 * i + 1]!), texts[3 * i + 1]);
+          assertEquals(texts[3 * i + 2], "ROLLBACK");
+        }
       } else {
         // BEGIN READ ONLY; SET LOCAL ×2; the statement; ROLLBACK.
         assertEquals(perRead, 5, texts.join(" | "));
@@ -159,7 +163,9 @@ Deno.test({
       if (major >= 14) {
         assertEquals(otherTexts, [
           "SET application_name = 'dbport/other'",
+          "BEGIN READ ONLY",
           "/* dbport client=other token=t call=00000000 */ select 'x' as other",
+          "ROLLBACK",
         ]);
       }
       // Not a plain SELECT: BEGIN READ ONLY … ROLLBACK, DISCARD ALL.
@@ -198,8 +204,8 @@ Deno.test({
         assertEquals(result.rows, [["35s"]], `a read of ${timeoutMs} ms`);
       }
       const texts = proxy.counted.texts.slice(mark);
-      assertEquals(texts.length, 5, texts.join(" | "));
-      assert(texts.every((t) => t.endsWith("as t")), texts.join(" | "));
+      assertEquals(texts.length, 15, texts.join(" | "));
+      assert(!texts.some((t) => /^SET /.test(t)), texts.join(" | "));
       // A longer timeout than the session's: set again, rounded up.
       const longer = await driver.query(
         "select current_setting('statement_timeout') as t",
@@ -221,12 +227,11 @@ Deno.test({
 
 Deno.test({
   name:
-    "postgres lean read: a session whose read-only default a statement flipped is closed; the engine refuses writes in lean reads",
+    "postgres lean read: a read-only default a statement flipped is undone by the read's own ROLLBACK; the engine refuses writes in lean reads",
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
     const s = fixture.schema;
-    const major = await serverMajor(fixture.url);
     await fixture.admin(`create table ${s}.lean_t (id int)`);
     // What vetting refuses (below) and the driver itself does not check:
     // the test's hook to flip the session's default from inside a read.
@@ -239,7 +244,7 @@ Deno.test({
     await fixture.admin(
       `create function ${s}.lean_set() returns text language sql set default_transaction_read_only = off as $$select current_setting('default_transaction_read_only')$$`,
     );
-    const { driver, app } = ownDriver(fixture.url);
+    const { driver } = ownDriver(fixture.url);
     const admin = postgres(fixture.url, { max: 1, onnotice: () => {} });
     try {
       // Vetting: none of these is a read.
@@ -277,19 +282,14 @@ Deno.test({
         Error,
         "read-only",
       );
-      // The flip, past vetting: its session is never used again.
+      // The flip, past vetting: the read's own ROLLBACK undoes it (outsider
+      // stop 49: a setting that is not reported, like search_path, is never
+      // seen; only the ROLLBACK keeps it from the next read).
       const flipped = await driver.query(
         `select pg_backend_pid() as pid, ${s}.lean_flip() as old`,
         READ_OPTIONS,
       );
-      const pid = Number(flipped.rows[0]![0]);
-      if (major >= 14) {
-        await waitUntil("the flipped session closed", async () => {
-          const rows = await admin`select 1 from pg_stat_activity
-            where pid = ${pid} and application_name = ${app}`;
-          return rows.length === 0;
-        });
-      }
+      assertEquals(flipped.rows[0]![1], "off", "the flip ran");
       // Every read after it: read-only, and a write refused by the engine.
       for (let i = 0; i < 6; i++) {
         const ro = await driver.query(
@@ -310,6 +310,45 @@ Deno.test({
     } finally {
       await admin.end();
       await driver.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres lean read: a statement that fails inside its batch leaves the session aborted, rolled back by one more ROLLBACK and kept",
+  ...needs("postgres"),
+  async fn() {
+    await using fixture = await openFixture("postgres");
+    if (await serverMajor(fixture.url) < 14) return;
+    const proxy = countingProxy(new URL(fixture.url));
+    const { driver } = ownDriver(proxy.url);
+    try {
+      const pid = async () =>
+        Number(
+          (await driver.query("select pg_backend_pid() as pid", SIGNED))
+            .rows[0]![0],
+        );
+      const before = await pid();
+      const mark = proxy.counted.texts.length;
+      await assertRejects(
+        () => driver.query("select 1 / (select 0) as boom", SIGNED),
+        Error,
+        "division by zero",
+      );
+      // Its ROLLBACK before the Sync was skipped: one more, on its own.
+      assertEquals(proxy.counted.texts.slice(mark).at(-1), "ROLLBACK");
+      assertEquals(
+        proxy.counted.texts.slice(mark).filter((t) => t === "ROLLBACK").length,
+        2,
+        proxy.counted.texts.slice(mark).join(" | "),
+      );
+      // The same session serves the next read (in an aborted transaction it
+      // would fail "current transaction is aborted").
+      assertEquals(await pid(), before);
+    } finally {
+      await driver.close();
+      await proxy.close();
     }
   },
 });

@@ -58,8 +58,8 @@ Deno.test("planFor: a read that is not lean sends BEGIN … ROLLBACK as asked", 
   const session: WireSession = { readOnly: true, timeout: 15_000, app: "" };
   const plan = planFor({ ...ASK, lean: null }, session);
   assertEquals(
-    [plan.begin, plan.after, plan.recover, plan.lean],
-    [ASK.begin, ["ROLLBACK"], ["ROLLBACK"], null],
+    [plan.begin, plan.wrap, plan.after, plan.recover, plan.lean],
+    [ASK.begin, false, ["ROLLBACK"], ["ROLLBACK"], null],
   );
 });
 
@@ -71,7 +71,11 @@ Deno.test("planFor: a lean read sets only what its session lacks, and expects on
     first.begin,
     "SET default_transaction_read_only = on; SET statement_timeout = 15000; SET application_name = 'dbport/claude'",
   );
-  assertEquals([first.after, first.recover], [[], []]);
+  // BEGIN READ ONLY and ROLLBACK in the statement's own batch; a ROLLBACK
+  // again only after a failed statement.
+  assertEquals([first.wrap, first.after, first.recover], [true, [], [
+    "ROLLBACK",
+  ]]);
   assertEquals([...first.reports], [
     ["default_transaction_read_only", "on"],
     ["application_name", "dbport/claude"],

@@ -1,10 +1,21 @@
 /**
- * Lean PostgreSQL reads (issue 38): a plain SELECT sent alone, in an implicit
- * transaction of its own that the session's read-only default makes
- * read-only, instead of `BEGIN READ ONLY` … `ROLLBACK` around it. The
+ * Lean PostgreSQL reads (issue 38): a plain SELECT sent as one batch —
+ * `BEGIN READ ONLY`, the statement, `ROLLBACK`, one Sync — and answered
+ * once, instead of `BEGIN READ ONLY; SET LOCAL …` and `ROLLBACK` as simple
+ * queries of their own (three answers, three sends by the server). The
  * session-level settings it needs (the read-only default, the statement
  * timeout, the signed `application_name`) are set in the same write, and only
  * when the session does not have them already (pg_wire.ts `WireSession`).
+ *
+ * The ROLLBACK is the engine's own guarantee that the read leaves nothing on
+ * the session a later client's read or write could run under: a user
+ * function replaced after it was vetted (its owner is another database
+ * user) and calling `set_config(…, false)` or `SET ROLE` had its setting
+ * outlive a read that ran alone in an implicit transaction (outsider stop
+ * 49: another client's reads ran with a 1 ms timeout, a search_path that
+ * resolved `lower` to the attacker's function, a role the login does not
+ * inherit). Settings not reported by the server (`search_path`,
+ * `statement_timeout`, `role`) are undone by the ROLLBACK, not detected.
  *
  * @module
  */
@@ -32,6 +43,8 @@ export interface LeanAsk {
 /** What one read sends, once it knows its session. */
 export type Plan = {
   begin: string;
+  /** The statement inside `BEGIN READ ONLY` … `ROLLBACK` before its Sync. */
+  wrap: boolean;
   after: readonly string[];
   recover: readonly string[];
   /** The settings a lean read sets first ("" when the session has them). */
@@ -44,19 +57,18 @@ export type Plan = {
 const REPORTS_READ_ONLY = 14;
 
 /**
- * Whether a read may run alone — its statement in an implicit transaction
- * of its own, read-only by the session's default, with no `BEGIN` and no
- * `ROLLBACK` — and with which session-level settings.
+ * Whether a read may run lean — its statement, `BEGIN READ ONLY` and
+ * `ROLLBACK` in one batch under the session's own timeout and name — and
+ * with which session-level settings.
  *
- * Without ROLLBACK, a session-level setting a statement changed would stay
- * on the session. Only a statement that leaves no state (`leavesNoState`:
- * plain SELECTs whose functions the read allowlist admitted, never
- * `set_config`) runs so, and only on a server that reports a change of
- * `default_transaction_read_only` (PostgreSQL 14 and later, `GUC_REPORT`):
- * a read that sees any report it did not cause closes its session
- * (pg_read.ts `changed`), so the next read never runs on a session that
- * stopped being read-only. On an older server, or one whose version
- * postgres.js did not learn, every read keeps `BEGIN READ ONLY` … `ROLLBACK`.
+ * Only a statement that leaves nothing the ROLLBACK does not undo
+ * (`leavesNoState`: plain SELECTs whose functions the read allowlist
+ * admitted, never an advisory lock) runs so, and only on a server that
+ * reports a change of `default_transaction_read_only` (PostgreSQL 14 and
+ * later, `GUC_REPORT`): a read that sees any report it did not cause closes
+ * its session (pg_read.ts `changed`). On an older server, or one whose
+ * version postgres.js did not learn, every read keeps `BEGIN READ ONLY; SET
+ * LOCAL …` … `ROLLBACK` as simple queries.
  */
 export function leanRead(
   sql: Sql,
@@ -91,6 +103,7 @@ export function planFor(
   if (lean === null) {
     return {
       begin: ask.begin,
+      wrap: false,
       after: ask.after,
       recover: ask.recover,
       lean,
@@ -119,8 +132,11 @@ export function planFor(
   }
   return {
     begin: sets.join("; "),
+    wrap: true,
     after: [],
-    recover: [],
+    // A statement that failed left its transaction aborted (its ROLLBACK,
+    // before the Sync, was skipped), as a late cancel request may have.
+    recover: ["ROLLBACK"],
     lean: timeout === lean.timeout ? lean : { ...lean, timeout },
     reports,
   };

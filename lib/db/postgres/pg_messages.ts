@@ -17,14 +17,21 @@ export interface ExchangeAsk {
   maxRows: number;
   /** Simple queries after the statement's Sync (`ROLLBACK`, `DISCARD ALL`). */
   after: readonly string[];
+  /**
+   * The statement inside `BEGIN READ ONLY` … `ROLLBACK`, all three before
+   * its Sync: one answer from the server, and nothing the statement did to
+   * the session (a setting, a role) outlives it.
+   */
+  wrap?: boolean;
 }
 
 /** The read's whole exchange, as the bytes of one write. */
 export function exchange(ask: ExchangeAsk): Uint8Array {
-  let room = 64 + 3 * (ask.begin.length + ask.text.length);
+  let room = 128 + 3 * (ask.begin.length + ask.text.length);
   for (const text of ask.after) room += 6 + 3 * text.length;
   const out = new Messages(room);
   if (ask.begin !== "") out.query(ask.begin);
+  if (ask.wrap === true) out.unnamed("BEGIN READ ONLY");
   // Parse: the unnamed statement, no parameter types.
   out.open(0x50).cstring("").cstring(ask.text).int16(0).close();
   // Bind: the unnamed portal; no parameters; every column as text.
@@ -34,6 +41,7 @@ export function exchange(ask: ExchangeAsk): Uint8Array {
   // Execute: one row past the cap tells that the result was cut.
   out.open(0x45).cstring("").int32(Math.min(ask.maxRows + 1, 2 ** 31 - 1))
     .close();
+  if (ask.wrap === true) out.unnamed("ROLLBACK");
   out.open(0x53).close();
   for (const text of ask.after) out.query(text);
   return out.bytes();
@@ -64,6 +72,16 @@ class Messages {
   constructor(room: number) {
     // Every byte up to #at is written before it is sent.
     this.#out = Buffer.allocUnsafe(room);
+  }
+
+  /**
+   * `text` through the extended protocol with no Sync of its own: Parse,
+   * Bind and Execute of the unnamed statement, its answer read as one.
+   */
+  unnamed(text: string): this {
+    this.open(0x50).cstring("").cstring(text).int16(0).close();
+    this.open(0x42).cstring("").cstring("").int16(0).int16(0).int16(0).close();
+    return this.open(0x45).cstring("").int32(0).close();
   }
 
   /** A simple query (`Q`) of `text`. */

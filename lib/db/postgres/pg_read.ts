@@ -86,7 +86,10 @@ export class PgRead implements WireUser {
   abandoned = false;
   /** Socket writes of this read (one). */
   writes = 0;
-  /** Whether the read ran alone, without BEGIN and ROLLBACK (`lean`). */
+  /**
+   * Whether the read ran lean: BEGIN READ ONLY, its statement and ROLLBACK
+   * in one batch, under session-level settings (pg_lean.ts).
+   */
   lean = false;
   /**
    * A ParameterStatus the read did not cause: the session changed under it
@@ -157,6 +160,7 @@ export class PgRead implements WireUser {
     const bytes = exchange({
       ...this.#ask,
       begin: plan.begin,
+      wrap: plan.wrap,
       after: plan.after,
     });
     this.sent = bytes.length;
@@ -416,6 +420,11 @@ export class PgRead implements WireUser {
 
   #complete(body: Buffer, start: number, end: number): void {
     const tag = body.toString("utf8", start, end - 1);
+    // A lean read's own BEGIN and ROLLBACK answer in the statement's phase
+    // (the statement itself, a vetted read, is neither).
+    if (this.#plan?.wrap === true && (tag === "BEGIN" || tag === "ROLLBACK")) {
+      return;
+    }
     const space = tag.lastIndexOf(" ");
     const last = space < 0 ? "" : tag.slice(space + 1);
     this.#command = /^\d+$/.test(last) ? tag.slice(0, tag.indexOf(" ")) : tag;
@@ -435,8 +444,12 @@ export class PgRead implements WireUser {
     // 'I': idle, outside any transaction, as the session was lent.
     const clean = this.#cleanError === null && status === 0x49 &&
       this.changed === null;
+    // Left in a failed transaction — a lean read's statement failed and its
+    // ROLLBACK before the Sync was skipped — or a late cancel request stopped
+    // the clean-up: the clean-up again.
     if (
-      !clean && this.changed === null && this.#cancelled &&
+      !clean && this.changed === null &&
+      (this.#cancelled || status === 0x45) &&
       !this.#recovering && this.#plan!.recover.length > 0
     ) return this.#recover();
     this.finished = true;
