@@ -318,7 +318,9 @@ export async function giveBack(
   statements: readonly string[],
   lost: () => void,
 ): Promise<void> {
-  if (!gone) {
+  // A cancel request still on its way would stop the clean-up, or the next
+  // caller's statement on this session.
+  if (!gone && await cancelDelivered(reserved)) {
     // Pipelined in one write.
     const done = Promise.all(statements.map((text) => reserved.unsafe(text)))
       .then(() => true, () => false);
@@ -342,10 +344,11 @@ export async function giveBack(
  * there until its statement timeout (outsider stop48).
  */
 export function stoppableStatement<T>(
-  start: (hold: (query: { cancel(): unknown }) => void) => Promise<T>,
+  start: (hold: (query: Cancellable) => void) => Promise<T>,
   options: StopOptions,
+  session?: object,
 ): Promise<T> {
-  let pending: { cancel(): unknown } | null = null;
+  let pending: Cancellable | null = null;
   let stopping = false;
   return stoppable(
     async () => {
@@ -364,9 +367,67 @@ export function stoppableStatement<T>(
     options,
     () => {
       stopping = true;
-      return pending?.cancel();
+      if (pending === null) return;
+      const delivered = cancelQuery(pending);
+      if (session !== undefined) cancels.set(session, delivered);
     },
   );
+}
+
+/** A statement postgres.js runs, as far as stopping it goes. */
+type Cancellable = {
+  cancel(): unknown;
+  canceller?: ((query: unknown) => unknown) | null;
+};
+
+/**
+ * The cancel requests sent for statements of each reserved session: until
+ * one is delivered, the session serves nothing else (outsider stop 49: a
+ * bound read's, a write's or an export's request that arrived after its
+ * statement had ended stopped another client's next statement on the
+ * session, "canceling statement due to user request").
+ */
+const cancels = new WeakMap<object, Promise<void>>();
+
+/**
+ * postgres.js's cancel of `query`; settles once the request was delivered
+ * (the server closed its socket, having signalled the session) or could
+ * not be. postgres.js's own `cancel()` drops that promise (3.4.9: `return
+ * this.canceller && (this.canceller(this), this.canceller = null)`); its
+ * canceller returns it.
+ */
+function cancelQuery(query: Cancellable): Promise<void> {
+  const canceller = query.canceller;
+  if (typeof canceller !== "function") {
+    query.cancel();
+    return Promise.resolve();
+  }
+  query.canceller = null;
+  return Promise.resolve(canceller(query)).then(() => {}, () => {});
+}
+
+/**
+ * Whether the cancel request sent for a statement of `session`, if any, was
+ * delivered within {@linkcode CLEAN_UP_MS}: a session signalled while it
+ * waits for a command drops the request, so once it is delivered the
+ * session is safe to use again. False: it may still land, and the session
+ * must not serve another statement.
+ */
+export async function cancelDelivered(session: object): Promise<boolean> {
+  const delivered = cancels.get(session);
+  if (delivered === undefined) return true;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), CLEAN_UP_MS);
+  });
+  try {
+    const landed = await Promise.race([delivered.then(() => true), late]);
+    // Not delivered: the session stays marked, and is never given back.
+    if (landed) cancels.delete(session);
+    return landed;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

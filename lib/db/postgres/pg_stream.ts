@@ -36,11 +36,15 @@ export async function streamPostgresRead(
   lost: () => void,
 ): Promise<{ rows: number }> {
   return await inReadTransaction(sql, options, lost, async (reserved) => {
-    const rows = await stoppableStatement(async (hold) => {
-      const query = reserved.unsafe(signed(text, options.sign)).raw();
-      hold(query);
-      return await pump(query, text, onBatch);
-    }, options);
+    const rows = await stoppableStatement(
+      async (hold) => {
+        const query = reserved.unsafe(signed(text, options.sign)).raw();
+        hold(query);
+        return await pump(query, text, onBatch);
+      },
+      options,
+      reserved,
+    );
     return { rows };
   });
 }

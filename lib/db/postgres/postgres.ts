@@ -11,12 +11,13 @@
 import { thrown } from "../../base/thrown.ts";
 import postgres from "postgres";
 import { Budget, type CutCell, cutUtf8 } from "../budget.ts";
-import { noTransaction } from "../errors.ts";
+import { DbError, noTransaction } from "../errors.ts";
 import { toDbError } from "./pg_errors.ts";
 import { runOwn } from "./pg_own.ts";
 import {
   answered,
   askingAgain,
+  cancelDelivered,
   giveBack,
   inReadTransaction,
   reserveSession,
@@ -350,6 +351,14 @@ async function writeQuery(
       return await statement();
     }
     throwIfAborted(options.signal, ROLLED_BACK);
+    // Stopped (its timeout) after it had ended: its cancel request lands
+    // before COMMIT is sent, never on the COMMIT.
+    if (!(await cancelDelivered(reserved))) {
+      throw new DbError(
+        "connect",
+        "the statement's cancel request was not confirmed by the database: the write was not committed",
+      );
+    }
     options.beforeCommit?.(result);
     open = false;
     options.onCommit?.();
@@ -380,18 +389,23 @@ function runStatement(
   options: QueryOptions,
   whole = false,
 ): Promise<QueryResult> {
-  return stoppableStatement(async (hold) => {
-    // Signed as sent (signature.ts); `text` itself is what was checked.
-    // Bound values go by the extended protocol (Parse/Bind), never into
-    // the text; postgres.js sends a value's type only for booleans, so
-    // the server infers the rest from where each $n stands.
-    const sent = signed(text, options.sign);
-    const query = (options.params?.length
-      ? reserved.unsafe(sent, options.params as never[])
-      : reserved.unsafe(sent)).raw();
-    hold(query);
-    return await readRows(query, text, options, whole);
-  }, options);
+  return stoppableStatement(
+    async (hold) => {
+      // Signed as sent (signature.ts); `text` itself is what was checked.
+      // Bound values go by the extended protocol (Parse/Bind), never into
+      // the text; postgres.js sends a value's type only for booleans, so
+      // the server infers the rest from where each $n stands.
+      const sent = signed(text, options.sign);
+      const query =
+        (options.params?.length
+          ? reserved.unsafe(sent, options.params as never[])
+          : reserved.unsafe(sent)).raw();
+      hold(query);
+      return await readRows(query, text, options, whole);
+    },
+    options,
+    reserved,
+  );
 }
 
 /**
