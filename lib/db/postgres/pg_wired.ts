@@ -118,9 +118,15 @@ export async function cancelRequest(
   view.setInt32(12, backend.secret);
   const socket = await open();
   await new Promise<void>((resolve) => {
+    // The server closes the socket once it has signalled the session: its
+    // end of the stream says so (read: a paused stream never ends), whether
+    // or not the socket then closes — an SSH channel stays half open until
+    // this side ends too, so the request goes with this side's end.
+    socket.once("end", () => resolve());
     socket.once("close", () => resolve());
     socket.once("error", () => resolve());
-    socket.write(bytes);
+    socket.resume();
+    socket.end(bytes);
   });
   socket.destroy();
 }

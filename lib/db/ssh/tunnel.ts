@@ -259,8 +259,15 @@ function open(client: Client, host: string, port: number): Promise<Duplex> {
       host,
       port,
       (error: Error | undefined, channel: unknown) => {
-        if (error) reject(error);
-        else resolve(channel as unknown as Duplex);
+        if (error) return reject(error);
+        const stream = channel as unknown as Duplex;
+        // As a TCP socket does (allowHalfOpen false): the database closed
+        // its side, so this side ends too, and the channel closes. An ssh2
+        // channel stays half open otherwise and never emits "close" — a
+        // cancel request, which the server answers by closing, was never
+        // known to be delivered (a read through the tunnel waited for it).
+        stream.once("end", () => stream.end());
+        resolve(stream);
       },
     );
   });
