@@ -2,6 +2,7 @@ import { assertEquals, assertRejects } from "@std/assert";
 import {
   listenHandler,
   MAX_STREAMS_PER_TOKEN,
+  type SubscriptionSource,
 } from "../../lib/features/listen.ts";
 import { WireError } from "../../lib/protocol/errors.ts";
 import { callContext, principalWith } from "../_fake_driver.ts";
@@ -30,4 +31,39 @@ Deno.test("listenHandler: one token's streams are capped, another token's still 
   const next = handler(callContext(a, { signal: again.signal }));
   again.abort();
   await next;
+});
+
+Deno.test("listenHandler: acknowledges once every source watches, then delivers what each saw meanwhile, after the acknowledgement", async () => {
+  const frames: string[] = [];
+  let watching = () => {};
+  const source: SubscriptionSource = {
+    accept: () => Promise.resolve({ resourcesListChanged: true }),
+    watch: (_honoured, ctx) =>
+      new Promise((resolve) => {
+        // A change seen while the baseline is read: held for delivery.
+        watching = () =>
+          resolve(() => {
+            ctx.notify("notifications/resources/updated", {});
+            return Promise.resolve();
+          });
+      }),
+  };
+  const stop = new AbortController();
+  const done = listenHandler([source])(
+    callContext(principalWith([]), {
+      method: "subscriptions/listen",
+      signal: stop.signal,
+      notify: (method) => void frames.push(method),
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assertEquals(frames, [], "acknowledged before the source watched");
+  watching();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assertEquals(frames, [
+    "notifications/subscriptions/acknowledged",
+    "notifications/resources/updated",
+  ]);
+  stop.abort();
+  await done;
 });
