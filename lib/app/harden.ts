@@ -51,10 +51,22 @@ export interface HardenPlan {
    * the plan and its run (another session's) is passed over, not a failure.
    */
   schemaOf?: Map<string, string>;
-  /** What the new login must be able to read (proved after the run). */
-  mustRead?: string[];
+  /**
+   * What the new login must be able to read, proved after the run: the
+   * first of these relations that still exists (one per schema; a
+   * relation another session dropped meanwhile is passed over).
+   */
+  mustRead?: ReadSample[];
   /** What it must be refused by the engine (credential catalogs). */
   mustNotRead?: string[];
+}
+
+/** A relation the new login must read: how to read it, how to tell it is gone. */
+export interface ReadSample {
+  /** Reads it (no rows). */
+  read: string;
+  /** A row while it still exists (a catalog read any login may make). */
+  exists: string;
 }
 
 /** A new random password: 32 characters of base64url. */
@@ -141,7 +153,7 @@ export async function postgresPlan(
   // A login made by an earlier dbport read everything: no longer.
   if (readsAll) statements.push(`REVOKE pg_read_all_data FROM ${role}`);
   const schemaOf = new Map<string, string>();
-  const mustRead: string[] = [];
+  const mustRead: ReadSample[] = [];
   // Private columns: SELECT on the other columns only (harden_private.ts).
   const grants = await postgresPrivateGrants(owner, user, privateColumns);
   const notes: string[] = [...grants.notes];
@@ -160,12 +172,17 @@ export async function postgresPlan(
     for (const statement of forSchema) schemaOf.set(statement, String(name));
     statements.push(...forSchema);
     if (
-      typeof sample === "string" && mustRead.length === 0 &&
-      !grants.views.includes(`${name}.${sample}`)
+      typeof sample === "string" && !grants.views.includes(`${name}.${sample}`)
     ) {
-      mustRead.push(
-        `SELECT 1 FROM ${schema}.${quoteIdent(sample, "postgres")} LIMIT 0`,
-      );
+      mustRead.push({
+        read: `SELECT 1 FROM ${schema}.${
+          quoteIdent(sample, "postgres")
+        } LIMIT 0`,
+        exists:
+          `SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${
+            literal(String(name))
+          } AND c.relname = ${literal(sample)}`,
+      });
     }
     if (roles(others).length > 0) {
       notes.push(
@@ -463,7 +480,17 @@ async function prove(
   const reader = openDriver(driverSpec(connection), "owner");
   try {
     await reader.query("SELECT 1", READ);
-    for (const sql of plan.mustRead ?? []) await reader.query(sql, READ);
+    for (const sample of plan.mustRead ?? []) {
+      const refused = await reader.query(sample.read, READ).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      if (refused === null) break;
+      // Dropped since the plan (another session's): the next one proves it.
+      if ((await reader.query(sample.exists, READ)).rows.length > 0) {
+        throw refused;
+      }
+    }
     const risks = await reader.loginRisks(CALL);
     if (risks.length > 0) return `it ${risks.join(", ")}`;
     for (const sql of plan.mustNotRead ?? []) {

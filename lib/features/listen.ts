@@ -19,12 +19,18 @@ import type { CallContext, Handler } from "./context.ts";
 export interface SubscriptionSource {
   /** The honoured subset of `requested` (the acknowledgement's `notifications`). */
   accept(requested: JsonObject, ctx: CallContext): Promise<JsonObject>;
-  /** Deliver notifications until `signal` aborts. */
-  run(
+  /**
+   * Start watching for the `honoured` notifications until `signal` aborts.
+   * Resolves once every later change will be heard (a subscribed schema's
+   * baseline read), so the acknowledgement comes after it; with `deliver`,
+   * called after the acknowledgement, which sends the changes (those seen
+   * before it too) until `signal` aborts.
+   */
+  watch(
     honoured: JsonObject,
     ctx: CallContext,
     signal: AbortSignal,
-  ): Promise<void>;
+  ): Promise<() => Promise<void>>;
 }
 
 const FILTER_KEYS = new Set([
@@ -95,7 +101,7 @@ export function listenHandler(sources: readonly SubscriptionSource[]): Handler {
   };
 }
 
-/** Acknowledge the honoured notifications, then deliver them until stopped. */
+/** Watch, acknowledge the honoured notifications, then deliver them until stopped. */
 async function listen(
   sources: readonly SubscriptionSource[],
   requested: JsonObject,
@@ -106,13 +112,18 @@ async function listen(
     Object.assign(honoured, await source.accept(requested, ctx));
   }
   const subscription = { [META_SUBSCRIPTION_ID]: ctx.id };
+  const stop = AbortSignal.any([ctx.signal, ctx.shutdown]);
+  // Acknowledged once watching: a change the client makes after the
+  // acknowledgement is then always heard.
+  const deliveries = await Promise.all(
+    sources.map((source) => source.watch(honoured, ctx, stop)),
+  );
   ctx.notify("notifications/subscriptions/acknowledged", {
     notifications: honoured,
     _meta: subscription,
   });
-  const stop = AbortSignal.any([ctx.signal, ctx.shutdown]);
   await Promise.all([
-    ...sources.map((source) => source.run(honoured, ctx, stop)),
+    ...deliveries.map((deliver) => deliver()),
     new Promise<void>((resolve) => {
       if (stop.aborted) resolve();
       else stop.addEventListener("abort", () => resolve(), { once: true });

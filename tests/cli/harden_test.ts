@@ -1,13 +1,21 @@
 /**
  * Saving a hardened connection: only its AI login is written, over what the
  * file holds now, and a connection removed or pointed elsewhere while the
- * login was made is refused.
+ * login was made is refused; a sample table dropped between the plan and
+ * the proof is passed over.
  */
 
-import { assertEquals, assertRejects } from "@std/assert";
+import { assert, assertEquals, assertRejects } from "@std/assert";
+import postgres from "postgres";
 import { loadConnections, saveConnections } from "../../lib/app/connections.ts";
-import { saveHardened } from "../../lib/cli/harden.ts";
+import {
+  applyHarden,
+  prepareHarden,
+  saveHardened,
+} from "../../lib/cli/harden.ts";
+import { withLogin } from "../../lib/db/split_driver.ts";
 import { savedConnection } from "../_connections.ts";
+import { needs, openPostgresDatabase, POSTGRES_URL } from "../_db.ts";
 
 Deno.test("saveHardened() adds the AI login to the file's own entry, and refuses one that changed meanwhile", async () => {
   const dir = await Deno.makeTempDir({ prefix: "dbport-harden-save-" });
@@ -46,3 +54,48 @@ Deno.test("saveHardened() adds the AI login to the file's own entry, and refuses
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test(
+  "postgres: harden --apply passes over a sample table another session dropped between the plan and the proof, and still proves a read",
+  needs("postgres"),
+  async () => {
+    const fixture = await openPostgresDatabase();
+    let user = "";
+    try {
+      // Sorted before `shop`: the plan's first sample to read.
+      await fixture.admin("create schema aaa");
+      await fixture.admin("create table aaa.gone (id int)");
+      const prepared = await prepareHarden(savedConnection(fixture, "Shop"));
+      assert(prepared !== null);
+      user = prepared.plan.user;
+      assertEquals(
+        prepared.plan.mustRead?.map((sample) => sample.read),
+        [
+          'SELECT 1 FROM "aaa"."gone" LIMIT 0',
+          'SELECT 1 FROM "shop"."author_names" LIMIT 0',
+        ],
+      );
+      // Another session's migration, while the owner looks at the plan.
+      await fixture.admin("drop table aaa.gone");
+      const { connection } = await applyHarden(prepared);
+      assertEquals(connection.aiLogin?.user, user);
+      const ai = postgres(withLogin(fixture.url, connection.aiLogin!), {
+        max: 1,
+        onnotice: () => {},
+      });
+      try {
+        assertEquals((await ai.unsafe("select * from shop.authors")).length, 2);
+      } finally {
+        await ai.end();
+      }
+    } finally {
+      await fixture[Symbol.asyncDispose]();
+      if (user !== "") {
+        const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+        await sql.unsafe(`drop role if exists "${user}"`).finally(() =>
+          sql.end()
+        );
+      }
+    }
+  },
+);

@@ -9,6 +9,11 @@
 import { assert, assertEquals, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import { openSqlite } from "../../lib/db/sqlite/sqlite.ts";
+import { callSqlite, sqliteFile } from "../../lib/db/sqlite/sqlite_call.ts";
+import {
+  type SqliteClient,
+  WorkerError,
+} from "../../lib/db/sqlite/sqlite_client.ts";
 import type { Cell } from "../../lib/db/types.ts";
 import { READ_OPTIONS } from "../_db.ts";
 
@@ -260,4 +265,51 @@ Deno.test("SQLite workers start off the event loop: the main thread makes the fi
     for (const f of files) await f[Symbol.asyncDispose]();
   }
   assertEquals(made, 2, `${made} workers made on the main thread`);
+});
+
+Deno.test("a call's timeout counts its statement, not its worker's start: a start longer than the timeout fails nothing", async () => {
+  // A worker that takes 600 ms to start (a busy machine's start took over
+  // 10 s) and, as the real one does (sqlite_worker_connections.ts), refuses
+  // a call it reaches past the deadline it was sent (the timeout and 250 ms).
+  const START_MS = 600;
+  let begun: Promise<void> | null = null;
+  const start = () =>
+    begun ??= new Promise((resolve) => setTimeout(resolve, START_MS));
+  const slow = {
+    stuckFor: 0,
+    started: (_signal: AbortSignal) => start(),
+    async call(request: { deadline: number }) {
+      await start();
+      if (Date.now() > request.deadline) {
+        throw new WorkerError("interrupted", "SQLITE_INTERRUPT");
+      }
+      return [{ v: "3" }];
+    },
+  };
+  const file = sqliteFile({ path: "/nonexistent/slow.db", secrets: [] });
+  file.checked = true;
+  file.clients = [slow, slow] as unknown as SqliteClient[];
+  const rows = await callSqlite(file, { ...READ_OPTIONS, timeoutMs: 100 }, {
+    type: "rows",
+    sql: "select sqlite_version() as v",
+    params: [],
+  });
+  assertEquals(rows, [{ v: "3" }], "the first call after a 600 ms start");
+});
+
+Deno.test("SqliteClient.started() resolves once the worker runs, and refuses a cancelled wait", async () => {
+  await using f = await file();
+  const client = f.driver.client;
+  const stop = new AbortController();
+  stop.abort();
+  await assertRejects(
+    () => client.started(stop.signal),
+    DbError,
+    "the request was cancelled",
+  );
+  await client.started(new AbortController().signal);
+  assertEquals(
+    await f.driver.query("select 1 as one", READ_OPTIONS).then((r) => r.rows),
+    [[1]],
+  );
 });

@@ -238,7 +238,9 @@ Deno.test(
   "postgres: one AI client cannot end another's session: the role may signal its own backends, the allowlist refuses it",
   needs("postgres"),
   async () => {
-    await using fixture = await openFixture("postgres");
+    // A database of its own: harden grants on every schema of the database,
+    // and in `test` other runs' schemas come and go meanwhile.
+    await using fixture = await openPostgresDatabase();
     const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
     let user = "";
     try {

@@ -73,9 +73,11 @@ for (const engine of ENGINES) {
           resourcesListChanged: true,
           resourceSubscriptions: [schemaUri(saved)],
         });
-        // Let the schema watch (schema_watch.ts) read its baseline
-        // fingerprint before the change; that read announces nothing.
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // No wait here: the acknowledgement comes once the schema watch
+        // (schema_watch.ts) has its baseline, so a change made right after
+        // it is heard (a fixed 300 ms wait was outlasted by the SQLite
+        // worker's start on a starved machine, and the change became the
+        // baseline).
         const updated = next(client, "notifications/resources/updated");
         const started = performance.now();
         await fixture.admin(

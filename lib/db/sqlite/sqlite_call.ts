@@ -142,6 +142,8 @@ export async function callSqlite<T>(
   const on = request.type === "write" ? firstClient(file) : readClient(file);
   throwIfAborted(options.signal);
   await ensureExists(file);
+  // The worker's start is not the statement's time (sqlite_client.ts).
+  await on.started(options.signal);
   const { flag, slot } = takeFlag();
   const deadline = Date.now() + options.timeoutMs;
   let stopped = false;

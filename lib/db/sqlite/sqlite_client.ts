@@ -5,10 +5,17 @@
  * even the progress handler cannot reach) is terminated; every call waiting
  * on it fails at once and the next call starts a fresh worker.
  *
+ * A call's time starts once its worker runs (`started`): a new worker's
+ * start — a thread, an isolate, its modules, SQLite's library — took 0.1 s
+ * idle, over 1 s on a busy machine and past 10 s beside CI's parallel tests,
+ * and counted against a 15 s connection test it made a brand-new SQLite file
+ * "not connect". The start has its own bound, `WORKER_START_MS`.
+ *
  * @module
  */
 
 import { DbError } from "../errors.ts";
+import { notStarted } from "../stoppable.ts";
 import {
   REGISTRY_SLOTS,
   type Request,
@@ -23,6 +30,12 @@ import type { Cell } from "../types.ts";
 
 /** How long after its deadline a call's worker may stay silent. */
 export const WORKER_GRACE_MS = 1_500;
+/**
+ * How long a new worker may take to answer its `init` before it counts as
+ * failed: a thread that never comes up, not a slow machine (a start took
+ * over 10 s under CI's load).
+ */
+export const WORKER_START_MS = 60_000;
 
 type Batch = { columns: string[]; rows: Cell[][] };
 /** A request before the client numbers it (sqlite_protocol.ts's `Request`). */
@@ -72,6 +85,8 @@ export class SqliteClient {
   #idle: ReturnType<typeof setTimeout> | undefined;
   /** One watchdog for every call in flight (not a timer per call). */
   #watchdog: ReturnType<typeof setInterval> | undefined;
+  /** Settles when the current worker has answered its `init` (or failed). */
+  #ready: PromiseWithResolvers<void> & { done: boolean } | null = null;
   /** How many workers were terminated for not answering (for tests). */
   restarts = 0;
 
@@ -89,6 +104,38 @@ export class SqliteClient {
    */
   get stuckFor(): number {
     return this.#pending.size === 0 ? 0 : Date.now() - this.#busySince;
+  }
+
+  /**
+   * Start the worker if need be and wait until it runs (has answered its
+   * `init`), so that a call's deadline counts its statement, not the
+   * thread's start. Refused when `signal` aborts first, and when the worker
+   * fails or has not started within `WORKER_START_MS`.
+   */
+  async started(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw notStarted();
+    const worker = this.#spawn();
+    const ready = this.#ready!;
+    if (ready.done) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort = () => {};
+    try {
+      await new Promise<void>((resolve, reject) => {
+        ready.promise.then(resolve, reject);
+        onAbort = () => reject(notStarted());
+        signal.addEventListener("abort", onAbort, { once: true });
+        timer = setTimeout(() =>
+          this.#fail(
+            worker,
+            `the SQLite worker did not start within ${
+              WORKER_START_MS / 1000
+            } s`,
+          ), WORKER_START_MS);
+      });
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+    }
   }
 
   /** A number for a call that needs one before it is sent (a write's `finish`). */
@@ -135,7 +182,17 @@ export class SqliteClient {
     if (this.#worker === worker) {
       worker.terminate();
       this.#worker = null;
+      this.#settleReady(new DbError("connect", "the SQLite worker was closed"));
     }
+  }
+
+  /** The current worker's start is over: it runs, or it never will. */
+  #settleReady(error?: DbError): void {
+    const ready = this.#ready;
+    if (ready === null || ready.done) return;
+    ready.done = true;
+    if (error === undefined) ready.resolve();
+    else ready.reject(error);
   }
 
   /** Close the worker and let the spawner go: the driver is closed. */
@@ -162,6 +219,8 @@ export class SqliteClient {
       this.#fail(worker, `the SQLite worker failed: ${message}`);
     };
     this.#worker = worker;
+    this.#ready = { ...Promise.withResolvers<void>(), done: false };
+    this.#ready.promise.catch(() => {});
     this.#registry = new BigInt64Array(
       new SharedArrayBuffer(8 * REGISTRY_SLOTS),
     );
@@ -182,6 +241,8 @@ export class SqliteClient {
   #answer(message: Response): void {
     this.#heard = Date.now();
     this.#busySince = this.#heard;
+    // `init` (id 0, sent by #spawn): the worker runs.
+    if (message.id === 0) this.#settleReady();
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
     if (message.ok && "batch" in message) {
@@ -287,6 +348,7 @@ export class SqliteClient {
     if (this.#worker !== worker) return;
     worker.terminate();
     this.#worker = null;
+    this.#settleReady(new DbError("connect", message));
     for (const value of this.#registry) {
       if (value !== 0n) this.#orphans.push(value);
     }

@@ -58,20 +58,27 @@ export function resourceSubscriptions(
       return Promise.resolve(honoured);
     },
 
-    async run(honoured, ctx, signal) {
+    async watch(honoured, ctx, signal) {
       const meta = { [META_SUBSCRIPTION_ID]: ctx.id };
+      // Changes seen before `deliver` (before the acknowledgement) wait for it.
+      let delivering = false;
+      const held = new Map<string, string>();
+      const updated = (uri: string, id: string) => {
+        // A connection hidden since the subscription tells nothing more.
+        if (readable(id, ctx)) {
+          ctx.notify("notifications/resources/updated", { uri, _meta: meta });
+        }
+      };
+      const baselines: Promise<void>[] = [];
       for (const uri of stringsOf(honoured.resourceSubscriptions)) {
         const parsed = parseResourceUri(uri);
         if (!parsed.ok || parsed.ref.kind !== "schema") continue;
         const id = parsed.ref.connectionId;
-        watch.watch(id, () => {
-          // A connection hidden since the subscription tells nothing more.
-          if (readable(id, ctx)) {
-            ctx.notify("notifications/resources/updated", { uri, _meta: meta });
-          }
-        }, signal);
+        baselines.push(watch.watch(id, () => {
+          if (delivering) updated(uri, id);
+          else held.set(uri, id);
+        }, signal));
       }
-      if (honoured.resourcesListChanged !== true) return;
       // What the principal's resources are made of: which connections it
       // sees, under which name and policy (every one's schema is listed).
       const listKey = () =>
@@ -84,28 +91,41 @@ export function resourceSubscriptions(
             c.safeMode,
           ].join("|")
         ).sort().join("\n");
+      // Taken before the baselines: a change meanwhile is announced after
+      // the acknowledgement.
       let sent = listKey();
-      const check = () => {
-        if (signal.aborted) return;
-        const now = listKey();
-        if (now !== sent && !signal.aborted) {
-          sent = now;
-          ctx.notify("notifications/resources/list_changed", { _meta: meta });
-        }
-      };
-      // connections.json changes are seen at once; opened and closed
-      // connections at the next tick.
-      const unsubscribe = deps.connections.onChange(check);
-      const timer = setInterval(check, LIST_POLL_MS);
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearInterval(timer);
-          unsubscribe();
-          resolve();
+      await Promise.all(baselines);
+      return () => deliver();
+
+      async function deliver(): Promise<void> {
+        delivering = true;
+        for (const [uri, id] of held) updated(uri, id);
+        held.clear();
+        if (honoured.resourcesListChanged !== true) return;
+        const check = () => {
+          if (signal.aborted) return;
+          const now = listKey();
+          if (now !== sent && !signal.aborted) {
+            sent = now;
+            ctx.notify("notifications/resources/list_changed", {
+              _meta: meta,
+            });
+          }
         };
-        if (signal.aborted) done();
-        else signal.addEventListener("abort", done, { once: true });
-      });
+        // connections.json changes are seen at once; opened and closed
+        // connections at the next tick.
+        const unsubscribe = deps.connections.onChange(check);
+        const timer = setInterval(check, LIST_POLL_MS);
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearInterval(timer);
+            unsubscribe();
+            resolve();
+          };
+          if (signal.aborted) done();
+          else signal.addEventListener("abort", done, { once: true });
+        });
+      }
     },
   };
 }

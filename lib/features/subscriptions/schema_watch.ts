@@ -5,6 +5,12 @@
  * first answer is the baseline; each different later answer tells every
  * subscriber once. A poller stops with its last subscriber.
  *
+ * `watch` resolves once the baseline is read (or its first round failed),
+ * so a change made after it is a change from the baseline: the listen stream
+ * acknowledges only then. The first round opens the connection's driver
+ * (for SQLite, starts its worker), which on a starved machine has taken
+ * seconds; a change made meanwhile was the baseline and never announced.
+ *
  * @module
  */
 
@@ -21,6 +27,9 @@ interface Poller {
   timer: ReturnType<typeof setTimeout> | undefined;
   stop: AbortController;
   last: string | null;
+  /** Settles when the first round has ended (baseline read, or none this round). */
+  baseline: Promise<void>;
+  settleBaseline: () => void;
 }
 
 /** The shared schema pollers. */
@@ -34,16 +43,27 @@ export class SchemaWatch {
     this.#intervalMs = intervalMs;
   }
 
-  /** Call `onChange` on each schema change until `signal` aborts. */
-  watch(connectionId: string, onChange: () => void, signal: AbortSignal): void {
-    if (signal.aborted) return;
+  /**
+   * Call `onChange` on each schema change until `signal` aborts. Resolves
+   * when the watch has its baseline (or its first round could not read one):
+   * from then on every change is heard.
+   */
+  watch(
+    connectionId: string,
+    onChange: () => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
     let poller = this.#pollers.get(connectionId);
     if (poller === undefined) {
+      const { promise, resolve } = Promise.withResolvers<void>();
       poller = {
         listeners: new Set(),
         timer: undefined,
         stop: new AbortController(),
         last: null,
+        baseline: promise,
+        settleBaseline: resolve,
       };
       this.#pollers.set(connectionId, poller);
       void this.#poll(connectionId, poller);
@@ -60,6 +80,13 @@ export class SchemaWatch {
         }
       }
     }, { once: true });
+    // A stream that ends before the baseline waits no longer for it.
+    return Promise.race([
+      poller.baseline,
+      new Promise<void>((resolve) =>
+        signal.addEventListener("abort", () => resolve(), { once: true })
+      ),
+    ]);
   }
 
   async #poll(connectionId: string, poller: Poller): Promise<void> {
@@ -72,13 +99,13 @@ export class SchemaWatch {
         })
         // A database that cannot be reached this round changes nothing.
         .catch(() => null);
-      if (poller.stop.signal.aborted) return;
-      if (fingerprint !== null) {
+      if (!poller.stop.signal.aborted && fingerprint !== null) {
         const changed = poller.last !== null && fingerprint !== poller.last;
         poller.last = fingerprint;
         if (changed) { for (const listener of poller.listeners) listener(); }
       }
     }
+    poller.settleBaseline();
     if (poller.stop.signal.aborted) return;
     poller.timer = setTimeout(
       () => void this.#poll(connectionId, poller),
