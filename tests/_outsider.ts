@@ -4,7 +4,8 @@
  * loop's longest stall, wide results, and a tool answer's text.
  */
 
-import { envelope } from "./_server.ts";
+import { DbError } from "../lib/db/errors.ts";
+import { envelope, modernRequest, postModern } from "./_server.ts";
 
 /** A tools/call body whose argument `field` is `depth` nested arrays. */
 export function deepBody(
@@ -60,4 +61,47 @@ export function wideSelect(
 // deno-lint-ignore no-explicit-any
 export function textOf(answer: { json: any; text: string }): string {
   return answer.json?.result?.content?.[0]?.text ?? answer.text;
+}
+
+/**
+ * What a call came to, as one comparable line: `answered <rows>` (a
+ * result's rows, or the value) or `failed: [kind] <error>` (a DbError's kind).
+ */
+export function outcome(work: Promise<unknown>): Promise<string> {
+  return work.then(
+    (value) =>
+      `answered ${
+        JSON.stringify(
+          (value as { rows?: unknown } | undefined)?.rows ?? value,
+        )
+      }`,
+    (error) =>
+      `failed: ${error instanceof DbError ? `[${error.kind}] ` : ""}${
+        String(error)
+      }`,
+  );
+}
+
+/**
+ * `execute_query` on `connectionId` as the MCP client named `client` (its
+ * `clientInfo`), with `args` beside the connection; the answer's text.
+ */
+export function executeAs(
+  serverUrl: string,
+  connectionId: string,
+  client: string,
+  args: Record<string, unknown>,
+): Promise<string> {
+  return postModern(
+    serverUrl,
+    modernRequest(
+      "tools/call",
+      {
+        name: "execute_query",
+        arguments: { connection_id: connectionId, ...args },
+      } as never,
+      crypto.randomUUID(),
+      { "io.modelcontextprotocol/clientInfo": { name: client, version: "1" } },
+    ),
+  ).then(textOf);
 }

@@ -10,13 +10,13 @@
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import { DriverPool } from "../../lib/db/pool.ts";
-import { DbError } from "../../lib/db/errors.ts";
 import mysql from "mysql2/promise";
 import { openMysql } from "../../lib/db/mysql/mysql.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { connect as tcpConnect } from "node:net";
 import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
+import { outcome } from "../_outsider.ts";
 
 type Admin = ReturnType<typeof postgres>;
 
@@ -50,22 +50,6 @@ async function endAll(admin: Admin, app: string): Promise<void> {
   await admin.unsafe(
     "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
     [app],
-  );
-}
-
-/** A promise's outcome as text, at once. */
-function outcome(work: Promise<unknown>): Promise<string> {
-  return work.then(
-    (value) =>
-      `answered ${
-        JSON.stringify(
-          (value as { rows?: unknown } | undefined)?.rows ?? value,
-        )
-      }`,
-    (error) =>
-      `failed: ${error instanceof DbError ? `[${error.kind}] ` : ""}${
-        String(error)
-      }`,
   );
 }
 

@@ -18,8 +18,8 @@ import { ownPostgresDriver } from "../_pg_driver.ts";
 import postgres from "postgres";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { modernRequest, postModern } from "../_server.ts";
-import { textOf } from "../_outsider.ts";
+import { executeAs, outcome } from "../_outsider.ts";
+import { tcpProxy } from "../_tcp_proxy.ts";
 
 const CALL = { timeoutMs: 10_000 };
 
@@ -74,10 +74,8 @@ async function vetted(driver: Driver, text: string): Promise<string> {
  * once.
  */
 function slowCancelProxy(target: URL, delayMs: number) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const conns = new Set<Deno.Conn>();
   const stats = { cancels: 0 };
-  const pass = async (client: Deno.Conn) => {
+  const proxy = tcpProxy(target, async (client, connect) => {
     const reader = client.readable.getReader();
     const first = await reader.read();
     if (first.done) return client.close();
@@ -90,11 +88,7 @@ function slowCancelProxy(target: URL, delayMs: number) {
       stats.cancels++;
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
-    const server = await Deno.connect({
-      hostname: target.hostname,
-      port: Number(target.port || 5432),
-    });
-    conns.add(server);
+    const server = await connect();
     server.readable.pipeTo(client.writable).catch(() => {});
     const writer = server.writable.getWriter();
     try {
@@ -108,42 +102,8 @@ function slowCancelProxy(target: URL, delayMs: number) {
     } catch {
       // Either side closed.
     }
-  };
-  const serving = (async () => {
-    for await (const client of listener) {
-      conns.add(client);
-      void pass(client).catch(() => {});
-    }
-  })().catch(() => {});
-  const url = new URL(target);
-  url.hostname = "127.0.0.1";
-  url.port = String((listener.addr as Deno.NetAddr).port);
-  return {
-    url: url.toString(),
-    stats,
-    async close() {
-      listener.close();
-      for (const conn of conns) {
-        try {
-          conn.close();
-        } catch {
-          // Closed already.
-        }
-      }
-      await serving;
-    },
-  };
-}
-
-/** What a failed read says, or its rows. */
-function outcome(work: Promise<{ rows: unknown[] }>): Promise<string> {
-  return work.then(
-    (result) => `answered ${JSON.stringify(result.rows)}`,
-    (error) =>
-      `failed: ${error instanceof DbError ? `[${error.kind}] ` : ""}${
-        String(error)
-      }`,
-  );
+  });
+  return { url: proxy.url, stats, close: () => proxy.close() };
 }
 
 Deno.test({
@@ -692,23 +652,7 @@ Deno.test({
       );
       await using server = await serverWith([db]);
       const ask = (client: string, args: Record<string, unknown>) =>
-        postModern(
-          server.url,
-          modernRequest(
-            "tools/call",
-            {
-              name: "execute_query",
-              arguments: { connection_id: db.id, ...args },
-            } as never,
-            crypto.randomUUID(),
-            {
-              "io.modelcontextprotocol/clientInfo": {
-                name: client,
-                version: "1",
-              },
-            },
-          ),
-        ).then(textOf);
+        executeAs(server.url, db.id, client, args);
       const warm = await ask("warm", {
         query: `select count(*) as n from ${table}`,
       });
@@ -775,23 +719,7 @@ Deno.test({
       const db = savedConnection(fixture, "o49_path");
       await using server = await serverWith([db]);
       const ask = (client: string, query: string) =>
-        postModern(
-          server.url,
-          modernRequest(
-            "tools/call",
-            {
-              name: "execute_query",
-              arguments: { connection_id: db.id, query },
-            } as never,
-            crypto.randomUUID(),
-            {
-              "io.modelcontextprotocol/clientInfo": {
-                name: client,
-                version: "1",
-              },
-            },
-          ),
-        ).then(textOf);
+        executeAs(server.url, db.id, client, { query });
       const warm = await ask("warm", "select 0 as n");
       assert(warm.includes('"rows":[[0]]'), warm);
       let release = () => {};

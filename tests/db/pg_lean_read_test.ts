@@ -14,92 +14,64 @@ import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
+import { tcpProxy } from "../_tcp_proxy.ts";
 
 /**
  * A TCP proxy in front of the server that counts the statements clients
  * send: each statement of a simple query, each Parse.
  */
 function countingProxy(target: URL) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const counted = { statements: 0, texts: [] as string[] };
-  const conns = new Set<Deno.Conn>();
   const decoder = new TextDecoder();
-  const serve = async () => {
-    for await (const client of listener) {
-      conns.add(client);
-      void (async () => {
-        const server = await Deno.connect({
-          hostname: target.hostname,
-          port: Number(target.port || 5432),
-        });
-        conns.add(server);
-        server.readable.pipeTo(client.writable).catch(() => {});
-        // The startup message (or a cancel request) has no type byte.
-        let pending = new Uint8Array(0);
-        let started = false;
-        const writer = server.writable.getWriter();
-        try {
-          for await (const chunk of client.readable) {
-            await writer.write(chunk);
-            const all = new Uint8Array(pending.length + chunk.length);
-            all.set(pending);
-            all.set(chunk, pending.length);
-            let at = 0;
-            while (true) {
-              const head = started ? 1 : 0;
-              if (all.length - at < head + 4) break;
-              const view = new DataView(all.buffer, at + head, 4);
-              const length = view.getInt32(0);
-              if (all.length - at < head + length) break;
-              if (started) {
-                const type = all[at]!;
-                const body = all.subarray(at + 5, at + 1 + length);
-                if (type === 0x51) { // Q
-                  const text = decoder.decode(body.subarray(0, -1));
-                  if (!text.startsWith("-- dbport read")) {
-                    const parts = text.split(";").filter((s) => s.trim());
-                    counted.statements += parts.length;
-                    counted.texts.push(...parts.map((s) => s.trim()));
-                  }
-                } else if (type === 0x50) { // P: name, text
-                  const nul = body.indexOf(0);
-                  const text = decoder.decode(
-                    body.subarray(nul + 1, body.indexOf(0, nul + 1)),
-                  );
-                  counted.statements++;
-                  counted.texts.push(text);
-                }
+  const proxy = tcpProxy(target, async (client, connect) => {
+    const server = await connect();
+    server.readable.pipeTo(client.writable).catch(() => {});
+    // The startup message (or a cancel request) has no type byte.
+    let pending = new Uint8Array(0);
+    let started = false;
+    const writer = server.writable.getWriter();
+    try {
+      for await (const chunk of client.readable) {
+        await writer.write(chunk);
+        const all = new Uint8Array(pending.length + chunk.length);
+        all.set(pending);
+        all.set(chunk, pending.length);
+        let at = 0;
+        while (true) {
+          const head = started ? 1 : 0;
+          if (all.length - at < head + 4) break;
+          const view = new DataView(all.buffer, at + head, 4);
+          const length = view.getInt32(0);
+          if (all.length - at < head + length) break;
+          if (started) {
+            const type = all[at]!;
+            const body = all.subarray(at + 5, at + 1 + length);
+            if (type === 0x51) { // Q
+              const text = decoder.decode(body.subarray(0, -1));
+              if (!text.startsWith("-- dbport read")) {
+                const parts = text.split(";").filter((s) => s.trim());
+                counted.statements += parts.length;
+                counted.texts.push(...parts.map((s) => s.trim()));
               }
-              started = true;
-              at += head + length;
+            } else if (type === 0x50) { // P: name, text
+              const nul = body.indexOf(0);
+              const text = decoder.decode(
+                body.subarray(nul + 1, body.indexOf(0, nul + 1)),
+              );
+              counted.statements++;
+              counted.texts.push(text);
             }
-            pending = all.slice(at);
           }
-        } catch {
-          // The client or the server went away.
+          started = true;
+          at += head + length;
         }
-      })();
-    }
-  };
-  const serving = serve().catch(() => {});
-  const url = new URL(target);
-  url.hostname = "127.0.0.1";
-  url.port = String((listener.addr as Deno.NetAddr).port);
-  return {
-    url: url.toString(),
-    counted,
-    async close() {
-      listener.close();
-      for (const conn of conns) {
-        try {
-          conn.close();
-        } catch {
-          // Already closed.
-        }
+        pending = all.slice(at);
       }
-      await serving;
-    },
-  };
+    } catch {
+      // The client or the server went away.
+    }
+  });
+  return { url: proxy.url, counted, close: () => proxy.close() };
 }
 
 const SIGNED = {

@@ -13,8 +13,7 @@ import postgres from "postgres";
 import { needs, openFixture } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { modernRequest, postModern } from "../_server.ts";
-import { textOf } from "../_outsider.ts";
+import { executeAs } from "../_outsider.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -39,23 +38,7 @@ Deno.test({
     await using server = await serverWith([db]);
     const table = `"${fixture.schema}".authors`;
     const ask = (client: string, query: string) =>
-      postModern(
-        server.url,
-        modernRequest(
-          "tools/call",
-          {
-            name: "execute_query",
-            arguments: { connection_id: db.id, query },
-          } as never,
-          crypto.randomUUID(),
-          {
-            "io.modelcontextprotocol/clientInfo": {
-              name: client,
-              version: "1",
-            },
-          },
-        ),
-      ).then(textOf);
+      executeAs(server.url, db.id, client, { query });
     const lockWaiters = async () =>
       Number(
         (await admin.unsafe(

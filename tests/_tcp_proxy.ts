@@ -1,0 +1,57 @@
+/**
+ * A TCP proxy on a free loopback port in front of a database server, for
+ * tests that watch or delay what a driver sends: `pass` handles each client
+ * connection (it opens its own to the server with `connect`); the proxy's URL
+ * is the server's with the proxy's port.
+ */
+
+/** A running proxy. */
+export interface TcpProxy {
+  /** `target` with the proxy's host and port. */
+  readonly url: string;
+  /** Stop listening and close every connection through the proxy. */
+  close(): Promise<void>;
+}
+
+/** Start a proxy in front of `target`; see the module's comment. */
+export function tcpProxy(
+  target: URL,
+  pass: (
+    client: Deno.Conn,
+    connect: () => Promise<Deno.Conn>,
+  ) => Promise<void>,
+): TcpProxy {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  const connect = async () => {
+    const server = await Deno.connect({
+      hostname: target.hostname,
+      port: Number(target.port || 5432),
+    });
+    conns.add(server);
+    return server;
+  };
+  const serving = (async () => {
+    for await (const client of listener) {
+      conns.add(client);
+      void pass(client, connect).catch(() => {});
+    }
+  })().catch(() => {});
+  const url = new URL(target);
+  url.hostname = "127.0.0.1";
+  url.port = String((listener.addr as Deno.NetAddr).port);
+  return {
+    url: url.toString(),
+    async close() {
+      listener.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      }
+      await serving;
+    },
+  };
+}
