@@ -59,6 +59,12 @@ export interface HardenPlan {
   mustRead?: ReadSample[];
   /** What it must be refused by the engine (credential catalogs). */
   mustNotRead?: string[];
+  /**
+   * Whether the plan creates the login (none of that name exists): a run
+   * that does not hold drops it again. A login made by an earlier harden
+   * is never dropped by a later one.
+   */
+  creates?: boolean;
 }
 
 /** A relation the new login must read: how to read it, how to tell it is gone. */
@@ -197,6 +203,7 @@ export async function postgresPlan(
     password,
     statements,
     notes,
+    creates: !present,
     schemaOf,
     mustRead,
     mustNotRead: [
@@ -420,7 +427,21 @@ export async function applyHarden(
   };
   const proven = await prove(hardened, plan);
   if (proven !== null) {
-    throw new HardenRefused(`The new login does not hold: ${proven}`);
+    // Nothing is saved, so a login this run created does not stay on the
+    // server either: a role with a password nobody has (a failed proof
+    // left one per try).
+    let dropped = "";
+    if (plan.creates === true) {
+      const left = await dropAiLogin(hardened, { out: () => {} });
+      dropped = left === null
+        ? `; ${JSON.stringify(plan.user)} was dropped again`
+        : `; dropping ${
+          JSON.stringify(plan.user)
+        } failed too (${left}): drop it yourself`;
+    }
+    throw new HardenRefused(
+      `The new login does not hold: ${proven}${dropped}`,
+    );
   }
   return { connection: hardened, skipped: [...new Set(skipped)] };
 }

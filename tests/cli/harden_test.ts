@@ -5,7 +5,7 @@
  * the proof is passed over.
  */
 
-import { assert, assertEquals, assertRejects } from "@std/assert";
+import { assert, assertEquals, assertMatch, assertRejects } from "@std/assert";
 import postgres from "postgres";
 import { loadConnections, saveConnections } from "../../lib/app/connections.ts";
 import {
@@ -96,6 +96,49 @@ Deno.test(
           sql.end()
         );
       }
+    }
+  },
+);
+
+Deno.test(
+  "postgres: harden --apply whose new login does not hold drops the login it created: nothing saved, nothing left on the server",
+  needs("postgres"),
+  async () => {
+    const fixture = await openPostgresDatabase();
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    let user = "";
+    try {
+      const prepared = await prepareHarden(savedConnection(fixture, "Shop"));
+      assert(prepared !== null);
+      assertEquals(prepared.plan.creates, true);
+      user = prepared.plan.user;
+      // The owner's own later statement takes the read back: the proof's
+      // sample is refused though it still exists.
+      const role = `"${user}"`;
+      prepared.plan.statements.push(
+        `REVOKE ALL ON ALL TABLES IN SCHEMA shop FROM ${role}`,
+      );
+      const refused = await applyHarden(prepared).then(
+        () => "applied",
+        (error: Error) => error.message,
+      );
+      assertMatch(
+        refused,
+        new RegExp(
+          `^The new login does not hold: .*permission denied.*; "${user}" was dropped again$`,
+        ),
+      );
+      const left = await admin.unsafe(
+        "select 1 from pg_roles where rolname = $1",
+        [user],
+      );
+      assertEquals(left.length, 0, "the login is gone");
+    } finally {
+      await fixture[Symbol.asyncDispose]();
+      if (user !== "") {
+        await admin.unsafe(`drop role if exists "${user}"`).catch(() => {});
+      }
+      await admin.end();
     }
   },
 );
