@@ -36,7 +36,14 @@ export async function runOwn(
   start: () => postgres.PendingQuery<postgres.Row[]>,
   options: { signal: AbortSignal; timeoutMs: number },
   secrets: readonly string[],
-  own: Pick<PgPools, "closed" | "ownSessionsSettled" | "linger">,
+  own: Pick<
+    PgPools,
+    | "closed"
+    | "ownSessionsSettled"
+    | "linger"
+    | "cancelOwn"
+    | "ownCancelsDelivered"
+  >,
   caller: AbortSignal,
 ): Promise<Row[]> {
   let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
@@ -50,6 +57,9 @@ export async function runOwn(
     return await stoppable(
       async () => {
         for (let tries = 1;; tries++) {
+          // A cancel request of an earlier own statement still on its way
+          // would stop this one.
+          await own.ownCancelsDelivered();
           pending = start();
           try {
             return [...(await Promise.race([pending, abandoned]))] as Row[];
@@ -69,7 +79,10 @@ export async function runOwn(
       () => {
         // Its timeout, or the driver closing (`options.signal` aborted, the
         // caller's not): stopped now.
-        if (!caller.aborted) return pending?.cancel();
+        if (!caller.aborted) {
+          if (pending !== null) own.cancelOwn(pending);
+          return;
+        }
         // A cancelled call (its client left) lets its catalog statement end:
         // postgres.js sends its cancel request without waiting for it, and
         // one landing after the statement ended stopped the next statement

@@ -13,7 +13,14 @@
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
-import { poolRetired, retirePool } from "./pg_session.ts";
+import {
+  type Cancellable,
+  cancelQuery,
+  poolRetired,
+  requeueWaiters,
+  reserveWaiting,
+  retirePool,
+} from "./pg_session.ts";
 import { DbError } from "../errors.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
 import { wired } from "./pg_wire.ts";
@@ -58,6 +65,8 @@ export class PgPools {
    * (`linger`): `close` cancels them.
    */
   readonly #lingering = new Set<Lingering>();
+  /** Cancel requests of own statements not delivered yet (`cancelOwn`). */
+  readonly #ownCancels = new Set<Promise<void>>();
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
   /** Whether `close` was called. */
@@ -207,11 +216,39 @@ export class PgPools {
       return;
     }
     this.#lingering.add(query);
-    const timer = alarm(Math.max(0, ms), () => query.cancel());
+    const timer = alarm(Math.max(0, ms), () => this.cancelOwn(query));
     Promise.resolve(query).catch(() => {}).finally(() => {
       timer.clear();
       this.#lingering.delete(query);
     });
+  }
+
+  /**
+   * Stop a statement of dbport's own (`meta`) by its cancel request; until
+   * the request is delivered no other own statement starts
+   * (`ownCancelsDelivered`). postgres.js gives an own statement's session
+   * back to its pool as soon as the statement ends, and a request that
+   * arrived after that stopped the next catalog statement on it — another
+   * client's vetting (outsider stop 49b).
+   */
+  cancelOwn(query: Cancellable): void {
+    const delivered = cancelQuery(query);
+    this.#ownCancels.add(delivered);
+    void delivered.finally(() => this.#ownCancels.delete(delivered));
+  }
+
+  /**
+   * Settles once every cancel request of an own statement was delivered, or
+   * {@linkcode OWN_CANCEL_MS} after the call (never longer).
+   */
+  ownCancelsDelivered(): Promise<void> {
+    if (this.#ownCancels.size === 0) return Promise.resolve();
+    let timer: Alarm | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = alarm(OWN_CANCEL_MS, resolve);
+    });
+    return Promise.race([Promise.all(this.#ownCancels).then(() => {}), late])
+      .finally(() => timer?.clear());
   }
 
   /** Settles once no call of dbport's runs on `pool` (`track`). */
@@ -295,7 +332,10 @@ export class PgPools {
 }
 
 /** A statement postgres.js runs: awaited, or cancelled on the server. */
-type Lingering = PromiseLike<unknown> & { cancel(): unknown };
+type Lingering = PromiseLike<unknown> & Cancellable;
+
+/** How long an own statement waits for earlier cancel requests to land. */
+const OWN_CANCEL_MS = 5_000;
 
 /** Why `close` stopped a call. */
 const CLOSED_WHY = "the connection was closed";
@@ -357,6 +397,19 @@ function untilEnded(
   return async () => {
     if (ended.has(pool())) throw poolEnded();
     const socket = await open();
+    // A session that closes while reads wait for one — the server or an
+    // administrator ended it, even one dbport held for its cancel request's
+    // delivery — is reopened by postgres.js for the first waiting
+    // `reserve()`, which it then forgets (pg_session.ts `requeueWaiters`):
+    // once postgres.js has seen the close, every waiting read asks again
+    // (outsider stop 49b: a read waited its whole timeout with three of
+    // the pool's sessions idle).
+    socket.once("close", () => {
+      setTimeout(() => {
+        const sql = pool();
+        if (reserveWaiting(sql)) requeueWaiters(sql);
+      }, 0);
+    });
     return refusing() ? cancelsOnly(socket) : socket;
   };
 }

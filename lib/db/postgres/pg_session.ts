@@ -375,7 +375,7 @@ export function stoppableStatement<T>(
 }
 
 /** A statement postgres.js runs, as far as stopping it goes. */
-type Cancellable = {
+export type Cancellable = {
   cancel(): unknown;
   canceller?: ((query: unknown) => unknown) | null;
 };
@@ -396,7 +396,7 @@ const cancels = new WeakMap<object, Promise<void>>();
  * this.canceller && (this.canceller(this), this.canceller = null)`); its
  * canceller returns it.
  */
-function cancelQuery(query: Cancellable): Promise<void> {
+export function cancelQuery(query: Cancellable): Promise<void> {
   const canceller = query.canceller;
   if (typeof canceller !== "function") {
     query.cancel();

@@ -120,13 +120,14 @@ export async function cancelRequest(
   await new Promise<void>((resolve) => {
     // The server closes the socket once it has signalled the session: its
     // end of the stream says so (read: a paused stream never ends), whether
-    // or not the socket then closes — an SSH channel stays half open until
-    // this side ends too, so the request goes with this side's end.
+    // or not the socket then closes (an SSH channel closes only once this
+    // side ends too). This side never ends first: a hop that saw it end
+    // could close towards the client before the server read the request.
     socket.once("end", () => resolve());
     socket.once("close", () => resolve());
     socket.once("error", () => resolve());
     socket.resume();
-    socket.end(bytes);
+    socket.write(bytes);
   });
   socket.destroy();
 }
