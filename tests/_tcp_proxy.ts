@@ -55,3 +55,45 @@ export function tcpProxy(
     },
   };
 }
+
+/**
+ * A proxy that holds back each cancel request (a connection whose first
+ * message is the protocol's CancelRequest) by `delayMs` before passing it on
+ * — a slow network, a tunnel, a busy postmaster — and counts them;
+ * everything else passes at once (outsider stops 49, 49b).
+ */
+export function slowCancelProxy(
+  target: URL,
+  delayMs: number,
+): TcpProxy & { readonly stats: { cancels: number } } {
+  const stats = { cancels: 0 };
+  const proxy = tcpProxy(target, async (client, connect) => {
+    const reader = client.readable.getReader();
+    const first = await reader.read();
+    if (first.done) return client.close();
+    const head = first.value;
+    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    if (
+      head.length >= 8 && view.getInt32(0) === 16 &&
+      view.getInt32(4) === 80877102
+    ) {
+      stats.cancels++;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+    const server = await connect();
+    server.readable.pipeTo(client.writable).catch(() => {});
+    const writer = server.writable.getWriter();
+    try {
+      await writer.write(head);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        await writer.write(value);
+      }
+      await writer.close();
+    } catch {
+      // Either side closed.
+    }
+  });
+  return { url: proxy.url, stats, close: () => proxy.close() };
+}

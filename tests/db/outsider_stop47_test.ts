@@ -11,6 +11,7 @@ import postgres from "postgres";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
+import { outcome } from "../_outsider.ts";
 
 type Admin = ReturnType<typeof postgres>;
 
@@ -32,19 +33,6 @@ async function endAll(admin: Admin, app: string): Promise<void> {
   await admin.unsafe(
     "select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1",
     [app],
-  );
-}
-
-/** A promise's outcome as text, at once. */
-function outcome(work: Promise<unknown>): Promise<string> {
-  return work.then(
-    (value) =>
-      `answered ${
-        JSON.stringify(
-          (value as { rows?: unknown } | undefined)?.rows ?? value,
-        )
-      }`,
-    (error) => `failed: ${String(error)}`,
   );
 }
 

@@ -19,7 +19,7 @@ import postgres from "postgres";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { executeAs, outcome } from "../_outsider.ts";
-import { tcpProxy } from "../_tcp_proxy.ts";
+import { slowCancelProxy } from "../_tcp_proxy.ts";
 
 const CALL = { timeoutMs: 10_000 };
 
@@ -64,46 +64,6 @@ async function vetted(driver: Driver, text: string): Promise<string> {
     signal: new AbortController().signal,
   });
   return checked.ok ? String(checked.tier) : `refused: ${checked.message}`;
-}
-
-/**
- * A TCP proxy in front of the server that holds back each cancel request
- * (a new connection whose first message is the protocol's CancelRequest) by
- * `delayMs` before passing it on: a cancel request crossing a slow network,
- * an SSH tunnel or a busy server's postmaster. Everything else passes at
- * once.
- */
-function slowCancelProxy(target: URL, delayMs: number) {
-  const stats = { cancels: 0 };
-  const proxy = tcpProxy(target, async (client, connect) => {
-    const reader = client.readable.getReader();
-    const first = await reader.read();
-    if (first.done) return client.close();
-    const head = first.value;
-    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-    if (
-      head.length >= 8 && view.getInt32(0) === 16 &&
-      view.getInt32(4) === 80877102
-    ) {
-      stats.cancels++;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
-    const server = await connect();
-    server.readable.pipeTo(client.writable).catch(() => {});
-    const writer = server.writable.getWriter();
-    try {
-      await writer.write(head);
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        await writer.write(value);
-      }
-      await writer.close();
-    } catch {
-      // Either side closed.
-    }
-  });
-  return { url: proxy.url, stats, close: () => proxy.close() };
 }
 
 Deno.test({

@@ -14,49 +14,9 @@ import type { Signature } from "../../lib/db/signature.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { outcome } from "../_outsider.ts";
-import { tcpProxy } from "../_tcp_proxy.ts";
+import { slowCancelProxy } from "../_tcp_proxy.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * A TCP proxy in front of the server that holds back each cancel request
- * (a new connection whose first message is the protocol's CancelRequest) by
- * `delayMs` before passing it on (a slow network, a tunnel, a busy
- * postmaster); everything else passes at once. As in
- * tests/db/outsider_stop49_test.ts.
- */
-function slowCancelProxy(target: URL, delayMs: number) {
-  const stats = { cancels: 0 };
-  const proxy = tcpProxy(target, async (client, connect) => {
-    const reader = client.readable.getReader();
-    const first = await reader.read();
-    if (first.done) return client.close();
-    const head = first.value;
-    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-    if (
-      head.length >= 8 && view.getInt32(0) === 16 &&
-      view.getInt32(4) === 80877102
-    ) {
-      stats.cancels++;
-      await sleep(delayMs);
-    }
-    const server = await connect();
-    server.readable.pipeTo(client.writable).catch(() => {});
-    const writer = server.writable.getWriter();
-    try {
-      await writer.write(head);
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        await writer.write(value);
-      }
-      await writer.close();
-    } catch {
-      // Either side closed.
-    }
-  });
-  return { url: proxy.url, stats, close: () => proxy.close() };
-}
 
 /** An ACCESS EXCLUSIVE lock on `table`, held by `admin` until released. */
 function lockOn(admin: ReturnType<typeof postgres>, table: string) {
