@@ -404,11 +404,13 @@ function untilEnded(
     // once postgres.js has seen the close, every waiting read asks again
     // (outsider stop 49b: a read waited its whole timeout with three of
     // the pool's sessions idle).
+    // (A microtask: it runs once the close event's other listeners —
+    // postgres.js's own — have run; a timer would outlive a closed driver.)
     socket.once("close", () => {
-      setTimeout(() => {
+      queueMicrotask(() => {
         const sql = pool();
         if (reserveWaiting(sql)) requeueWaiters(sql);
-      }, 0);
+      });
     });
     return refusing() ? cancelsOnly(socket) : socket;
   };
