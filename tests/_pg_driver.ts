@@ -70,3 +70,17 @@ export function choppedSocket(
     return Promise.resolve(outer);
   };
 }
+
+/**
+ * Whether a server of version `major` has lean reads (PostgreSQL 14 and
+ * later, pg_lean.ts) for the test named `what`. Where it has not, the test
+ * returns with a loud SKIPPED line; under CI it fails instead.
+ */
+export function hasLeanReads(major: number, what: string): boolean {
+  if (major >= 14) return true;
+  const why = `PostgreSQL ${major} has no lean reads (14 and later)`;
+  if (Deno.env.get("CI")) throw new Error(`${what}: ${why}; CI never skips`);
+  // deno-lint-ignore no-console
+  console.error(`SKIPPED: ${what}: ${why}`);
+  return false;
+}

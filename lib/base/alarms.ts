@@ -124,3 +124,25 @@ const clock = new AlarmClock();
 export function alarm(ms: number, fire: () => void): Alarm {
   return clock.set(ms, fire);
 }
+
+/**
+ * Whether `work` settled (resolved or failed) within `ms`, timed on the
+ * process's one clock.
+ */
+export async function settledWithin(
+  work: PromiseLike<unknown>,
+  ms: number,
+): Promise<boolean> {
+  let timer: Alarm | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = alarm(ms, () => resolve(false));
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve(work).then(() => true, () => true),
+      late,
+    ]);
+  } finally {
+    timer?.clear();
+  }
+}

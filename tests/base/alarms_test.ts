@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals, assertThrows } from "@std/assert";
-import { AlarmClock } from "../../lib/base/alarms.ts";
+import { AlarmClock, settledWithin } from "../../lib/base/alarms.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,4 +96,15 @@ Deno.test("an alarm that throws does not keep the others from firing", async () 
     Error,
     "boom",
   );
+});
+
+Deno.test("settledWithin: true for work that resolves or fails in time, false for work still pending, and no alarm left", async () => {
+  assertEquals(await settledWithin(Promise.resolve(1), 50), true);
+  assertEquals(await settledWithin(Promise.reject(new Error("x")), 50), true);
+  const never = new Promise<void>(() => {});
+  const started = performance.now();
+  assertEquals(await settledWithin(never, 60), false);
+  assert(performance.now() - started >= 59, "not before its time");
+  // An alarm left set would keep the process's timer: the test's own
+  // sanitizer fails it.
 });

@@ -14,7 +14,7 @@ import { assert, assertEquals } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import type { Signature } from "../../lib/db/signature.ts";
 import type { Driver } from "../../lib/db/types.ts";
-import { ownPostgresDriver } from "../_pg_driver.ts";
+import { hasLeanReads, ownPostgresDriver } from "../_pg_driver.ts";
 import postgres from "postgres";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
@@ -70,7 +70,7 @@ Deno.test({
   name:
     "postgres lean read: a function swapped after its vetting cannot leave its statement_timeout on a shared session for other clients' reads",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     // What I did: as the owner of a function an AI client calls (another
     // database user), made `f()` a LANGUAGE sql `select 1` (vetted a read),
     // and replaced it with plpgsql that runs
@@ -91,7 +91,7 @@ Deno.test({
     // is closed or its settings set again, or the lean read keeps its
     // ROLLBACK-equivalent for functions that are not built-ins).
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), t.name)) return;
     const { driver } = ownPostgresDriver(fixture.url, "stop49_to");
     const f = `${fixture.schema}.f`;
     try {
@@ -135,7 +135,7 @@ Deno.test({
   name:
     "postgres lean read: a function swapped after its vetting cannot leave a search_path on a shared session that runs another client's vetted read through an unvetted function",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     // What I did: as above, `f()` vetted as a LANGUAGE sql read, then
     // replaced (after the check) with plpgsql that runs
     // `set_config('search_path', '<schema>, pg_catalog, public', false)`;
@@ -152,7 +152,7 @@ Deno.test({
     // bob's answer is "x", and the session's search_path is the one the
     // session started with.
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), t.name)) return;
     const { driver } = ownPostgresDriver(fixture.url, "stop49_sp");
     const schema = fixture.schema;
     try {
@@ -191,7 +191,7 @@ Deno.test({
   name:
     "postgres lean read: concurrent clients with timeouts a second or less apart each run under at least their own need, their own name, read-only",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     // What I did: 12 reads at a time on one connection (its four sessions,
     // parked and shared), 8 rounds, each read's timeout drawn from values
     // 1 ms, 999 ms, 1000 ms, 1001 ms and fractions apart (and the 300 s
@@ -201,7 +201,7 @@ Deno.test({
     // timeoutMs + 5 s and under a second more, its own name, read-only.
     // This pins it.
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), t.name)) return;
     const { driver, app } = ownPostgresDriver(fixture.url, "stop49_mix");
     const timeouts = [
       2_000,
@@ -258,7 +258,7 @@ Deno.test({
   name:
     "postgres lean read: reads at their timeout's edge answer or fail as a timeout, never as the server's own stop, and leave no statement running",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     // What I did: 10 rounds of 8 concurrent reads of pg_sleep just under,
     // at and over timeouts of 1 ms, 200 ms and 250 ms, the sessions shared
     // with reads of 300 s (whose session timeout is 305 s). What happened:
@@ -266,7 +266,7 @@ Deno.test({
     // ("the statement timeout of … ran out"), and no session of the
     // driver was left active. This pins it.
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), t.name)) return;
     const { driver, app } = ownPostgresDriver(fixture.url, "stop49_edge");
     const client = `edge_${crypto.randomUUID().slice(0, 8)}`;
     const other: string[] = [];
@@ -305,7 +305,7 @@ Deno.test({
   name:
     "postgres lean read: sessions through writes, bound reads, EXPLAIN, VACUUM and long texts and back: each lean read after runs with its own timeout, name and read-only state",
   ...needs("postgres"),
-  async fn() {
+  async fn(test) {
     // What I did: sequential calls on one driver (one session, parked and
     // given back between calls): a lean read of 300 s by alice, a write by
     // bob, a lean read of 1 s, a bound read, an unsigned lean read, an
@@ -316,7 +316,7 @@ Deno.test({
     // that the recorded session state is forgotten and set again across
     // postgres.js's own path.
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), test.name)) return;
     const { driver, app } = ownPostgresDriver(fixture.url, "stop49_seq");
     const t = `${fixture.schema}.seq`;
     await fixture.admin(`create table ${t} (a int)`);
@@ -388,7 +388,7 @@ Deno.test({
   name:
     "postgres lean read: a function swapped after its vetting cannot SET ROLE a shared session so that other clients' reads run with a role the login does not inherit",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     // What I did: dbport logs in as a role that does not inherit its
     // member role `priv` (NOINHERIT: it may SET ROLE to it, but has none of
     // its privileges), and only `priv` may read `secret`. As above, `f()`
@@ -402,7 +402,7 @@ Deno.test({
     // What should happen: another client's read runs as the login: it is
     // refused, as it is on a fresh session.
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), t.name)) return;
     const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
     const login = `stop49_login_${tag}`;
     const priv = `stop49_priv_${tag}`;
@@ -648,7 +648,7 @@ Deno.test({
   name:
     "postgres through MCP: a function replaced while a client's vetted read waits for a lock cannot leave a search_path that runs another client's read through an unvetted function",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     // What I did: the search_path attack above through MCP, with no race:
     // the owner of a table and a function (another database user) held an
     // ACCESS EXCLUSIVE lock on the table while alice called execute_query
@@ -664,7 +664,7 @@ Deno.test({
     // schema's plpgsql lower on the session alice's read had left.
     // What should happen: bob's answer is "x".
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), t.name)) return;
     const schema = fixture.schema;
     const table = `${schema}.authors`;
     await fixture.admin(
@@ -713,7 +713,7 @@ Deno.test({
   name:
     "postgres lean read: a search_path a swapped function left on a session never reaches the next client's write on it",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     // What I did: the search_path attack above (f vetted a LANGUAGE sql
     // read, replaced after its check with plpgsql that sets the session's
     // search_path to put the schema, with its plpgsql `lower(text)`, ahead
@@ -727,7 +727,7 @@ Deno.test({
     // the schema named like the target would take the written rows).
     // What should happen: the write stores "x".
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.admin) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.admin), t.name)) return;
     const { driver } = ownPostgresDriver(fixture.url, "stop49_wr");
     const schema = fixture.schema;
     try {

@@ -12,7 +12,7 @@ import postgres from "postgres";
 import { leavesNoState } from "../../lib/db/postgres/pg_wired.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { Driver } from "../../lib/db/types.ts";
-import { ownPostgresDriver } from "../_pg_driver.ts";
+import { hasLeanReads, ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { tcpProxy } from "../_tcp_proxy.ts";
 
@@ -157,9 +157,9 @@ Deno.test({
   name:
     "postgres lean read: reads whose timeouts are what is left of a deadline set the session's timeout once, never under theirs",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.url) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.url), t.name)) return;
     const proxy = countingProxy(new URL(fixture.url));
     const { driver } = ownDriver(proxy.url);
     try {
@@ -290,9 +290,9 @@ Deno.test({
   name:
     "postgres lean read: a statement that fails inside its batch leaves the session aborted, rolled back by one more ROLLBACK and kept",
   ...needs("postgres"),
-  async fn() {
+  async fn(t) {
     await using fixture = await openFixture("postgres");
-    if (await serverMajor(fixture.url) < 14) return;
+    if (!hasLeanReads(await serverMajor(fixture.url), t.name)) return;
     const proxy = countingProxy(new URL(fixture.url));
     const { driver } = ownDriver(proxy.url);
     try {

@@ -18,11 +18,10 @@ import {
   cancelQuery,
   poolRetired,
   requeueWaiters,
-  reserveWaiting,
   retirePool,
 } from "./pg_session.ts";
 import { DbError } from "../errors.ts";
-import { type Alarm, alarm } from "../../base/alarms.ts";
+import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
 import { wired } from "./pg_wire.ts";
 import { wireTarget } from "./pg_wired.ts";
 import type { Duplex } from "node:stream";
@@ -241,14 +240,9 @@ export class PgPools {
    * Settles once every cancel request of an own statement was delivered, or
    * {@linkcode OWN_CANCEL_MS} after the call (never longer).
    */
-  ownCancelsDelivered(): Promise<void> {
-    if (this.#ownCancels.size === 0) return Promise.resolve();
-    let timer: Alarm | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = alarm(OWN_CANCEL_MS, resolve);
-    });
-    return Promise.race([Promise.all(this.#ownCancels).then(() => {}), late])
-      .finally(() => timer?.clear());
+  async ownCancelsDelivered(): Promise<void> {
+    if (this.#ownCancels.size === 0) return;
+    await settledWithin(Promise.all(this.#ownCancels), OWN_CANCEL_MS);
   }
 
   /** Settles once no call of dbport's runs on `pool` (`track`). */
@@ -407,10 +401,7 @@ function untilEnded(
     // (A microtask: it runs once the close event's other listeners —
     // postgres.js's own — have run; a timer would outlive a closed driver.)
     socket.once("close", () => {
-      queueMicrotask(() => {
-        const sql = pool();
-        if (reserveWaiting(sql)) requeueWaiters(sql);
-      });
+      queueMicrotask(() => requeueWaiters(pool()));
     });
     return refusing() ? cancelsOnly(socket) : socket;
   };

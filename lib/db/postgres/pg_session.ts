@@ -11,7 +11,7 @@
 
 import type postgres from "postgres";
 import { thrown } from "../../base/thrown.ts";
-import { alarm } from "../../base/alarms.ts";
+import { alarm, settledWithin } from "../../base/alarms.ts";
 import { DbError } from "../errors.ts";
 import {
   formatSeconds,
@@ -89,12 +89,14 @@ export function reserveWaiting(sql: object): boolean {
 
 /**
  * Refuse every `reserve()` now waiting on `sql` (`poolReplaced`: the caller
- * asks the same pool again). Called once a session dbport
- * closed itself has closed in postgres.js too: postgres.js reopens such a
- * session for the first `reserve()` waiting and then forgets that
- * `reserve()` — it would never settle (issue 38: reads left unanswered
- * after a value too large was stopped mid-stream). Asked again, a waiting
- * `reserve()` is served by the reopened session.
+ * asks the same pool again). Called once any session of the pool has
+ * closed in postgres.js too — dbport closed it, or the server did
+ * (pg_pools.ts, on the socket's close): postgres.js reopens such a session
+ * for the first `reserve()` waiting and then forgets that `reserve()` — it
+ * would never settle (issue 38: reads left unanswered after a value too
+ * large was stopped mid-stream; stop 49b: an administrator ended a session
+ * held for its cancel's delivery). Asked again, a waiting `reserve()` is
+ * served by the reopened session.
  */
 export function requeueWaiters(sql: object): void {
   for (const refuse of [...(waiting.get(sql) ?? [])]) refuse();
@@ -416,18 +418,10 @@ export function cancelQuery(query: Cancellable): Promise<void> {
 export async function cancelDelivered(session: object): Promise<boolean> {
   const delivered = cancels.get(session);
   if (delivered === undefined) return true;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), CLEAN_UP_MS);
-  });
-  try {
-    const landed = await Promise.race([delivered.then(() => true), late]);
-    // Not delivered: the session stays marked, and is never given back.
-    if (landed) cancels.delete(session);
-    return landed;
-  } finally {
-    clearTimeout(timer);
-  }
+  const landed = await settledWithin(delivered, CLEAN_UP_MS);
+  // Not delivered: the session stays marked, and is never given back.
+  if (landed) cancels.delete(session);
+  return landed;
 }
 
 /**

@@ -18,7 +18,6 @@ import { PgRead } from "./pg_read.ts";
 import {
   diedParked,
   poolRetired,
-  requeueWaiters,
   reserveSession,
   reserveWaiting,
   sessionGone,
@@ -34,7 +33,7 @@ import {
 import { DbError } from "../errors.ts";
 import { stoppable, throwIfAborted } from "../stoppable.ts";
 import type { QueryOptions, QueryResult } from "../types.ts";
-import { type Alarm, alarm } from "../../base/alarms.ts";
+import { settledWithin } from "../../base/alarms.ts";
 
 type Sql = ReturnType<typeof postgres>;
 type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
@@ -280,16 +279,16 @@ async function handBack(
     }
     wire.release();
     const settled = Promise.all([marker, read.stopping]);
-    if (await within(settled, HAND_BACK_MS)) return reserved.release();
+    if (await settledWithin(settled, HAND_BACK_MS)) return reserved.release();
   }
   // Closed under postgres.js, which reopens it for the first reserve()
-  // waiting and forgets that one: every waiting read asks again. A session
-  // the server or the network closed replaces the pool: postgres.js waits
+  // waiting and forgets that one: every waiting read asks again once it
+  // has closed (the pool's sockets say so: pg_pools.ts). A session the
+  // server or the network closed replaces the pool: postgres.js waits
   // longer before each reconnection after such a close, up to 20 s, and
   // only a new pool starts afresh.
-  const closed = await within(read.drop(), HAND_BACK_MS);
-  if (closed && !gone) requeueWaiters(sql);
-  else lost();
+  const closed = await settledWithin(read.drop(), HAND_BACK_MS);
+  if (!closed || gone) lost();
 }
 
 /**
@@ -311,7 +310,7 @@ function parkSession(
     marker,
     giveBack: () => {
       wire.release();
-      return within(marker, HAND_BACK_MS).then((answered) => {
+      return settledWithin(marker, HAND_BACK_MS).then((answered) => {
         if (answered) return reserved.release();
         wire.destroy();
         lost();
@@ -325,7 +324,7 @@ function parkSession(
     // the first reserve() waiting and forgets that one, and a reserve()
     // made a moment after the waiting ones were refused was left waiting
     // for ever (sessions ended by an administrator while parked).
-    void within(wire.closed(), HAND_BACK_MS).then(() => lost());
+    void settledWithin(wire.closed(), HAND_BACK_MS).then(() => lost());
   });
   park(sql, parked);
 }
@@ -335,17 +334,4 @@ function resetUnread(error: unknown): boolean {
   return /^E(CONNRESET|PIPE)$/.test(
     String((error as { code?: unknown } | null)?.code ?? ""),
   );
-}
-
-/** Whether `work` settled within `ms`. */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: Alarm | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = alarm(ms, () => resolve(false));
-  });
-  try {
-    return await Promise.race([work.then(() => true, () => true), late]);
-  } finally {
-    timer?.clear();
-  }
 }
