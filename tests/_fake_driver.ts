@@ -106,7 +106,7 @@ export class FakeDriver implements Driver {
   check() {
     return Promise.resolve(NO_OPINION);
   }
-  loginRisks() {
+  loginRisks(): Promise<string[]> {
     return Promise.resolve([]);
   }
   close() {

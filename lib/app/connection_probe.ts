@@ -49,6 +49,7 @@ export async function probeConnection(
   connection: SavedConnection,
   knownHosts: string,
   context: SshContext = defaultSshContext([knownHosts]),
+  open: typeof openDriver = openDriver,
 ): Promise<ProbeReport> {
   const steps: ProbeStep[] = [];
   const name = JSON.stringify(connection.name);
@@ -65,7 +66,7 @@ export async function probeConnection(
       };
     }
   }
-  const driver = openDriver(driverSpec(connection), "owner", context);
+  const driver = open(driverSpec(connection), "owner", context);
   const where = describeWhere(connection);
   try {
     const version = await driver.version({
@@ -76,10 +77,16 @@ export async function probeConnection(
       ok: true,
       text: `${name}: connected to ${where}: ${version}`,
     });
+    // Not knowing is said as such, never as "no risks": the owner would
+    // take a superuser's login for a reading one.
     const risks = await driver.loginRisks({
       signal: new AbortController().signal,
       timeoutMs: 15_000,
-    }).catch((): string[] => []);
+    }).catch((error): string[] => [
+      `could not be checked for powers beyond reading (${
+        error instanceof DbError ? error.message : messageOf(error)
+      })`,
+    ]);
     if (connection.aiLogin !== undefined) {
       steps.push({
         ok: true,
