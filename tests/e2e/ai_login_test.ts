@@ -18,6 +18,7 @@ import {
   type SavedConnection,
 } from "../../lib/app/connections.ts";
 import { openDriver } from "../../lib/db/open_driver.ts";
+import { aiUserName } from "../../lib/app/harden.ts";
 import { savedConnection } from "../_connections.ts";
 import {
   type Fixture,
@@ -61,12 +62,18 @@ async function dbport(home: string, ...args: string[]) {
   };
 }
 
-/** Harden a fixture's connection; the saved connection with its AI login. */
+/**
+ * Harden a fixture's connection; the saved connection with its AI login.
+ * `named` learns the login's name before harden may create it, so that the
+ * test drops it even when harden or a check here fails half-way.
+ */
 async function hardened(
   fixture: Pick<Fixture, "engine" | "url">,
   home: string,
+  named: (user: string) => void,
 ): Promise<SavedConnection> {
   const saved = savedConnection(fixture, "Prod");
+  named(aiUserName(saved));
   await saveConnections(`${home}/connections.json`, [saved]);
   const before = await dbport(home, "test", "Prod");
   assertEquals(before.code, 0, before.err);
@@ -102,8 +109,8 @@ Deno.test(
     let user = "";
     const marker = `/tmp/dbport-harden-${crypto.randomUUID()}`;
     try {
-      const connection = await hardened(fixture, home);
-      user = connection.aiLogin!.user;
+      const connection = await hardened(fixture, home, (name) => user = name);
+      assertEquals(connection.aiLogin!.user, user);
       const shown = await dbport(home, "harden", "Prod");
       assert(!shown.out.includes("pg_read_all_data"), shown.out);
       for (
@@ -199,8 +206,8 @@ Deno.test(
     let user = "";
     const outfile = `/tmp/dbport-harden-${crypto.randomUUID()}`;
     try {
-      const connection = await hardened(fixture, home);
-      user = connection.aiLogin!.user;
+      const connection = await hardened(fixture, home, (name) => user = name);
+      assertEquals(connection.aiLogin!.user, user);
       const driver = openDriver(driverSpec(connection));
       try {
         const read = await driver.query("select count(*) from authors", READ);
@@ -244,8 +251,8 @@ Deno.test(
     const home = await Deno.makeTempDir({ prefix: "dbport-harden-" });
     let user = "";
     try {
-      const connection = await hardened(fixture, home);
-      user = connection.aiLogin!.user;
+      const connection = await hardened(fixture, home, (name) => user = name);
+      assertEquals(connection.aiLogin!.user, user);
       const s = fixture.schema;
       const others =
         `from pg_stat_activity where usename = current_user and pid <> pg_backend_pid()`;
