@@ -112,6 +112,12 @@ export function slowStatementProxy(
   delayMs: number,
   /** How long the n-th cancel request is held back (0 past the list). */
   cancelDelaysMs: readonly number[] = [],
+  /**
+   * Close each cancel request's connection without passing it on: the
+   * request looks delivered and stops nothing (a statement the server
+   * cannot interrupt).
+   */
+  swallowCancels = false,
 ): TcpProxy & { readonly stats: { cancels: number } } {
   const stats = { cancels: 0 };
   // Cleared on close: a chunk or a request still held back is dropped.
@@ -135,6 +141,7 @@ export function slowStatementProxy(
     if (cancel) {
       const hold = cancelDelaysMs[stats.cancels++] ?? 0;
       if (hold > 0) await wait(hold);
+      if (swallowCancels) return client.close();
     }
     const server = await connect();
     server.readable.pipeTo(client.writable).catch(() => {});

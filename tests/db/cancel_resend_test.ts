@@ -195,3 +195,54 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "postgres wired: a statement that runs on though the server took every cancel request closes its own session only, its pool kept",
+  ...needs("postgres"),
+  async fn() {
+    // Every cancel request is closed by the proxy without reaching the
+    // server: each looks delivered, none stops anything (a statement the
+    // server cannot interrupt). The read used to fail after the stop's
+    // 5 s grace as a lost session ("connect"): its pool was replaced and
+    // the connection shown as failing (lib/db/pool.ts). Now it answers
+    // as cancelled, saying the statement may run on; the pool's other
+    // session serves the next read.
+    const proxy = slowStatementProxy(new URL(POSTGRES_URL), 0, [], true);
+    const { driver, app } = ownPostgresDriver(proxy.url, "cresend_deaf");
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    try {
+      // Two sessions: one is parked (the read below takes it), the other
+      // idles in the pool.
+      const two = "select pg_backend_pid() as pid, pg_sleep(0.2)::text";
+      const opened = await Promise.all([
+        driver.query(two, READ_OPTIONS),
+        driver.query(two, READ_OPTIONS),
+      ]);
+      const pids = opened.map((result) => Number(result.rows[0]![0]));
+      const abort = new AbortController();
+      const { text, options } = call("wired", 6.5, abort.signal);
+      const work = driver.query(text, options);
+      const timer = setTimeout(() => abort.abort(), 50);
+      const said = await outcome(work);
+      clearTimeout(timer);
+      assert(
+        said.startsWith(
+          "cancelled: the request was cancelled: the database took the cancel request but the statement had not stopped 5 s later",
+        ),
+        said,
+      );
+      assert(proxy.stats.cancels > 1, `cancels: ${proxy.stats.cancels}`);
+      const next = await pid(driver);
+      assert(pids.includes(next), `${next} not of ${pids.join(", ")}`);
+    } finally {
+      await driver.close();
+      // The statement's backend, its session closed, until pg_sleep ends.
+      await admin.unsafe(
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name like '${app}%'`,
+      );
+      await admin.end();
+      await proxy.close();
+    }
+  },
+});

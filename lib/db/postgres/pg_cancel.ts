@@ -52,6 +52,11 @@ export interface Cancelling {
   end(): void;
   /** Requests sent so far. */
   readonly sent: number;
+  /**
+   * Whether the last request delivered settled true (the server took it;
+   * a request that settles with no value counts as taken too).
+   */
+  readonly taken: boolean;
 }
 
 /**
@@ -65,6 +70,7 @@ export function cancelUntilEnded(
 ): Cancelling {
   let ended = false;
   let sent = 0;
+  let taken = false;
   let timer: Alarm | null = null;
   let wake: (() => void) | null = null;
   const delivered = (async () => {
@@ -75,7 +81,10 @@ export function cancelUntilEnded(
       const pending = request();
       if (pending === undefined) return;
       sent++;
-      await pending.then(() => {}, () => {});
+      await pending.then(
+        (ok) => void (taken = ok !== false),
+        () => void (taken = false),
+      );
       if (ended || i >= pauses.length) return;
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -96,6 +105,9 @@ export function cancelUntilEnded(
     },
     get sent() {
       return sent;
+    },
+    get taken() {
+      return taken;
     },
   };
 }

@@ -46,9 +46,9 @@ export interface ReadAsk extends ExchangeAsk {
   isArray: (type: number) => boolean;
   /**
    * Stop the statement on the server (the protocol's cancel request); settles
-   * once the request was delivered.
+   * once the request was delivered (true) or failed to be (false).
    */
-  stop: () => Promise<void> | undefined;
+  stop: () => Promise<boolean> | undefined;
   /**
    * Set when the statement may run alone, in its own implicit transaction,
    * on a session read-only by default (pg_wired.ts `leanRead`): what the
@@ -87,6 +87,14 @@ export class PgRead implements WireUser {
   /** How many cancel requests the read sent (pg_cancel.ts: sent again). */
   get cancels(): number {
     return this.#cancelling?.sent ?? 0;
+  }
+  /**
+   * Whether the server took the last cancel request sent (it closed the
+   * request's socket, having signalled the session): it is up and
+   * reachable, whatever the session's statement does.
+   */
+  get cancelsTaken(): boolean {
+    return this.#cancelling?.taken ?? false;
   }
   /** The read closed its session (a value too large to read out). */
   abandoned = false;
