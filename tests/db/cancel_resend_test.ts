@@ -160,41 +160,43 @@ for (const path of ["wired", "bound"] as const) {
   });
 }
 
-Deno.test({
-  name:
-    "postgres wired: a driver closed while a cancel request waits to be sent again leaves no timer",
-  ...needs("postgres"),
-  async fn() {
-    // The statement reaches the server 300 ms late: the first request is
-    // dropped and the next waits its pause when the driver closes. The
-    // test's sanitizers fail on any timer left.
-    const proxy = slowStatementProxy(new URL(POSTGRES_URL), 300);
-    const { driver } = ownPostgresDriver(proxy.url, "cresend_close");
-    try {
-      await pid(driver);
-      const abort = new AbortController();
-      const { text, options } = call("wired", 2, abort.signal);
-      const work = outcome(driver.query(text, options));
-      // Sent (it reaches the server 300 ms later), then the driver closes
-      // while the next request waits.
-      await new Promise<void>((resolve) =>
-        setTimeout(() => {
-          abort.abort();
-          resolve();
-        }, 5)
-      );
-      while (proxy.stats.cancels === 0) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
+for (const path of ["wired", "bound"] as const) {
+  Deno.test({
+    name:
+      `postgres ${path}: a driver closed while a cancel request waits to be sent again leaves no timer`,
+    ...needs("postgres"),
+    async fn() {
+      // The statement reaches the server 300 ms late: the first request is
+      // dropped and the next waits its pause when the driver closes. The
+      // test's sanitizers fail on any timer left.
+      const proxy = slowStatementProxy(new URL(POSTGRES_URL), 300);
+      const { driver } = ownPostgresDriver(proxy.url, "cresend_close");
+      try {
+        await pid(driver);
+        const abort = new AbortController();
+        const { text, options } = call(path, 2, abort.signal);
+        const work = outcome(driver.query(text, options));
+        // Sent (it reaches the server 300 ms later), then the driver closes
+        // while the next request waits.
+        await new Promise<void>((resolve) =>
+          setTimeout(() => {
+            abort.abort();
+            resolve();
+          }, 5)
+        );
+        while (proxy.stats.cancels === 0) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        await driver.close();
+        const said = await work;
+        assert(!said.startsWith("answered"), said);
+      } finally {
+        await driver.close();
+        await proxy.close();
       }
-      await driver.close();
-      const said = await work;
-      assert(!said.startsWith("answered"), said);
-    } finally {
-      await driver.close();
-      await proxy.close();
-    }
-  },
-});
+    },
+  });
+}
 
 Deno.test({
   name:
