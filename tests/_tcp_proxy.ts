@@ -97,3 +97,87 @@ export function slowCancelProxy(
   });
   return { url: proxy.url, stats, close: () => proxy.close() };
 }
+
+/**
+ * A proxy that holds back what a session sends (every connection but a
+ * cancel request) by `delayMs`, in order, while cancel requests pass at once:
+ * a cancel request then reaches the server before the backend has read the
+ * statement it is meant to stop — the backend drops a signal that finds it
+ * waiting for a command — as on a slow link, a tunnel or a busy server,
+ * deterministically. Counts the cancel requests, and holds the n-th back
+ * by `cancelDelaysMs[n]` (a request sent again that arrives late).
+ */
+export function slowStatementProxy(
+  target: URL,
+  delayMs: number,
+  /** How long the n-th cancel request is held back (0 past the list). */
+  cancelDelaysMs: readonly number[] = [],
+  /**
+   * Close each cancel request's connection without passing it on: the
+   * request looks delivered and stops nothing (a statement the server
+   * cannot interrupt).
+   */
+  swallowCancels = false,
+): TcpProxy & { readonly stats: { cancels: number } } {
+  const stats = { cancels: 0 };
+  // Cleared on close: a chunk or a request still held back is dropped.
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+  const proxy = tcpProxy(target, async (client, connect) => {
+    const reader = client.readable.getReader();
+    const first = await reader.read();
+    if (first.done) return client.close();
+    const head = first.value;
+    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    const cancel = head.length >= 8 && view.getInt32(0) === 16 &&
+      view.getInt32(4) === 80877102;
+    if (cancel) {
+      const hold = cancelDelaysMs[stats.cancels++] ?? 0;
+      if (hold > 0) await wait(hold);
+      if (swallowCancels) return client.close();
+    }
+    const server = await connect();
+    server.readable.pipeTo(client.writable).catch(() => {});
+    const writer = server.writable.getWriter();
+    // Each chunk is due `delayMs` after it arrived; written in order.
+    let last = Promise.resolve();
+    const pass = (chunk: Uint8Array) => {
+      const due = performance.now() + (cancel ? 0 : delayMs);
+      last = last.then(async () => {
+        const left = due - performance.now();
+        if (left > 0) await wait(left);
+        await writer.write(chunk);
+      });
+      return last;
+    };
+    try {
+      // The startup exchange passes at once: only statements are slow.
+      await writer.write(head);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        void pass(value).catch(() => {});
+      }
+      await last;
+      await writer.close();
+    } catch {
+      // Either side closed.
+    }
+  });
+  return {
+    url: proxy.url,
+    stats,
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      return proxy.close();
+    },
+  };
+}

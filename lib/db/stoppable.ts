@@ -42,6 +42,25 @@ export function sessionLost(ms: number): DbError {
   );
 }
 
+/**
+ * The stop (`timeout`, `cancelled`) behind each `sessionLost` error that
+ * `stoppable` raised because a stopped statement's session did not answer
+ * within {@linkcode STOP_GRACE_MS}.
+ */
+const unansweredStops = new WeakMap<object, "timeout" | "cancelled">();
+
+/**
+ * Why the statement behind `error` was stopped, when `error` is
+ * `stoppable`'s "did not answer" after a stop; null for any other error.
+ */
+export function unansweredStop(
+  error: unknown,
+): "timeout" | "cancelled" | null {
+  return typeof error === "object" && error !== null
+    ? unansweredStops.get(error) ?? null
+    : null;
+}
+
 /** What a write stopped between its statement and its COMMIT says. */
 export const ROLLED_BACK =
   "the statement was rolled back: the request was cancelled before it committed";
@@ -75,7 +94,11 @@ export async function stoppable<T>(
     if (why !== null) return;
     why = reason;
     Promise.resolve().then(stop).catch(() => {});
-    giveUp = alarm(STOP_GRACE_MS, () => silent(sessionLost(STOP_GRACE_MS)));
+    giveUp = alarm(STOP_GRACE_MS, () => {
+      const lost = sessionLost(STOP_GRACE_MS);
+      unansweredStops.set(lost, reason);
+      silent(lost);
+    });
   };
   const timer = alarm(options.timeoutMs, () => fire("timeout"));
   const onAbort = () => fire("cancelled");

@@ -15,7 +15,7 @@ import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
 import {
   type Cancellable,
-  cancelQuery,
+  cancelRequests,
   poolRetired,
   requeueWaiters,
   retirePool,
@@ -23,6 +23,7 @@ import {
 import { DbError } from "../errors.ts";
 import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
 import { wired } from "./pg_wire.ts";
+import { cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
 import type { Duplex } from "node:stream";
 
@@ -228,10 +229,12 @@ export class PgPools {
    * (`ownCancelsDelivered`). postgres.js gives an own statement's session
    * back to its pool as soon as the statement ends, and a request that
    * arrived after that stopped the next catalog statement on it — another
-   * client's vetting (outsider stop 49b).
+   * client's vetting (outsider stop 49b). Sent again while the statement
+   * has not ended: until the last is delivered too.
    */
-  cancelOwn(query: Cancellable): void {
-    const delivered = cancelQuery(query);
+  cancelOwn(query: Lingering): void {
+    // Sent again while the statement runs on (pg_cancel.ts).
+    const { delivered } = cancelWhileRunning(cancelRequests(query), query);
     this.#ownCancels.add(delivered);
     void delivered.finally(() => this.#ownCancels.delete(delivered));
   }

@@ -29,6 +29,7 @@ import {
 } from "./pg_messages.ts";
 import type { Wire, WireUser } from "./pg_wire.ts";
 import { type LeanAsk, type Plan, planFor } from "./pg_lean.ts";
+import { type Cancelling, cancelUntilEnded } from "./pg_cancel.ts";
 import type { Cell, QueryResult } from "../types.ts";
 
 /** What one read asks. */
@@ -45,9 +46,9 @@ export interface ReadAsk extends ExchangeAsk {
   isArray: (type: number) => boolean;
   /**
    * Stop the statement on the server (the protocol's cancel request); settles
-   * once the request was delivered.
+   * once the request was delivered (true) or failed to be (false).
    */
-  stop: () => Promise<void> | undefined;
+  stop: () => Promise<boolean> | undefined;
   /**
    * Set when the statement may run alone, in its own implicit transaction,
    * on a session read-only by default (pg_wired.ts `leanRead`): what the
@@ -78,10 +79,23 @@ export class PgRead implements WireUser {
   /** Whether the session ended idle and without error in the clean-up. */
   clean = false;
   /**
-   * The cancel request this read sent (its answer spent, or stopped), once
-   * delivered: the session serves nothing else before.
+   * The cancel requests this read sent (its answer spent, or stopped), once
+   * all delivered and none will follow: the session serves nothing else
+   * before.
    */
   stopping: Promise<unknown> | null = null;
+  /** How many cancel requests the read sent (pg_cancel.ts: sent again). */
+  get cancels(): number {
+    return this.#cancelling?.sent ?? 0;
+  }
+  /**
+   * Whether the server took the last cancel request sent (it closed the
+   * request's socket, having signalled the session): it is up and
+   * reachable, whatever the session's statement does.
+   */
+  get cancelsTaken(): boolean {
+    return this.#cancelling?.taken ?? false;
+  }
   /** The read closed its session (a value too large to read out). */
   abandoned = false;
   /** Socket writes of this read (one). */
@@ -121,6 +135,8 @@ export class PgRead implements WireUser {
   #stoppedByUs = false;
   /** A cancel request was sent for this read (by it, or for its caller). */
   #cancelled = false;
+  /** Its cancel requests, sent again while the statement runs on. */
+  #cancelling: Cancelling | null = null;
   #over = false;
   // The incoming message being read.
   /** A header split between chunks; most reads never need one (lazy). */
@@ -405,17 +421,27 @@ export class PgRead implements WireUser {
 
   /**
    * Stop the statement on the server (a timeout, a cancelled request): a
-   * cancel request, once. Whatever it stops — the statement, or the
-   * clean-up after it should it arrive late — the read finds out and
-   * repairs before it gives the session back (`#ready`).
+   * cancel request, sent again while the statement has not ended (a
+   * backend drops one that finds it reading a command: pg_cancel.ts), none
+   * once its answer came. Whatever the requests stop — the statement, or
+   * the clean-up after it should one arrive late — the read finds out and
+   * repairs, once every request was delivered, before it gives the
+   * session back (`#ready`).
    */
   stop(): void {
     if (!this.started || this.finished || this.#over || this.#cancelled) {
       return;
     }
     this.#cancelled = true;
-    this.stopping = Promise.resolve().then(() => this.#ask.stop());
-    this.stopping.catch(() => {});
+    const cancelling = cancelUntilEnded(() => this.#ask.stop());
+    this.#cancelling = cancelling;
+    this.stopping = cancelling.delivered;
+    if (this.#phase > this.#statementPhase) cancelling.end();
+  }
+
+  /** The statement ended, or the read is over: no more cancel requests. */
+  #ended(): void {
+    this.#cancelling?.end();
   }
 
   #complete(body: Buffer, start: number, end: number): void {
@@ -440,6 +466,8 @@ export class PgRead implements WireUser {
 
   #ready(status: number): void {
     this.#phase++;
+    // The statement's Sync answered: it has ended.
+    if (this.#phase > this.#statementPhase) this.#ended();
     if (this.#phase < this.#phases) return;
     // 'I': idle, outside any transaction, as the session was lent.
     const clean = this.#cleanError === null && status === 0x49 &&
@@ -516,6 +544,7 @@ export class PgRead implements WireUser {
   drop(): Promise<void> {
     this.#wire = null;
     this.#over = true;
+    this.#ended();
     const lent = this.#lent;
     if (lent === null) return Promise.resolve();
     lent.destroy();
@@ -539,6 +568,8 @@ export class PgRead implements WireUser {
 
   #settle(outcome: Error | QueryResult): void {
     this.#over = true;
+    // Closed, abandoned, never wired, or answered: nothing more to stop.
+    this.#ended();
     if (outcome instanceof Error) this.#reject(outcome);
     else this.#resolve(outcome);
   }

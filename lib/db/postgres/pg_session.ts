@@ -23,6 +23,7 @@ import {
 } from "../stoppable.ts";
 import { setApplicationName, type Signature } from "../signature.ts";
 import { giveBackAll, giveBackOne } from "./pg_parked.ts";
+import { cancelWhileRunning } from "./pg_cancel.ts";
 
 type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
 
@@ -351,11 +352,13 @@ export function stoppableStatement<T>(
   session?: object,
 ): Promise<T> {
   let pending: Cancellable | null = null;
+  let running: Promise<T> | null = null;
   let stopping = false;
   return stoppable(
     async () => {
       try {
-        return await start((query) => (pending = query));
+        running = start((query) => (pending = query));
+        return await running;
       } catch (error) {
         if (stopping && !(error instanceof DbError) && sessionGone(error)) {
           throw new DbError(
@@ -369,8 +372,13 @@ export function stoppableStatement<T>(
     options,
     () => {
       stopping = true;
-      if (pending === null) return;
-      const delivered = cancelQuery(pending);
+      if (pending === null || running === null) return;
+      // Sent again while the statement runs on (pg_cancel.ts: a backend
+      // drops a request that finds it reading a command).
+      const { delivered } = cancelWhileRunning(
+        cancelRequests(pending),
+        running,
+      );
       if (session !== undefined) cancels.set(session, delivered);
     },
   );
@@ -399,13 +407,34 @@ const cancels = new WeakMap<object, Promise<void>>();
  * canceller returns it.
  */
 export function cancelQuery(query: Cancellable): Promise<void> {
+  return cancelRequests(query)() ?? Promise.resolve();
+}
+
+/**
+ * postgres.js's cancel request for `query`, to be sent as often as asked
+ * (`cancelUntilEnded`), each settling once delivered; its own `cancel()`
+ * sends none after. Without a canceller to hold (not postgres.js's), its
+ * `cancel()`, once.
+ */
+export function cancelRequests(
+  query: Cancellable,
+): () => Promise<void> | undefined {
   const canceller = query.canceller;
   if (typeof canceller !== "function") {
-    query.cancel();
-    return Promise.resolve();
+    let sent = false;
+    return () => {
+      if (sent) return undefined;
+      sent = true;
+      query.cancel();
+      return Promise.resolve();
+    };
   }
   query.canceller = null;
-  return Promise.resolve(canceller(query)).then(() => {}, () => {});
+  // postgres.js sends a request for a statement the session runs; one not
+  // yet sent it takes out of its queue and fails, and one queued behind
+  // another waits to be sent until it runs (3.4.9 `cancel`): each call's
+  // promise settles once that request was delivered.
+  return () => Promise.resolve(canceller(query)).then(() => {}, () => {});
 }
 
 /**

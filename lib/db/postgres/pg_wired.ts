@@ -31,7 +31,13 @@ import {
   unpark,
 } from "./pg_parked.ts";
 import { DbError } from "../errors.ts";
-import { stoppable, throwIfAborted } from "../stoppable.ts";
+import {
+  formatSeconds,
+  STOP_GRACE_MS,
+  stoppable,
+  throwIfAborted,
+  unansweredStop,
+} from "../stoppable.ts";
 import type { QueryOptions, QueryResult } from "../types.ts";
 import { settledWithin } from "../../base/alarms.ts";
 
@@ -103,12 +109,13 @@ export type Backend = { pid: number; secret: number };
 
 /**
  * The protocol's cancel request for `backend`, on a new socket from `open`;
- * settles once the server closed it (it has signalled the backend by then).
+ * settles once the server closed it (it has signalled the backend by then):
+ * true, or false when the socket failed instead.
  */
 export async function cancelRequest(
   open: () => Promise<Duplex> | Duplex,
   backend: Backend,
-): Promise<void> {
+): Promise<boolean> {
   const bytes = new Uint8Array(16);
   const view = new DataView(bytes.buffer);
   view.setInt32(0, 16);
@@ -116,19 +123,20 @@ export async function cancelRequest(
   view.setInt32(8, backend.pid);
   view.setInt32(12, backend.secret);
   const socket = await open();
-  await new Promise<void>((resolve) => {
+  const delivered = await new Promise<boolean>((resolve) => {
     // The server closes the socket once it has signalled the session: its
     // end of the stream says so (read: a paused stream never ends), whether
     // or not the socket then closes (an SSH channel closes only once this
     // side ends too). This side never ends first: a hop that saw it end
     // could close towards the client before the server read the request.
-    socket.once("end", () => resolve());
-    socket.once("close", () => resolve());
-    socket.once("error", () => resolve());
+    socket.once("end", () => resolve(true));
+    socket.once("close", (failed?: boolean) => resolve(failed !== true));
+    socket.once("error", () => resolve(false));
     socket.resume();
     socket.write(bytes);
   });
   socket.destroy();
+  return delivered;
 }
 
 const UNWIRED = new Error("the session's socket was not wired");
@@ -140,7 +148,7 @@ export async function wiredRead(
   options: QueryOptions,
   lost: () => void,
   fallback: Fallback,
-  cancel: (backend: Backend) => Promise<void>,
+  cancel: (backend: Backend) => Promise<boolean>,
 ): Promise<QueryResult> {
   throwIfAborted(options.signal);
   // A NUL ends a protocol string: the statement would not be the text.
@@ -213,6 +221,15 @@ export async function wiredRead(
       fellBack = true;
       reserved.release();
       return await fallback(sql, text, options, lost);
+    }
+    const stop = unansweredStop(error);
+    if (stop !== null && read.started && read.cancelsTaken) {
+      // Stopped, and still unanswered after the stop's grace though the
+      // server took every cancel request: the server is up, this session
+      // alone runs on. It is closed (handBack: never clean) and the pool
+      // and the connection are kept — a lost session replaced both, and
+      // showed the connection as failing, for one statement.
+      throw notStopped(stop, options.timeoutMs);
     }
     gone = sessionGone(error);
     // A parked session the server ended while it was idle (an
@@ -327,6 +344,25 @@ function parkSession(
     void settledWithin(wire.closed(), HAND_BACK_MS).then(() => lost());
   });
   park(sql, parked);
+}
+
+/**
+ * A read stopped (`why`) whose statement the server did not end within the
+ * stop's grace, though it took the cancel requests.
+ */
+function notStopped(
+  why: "timeout" | "cancelled",
+  timeoutMs: number,
+): DbError {
+  const stopped = why === "timeout"
+    ? `the statement timeout of ${formatSeconds(timeoutMs)} ran out`
+    : "the request was cancelled";
+  return new DbError(
+    why,
+    `${stopped}: the database took the cancel request but the statement had not stopped ${
+      formatSeconds(STOP_GRACE_MS)
+    } later; its session was closed, and the statement may run on there until the server's statement timeout`,
+  );
 }
 
 /** A reset or broken pipe: the peer had closed when the bytes arrived. */
