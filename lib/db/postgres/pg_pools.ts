@@ -24,6 +24,7 @@ import { DbError } from "../errors.ts";
 import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
 import { wired } from "./pg_wire.ts";
 import { wireTarget } from "./pg_wired.ts";
+import { secured, tlsPlan, withoutOwnTlsParams } from "./pg_tls.ts";
 import type { Duplex } from "node:stream";
 
 type Sql = ReturnType<typeof postgres>;
@@ -38,9 +39,10 @@ export class PgPools {
   /** dbport's own statements' pool (at most 2 sessions, never wired). */
   readonly meta: Sql;
   /**
-   * A plain socket to the server for the protocol's cancel request; null
-   * when reads take postgres.js's path (TLS, a Unix socket, several hosts,
-   * or the wired reader turned off).
+   * A socket to the server in clear (TCP, the tunnel's channel, or TLS's
+   * clear side: pg_tls.ts) for the protocol's cancel request; null when
+   * reads take postgres.js's path (a Unix socket, several hosts, or the
+   * wired reader turned off).
    */
   readonly plainSocket: (() => Promise<Duplex>) | null;
   readonly #create: () => Sql;
@@ -76,10 +78,14 @@ export class PgPools {
   constructor(config: PostgresConfig) {
     const options = postgres(config.url, postgresOptions(config))
       .options as never;
-    // A plain TCP socket, or the tunnel's: null under TLS, a Unix socket or
-    // a list of hosts, which postgres.js opens itself.
-    const target = wireTarget(config.socket, options);
-    const open = target === null
+    // A plain TCP socket, or the tunnel's: null for a Unix socket or a list
+    // of hosts, which postgres.js opens itself. Under TLS dbport negotiates
+    // on it itself (pg_tls.ts) and gives postgres.js the clear side.
+    const tlsNeeds = tlsPlan(config.url, options);
+    const target = tlsNeeds === undefined
+      ? null
+      : wireTarget(config.socket, options);
+    const raw = target === null
       ? null
       : () =>
         config.socket === undefined
@@ -87,8 +93,18 @@ export class PgPools {
             tcpConnect(target.port, target.host).setNoDelay(true),
           )
           : config.socket();
+    const ownTls = raw !== null && tlsNeeds !== null &&
+      tlsNeeds !== undefined;
+    const open = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!);
+    // postgres.js's URL: without what it would pass on as a startup
+    // parameter, and told not to negotiate TLS on a socket that has it.
+    const url = ownTls ? withoutOwnTlsParams(config.url) : config.url;
+    const optionsOf = (socket?: () => Promise<Duplex>) => ({
+      ...postgresOptions(config, socket),
+      ...(ownTls ? { ssl: false as const } : {}),
+    });
     // Reads speak the protocol themselves on a wired socket (pg_read.ts),
-    // which needs the session's bytes in clear: not under TLS.
+    // which needs the session's bytes in clear: TLS's clear side.
     const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
     this.plainSocket = wiredReads ? open : null;
     const plain = this.plainSocket;
@@ -97,11 +113,8 @@ export class PgPools {
       : async () => wired(await plain());
     this.#create = () => {
       const pool: Sql = postgres(
-        config.url,
-        postgresOptions(
-          config,
-          untilEnded(() => pool, socket, () => poolRetired(pool)),
-        ),
+        url,
+        optionsOf(untilEnded(() => pool, socket, () => poolRetired(pool))),
       );
       return pool;
     };
@@ -110,11 +123,8 @@ export class PgPools {
     const watched = open === null
       ? undefined
       : async () => this.#watch(await open());
-    const meta: Sql = postgres(config.url, {
-      ...postgresOptions(
-        config,
-        untilEnded(() => meta, watched, () => this.#closed),
-      ),
+    const meta: Sql = postgres(url, {
+      ...optionsOf(untilEnded(() => meta, watched, () => this.#closed)),
       max: 2,
     });
     this.meta = meta;
