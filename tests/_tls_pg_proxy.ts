@@ -32,6 +32,19 @@ export interface TlsPgProxy {
     clear: number;
     /** Cancel requests passed on (in clear or inside TLS). */
     cancels: number;
+    /**
+     * Messages clients sent inside TLS after their startup, by type
+     * (`Q` simple query, `P` Parse, `S` Sync, …), and their writes (TLS
+     * records relayed): what a benchmark counts per read.
+     */
+    messages: Record<string, number>;
+    writes: number;
+    /**
+     * Statements in them: a Parse's one, a simple query's parts between
+     * semicolons (naively: what dbport and postgres.js send has no
+     * semicolon in a literal).
+     */
+    statements: number;
   };
   /** Stop listening and close every connection through the proxy. */
   close(): Promise<void>;
@@ -58,7 +71,14 @@ export async function tlsPgProxy(
     Deno.readTextFile(new URL(`${name}.pem`, FIXTURES)),
     Deno.readTextFile(new URL(`${name}.key`, FIXTURES)),
   ]);
-  const stats = { tls: 0, clear: 0, cancels: 0 };
+  const stats = {
+    tls: 0,
+    clear: 0,
+    cancels: 0,
+    messages: {} as Record<string, number>,
+    writes: 0,
+    statements: 0,
+  };
   const conns = new Set<Deno.Conn>();
   const track = <C extends Deno.Conn>(conn: C): C => {
     conns.add(conn);
@@ -78,6 +98,7 @@ export async function tlsPgProxy(
     client: Deno.Conn,
     reader: ReadableStreamDefaultReader<Uint8Array>,
     head: Uint8Array,
+    count?: (chunk: Uint8Array) => void,
   ) => {
     if (isMessage(head, CANCEL_REQUEST)) {
       stats.cancels++;
@@ -87,7 +108,7 @@ export async function tlsPgProxy(
         );
       }
     }
-    await relay(client, reader, head, await toServer());
+    await relay(client, reader, head, await toServer(), count);
   };
 
   const outerServing = (async () => {
@@ -121,7 +142,7 @@ export async function tlsPgProxy(
         const reader = conn.readable.getReader();
         const head = await readAtLeast(reader, 8);
         if (head === null) return conn.close();
-        await passOn(conn, reader, head);
+        await passOn(conn, reader, head, messageCounter(stats));
       })().catch(() => {});
     }
   })().catch(() => {});
@@ -181,6 +202,7 @@ async function relay(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   head: Uint8Array,
   server: Deno.Conn,
+  count?: (chunk: Uint8Array) => void,
 ): Promise<void> {
   const close = () => {
     for (const conn of [client, server]) {
@@ -197,10 +219,14 @@ async function relay(
   })().catch(() => {}).finally(close);
   const writer = server.writable.getWriter();
   try {
-    if (head.length > 0) await writer.write(head);
+    if (head.length > 0) {
+      count?.(head);
+      await writer.write(head);
+    }
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      count?.(value);
       await writer.write(value);
     }
   } catch {
@@ -208,4 +234,49 @@ async function relay(
   }
   close();
   await back;
+}
+
+/**
+ * Counts a client's messages by type into `stats`, after the first message
+ * (the startup or a cancel request, which has no type byte).
+ */
+function messageCounter(
+  stats: {
+    messages: Record<string, number>;
+    writes: number;
+    statements: number;
+  },
+): (chunk: Uint8Array) => void {
+  let first = true;
+  let pending = new Uint8Array(0);
+  return (chunk) => {
+    if (!first) stats.writes++;
+    const bytes = new Uint8Array(pending.length + chunk.length);
+    bytes.set(pending);
+    bytes.set(chunk, pending.length);
+    let at = 0;
+    for (;;) {
+      const typed = first ? 0 : 1;
+      if (bytes.length - at < typed + 4) break;
+      const view = new DataView(bytes.buffer, bytes.byteOffset + at + typed);
+      const length = view.getInt32(0);
+      if (bytes.length - at < typed + length) break;
+      if (!first) {
+        const type = String.fromCharCode(bytes[at]!);
+        stats.messages[type] = (stats.messages[type] ?? 0) + 1;
+        if (type === "P") stats.statements++;
+        if (type === "Q") {
+          const text = new TextDecoder().decode(
+            bytes.subarray(at + 5, at + 1 + length - 1),
+          );
+          stats.statements += text.split(";").filter((part) =>
+            part.replace(/--[^\n]*/g, "").trim() !== ""
+          ).length;
+        }
+      }
+      at += typed + length;
+      first = false;
+    }
+    pending = bytes.slice(at);
+  };
 }

@@ -91,7 +91,8 @@ Deno.test({
       secrets: [],
       wiredReads: false,
     });
-    const typed = `select 1::int2 as a, 2::int4 as b, 9007199254740993::int8 as c,
+    const typed =
+      `select 1::int2 as a, 2::int4 as b, 9007199254740993::int8 as c,
         1.50::numeric(4,2) as d, 'é✓ "q"'::text as e, '\\x00ff'::bytea as f,
         true as g, '{"k":[1,null]}'::jsonb as h, '{"k":1}'::json as i,
         '2024-02-29 12:34:56.789+00'::timestamptz as j, '2024-02-29'::date as k,
@@ -160,10 +161,13 @@ Deno.test({
         const { driver } = ownPostgresDriver(url, "tls_verify", extra);
         try {
           seen[name] = (await answer(driver, "select 1 as one"))
-            .replace(/: [^]*/, (rest) =>
-              /altnames|certificate/.test(rest)
-                ? /altnames/.test(rest) ? ": host name" : ": certificate"
-                : rest);
+            .replace(
+              /: [^]*/,
+              (rest) =>
+                /altnames|certificate/.test(rest)
+                  ? /altnames/.test(rest) ? ": host name" : ": certificate"
+                  : rest,
+            );
         } finally {
           await driver.close();
         }
