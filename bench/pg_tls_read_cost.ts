@@ -6,15 +6,17 @@
  * is not counted as dbport's), `sslmode=require`. Per read: the statements,
  * protocol messages and writes the proxy saw inside TLS, dbport's CPU and
  * wall time, at concurrency 1 and 8. `--driver <path>` measures another
- * tree's lib/db/postgres/postgres.ts (the before of a change).
+ * tree's lib/db/postgres/postgres.ts (the before of a change); `--unwired`
+ * turns the wired reader off (postgres.js's path on dbport's TLS socket).
  *
- *     deno run --config deno.dev.json -A bench/pg_tls_read_cost.ts [--driver p]
+ *     deno run --config deno.dev.json -A bench/pg_tls_read_cost.ts [--driver p] [--unwired]
  *
  * @module
  */
 
 import { POSTGRES_URL } from "../tests/_db.ts";
-import { ownCpuMicros } from "./proc.ts";
+import postgres from "postgres";
+import { cpuMicros, ownCpuMicros } from "./proc.ts";
 
 const at = Deno.args.indexOf("--driver");
 const driverPath = at >= 0
@@ -24,9 +26,14 @@ const { openPostgres } = await import(
   driverPath.startsWith("/") ? `file://${driverPath}` : driverPath
 );
 
+// `--url <postgres url>`: a server with TLS of its own instead of the proxy
+// (no message counts then; the database's CPU per read instead).
+const urlAt = Deno.args.indexOf("--url");
+const direct = urlAt >= 0 ? new URL(Deno.args[urlAt + 1]!) : null;
+
 // The proxy, in a process of its own: it prints its URL, then its counts
 // each time it reads a line.
-const proxy = new Deno.Command(Deno.execPath(), {
+const proxy = direct !== null ? null : new Deno.Command(Deno.execPath(), {
   args: [
     "run",
     "--config",
@@ -38,7 +45,7 @@ const proxy = new Deno.Command(Deno.execPath(), {
   stdin: "piped",
   stdout: "piped",
 }).spawn();
-const lines = proxy.stdout.pipeThrough(new TextDecoderStream()).getReader();
+const lines = proxy?.stdout.pipeThrough(new TextDecoderStream()).getReader();
 let buffered = "";
 async function line(): Promise<string> {
   for (;;) {
@@ -48,23 +55,37 @@ async function line(): Promise<string> {
       buffered = buffered.slice(end + 1);
       return text;
     }
-    const { done, value } = await lines.read();
+    const { done, value } = await lines!.read();
     if (done) throw new Error("the proxy ended");
     buffered += value;
   }
 }
-const stdin = proxy.stdin.getWriter();
+const stdin = proxy?.stdin.getWriter();
 async function counts(): Promise<
   { statements: number; writes: number; messages: Record<string, number> }
 > {
+  if (stdin === undefined) return { statements: 0, writes: 0, messages: {} };
   await stdin.write(new TextEncoder().encode("\n"));
   return JSON.parse(await line());
 }
 
-const proxyUrl = new URL(await line());
+const proxyUrl = direct ?? new URL(await line());
 proxyUrl.searchParams.set("sslmode", "require");
-proxyUrl.searchParams.set("application_name", `pgtls${Deno.pid}`);
-const driver = openPostgres({ url: proxyUrl.toString(), secrets: [] });
+const app = `pgtls${Deno.pid}`;
+proxyUrl.searchParams.set("application_name", app);
+const admin = postgres(proxyUrl.toString(), { max: 1, onnotice: () => {} });
+async function databaseCpu(): Promise<number> {
+  const rows =
+    await admin`select pid from pg_stat_activity where application_name = ${app}`;
+  return rows.reduce((sum, row) => sum + cpuMicros(Number(row.pid)), 0);
+}
+// `--unwired`: postgres.js's path for every read (the wired reader off).
+const unwired = Deno.args.includes("--unwired");
+const driver = openPostgres({
+  url: proxyUrl.toString(),
+  secrets: [],
+  ...(unwired ? { wiredReads: false } : {}),
+});
 const options = {
   mode: "read" as const,
   maxRows: 100,
@@ -84,6 +105,7 @@ async function point(concurrency: number, seconds: number) {
     );
   }
   const before = await counts();
+  const dbBefore = direct === null ? 0 : await databaseCpu();
   const ownBefore = ownCpuMicros();
   const started = performance.now();
   let calls = 0;
@@ -98,6 +120,7 @@ async function point(concurrency: number, seconds: number) {
   );
   const wall = performance.now() - started;
   const own = ownCpuMicros() - ownBefore;
+  const db = direct === null ? 0 : await databaseCpu() - dbBefore;
   const after = await counts();
   const per = (a: number, b: number) => ((a - b) / calls).toFixed(2);
   const messages = Object.keys(after.messages).sort().map((type) =>
@@ -106,15 +129,23 @@ async function point(concurrency: number, seconds: number) {
   console.log(
     `C=${concurrency}: ${(calls / wall * 1000).toFixed(0)} reads/s, ` +
       `${(wall * 1000 / calls * concurrency).toFixed(0)} µs wall/read, ` +
-      `dbport CPU ${(own / calls).toFixed(0)} µs/read; per read: ` +
+      `dbport CPU ${(own / calls).toFixed(0)} µs/read` +
+      (direct === null
+        ? "; per read: "
+        : `, database CPU ${(db / calls).toFixed(0)} µs/read\n`) +
       `${per(after.statements, before.statements)} statements, ` +
       `${per(after.writes, before.writes)} writes, messages ${messages}`,
   );
 }
 
-console.log(`# ${driverPath} — select 1 over TLS (sslmode=require)`);
+console.log(
+  `# ${driverPath}${
+    unwired ? " (unwired)" : ""
+  } — select 1 over TLS (sslmode=require)`,
+);
 await point(1, 4);
 await point(8, 4);
 await driver.close();
-await stdin.close();
-await proxy.status;
+await admin.end();
+await stdin?.close();
+await proxy?.status;

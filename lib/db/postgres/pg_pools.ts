@@ -152,8 +152,8 @@ export class PgPools {
    * Settles once no session of dbport's own pool is between its error and
    * its close in postgres.js (`#watch`): a statement sent again after a
    * session was found lost goes to another session then, or opens a new
-   * one. Where postgres.js opens its own sockets (TLS, a Unix socket,
-   * several hosts) dbport cannot watch them: it waits
+   * one. Where postgres.js opens its own sockets (a Unix socket, several
+   * hosts) dbport cannot watch them: it waits
    * {@linkcode UNWATCHED_CLOSE_MS}, for the socket's close to come first.
    */
   async ownSessionsSettled(): Promise<void> {
@@ -390,7 +390,7 @@ function endPool(pool: Sql, seconds: number): Promise<void> {
  * after the driver was closed (tests/db/outsider_stop46_test.ts). A cancel
  * request, which postgres.js sends on a socket of its own, still goes out
  * until the pool starts ending. Undefined where postgres.js opens its own
- * sockets (TLS, a Unix socket, several hosts).
+ * sockets (a Unix socket, several hosts).
  */
 function untilEnded(
   pool: () => Sql,
