@@ -30,6 +30,8 @@ export interface TlsPgProxy {
     tls: number;
     /** Connections that spoke in clear throughout. */
     clear: number;
+    /** SSLRequests answered 'N' (`refuseTls`). */
+    refused: number;
     /** Cancel requests passed on (in clear or inside TLS). */
     cancels: number;
     /**
@@ -56,6 +58,8 @@ export interface TlsPgProxyOptions {
   cert?: "localhost" | "other";
   /** How long each cancel request is held back (0: none). */
   cancelDelayMs?: number;
+  /** Answer the SSLRequest with 'N' and go on in clear (TLS off). */
+  refuseTls?: boolean;
 }
 
 const SSL_REQUEST = 80877103;
@@ -74,6 +78,7 @@ export async function tlsPgProxy(
   const stats = {
     tls: 0,
     clear: 0,
+    refused: 0,
     cancels: 0,
     messages: {} as Record<string, number>,
     writes: 0,
@@ -121,6 +126,13 @@ export async function tlsPgProxy(
         if (!isMessage(head, SSL_REQUEST)) {
           stats.clear++;
           return await passOn(conn, reader, head);
+        }
+        if (options.refuseTls) {
+          stats.refused++;
+          const writer = conn.writable.getWriter();
+          await writer.write(Uint8Array.of(0x4e)); // 'N'
+          writer.releaseLock();
+          return await passOn(conn, reader, head.subarray(8));
         }
         stats.tls++;
         const writer = conn.writable.getWriter();

@@ -17,9 +17,23 @@ import type { Signature } from "../../lib/db/signature.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { needs, openFixture, READ_OPTIONS, runningCount } from "../_db.ts";
 import { outcome } from "../_outsider.ts";
+import { waitUntil } from "../_wait.ts";
 import { TEST_CA_FILE, tlsPgProxy } from "../_tls_pg_proxy.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits for postgres.js's second attempt after a session failed to open:
+ * postgres.js 3.4.9 leaves a `reserve()` whose connection failed in its
+ * queue and opens one session more for it (index.js `reserve`), a timer of
+ * 5-10 ms that would otherwise outlive the driver closed just after.
+ */
+function secondAttempt(attempts: () => number, before: number) {
+  return waitUntil(
+    "postgres.js's one more attempt for its failed reserve()",
+    () => attempts() - before >= 2,
+  );
+}
 
 /** `driver`'s answer to `text`, or its failure's kind and message. */
 function answer(driver: Driver, text: string): Promise<string> {
@@ -159,8 +173,14 @@ Deno.test({
     try {
       for (const [name, url, extra] of cases) {
         const { driver } = ownPostgresDriver(url, "tls_verify", extra);
+        const proxy = url === good.url ? good : other;
+        const before = proxy.stats.tls;
         try {
-          seen[name] = (await answer(driver, "select 1 as one"))
+          const said = await answer(driver, "select 1 as one");
+          if (!said.startsWith("answered")) {
+            await secondAttempt(() => proxy.stats.tls, before);
+          }
+          seen[name] = said
             .replace(
               /: [^]*/,
               (rest) =>
@@ -188,13 +208,15 @@ Deno.test({
 
 Deno.test({
   name:
-    "postgres tls: a server without TLS is refused under require (redacted, asked once), prefer goes on in clear and is wired",
+    "postgres tls: a server without TLS is refused under require (redacted), prefer goes on in clear and is wired",
   ...needs("postgres"),
   async fn() {
     await using fixture = await openFixture("postgres");
-    // The shared server's TLS is off: it answers the SSLRequest with 'N'.
+    // A server whose TLS is off answers the SSLRequest with 'N' (the proxy,
+    // counting them, as the shared server does).
+    const proxy = await tlsPgProxy(new URL(fixture.url), { refuseTls: true });
     const secret = "s3cret-pw";
-    const url = new URL(fixture.url);
+    const url = new URL(proxy.url);
     url.password = secret;
     url.searchParams.set("sslmode", "require");
     const required = openPostgres({
@@ -213,10 +235,11 @@ Deno.test({
         /^the server does not support SSL\/TLS, which the URL's sslmode requires \(dbport never falls back to plain text\)/,
       );
       assert(!error.message.includes(secret), error.message);
+      await secondAttempt(() => proxy.stats.refused, 0);
     } finally {
       await required.close();
     }
-    const { driver } = ownPostgresDriver(fixture.url, "tls_prefer", {
+    const { driver } = ownPostgresDriver(proxy.url, "tls_prefer", {
       sslmode: "prefer",
     });
     try {
@@ -224,8 +247,52 @@ Deno.test({
       const before = wireWrites.reads;
       assertEquals(await answer(driver, "select 2 as two"), "answered [[2]]");
       assertEquals(wireWrites.reads - before, 1);
+      assertEquals(proxy.stats.tls, 0);
     } finally {
       await driver.close();
+      await proxy.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres tls: bytes in clear after the server's 'S' are refused, never read as the server's (CVE-2021-23222)",
+  async fn() {
+    // A man in the middle answers the SSLRequest with 'S' and, in the same
+    // write, bytes of its own: a client that kept them would read them as
+    // the server's first answer inside TLS.
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    let attempts = 0;
+    const served = (async () => {
+      for await (const conn of listener) {
+        attempts++;
+        const head = new Uint8Array(8);
+        await conn.read(head);
+        await conn.write(
+          new TextEncoder().encode("SE\0\0\0\x0bSFATAL\0\0"),
+        );
+        await conn.read(new Uint8Array(64)).catch(() => null);
+        conn.close();
+      }
+    })().catch(() => {});
+    const port = (listener.addr as Deno.NetAddr).port;
+    const driver = openPostgres({
+      url: `postgres://u@127.0.0.1:${port}/d?sslmode=require`,
+      secrets: [],
+    });
+    try {
+      const error = await assertRejects(
+        () => driver.query("select 1", { ...READ_OPTIONS, timeoutMs: 5_000 }),
+        DbError,
+      );
+      assertEquals(error.kind, "connect");
+      assertMatch(error.message, /unencrypted data after its 'S'/);
+      await secondAttempt(() => attempts, 0);
+    } finally {
+      await driver.close();
+      listener.close();
+      await served;
     }
   },
 });

@@ -187,6 +187,9 @@ async function negotiate(
         resolve();
       });
     });
+    // postgres.js listens to the TLS socket alone: a later failure of the
+    // socket under it is the TLS socket's (never an 'error' nobody hears).
+    raw.on("error", (error: Error) => secure.destroy(error));
     secure.setNoDelay?.(true);
     return secure;
   } catch (error) {
@@ -268,7 +271,10 @@ function failedSocket(error: unknown): Duplex {
     },
   });
   setTimeout(() => {
-    socket.emit("error", error);
+    // Closed already (a pool that ended refuses a session's socket at its
+    // first write: pg_pools.ts `cancelsOnly`), nobody listens any more.
+    if (socket.destroyed) return;
+    if (socket.listenerCount("error") > 0) socket.emit("error", error);
     setTimeout(() => socket.destroy(), 0);
   }, 0);
   return socket;
