@@ -9,6 +9,7 @@
 
 import { assert, assertEquals, assertMatch, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
+import { DriverPool } from "../../lib/db/pool.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { tlsPlan } from "../../lib/db/postgres/pg_tls.ts";
 import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
@@ -430,5 +431,74 @@ Deno.test({
       lean: 'answered [["carol"]]',
       bound: 'answered [["carol"]]',
     });
+  },
+});
+
+Deno.test({
+  name:
+    "postgres tls: dbport's own statements sent as the server ends every idle TLS session (57P01) are sent again, not failed (outsider stop 48, over TLS)",
+  ...needs("postgres"),
+  async fn() {
+    // As tests/db/outsider_stop48_test.ts's 57P01 case, over TLS: the own
+    // pool's sockets are watched (pg_pools.ts `#watch`) under TLS now. The
+    // server ends the connection's sessions while this process's event loop
+    // is held, so the calls are written before the close is read; three
+    // rounds (each holds the loop 0.9 s). That case's lean read is not here:
+    // against a server it meets a reset (it was never run, and is asked
+    // again: so it answered against a PostgreSQL with TLS of its own), but
+    // this proxy takes its bytes and closes cleanly, which is what a session
+    // ended under a running statement looks like ("closed mid-read").
+    await using fixture = await openFixture("postgres");
+    const proxy = await tlsPgProxy(new URL(fixture.url));
+    const app = `tls_s48_${crypto.randomUUID().slice(0, 8)}`;
+    const url = new URL(proxy.url);
+    url.searchParams.set("application_name", app);
+    url.searchParams.set("sslmode", "require");
+    const pool = new DriverPool();
+    const spec = {
+      id: crypto.randomUUID(),
+      engine: "postgres" as const,
+      url: url.toString(),
+    };
+    const options = { signal: new AbortController().signal, timeoutMs: 5_000 };
+    const failed: string[] = [];
+    const note = async (what: string, work: Promise<unknown>) => {
+      const said = await outcome(work);
+      if (!said.startsWith("answered")) failed.push(`${what}: ${said}`);
+    };
+    try {
+      for (let round = 0; round < 3; round++) {
+        await note(
+          `round ${round}, version()`,
+          pool.get(spec).version(options),
+        );
+        await note(
+          `round ${round}, first read`,
+          pool.get(spec).query("select 1 as a", READ_OPTIONS),
+        );
+        const kill = fixture.admin(
+          `select pg_sleep(0.3), pg_terminate_backend(pid) from pg_stat_activity
+            where application_name = '${app}'`,
+        );
+        await sleep(50);
+        const end = Date.now() + 900;
+        while (Date.now() < end) { /* held */ }
+        const answers = [
+          note(`round ${round}, version()`, pool.get(spec).version(options)),
+          note(
+            `round ${round}, listSchemas()`,
+            pool.get(spec).listSchemas(options),
+          ),
+        ];
+        await kill;
+        await Promise.all(answers);
+      }
+      assertEquals(failed, []);
+      assert(proxy.stats.tls >= 2, "sessions were opened again under TLS");
+      assertEquals(proxy.stats.clear, 0);
+    } finally {
+      await pool.closeAll();
+      await proxy.close();
+    }
   },
 });
