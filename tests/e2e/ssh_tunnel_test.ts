@@ -24,6 +24,8 @@ import {
 import { needsSshd, PASSPHRASE, type Sshd, startSshd } from "../_sshd.ts";
 import type { TestServer } from "../_server.ts";
 import { callTool, toolErrorText } from "../_tool_call.ts";
+import { TEST_CA_FILE, tlsPgProxy } from "../_tls_pg_proxy.ts";
+import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
 
 const ignoreSsh = needsSshd().ignore;
 
@@ -282,6 +284,62 @@ Deno.test({
         `${admin.engine}: the statement still runs`,
       );
     }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres over TLS inside the tunnel: the certificate is checked against the URL's host, reads are wired, a timeout's cancel request goes over TLS",
+  ignore: ignoreSsh || needs("postgres").ignore,
+  async fn() {
+    // TLS is dbport's own inside the tunnel's channel (pg_tls.ts): the
+    // proxy does TLS in front of the shared server (whose own TLS is off).
+    await using sshd = await startSshd();
+    await using dotSsh = await sshDir([sshd]);
+    await using pgAdmin = await openFixture("postgres");
+    const good = await tlsPgProxy(new URL(POSTGRES_URL));
+    const other = await tlsPgProxy(new URL(POSTGRES_URL), { cert: "other" });
+    await using _proxies = {
+      [Symbol.asyncDispose]: () =>
+        Promise.all([good.close(), other.close()]).then(() => {}),
+    };
+    const behind = (proxy: string, name: string) => {
+      const url = new URL(proxy);
+      url.searchParams.set("sslmode", "verify-full");
+      url.searchParams.set("sslrootcert", TEST_CA_FILE);
+      return {
+        ...viaSsh("postgres", sshd),
+        id: crypto.randomUUID(),
+        name,
+        url: url.toString(),
+      };
+    };
+    const trusted = behind(good.url, "TLS behind the bastion");
+    const wrongHost = behind(other.url, "Wrong certificate");
+    await using server = await serverWith([trusted, wrongHost], {}, {
+      sshDir: dotSsh.path,
+    });
+    assertMatch(okText(await version(server, trusted)), /"one"/);
+    const before = { ...wireWrites };
+    assertMatch(okText(await version(server, trusted)), /"one"/);
+    assert(wireWrites.reads > before.reads, "the read was wired");
+    assertEquals(wireWrites.postgresJs, before.postgresJs);
+    assert(good.stats.tls >= 1);
+    assertEquals(good.stats.clear, 0);
+    assertMatch(
+      toolErrorText(await version(server, wrongHost)),
+      /^not_connected: .*TLS handshake failed/,
+    );
+    const answer = await callTool(server, "execute_query", {
+      connection_id: trusted.id,
+      query:
+        "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000000) select count(*) /* tls-tunnel-marker */ from c",
+      timeout_seconds: 1,
+    });
+    assertEquals(answer.json.error?.code, -33003, JSON.stringify(answer.json));
+    assertEquals(await runningCount(pgAdmin, "tls-tunnel-marker"), 0);
+    assert(good.stats.cancels >= 1, "the cancel request went through TLS");
+    assertEquals(good.stats.clear, 0);
   },
 });
 

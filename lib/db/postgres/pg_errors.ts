@@ -30,8 +30,13 @@ const POSTGRES_ERRORS: ErrorReading = {
         `the database did not answer within ${CONNECT_TIMEOUT_SECONDS} s`,
       );
     }
-    if (/before secure TLS connection was established/.test(message)) {
-      // postgres.js asks for TLS and, refused, never falls back to plain text.
+    if (
+      /before secure TLS connection was established|\(TLS refused\)$/.test(
+        message,
+      )
+    ) {
+      // TLS asked for (pg_tls.ts, or postgres.js's own) and refused: never
+      // a fall back to plain text.
       return new DbError(
         "connect",
         `the server does not support SSL/TLS, which the URL's sslmode requires (dbport never falls back to plain text): ${text}`,

@@ -25,6 +25,7 @@ import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
 import { wired } from "./pg_wire.ts";
 import { cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
+import { secured, tlsPlan, withoutOwnTlsParams } from "./pg_tls.ts";
 import type { Duplex } from "node:stream";
 
 type Sql = ReturnType<typeof postgres>;
@@ -39,9 +40,10 @@ export class PgPools {
   /** dbport's own statements' pool (at most 2 sessions, never wired). */
   readonly meta: Sql;
   /**
-   * A plain socket to the server for the protocol's cancel request; null
-   * when reads take postgres.js's path (TLS, a Unix socket, several hosts,
-   * or the wired reader turned off).
+   * A socket to the server in clear (TCP, the tunnel's channel, or TLS's
+   * clear side: pg_tls.ts) for the protocol's cancel request; null when
+   * reads take postgres.js's path (a Unix socket, several hosts, or the
+   * wired reader turned off).
    */
   readonly plainSocket: (() => Promise<Duplex>) | null;
   readonly #create: () => Sql;
@@ -77,10 +79,14 @@ export class PgPools {
   constructor(config: PostgresConfig) {
     const options = postgres(config.url, postgresOptions(config))
       .options as never;
-    // A plain TCP socket, or the tunnel's: null under TLS, a Unix socket or
-    // a list of hosts, which postgres.js opens itself.
-    const target = wireTarget(config.socket, options);
-    const open = target === null
+    // A plain TCP socket, or the tunnel's: null for a Unix socket or a list
+    // of hosts, which postgres.js opens itself. Under TLS dbport negotiates
+    // on it itself (pg_tls.ts) and gives postgres.js the clear side.
+    const tlsNeeds = tlsPlan(config.url, options);
+    const target = tlsNeeds === undefined
+      ? null
+      : wireTarget(config.socket, options);
+    const raw = target === null
       ? null
       : () =>
         config.socket === undefined
@@ -88,8 +94,18 @@ export class PgPools {
             tcpConnect(target.port, target.host).setNoDelay(true),
           )
           : config.socket();
+    const ownTls = raw !== null && tlsNeeds !== null &&
+      tlsNeeds !== undefined;
+    const open = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!);
+    // postgres.js's URL: without what it would pass on as a startup
+    // parameter, and told not to negotiate TLS on a socket that has it.
+    const url = ownTls ? withoutOwnTlsParams(config.url) : config.url;
+    const optionsOf = (socket?: () => Promise<Duplex>) => ({
+      ...postgresOptions(config, socket),
+      ...(ownTls ? { ssl: false as const } : {}),
+    });
     // Reads speak the protocol themselves on a wired socket (pg_read.ts),
-    // which needs the session's bytes in clear: not under TLS.
+    // which needs the session's bytes in clear: TLS's clear side.
     const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
     this.plainSocket = wiredReads ? open : null;
     const plain = this.plainSocket;
@@ -98,11 +114,8 @@ export class PgPools {
       : async () => wired(await plain());
     this.#create = () => {
       const pool: Sql = postgres(
-        config.url,
-        postgresOptions(
-          config,
-          untilEnded(() => pool, socket, () => poolRetired(pool)),
-        ),
+        url,
+        optionsOf(untilEnded(() => pool, socket, () => poolRetired(pool))),
       );
       return pool;
     };
@@ -111,11 +124,8 @@ export class PgPools {
     const watched = open === null
       ? undefined
       : async () => this.#watch(await open());
-    const meta: Sql = postgres(config.url, {
-      ...postgresOptions(
-        config,
-        untilEnded(() => meta, watched, () => this.#closed),
-      ),
+    const meta: Sql = postgres(url, {
+      ...optionsOf(untilEnded(() => meta, watched, () => this.#closed)),
       max: 2,
     });
     this.meta = meta;
@@ -143,8 +153,8 @@ export class PgPools {
    * Settles once no session of dbport's own pool is between its error and
    * its close in postgres.js (`#watch`): a statement sent again after a
    * session was found lost goes to another session then, or opens a new
-   * one. Where postgres.js opens its own sockets (TLS, a Unix socket,
-   * several hosts) dbport cannot watch them: it waits
+   * one. Where postgres.js opens its own sockets (a Unix socket, several
+   * hosts) dbport cannot watch them: it waits
    * {@linkcode UNWATCHED_CLOSE_MS}, for the socket's close to come first.
    */
   async ownSessionsSettled(): Promise<void> {
@@ -383,7 +393,7 @@ function endPool(pool: Sql, seconds: number): Promise<void> {
  * after the driver was closed (tests/db/outsider_stop46_test.ts). A cancel
  * request, which postgres.js sends on a socket of its own, still goes out
  * until the pool starts ending. Undefined where postgres.js opens its own
- * sockets (TLS, a Unix socket, several hosts).
+ * sockets (a Unix socket, several hosts).
  */
 function untilEnded(
   pool: () => Sql,

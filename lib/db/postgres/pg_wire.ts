@@ -12,8 +12,8 @@
  * gives the socket to the read instead. postgres.js then waits for the
  * marker's answer, sends nothing else, and the read owns the socket until it
  * gives postgres.js that answer (an empty query's, as the server would).
- * A socket under TLS carries ciphertext the patch cannot read, so a session
- * over TLS is never wired and its reads take postgres.js's path.
+ * Under TLS the socket patched is the TLS socket's clear side: dbport
+ * negotiates TLS itself (pg_tls.ts) and postgres.js never sees ciphertext.
  *
  * @module
  */

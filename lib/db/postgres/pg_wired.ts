@@ -49,14 +49,14 @@ export type WireTarget = { host: string; port: number } | null;
 
 /**
  * Whether this connection's sessions can be wired, from the options
- * postgres.js read from its URL: a socket under TLS carries ciphertext, a
- * Unix socket or a list of hosts is postgres.js's own to open.
+ * postgres.js read from its URL: a Unix socket or a list of hosts is
+ * postgres.js's own to open. (Under TLS dbport negotiates on the socket it
+ * opens, pg_tls.ts, and wires the clear side; pg_pools.ts.)
  */
 export function wireTarget(
   tunnel: (() => Promise<Duplex>) | undefined,
-  options: { ssl?: unknown; path?: unknown; host?: string[]; port?: number[] },
+  options: { path?: unknown; host?: string[]; port?: number[] },
 ): WireTarget {
-  if (options.ssl) return null;
   if (tunnel !== undefined) return { host: "", port: 0 };
   if (options.path || options.host?.length !== 1) return null;
   const host = options.host[0];
