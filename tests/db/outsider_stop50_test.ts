@@ -184,12 +184,18 @@ async function ownCancelStage(prefix: string) {
     ['answered "v1"', 'answered "v2"'],
   );
   const locked = (n: number) =>
-    waitUntil(`${n} of the driver's sessions waiting on a lock`, async () =>
-      (await waitingOnLocks(watch, app)).length === n);
+    waitUntil(
+      `${n} of the driver's sessions waiting on a lock`,
+      async () => (await waitingOnLocks(watch, app)).length === n,
+    );
   const waitingFor = (what: string, query: RegExp) =>
-    waitUntil(`${what} waiting on a lock`, async () =>
-      (await waitingOnLocks(watch, app)).some((text) => query.test(text)));
+    waitUntil(
+      `${what} waiting on a lock`,
+      async () =>
+        (await waitingOnLocks(watch, app)).some((text) => query.test(text)),
+    );
   return {
+    app,
     waitingFor,
     fixture,
     schema,
@@ -262,6 +268,111 @@ Deno.test({
         carol: 'answered "v2"',
         bob: 'answered "listed"',
       },
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: postgres: a catalog statement started once the own-cancel gate gave up waiting is never stopped by the cancel request it waited for",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: mallory's describeTable of v1 (300 ms) waited in
+    // pg_get_viewdef for the owner's lock on v1, carol's of v2 (15 s) held
+    // the pool's other session the same way. Mallory's timeout fired and
+    // the proxy held her cancel request. The owner released v1 (mallory's
+    // statement ended, her session idle) and locked pg_namespace; bob
+    // listed schemas (15 s). His statement waited at the gate
+    // (`ownCancelsDelivered`) for OWN_CANCEL_MS (5 s), then started anyway
+    // on mallory's session — the only free one — and waited on
+    // pg_namespace. Then the cancel request went through.
+    // What happened: bob's listing failed "[timeout] canceling statement
+    // due to user request [SQLSTATE 57014]".
+    // Why it matters: a cancel request slower than 5 s (an SSH tunnel, a
+    // busy postmaster, a lossy network) still stops another client's
+    // catalog call; for reads and writes a session whose cancel request
+    // was not delivered within its wait is never given back
+    // (pg_session.ts `cancelDelivered`, pg_wired.ts `handBack`), the own
+    // pool's session goes on serving (pg_pools.ts `ownCancelsDelivered`:
+    // `settledWithin(…, OWN_CANCEL_MS)`, then start).
+    // What should happen: bob's listing answers (the session is closed, or
+    // held back until the request is delivered).
+    await using stage = await ownCancelStage("stop50_cap");
+    const { driver, schema, proxy, lockers, locked, waitingFor } = stage;
+    const v1 = await lockOn(lockers[0]!, `${schema}.v1`);
+    const v2 = await lockOn(lockers[1]!, `${schema}.v2`);
+    const mallory = described(driver, "v1", schema, 300);
+    await locked(1);
+    const carol = described(driver, "v2", schema, 15_000);
+    await locked(2);
+    await waitUntil("mallory's cancel request", () => proxy.stats.cancels > 0);
+    await v1.release();
+    await locked(1);
+    const catalog = await lockOn(lockers[2]!, "pg_catalog.pg_namespace");
+    const bob = listed(driver, schema, 15_000);
+    await waitingFor("bob's listing", /from pg_namespace n/);
+    proxy.letThrough();
+    await waitUntil("the cancel's delivery", () => proxy.stats.delivered > 0);
+    await catalog.release();
+    await v2.release();
+    assertEquals(
+      { mallory: await mallory, carol: await carol, bob: await bob },
+      {
+        mallory: 'answered "v1"',
+        carol: 'answered "v2"',
+        bob: 'answered "listed"',
+      },
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: postgres: a catalog call whose timeout runs out while another client's cancel request is on its way fails as a timeout and starts no statement",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: mallory's describeTable of v1 (300 ms) waited in
+    // pg_get_viewdef for the owner's lock on v1; her timeout fired and the
+    // proxy held her cancel request (a tunnel or network that delays or
+    // drops it). The own pool's other session was idle. The owner locked
+    // pg_namespace (a catalog DDL, a VACUUM FULL or REINDEX of it), and bob
+    // listed schemas with 2 s (what is left of a tool call's time, or a
+    // short timeout).
+    // What happened: every own statement waits at one gate for all of the
+    // pool's cancel requests, whichever session it will run on (pg_own.ts
+    // `runOwn` → pg_pools.ts `ownCancelsDelivered`, up to OWN_CANCEL_MS,
+    // 5 s) — inside `stoppable`, whose timeout at 2 s found no statement to
+    // stop (`pending` null) and did nothing. At 5 s the gate gave up and
+    // bob's statement started, after his timeout, and waited on
+    // pg_namespace; nothing cancelled it. At 7 s (STOP_GRACE_MS after the
+    // timeout) bob's call failed "[connect] the database did not answer
+    // within 5 s: its session is treated as lost" — a 2 s call that took
+    // 7 s, counted the connection as lost, and left its statement holding
+    // one of the own pool's two sessions on the server. Without the lock,
+    // bob's call answered after 5 s: each call of every client —
+    // list_schemas, describe_table, the vetting of each execute_query —
+    // waits so while any client's catalog cancel is on its way, and one
+    // client timing out again and again on a locked view keeps one there.
+    // What should happen: bob's call fails as a timeout (or is served by
+    // the idle session) and leaves no statement on the server.
+    await using stage = await ownCancelStage("stop50_gate");
+    const { driver, schema, proxy, lockers, locked, watch, app } = stage;
+    const v1 = await lockOn(lockers[0]!, `${schema}.v1`);
+    const mallory = described(driver, "v1", schema, 300);
+    await locked(1);
+    await waitUntil("mallory's cancel request", () => proxy.stats.cancels > 0);
+    const catalog = await lockOn(lockers[2]!, "pg_catalog.pg_namespace");
+    const bob = (await listed(driver, schema, 2_000)).replace(/\].*$/s, "]");
+    const left = (await waitingOnLocks(watch, app)).filter((query) =>
+      /from pg_namespace n/.test(query)
+    ).length;
+    proxy.letThrough();
+    await catalog.release();
+    await v1.release();
+    await mallory;
+    assertEquals(
+      { bob, bobsStatementsLeft: left },
+      { bob: "failed: [timeout]", bobsStatementsLeft: 0 },
     );
   },
 });
