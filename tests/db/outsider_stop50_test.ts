@@ -38,7 +38,7 @@ import { assertEquals } from "@std/assert";
 import postgres from "postgres";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
-import { needs, openFixture, POSTGRES_URL } from "../_db.ts";
+import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { outcome } from "../_outsider.ts";
 import { tcpProxy } from "../_tcp_proxy.ts";
 import { waitUntil } from "../_wait.ts";
@@ -374,5 +374,116 @@ Deno.test({
       { bob, bobsStatementsLeft: left },
       { bob: "failed: [timeout]", bobsStatementsLeft: 0 },
     );
+  },
+});
+
+/** A read of `text` by `by` with `limits` over READ_OPTIONS' own. */
+function readAs(
+  driver: Driver,
+  text: string,
+  by: string,
+  limits: Partial<typeof READ_OPTIONS> = {},
+) {
+  return driver.query(text, {
+    ...READ_OPTIONS,
+    timeoutMs: 15_000,
+    ...limits,
+    signal: new AbortController().signal,
+    sign: { client: by, token: "t", call: crypto.randomUUID().slice(0, 8) },
+  });
+}
+
+Deno.test({
+  name:
+    "FINDING: postgres: an export waiting for a read session is not failed by another client's read whose session dbport closes",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: the connection's four read sessions busy — three of
+    // carol's reads waiting for the owner's lock on `slow`, and mallory's
+    // read of a 20 MB value (maxBytes 100 kB) waiting for the owner's lock
+    // on `big`. Bob exported `select 1` (streamRead, what export_query
+    // runs): no session free, he waited. The owner released `big`: mallory's
+    // read met its limit mid-value and dbport closed her session
+    // (pg_wired.ts `handBack` → `read.drop()`), and the pool's socket hook
+    // refused every waiting `reserve()` so that they ask again
+    // (pg_pools.ts `untilEnded` → pg_session.ts `requeueWaiters`).
+    // What happened: reads ask again (postgres.ts `query` → `askingAgain`),
+    // an export does not (postgres.ts `streamRead` calls
+    // `streamPostgresRead` → `inReadTransaction` → `reserveSession` once):
+    // bob's export failed "[connect] the database session closed before
+    // the read began: a session of the pool closed; try again" — any
+    // client whose read is too large (or whose session an administrator or
+    // idle_session_timeout ends) fails every export then waiting.
+    // What should happen: bob's export waits on and streams its row.
+    await using fixture = await openFixture("postgres");
+    const { schema } = fixture;
+    await fixture.admin(`create table ${schema}.slow (i int)`);
+    await fixture.admin(`create table ${schema}.big (i int)`);
+    await fixture.admin(`insert into ${schema}.slow values (1)`);
+    await fixture.admin(`insert into ${schema}.big values (1)`);
+    const { driver } = ownPostgresDriver(fixture.url, "stop50_exp");
+    const lockers = [1, 2].map(() =>
+      postgres(fixture.url, { max: 1, onnotice: () => {} })
+    );
+    const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    try {
+      await Promise.all(
+        [1, 2, 3, 4].map((i) => readAs(driver, `select ${i}`, "warm")),
+      );
+      const slow = await lockOn(lockers[0]!, `${schema}.slow`);
+      const big = await lockOn(lockers[1]!, `${schema}.big`);
+      const carol = [1, 2, 3].map((n) =>
+        outcome(
+          readAs(driver, `select i + ${n} as n from ${schema}.slow`, "carol"),
+        )
+      );
+      const mallory = outcome(
+        readAs(
+          driver,
+          `select repeat('x', 20000000) as v from ${schema}.big`,
+          "mallory",
+          { maxBytes: 100_000, maxCellChars: 1_000 },
+        ),
+      );
+      // Reads run under their client's name: found by the fixture's schema.
+      await waitUntil(
+        "four reads waiting on locks",
+        async () =>
+          (await watch.unsafe(
+            `select 1 from pg_stat_activity
+            where wait_event_type = 'Lock' and strpos(query, $1) > 0`,
+            [`${schema}.`],
+          )).length === 4,
+      );
+      const rows: unknown[] = [];
+      const bob = outcome(
+        driver.streamRead!("select 1 as one", {
+          ...READ_OPTIONS,
+          timeoutMs: 15_000,
+          signal: new AbortController().signal,
+        }, (_columns, batch) => {
+          rows.push(...batch);
+          return Promise.resolve();
+        }),
+      );
+      // Bob's export asked for a session a round trip ago.
+      await watch.unsafe("select 1");
+      await big.release();
+      const malloryDid = await mallory;
+      await slow.release();
+      assertEquals(
+        { bob: await bob, rows, carol: await Promise.all(carol) },
+        {
+          bob: 'answered {"rows":1}',
+          rows: [[1]],
+          carol: ["answered [[2]]", "answered [[3]]", "answered [[4]]"],
+        },
+        `mallory: ${malloryDid.slice(0, 40)}`,
+      );
+    } finally {
+      await driver.close();
+      await Promise.all(lockers.map((sql) => sql.end()));
+      await watch.end();
+    }
   },
 });
