@@ -42,6 +42,14 @@ import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { outcome } from "../_outsider.ts";
 import { tcpProxy } from "../_tcp_proxy.ts";
 import { waitUntil } from "../_wait.ts";
+import { saveConnections } from "../../lib/app/connections.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
+import { WIRE_ENV } from "../../lib/db/postgres/postgres.ts";
+import { saveSettings } from "../../lib/serve.ts";
+import { savedConnection } from "../_connections.ts";
+import { spawnServe } from "../_main.ts";
+import { modernHeaders, modernRequest } from "../_server.ts";
 
 /**
  * A proxy that holds every cancel request (a connection whose first message
@@ -484,6 +492,92 @@ Deno.test({
       await driver.close();
       await Promise.all(lockers.map((sql) => sql.end()));
       await watch.end();
+    }
+  },
+});
+
+/** The process's peak resident memory so far (VmHWM), in MiB. */
+function peakMib(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+Deno.test({
+  name:
+    "FINDING: postgres through MCP: one row of forty 4 MB bytea values grows the server's peak RSS by less than 64 MiB, as one huge value does",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: through execute_query (any token that reads), one row of
+    // forty columns, each the same 4 MB bytea (8 MB as the wire's hex
+    // text: under pg_big_row.ts KEEP_VALUE_BYTES, 8 MiB), after warming
+    // the server as tests/db/pg_huge_value_test.ts does.
+    // What happened: the answer is cut to its budget, but the peak RSS of
+    // the server grew by about 400-600 MiB (10 columns: ~270): a value up
+    // to 8 MiB "is always held whole, whatever the budget left"
+    // (pg_big_row.ts `#streaming`: `mode = "stop"` only when
+    // `length > KEEP_VALUE_BYTES && length > left()`), and converted
+    // whole (bytea: base64 of the whole value, pg_values.ts → values.ts
+    // `binaryCell`; json and arrays parsed whole) into `row.cells`, which
+    // hold every value of the row until the row ends — the answer's
+    // budget is applied only then (pg_read.ts `#rowDone`). The sum over a
+    // row is bounded by nothing but PostgreSQL's 1 GB message: ~120 such
+    // values; a few clients at once multiply it.
+    // What should happen: once the row's values exceed what is left of the
+    // answer, the next ones are cut or skipped as they stream (as a single
+    // 400 MB value is: < 64 MiB).
+    await using fixture = await openFixture("postgres");
+    const home = await Deno.makeTempDir({ prefix: "dbport-stop50-row-" });
+    const saved = savedConnection(fixture, "Wide");
+    await saveConnections(inAppDir(home, CONNECTIONS_FILE), [saved]);
+    await saveSettings(home, { requireAuth: false });
+    const serve = await spawnServe(home, { env: { [WIRE_ENV]: "1" } });
+    try {
+      const call = async (query: string) => {
+        const body = modernRequest("tools/call", {
+          name: "execute_query",
+          arguments: {
+            connection_id: saved.id,
+            query,
+            timeout_seconds: 60,
+          },
+        }, crypto.randomUUID());
+        const response = await fetch(serve.url!, {
+          method: "POST",
+          headers: modernHeaders(body),
+          body: JSON.stringify(body),
+        });
+        return JSON.parse(await response.text());
+      };
+      const fiveCells =
+        "select g, repeat(chr(97 + g), 3000000) as big from generate_series(1, 5) g";
+      for (let i = 0; i < 3; i++) {
+        await call("select repeat('w', 20000000) as warm");
+        await Promise.all(Array.from({ length: 8 }, () => call(fiveCells)));
+      }
+      const before = peakMib(serve.child.pid);
+      const columns = Array.from({ length: 40 }, (_, i) => `b as c${i}`);
+      const answer = await call(
+        `select ${
+          columns.join(", ")
+        } from (select decode(repeat('ab', 4000000), 'hex') as b) s`,
+      );
+      const grew = Math.round(peakMib(serve.child.pid) - before);
+      const row = answer.result?.structuredContent?.rows?.[0];
+      assertEquals(
+        {
+          answered: Array.isArray(row),
+          truncated: answer.result?.structuredContent?.is_truncated,
+          grewUnder64MiB: grew < 64,
+        },
+        { answered: true, truncated: true, grewUnder64MiB: true },
+        `peak RSS grew ${grew} MiB`,
+      );
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.readRest();
+      await serve.child.status;
+      await serve.child.stderr.cancel().catch(() => {});
+      await Deno.remove(home, { recursive: true });
     }
   },
 });
