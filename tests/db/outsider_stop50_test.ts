@@ -34,11 +34,18 @@
  * See the report for the rest.
  */
 
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
+import { applyHarden, prepareHarden } from "../../lib/cli/harden.ts";
 import postgres from "postgres";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
-import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import {
+  needs,
+  openFixture,
+  openPostgresDatabase,
+  POSTGRES_URL,
+  READ_OPTIONS,
+} from "../_db.ts";
 import { outcome } from "../_outsider.ts";
 import { tcpProxy } from "../_tcp_proxy.ts";
 import { waitUntil } from "../_wait.ts";
@@ -578,6 +585,65 @@ Deno.test({
       await serve.child.status;
       await serve.child.stderr.cancel().catch(() => {});
       await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: postgres: harden --apply whose run fails after it created the login leaves no login on the server",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: planned `harden` for a database whose `shop.authors`
+    // holds a private column (`*.name`): the plan creates the login, then
+    // grants SELECT on authors' other columns. While the owner looked at
+    // the plan, another session's migration renamed the table (a drop does
+    // the same). Then the owner applied it.
+    // What happened: CREATE ROLE and the grants before it ran, the
+    // column grant failed ("relation "shop.authors" does not exist"; its
+    // schema still exists, so it is not passed over), and applyHarden threw
+    // from its statement loop (lib/app/harden.ts `applyHarden`: the
+    // statements run one by one, in no transaction, and only a failed
+    // proof drops the login `plan.creates` made). The login stayed on the
+    // server: LOGIN, a password nobody has, CONNECT on the database and
+    // whatever grants had run — one per try.
+    // What should happen: as for a failed proof, a login this run created
+    // is dropped again (or the run is one transaction).
+    const fixture = await openPostgresDatabase();
+    let user = "";
+    try {
+      const prepared = await prepareHarden({
+        ...savedConnection(fixture, "Shop"),
+        privateColumns: ["*.name"],
+      });
+      assert(prepared !== null);
+      assertEquals(prepared.plan.creates, true);
+      user = prepared.plan.user;
+      assert(
+        prepared.plan.statements.some((s) => s.includes('"shop"."authors"')),
+        prepared.plan.statements.join("\n"),
+      );
+      await fixture.admin("alter table shop.authors rename to writers");
+      const applied = await applyHarden(prepared).then(
+        () => "applied",
+        (error: Error) => `refused: ${error.message}`,
+      );
+      const left = await fixture.admin(
+        `select 1 from pg_roles where rolname = '${user}'`,
+      );
+      assertEquals(
+        { refused: applied.startsWith("refused"), loginsLeft: left.length },
+        { refused: true, loginsLeft: 0 },
+        applied,
+      );
+    } finally {
+      await fixture[Symbol.asyncDispose]();
+      if (user !== "") {
+        const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+        await sql.unsafe(`drop role if exists "${user}"`).finally(() =>
+          sql.end()
+        );
+      }
     }
   },
 });
