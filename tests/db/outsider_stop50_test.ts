@@ -647,3 +647,71 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "held: a read's cancel request held past its timeout never stops the next client's read, lean or bound",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: the owner locked `t`; mallory's read of it (300 ms, a
+    // lean read, then a bound read on postgres.js's path) waited and timed
+    // out, and the proxy held its cancel request. Once her call had
+    // settled, bob's read of `t` (15 s) waited on the lock; then the
+    // request went through and the lock was released. What happened: bob's
+    // read answered both times — a session whose cancel request is not
+    // delivered within its wait is closed, never given back (pg_wired.ts
+    // `handBack`, pg_session.ts `cancelDelivered` → `lost`). This pins it.
+    await using fixture = await openFixture("postgres");
+    const t = `${fixture.schema}.t`;
+    await fixture.admin(`create table ${t} (i int)`);
+    await fixture.admin(`insert into ${t} values (1)`);
+    const seen: string[] = [];
+    for (const bound of [false, true]) {
+      const proxy = heldCancelProxy(new URL(fixture.url));
+      const { driver } = ownPostgresDriver(proxy.url, "stop50_held");
+      const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+      const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+      try {
+        await readAs(driver, "select 1", "warm");
+        const lock = await lockOn(locker, t);
+        const mallory = await outcome(
+          readAs(
+            driver,
+            bound
+              ? `select i from ${t} where $1::int = 1`
+              : `select i from ${t}`,
+            "mallory",
+            bound
+              ? { timeoutMs: 300, params: [1] } as never
+              : { timeoutMs: 300 },
+          ),
+        );
+        assertEquals(proxy.stats.cancels, 1, mallory);
+        const bob = outcome(readAs(driver, `select i from ${t}`, "bob"));
+        await waitUntil(
+          "bob's read waiting on the lock",
+          async () =>
+            (await watch.unsafe(
+              `select 1 from pg_stat_activity
+              where wait_event_type = 'Lock' and strpos(query, 'client=bob') > 0
+                and strpos(query, $1) > 0`,
+              [t],
+            )).length === 1,
+        );
+        proxy.letThrough();
+        await waitUntil(
+          "the cancel's delivery",
+          () => proxy.stats.delivered > 0,
+        );
+        await lock.release();
+        seen.push(await bob);
+      } finally {
+        await driver.close();
+        await locker.end();
+        await watch.end();
+        await proxy.close();
+      }
+    }
+    assertEquals(seen, ["answered [[1]]", "answered [[1]]"]);
+  },
+});
