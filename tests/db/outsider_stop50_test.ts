@@ -37,6 +37,8 @@
 import { assert, assertEquals } from "@std/assert";
 import { applyHarden, prepareHarden } from "../../lib/cli/harden.ts";
 import postgres from "postgres";
+import mysql from "mysql2/promise";
+import { openMysql } from "../../lib/db/mysql/mysql.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import {
@@ -713,5 +715,75 @@ Deno.test({
       }
     }
     assertEquals(seen, ["answered [[1]]", "answered [[1]]"]);
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: mariadb: a call waiting for one of the pool's sessions fails at its own timeout rather than waiting for as long as others' reads hold them",
+  ...needs("mysql"),
+  async fn() {
+    // What I did: the owner held `LOCK TABLES t WRITE`; mallory (any token
+    // that reads) sent four reads of `t` with 15 s each, which took the
+    // pool's four sessions (mysql_session.ts `connectionLimit: 4`, shared
+    // by reads, writes, exports and catalog statements) and waited on the
+    // lock — a long scan or a slow server holds them the same way. Bob
+    // read `select 1` with a 1 s timeout.
+    // What happened: bob's read waited in mysql2's `getConnection`
+    // (mysql_session.ts `acquire`: neither the timeout nor the caller's
+    // signal is looked at once it waits; `stoppable` starts only after)
+    // for as long as mallory's reads held the sessions — past his 1 s,
+    // and it stays waiting when his client cancels. On PostgreSQL the
+    // same wait ends at the statement's timeout (pg_session.ts
+    // `reserveSession`, `noSession`).
+    // What should happen: bob's read fails at its 1 s as a timeout that
+    // never started (or is cancelled with its caller).
+    await using fixture = await openFixture("mysql");
+    const t = `${fixture.schema}.t`;
+    await fixture.admin(`create table ${t} (i int)`);
+    await fixture.admin(`insert into ${t} values (1)`);
+    const driver = openMysql({ url: fixture.url, secrets: [] });
+    const owner = await mysql.createConnection({ uri: fixture.url });
+    try {
+      await owner.query(`lock tables ${t} write`);
+      const mallory = [1, 2, 3, 4].map(() =>
+        outcome(readAs(driver, `select i from ${t}`, "mallory"))
+      );
+      await waitUntil("mallory's four reads waiting on the lock", async () => {
+        const [rows] = await owner.query(
+          `select 1 from information_schema.processlist
+            where state like 'Waiting for table%' and info like ?`,
+          [`%${t}%`],
+        );
+        return (rows as unknown[]).length === 4;
+      });
+      let bob = "";
+      const asked = outcome(
+        driver.query("select 1 as one", {
+          ...READ_OPTIONS,
+          timeoutMs: 1_000,
+          signal: new AbortController().signal,
+        }),
+      ).then((seen) => bob = seen);
+      const settled = await waitUntil(
+        "bob's read to settle while mallory's reads hold the sessions",
+        () => bob !== "",
+        { timeoutMs: 8_000 },
+      ).then(() => true, () => false);
+      await owner.query("unlock tables");
+      await Promise.all(mallory);
+      await asked;
+      assertEquals(
+        {
+          settledBeforeTheLockWent: settled,
+          bob: bob.startsWith("failed") ? bob.replace(/\].*$/s, "]") : bob,
+        },
+        { settledBeforeTheLockWent: true, bob: "failed: [timeout]" },
+        bob,
+      );
+    } finally {
+      await owner.end();
+      await driver.close();
+    }
   },
 });
