@@ -39,6 +39,7 @@ import { applyHarden, prepareHarden } from "../../lib/cli/harden.ts";
 import postgres from "postgres";
 import mysql from "mysql2/promise";
 import { openMysql } from "../../lib/db/mysql/mysql.ts";
+import { openSqlite } from "../../lib/db/sqlite/sqlite.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import {
@@ -783,6 +784,47 @@ Deno.test({
       );
     } finally {
       await owner.end();
+      await driver.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: sqlite: a read queued behind another client's long reads on both workers fails at its own timeout",
+  ...needs("sqlite"),
+  async fn() {
+    // What I did: mallory (any token that reads) sent two endless reads
+    // (`with recursive c … select count(*) from c`, 6 s each), the second
+    // once the first had the file's first worker busy: one on each of the
+    // file's two worker threads (sqlite_call.ts `WORKERS = 2`,
+    // `readClient`). Bob then read `select 1` with 1 s. What happened: bob's
+    // read failed as a timeout at his 1 s, before mallory's reads ended.
+    // This pins it (the MariaDB pool does not: see the FINDING above).
+    await using fixture = await openFixture("sqlite");
+    const driver = openSqlite({ path: fixture.url, secrets: [] });
+    try {
+      await driver.query("select 1", READ_OPTIONS);
+      const endless =
+        "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c";
+      const long = () =>
+        outcome(driver.query(endless, { ...READ_OPTIONS, timeoutMs: 6_000 }));
+      const first = long();
+      await waitUntil(
+        "the first worker inside mallory's read",
+        () => driver.client.stuckFor > 50,
+      );
+      const second = long();
+      const bob = outcome(
+        driver.query("select 1 as one", { ...READ_OPTIONS, timeoutMs: 1_000 }),
+      );
+      const firstDone = await Promise.race([
+        bob.then((seen) => `bob: ${seen.replace(/\].*$/s, "]")}`),
+        Promise.race([first, second]).then(() => "mallory's read"),
+      ]);
+      await Promise.all([first, second, bob]);
+      assertEquals(firstDone, "bob: failed: [timeout]");
+    } finally {
       await driver.close();
     }
   },
