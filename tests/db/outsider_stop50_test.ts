@@ -829,3 +829,61 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "FINDING: postgres: no AI read shows a role's password verifier through pg_stats, as none does through pg_authid",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: three roles with passwords exist and pg_authid was
+    // analyzed (a DBA's `ANALYZE` or `vacuumdb --analyze` of the database
+    // does it: pg_authid is a shared catalog every database analyzes;
+    // this server's own pg_authid had been analyzed by someone today).
+    // The connection's login reads pg_authid's columns (a superuser, or a
+    // member of pg_read_all_data — the logins dbport's login-risk check
+    // names). A client read `pg_stats` for pg_authid.rolpassword.
+    // What happened: the vetting called it a read (no `denied`): pg_stats
+    // is a view over pg_statistic, pg_class, pg_attribute and pg_namespace
+    // — never pg_authid, which alone is on the credential list
+    // (pg_vet.ts `CREDENTIALS`) — and the read answered histogram_bounds
+    // holding every sampled role's SCRAM-SHA-256 verifier, which an
+    // offline attack turns into the password (a weak one quickly) and
+    // which logs in wherever SCRAM's stored key is enough. The vetting
+    // calls `select stavalues1 from pg_statistic where starelid =
+    // 'pg_authid'::regclass` a read too.
+    // What should happen: dbport refuses the read as it refuses pg_authid
+    // (statistics of a credential catalog are the credentials).
+    const { driver } = ownPostgresDriver(POSTGRES_URL, "stop50_stats");
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+    const roles = ["a", "b", "c"].map((x) => `stop50_pw_${x}_${suffix}`);
+    try {
+      for (const role of roles) {
+        await admin.unsafe(
+          `create role ${role} login password 'secret-${role}'`,
+        );
+      }
+      await admin.unsafe("analyze pg_catalog.pg_authid");
+      const text =
+        "select histogram_bounds::text as h, most_common_vals::text as m from pg_stats where tablename = 'pg_authid' and attname = 'rolpassword'";
+      const checked = await driver.check(text, "read", call(10_000));
+      const read = await outcome(readAs(driver, text, "mallory"));
+      assertEquals(
+        {
+          refused: !checked.ok || checked.denied !== null,
+          verifiersShown: read.includes("SCRAM-SHA-256$"),
+        },
+        { refused: true, verifiersShown: false },
+        JSON.stringify(checked),
+      );
+    } finally {
+      for (const role of roles) {
+        await admin.unsafe(`drop role if exists ${role}`);
+      }
+      // The statistics forget the verifiers again.
+      await admin.unsafe("analyze pg_catalog.pg_authid");
+      await admin.end();
+      await driver.close();
+    }
+  },
+});
