@@ -5,33 +5,64 @@
  * session closes (`untilEnded`), cancel requests that never end their side
  * first (pg_wired.ts `cancelRequest`), lean reads as one batch, awaited
  * cancel delivery before a session is given back (pg_session.ts
- * `cancelDelivered`), big rows streamed, and `harden --apply` dropping the
- * login it made when its proof fails.
+ * `cancelDelivered`), big rows streamed (pg_big_row.ts), and `harden
+ * --apply` dropping the login it made when its proof fails; then the
+ * MariaDB and SQLite pools and the read vetting.
  *
- * Cancel requests are held by a proxy until the test lets them through
- * (`heldCancelProxy`): no test relies on a delay being long enough. Locks
- * are held by the database's owner from connections of its own, and each
- * step waits until pg_stat_activity shows the session it needs waiting on
- * its lock. Tests that lock a system catalog do it in a database of their
- * own (`openFixture(…, { ownDatabase: true })`): nobody else's sessions see
- * that lock.
+ * Cancel requests go through a relay that holds them until the test lets
+ * them through (`heldCancelProxy`): no test relies on a delay being long
+ * enough. Locks are held by the database's owner from connections of its
+ * own, and each step waits until pg_stat_activity (or MariaDB's
+ * processlist) shows the session it needs waiting on its lock. Tests that
+ * lock a system catalog do it in a database of their own
+ * (`openFixture(…, { ownDatabase: true })`): nobody else's sessions see it.
  *
- * What I tried (FINDING: fails today; held: pinned):
- * - FINDING own statement queued behind another client's timed-out catalog
- *   statement: postgres.js queues (or pipelines) an own statement on a busy
- *   session before the other's cancel request is sent, so the gate
- *   (`ownCancelsDelivered`, checked once before `start()`) never sees it;
- *   the late request stops it.
- * - FINDING the gate gives up after OWN_CANCEL_MS (5 s): a cancel request
- *   delivered later still stops the next client's catalog statement.
- * - FINDING the gate is one for the whole own pool: while one client's
- *   cancel request is on its way, every client's catalog statement (schema
- *   listing, description, vetting) waits up to 5 s, even with the pool's
- *   other session idle; a call with less time left fails as a timeout.
- * - held: a read's session whose cancel request was not delivered is not
- *   given back (wired and bound reads); a lean batch with a swapped function
- *   cannot leave settings (stop 49b pins it; not repeated here).
- * See the report for the rest.
+ * What I tried (FINDING: fails today; held: pinned here or elsewhere):
+ * - FINDING an own (catalog) statement postgres.js already queued on a busy
+ *   session before another client's timeout is stopped by that timeout's
+ *   late cancel request: the gate runs once, before `start()`.
+ * - FINDING the gate gives up after OWN_CANCEL_MS (5 s): a request delivered
+ *   later stops the next client's catalog statement all the same.
+ * - FINDING a catalog call whose timeout runs out while it waits at the gate
+ *   (one gate for the whole own pool, whichever session it would use) does
+ *   nothing at its timeout, starts its statement after it, leaves it
+ *   running unstopped and fails as a lost connection 5 s later; without a
+ *   lock it answers 5 s late. A call cancelled there starts its statement
+ *   too (pg_own.ts: `pending` is null when the stop comes).
+ * - FINDING an export waiting for a read session fails when any session of
+ *   the pool closes (another client's too-large value): reads ask again
+ *   (`askingAgain`), exports (`streamRead`) do not.
+ * - FINDING one row of many values each under 8 MiB is held whole whatever
+ *   the budget: forty 4 MB bytea values grew the server's peak RSS by
+ *   400-600 MiB through execute_query.
+ * - FINDING `harden --apply` whose statements fail after CREATE ROLE (a
+ *   table renamed meanwhile) leaves the login on the server.
+ * - FINDING a read's cancel request whose socket closed before the server
+ *   took it (a relay hanging up; postgres.js's own 10 s connect timer)
+ *   counts as delivered: the session serves the next client's read, which
+ *   the late request stops (wired and bound reads).
+ * - FINDING MariaDB: a call waiting for one of the pool's four sessions
+ *   (`acquire`) outlives its timeout and its cancel.
+ * - FINDING pg_stats (and pg_statistic) show pg_authid's password
+ *   verifiers once pg_authid was analyzed; the credential-catalog rule
+ *   sees only pg_authid, pg_shadow and the user mappings by name.
+ * - held: SQLite: a read queued behind long reads on both workers fails at
+ *   its own timeout.
+ * - held (probed, not kept as tests): SQLite's private columns are not
+ *   readable through sqlite_stat1/sqlite_stat4 (no STAT4 in this build;
+ *   stat1 holds counts only) nor through max(), LIKE or the index's name;
+ *   pg_read_file, pg_ls_dir, pg_current_logfile, pg_file_settings and
+ *   pg_hba_file_rules vet as writes; the credential catalogs by name are
+ *   denied (checked: pg_authid, pg_shadow, pg_user_mappings).
+ * - Not attacked for lack of time: the SSH tunnel's channel ends
+ *   (lib/db/ssh/tunnel.ts), the HTTP layer's caps (64 connections, header
+ *   caps, legacy sessions: one principal's clients share its 16 sessions
+ *   by design). Noted, not tested: a wired read's cancel socket to a
+ *   server that never answers is never destroyed (pg_wired.ts
+ *   `cancelRequest` waits for end/close/error with no bound); a swapped
+ *   function runs with dbport's login and may pg_terminate_backend or
+ *   pg_cancel_backend its other sessions (other clients' reads) — the
+ *   vet-then-run window stop 49 described.
  */
 
 import { assert, assertEquals } from "@std/assert";
