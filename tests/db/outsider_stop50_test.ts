@@ -53,7 +53,11 @@
  *   stat1 holds counts only) nor through max(), LIKE or the index's name;
  *   pg_read_file, pg_ls_dir, pg_current_logfile, pg_file_settings and
  *   pg_hba_file_rules vet as writes; the credential catalogs by name are
- *   denied (checked: pg_authid, pg_shadow, pg_user_mappings).
+ *   denied (checked: pg_authid, pg_shadow, pg_user_mappings). MariaDB
+ *   through MCP: load_file() and mysql.global_priv are denied, and
+ *   `ANALYZE TABLE mysql.global_priv PERSISTENT FOR ALL` puts no password
+ *   hash in mysql.column_stats (the Priv column is a blob: no statistics;
+ *   Host and User only).
  * - Not attacked for lack of time: the SSH tunnel's channel ends
  *   (lib/db/ssh/tunnel.ts), the HTTP layer's caps (64 connections, header
  *   caps, legacy sessions: one principal's clients share its 16 sessions
