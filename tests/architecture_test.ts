@@ -298,6 +298,7 @@ const LAZY: readonly string[] = [
   "lib/db/ssh/tunnel.ts",
   "lib/app/private_sync.ts",
   "lib/app/harden_private.ts",
+  "lib/app/demo_db.ts",
   "lib/console/app.tsx",
   "lib/console/pages/",
   "lib/cli/connections.ts",
