@@ -6,9 +6,12 @@
  * asked yet), read from /proc/PID/status (VmRSS, RssAnon, RssFile) over
  * several fresh servers and reported as medians. Flags: `--runs=N` (default
  * 7), `--wait=MS` after start (default 1500), `--other=<tree>` (another
- * checkout's `serve` measured in alternating runs, the "before"), `--v8=…`
- * (V8 flags for this tree's side), `--first` (after the reading, each
- * engine's first `execute_query` and the time it took, checked to answer).
+ * checkout's `serve` measured in alternating runs, the "before"; it runs
+ * with this tree's `SERVE_PERMISSIONS`, so a change of flags shows on both
+ * sides), `--v8=…` (V8 flags for this tree's side), `--flags=a,b` (other
+ * `deno run` flags for this tree's side, e.g. `--no-code-cache`), `--first`
+ * (after the reading, each engine's first `execute_query` and the time it
+ * took, checked to answer).
  *
  * @module
  */
