@@ -17,13 +17,6 @@ import { BRIDGE_EXECUTABLE, SERVICE_NAME } from "../lib/base/identity.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 
-/**
- * Flags of `deno run` that `deno install -g` refuses ("unexpected argument"):
- * the installed server runs without them (with Deno's code cache, about
- * 3 MiB more resident at idle, lib/protocol/permissions.ts).
- */
-export const NOT_INSTALL_FLAGS: readonly string[] = ["--no-code-cache"];
-
 /** The `deno install -g` arguments of one executable. */
 export function installArgs(
   name: string,
@@ -41,7 +34,7 @@ export function installArgs(
     "--lock",
     `${root}deno.lock`,
     "--frozen",
-    ...permissions.filter((flag) => !NOT_INSTALL_FLAGS.includes(flag)),
+    ...permissions,
     `${root}${entry}`,
   ];
 }

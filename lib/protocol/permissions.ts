@@ -13,13 +13,6 @@ export const SERVE_PERMISSIONS = [
   // RSS under load is 220 -> 165 MiB at the same CPU (docs/performance.md
   // "Memory").
   "--v8-flags=--max-semi-space-size=4",
-  // No V8 code cache: reading it maps Deno's code-cache database into the
-  // process (2.5 MiB resident for as long as it runs) and deserializes
-  // bytecode an idle server never runs; idle RSS 68.7 -> 65.3 MiB, at the
-  // price of compiling at start (82 -> 122 ms to listening) and at a first
-  // use (docs/performance.md "Memory"). `deno install -g` takes no such
-  // flag: scripts/install.ts leaves it out (NOT_INSTALL_FLAGS).
-  "--no-code-cache",
   // Never a permission prompt: one would stop every client until a key is
   // pressed in a terminal no one watches.
   "--no-prompt",
