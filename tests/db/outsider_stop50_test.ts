@@ -17,7 +17,8 @@
  * lock a system catalog do it in a database of their own
  * (`openFixture(…, { ownDatabase: true })`): nobody else's sessions see it.
  *
- * What I tried (FINDING: fails today; held: pinned here or elsewhere):
+ * What I tried (FINDING: fails today; held: pinned here or elsewhere;
+ * fixed: a FINDING that passes since its fix, kept as a test):
  * - FINDING an own (catalog) statement postgres.js already queued on a busy
  *   session before another client's timeout is stopped by that timeout's
  *   late cancel request: the gate runs once, before `start()`.
@@ -29,9 +30,9 @@
  *   running unstopped and fails as a lost connection 5 s later; without a
  *   lock it answers 5 s late. A call cancelled there starts its statement
  *   too (pg_own.ts: `pending` is null when the stop comes).
- * - FINDING an export waiting for a read session fails when any session of
- *   the pool closes (another client's too-large value): reads ask again
- *   (`askingAgain`), exports (`streamRead`) do not.
+ * - fixed: an export waiting for a read session failed when any session of
+ *   the pool closed (another client's too-large value): reads asked again
+ *   (`askingAgain`), exports (`streamRead`) did not; they do now.
  * - FINDING one row of many values each under 8 MiB is held whole whatever
  *   the budget: forty 4 MB bytea values grew the server's peak RSS by
  *   400-600 MiB through execute_query.
@@ -470,7 +471,7 @@ function readAs(
 
 Deno.test({
   name:
-    "FINDING: postgres: an export waiting for a read session is not failed by another client's read whose session dbport closes",
+    "postgres: an export waiting for a read session is not failed by another client's read whose session dbport closes",
   ...needs("postgres"),
   async fn() {
     // What I did: the connection's four read sessions busy — three of
@@ -490,6 +491,8 @@ Deno.test({
     // client whose read is too large (or whose session an administrator or
     // idle_session_timeout ends) fails every export then waiting.
     // What should happen: bob's export waits on and streams its row.
+    // Fixed: `streamRead` asks again under `askingAgain`, as reads do
+    // (its answer is its row count: `outcome` shows `rows`).
     await using fixture = await openFixture("postgres");
     const { schema } = fixture;
     await fixture.admin(`create table ${schema}.slow (i int)`);
@@ -549,7 +552,7 @@ Deno.test({
       assertEquals(
         { bob: await bob, rows, carol: await Promise.all(carol) },
         {
-          bob: 'answered {"rows":1}',
+          bob: "answered 1",
           rows: [[1]],
           carol: ["answered [[2]]", "answered [[3]]", "answered [[4]]"],
         },
