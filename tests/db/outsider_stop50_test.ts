@@ -33,9 +33,11 @@
  * - fixed: an export waiting for a read session failed when any session of
  *   the pool closed (another client's too-large value): reads asked again
  *   (`askingAgain`), exports (`streamRead`) did not; they do now.
- * - FINDING one row of many values each under 8 MiB is held whole whatever
+ * - fixed: one row of many values each under 8 MiB was held whole whatever
  *   the budget: forty 4 MB bytea values grew the server's peak RSS by
- *   400-600 MiB through execute_query.
+ *   400-600 MiB through execute_query (375 MiB the day of the fix, 0-1 MiB
+ *   since: pg_big_row.ts cuts each value as it ends, a bytea from its hex
+ *   head, and a row the answer refuses keeps nothing more).
  * - FINDING `harden --apply` whose statements fail after CREATE ROLE (a
  *   table renamed meanwhile) leaves the login on the server.
  * - FINDING a read's cancel request whose socket closed before the server
@@ -574,7 +576,7 @@ function peakMib(pid: number): number {
 
 Deno.test({
   name:
-    "FINDING: postgres through MCP: one row of forty 4 MB bytea values grows the server's peak RSS by less than 64 MiB, as one huge value does",
+    "postgres through MCP: one row of forty 4 MB bytea values grows the server's peak RSS by less than 64 MiB, as one huge value does",
   ...needs("postgres"),
   async fn() {
     // What I did: through execute_query (any token that reads), one row of
@@ -595,6 +597,12 @@ Deno.test({
     // What should happen: once the row's values exceed what is left of the
     // answer, the next ones are cut or skipped as they stream (as a single
     // 400 MB value is: < 64 MiB).
+    // Fixed (375 → 0-1 MiB): a streamed row's values are cut to the cell cap
+    // as each ends — a bytea's base64 from the hex of the bytes its cell
+    // shows, the rest counted and skipped — the first row's cells are cut
+    // to their share of the answer as they end once it cannot fit, and once
+    // the answer refuses a later row only whether each of its values was
+    // cut is kept (pg_big_row.ts).
     await using fixture = await openFixture("postgres");
     const home = await Deno.makeTempDir({ prefix: "dbport-stop50-row-" });
     const saved = savedConnection(fixture, "Wide");
