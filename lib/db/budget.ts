@@ -30,6 +30,16 @@ export class CutCell {
   constructor(readonly text: string) {}
 }
 
+/**
+ * What a streamed row's reader already did to its cells (pg_big_row.ts):
+ * `refused`, the answer refuses the row ({@linkcode Budget.refuses}) and
+ * each cell only tells whether it was cut (a {@linkcode CutCell}) or not;
+ * `shrunk`, the first row too large for the answer, its cells already cut
+ * to the cap and to their share ({@linkcode shrinkCell}), with how many of
+ * them were cut.
+ */
+export type RowState = { refused: true } | { shrunk: number };
+
 /** Where a raw result's batches are sized: about this many bytes at a time. */
 const BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -54,16 +64,52 @@ export class Budget {
   }
 
   /**
+   * Whether the first row, at least `size` bytes, is cut to fit
+   * ({@linkcode Budget.share}) whatever its other cells.
+   */
+  shrinks(size: number): boolean {
+    return this.rows.length === 0 && this.#bytes + size > this.limits.maxBytes;
+  }
+
+  /** Each cell's share of the answer when the first row does not fit. */
+  share(cells: number): number {
+    return Math.max(
+      100,
+      Math.floor((this.limits.maxBytes - this.#bytes) / cells) - 48,
+    );
+  }
+
+  /**
+   * Whether a row of at least `size` bytes (3 + each cell's {@linkcode
+   * cellSize}) is refused whatever its other cells: past the row cap, or
+   * not the first row and larger than what is left.
+   */
+  refuses(size: number): boolean {
+    return this.rows.length >= this.limits.maxRows ||
+      (this.rows.length > 0 && this.#bytes + size > this.limits.maxBytes);
+  }
+
+  /**
    * Keep one row of mapped cells if it fits; returns whether more rows are
    * wanted. The row past the cap is what tells that the result was cut.
+   * `state`: what a streamed row's reader did to it ({@linkcode RowState}).
    */
-  add(row: (Cell | CutCell)[]): boolean {
+  add(row: (Cell | CutCell)[], state?: RowState): boolean {
     if (!this.open) return false;
     if (this.rows.length >= this.limits.maxRows) {
       this.truncation.rows = true;
       return false;
     }
     let size = 3;
+    if (state !== undefined && "shrunk" in state) {
+      // The first row, already cut as `#shrink` would cut it.
+      this.truncation.cells += state.shrunk;
+      for (const cell of row) size += jsonSize(cell as Cell) + 1;
+      this.#bytes += size;
+      this.rows.push(row as Cell[]);
+      return true;
+    }
+    const refused = state !== undefined;
     for (let i = 0; i < row.length; i++) {
       const value = row[i]!;
       let cell: Cell;
@@ -79,7 +125,10 @@ export class Budget {
     if (this.rows.length === 0 && this.#bytes + size > this.limits.maxBytes) {
       size = this.#shrink(row as Cell[]);
     }
-    if (this.rows.length > 0 && this.#bytes + size > this.limits.maxBytes) {
+    if (
+      refused ||
+      (this.rows.length > 0 && this.#bytes + size > this.limits.maxBytes)
+    ) {
       this.truncation.bytes = true;
       return false;
     }
@@ -93,27 +142,13 @@ export class Budget {
    * it; returns the row's size then.
    */
   #shrink(row: Cell[]): number {
-    const share = Math.max(
-      100,
-      Math.floor((this.limits.maxBytes - this.#bytes) / row.length) - 48,
-    );
+    const share = this.share(row.length);
     let size = 3;
     for (let i = 0; i < row.length; i++) {
-      let cell = row[i]!;
-      if (jsonSize(cell) > share) {
-        const text = typeof cell === "string" ? cell : JSON.stringify(cell);
-        // Already cut: what it left out is counted once.
-        if (!text.includes("…[cut: ")) this.truncation.cells++;
-        // The share is of JSON text: escapes make a cut text longer.
-        let keep = share;
-        cell = cutText(text, keep);
-        while (jsonSize(cell) > share + 48 && keep > 1) {
-          keep = Math.max(1, Math.floor(keep * share / jsonSize(cell)) - 1);
-          cell = cutText(text, keep);
-        }
-        row[i] = cell;
-      }
-      size += jsonSize(cell) + 1;
+      const shrunk = shrinkCell(row[i]!, share);
+      if (shrunk.cut) this.truncation.cells++;
+      row[i] = shrunk.cell;
+      size += jsonSize(shrunk.cell) + 1;
     }
     return size;
   }
@@ -137,20 +172,55 @@ export class Budget {
 
   /** A cell within `maxCellChars`, with a visible marker where it was cut. */
   cut(cell: Cell): Cell {
-    const max = this.limits.maxCellChars;
-    if (typeof cell === "string") {
-      if (cell.length <= max) return cell;
-      this.truncation.cells++;
-      return cutText(cell, max);
-    }
-    if (cell !== null && typeof cell === "object") {
-      const text = JSON.stringify(cell);
-      if (text.length <= max) return cell;
-      this.truncation.cells++;
-      return cutText(text, max);
-    }
-    return cell;
+    const capped = capCell(cell, this.limits.maxCellChars);
+    if (!(capped instanceof CutCell)) return capped;
+    this.truncation.cells++;
+    return capped.text;
   }
+}
+
+/**
+ * A cell within `max` characters: as it is, or cut with a visible marker
+ * (a {@linkcode CutCell}) — what {@linkcode Budget.cut} keeps of it, and
+ * counts once when the row is added.
+ */
+export function capCell(cell: Cell | CutCell, max: number): Cell | CutCell {
+  if (typeof cell === "string") {
+    return cell.length <= max ? cell : new CutCell(cutText(cell, max));
+  }
+  if (cell !== null && typeof cell === "object" && !(cell instanceof CutCell)) {
+    const text = JSON.stringify(cell);
+    return text.length <= max ? cell : new CutCell(cutText(text, max));
+  }
+  return cell;
+}
+
+/**
+ * A cell (cut to the cap already) of a first row too large for the answer,
+ * cut to its `share` ({@linkcode Budget.share}); `cut` when this cut is one
+ * to count (a cell cut to the cap already is counted once).
+ */
+export function shrinkCell(
+  cell: Cell,
+  share: number,
+): { cell: Cell; cut: boolean } {
+  if (jsonSize(cell) <= share) return { cell, cut: false };
+  const text = typeof cell === "string" ? cell : JSON.stringify(cell);
+  // Already cut: what it left out is counted once.
+  const cut = !text.includes("…[cut: ");
+  // The share is of JSON text: escapes make a cut text longer.
+  let keep = share;
+  let out = cutText(text, keep);
+  while (jsonSize(out) > share + 48 && keep > 1) {
+    keep = Math.max(1, Math.floor(keep * share / jsonSize(out)) - 1);
+    out = cutText(text, keep);
+  }
+  return { cell: out, cut };
+}
+
+/** What a capped cell ({@linkcode capCell}) adds to its row's size. */
+export function cellSize(cell: Cell | CutCell): number {
+  return jsonSize(cell instanceof CutCell ? cell.text : cell) + 1;
 }
 
 /**

@@ -17,7 +17,8 @@
  * lock a system catalog do it in a database of their own
  * (`openFixture(…, { ownDatabase: true })`): nobody else's sessions see it.
  *
- * What I tried (FINDING: fails today; held: pinned here or elsewhere):
+ * What I tried (FINDING: fails today; held: pinned here or elsewhere;
+ * fixed: a FINDING that passes since its fix, kept as a test):
  * - FINDING an own (catalog) statement postgres.js already queued on a busy
  *   session before another client's timeout is stopped by that timeout's
  *   late cancel request: the gate runs once, before `start()`.
@@ -29,12 +30,14 @@
  *   running unstopped and fails as a lost connection 5 s later; without a
  *   lock it answers 5 s late. A call cancelled there starts its statement
  *   too (pg_own.ts: `pending` is null when the stop comes).
- * - FINDING an export waiting for a read session fails when any session of
- *   the pool closes (another client's too-large value): reads ask again
- *   (`askingAgain`), exports (`streamRead`) do not.
- * - FINDING one row of many values each under 8 MiB is held whole whatever
+ * - fixed: an export waiting for a read session failed when any session of
+ *   the pool closed (another client's too-large value): reads asked again
+ *   (`askingAgain`), exports (`streamRead`) did not; they do now.
+ * - fixed: one row of many values each under 8 MiB was held whole whatever
  *   the budget: forty 4 MB bytea values grew the server's peak RSS by
- *   400-600 MiB through execute_query.
+ *   400-600 MiB through execute_query (375 MiB the day of the fix, 0-1 MiB
+ *   since: pg_big_row.ts cuts each value as it ends, a bytea from its hex
+ *   head, and a row the answer refuses keeps nothing more).
  * - FINDING `harden --apply` whose statements fail after CREATE ROLE (a
  *   table renamed meanwhile) leaves the login on the server.
  * - FINDING a read's cancel request whose socket closed before the server
@@ -470,7 +473,7 @@ function readAs(
 
 Deno.test({
   name:
-    "FINDING: postgres: an export waiting for a read session is not failed by another client's read whose session dbport closes",
+    "postgres: an export waiting for a read session is not failed by another client's read whose session dbport closes",
   ...needs("postgres"),
   async fn() {
     // What I did: the connection's four read sessions busy — three of
@@ -490,6 +493,8 @@ Deno.test({
     // client whose read is too large (or whose session an administrator or
     // idle_session_timeout ends) fails every export then waiting.
     // What should happen: bob's export waits on and streams its row.
+    // Fixed: `streamRead` asks again under `askingAgain`, as reads do
+    // (its answer is its row count: `outcome` shows `rows`).
     await using fixture = await openFixture("postgres");
     const { schema } = fixture;
     await fixture.admin(`create table ${schema}.slow (i int)`);
@@ -549,7 +554,7 @@ Deno.test({
       assertEquals(
         { bob: await bob, rows, carol: await Promise.all(carol) },
         {
-          bob: 'answered {"rows":1}',
+          bob: "answered 1",
           rows: [[1]],
           carol: ["answered [[2]]", "answered [[3]]", "answered [[4]]"],
         },
@@ -571,7 +576,7 @@ function peakMib(pid: number): number {
 
 Deno.test({
   name:
-    "FINDING: postgres through MCP: one row of forty 4 MB bytea values grows the server's peak RSS by less than 64 MiB, as one huge value does",
+    "postgres through MCP: one row of forty 4 MB bytea values grows the server's peak RSS by less than 64 MiB, as one huge value does",
   ...needs("postgres"),
   async fn() {
     // What I did: through execute_query (any token that reads), one row of
@@ -592,6 +597,12 @@ Deno.test({
     // What should happen: once the row's values exceed what is left of the
     // answer, the next ones are cut or skipped as they stream (as a single
     // 400 MB value is: < 64 MiB).
+    // Fixed (375 → 0-1 MiB): a streamed row's values are cut to the cell cap
+    // as each ends — a bytea's base64 from the hex of the bytes its cell
+    // shows, the rest counted and skipped — the first row's cells are cut
+    // to their share of the answer as they end once it cannot fit, and once
+    // the answer refuses a later row only whether each of its values was
+    // cut is kept (pg_big_row.ts).
     await using fixture = await openFixture("postgres");
     const home = await Deno.makeTempDir({ prefix: "dbport-stop50-row-" });
     const saved = savedConnection(fixture, "Wide");

@@ -7,12 +7,23 @@
 
 import { assert, assertEquals } from "@std/assert";
 import { Buffer } from "node:buffer";
-import { BigRow, type RowColumn } from "../../lib/db/postgres/pg_big_row.ts";
-import { CutCell } from "../../lib/db/budget.ts";
+import {
+  BigRow,
+  type RowBudget,
+  type RowColumn,
+} from "../../lib/db/postgres/pg_big_row.ts";
+import { Budget, capCell, CutCell } from "../../lib/db/budget.ts";
 import { cellAt } from "../../lib/db/postgres/pg_values.ts";
 
 const TEXT: RowColumn = { name: "t", type: 25, array: false, verbatim: true };
 const INT: RowColumn = { name: "i", type: 23, array: false, verbatim: false };
+const BYTEA: RowColumn = {
+  name: "b",
+  type: 17,
+  array: false,
+  verbatim: false,
+};
+const INTS: RowColumn = { name: "a", type: 1007, array: true, verbatim: false };
 
 /** A DataRow's body: the column count, then each value (null: -1). */
 function dataRow(values: (string | Uint8Array | null)[]): Buffer {
@@ -34,13 +45,24 @@ function dataRow(values: (string | Uint8Array | null)[]): Buffer {
 
 function bigRow(
   columns: RowColumn[],
-  options: { keep?: boolean; max?: number; left?: number } = {},
+  options: {
+    keep?: boolean;
+    max?: number;
+    left?: number;
+    refuses?: (size: number) => boolean;
+    budget?: RowBudget;
+  } = {},
 ): BigRow {
   return new BigRow({
     keep: options.keep ?? true,
     columns,
     maxCellChars: options.max ?? 10,
-    left: () => options.left ?? 1e12,
+    budget: options.budget ?? {
+      left: options.left ?? 1e12,
+      refuses: (size) => options.refuses?.(size) ?? false,
+      shrinks: () => false,
+      share: () => 100,
+    },
     cellAt: (bytes, start, end, column) =>
       cellAt(bytes, start, end, column.type, column.array),
   });
@@ -124,4 +146,120 @@ Deno.test("BigRow: a value under 8 MiB is held whole though the answer's budget 
   const row = bigRow([TEXT], { left: 0, max: 1000 });
   assertEquals(feed(row, dataRow([value]), 11), null);
   assertEquals(row.cells, [value]);
+});
+
+/** What the whole value's cell is once the answer cuts it (`Budget.cut`). */
+function wholeCell(value: string, column: RowColumn, max: number) {
+  const bytes = Buffer.from(value);
+  return show([
+    capCell(cellAt(bytes, 0, bytes.length, column.type, column.array), max),
+  ])[0];
+}
+
+Deno.test("BigRow: a bytea's cell is its whole value's, cut, in any chunking, from its hex head alone", () => {
+  for (const size of [0, 1, 2, 3, 7, 8, 9, 10, 76, 200, 5000]) {
+    const data = Buffer.alloc(size);
+    for (let i = 0; i < size; i++) data[i] = (i * 37 + 11) % 256;
+    const hex = "\\x" + data.toString("hex");
+    for (const max of [10, 11, 12, 13, 101, 10_000]) {
+      const body = dataRow([hex, "7"]);
+      for (const chunk of [1, 3, 64, body.length]) {
+        const row = bigRow([BYTEA, INT], { max });
+        assertEquals(feed(row, body, chunk), null);
+        assertEquals(
+          show(row.cells),
+          [wholeCell(hex, BYTEA, max), 7],
+          `${size} bytes, max ${max}, chunks of ${chunk}`,
+        );
+      }
+    }
+  }
+});
+
+Deno.test("BigRow: a bytea in the escape format (old settings) is held whole, as before", () => {
+  const escaped = "ab\\\\c\\001".repeat(20);
+  const body = dataRow([escaped]);
+  for (const chunk of [1, 2, 5, body.length]) {
+    const row = bigRow([BYTEA], { max: 10 });
+    assertEquals(feed(row, body, chunk), null);
+    assertEquals(show(row.cells), [wholeCell(escaped, BYTEA, 10)]);
+  }
+});
+
+Deno.test("BigRow: each value is cut to the cap as it ends, arrays and texts as the answer cuts them", () => {
+  const array = `{${Array.from({ length: 40 }, (_, i) => i).join(",")}}`;
+  const text = "é".repeat(30);
+  const body = dataRow([array, text, "{1,NULL}"]);
+  const row = bigRow([INTS, TEXT, INTS], { max: 12 });
+  assertEquals(feed(row, body, 5), null);
+  assertEquals(show(row.cells), [
+    wholeCell(array, INTS, 12),
+    wholeCell(text, TEXT, 12),
+    [1, null],
+  ]);
+});
+
+Deno.test("BigRow: once the answer refuses the row, later values are only counted: cut or not", () => {
+  const sizes: number[] = [];
+  const long = "x".repeat(500);
+  const hex = "\\x" + "ab".repeat(400);
+  const body = dataRow([
+    long,
+    "short",
+    long,
+    hex,
+    "\\x00",
+    "{1,2,3,4,5,6,7,8}",
+  ]);
+  for (const chunk of [1, 9, body.length]) {
+    sizes.length = 0;
+    const row = bigRow([TEXT, TEXT, TEXT, BYTEA, BYTEA, INTS], {
+      max: 12,
+      // Refused once its cells so far pass 50 bytes.
+      refuses: (size) => (sizes.push(size), size > 50),
+    });
+    assertEquals(feed(row, body, chunk), null);
+    assertEquals(row.refused, true);
+    assertEquals(show(row.cells), [
+      wholeCell(long, TEXT, 12),
+      "short",
+      "cut:",
+      "cut:",
+      null,
+      "cut:",
+    ]);
+    // 3, then the cut text's JSON (12 + 27 + 2) + 1, then "short"'s 7 + 1.
+    assertEquals(sizes, [3, 45, 53]);
+  }
+});
+
+Deno.test("BigRow: a first row too large for the answer is cut to its shares as it streams, as the answer cuts it whole", () => {
+  const long = "é".repeat(3000) + "…[cut: " + "x".repeat(500);
+  const hex = "\\x" + "0a1b2c".repeat(3000);
+  // A text that shows a cut marker of its own, under the cap: counted.
+  const marked = "ab…[cut: zz" + "y".repeat(300);
+  const values = [long, "short", hex, "{1,2,3,4,5,6,7,8}", null, marked];
+  const columns = [TEXT, TEXT, BYTEA, INTS, TEXT, TEXT];
+  const limits = { maxRows: 10, maxBytes: 1_000, maxCellChars: 2_000 };
+  // The answer of the row read whole (pg_read.ts `#dataRow`).
+  const whole = new Budget(limits);
+  const body = dataRow(values);
+  whole.add(values.map((value, i) => {
+    if (value === null) return null;
+    const bytes = Buffer.from(value);
+    const cell = cellAt(bytes, 0, bytes.length, columns[i]!.type, false);
+    return capCell(cell, limits.maxCellChars);
+  }));
+  for (const chunk of [1, 13, body.length]) {
+    const budget = new Budget(limits);
+    const row = bigRow(columns, { max: limits.maxCellChars, budget });
+    assertEquals(feed(row, body, chunk), null);
+    assertEquals(row.state !== undefined && "shrunk" in row.state, true);
+    budget.add(row.cells, row.state);
+    assertEquals(
+      { rows: budget.rows, truncation: budget.truncation, left: budget.left },
+      { rows: whole.rows, truncation: whole.truncation, left: whole.left },
+      `chunks of ${chunk}`,
+    );
+  }
 });

@@ -243,7 +243,7 @@ export class PgRead implements WireUser {
         keep: this.#budget.open && this.#phase === this.#statementPhase,
         columns: this.#columns,
         maxCellChars: this.#ask.maxCellChars,
-        left: () => this.#budget.left,
+        budget: this.#budget,
         cellAt: (bytes, start, end, column) =>
           this.#cellAt(bytes, start, end, column),
       });
@@ -385,7 +385,7 @@ export class PgRead implements WireUser {
     this.#row = null;
     this.#left = 0;
     this.#budget.sawRaw(row.size);
-    this.#budget.add(row.cells);
+    this.#budget.add(row.cells, row.state);
     this.#budget.truncation.bytes = true;
     this.finished = true;
     this.clean = false;
@@ -400,7 +400,7 @@ export class PgRead implements WireUser {
   #rowDone(row: BigRow): void {
     if (!row.keep) return this.#drain(row.size);
     this.#budget.sawRaw(row.size);
-    this.#budget.add(row.cells);
+    this.#budget.add(row.cells, row.state);
   }
 
   /**

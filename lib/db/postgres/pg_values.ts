@@ -114,7 +114,7 @@ function textValue(text: string, type: number, isArray: boolean): Cell {
 }
 
 /** `\x0a0b…` (bytea's hex output) as bytes; the escape format for old servers. */
-function hexBytes(text: string): Uint8Array {
+export function hexBytes(text: string): Uint8Array {
   if (text.startsWith("\\x")) {
     const bytes = new Uint8Array((text.length - 2) / 2);
     for (let i = 0; i < bytes.length; i++) {

@@ -175,23 +175,27 @@ export function openPostgres(config: PostgresConfig): Driver {
         throw fail(error);
       }
     },
-    streamRead: (text, options, onBatch) => {
-      const pool = pools.sql;
-      return pools.track(
-        pool,
-        options,
-        (tracked) =>
-          streamPostgresRead(
-            pool,
-            text,
-            tracked,
-            onBatch,
-            pools.lostFrom(pool),
-          ),
-      ).catch((error) => {
+    // Asked again as a read is: a session of the pool closing (another
+    // client's value too large, an administrator) refuses every waiting
+    // `reserve()` before anything ran (outsider stop 50).
+    streamRead: (text, options, onBatch) =>
+      askingAgain(() => {
+        const pool = pools.sql;
+        return pools.track(
+          pool,
+          options,
+          (tracked) =>
+            streamPostgresRead(
+              pool,
+              text,
+              tracked,
+              onBatch,
+              pools.lostFrom(pool),
+            ),
+        );
+      }, options.timeoutMs).catch((error) => {
         throw fail(error);
-      });
-    },
+      }),
     close: () => pools.close(),
   };
 }
