@@ -17,7 +17,8 @@
  * lock a system catalog do it in a database of their own
  * (`openFixture(…, { ownDatabase: true })`): nobody else's sessions see it.
  *
- * What I tried (FINDING: fails today; held: pinned here or elsewhere):
+ * What I tried (FINDING: fails today; fixed: failed, passes now; held:
+ * pinned here or elsewhere):
  * - FINDING an own (catalog) statement postgres.js already queued on a busy
  *   session before another client's timeout is stopped by that timeout's
  *   late cancel request: the gate runs once, before `start()`.
