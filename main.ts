@@ -8,7 +8,6 @@
 
 import { cliCommand } from "./lib/app/cli_command.ts";
 import { messageOf } from "./lib/base/message_of.ts";
-import { ensureDemo } from "./lib/app/demo_db.ts";
 import { describeDialog } from "./lib/app/host_dialog.ts";
 import { appDataDir, ensureAppDataDir, inAppDir } from "./lib/app/paths.ts";
 import { explainStartup } from "./lib/app/startup_error.ts";
@@ -93,6 +92,22 @@ function interrupted(): AbortSignal {
   return controller.signal;
 }
 
+/**
+ * The demo shop (lib/app/demo_db.ts) for a home without connections.json, or
+ * null. Its code is loaded only then: a server with saved connections never
+ * holds it (docs/performance.md "Memory").
+ */
+async function demoWithoutConnections(home: string) {
+  try {
+    await Deno.lstat(inAppDir(home, CONNECTIONS_FILE));
+    return null;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const { ensureDemo } = await import("./lib/app/demo_db.ts");
+  return await ensureDemo(home);
+}
+
 async function serve(): Promise<number> {
   const home = appDataDir();
   let started;
@@ -100,7 +115,7 @@ async function serve(): Promise<number> {
     // A fresh machine has no app directory yet: make it (0700) first.
     await ensureAppDataDir(home);
     // With no connections file at all, serve the embedded demo shop.
-    const demo = await ensureDemo(home);
+    const demo = await demoWithoutConnections(home);
     started = {
       demo,
       server: await startServer({ home, keepAddress: true }),

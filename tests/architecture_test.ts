@@ -280,6 +280,105 @@ Deno.test("the house keeps its layer rules, reaches the write gate through its f
   );
 });
 
+/**
+ * What `serve` loads only at a first use, never at start (docs/performance.md
+ * "Memory"): the features (tools, prompts, resources, the SQL classifier),
+ * each engine's driver and its packages, the grant planners of private
+ * columns, the demo shop, the console's pages and the CLI's commands.
+ */
+const LAZY: readonly string[] = [
+  "lib/features/index.ts",
+  "lib/features/tools/index.ts",
+  "lib/features/prompts/",
+  "lib/features/resources/",
+  "lib/db/sql/classifier.ts",
+  "lib/db/postgres/",
+  "lib/db/mysql/",
+  "lib/db/sqlite/",
+  "lib/db/ssh/tunnel.ts",
+  "lib/app/private_sync.ts",
+  "lib/app/harden_private.ts",
+  "lib/app/demo_db.ts",
+  "lib/console/app.tsx",
+  "lib/console/pages/",
+  "lib/cli/connections.ts",
+  "lib/cli/tokens.ts",
+  "npm:postgres",
+  "npm:mysql2",
+  "npm:libsql",
+  "npm:@libsql/client",
+  "npm:libpg-query",
+  "npm:ssh2",
+  "npm:puppeteer",
+];
+
+/**
+ * The modules `main.ts` loads before it runs: its static imports and theirs,
+ * as repository paths or npm specifiers (dynamic and type-only imports left
+ * out).
+ */
+async function startupGraph(): Promise<Set<string>> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "info",
+      "--json",
+      "--config",
+      new URL("deno.dev.json", ROOT).pathname,
+      new URL("main.ts", ROOT).pathname,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(
+      `deno info failed: ${new TextDecoder().decode(output.stderr)}`,
+    );
+  }
+  const info: {
+    roots: string[];
+    modules: (InfoModule & {
+      dependencies?: { code?: { specifier?: string }; isDynamic?: boolean }[];
+    })[];
+  } = JSON.parse(new TextDecoder().decode(output.stdout));
+  const byUrl = new Map(info.modules.map((m) => [m.specifier, m]));
+  const name = (specifier: string) =>
+    specifier.startsWith(ROOT.href)
+      ? specifier.slice(ROOT.href.length)
+      : specifier;
+  const loaded = new Set<string>();
+  const queue = [...info.roots];
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    if (loaded.has(name(next))) continue;
+    loaded.add(name(next));
+    for (const dependency of byUrl.get(next)?.dependencies ?? []) {
+      const target = dependency.code?.specifier;
+      if (target !== undefined && dependency.isDynamic !== true) {
+        queue.push(target);
+      }
+    }
+  }
+  return loaded;
+}
+
+Deno.test("serve's start-up graph leaves out what only a first use needs", async () => {
+  const loaded = await startupGraph();
+  // The graph was read: the server and its listener are in it.
+  assertEquals(
+    ["lib/serve.ts", "lib/server/listener.ts"].filter((m) => !loaded.has(m)),
+    [],
+  );
+  assertEquals(
+    [...loaded].filter((module) =>
+      LAZY.some((lazy) =>
+        lazy.endsWith("/") ? module.startsWith(lazy) : module === lazy ||
+          module.startsWith(`${lazy}@`) || module.startsWith(`${lazy}/`)
+      )
+    ).sort(),
+    [],
+    'imported at start: load these at their first use (docs/performance.md "Memory")',
+  );
+});
+
 Deno.test("every test file lands in exactly one tier; the end-to-end list names files that exist outside the end-to-end folders", async () => {
   const files = await testFiles(ROOT);
   const unit = files.filter((path) => tierOf(path) === "unit");

@@ -10,7 +10,7 @@ import { thrown } from "../base/thrown.ts";
 import { messageOf } from "../base/message_of.ts";
 import type { ActivityEntry } from "../app/activity_log.ts";
 import { inAppDir } from "../app/paths.ts";
-import { databaseFeatures } from "../features/index.ts";
+import type { FeatureDeps } from "../features/deps.ts";
 import type { Logger } from "../base/log.ts";
 import { CursorCodec } from "../protocol/cursor.ts";
 import { EXPORTS_DIR } from "../base/identity.ts";
@@ -50,7 +50,7 @@ export function buildApp(
   // One key for the list methods' cursors and list_tables': a cursor of one
   // is still refused by the other, by the method it names.
   const cursors = new CursorCodec();
-  const features = databaseFeatures({
+  const featureDeps: FeatureDeps = {
     cursors,
     connections: stores.connections,
     queries: stores.queries,
@@ -61,13 +61,26 @@ export function buildApp(
     exportDirectory: () =>
       state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
     privateColumns: stores.privateColumns,
-  });
+  };
   const methods = buildMethodTable({
-    catalog: options.catalog ?? features.catalog,
+    // The features' code (the tools, the SQL classifier, the prompts, the
+    // views: a third of dbport's) is imported at the first method that needs
+    // it, not at start: an idle server does not hold it (docs/performance.md
+    // "Memory").
+    catalog: options.catalog ?? (async () => {
+      const { databaseFeatures } = await import("../features/index.ts");
+      const features = databaseFeatures(featureDeps);
+      return {
+        catalog: features.catalog,
+        subscriptionSources: options.subscriptionSources ??
+          features.subscriptionSources,
+      };
+    }),
     cursors,
     instanceId: state.instanceId,
-    subscriptionSources: options.subscriptionSources ??
-      (options.catalog === undefined ? features.subscriptionSources : []),
+    ...(options.subscriptionSources === undefined
+      ? {}
+      : { subscriptionSources: options.subscriptionSources }),
   });
   const deps: AppDeps = {
     state,

@@ -46,19 +46,54 @@ const BOTH: readonly Era[] = ["modern", "legacy"];
 const MODERN: readonly Era[] = ["modern"];
 const LEGACY: readonly Era[] = ["legacy"];
 
+/**
+ * The catalog and the subscription sources, or how to make them: then they
+ * are made at the first call of a method that needs them, once (`serve`
+ * imports the features' code only then: an idle server holds none of it,
+ * lib/serve/endpoint.ts and docs/performance.md "Memory").
+ */
+export interface Features {
+  catalog: Catalog;
+  subscriptionSources: readonly SubscriptionSource[];
+}
+
 /** What the table is built from. */
 export interface MethodDeps {
-  catalog: Catalog;
+  /** The catalog, or the features made at their first use. */
+  catalog: Catalog | (() => Promise<Features>);
   cursors: CursorCodec;
   instanceId: string;
+  /** With a catalog given as it is; else the features' own. */
   subscriptionSources?: readonly SubscriptionSource[];
   pageSize?: number;
 }
 
+/** The handlers made over the features. */
+type FeatureHandlers =
+  & ReturnType<typeof listHandlers>
+  & ReturnType<typeof lookupHandlers>
+  & {
+    "subscriptions/listen": Handler;
+  };
+
 /** Build the method table. `initialize` is answered by the session layer. */
 export function buildMethodTable(deps: MethodDeps): MethodTable {
-  const lists = listHandlers(deps.catalog, deps.cursors, deps.pageSize);
-  const lookups = lookupHandlers(deps.catalog);
+  const handlersOver = (features: Features): FeatureHandlers => ({
+    ...listHandlers(features.catalog, deps.cursors, deps.pageSize),
+    ...lookupHandlers(features.catalog),
+    "subscriptions/listen": listenHandler(features.subscriptionSources),
+  });
+  const { catalog } = deps;
+  let handler: (method: keyof FeatureHandlers) => Handler;
+  if (typeof catalog === "function") {
+    handler = deferred(async () => handlersOver(await catalog()));
+  } else {
+    const handlers = handlersOver({
+      catalog,
+      subscriptionSources: deps.subscriptionSources ?? [],
+    });
+    handler = (method) => handlers[method];
+  }
   const discover = discoverResult(deps.instanceId);
   const specs: MethodSpec[] = [
     spec(
@@ -73,9 +108,9 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "tools:read",
       hint(300_000, "private"),
-      lists["tools/list"],
+      handler("tools/list"),
     ),
-    spec("tools/call", BOTH, "tools:read", null, lookups["tools/call"], {
+    spec("tools/call", BOTH, "tools:read", null, handler("tools/call"), {
       mayRequireInput: true,
     }),
     spec(
@@ -83,14 +118,14 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "resources:read",
       hint(30_000, "private"),
-      lists["resources/list"],
+      handler("resources/list"),
     ),
     spec(
       "resources/read",
       BOTH,
       "resources:read",
       { ttlMs: 60_000, cacheScope: "private", perResult: true },
-      lookups["resources/read"],
+      handler("resources/read"),
       { mayRequireInput: true },
     ),
     spec(
@@ -98,16 +133,16 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "resources:read",
       hint(3_600_000, "public"),
-      lists["resources/templates/list"],
+      handler("resources/templates/list"),
     ),
     spec(
       "prompts/list",
       BOTH,
       "resources:read",
       hint(3_600_000, "public"),
-      lists["prompts/list"],
+      handler("prompts/list"),
     ),
-    spec("prompts/get", BOTH, "resources:read", null, lookups["prompts/get"], {
+    spec("prompts/get", BOTH, "resources:read", null, handler("prompts/get"), {
       mayRequireInput: true,
     }),
     spec(
@@ -115,7 +150,7 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       BOTH,
       "resources:read",
       null,
-      lookups["completion/complete"],
+      handler("completion/complete"),
     ),
     // Exempt from the handler deadline (docs/wire.md "JSON-RPC methods").
     spec(
@@ -123,7 +158,7 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
       MODERN,
       null,
       null,
-      listenHandler(deps.subscriptionSources ?? []),
+      handler("subscriptions/listen"),
       { deadline: false, streams: true },
     ),
     spec(
@@ -140,6 +175,28 @@ export function buildMethodTable(deps: MethodDeps): MethodTable {
     spec("logging/setLevel", LEGACY, null, null, setLevel),
   ];
   return new Map(specs.map((s) => [s.name, s]));
+}
+
+/**
+ * A handler per method over handlers `make` makes at the first call of any of
+ * them: once, or again at the next call after `make` failed (that call fails
+ * with `make`'s error, which the dispatcher logs whole).
+ */
+function deferred(
+  make: () => Promise<FeatureHandlers>,
+): (method: keyof FeatureHandlers) => Handler {
+  let made: FeatureHandlers | null = null;
+  let making: Promise<FeatureHandlers> | null = null;
+  const ready = () =>
+    making ??= make().then(
+      (handlers) => made = handlers,
+      (error) => {
+        making = null;
+        throw error;
+      },
+    );
+  return (method) => (ctx) =>
+    made !== null ? made[method](ctx) : ready().then((h) => h[method](ctx));
 }
 
 function hint(ttlMs: number, cacheScope: "public" | "private"): CacheHint {

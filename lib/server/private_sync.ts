@@ -12,7 +12,7 @@
 import type { ConnectionStore } from "../app/connection_store.ts";
 import type { SavedConnection } from "../app/connections.ts";
 import { ENGINES } from "../db/engines.ts";
-import { type PrivateSync, syncPrivateColumns } from "../app/private_sync.ts";
+import type { PrivateSync } from "../app/private_sync.ts";
 import type { Logger } from "../base/log.ts";
 import { messageOf } from "../base/message_of.ts";
 
@@ -42,6 +42,18 @@ function keyOf(connection: SavedConnection): string {
     connection.aiLogin?.user ?? null,
     connection.url,
   ]);
+}
+
+/**
+ * The re-sync of lib/app/private_sync.ts, its code (the grant planners of
+ * each engine) imported at its first use: a server none of whose connections
+ * lists private columns never holds it (docs/performance.md "Memory").
+ */
+async function syncPrivateColumns(
+  connection: SavedConnection,
+): Promise<PrivateSync> {
+  const { syncPrivateColumns } = await import("../app/private_sync.ts");
+  return await syncPrivateColumns(connection);
 }
 
 /** Re-syncs each connection's grants; says whether its list is held. */

@@ -17,7 +17,7 @@
  * lock a system catalog do it in a database of their own
  * (`openFixture(…, { ownDatabase: true })`): nobody else's sessions see it.
  *
- * What I tried (FINDING: fails today; fixed: failed, passes now; held:
+ * What I tried (FINDING: fails today; FIXED: failed, passes now; held:
  * pinned here or elsewhere):
  * - FINDING an own (catalog) statement postgres.js already queued on a busy
  *   session before another client's timeout is stopped by that timeout's
@@ -36,17 +36,17 @@
  * - FINDING one row of many values each under 8 MiB is held whole whatever
  *   the budget: forty 4 MB bytea values grew the server's peak RSS by
  *   400-600 MiB through execute_query.
- * - fixed: `harden --apply` whose statements fail after CREATE ROLE (a
+ * - FIXED `harden --apply` whose statements fail after CREATE ROLE (a
  *   table renamed meanwhile) left the login on the server.
  * - FINDING a read's cancel request whose socket closed before the server
  *   took it (a relay hanging up; postgres.js's own 10 s connect timer)
  *   counts as delivered: the session serves the next client's read, which
  *   the late request stops (wired and bound reads).
- * - fixed: MariaDB: a call waiting for one of the pool's four sessions
+ * - FIXED MariaDB: a call waiting for one of the pool's four sessions
  *   (`acquire`) outlived its timeout and its cancel.
- * - FINDING pg_stats (and pg_statistic) show pg_authid's password
+ * - FIXED pg_stats (and pg_statistic) showed pg_authid's password
  *   verifiers once pg_authid was analyzed; the credential-catalog rule
- *   sees only pg_authid, pg_shadow and the user mappings by name.
+ *   saw only pg_authid, pg_shadow and the user mappings by name.
  * - held: SQLite: a read queued behind long reads on both workers fails at
  *   its own timeout.
  * - held (probed, not kept as tests): SQLite's private columns are not
@@ -936,7 +936,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: postgres: no AI read shows a role's password verifier through pg_stats, as none does through pg_authid",
+    "postgres: no AI read shows a role's password verifier through pg_stats, as none does through pg_authid",
   ...needs("postgres"),
   async fn() {
     // What I did: three roles with passwords exist and pg_authid was
@@ -953,35 +953,72 @@ Deno.test({
     // holding every sampled role's SCRAM-SHA-256 verifier, which an
     // offline attack turns into the password (a weak one quickly) and
     // which logs in wherever SCRAM's stored key is enough. The vetting
-    // calls `select stavalues1 from pg_statistic where starelid =
+    // called `select stavalues1 from pg_statistic where starelid =
     // 'pg_authid'::regclass` a read too.
-    // What should happen: dbport refuses the read as it refuses pg_authid
-    // (statistics of a credential catalog are the credentials).
+    // Fixed: a statement reaching the planner's statistics (pg_statistic,
+    // pg_stats, the extended ones; directly or through a user's view) is
+    // denied to AI clients when the login may read a credential column
+    // (vet_sql.ts, row 's'); a login that may not (one `harden` made)
+    // still reads pg_stats, which shows it only the columns it may read.
+    // The driver below the check still shows them: what an owner's own
+    // read sees, and the proof that the denied read was a real leak.
     const { driver } = ownPostgresDriver(POSTGRES_URL, "stop50_stats");
     const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
     const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
     const roles = ["a", "b", "c"].map((x) => `stop50_pw_${x}_${suffix}`);
+    const plain = `stop50_plain_${suffix}`;
+    const view = `public.stop50_stats_${suffix}`;
+    const plainUrl = new URL(POSTGRES_URL);
+    plainUrl.username = plain;
+    plainUrl.password = "";
+    const { driver: plainDriver } = ownPostgresDriver(
+      plainUrl.toString(),
+      "stop50_stats_plain",
+    );
     try {
       for (const role of roles) {
         await admin.unsafe(
           `create role ${role} login password 'secret-${role}'`,
         );
       }
+      await admin.unsafe(`create role ${plain} login`);
+      await admin.unsafe(
+        `create view ${view} as select tablename, attname, histogram_bounds::text as h from pg_catalog.pg_stats`,
+      );
+      await admin.unsafe(`grant select on ${view} to ${plain}`);
       await admin.unsafe("analyze pg_catalog.pg_authid");
       const text =
         "select histogram_bounds::text as h, most_common_vals::text as m from pg_stats where tablename = 'pg_authid' and attname = 'rolpassword'";
-      const checked = await driver.check(text, "read", call(10_000));
-      const read = await outcome(readAs(driver, text, "mallory"));
+      const denied = async (login: Driver, sql: string) => {
+        const checked = await login.check(sql, "read", call(10_000));
+        return checked.ok ? checked.denied ?? null : checked.message;
+      };
+      for (
+        const sql of [
+          text,
+          `select * from ${view}`,
+          "select stavalues1::text from pg_statistic where starelid = 'pg_authid'::regclass",
+          "select * from pg_stats_ext",
+        ]
+      ) {
+        const why = await denied(driver, sql);
+        assert(why?.includes("password verifiers"), `${sql}: ${why}`);
+      }
+      // The leak the refusal keeps from AI clients is real on this login.
+      assert((await outcome(readAs(driver, text, "owner"))).includes(
+        "SCRAM-SHA-256$",
+      ));
+      // A login that may not read pg_authid reads pg_stats: it shows that
+      // login nothing of pg_authid.
+      assertEquals(await denied(plainDriver, text), null);
       assertEquals(
-        {
-          refused: !checked.ok || checked.denied !== null,
-          verifiersShown: read.includes("SCRAM-SHA-256$"),
-        },
-        { refused: true, verifiersShown: false },
-        JSON.stringify(checked),
+        await outcome(readAs(plainDriver, text, "plain")),
+        "answered []",
       );
     } finally {
-      for (const role of roles) {
+      await plainDriver.close();
+      await admin.unsafe(`drop view if exists ${view}`);
+      for (const role of [...roles, plain]) {
         await admin.unsafe(`drop role if exists ${role}`);
       }
       // The statistics forget the verifiers again.

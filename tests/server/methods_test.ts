@@ -2,8 +2,10 @@
  * The one method table against the wire reference's "JSON-RPC methods" and "Cache
  * hints" tables, row by row.
  */
-import { assertEquals } from "@std/assert";
+import { assertEquals, assertRejects } from "@std/assert";
 import { Catalog } from "../../lib/features/catalog.ts";
+import type { CallContext } from "../../lib/features/context.ts";
+import { WireError } from "../../lib/protocol/errors.ts";
 import { CursorCodec } from "../../lib/protocol/cursor.ts";
 import { buildMethodTable } from "../../lib/server/methods.ts";
 
@@ -66,4 +68,53 @@ Deno.test("buildMethodTable() lets only tools/call, resources/read and prompts/g
     (spec) => spec.name,
   ).sort();
   assertEquals(asking, ["prompts/get", "resources/read", "tools/call"]);
+});
+
+Deno.test("buildMethodTable() over a loader makes the features at the first call that needs them, once for calls at once; a failed load fails that call with its own error and is tried again", async () => {
+  let loads = 0;
+  let failing = true;
+  const lazy = buildMethodTable({
+    catalog: () => {
+      loads++;
+      return failing
+        ? Promise.reject(new Error("cannot load the features: disk gone"))
+        : Promise.resolve({ catalog: new Catalog(), subscriptionSources: [] });
+    },
+    cursors: new CursorCodec(),
+    instanceId: "i",
+  });
+  const ctx = (method: string) =>
+    ({ method, params: { name: "nope" } }) as unknown as CallContext;
+  // server/discover needs no features.
+  await lazy.get("server/discover")!.handler(ctx("server/discover"));
+  assertEquals(loads, 0);
+  const call = lazy.get("tools/call")!.handler;
+  await assertRejects(
+    () => call(ctx("tools/call")),
+    Error,
+    "cannot load the features: disk gone",
+  );
+  assertEquals(loads, 1);
+  failing = false;
+  // Asked again by two calls at once: one load, then the catalog answers
+  // both (it has no such tool or prompt).
+  await Promise.all([
+    assertRejects(
+      () => call(ctx("tools/call")),
+      WireError,
+      'Unknown tool "nope"',
+    ),
+    assertRejects(
+      () => lazy.get("prompts/get")!.handler(ctx("prompts/get")),
+      WireError,
+      'Unknown prompt "nope"',
+    ),
+  ]);
+  assertEquals(loads, 2);
+  await assertRejects(
+    () => call(ctx("tools/call")),
+    WireError,
+    'Unknown tool "nope"',
+  );
+  assertEquals(loads, 2);
 });

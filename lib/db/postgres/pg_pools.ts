@@ -25,7 +25,12 @@ import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
 import { wired } from "./pg_wire.ts";
 import { cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
-import { secured, tlsPlan, withoutOwnTlsParams } from "./pg_tls.ts";
+import {
+  openingSafely,
+  secured,
+  tlsPlan,
+  withoutOwnTlsParams,
+} from "./pg_tls.ts";
 import type { Duplex } from "node:stream";
 
 type Sql = ReturnType<typeof postgres>;
@@ -86,14 +91,16 @@ export class PgPools {
     const target = tlsNeeds === undefined
       ? null
       : wireTarget(config.socket, options);
+    // A tunnel's socket that cannot be opened fails as a socket, never as
+    // a throw (pg_tls.ts `openingSafely`).
     const raw = target === null
       ? null
-      : () =>
-        config.socket === undefined
-          ? Promise.resolve(
-            tcpConnect(target.port, target.host).setNoDelay(true),
-          )
-          : config.socket();
+      : config.socket === undefined
+      ? () =>
+        Promise.resolve(
+          tcpConnect(target.port, target.host).setNoDelay(true),
+        )
+      : openingSafely(config.socket);
     const ownTls = raw !== null && tlsNeeds !== null &&
       tlsNeeds !== undefined;
     const open = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!);

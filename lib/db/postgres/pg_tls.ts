@@ -132,6 +132,25 @@ export function secured(
   };
 }
 
+/**
+ * `open` as a socket factory that never throws: a failure (an SSH tunnel
+ * down) is a socket that fails ({@linkcode failedSocket}). postgres.js
+ * keeps a session whose factory threw connecting for ever: three failed
+ * opens left a pool of three sessions that never asked the tunnel again,
+ * every read then waiting out its timeout after the tunnel was back.
+ */
+export function openingSafely(
+  open: () => Promise<Duplex>,
+): () => Promise<Duplex> {
+  return async () => {
+    try {
+      return await open();
+    } catch (error) {
+      return failedSocket(error);
+    }
+  };
+}
+
 /** The TLS socket over `raw` (or `raw` itself: `prefer`, answered 'N'). */
 async function negotiate(
   raw: Duplex,

@@ -308,6 +308,10 @@ async function judgeRows(
         }`,
         true,
       );
+    } else if (row.row === "s") {
+      found.denied ??= `the statement reads ${
+        String(row.name)
+      }, the planner's statistics: sampled values of every column this login may read, pg_authid's password verifiers among them (it may read pg_authid); dbport never lets an AI client read a credential catalog, nor its statistics (a login made by \`dbport connections harden\` may read pg_stats)`;
     } else if (row.row === "x") {
       found.eventTrigger ??= String(row.name);
     } else if (row.row === "r") judgeRelation(row, found);

@@ -292,6 +292,20 @@ SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, NULL, c.
                            to_regclass('pg_catalog.pg_shadow'), to_regclass('pg_catalog.pg_user_mappings')))
  GROUP BY c.oid, n.nspname, c.relname, c.relkind
 UNION ALL
+-- The planner's statistics hold sampled values of each column: a credential
+-- column's are the credentials, and pg_stats shows them to a login that may
+-- read the column (a superuser, pg_read_all_data). Reached directly or
+-- through a user's view (the system views' own relations are not walked).
+SELECT 's', NULL, NULL, NULL, c.oid::int, n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL,
+       false, false, NULL, NULL, NULL, false, NULL
+  FROM (SELECT DISTINCT oid FROM edges WHERE cls = 'r') e JOIN pg_class c ON c.oid = e.oid
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.oid IN ('pg_catalog.pg_statistic'::regclass, 'pg_catalog.pg_stats'::regclass,
+                 to_regclass('pg_catalog.pg_statistic_ext_data'), to_regclass('pg_catalog.pg_stats_ext'),
+                 to_regclass('pg_catalog.pg_stats_ext_exprs'))
+   AND (has_column_privilege('pg_catalog.pg_authid'::regclass, 'rolpassword', 'SELECT')
+        OR has_column_privilege('pg_catalog.pg_user_mapping'::regclass, 'umoptions', 'SELECT'))
+UNION ALL
 -- Event triggers run code on DDL, whoever sends it.
 SELECT 'x', NULL, NULL, NULL, NULL, evt.evtname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
        NULL, false, NULL
