@@ -208,9 +208,9 @@ async function accountsOf(
   user: string,
 ): Promise<string[]> {
   const rows = await fixture.admin(
-    `select host from mysql.user where user = '${user}'`,
-  ) as { host: string }[];
-  return rows.map((row) => `'${user}'@'${row.host}'`);
+    `select host as h from mysql.user where user = '${user}'`,
+  ) as { h: string }[];
+  return rows.map((row) => `'${user}'@'${row.h}'`);
 }
 
 Deno.test(
