@@ -41,6 +41,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/mysql_credentials_test.ts",
   "tests/db/mysql_cut_session_test.ts",
   "tests/db/mysql_plain_test.ts",
+  "tests/db/mysql_pool_wait_test.ts",
   "tests/db/pg_huge_value_test.ts",
   "tests/db/pg_read_edges_test.ts",
   "tests/db/pg_lean_read_test.ts",

@@ -108,6 +108,12 @@ export interface EngineFacts {
    * only once that login's sessions are ended.
    */
   sessionsKeepDatabaseGrants: boolean;
+  /**
+   * Logins and grants are made in a transaction (PostgreSQL's CREATE ROLE
+   * and GRANT), so `harden --apply` runs its plan as one; MySQL/MariaDB's
+   * CREATE USER and GRANT commit on their own.
+   */
+  transactionalLogins: boolean;
   /** How an identifier is quoted: `"` or `` ` ``. */
   identifierQuote: '"' | "`";
   /** How the engine writes the placeholders `params` binds, for messages. */
@@ -142,6 +148,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     plansCarryCost: true,
     privateColumnsHeldBy: "grants",
     sessionsKeepDatabaseGrants: false,
+    transactionalLogins: true,
     identifierQuote: '"',
     placeholders: "$1, $2, …",
     lexical: {
@@ -182,6 +189,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     plansCarryCost: true,
     privateColumnsHeldBy: "grants",
     sessionsKeepDatabaseGrants: true,
+    transactionalLogins: false,
     identifierQuote: "`",
     placeholders: "?",
     lexical: {
@@ -224,6 +232,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     plansCarryCost: false,
     privateColumnsHeldBy: "authorizer",
     sessionsKeepDatabaseGrants: false,
+    transactionalLogins: false,
     identifierQuote: '"',
     placeholders: "?, ?NNN or :name",
     lexical: {

@@ -29,6 +29,21 @@ export function notStarted(): DbError {
   return new DbError("cancelled", NOT_STARTED);
 }
 
+/**
+ * A statement that got no session within its timeout, `ms`: it was not
+ * started. A timeout, not a lost connection: sessions busy with other
+ * calls are no reason to open a fresh driver (PostgreSQL: pg_session.ts
+ * `reserveSession`; MySQL/MariaDB: mysql_session.ts `acquire`).
+ */
+export function noSession(ms: number): DbError {
+  return new DbError(
+    "timeout",
+    `the statement timeout of ${
+      formatSeconds(ms)
+    } ran out while the query waited for a database session: it was not started`,
+  );
+}
+
 /** How long a stopped statement may take to end before its session counts as lost. */
 export const STOP_GRACE_MS = 5_000;
 

@@ -15,7 +15,13 @@ import {
 } from "../../lib/cli/harden.ts";
 import { withLogin } from "../../lib/db/split_driver.ts";
 import { savedConnection } from "../_connections.ts";
-import { needs, openPostgresDatabase, POSTGRES_URL } from "../_db.ts";
+import {
+  type Fixture,
+  needs,
+  openFixture,
+  openPostgresDatabase,
+  POSTGRES_URL,
+} from "../_db.ts";
 
 Deno.test("saveHardened() adds the AI login to the file's own entry, and refuses one that changed meanwhile", async () => {
   const dir = await Deno.makeTempDir({ prefix: "dbport-harden-save-" });
@@ -139,6 +145,130 @@ Deno.test(
         await admin.unsafe(`drop role if exists "${user}"`).catch(() => {});
       }
       await admin.end();
+    }
+  },
+);
+
+Deno.test(
+  "postgres: harden --apply whose statement fails leaves nothing: the plan is one transaction, and a login made before keeps its password",
+  needs("postgres"),
+  async () => {
+    const fixture = await openPostgresDatabase();
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    let user = "";
+    try {
+      // An earlier harden's login, which AI reads use now.
+      const first = await prepareHarden(savedConnection(fixture, "Shop"));
+      assert(first !== null);
+      user = first.plan.user;
+      const { connection } = await applyHarden(first);
+      // A later plan, with a private column: it grants on authors' other
+      // columns. Another session's migration renames the table meanwhile.
+      const again = await prepareHarden({
+        ...connection,
+        privateColumns: ["*.name"],
+      });
+      assert(again !== null);
+      assertEquals(again.plan.creates, false);
+      await fixture.admin("alter table shop.authors rename to writers");
+      const refused = await applyHarden(again).then(
+        () => "applied",
+        (error: Error) => error.message,
+      );
+      assertMatch(
+        refused,
+        new RegExp(
+          `^The plan did not run: (REVOKE|GRANT) SELECT .*ON "shop"\\."authors" (TO|FROM) "${user}" failed: relation "shop\\.authors" does not exist.*; it ran as one transaction, which was rolled back: the login "${user}", made before, is as it was$`,
+        ),
+      );
+      assert(!refused.includes(again.plan.password), "the password is masked");
+      // Its password was not changed: the saved AI login still reads.
+      const ai = postgres(withLogin(fixture.url, connection.aiLogin!), {
+        max: 1,
+        onnotice: () => {},
+      });
+      try {
+        assertEquals((await ai.unsafe("select * from shop.writers")).length, 2);
+      } finally {
+        await ai.end();
+      }
+    } finally {
+      await fixture[Symbol.asyncDispose]();
+      if (user !== "") {
+        await admin.unsafe(`drop role if exists "${user}"`).catch(() => {});
+      }
+      await admin.end();
+    }
+  },
+);
+
+/** Every account of `user` on the MariaDB server, as `'user'@'host'`. */
+async function accountsOf(
+  fixture: Fixture,
+  user: string,
+): Promise<string[]> {
+  const rows = await fixture.admin(
+    `select host as h from mysql.user where user = '${user}'`,
+  ) as { h: string }[];
+  return rows.map((row) => `'${user}'@'${row.h}'`);
+}
+
+Deno.test(
+  "mysql: harden --apply whose statement fails after CREATE USER drops the login it created, and never one made before",
+  needs("mysql"),
+  async () => {
+    await using fixture = await openFixture("mysql");
+    const user = `dbp_h_${crypto.randomUUID().slice(0, 8)}`;
+    try {
+      await fixture.admin("create table people (id int, name text)");
+      const connection = {
+        ...savedConnection(fixture, "Shop"),
+        privateColumns: ["*.name"],
+      };
+      const prepared = await prepareHarden(connection, user);
+      assert(prepared !== null);
+      assertEquals(prepared.plan.creates, true);
+      assertMatch(prepared.shown[0]!, /^CREATE USER '/);
+      // Another session renames the table while the owner reads the plan.
+      await fixture.admin("rename table people to persons");
+      const refused = await applyHarden(prepared).then(
+        () => "applied",
+        (error: Error) => error.message,
+      );
+      assertMatch(
+        refused,
+        new RegExp(
+          `^The plan did not run: GRANT SELECT \\(\`id\`\\) ON .*people.* failed: .*; the login "${user}" this run created was dropped again: nothing was left on the server$`,
+        ),
+      );
+      assertEquals(await accountsOf(fixture, user), []);
+      // A login an earlier harden made (the table back: its plan holds).
+      await fixture.admin("rename table persons to people");
+      const first = await prepareHarden(connection, user);
+      assert(first !== null);
+      await applyHarden(first);
+      const accounts = await accountsOf(fixture, user);
+      assertEquals(accounts.length, 1);
+      const later = await prepareHarden(connection, user);
+      assert(later !== null);
+      assertEquals(later.plan.creates, false);
+      await fixture.admin("rename table people to persons");
+      const failed = await applyHarden(later).then(
+        () => "applied",
+        (error: Error) => error.message,
+      );
+      assertMatch(
+        failed,
+        new RegExp(
+          `failed: .*; the login "${user}", made before, stays, with what ran before the failure: ALTER USER .*\\*\\*\\*\\*\\*\\*\\*\\*.*: run harden --apply again$`,
+        ),
+      );
+      assert(!failed.includes(later.plan.password), "the password is masked");
+      assertEquals(await accountsOf(fixture, user), accounts);
+    } finally {
+      for (const account of await accountsOf(fixture, user)) {
+        await fixture.admin(`drop user if exists ${account}`);
+      }
     }
   },
 );

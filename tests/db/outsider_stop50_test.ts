@@ -17,8 +17,8 @@
  * lock a system catalog do it in a database of their own
  * (`openFixture(…, { ownDatabase: true })`): nobody else's sessions see it.
  *
- * What I tried (FINDING: fails today; held: pinned here or elsewhere;
- * fixed: a FINDING that passes since its fix, kept as a test):
+ * What I tried (FINDING: fails today; FIXED: failed, passes now; held:
+ * pinned here or elsewhere):
  * - FINDING an own (catalog) statement postgres.js already queued on a busy
  *   session before another client's timeout is stopped by that timeout's
  *   late cancel request: the gate runs once, before `start()`.
@@ -30,22 +30,22 @@
  *   running unstopped and fails as a lost connection 5 s later; without a
  *   lock it answers 5 s late. A call cancelled there starts its statement
  *   too (pg_own.ts: `pending` is null when the stop comes).
- * - fixed: an export waiting for a read session failed when any session of
+ * - FIXED an export waiting for a read session failed when any session of
  *   the pool closed (another client's too-large value): reads asked again
  *   (`askingAgain`), exports (`streamRead`) did not; they do now.
- * - fixed: one row of many values each under 8 MiB was held whole whatever
+ * - FIXED one row of many values each under 8 MiB was held whole whatever
  *   the budget: forty 4 MB bytea values grew the server's peak RSS by
  *   400-600 MiB through execute_query (375 MiB the day of the fix, 0-1 MiB
  *   since: pg_big_row.ts cuts each value as it ends, a bytea from its hex
  *   head, and a row the answer refuses keeps nothing more).
- * - FINDING `harden --apply` whose statements fail after CREATE ROLE (a
- *   table renamed meanwhile) leaves the login on the server.
+ * - FIXED `harden --apply` whose statements fail after CREATE ROLE (a
+ *   table renamed meanwhile) left the login on the server.
  * - FINDING a read's cancel request whose socket closed before the server
  *   took it (a relay hanging up; postgres.js's own 10 s connect timer)
  *   counts as delivered: the session serves the next client's read, which
  *   the late request stops (wired and bound reads).
- * - FINDING MariaDB: a call waiting for one of the pool's four sessions
- *   (`acquire`) outlives its timeout and its cancel.
+ * - FIXED MariaDB: a call waiting for one of the pool's four sessions
+ *   (`acquire`) outlived its timeout and its cancel.
  * - FIXED pg_stats (and pg_statistic) showed pg_authid's password
  *   verifiers once pg_authid was analyzed; the credential-catalog rule
  *   saw only pg_authid, pg_shadow and the user mappings by name.
@@ -662,7 +662,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: postgres: harden --apply whose run fails after it created the login leaves no login on the server",
+    "postgres: harden --apply whose run fails after it created the login leaves no login on the server",
   ...needs("postgres"),
   async fn() {
     // What I did: planned `harden` for a database whose `shop.authors`
@@ -680,6 +680,10 @@ Deno.test({
     // whatever grants had run — one per try.
     // What should happen: as for a failed proof, a login this run created
     // is dropped again (or the run is one transaction).
+    // Fixed: on PostgreSQL the plan runs as one DO block in one transaction
+    // (lib/app/harden.ts `runAsOne`), so the failed grant leaves nothing;
+    // on MariaDB a login the run created is dropped again (`runEach`;
+    // tests/cli/harden_test.ts).
     const fixture = await openPostgresDatabase();
     let user = "";
     try {
@@ -828,7 +832,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: mariadb: a call waiting for one of the pool's sessions fails at its own timeout rather than waiting for as long as others' reads hold them",
+    "mariadb: a call waiting for one of the pool's sessions fails at its own timeout rather than waiting for as long as others' reads hold them",
   ...needs("mysql"),
   async fn() {
     // What I did: the owner held `LOCK TABLES t WRITE`; mallory (any token
@@ -846,6 +850,9 @@ Deno.test({
     // `reserveSession`, `noSession`).
     // What should happen: bob's read fails at its 1 s as a timeout that
     // never started (or is cancelled with its caller).
+    // Fixed: `acquire` gives up at the call's timeout (`noSession`, as
+    // PostgreSQL's) and at once on its signal; a session mysql2 hands over
+    // later goes back to the pool (tests/db/mysql_pool_wait_test.ts).
     await using fixture = await openFixture("mysql");
     const t = `${fixture.schema}.t`;
     await fixture.admin(`create table ${t} (i int)`);
@@ -907,7 +914,7 @@ Deno.test({
     // file's two worker threads (sqlite_call.ts `WORKERS = 2`,
     // `readClient`). Bob then read `select 1` with 1 s. What happened: bob's
     // read failed as a timeout at his 1 s, before mallory's reads ended.
-    // This pins it (the MariaDB pool does not: see the FINDING above).
+    // This pins it (the MariaDB pool did not: see the test above, fixed).
     await using fixture = await openFixture("sqlite");
     const driver = openSqlite({ path: fixture.url, secrets: [] });
     try {

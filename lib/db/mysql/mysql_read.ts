@@ -82,7 +82,7 @@ async function readSession<T>(
   work: (connection: Connection, stop: () => Promise<void>) => Promise<T>,
   plain = false,
 ): Promise<T> {
-  const connection = await acquire(state, options.signal);
+  const connection = await acquire(state, options);
   // Set by stop(), which runs in a callback: a holder, not a `let`, so
   // the finally block below sees what it was set to.
   const killing: { done: Promise<void> | null } = { done: null };

@@ -16,7 +16,13 @@ import mysql from "mysql2";
 import { guardRows } from "./mysql_row_guard.ts";
 import { CONNECT_TIMEOUT_MS, toDbError } from "./mysql_errors.ts";
 import { discard, kill } from "./mysql_cut.ts";
-import { stoppable, throwIfAborted } from "../stoppable.ts";
+import {
+  noSession,
+  notStarted,
+  stoppable,
+  throwIfAborted,
+} from "../stoppable.ts";
+import { type Alarm, alarm } from "../../base/alarms.ts";
 
 /** How to reach one MySQL or MariaDB database. */
 export interface MysqlConfig {
@@ -70,6 +76,13 @@ export function mysqlState(config: MysqlConfig): MysqlState {
     maxPreparedStatements: 16,
     ...(config.stream === undefined ? {} : { stream: config.stream }),
   };
+  // One pool for reads, writes, exports and dbport's own statements alike:
+  // a pool of the catalog's own (PostgreSQL's `meta`) would hold sessions of
+  // the AI login's eight (MAX_USER_CONNECTIONS), which each stop's KILL QUERY
+  // side connection needs — with two more open, two of four reads stopped at
+  // once were refused their KILL and ran on (docs/performance.md "MariaDB:
+  // waiting for a session"). A call waits for a session no longer than its
+  // timeout (`acquire`).
   const pool = mysql.createPool({
     ...base,
     connectionLimit: 4,
@@ -88,17 +101,66 @@ export function closeMysql(state: MysqlState): Promise<void> {
   return new Promise<void>((resolve) => state.pool.end(() => resolve()));
 }
 
-/** A session from the pool, unless the request is already cancelled. */
+/**
+ * A session from the pool; the caller's cancel once `signal` aborts; or,
+ * once `timeoutMs` ran out while the call waited in the pool's queue (every
+ * session held by other calls), a timeout, as PostgreSQL's
+ * `reserveSession` says it: mysql2's `getConnection` waits for as long as
+ * the sessions are held and knows no timeout or signal (outsider stop 50: a
+ * `select 1` with 1 s waited for as long as another client's four reads
+ * held the sessions on a lock, and on after its caller cancelled). A
+ * session mysql2 hands over after the caller gave up goes straight back to
+ * the pool. A call for which mysql2 opens a session rather than queue it
+ * keeps mysql2's connect timeout (`connect_timeout` after 10 s, which tells
+ * the driver's pool the database did not answer), but not past a cancel.
+ */
 export function acquire(
   state: MysqlState,
-  signal: AbortSignal,
+  options: { signal: AbortSignal; timeoutMs: number },
 ): Promise<Connection> {
+  const { signal, timeoutMs } = options;
   throwIfAborted(signal);
-  return new Promise<Connection>((resolve, reject) =>
-    state.pool.getConnection((error, connection) =>
-      error ? reject(toDbError(error, state.secrets)) : resolve(connection)
-    )
-  );
+  const { pool } = state;
+  return new Promise<Connection>((resolve, reject) => {
+    let waiting = true;
+    let timer: Alarm | undefined;
+    const settle = () => {
+      waiting = false;
+      timer?.clear();
+      signal.removeEventListener("abort", onAbort);
+    };
+    const onAbort = () => {
+      if (!waiting) return;
+      settle();
+      reject(notStarted());
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    // mysql2 says, before getConnection returns, when it queues the call.
+    let queued = false;
+    const onQueued = () => queued = true;
+    pool.on("enqueue", onQueued);
+    try {
+      pool.getConnection((error, connection) => {
+        if (!waiting) {
+          // Given up on: the next caller's, or the pool's idle set's.
+          if (!error) connection.release();
+          return;
+        }
+        settle();
+        if (error) reject(toDbError(error, state.secrets));
+        else resolve(connection);
+      });
+    } finally {
+      pool.off("enqueue", onQueued);
+    }
+    if (queued && waiting) {
+      timer = alarm(timeoutMs, () => {
+        if (!waiting) return;
+        settle();
+        reject(noSession(timeoutMs));
+      });
+    }
+  });
 }
 
 /** Run dbport's own statement on a pooled session with the caller's limits. */
@@ -108,7 +170,7 @@ export async function exec(
   params: unknown[],
   options: { signal: AbortSignal; timeoutMs: number },
 ): Promise<Row[]> {
-  const connection = await acquire(state, options.signal);
+  const connection = await acquire(state, options);
   let killed = false;
   try {
     return await stoppable(

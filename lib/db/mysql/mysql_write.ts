@@ -23,7 +23,7 @@ export async function writeMysql(
   text: string,
   options: QueryOptions,
 ): Promise<QueryResult> {
-  const connection = await acquire(state, options.signal);
+  const connection = await acquire(state, options);
   const stop = () => kill(state.base, connection.threadId);
   try {
     await simple(connection, "SET SESSION TRANSACTION READ WRITE");

@@ -14,7 +14,7 @@ import { thrown } from "../../base/thrown.ts";
 import { alarm, settledWithin } from "../../base/alarms.ts";
 import { DbError } from "../errors.ts";
 import {
-  formatSeconds,
+  noSession,
   notStarted,
   sessionLost,
   type StopOptions,
@@ -228,20 +228,6 @@ export function reserveSession(
       },
     );
   });
-}
-
-/**
- * A statement that got no session within its timeout, `ms`: it was not
- * started. A timeout, not a lost connection: sessions busy with other
- * calls are no reason to open a fresh driver.
- */
-function noSession(ms: number): DbError {
-  return new DbError(
-    "timeout",
-    `the statement timeout of ${
-      formatSeconds(ms)
-    } ran out while the query waited for a database session: it was not started`,
-  );
 }
 
 /**
