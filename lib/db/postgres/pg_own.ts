@@ -102,10 +102,22 @@ export async function runOwn(
     return await stoppable(
       async () => {
         for (let tries = 1;; tries++) {
-          const session = await own.reserveOwn(
-            stopped.signal,
-            Math.max(1, deadline - Date.now()),
-          );
+          const again = (error: unknown) =>
+            tries < OWN_TRIES && idleSessionLost(error) && !own.closed &&
+            !options.signal.aborted && Date.now() < deadline;
+          let session: OwnSession;
+          try {
+            session = await own.reserveOwn(
+              stopped.signal,
+              Math.max(1, deadline - Date.now()),
+            );
+          } catch (error) {
+            // A session postgres.js opened for it that the server ended at
+            // once: nothing ran.
+            if (!again(error)) throw error;
+            await own.ownSessionsSettled();
+            continue;
+          }
           cancelling = null;
           over = false;
           // The server's own net, in the same write as the statement.
@@ -130,14 +142,11 @@ export async function runOwn(
           try {
             return [...(await Promise.race([query, abandoned]))] as Row[];
           } catch (error) {
-            const again = () =>
-              tries < OWN_TRIES && idleSessionLost(error) && !own.closed &&
-              !options.signal.aborted && Date.now() < deadline;
-            if (!again()) throw error;
+            if (!again(error)) throw error;
             // Once postgres.js has seen the lost session close: sent
             // before, the statement would go to it and never be answered.
             await own.ownSessionsSettled();
-            if (!again()) throw error;
+            if (!again(error)) throw error;
           }
         }
       },

@@ -25,6 +25,7 @@ import {
   retirePool,
 } from "./pg_session.ts";
 import { DbError } from "../errors.ts";
+import { formatSeconds, notStarted } from "../stoppable.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
 import { thrown } from "../../base/thrown.ts";
 import { wired } from "./pg_wire.ts";
@@ -77,6 +78,10 @@ export class PgPools {
   readonly #lingering = new Set<
     { ended: Promise<unknown>; stop: () => void }
   >();
+  /** Sessions of the own pool held by statements (`reserveOwn`). */
+  #ownHeld = 0;
+  /** Calls waiting for one (`#ownSlot`), first first. */
+  readonly #ownWaiting: (() => void)[] = [];
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
   /** Whether `close` was called. */
@@ -140,7 +145,7 @@ export class PgPools {
     };
     const meta: Sql = postgres(url, {
       ...optionsOf(untilEnded(() => meta, watched, () => this.#closed)),
-      max: 2,
+      max: OWN_SESSIONS,
     });
     this.meta = meta;
   }
@@ -267,11 +272,68 @@ export class PgPools {
    * started nothing); asked again when a session of the pool closed under
    * the wait (pg_session.ts `requeueWaiters`).
    */
-  reserveOwn(signal: AbortSignal, withinMs: number): Promise<OwnSession> {
-    return askingAgain(
-      () => reserveSession(this.meta, signal, withinMs),
-      withinMs,
-    );
+  async reserveOwn(
+    signal: AbortSignal,
+    withinMs: number,
+  ): Promise<OwnSession> {
+    await this.#ownSlot(signal, withinMs);
+    try {
+      return await askingAgain(
+        () => reserveSession(this.meta, signal, withinMs),
+        withinMs,
+      );
+    } catch (error) {
+      this.#freeOwnSlot();
+      throw error;
+    }
+  }
+
+  /**
+   * One of the own pool's sessions for a statement, counted by dbport: a
+   * call waits here, not in postgres.js, when both are held. postgres.js
+   * then has a session open or to open for each `reserve()`, which it
+   * serves at once: one left waiting in postgres.js when a session closes
+   * is refused and asked again (pg_session.ts `requeueWaiters`), and the
+   * refused one, still in postgres.js's queue, reopened a session later
+   * for nobody (a session of dbport's back right after an administrator
+   * ended them all: outsider stop 47's test).
+   */
+  #ownSlot(signal: AbortSignal, withinMs: number): Promise<void> {
+    if (signal.aborted) return Promise.reject(notStarted());
+    if (this.#ownHeld < OWN_SESSIONS) {
+      this.#ownHeld++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const take = () => {
+        done();
+        this.#ownHeld++;
+        resolve();
+      };
+      const refuse = (error: DbError) => {
+        done();
+        reject(error);
+      };
+      const timer = alarm(
+        withinMs,
+        () => refuse(new DbError("timeout", OWN_WAIT_TIMEOUT(withinMs))),
+      );
+      const onAbort = () => refuse(notStarted());
+      const done = () => {
+        timer.clear();
+        signal.removeEventListener("abort", onAbort);
+        const at = this.#ownWaiting.indexOf(take);
+        if (at >= 0) this.#ownWaiting.splice(at, 1);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#ownWaiting.push(take);
+    });
+  }
+
+  /** A session of the own pool given back or closed: the next call's. */
+  #freeOwnSlot(): void {
+    this.#ownHeld--;
+    this.#ownWaiting[0]?.();
   }
 
   /**
@@ -288,6 +350,18 @@ export class PgPools {
     session: OwnSession,
     reusable: boolean,
     died = false,
+  ): Promise<void> {
+    try {
+      await this.#endOwn(session, reusable, died);
+    } finally {
+      this.#freeOwnSlot();
+    }
+  }
+
+  async #endOwn(
+    session: OwnSession,
+    reusable: boolean,
+    died: boolean,
   ): Promise<void> {
     if (died) return;
     // The session answered: postgres.js learnt the array types on it
@@ -387,6 +461,15 @@ export class PgPools {
 
 /** A statement postgres.js runs: awaited, or cancelled on the server. */
 type Lingering = PromiseLike<unknown> & Cancellable;
+
+/** The own pool's sessions (postgres.js's `max` for it). */
+const OWN_SESSIONS = 2;
+
+/** A catalog call that got no own session within its timeout. */
+const OWN_WAIT_TIMEOUT = (ms: number) =>
+  `the statement timeout of ${
+    formatSeconds(ms)
+  } ran out while dbport's catalog statement waited for a database session: it was not started`;
 
 /**
  * How many times a session of the own pool that must be closed but whose
