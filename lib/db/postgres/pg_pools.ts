@@ -80,6 +80,10 @@ export class PgPools {
   >();
   /** Sessions of the own pool held by statements (`reserveOwn`). */
   #ownHeld = 0;
+  /** Who waits for a socket of the own pool to close (`reserveOwn`). */
+  readonly #ownClosing: ((opened: number) => void)[] = [];
+  /** Sockets of the own pool opened so far (`#nextOwnClose`). */
+  #ownOpened = 0;
   /** Calls waiting for one (`#ownSlot`), first first. */
   readonly #ownWaiting: (() => void)[] = [];
   /** Set by `close`: a pool lost after it is not replaced. */
@@ -141,6 +145,10 @@ export class PgPools {
       // before it connects (its flag only ever turns off: `endOwn`).
       const typesKnown = this.meta.options.fetch_types === false;
       const socket = this.#watch(wired(await open(), false));
+      const opened = ++this.#ownOpened;
+      socket.once("close", () => {
+        for (const done of this.#ownClosing.slice()) done(opened);
+      });
       return typesKnown ? openedForReserve(socket) : socket;
     };
     const meta: Sql = postgres(url, {
@@ -284,8 +292,38 @@ export class PgPools {
       );
     } catch (error) {
       this.#freeOwnSlot();
+      // A session that could not be opened: postgres.js keeps the failed
+      // `reserve()` in its queue and opens a session for it once more
+      // (index.js `reserve` queues it as well as connecting for it). The
+      // call fails once that attempt's socket closed too, not before: its
+      // reconnect timer would otherwise outlive a driver closed meanwhile.
+      if (!(error instanceof DbError) && !this.#unwatched) {
+        await this.#nextOwnClose(OWN_REOPEN_WAIT_MS);
+      }
       throw error;
     }
+  }
+
+  /**
+   * Settles once a socket of the own pool opened from now on closes, or
+   * after `ms`.
+   */
+  #nextOwnClose(ms: number): Promise<void> {
+    const after = this.#ownOpened;
+    return new Promise((resolve) => {
+      const done = (opened: number) => {
+        if (opened <= after) return;
+        end();
+      };
+      const end = () => {
+        timer.clear();
+        const at = this.#ownClosing.indexOf(done);
+        if (at >= 0) this.#ownClosing.splice(at, 1);
+        resolve();
+      };
+      const timer = alarm(ms, end);
+      this.#ownClosing.push(done);
+    });
   }
 
   /**
@@ -461,6 +499,12 @@ export class PgPools {
 
 /** A statement postgres.js runs: awaited, or cancelled on the server. */
 type Lingering = PromiseLike<unknown> & Cancellable;
+
+/**
+ * How long a call whose own session could not be opened waits, at most,
+ * for postgres.js's second attempt at it to close (`reserveOwn`).
+ */
+const OWN_REOPEN_WAIT_MS = 2_000;
 
 /** The own pool's sessions (postgres.js's `max` for it). */
 const OWN_SESSIONS = 2;
