@@ -138,7 +138,7 @@ export async function runOwn(
                 verdict(cancelledByRequest(error)),
                 sessionDied(error),
               ),
-          );
+          ).catch(() => {});
           try {
             return [...(await Promise.race([query, abandoned]))] as Row[];
           } catch (error) {

@@ -515,10 +515,10 @@ export function cancelRequests(
 
 /**
  * Whether the cancel request sent for a statement of `session`, if any, was
- * delivered within {@linkcode CLEAN_UP_MS}: a session signalled while it
- * waits for a command drops the request, so once it is delivered the
- * session is safe to use again. False: it may still land, and the session
- * must not serve another statement.
+ * delivered within {@linkcode CLEAN_UP_MS}, as far as its socket tells: a
+ * write's COMMIT waits for it (postgres.ts `writeQuery`). It says nothing
+ * about reuse — through a hop "delivered" is never known for sure — which
+ * `reusable` decides.
  */
 export async function cancelDelivered(session: object): Promise<boolean> {
   const delivered = cancels.get(session);
