@@ -67,6 +67,9 @@ export function slowCancelProxy(
   delayMs: number,
 ): TcpProxy & { readonly stats: { cancels: number } } {
   const stats = { cancels: 0 };
+  // Holds still running when the proxy closes end then (a test that ended
+  // before a held request went through leaves no timer).
+  const holds = new Map<ReturnType<typeof setTimeout>, () => void>();
   const proxy = tcpProxy(target, async (client, connect) => {
     const reader = client.readable.getReader();
     const first = await reader.read();
@@ -78,7 +81,13 @@ export function slowCancelProxy(
       view.getInt32(4) === 80877102
     ) {
       stats.cancels++;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          holds.delete(timer);
+          resolve();
+        }, delayMs);
+        holds.set(timer, resolve);
+      });
     }
     const server = await connect();
     server.readable.pipeTo(client.writable).catch(() => {});
@@ -95,7 +104,18 @@ export function slowCancelProxy(
       // Either side closed.
     }
   });
-  return { url: proxy.url, stats, close: () => proxy.close() };
+  return {
+    url: proxy.url,
+    stats,
+    close: () => {
+      for (const [timer, resolve] of holds) {
+        clearTimeout(timer);
+        resolve();
+      }
+      holds.clear();
+      return proxy.close();
+    },
+  };
 }
 
 /**

@@ -98,6 +98,9 @@ export async function tlsPgProxy(
   const inner = Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert, key });
   const innerPort = (inner.addr as Deno.NetAddr).port;
 
+  /** Cancel requests held now (`cancelDelayMs`), each with its release. */
+  const holds = new Map<ReturnType<typeof setTimeout>, () => void>();
+
   /** Relay `client` (its first bytes `head` already read) to a server. */
   const passOn = async (
     client: Deno.Conn,
@@ -108,9 +111,14 @@ export async function tlsPgProxy(
     if (isMessage(head, CANCEL_REQUEST)) {
       stats.cancels++;
       if (options.cancelDelayMs) {
-        await new Promise((resolve) =>
-          setTimeout(resolve, options.cancelDelayMs)
-        );
+        // Ended by `close` too: a test over before the hold leaves no timer.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            holds.delete(timer);
+            resolve();
+          }, options.cancelDelayMs);
+          holds.set(timer, resolve);
+        });
       }
     }
     await relay(client, reader, head, await toServer(), count);
@@ -166,6 +174,11 @@ export async function tlsPgProxy(
     url: url.toString(),
     stats,
     async close() {
+      for (const [timer, resolve] of holds) {
+        clearTimeout(timer);
+        resolve();
+      }
+      holds.clear();
       outer.close();
       inner.close();
       for (const conn of conns) {

@@ -110,12 +110,18 @@ for (const path of ["wired", "bound", "write"] as const) {
             0,
             `offset ${base + offset} ms`,
           );
-          // The session served the next call: no session lost, no pool
-          // replaced.
+          // The next call is served: no session lost. (Since outsider stop
+          // 50 a session whose stop sent its request again is closed, not
+          // reused — the first request, dropped here, may as well land
+          // later through a hop: docs/security.md "Reads on PostgreSQL" —
+          // so each stop here may cost one new session, no more.)
           pids.add(await pid(driver));
         }
         assert(proxy.stats.cancels > OFFSETS_MS.length, "sent again");
-        assert(pids.size <= 4, `sessions: ${[...pids].join(", ")}`);
+        assert(
+          pids.size <= OFFSETS_MS.length + 1,
+          `sessions: ${[...pids].join(", ")}`,
+        );
       } finally {
         await driver.close();
         await admin.end();

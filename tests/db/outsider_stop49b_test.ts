@@ -7,7 +7,7 @@
  * test's objects live in a fixture schema of its own.
  */
 
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import type { Driver } from "../../lib/db/types.ts";
 import type { Signature } from "../../lib/db/signature.ts";
@@ -178,7 +178,15 @@ async function carolAfterEndedSession(
       `select pg_terminate_backend(pid) as ended from pg_stat_activity
         where application_name = 'dbport/mallory'`,
     );
-    assertEquals(ended, [{ ended: true }], "mallory's session was ended");
+    // Since outsider stop 50 dbport closes mallory's session itself as soon
+    // as her statement ends (her cancel request, held, could land later):
+    // no session of hers is left to end then. Either way a session of the
+    // pool closed while carol waited for one.
+    assert(
+      ended.length === 0 ||
+        JSON.stringify(ended) === JSON.stringify([{ ended: true }]),
+      `mallory's session was ended: ${JSON.stringify(ended)}`,
+    );
     assertEquals(proxy.stats.cancels, 1, "mallory's timeout sent a cancel");
     await Promise.all([...long, mallory]);
     return await carol;

@@ -19,12 +19,14 @@
  *
  * What I tried (FINDING: fails today; FIXED: failed, passes now; held:
  * pinned here or elsewhere):
- * - FINDING an own (catalog) statement postgres.js already queued on a busy
- *   session before another client's timeout is stopped by that timeout's
- *   late cancel request: the gate runs once, before `start()`.
- * - FINDING the gate gives up after OWN_CANCEL_MS (5 s): a request delivered
- *   later stops the next client's catalog statement all the same.
- * - FINDING a catalog call whose timeout runs out while it waits at the gate
+ * - FIXED an own (catalog) statement postgres.js already queued on a busy
+ *   session before another client's timeout was stopped by that timeout's
+ *   late cancel request: the gate ran once, before `start()`.
+ * - FIXED the gate gave up after OWN_CANCEL_MS (5 s): a request delivered
+ *   later stopped the next client's catalog statement all the same.
+ * - FIXED (the gate is gone: own statements run on sessions reserved for
+ *   each, with the server's statement_timeout as a net) a catalog call
+ *   whose timeout runs out while it waits at the gate
  *   (one gate for the whole own pool, whichever session it would use) does
  *   nothing at its timeout, starts its statement after it, leaves it
  *   running unstopped and fails as a lost connection 5 s later; without a
@@ -40,8 +42,10 @@
  *   head, and a row the answer refuses keeps nothing more).
  * - FIXED `harden --apply` whose statements fail after CREATE ROLE (a
  *   table renamed meanwhile) left the login on the server.
- * - FINDING a read's cancel request whose socket closed before the server
- *   took it (a relay hanging up; postgres.js's own 10 s connect timer)
+ * - FIXED (a session is reused after a stop only when its one cancel
+ *   request is known to have landed) a read's cancel request whose socket
+ *   closed before the server took it (a relay hanging up; postgres.js's
+ *   own 10 s connect timer)
  *   counts as delivered: the session serves the next client's read, which
  *   the late request stops (wired and bound reads).
  * - FIXED MariaDB: a call waiting for one of the pool's four sessions
@@ -295,7 +299,7 @@ async function ownCancelStage(prefix: string) {
 
 Deno.test({
   name:
-    "FINDING: postgres: a catalog statement queued on a busy own session before another client's timeout is never stopped by that timeout's late cancel request",
+    "postgres: a catalog statement queued on a busy own session before another client's timeout is never stopped by that timeout's late cancel request",
   ...needs("postgres"),
   async fn() {
     // What I did: the own pool's two sessions busy — mallory's
@@ -319,6 +323,10 @@ Deno.test({
     // postgres.js already holds for the session (its queue and its
     // pipeline: index.js `handler`, `busy.shift()`).
     // What should happen: bob's listing answers.
+    // Fixed (branch cancelsafe): each own statement runs alone on a session
+    // reserved for it (postgres.js queues nothing behind it), and a session
+    // whose cancel request is not known to have landed is closed, never
+    // reused (pg_own.ts, pg_cancel.ts `cancelsConsumed`).
     await using stage = await ownCancelStage("stop50_q");
     const { driver, schema, proxy, lockers, locked, waitingFor } = stage;
     const v1 = await lockOn(lockers[0]!, `${schema}.v1`);
@@ -352,7 +360,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: postgres: a catalog statement started once the own-cancel gate gave up waiting is never stopped by the cancel request it waited for",
+    "postgres: a catalog statement started once the own-cancel gate gave up waiting is never stopped by the cancel request it waited for",
   ...needs("postgres"),
   async fn() {
     // What I did: mallory's describeTable of v1 (300 ms) waited in
@@ -375,6 +383,9 @@ Deno.test({
     // `settledWithin(…, OWN_CANCEL_MS)`, then start).
     // What should happen: bob's listing answers (the session is closed, or
     // held back until the request is delivered).
+    // Fixed (branch cancelsafe): no gate; mallory's session, whose request
+    // may still land, is closed as her statement ends; bob's statement runs
+    // on a session opened afresh (pg_own.ts, pg_pools.ts `endOwn`).
     await using stage = await ownCancelStage("stop50_cap");
     const { driver, schema, proxy, lockers, locked, waitingFor } = stage;
     const v1 = await lockOn(lockers[0]!, `${schema}.v1`);
@@ -406,7 +417,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: postgres: a catalog call whose timeout runs out while another client's cancel request is on its way fails as a timeout and starts no statement",
+    "postgres: a catalog call whose timeout runs out while another client's cancel request is on its way fails as a timeout and starts no statement",
   ...needs("postgres"),
   async fn() {
     // What I did: mallory's describeTable of v1 (300 ms) waited in
@@ -433,6 +444,11 @@ Deno.test({
     // client timing out again and again on a locked view keeps one there.
     // What should happen: bob's call fails as a timeout (or is served by
     // the idle session) and leaves no statement on the server.
+    // Fixed (branch cancelsafe): no gate; bob's statement runs on the idle
+    // session at once, its timeout sends his own cancel request (held here
+    // too), and the server's statement_timeout, set with each own
+    // statement at its call's deadline + 1 s (pg_own.ts OWN_NET_MS), ends
+    // it: bob fails as a timeout (a second late), nothing left running.
     await using stage = await ownCancelStage("stop50_gate");
     const { driver, schema, proxy, lockers, locked, watch, app } = stage;
     const v1 = await lockOn(lockers[0]!, `${schema}.v1`);
@@ -725,7 +741,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: postgres: a read's cancel request whose socket closed before the server took it never lets its session serve another client's read, lean or bound",
+    "postgres: a read's cancel request whose socket closed before the server took it never lets its session serve another client's read, lean or bound",
   ...needs("postgres"),
   async fn() {
     // What I did: the owner locked `t`; mallory's read of it (300 ms: a
@@ -757,6 +773,12 @@ Deno.test({
     // What should happen: a session whose cancel request's fate is unknown
     // (its socket closed or failed before the server answered) is closed,
     // never given back; bob's read answers.
+    // Fixed (branch cancelsafe): the socket's fate no longer matters — a
+    // session is reused after a stop only when its one cancel request is
+    // known to have landed (the statement or its clean-up answered 57014
+    // "due to user request"); mallory's statement ended without it, so her
+    // session was closed (pg_read.ts `cancelsSpent`, pg_session.ts
+    // `reusable`/`closeSession`).
     await using fixture = await openFixture("postgres");
     const t = `${fixture.schema}.t`;
     await fixture.admin(`create table ${t} (i int)`);

@@ -254,12 +254,18 @@ Deno.test({
         ...[1, 2, 3, 4, 5, 6].map(plain),
       ]);
       assertEquals(wrong.slice(0, 5), [], `${wrong.length} wrong`);
-      // The pool's four sessions served it all: none was closed or
-      // replaced (a session left unclean is closed; a lost one, replaced).
+      // Since outsider stop 50 a session whose stop's cancel request may
+      // still land (sent again, or its statement ended without the 57014 it
+      // would cause) is closed, not reused (docs/security.md "Reads on
+      // PostgreSQL"): the stopped reads here close sessions, and the
+      // pool opens others. Once the stops are over the pool is four sessions
+      // again: none lost, no pool replaced for them.
+      const after = new Set<number>();
       for (let i = 0; i < 8; i++) {
-        pids.add(await backendOf(driver, READ_OPTIONS));
+        after.add(await backendOf(driver, READ_OPTIONS));
       }
-      assert(pids.size <= 4, `${pids.size} sessions: ${[...pids]}`);
+      assert(after.size <= 4, `${after.size} sessions: ${[...after]}`);
+      assert(pids.size > 0, "the plain reads answered");
     } finally {
       await driver.close();
     }

@@ -403,7 +403,15 @@ async function carolOverTls(
       `select pg_terminate_backend(pid) as ended from pg_stat_activity
         where application_name = 'dbport/${who}'`,
     );
-    assertEquals(ended, [{ ended: true }], "mallory's session was ended");
+    // Since outsider stop 50 dbport closes mallory's session itself as soon
+    // as her statement ends (her cancel request, held, could land later):
+    // no session of hers may be left to end. Either way a session of the
+    // pool closed while the other read waited for one.
+    assert(
+      ended.length === 0 ||
+        JSON.stringify(ended) === JSON.stringify([{ ended: true }]),
+      `mallory's session was ended: ${JSON.stringify(ended)}`,
+    );
     assertEquals(proxy.stats.cancels, 1, "mallory's timeout sent a cancel");
     await Promise.all([...long, mallory]);
     return await carol;

@@ -124,3 +124,39 @@ export function cancelWhileRunning(
   Promise.resolve(ended).then(() => cancelling.end(), () => cancelling.end());
   return cancelling;
 }
+
+/** The server's word for a statement its cancel request stopped. */
+const USER_CANCEL = "canceling statement due to user request";
+
+/**
+ * Whether `error` is a statement stopped by a cancel request: 57014 with
+ * the server's "due to user request" (a statement_timeout says otherwise).
+ */
+export function cancelledByRequest(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === "57014" && typeof message === "string" &&
+    message.includes(USER_CANCEL);
+}
+
+/**
+ * Whether a session whose statement was stopped by `cancelling` (null: no
+ * stop) may serve another statement: no request was sent, or exactly one
+ * was and the statement's answer says that request landed (`landed`: the
+ * server's 57014 "canceling statement due to user request"). One request
+ * cancels at most once, and a request that finds the backend idle is
+ * dropped: so nothing of it is left to stop the next statement. In every
+ * other case — several requests, or no 57014 — a request may still be on
+ * its way (a slow link, a relay that hung up on dbport and passes it on
+ * later, a pooler that closes the request's socket at once and forwards it
+ * afterwards: "delivered" can never be known through a hop) and the
+ * session is closed instead of reused. Asked once the statement has ended
+ * (no request follows then: `Cancelling.end`).
+ */
+export function cancelsConsumed(
+  cancelling: Cancelling | null,
+  landed: boolean,
+): boolean {
+  if (cancelling === null || cancelling.sent === 0) return true;
+  return cancelling.sent === 1 && landed;
+}

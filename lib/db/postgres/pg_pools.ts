@@ -1,29 +1,35 @@
 /**
  * A PostgreSQL driver's two pools: the reads' (wired where it can be, and
  * replaced whole when one of its sessions is lost while reserved) and
- * dbport's own statements' (the catalog, a statement's vetting), never
- * wired — postgres.js hands a session to a waiting `reserve()` while
- * statements it queued on it are still unanswered, and a wired read would
- * then read their answers as its own (issue 38: a read answered with a
- * catalog query's rows, or with none).
+ * dbport's own statements' (the catalog, a statement's vetting), whose
+ * reads are never wired — each own statement runs on a session reserved
+ * for it alone (pg_own.ts); their sockets are `wired` only so that dbport
+ * can close one session (pg_session.ts `closeSession`) for which a cancel
+ * request may still land.
  *
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
 import {
+  askingAgain,
   type Cancellable,
   cancelRequests,
+  closeSession,
   poolRetired,
   requeueWaiters,
+  reserveSession,
   retirePool,
 } from "./pg_session.ts";
 import { DbError } from "../errors.ts";
-import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
+import { formatSeconds, notStarted } from "../stoppable.ts";
+import { type Alarm, alarm } from "../../base/alarms.ts";
+import { thrown } from "../../base/thrown.ts";
 import { wired } from "./pg_wire.ts";
-import { cancelWhileRunning } from "./pg_cancel.ts";
+import { type Cancelling, cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
 import {
   openingSafely,
@@ -34,6 +40,9 @@ import {
 import type { Duplex } from "node:stream";
 
 type Sql = ReturnType<typeof postgres>;
+
+/** A session of the own pool, reserved for one statement (pg_own.ts). */
+export type OwnSession = Awaited<ReturnType<Sql["reserve"]>>;
 
 /** The environment variable that turns the wired reader off (`0`). */
 export const WIRE_ENV = "DBPORT_PG_WIRE";
@@ -71,9 +80,17 @@ export class PgPools {
    * Catalog statements of calls their callers cancelled, left to end
    * (`linger`): `close` cancels them.
    */
-  readonly #lingering = new Set<Lingering>();
-  /** Cancel requests of own statements not delivered yet (`cancelOwn`). */
-  readonly #ownCancels = new Set<Promise<void>>();
+  readonly #lingering = new Set<
+    { ended: Promise<unknown>; stop: () => void }
+  >();
+  /** Sessions of the own pool held by statements (`reserveOwn`). */
+  #ownHeld = 0;
+  /** Who waits for a socket of the own pool to close (`reserveOwn`). */
+  readonly #ownClosing: ((opened: number) => void)[] = [];
+  /** Sockets of the own pool opened so far (`#nextOwnClose`). */
+  #ownOpened = 0;
+  /** Calls waiting for one (`#ownSlot`), first first. */
+  readonly #ownWaiting: (() => void)[] = [];
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
   /** Whether `close` was called. */
@@ -128,12 +145,22 @@ export class PgPools {
     };
     this.sql = this.#create();
     this.#unwatched = open === null;
-    const watched = open === null
-      ? undefined
-      : async () => this.#watch(await open());
+    // Wired (not counted as postgres.js's writes) so that one session can
+    // be closed (`endOwn`); no read is ever lent one of them.
+    const watched = open === null ? undefined : async () => {
+      // Whether postgres.js will skip the array types' query on it: read
+      // before it connects (its flag only ever turns off: `endOwn`).
+      const typesKnown = this.meta.options.fetch_types === false;
+      const socket = this.#watch(wired(await open(), false));
+      const opened = ++this.#ownOpened;
+      socket.once("close", () => {
+        for (const done of this.#ownClosing.slice()) done(opened);
+      });
+      return typesKnown ? openedForReserve(socket) : socket;
+    };
     const meta: Sql = postgres(url, {
       ...optionsOf(untilEnded(() => meta, watched, () => this.#closed)),
-      max: 2,
+      max: OWN_SESSIONS,
     });
     this.meta = meta;
   }
@@ -227,42 +254,176 @@ export class PgPools {
    * cancelled when `ms` run out — its call's own deadline — and by `close`,
    * which waits for it as for a running call.
    */
-  linger(query: Lingering, ms: number): void {
+  linger(ended: Promise<unknown>, ms: number, stop: () => void): void {
     if (this.#closed) {
-      query.cancel();
+      stop();
       return;
     }
-    this.#lingering.add(query);
-    const timer = alarm(Math.max(0, ms), () => this.cancelOwn(query));
-    Promise.resolve(query).catch(() => {}).finally(() => {
+    const lingering = { ended, stop };
+    this.#lingering.add(lingering);
+    const timer = alarm(Math.max(0, ms), stop);
+    void ended.finally(() => {
       timer.clear();
-      this.#lingering.delete(query);
+      this.#lingering.delete(lingering);
     });
   }
 
   /**
-   * Stop a statement of dbport's own (`meta`) by its cancel request; until
-   * the request is delivered no other own statement starts
-   * (`ownCancelsDelivered`). postgres.js gives an own statement's session
-   * back to its pool as soon as the statement ends, and a request that
-   * arrived after that stopped the next catalog statement on it — another
-   * client's vetting (outsider stop 49b). Sent again while the statement
-   * has not ended: until the last is delivered too.
+   * Stop a statement of dbport's own (`meta`) by its cancel request, sent
+   * again while the statement has not ended (pg_cancel.ts). Its session is
+   * reused only if the requests are known to be spent (`endOwn`): a request
+   * that arrived after the statement ended would stop whatever the session
+   * ran next — another client's catalog call or vetting (outsider stops
+   * 49b, 50).
    */
-  cancelOwn(query: Lingering): void {
-    // Sent again while the statement runs on (pg_cancel.ts).
-    const { delivered } = cancelWhileRunning(cancelRequests(query), query);
-    this.#ownCancels.add(delivered);
-    void delivered.finally(() => this.#ownCancels.delete(delivered));
+  cancelOwn(query: Lingering): Cancelling {
+    return cancelWhileRunning(cancelRequests(query), query);
   }
 
   /**
-   * Settles once every cancel request of an own statement was delivered, or
-   * {@linkcode OWN_CANCEL_MS} after the call (never longer).
+   * A session of the own pool for one statement alone: postgres.js queues
+   * and pipelines nothing else on a reserved session. Refused when `signal`
+   * aborts (the call's stop) or `withinMs` runs out waiting (a timeout that
+   * started nothing); asked again when a session of the pool closed under
+   * the wait (pg_session.ts `requeueWaiters`).
    */
-  async ownCancelsDelivered(): Promise<void> {
-    if (this.#ownCancels.size === 0) return;
-    await settledWithin(Promise.all(this.#ownCancels), OWN_CANCEL_MS);
+  async reserveOwn(
+    signal: AbortSignal,
+    withinMs: number,
+  ): Promise<OwnSession> {
+    await this.#ownSlot(signal, withinMs);
+    try {
+      return await askingAgain(
+        () => reserveSession(this.meta, signal, withinMs),
+        withinMs,
+      );
+    } catch (error) {
+      this.#freeOwnSlot();
+      // A session that could not be opened: postgres.js keeps the failed
+      // `reserve()` in its queue and opens a session for it once more
+      // (index.js `reserve` queues it as well as connecting for it). The
+      // call fails once that attempt's socket closed too, not before: its
+      // reconnect timer would otherwise outlive a driver closed meanwhile.
+      if (!(error instanceof DbError) && !this.#unwatched) {
+        await this.#nextOwnClose(OWN_REOPEN_WAIT_MS);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Settles once a socket of the own pool opened from now on closes, or
+   * after `ms`.
+   */
+  #nextOwnClose(ms: number): Promise<void> {
+    const after = this.#ownOpened;
+    return new Promise((resolve) => {
+      const done = (opened: number) => {
+        if (opened <= after) return;
+        end();
+      };
+      const end = () => {
+        timer.clear();
+        const at = this.#ownClosing.indexOf(done);
+        if (at >= 0) this.#ownClosing.splice(at, 1);
+        resolve();
+      };
+      const timer = alarm(ms, end);
+      this.#ownClosing.push(done);
+    });
+  }
+
+  /**
+   * One of the own pool's sessions for a statement, counted by dbport: a
+   * call waits here, not in postgres.js, when both are held. postgres.js
+   * then has a session open or to open for each `reserve()`, which it
+   * serves at once: one left waiting in postgres.js when a session closes
+   * is refused and asked again (pg_session.ts `requeueWaiters`), and the
+   * refused one, still in postgres.js's queue, reopened a session later
+   * for nobody (a session of dbport's back right after an administrator
+   * ended them all: outsider stop 47's test).
+   */
+  #ownSlot(signal: AbortSignal, withinMs: number): Promise<void> {
+    if (signal.aborted) return Promise.reject(notStarted());
+    if (this.#ownHeld < OWN_SESSIONS) {
+      this.#ownHeld++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const take = () => {
+        done();
+        this.#ownHeld++;
+        resolve();
+      };
+      const refuse = (error: DbError) => {
+        done();
+        reject(error);
+      };
+      const timer = alarm(
+        withinMs,
+        () => refuse(new DbError("timeout", OWN_WAIT_TIMEOUT(withinMs))),
+      );
+      const onAbort = () => refuse(notStarted());
+      const done = () => {
+        timer.clear();
+        signal.removeEventListener("abort", onAbort);
+        const at = this.#ownWaiting.indexOf(take);
+        if (at >= 0) this.#ownWaiting.splice(at, 1);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#ownWaiting.push(take);
+    });
+  }
+
+  /** A session of the own pool given back or closed: the next call's. */
+  #freeOwnSlot(): void {
+    this.#ownHeld--;
+    this.#ownWaiting[0]?.();
+  }
+
+  /**
+   * The end of an own statement's session once the statement ended: given
+   * back when `reusable` (no cancel request of it can land any more:
+   * pg_cancel.ts `cancelsConsumed`), closed otherwise — its socket
+   * destroyed under postgres.js (pg_session.ts `closeSession`), or where
+   * postgres.js opened it itself (a Unix socket, several hosts) the backend
+   * ended from within (`pg_terminate_backend` of its own pid, sent again
+   * should a late request stop it: each request stops at most once). A
+   * session that `died` is neither: postgres.js saw it close.
+   */
+  async endOwn(
+    session: OwnSession,
+    reusable: boolean,
+    died = false,
+  ): Promise<void> {
+    try {
+      await this.#endOwn(session, reusable, died);
+    } finally {
+      this.#freeOwnSlot();
+    }
+  }
+
+  async #endOwn(
+    session: OwnSession,
+    reusable: boolean,
+    died: boolean,
+  ): Promise<void> {
+    if (died) return;
+    // The session answered: postgres.js learnt the array types on it
+    // (`fetch_types`, into the pool's shared parsers). A session it opens
+    // again (one closed here) does not ask again: that query names
+    // pg_catalog, and while another session held a lock on pg_namespace
+    // (a catalog DDL, VACUUM FULL) the reopened session waited behind it
+    // before its statement could start — or be stopped.
+    (this.meta.options as { fetch_types?: boolean }).fetch_types = false;
+    if (reusable) return session.release();
+    if (await closeSession(session)) return;
+    for (let tries = 0; tries < OWN_END_TRIES; tries++) {
+      const code = await session.unsafe(
+        "select pg_terminate_backend(pg_backend_pid())",
+      ).then(() => "", (error: unknown) => thrown(error).code);
+      if (code !== "57014") return;
+    }
   }
 
   /** Settles once no call of dbport's runs on `pool` (`track`). */
@@ -323,14 +484,12 @@ export class PgPools {
     await retirePool(this.sql, "the connection was closed");
     const running = [
       ...[...this.#calls.keys()].map((pool) => this.#settled(pool)),
-      ...[...this.#lingering].map((query) =>
-        Promise.resolve(query).then(() => {}, () => {})
-      ),
+      ...[...this.#lingering].map((lingering) => lingering.ended),
     ];
     for (const calls of this.#calls.values()) {
       for (const call of calls) call.abort(CLOSED_WHY);
     }
-    for (const query of this.#lingering) query.cancel();
+    for (const lingering of this.#lingering) lingering.stop();
     let timer: Alarm | undefined;
     await Promise.race([
       Promise.all(running),
@@ -348,8 +507,27 @@ export class PgPools {
 /** A statement postgres.js runs: awaited, or cancelled on the server. */
 type Lingering = PromiseLike<unknown> & Cancellable;
 
-/** How long an own statement waits for earlier cancel requests to land. */
-const OWN_CANCEL_MS = 5_000;
+/**
+ * How long a call whose own session could not be opened waits, at most,
+ * for postgres.js's second attempt at it to close (`reserveOwn`).
+ */
+const OWN_REOPEN_WAIT_MS = 2_000;
+
+/** The own pool's sessions (postgres.js's `max` for it). */
+const OWN_SESSIONS = 2;
+
+/** A catalog call that got no own session within its timeout. */
+const OWN_WAIT_TIMEOUT = (ms: number) =>
+  `the statement timeout of ${
+    formatSeconds(ms)
+  } ran out while dbport's catalog statement waited for a database session: it was not started`;
+
+/**
+ * How many times a session of the own pool that must be closed but whose
+ * socket postgres.js opened is asked to end its backend (`endOwn`): one
+ * more than the cancel requests a stop sends at most (pg_cancel.ts).
+ */
+const OWN_END_TRIES = 8;
 
 /** Why `close` stopped a call. */
 const CLOSED_WHY = "the connection was closed";
@@ -428,6 +606,66 @@ function untilEnded(
 }
 
 type Write = (chunk: unknown, ...rest: unknown[]) => boolean;
+type Emit = (event: string | symbol, ...args: unknown[]) => boolean;
+
+/** ReadyForQuery, idle: what postgres.js takes as a session ready. */
+const READY_IDLE = Uint8Array.of(0x5a, 0, 0, 0, 5, 0x49);
+
+/**
+ * `socket`, a session of the own pool opened without postgres.js's array
+ * types' query, on which postgres.js is told once more that the session is
+ * ready right after the server's own first ReadyForQuery. postgres.js
+ * 3.4.9 opening a session for a `reserve()` with `fetch_types` off drops
+ * the `reserve()` at that first ReadyForQuery and leaves the session
+ * connecting for good (connection.js `ReadyForQuery`: `initial = null`,
+ * and nothing calls `onopen`); its second ReadyForQuery hands the session
+ * to the first waiting `reserve()` (`onopen`). The own pool's sessions are
+ * only ever opened for a `reserve()` (pg_own.ts), never for a statement
+ * that the extra message would answer.
+ */
+function openedForReserve(socket: Duplex): Duplex {
+  const emit = socket.emit.bind(socket) as Emit;
+  // The server's messages read so far, framed: type, length, body.
+  let head = new Uint8Array(0);
+  let left = 0;
+  let done = false;
+  (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
+    const result = emit(event, ...args);
+    if (done || event !== "data" || !(args[0] instanceof Uint8Array)) {
+      return result;
+    }
+    let chunk = args[0];
+    while (chunk.length > 0 && !done) {
+      if (left > 0) {
+        const n = Math.min(left, chunk.length);
+        chunk = chunk.subarray(n);
+        left -= n;
+        continue;
+      }
+      const need = 5 - head.length;
+      const part = chunk.subarray(0, need);
+      const joined = new Uint8Array(head.length + part.length);
+      joined.set(head);
+      joined.set(part, head.length);
+      head = joined;
+      chunk = chunk.subarray(part.length);
+      if (head.length < 5) break;
+      const view = new DataView(head.buffer, head.byteOffset, 5);
+      const type = head[0];
+      left = view.getInt32(1) - 4;
+      head = new Uint8Array(0);
+      if (type === 0x5a) {
+        done = true;
+        // After postgres.js has read the server's own (this event).
+        queueMicrotask(() => {
+          if (!socket.destroyed) emit("data", Buffer.from(READY_IDLE));
+        });
+      }
+    }
+    return result;
+  };
+  return socket;
+}
 
 /**
  * `socket`, closed with an error unless the first thing written on it is

@@ -29,7 +29,12 @@ import {
 } from "./pg_messages.ts";
 import type { Wire, WireUser } from "./pg_wire.ts";
 import { type LeanAsk, type Plan, planFor } from "./pg_lean.ts";
-import { type Cancelling, cancelUntilEnded } from "./pg_cancel.ts";
+import {
+  cancelledByRequest,
+  type Cancelling,
+  cancelsConsumed,
+  cancelUntilEnded,
+} from "./pg_cancel.ts";
 import type { Cell, QueryResult } from "../types.ts";
 
 /** What one read asks. */
@@ -96,6 +101,16 @@ export class PgRead implements WireUser {
   get cancelsTaken(): boolean {
     return this.#cancelling?.taken ?? false;
   }
+  /**
+   * Whether the session may serve another statement as far as the read's
+   * cancel requests go (pg_cancel.ts `cancelsConsumed`): none was sent, or
+   * exactly one, and the server answered it — the statement or the
+   * clean-up after it failed "canceling statement due to user request".
+   * Known once the read finished.
+   */
+  get cancelsSpent(): boolean {
+    return cancelsConsumed(this.#cancelling, this.#cancelLanded);
+  }
   /** The read closed its session (a value too large to read out). */
   abandoned = false;
   /** Socket writes of this read (one). */
@@ -137,6 +152,8 @@ export class PgRead implements WireUser {
   #cancelled = false;
   /** Its cancel requests, sent again while the statement runs on. */
   #cancelling: Cancelling | null = null;
+  /** The server said a cancel request stopped the statement or clean-up. */
+  #cancelLanded = false;
   #over = false;
   // The incoming message being read.
   /** A header split between chunks; most reads never need one (lazy). */
@@ -458,6 +475,7 @@ export class PgRead implements WireUser {
   }
 
   #error(error: Error): void {
+    if (cancelledByRequest(error)) this.#cancelLanded = true;
     if (this.#phase < this.#statementPhase) this.#beginError ??= error;
     else if (this.#phase === this.#statementPhase) {
       this.#statementError ??= error;
@@ -469,14 +487,20 @@ export class PgRead implements WireUser {
     // The statement's Sync answered: it has ended.
     if (this.#phase > this.#statementPhase) this.#ended();
     if (this.#phase < this.#phases) return;
+    // The read's cancel requests ended with the statement (`#ended`): the
+    // session is reused only if none can land any more — none was sent, or
+    // the only one did (pg_cancel.ts `cancelsConsumed`). Otherwise one may
+    // land at any later time, on whatever the session runs then: it is
+    // closed, however its clean-up went.
+    const spent = this.cancelsSpent;
     // 'I': idle, outside any transaction, as the session was lent.
     const clean = this.#cleanError === null && status === 0x49 &&
-      this.changed === null;
+      this.changed === null && spent;
     // Left in a failed transaction — a lean read's statement failed and its
-    // ROLLBACK before the Sync was skipped — or a late cancel request stopped
-    // the clean-up: the clean-up again.
+    // ROLLBACK before the Sync was skipped — or the cancel request landed on
+    // the clean-up after the statement had ended: the clean-up again.
     if (
-      !clean && this.changed === null &&
+      !clean && this.changed === null && spent &&
       (this.#cancelled || status === 0x45) &&
       !this.#recovering && this.#plan!.recover.length > 0
     ) return this.#recover();
@@ -517,11 +541,11 @@ export class PgRead implements WireUser {
   }
 
   /**
-   * The cancel request reached the server after the statement had ended and
-   * stopped the clean-up (a ROLLBACK refused, the transaction left aborted;
-   * a DISCARD ALL not run). Once the request was delivered — the server
-   * has signalled the session, which drops a cancel that finds it waiting
-   * for a command — the clean-up is sent again on the same socket.
+   * The read's only cancel request reached the server after the statement
+   * had ended and stopped the clean-up (a ROLLBACK refused, the
+   * transaction left aborted; a DISCARD ALL not run), or a lean read's
+   * statement failed inside its batch: the clean-up is sent again on the
+   * same socket. No request is left to stop it (`cancelsSpent`).
    */
   #recover(): void {
     this.#recovering = true;
@@ -529,7 +553,8 @@ export class PgRead implements WireUser {
     const recover = this.#plan!.recover;
     this.#phases += recover.length;
     const wire = this.#wire;
-    void (this.stopping ?? Promise.resolve()).catch(() => {}).then(() => {
+    // Not from inside the socket's data event.
+    queueMicrotask(() => {
       if (this.#over || this.#wire !== wire || wire === null) return;
       this.writes++;
       wire.write(simpleQueries(recover));

@@ -23,7 +23,12 @@ import {
 } from "../stoppable.ts";
 import { setApplicationName, type Signature } from "../signature.ts";
 import { giveBackAll, giveBackOne } from "./pg_parked.ts";
-import { cancelWhileRunning } from "./pg_cancel.ts";
+import {
+  cancelledByRequest,
+  cancelsConsumed,
+  cancelWhileRunning,
+} from "./pg_cancel.ts";
+import { awaitWire, type Wire } from "./pg_wire.ts";
 
 type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
 
@@ -308,8 +313,14 @@ export async function giveBack(
   lost: () => void,
 ): Promise<void> {
   // A cancel request still on its way would stop the clean-up, or the next
-  // caller's statement on this session.
-  if (!gone && await cancelDelivered(reserved)) {
+  // caller's statement on this session: a session for which one was sent
+  // is cleaned and reused only when it is known to have landed
+  // (`reusable`); otherwise it is closed.
+  if (!gone && !(await reusable(reserved))) {
+    if (!(await closeSession(reserved))) lost();
+    return;
+  }
+  if (!gone) {
     // Pipelined in one write.
     const done = Promise.all(statements.map((text) => reserved.unsafe(text)))
       .then(() => true, () => false);
@@ -361,11 +372,23 @@ export function stoppableStatement<T>(
       if (pending === null || running === null) return;
       // Sent again while the statement runs on (pg_cancel.ts: a backend
       // drops a request that finds it reading a command).
-      const { delivered } = cancelWhileRunning(
-        cancelRequests(pending),
-        running,
+      const cancelling = cancelWhileRunning(cancelRequests(pending), running);
+      if (session === undefined) return;
+      cancels.set(session, cancelling.delivered);
+      // Asked once the statement ended (`cancelWhileRunning` ends the
+      // requests first: its handler was added before this one).
+      const verdict = (landed: boolean) => {
+        // No request follows once it ended: the count is final.
+        cancelling.end();
+        return cancelsConsumed(cancelling, landed);
+      };
+      verdicts.set(
+        session,
+        running.then(
+          () => verdict(false),
+          (error) => verdict(cancelledByRequest(error)),
+        ),
       );
-      if (session !== undefined) cancels.set(session, delivered);
     },
   );
 }
@@ -384,6 +407,59 @@ export type Cancellable = {
  * session, "canceling statement due to user request").
  */
 const cancels = new WeakMap<object, Promise<void>>();
+
+/**
+ * Whether each reserved session whose statement was stopped may serve
+ * another statement once that statement ended (pg_cancel.ts
+ * `cancelsConsumed`): exactly one cancel request sent, and the statement's
+ * answer was the 57014 it caused.
+ */
+const verdicts = new WeakMap<object, Promise<boolean>>();
+
+/**
+ * Whether `session` may be cleaned and given back: no cancel request was
+ * sent for its statements, or the only one sent is known to have landed
+ * (`verdicts`). False: one may still land, at any later time.
+ */
+export async function reusable(session: object): Promise<boolean> {
+  const verdict = verdicts.get(session);
+  if (verdict === undefined) return true;
+  // A statement still unanswered after the clean-up's time: not reused.
+  let timer: ReturnType<typeof alarm> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = alarm(CLEAN_UP_MS, () => resolve(false));
+  });
+  try {
+    return await Promise.race([verdict, late]);
+  } finally {
+    timer?.clear();
+  }
+}
+
+/**
+ * Close one reserved session under postgres.js, where dbport opened its
+ * socket (pg_pools.ts: plain TCP, TLS's clear side, an SSH channel — all
+ * `wired`): a marker written through postgres.js names the socket, which is
+ * destroyed instead of written to; postgres.js sees it close and the marker
+ * fail. Settles true once closed; false where the socket is postgres.js's
+ * own (a Unix socket, several hosts): the marker, an empty query, was
+ * answered, and the caller must close the session otherwise.
+ */
+export async function closeSession(reserved: Reserved): Promise<boolean> {
+  const { marker, forget } = awaitWire({
+    start: (wire: Wire) => queueMicrotask(() => wire.destroy()),
+    data: () => {},
+    closed: () => {},
+  });
+  try {
+    await reserved.unsafe(marker).simple();
+    return false;
+  } catch {
+    return true;
+  } finally {
+    forget();
+  }
+}
 
 /**
  * postgres.js's cancel of `query`; settles once the request was delivered
@@ -425,10 +501,10 @@ export function cancelRequests(
 
 /**
  * Whether the cancel request sent for a statement of `session`, if any, was
- * delivered within {@linkcode CLEAN_UP_MS}: a session signalled while it
- * waits for a command drops the request, so once it is delivered the
- * session is safe to use again. False: it may still land, and the session
- * must not serve another statement.
+ * delivered within {@linkcode CLEAN_UP_MS}, as far as its socket tells: a
+ * write's COMMIT waits for it (postgres.ts `writeQuery`). It says nothing
+ * about reuse — through a hop "delivered" is never known for sure — which
+ * `reusable` decides.
  */
 export async function cancelDelivered(session: object): Promise<boolean> {
   const delivered = cancels.get(session);

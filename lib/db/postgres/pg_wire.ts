@@ -143,9 +143,11 @@ type Write = (chunk: Uint8Array, ...rest: unknown[]) => boolean;
 /**
  * Patch `socket` so that dbport's reads can borrow it; returns it. Every
  * event and write passes through unchanged but a marker's and, while a read
- * owns the socket, the server's bytes.
+ * owns the socket, the server's bytes. `counted` false: postgres.js's
+ * writes on it are not counted in `wireWrites` (the own pool's sockets,
+ * wired only to be closed one at a time).
  */
-export function wired<T extends Duplex>(socket: T): T {
+export function wired<T extends Duplex>(socket: T, counted = true): T {
   const emit = socket.emit.bind(socket) as Emit;
   const write = socket.write.bind(socket) as Write;
   let owner: WireUser | null = null;
@@ -236,7 +238,7 @@ export function wired<T extends Duplex>(socket: T): T {
         return true;
       }
     }
-    wireWrites.postgresJs++;
+    if (counted) wireWrites.postgresJs++;
     // Whatever postgres.js sends may change the session's settings.
     session.readOnly = false;
     session.timeout = null;

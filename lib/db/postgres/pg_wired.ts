@@ -294,9 +294,12 @@ async function handBack(
     ) {
       return parkSession(sql, wire, reserved, marker, lost);
     }
+    // Clean means no cancel request of the read can land any more
+    // (pg_read.ts `cancelsSpent`): nothing to wait for but the marker.
     wire.release();
-    const settled = Promise.all([marker, read.stopping]);
-    if (await settledWithin(settled, HAND_BACK_MS)) return reserved.release();
+    if (await settledWithin(marker ?? Promise.resolve(), HAND_BACK_MS)) {
+      return reserved.release();
+    }
   }
   // Closed under postgres.js, which reopens it for the first reserve()
   // waiting and forgets that one: every waiting read asks again once it

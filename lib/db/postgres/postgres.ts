@@ -25,7 +25,7 @@ import {
   stoppableStatement,
 } from "./pg_session.ts";
 import { CONNECT_TIMEOUT_SECONDS, type PostgresConfig } from "./pg_options.ts";
-import { PgPools, WIRE_ENV } from "./pg_pools.ts";
+import { type OwnSession, PgPools, WIRE_ENV } from "./pg_pools.ts";
 export { WIRE_ENV };
 export { CONNECT_TIMEOUT_SECONDS, type PostgresConfig };
 import { streamPostgresRead } from "./pg_stream.ts";
@@ -71,7 +71,7 @@ export function openPostgres(config: PostgresConfig): Driver {
   const pools = new PgPools(config);
   const fail = (error: unknown) => toDbError(error, config.secrets);
   const own = (
-    start: (pool: Sql) => postgres.PendingQuery<postgres.Row[]>,
+    start: (session: OwnSession) => postgres.PendingQuery<postgres.Row[]>,
     options: CallOptions,
   ): Promise<Row[]> =>
     // Counted on its pool: closing the driver stops it (PgPools.track).
@@ -80,7 +80,7 @@ export function openPostgres(config: PostgresConfig): Driver {
       options,
       (tracked) =>
         runOwn(
-          () => start(pools.meta),
+          start,
           tracked,
           config.secrets,
           pools,
