@@ -16,12 +16,22 @@
  *   for the whole own pool, and postgres.js then drops the reserve() of a
  *   session it opened itself (3.4.9 connection.js `ReadyForQuery`). Before
  *   today (9fd3ec2) the same call answered in ~100 ms.
+ * - FINDING two clients' first catalog calls at once, the second session's
+ *   socket slower to open than the first call takes (an SSH channel, a TLS
+ *   handshake to a distant server): that session is left connecting for
+ *   good, and from then on the own pool has one session, not two — one
+ *   client's catalog call waiting on a lock stalls every other client's
+ *   catalog calls for its whole duration. `watched` reads `fetch_types`
+ *   before it opens the socket; postgres.js reads it after (connected()),
+ *   and the first call's end turned it off in between.
  *
  * @module
  */
 
 import { assert } from "@std/assert";
 import postgres from "postgres";
+import net from "node:net";
+import type { Duplex } from "node:stream";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { POSTGRES_URL } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
@@ -87,6 +97,112 @@ Deno.test("FINDING: a several-host connection's catalog calls all time out once 
     );
   } finally {
     await driver.close();
+    await admin.end();
+  }
+});
+
+/** A TCP socket to the test server (what an SSH tunnel's channel gives). */
+function tcpTo(url: string): Promise<Duplex> {
+  const parsed = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(
+      Number(parsed.port || "5432"),
+      parsed.hostname,
+      () => resolve(socket),
+    );
+    socket.once("error", reject);
+  });
+}
+
+/** Rows of `app`'s sessions in pg_stat_activity (`lock`: waiting on one). */
+async function sessionsOf(
+  admin: ReturnType<typeof postgres>,
+  app: string,
+  lock = false,
+): Promise<number> {
+  const rows = await admin`select count(*)::int as n from pg_stat_activity
+    where application_name = ${app}
+      and (not ${lock} or wait_event_type = 'Lock')`;
+  return rows[0]!.n as number;
+}
+
+Deno.test("FINDING: an own session whose socket opened after the first catalog call ended is lost for good, and one locked call then stalls every other", async () => {
+  // What it does: a connection over a socket factory (an SSH tunnel's
+  // channel) whose second socket opens only once the first catalog call
+  // answered (a barrier: the channel, or a TLS handshake, slower than the
+  // first call). Two clients ask version() at once, then one describes a
+  // view an owner holds locked (its call waits on the lock), and another
+  // client asks version() with a 3 s timeout.
+  // What happened: the last call ran out its timeout, though the own pool
+  // has two sessions and only one was busy; the other session's backend is
+  // connected and idle, but postgres.js never finished opening it. Without
+  // the barrier the same call answers in a few ms.
+  // Why it matters: a stall of other clients' metadata calls (list_tables,
+  // describe_table, search_schema) behind any one client's slow one, for
+  // the life of the driver, from a race any two first calls can hit.
+  // Root cause: pg_pools.ts `watched` (~line 153) reads `typesKnown` before
+  // `await open()`; postgres.js reads `fetch_types` in connected(), after
+  // the socket came (3.4.9 connection.js:368). `#endOwn` turned it off in
+  // between: no extra ReadyForQuery (`openedForReserve`), and postgres.js
+  // dropped the reserve at the server's first.
+  const app = `a51_race_${crypto.randomUUID().slice(0, 8)}`;
+  const view = `${app}_v`;
+  const admin = postgres(POSTGRES_URL, { max: 2, onnotice: () => {} });
+  await admin.unsafe(`create view public.${view} as select 1 as one`);
+  let opened = 0;
+  let letSecondOpen = () => {};
+  const secondMayOpen = new Promise<void>((resolve) => letSecondOpen = resolve);
+  const driver = openPostgres({
+    url: named(POSTGRES_URL, app),
+    secrets: [],
+    socket: async () => {
+      if (++opened === 2) await secondMayOpen;
+      return await tcpTo(POSTGRES_URL);
+    },
+  });
+  let unlock = () => {};
+  let lockHolder: Promise<unknown> = Promise.resolve();
+  let slow: Promise<unknown> = Promise.resolve();
+  try {
+    const first = driver.version(call(3000));
+    const second = driver.version(call(3000));
+    assert((await first).startsWith("PostgreSQL"));
+    letSecondOpen();
+    assert((await second).startsWith("PostgreSQL"));
+    await waitUntil(
+      "both own sessions connected",
+      async () => await sessionsOf(admin, app) >= 2,
+    );
+    const unlocked = new Promise<void>((resolve) => unlock = resolve);
+    let locked = () => {};
+    const isLocked = new Promise<void>((resolve) => locked = resolve);
+    lockHolder = admin.begin(async (tx) => {
+      await tx.unsafe(`lock table public.${view} in access exclusive mode`);
+      locked();
+      await unlocked;
+    });
+    await isLocked;
+    slow = driver.describeTable(view, { ...call(15_000), schema: "public" })
+      .catch(() => null);
+    await waitUntil(
+      "the slow call waits on the lock",
+      async () => await sessionsOf(admin, app, true) >= 1,
+    );
+    const other = await driver.version(call(3000)).then(
+      (version) => version,
+      (error: Error) => `failed: ${error.message}`,
+    );
+    assert(
+      other.startsWith("PostgreSQL"),
+      `another client's catalog call answered beside the slow one: ${other}`,
+    );
+  } finally {
+    letSecondOpen();
+    unlock();
+    await lockHolder;
+    await slow;
+    await driver.close();
+    await admin.unsafe(`drop view if exists public.${view}`);
     await admin.end();
   }
 });
