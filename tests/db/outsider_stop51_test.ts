@@ -24,16 +24,27 @@
  *   catalog calls for its whole duration. `watched` reads `fetch_types`
  *   before it opens the socket; postgres.js reads it after (connected()),
  *   and the first call's end turned it off in between.
+ * - FINDING a 57014 "canceling statement due to user request" is taken as
+ *   proof that dbport's own one cancel request landed, but anyone who may
+ *   signal the backend says the same: pg_cancel_backend() by the owner, a
+ *   monitoring job, or any session of dbport's own login (a write token's
+ *   `select pg_cancel_backend(pid)`). With dbport's request still on its
+ *   way (a relay that took it and hung up: pgbouncer's way), the session
+ *   is reused and the late request stops the next client's read.
  *
  * @module
  */
 
-import { assert } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
-import { POSTGRES_URL } from "../_db.ts";
+import { openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { outcome } from "../_outsider.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
+import { tcpProxy } from "../_tcp_proxy.ts";
+import type { Driver } from "../../lib/db/types.ts";
 import { waitUntil } from "../_wait.ts";
 
 const call = (timeoutMs: number) => ({
@@ -205,4 +216,194 @@ Deno.test("FINDING: an own session whose socket opened after the first catalog c
     await admin.unsafe(`drop view if exists public.${view}`);
     await admin.end();
   }
+});
+
+/**
+ * A relay that holds every cancel request until `letThrough()`; `hangUp()`
+ * closes the held requests' client sides (the relay gave up on dbport, yet
+ * delivers the request once let through). As outsider stop 50's.
+ */
+function heldCancelProxy(target: URL) {
+  const stats = { cancels: 0, delivered: 0 };
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => open = resolve);
+  const held = new Set<Deno.Conn>();
+  const hung = new Set<Deno.Conn>();
+  const proxy = tcpProxy(target, async (client, connect) => {
+    const reader = client.readable.getReader();
+    const first = await reader.read();
+    if (first.done) return client.close();
+    const head = first.value;
+    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    if (
+      head.length >= 8 && view.getInt32(0) === 16 &&
+      view.getInt32(4) === 80877102
+    ) {
+      stats.cancels++;
+      held.add(client);
+      await opened;
+      const server = await connect();
+      const writer = server.writable.getWriter();
+      await writer.write(head).catch(() => {});
+      const back = hung.has(client) ? new WritableStream() : client.writable;
+      await server.readable.pipeTo(back).catch(() => {});
+      stats.delivered++;
+      return;
+    }
+    const server = await connect();
+    const answered = server.readable.pipeTo(client.writable).catch(() => {});
+    const writer = server.writable.getWriter();
+    try {
+      await writer.write(head);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        await writer.write(value);
+      }
+      await writer.close();
+    } catch {
+      // Either side closed.
+    }
+    await answered;
+  });
+  return {
+    url: proxy.url,
+    stats,
+    letThrough: () => open(),
+    hangUp: () => {
+      for (const client of held) {
+        if (hung.has(client)) continue;
+        hung.add(client);
+        try {
+          client.close();
+        } catch {
+          // Closed already.
+        }
+      }
+    },
+    close: () => proxy.close(),
+  };
+}
+
+/** An ACCESS EXCLUSIVE lock on `table` by `admin`, held until released. */
+async function lockOn(admin: ReturnType<typeof postgres>, table: string) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => release = resolve);
+  let locked = () => {};
+  const held = new Promise<void>((resolve) => locked = resolve);
+  const done = admin.begin(async (tx) => {
+    await tx.unsafe(`lock table ${table} in access exclusive mode`);
+    locked();
+    await released;
+  });
+  await Promise.race([held, done]);
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
+/** A read of `text` by `by` with `limits` over READ_OPTIONS' own. */
+function readAs(
+  driver: Driver,
+  text: string,
+  by: string,
+  limits: Partial<typeof READ_OPTIONS> = {},
+) {
+  return driver.query(text, {
+    ...READ_OPTIONS,
+    timeoutMs: 15_000,
+    ...limits,
+    signal: new AbortController().signal,
+    sign: { client: by, token: "t", call: crypto.randomUUID().slice(0, 8) },
+  });
+}
+
+Deno.test("FINDING: a third party's pg_cancel_backend passes for dbport's own cancel request, and the late request stops the next client's read", async () => {
+  // What it does: the owner locks `t`; mallory's read of it (300 ms) times
+  // out, and the relay in front of the server holds dbport's cancel
+  // request. Then someone else cancels mallory's backend with
+  // pg_cancel_backend() (the owner here; a monitoring job, or any session
+  // of dbport's own login — a write token's statement — may do the same):
+  // the statement ends with 57014 "canceling statement due to user
+  // request". The relay hangs up on dbport's side of the request (as
+  // pgbouncer does at once) and passes it on later, while bob reads `t`
+  // (15 s, locked again) on the connection's one session. Lean and bound.
+  // What happened: bob's read failed "[timeout] canceling statement due to
+  // user request" both times: mallory's late request.
+  // Why it matters: one client's stop reaches another client's read; the
+  // 57014 is the only evidence dbport takes of its own request's landing,
+  // and it is not evidence of that (pg_cancel.ts `cancelledByRequest`
+  // compares the message text; pg_cancel_backend's is the same).
+  // Root cause: pg_cancel.ts:156 `cancelsConsumed` (sent === 1 && landed),
+  // used by pg_read.ts `cancelsSpent` and pg_session.ts `reusable`.
+  await using fixture = await openFixture("postgres");
+  const t = `${fixture.schema}.t`;
+  await fixture.admin(`create table ${t} (i int)`);
+  await fixture.admin(`insert into ${t} values (1)`);
+  const seen: string[] = [];
+  for (const bound of [false, true]) {
+    const proxy = heldCancelProxy(new URL(fixture.url));
+    const { driver } = ownPostgresDriver(proxy.url, "a51_third");
+    const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const activeFor = (who: string, lock: boolean) =>
+      watch.unsafe(
+        `select pid from pg_stat_activity
+          where strpos(query, $1) > 0 and strpos(query, $2) > 0
+            and pid <> pg_backend_pid() and state = 'active'
+            and (not $3 or wait_event_type = 'Lock')`,
+        [`client=${who}`, t, lock],
+      );
+    try {
+      await readAs(driver, "select 1", "warm");
+      const first = await lockOn(locker, t);
+      const mallory = outcome(
+        readAs(
+          driver,
+          bound ? `select i from ${t} where $1::int = 1` : `select i from ${t}`,
+          "mallory",
+          bound ? { timeoutMs: 300, params: [1] } as never : { timeoutMs: 300 },
+        ),
+      );
+      await waitUntil(
+        "mallory's cancel request",
+        () => proxy.stats.cancels > 0,
+      );
+      const [target] = await waitUntil(
+        "mallory's statement waiting",
+        async () => {
+          const rows = await activeFor("mallory", true);
+          return rows.length === 1 && rows;
+        },
+      );
+      // The third party's cancel: 57014 "due to user request".
+      await watch`select pg_cancel_backend(${target!.pid as number})`;
+      await waitUntil(
+        "mallory's statement to end",
+        async () => (await activeFor("mallory", false)).length === 0,
+      );
+      proxy.hangUp();
+      await mallory;
+      await first.release();
+      const second = await lockOn(locker, t);
+      const bob = outcome(readAs(driver, `select i from ${t}`, "bob"));
+      await waitUntil(
+        "bob's read waiting on the lock",
+        async () => (await activeFor("bob", true)).length === 1,
+      );
+      proxy.letThrough();
+      await waitUntil("the cancel's delivery", () => proxy.stats.delivered > 0);
+      await second.release();
+      seen.push(await bob);
+    } finally {
+      await driver.close();
+      await locker.end();
+      await watch.end();
+      await proxy.close();
+    }
+  }
+  assertEquals(seen, ["answered [[1]]", "answered [[1]]"]);
 });
