@@ -407,3 +407,39 @@ Deno.test("FINDING: a third party's pg_cancel_backend passes for dbport's own ca
   }
   assertEquals(seen, ["answered [[1]]", "answered [[1]]"]);
 });
+
+Deno.test("held: pg_stats reached through a view, a stable SQL function's body or a scalar subquery is denied to a read; a plpgsql one is a write", async () => {
+  // A login that may read pg_authid (this test's superuser): the planner's
+  // statistics are refused to an AI read however they are reached.
+  await using fixture = await openFixture("postgres");
+  const { schema } = fixture;
+  await fixture.admin(
+    `create view ${schema}.stats_v as select most_common_vals::text as m from pg_catalog.pg_stats`,
+  );
+  await fixture.admin(
+    `create function ${schema}.stats_f() returns setof text language sql stable as $$ select most_common_vals::text from pg_catalog.pg_stats $$`,
+  );
+  await fixture.admin(
+    `create function ${schema}.stats_p() returns setof text language plpgsql stable as $$ begin return query execute 'select most_common_vals::text from pg_catalog.pg_stats'; end $$`,
+  );
+  const driver = openPostgres({ url: fixture.url, secrets: [] });
+  try {
+    const verdict = async (sql: string) => {
+      const check = await driver.check(sql, "read", call(5000));
+      if (!check.ok) return "syntax";
+      return check.denied !== null && check.denied !== undefined
+        ? "denied"
+        : check.tier;
+    };
+    assertEquals({
+      view: await verdict(`select * from ${schema}.stats_v`),
+      sql: await verdict(`select * from ${schema}.stats_f()`),
+      scalar: await verdict(
+        `select (select most_common_vals::text from pg_stats limit 1)`,
+      ),
+      plpgsql: await verdict(`select * from ${schema}.stats_p()`),
+    }, { view: "denied", sql: "denied", scalar: "denied", plpgsql: "write" });
+  } finally {
+    await driver.close();
+  }
+});
