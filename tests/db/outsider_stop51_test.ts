@@ -45,6 +45,12 @@ import { outcome } from "../_outsider.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
 import { tcpProxy } from "../_tcp_proxy.ts";
 import type { Driver } from "../../lib/db/types.ts";
+import { saveConnections } from "../../lib/app/connections.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
+import { savedConnection } from "../_connections.ts";
+import { spawnServe } from "../_main.ts";
+import { modernRequest, postModern } from "../_server.ts";
 import { waitUntil } from "../_wait.ts";
 
 const call = (timeoutMs: number) => ({
@@ -441,5 +447,58 @@ Deno.test("held: pg_stats reached through a view, a stable SQL function's body o
     }, { view: "denied", sql: "denied", scalar: "denied", plpgsql: "write" });
   } finally {
     await driver.close();
+  }
+});
+
+Deno.test("held: the first calls after start, six methods at once, each answer (the features load once)", async () => {
+  // The features' code is imported at the first method that needs it
+  // (methods.ts `deferred`): six clients' first calls race that load.
+  const home = await Deno.makeTempDir({ prefix: "dbport-a51-" });
+  const connection = savedConnection(
+    { engine: "postgres", url: POSTGRES_URL },
+    "postgres",
+  );
+  await saveConnections(inAppDir(home, CONNECTIONS_FILE), [connection]);
+  const serve = await spawnServe(home);
+  try {
+    assert(serve.url !== undefined, serve.out);
+    const { token } = JSON.parse(
+      await Deno.readTextFile(`${home}/mcp-handshake.json`),
+    );
+    const authorization = `Bearer ${token}`;
+    const asks: [string, Record<string, unknown>][] = [
+      ["tools/call", {
+        name: "execute_query",
+        arguments: { connection_id: connection.id, query: "select 51 as a" },
+      }],
+      ["tools/list", {}],
+      ["resources/list", {}],
+      ["prompts/list", {}],
+      ["resources/templates/list", {}],
+      ["tools/call", {
+        name: "execute_query",
+        arguments: { connection_id: connection.id, query: "select 52 as a" },
+      }],
+    ];
+    const answers = await Promise.all(
+      asks.map(([method, params], i) =>
+        postModern(serve.url!, modernRequest(method, params, i + 1), {
+          authorization,
+        })
+      ),
+    );
+    for (const answer of answers) {
+      assertEquals(answer.status, 200, answer.text);
+      assert(answer.json.error === undefined, answer.text);
+      assert(answer.json.result?.isError === undefined, answer.text);
+    }
+    assertEquals(answers[0]!.json.result.structuredContent.rows, [[51]]);
+    assertEquals(answers[5]!.json.result.structuredContent.rows, [[52]]);
+  } finally {
+    serve.child.kill("SIGTERM");
+    await serve.readRest();
+    await serve.child.status;
+    await serve.child.stderr.cancel();
+    await Deno.remove(home, { recursive: true });
   }
 });
