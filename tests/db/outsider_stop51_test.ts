@@ -31,6 +31,12 @@
  *   `select pg_cancel_backend(pid)`). With dbport's request still on its
  *   way (a relay that took it and hung up: pgbouncer's way), the session
  *   is reused and the late request stops the next client's read.
+ * - FINDING a URL naming a CA (`?sslrootcert=/path/ca.pem`) but no sslmode
+ *   is used in plain text: no SSLRequest, the CA file's path sent as a
+ *   startup parameter, and the password handed to whoever asks for it in
+ *   clear (AuthenticationCleartextPassword) — a hostile hop on the path
+ *   reads it. security.md promises "a CA named is a CA to check … in every
+ *   mode"; `tlsPlan` returns null (clear) before it looks at sslrootcert.
  *
  * @module
  */
@@ -500,5 +506,107 @@ Deno.test("held: the first calls after start, six methods at once, each answer (
     await serve.child.status;
     await serve.child.stderr.cancel();
     await Deno.remove(home, { recursive: true });
+  }
+});
+
+/**
+ * A server on the path that asks every client for its password in clear:
+ * what the first connection's first message was, and what it answered.
+ */
+function passwordFisher() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  let seen = (_: { first: number; answer: string }) => {};
+  const first = new Promise<{ first: number; answer: string }>((resolve) =>
+    seen = resolve
+  );
+  const served = (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      (async () => {
+        const buffer = new Uint8Array(65_536);
+        const n = await conn.read(buffer).catch(() => null);
+        if (n === null || n < 8) return seen({ first: -1, answer: "" });
+        const code = new DataView(buffer.buffer).getInt32(4);
+        if (code === 80877103) {
+          // An SSLRequest: no TLS here ('N'), as a hop that strips it says.
+          await conn.write(Uint8Array.of(0x4e)).catch(() => {});
+          return seen({ first: code, answer: "" });
+        }
+        // AuthenticationCleartextPassword.
+        await conn.write(Uint8Array.of(0x52, 0, 0, 0, 8, 0, 0, 0, 3))
+          .catch(() => {});
+        const m = await conn.read(buffer).catch(() => null);
+        seen({
+          first: code,
+          answer: m === null
+            ? ""
+            : new TextDecoder().decode(buffer.subarray(0, m)),
+        });
+      })().finally(() => {
+        conns.delete(conn);
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      });
+    }
+  })();
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    first,
+    close: async () => {
+      listener.close();
+      await served.catch(() => {});
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // Closed already.
+        }
+      }
+    },
+  };
+}
+
+Deno.test("FINDING: a URL naming a CA file but no sslmode connects in plain text and hands its password to a hop that asks", async () => {
+  // What it does: a connection `postgres://alice:<password>@host/db?
+  // sslrootcert=/path/ca.pem` (a CA of the owner's own, as
+  // docs/connections.md shows it, without an sslmode) to a hop that asks
+  // every client for its password in clear.
+  // What happened: dbport sent no SSLRequest; its first message was the
+  // startup message (carrying `sslrootcert=/path` as a server parameter),
+  // and it answered the hop's AuthenticationCleartextPassword with the
+  // password in clear.
+  // Why it matters: the owner named a CA to have the server checked
+  // (docs/security.md: "a CA named is a CA to check … in every mode");
+  // instead the password goes to anyone on the path. libpq tries TLS
+  // first by default (sslmode=prefer) and verifies with a root cert.
+  // Root cause: pg_tls.ts `tlsPlan` (~line 57) returns null (plain text)
+  // when postgres.js's `ssl` is unset, before `rootCertOf(url)` is read;
+  // pg_pools.ts then gives postgres.js the URL with sslrootcert untouched.
+  const fisher = passwordFisher();
+  const password = "a51-Secret-Pw";
+  const driver = openPostgres({
+    url: `postgres://alice:${password}@127.0.0.1:${fisher.port}/test` +
+      `?sslrootcert=${
+        new URL("../fixtures/tls/ca.pem", import.meta.url).pathname
+      }`,
+    password,
+    secrets: [password],
+  });
+  try {
+    const asked = driver.version(call(1000)).catch(() => null);
+    const { first, answer } = await fisher.first;
+    await asked;
+    assertEquals(
+      { first, leaked: answer.includes(password) },
+      { first: 80877103, leaked: false },
+      "dbport's first message is an SSLRequest, and no password in clear",
+    );
+  } finally {
+    await driver.close();
+    await fisher.close();
   }
 });
