@@ -37,6 +37,45 @@
  *   clear (AuthenticationCleartextPassword) — a hostile hop on the path
  *   reads it. security.md promises "a CA named is a CA to check … in every
  *   mode"; `tlsPlan` returns null (clear) before it looks at sslrootcert.
+ * - held (tests here): pg_stats reached through a view, a stable SQL
+ *   function's body, a scalar subquery or pg_stats_ext is denied to a read,
+ *   and a plpgsql function that reads it is a write (its body is not read);
+ *   `table_to_xml`/`query_to_xml` are refused as SQL text. Six first calls
+ *   at once after start (execute_query twice, tools/list, resources/list,
+ *   prompts/list, resources/templates/list) each answer: the lazy load of
+ *   the features is shared (methods.ts `deferred`).
+ * - held (read, probed, not kept as tests): `openedForReserve` frames the
+ *   server's messages from its first byte, so 'R' exchanges (a password
+ *   asked, over TLS too), NoticeResponse and ParameterStatus before the
+ *   first ReadyForQuery are skipped whole, and a FATAL at startup has no
+ *   ReadyForQuery (nothing injected; the failed reserve is asked again as
+ *   before). Its extra ReadyForQuery follows the chunk that carried the
+ *   server's: a server sending unprompted bytes right after its first
+ *   ReadyForQuery, in the same chunk, would have it land inside a message
+ *   (none known; a hop in clear can do worse anyway).
+ *   `sslrootcert=system` alone is verify-full (postgres.js maps it);
+ *   bytes sent after a lone 'S' in a later chunk go into TLS and fail the
+ *   handshake (never read as the server's). `harden --apply`'s DO block
+ *   carries the new password: a failure's message masks it, and the
+ *   server's log of the failed statement holds a password that never
+ *   became valid (the transaction rolled back; an older login's password
+ *   stays). MariaDB `acquire`: a call given up on stays in mysql2's queue
+ *   (a closure) until a session frees, bounded by how long sessions are
+ *   held (a call's 300 s at most); the session it is handed goes back.
+ *   The own slots (`#ownSlot`) are freed on every path I found; a
+ *   synchronous throw of `start()` would leak one, but postgres.js's
+ *   `unsafe` fails asynchronously. pg_big_row: each value is cut as it
+ *   ends; a value other than a text or bytea is held whole up to 8 MiB
+ *   while it streams (also in a refused row), a bytea in the old escape
+ *   format too — bounded per value, not attacked further.
+ * - Also seen, not today's: `target_session_attrs=read-write` on a single
+ *   host fails the first catalog call "write CONNECTION_DESTROYED" (on
+ *   9fd3ec2 too). Through `pg_stat_activity` (a read) an AI client sees
+ *   the SQL of every other session of the same login, other clients'
+ *   reads (their `client=` comments) among them.
+ * - Not attacked for lack of time: an own-statement (catalog) variant of
+ *   the third-party 57014 (same `cancelsConsumed`, expected the same),
+ *   big-row differential fuzzing, the SSH tunnel's channel ends.
  *
  * @module
  */
