@@ -30,7 +30,10 @@
  *   monitoring job, or any session of dbport's own login (a write token's
  *   `select pg_cancel_backend(pid)`). With dbport's request still on its
  *   way (a relay that took it and hung up: pgbouncer's way), the session
- *   is reused and the late request stops the next client's read.
+ *   is reused and the late request stops the next client's read. The same
+ *   for dbport's own catalog statements (a second FINDING): describe_table
+ *   of the next client is stopped, and an own session is given back
+ *   without even waiting for the request's delivery.
  * - FINDING a URL naming a CA (`?sslrootcert=/path/ca.pem`) but no sslmode
  *   is used in plain text: no SSLRequest, the CA file's path sent as a
  *   startup parameter, and the password handed to whoever asks for it in
@@ -73,9 +76,12 @@
  *   9fd3ec2 too). Through `pg_stat_activity` (a read) an AI client sees
  *   the SQL of every other session of the same login, other clients'
  *   reads (their `client=` comments) among them.
- * - Not attacked for lack of time: an own-statement (catalog) variant of
- *   the third-party 57014 (same `cancelsConsumed`, expected the same),
- *   big-row differential fuzzing, the SSH tunnel's channel ends.
+ * - Write tokens (not AI reads, which security.md's rule is about) still
+ *   reach pg_authid and pg_stats: `select table_to_xml('pg_catalog.pg_authid'
+ *   ::regclass, …)` is a write (excluded from the read allowlist, not
+ *   `reach`), and so is CREATE FUNCTION … LANGUAGE plpgsql reading it.
+ * - Not attacked for lack of time: big-row differential fuzzing, the SSH
+ *   tunnel's channel ends.
  *
  * @module
  */
@@ -647,5 +653,76 @@ Deno.test("FINDING: a URL naming a CA file but no sslmode connects in plain text
   } finally {
     await driver.close();
     await fisher.close();
+  }
+});
+
+Deno.test("FINDING: a third party's pg_cancel_backend passes for a catalog statement's own cancel request, and the late request stops the next client's describe_table", async () => {
+  // What it does: the own (catalog) pool's variant of the read above.
+  // The owner locks view `v`; mallory's describe_table of it (300 ms) times
+  // out and the relay holds dbport's cancel request; the owner (or any
+  // session of dbport's login) cancels her backend with pg_cancel_backend;
+  // the owner locks `v` again and bob and carol describe it (15 s each),
+  // so that both own sessions wait on the lock; the relay then passes
+  // mallory's request on.
+  // What happened: one of the two describe_table calls failed "[timeout]
+  // canceling statement due to user request": mallory's late request.
+  // Why it matters: as above — one client's stop reaches another's
+  // catalog call; own statements do not even wait for the request's
+  // delivery before the session is given back.
+  // Root cause: pg_own.ts `verdict(cancelledByRequest(error))` →
+  // pg_cancel.ts `cancelsConsumed`.
+  await using fixture = await openFixture("postgres");
+  const { schema } = fixture;
+  await fixture.admin(`create view ${schema}.v as select 1 as one`);
+  const proxy = heldCancelProxy(new URL(fixture.url));
+  const { driver } = ownPostgresDriver(proxy.url, "a51_owncancel");
+  const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  const waitingOnV = () =>
+    watch.unsafe(
+      `select pid from pg_stat_activity
+        where state = 'active' and wait_event_type = 'Lock'
+          and pid <> pg_backend_pid() and datname = current_database()
+          and application_name like 'a51_owncancel%'`,
+    );
+  const described = (ms: number) =>
+    outcome(
+      driver.describeTable("v", { ...call(ms), schema })
+        .then((detail) => ({ rows: detail?.name ?? null })),
+    );
+  try {
+    assertEquals(await described(5000), 'answered "v"');
+    const first = await lockOn(locker, `${schema}.v`);
+    const mallory = described(300);
+    await waitUntil("mallory's cancel request", () => proxy.stats.cancels > 0);
+    const [target] = await waitUntil(
+      "mallory's statement waiting",
+      async () => {
+        const rows = await waitingOnV();
+        return rows.length === 1 && rows;
+      },
+    );
+    await watch`select pg_cancel_backend(${target!.pid as number})`;
+    await mallory;
+    await first.release();
+    const second = await lockOn(locker, `${schema}.v`);
+    // Bob and carol each end up waiting on the lock, one on each of the
+    // own pool's two sessions: one of them is mallory's, if it was kept.
+    const bob = described(15_000);
+    const carol = described(15_000);
+    await waitUntil(
+      "bob's and carol's statements waiting",
+      async () => (await waitingOnV()).length === 2,
+    );
+    proxy.letThrough();
+    await waitUntil("the cancel's delivery", () => proxy.stats.delivered > 0);
+    await second.release();
+    assertEquals([await bob, await carol], ['answered "v"', 'answered "v"']);
+  } finally {
+    proxy.letThrough();
+    await driver.close();
+    await locker.end();
+    await watch.end();
+    await proxy.close();
   }
 });
