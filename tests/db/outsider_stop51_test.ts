@@ -40,6 +40,11 @@
  *   clear (AuthenticationCleartextPassword) — a hostile hop on the path
  *   reads it. security.md promises "a CA named is a CA to check … in every
  *   mode"; `tlsPlan` returns null (clear) before it looks at sslrootcert.
+ * - FINDING a several-host URL with `sslmode=require&sslrootcert=ca.pem`
+ *   accepts a certificate for another host name: postgres.js negotiates
+ *   TLS itself there (`tlsPlan` undefined) with require's "no check", the
+ *   CA unused; the startup message (and a password asked for) goes to
+ *   whoever holds any certificate. The same URL with one host is refused.
  * - held (tests here): pg_stats reached through a view, a stable SQL
  *   function's body, a scalar subquery or pg_stats_ext is denied to a read,
  *   and a plpgsql function that reads it is a write (its body is not read);
@@ -102,6 +107,7 @@ import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { savedConnection } from "../_connections.ts";
 import { spawnServe } from "../_main.ts";
 import { modernRequest, postModern } from "../_server.ts";
+import { tlsPgProxy } from "../_tls_pg_proxy.ts";
 import { waitUntil } from "../_wait.ts";
 
 const call = (timeoutMs: number) => ({
@@ -723,6 +729,47 @@ Deno.test("FINDING: a third party's pg_cancel_backend passes for a catalog state
     await driver.close();
     await locker.end();
     await watch.end();
+    await proxy.close();
+  }
+});
+
+Deno.test("FINDING: a several-host URL naming a CA under sslmode=require accepts a certificate for another host", async () => {
+  // What it does: a TLS proxy in front of the test server shows a
+  // certificate for `other.example` (signed by the test CA); the URL names
+  // the proxy twice (`host:port,host:port`), `sslmode=require` and
+  // `sslrootcert=<the test CA>`.
+  // What happened: the handshake was accepted and the startup message went
+  // through TLS to the proxy; the call failed only because the server
+  // refused the `sslrootcert` startup parameter ("unrecognized
+  // configuration parameter") — after authentication, so a hop with any
+  // certificate that asks for the password in clear gets it. With one host
+  // the same URL is refused at the handshake (the host name does not
+  // match), as docs/security.md says ("a CA named is a CA to check:
+  // `require` and `prefer` verify then").
+  // Why it matters: the owner's CA is silently ignored on an HA URL.
+  // Root cause: pg_tls.ts `tlsPlan` returns undefined for several hosts, so
+  // pg_pools.ts leaves TLS to postgres.js (3.4.9 `secure`: require →
+  // rejectUnauthorized false, no CA) and passes sslrootcert on unchanged.
+  const proxy = await tlsPgProxy(new URL(POSTGRES_URL), { cert: "other" });
+  const at = new URL(proxy.url).host;
+  const ca = new URL("../fixtures/tls/ca.pem", import.meta.url).pathname;
+  const driver = openPostgres({
+    url:
+      `postgres://postgres@${at},${at}/test?sslmode=require&sslrootcert=${ca}`,
+    secrets: [],
+  });
+  try {
+    const failure = await driver.version(call(3000)).then(
+      (version) => `answered ${version}`,
+      (error: Error) => error.message,
+    );
+    assert(
+      /TLS|certificate|altnames/i.test(failure) &&
+        !/unrecognized configuration parameter/.test(failure),
+      `refused at the handshake, not by the server after the startup: ${failure}`,
+    );
+  } finally {
+    await driver.close();
     await proxy.close();
   }
 });
