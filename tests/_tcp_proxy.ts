@@ -57,6 +57,31 @@ export function tcpProxy(
 }
 
 /**
+ * The first chunk a proxy's client sent, and whether it is the protocol's
+ * CancelRequest (16 bytes: length 16, code 80877102); null when the client
+ * closed first (its socket closed). `reader` reads the rest.
+ */
+export async function firstMessage(client: Deno.Conn): Promise<
+  {
+    reader: ReadableStreamDefaultReader<Uint8Array>;
+    head: Uint8Array;
+    cancel: boolean;
+  } | null
+> {
+  const reader = client.readable.getReader();
+  const first = await reader.read();
+  if (first.done) {
+    client.close();
+    return null;
+  }
+  const head = first.value;
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const cancel = head.length >= 8 && view.getInt32(0) === 16 &&
+    view.getInt32(4) === 80877102;
+  return { reader, head, cancel };
+}
+
+/**
  * A proxy that holds back each cancel request (a connection whose first
  * message is the protocol's CancelRequest) by `delayMs` before passing it on
  * — a slow network, a tunnel, a busy postmaster — and counts them;
@@ -71,15 +96,10 @@ export function slowCancelProxy(
   // before a held request went through leaves no timer).
   const holds = new Map<ReturnType<typeof setTimeout>, () => void>();
   const proxy = tcpProxy(target, async (client, connect) => {
-    const reader = client.readable.getReader();
-    const first = await reader.read();
-    if (first.done) return client.close();
-    const head = first.value;
-    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-    if (
-      head.length >= 8 && view.getInt32(0) === 16 &&
-      view.getInt32(4) === 80877102
-    ) {
+    const first = await firstMessage(client);
+    if (first === null) return;
+    const { reader, head } = first;
+    if (first.cancel) {
       stats.cancels++;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
@@ -151,13 +171,9 @@ export function slowStatementProxy(
       timers.add(timer);
     });
   const proxy = tcpProxy(target, async (client, connect) => {
-    const reader = client.readable.getReader();
-    const first = await reader.read();
-    if (first.done) return client.close();
-    const head = first.value;
-    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-    const cancel = head.length >= 8 && view.getInt32(0) === 16 &&
-      view.getInt32(4) === 80877102;
+    const first = await firstMessage(client);
+    if (first === null) return;
+    const { reader, head, cancel } = first;
     if (cancel) {
       const hold = cancelDelaysMs[stats.cancels++] ?? 0;
       if (hold > 0) await wait(hold);

@@ -92,7 +92,7 @@ import {
   READ_OPTIONS,
 } from "../_db.ts";
 import { outcome } from "../_outsider.ts";
-import { tcpProxy } from "../_tcp_proxy.ts";
+import { firstMessage, tcpProxy } from "../_tcp_proxy.ts";
 import { waitUntil } from "../_wait.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
@@ -119,15 +119,10 @@ function heldCancelProxy(target: URL) {
   const held = new Set<Deno.Conn>();
   const hung = new Set<Deno.Conn>();
   const proxy = tcpProxy(target, async (client, connect) => {
-    const reader = client.readable.getReader();
-    const first = await reader.read();
-    if (first.done) return client.close();
-    const head = first.value;
-    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-    if (
-      head.length >= 8 && view.getInt32(0) === 16 &&
-      view.getInt32(4) === 80877102
-    ) {
+    const first = await firstMessage(client);
+    if (first === null) return;
+    const { reader, head } = first;
+    if (first.cancel) {
       stats.cancels++;
       held.add(client);
       await opened;
@@ -326,7 +321,7 @@ Deno.test({
     // Fixed (branch cancelsafe): each own statement runs alone on a session
     // reserved for it (postgres.js queues nothing behind it), and a session
     // whose cancel request is not known to have landed is closed, never
-    // reused (pg_own.ts, pg_cancel.ts `cancelsConsumed`).
+    // reused (pg_own.ts, pg_cancel.ts `reusableAfterStop`).
     await using stage = await ownCancelStage("stop50_q");
     const { driver, schema, proxy, lockers, locked, waitingFor } = stage;
     const v1 = await lockOn(lockers[0]!, `${schema}.v1`);

@@ -6,8 +6,9 @@
  * budget (pg_big_row.ts), MariaDB's pool wait, harden's one-transaction
  * plan, pg_stats denied, and the features loaded at the first method.
  *
- * What I tried (FINDING: fails today; held: pinned here or elsewhere):
- * - FINDING a connection whose URL names several hosts (postgres.js opens
+ * What I tried (FIXED: failed when found, passes since the same stop's
+ * fixes; held: pinned here or elsewhere):
+ * - FIXED a connection whose URL names several hosts (postgres.js opens
  *   those sockets itself, so dbport never wraps them in `openedForReserve`)
  *   answers its first catalog call, then, once the own session it used
  *   closed (the server's idle_session_timeout, an administrator, a restart,
@@ -16,7 +17,7 @@
  *   for the whole own pool, and postgres.js then drops the reserve() of a
  *   session it opened itself (3.4.9 connection.js `ReadyForQuery`). Before
  *   today (9fd3ec2) the same call answered in ~100 ms.
- * - FINDING two clients' first catalog calls at once, the second session's
+ * - FIXED two clients' first catalog calls at once, the second session's
  *   socket slower to open than the first call takes (an SSH channel, a TLS
  *   handshake to a distant server): that session is left connecting for
  *   good, and from then on the own pool has one session, not two — one
@@ -24,23 +25,23 @@
  *   catalog calls for its whole duration. `watched` reads `fetch_types`
  *   before it opens the socket; postgres.js reads it after (connected()),
  *   and the first call's end turned it off in between.
- * - FINDING a 57014 "canceling statement due to user request" is taken as
+ * - FIXED a 57014 "canceling statement due to user request" is taken as
  *   proof that dbport's own one cancel request landed, but anyone who may
  *   signal the backend says the same: pg_cancel_backend() by the owner, a
  *   monitoring job, or any session of dbport's own login (a write token's
  *   `select pg_cancel_backend(pid)`). With dbport's request still on its
  *   way (a relay that took it and hung up: pgbouncer's way), the session
  *   is reused and the late request stops the next client's read. The same
- *   for dbport's own catalog statements (a second FINDING): describe_table
+ *   for dbport's own catalog statements (a second finding): describe_table
  *   of the next client is stopped, and an own session is given back
  *   without even waiting for the request's delivery.
- * - FINDING a URL naming a CA (`?sslrootcert=/path/ca.pem`) but no sslmode
+ * - FIXED a URL naming a CA (`?sslrootcert=/path/ca.pem`) but no sslmode
  *   is used in plain text: no SSLRequest, the CA file's path sent as a
  *   startup parameter, and the password handed to whoever asks for it in
  *   clear (AuthenticationCleartextPassword) — a hostile hop on the path
  *   reads it. security.md promises "a CA named is a CA to check … in every
  *   mode"; `tlsPlan` returns null (clear) before it looks at sslrootcert.
- * - FINDING a several-host URL with `sslmode=require&sslrootcert=ca.pem`
+ * - FIXED a several-host URL with `sslmode=require&sslrootcert=ca.pem`
  *   accepts a certificate for another host name: postgres.js negotiates
  *   TLS itself there (`tlsPlan` undefined) with require's "no check", the
  *   CA unused; the startup message (and a password asked for) goes to
@@ -127,7 +128,7 @@ function twoHosts(url: string): string {
   return url.replace(parsed.host, `${host},${host}`);
 }
 
-Deno.test("FINDING: a several-host connection's catalog calls all time out once its first own session closed", async () => {
+Deno.test("a several-host connection's catalog calls all time out once its first own session closed", async () => {
   // What it does: a connection to the same server named twice in its URL
   // (what an HA setup with a standby looks like) answers version() once;
   // the server then ends that own session (an administrator here; an
@@ -200,7 +201,7 @@ async function sessionsOf(
   return rows[0]!.n as number;
 }
 
-Deno.test("FINDING: an own session whose socket opened after the first catalog call ended is lost for good, and one locked call then stalls every other", async () => {
+Deno.test("an own session whose socket opened after the first catalog call ended is lost for good, and one locked call then stalls every other", async () => {
   // What it does: a connection over a socket factory (an SSH tunnel's
   // channel) whose second socket opens only once the first catalog call
   // answered (a barrier: the channel, or a TLS handshake, slower than the
@@ -384,7 +385,7 @@ function readAs(
   });
 }
 
-Deno.test("FINDING: a third party's pg_cancel_backend passes for dbport's own cancel request, and the late request stops the next client's read", async () => {
+Deno.test("a third party's pg_cancel_backend passes for dbport's own cancel request, and the late request stops the next client's read", async () => {
   // What it does: the owner locks `t`; mallory's read of it (300 ms) times
   // out, and the relay in front of the server holds dbport's cancel
   // request. Then someone else cancels mallory's backend with
@@ -621,7 +622,7 @@ function passwordFisher() {
   };
 }
 
-Deno.test("FINDING: a URL naming a CA file but no sslmode connects in plain text and hands its password to a hop that asks", async () => {
+Deno.test("a URL naming a CA file but no sslmode connects in plain text and hands its password to a hop that asks", async () => {
   // What it does: a connection `postgres://alice:<password>@host/db?
   // sslrootcert=/path/ca.pem` (a CA of the owner's own, as
   // docs/connections.md shows it, without an sslmode) to a hop that asks
@@ -662,7 +663,7 @@ Deno.test("FINDING: a URL naming a CA file but no sslmode connects in plain text
   }
 });
 
-Deno.test("FINDING: a third party's pg_cancel_backend passes for a catalog statement's own cancel request, and the late request stops the next client's describe_table", async () => {
+Deno.test("a third party's pg_cancel_backend passes for a catalog statement's own cancel request, and the late request stops the next client's describe_table", async () => {
   // What it does: the own (catalog) pool's variant of the read above.
   // The owner locks view `v`; mallory's describe_table of it (300 ms) times
   // out and the relay holds dbport's cancel request; the owner (or any
@@ -733,7 +734,7 @@ Deno.test("FINDING: a third party's pg_cancel_backend passes for a catalog state
   }
 });
 
-Deno.test("FINDING: a several-host URL naming a CA under sslmode=require accepts a certificate for another host", async () => {
+Deno.test("a several-host URL naming a CA under sslmode=require accepts a certificate for another host", async () => {
   // What it does: a TLS proxy in front of the test server shows a
   // certificate for `other.example` (signed by the test CA); the URL names
   // the proxy twice (`host:port,host:port`), `sslmode=require` and
@@ -753,23 +754,31 @@ Deno.test("FINDING: a several-host URL naming a CA under sslmode=require accepts
   const proxy = await tlsPgProxy(new URL(POSTGRES_URL), { cert: "other" });
   const at = new URL(proxy.url).host;
   const ca = new URL("../fixtures/tls/ca.pem", import.meta.url).pathname;
-  const driver = openPostgres({
-    url:
-      `postgres://postgres@${at},${at}/test?sslmode=require&sslrootcert=${ca}`,
-    secrets: [],
-  });
+  // Fixed: such a URL is refused before any connection (pg_tls.ts
+  // `uncheckedCa`): postgres.js, which negotiates TLS for several hosts,
+  // would not check the CA, and handed the CA it retried the refused hosts
+  // in a loop that outlived the closed driver.
+  let failure: string;
   try {
-    const failure = await driver.version(call(3000)).then(
+    const driver = openPostgres({
+      url:
+        `postgres://postgres@${at},${at}/test?sslmode=require&sslrootcert=${ca}`,
+      secrets: [],
+    });
+    failure = await driver.version(call(3000)).then(
       (version) => `answered ${version}`,
       (error: Error) => error.message,
     );
-    assert(
-      /TLS|certificate|altnames/i.test(failure) &&
-        !/unrecognized configuration parameter/.test(failure),
-      `refused at the handshake, not by the server after the startup: ${failure}`,
-    );
-  } finally {
     await driver.close();
+  } catch (error) {
+    failure = (error as Error).message;
+  } finally {
     await proxy.close();
   }
+  assert(
+    /TLS|certificate|altnames/i.test(failure) &&
+      !/unrecognized configuration parameter/.test(failure),
+    `refused before the startup, not by the server after it: ${failure}`,
+  );
+  assertEquals(proxy.stats.tls, 0);
 });

@@ -12,11 +12,7 @@ import { DbError } from "../errors.ts";
 import { stoppable } from "../stoppable.ts";
 import { toDbError } from "./pg_errors.ts";
 import type { OwnSession, PgPools } from "./pg_pools.ts";
-import {
-  cancelledByRequest,
-  type Cancelling,
-  cancelsConsumed,
-} from "./pg_cancel.ts";
+import { type Cancelling, reusableAfterStop } from "./pg_cancel.ts";
 
 type Row = Record<string, unknown>;
 
@@ -44,9 +40,9 @@ export const OWN_NET_MS = 1_000;
  * session of the own pool reserved for it (`start` gets the session), so
  * postgres.js never queues or pipelines another statement behind it, and
  * with the server's `statement_timeout` as a net ({@linkcode OWN_NET_MS}).
- * A statement stopped by a cancel request gives its session back only when
- * no request can land any more (pg_cancel.ts `cancelsConsumed`); otherwise
- * the session is closed (`PgPools.endOwn`). No statement waits for another
+ * A statement a cancel request was sent for never gives its session back:
+ * the session is closed (`PgPools.endOwn`; pg_cancel.ts
+ * `reusableAfterStop`). No statement waits for another
  * call's cancel request. One that met a session the server had ended while
  * it idled in dbport's own pool (an administrator, idle_session_timeout, a
  * restart: the close had not reached dbport yet) is sent again, on another
@@ -93,10 +89,10 @@ export async function runOwn(
    * The statement ended: no cancel request follows (those not yet sent are
    * not sent), and whether its session is reused is decided now.
    */
-  const verdict = (landed: boolean) => {
+  const verdict = () => {
     over = true;
     cancelling?.end();
-    return cancelsConsumed(cancelling, landed);
+    return reusableAfterStop(cancelling);
   };
   try {
     return await stoppable(
@@ -131,11 +127,11 @@ export async function runOwn(
           // The session's end once the statement ended: given back when no
           // cancel request of it can land any more, closed otherwise.
           ended = query.then(
-            () => own.endOwn(session, verdict(false)),
+            () => own.endOwn(session, verdict()),
             (error: unknown) =>
               own.endOwn(
                 session,
-                verdict(cancelledByRequest(error)),
+                verdict(),
                 sessionDied(error),
               ),
           ).catch(() => {});

@@ -35,6 +35,7 @@ import {
   openingSafely,
   secured,
   tlsPlan,
+  uncheckedCa,
   withoutOwnTlsParams,
 } from "./pg_tls.ts";
 import type { Duplex } from "node:stream";
@@ -93,6 +94,8 @@ export class PgPools {
   readonly #ownWaiting: (() => void)[] = [];
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
+  /** The own pool's `fetch_types` as postgres.js last read it. */
+  #typesRead = true;
   /** Whether `close` was called. */
   get closed(): boolean {
     return this.#closed;
@@ -123,6 +126,10 @@ export class PgPools {
     const open = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!);
     // postgres.js's URL: without what it would pass on as a startup
     // parameter, and told not to negotiate TLS on a socket that has it.
+    // Where postgres.js would negotiate TLS itself, a CA the URL names
+    // would go unchecked: refused (pg_tls.ts `uncheckedCa`).
+    const unchecked = tlsNeeds === undefined ? uncheckedCa(config.url) : null;
+    if (unchecked !== null) throw unchecked;
     const url = ownTls ? withoutOwnTlsParams(config.url) : config.url;
     const optionsOf = (socket?: () => Promise<Duplex>) => ({
       ...postgresOptions(config, socket),
@@ -148,19 +155,31 @@ export class PgPools {
     // Wired (not counted as postgres.js's writes) so that one session can
     // be closed (`endOwn`); no read is ever lent one of them.
     const watched = open === null ? undefined : async () => {
-      // Whether postgres.js will skip the array types' query on it: read
-      // before it connects (its flag only ever turns off: `endOwn`).
-      const typesKnown = this.meta.options.fetch_types === false;
       const socket = this.#watch(wired(await open(), false));
       const opened = ++this.#ownOpened;
       socket.once("close", () => {
         for (const done of this.#ownClosing.slice()) done(opened);
       });
-      return typesKnown ? openedForReserve(socket) : socket;
+      // Whether postgres.js skips the array types' query on this session
+      // is what it read as it started the session (`typesSkipped`), not
+      // what the flag was when the socket was asked for: the first call's
+      // end may turn it off in between (a slow TLS handshake or tunnel:
+      // outsider stop 51).
+      return openedForReserve(socket, () => this.#typesRead === false);
     };
     const meta: Sql = postgres(url, {
       ...optionsOf(untilEnded(() => meta, watched, () => this.#closed)),
       max: OWN_SESSIONS,
+    });
+    // postgres.js reads `fetch_types` once per session it starts
+    // (connection.js `connected`), then at once listens to its socket's
+    // data: the value it read is kept for that socket (`openedForReserve`).
+    let fetchTypes = true;
+    Object.defineProperty(meta.options, "fetch_types", {
+      configurable: true,
+      enumerable: true,
+      get: () => (this.#typesRead = fetchTypes),
+      set: (value: boolean) => void (fetchTypes = value),
     });
     this.meta = meta;
   }
@@ -383,8 +402,8 @@ export class PgPools {
 
   /**
    * The end of an own statement's session once the statement ended: given
-   * back when `reusable` (no cancel request of it can land any more:
-   * pg_cancel.ts `cancelsConsumed`), closed otherwise — its socket
+   * back when `reusable` (no cancel request was sent for it:
+   * pg_cancel.ts `reusableAfterStop`), closed otherwise — its socket
    * destroyed under postgres.js (pg_session.ts `closeSession`), or where
    * postgres.js opened it itself (a Unix socket, several hosts) the backend
    * ended from within (`pg_terminate_backend` of its own pid, sent again
@@ -415,7 +434,12 @@ export class PgPools {
     // pg_catalog, and while another session held a lock on pg_namespace
     // (a catalog DDL, VACUUM FULL) the reopened session waited behind it
     // before its statement could start — or be stopped.
-    (this.meta.options as { fetch_types?: boolean }).fetch_types = false;
+    // Not where postgres.js opens the own sessions itself (a Unix socket,
+    // several hosts): no `openedForReserve` on them, and a `reserve()` it
+    // opens a session for with the flag off is dropped (outsider stop 51).
+    if (!this.#unwatched) {
+      (this.meta.options as { fetch_types?: boolean }).fetch_types = false;
+    }
     if (reusable) return session.release();
     if (await closeSession(session)) return;
     for (let tries = 0; tries < OWN_END_TRIES; tries++) {
@@ -623,8 +647,20 @@ const READY_IDLE = Uint8Array.of(0x5a, 0, 0, 0, 5, 0x49);
  * only ever opened for a `reserve()` (pg_own.ts), never for a statement
  * that the extra message would answer.
  */
-function openedForReserve(socket: Duplex): Duplex {
+function openedForReserve(
+  socket: Duplex,
+  typesSkipped: () => boolean,
+): Duplex {
   const emit = socket.emit.bind(socket) as Emit;
+  // Decided as postgres.js starts the session: it reads `fetch_types` and
+  // then, in the same turn, listens to the socket's data.
+  let inject: boolean | null = null;
+  type On = (event: string, listener: (...args: unknown[]) => void) => Duplex;
+  const on = socket.on.bind(socket) as On;
+  (socket as unknown as { on: On }).on = (event, listener) => {
+    if (event === "data" && inject === null) inject = typesSkipped();
+    return on(event, listener);
+  };
   // The server's messages read so far, framed: type, length, body.
   let head = new Uint8Array(0);
   let left = 0;
@@ -656,6 +692,7 @@ function openedForReserve(socket: Duplex): Duplex {
       head = new Uint8Array(0);
       if (type === 0x5a) {
         done = true;
+        if (inject !== true) break;
         // After postgres.js has read the server's own (this event).
         queueMicrotask(() => {
           if (!socket.destroyed) emit("data", Buffer.from(READY_IDLE));

@@ -30,10 +30,9 @@ import {
 import type { Wire, WireUser } from "./pg_wire.ts";
 import { type LeanAsk, type Plan, planFor } from "./pg_lean.ts";
 import {
-  cancelledByRequest,
   type Cancelling,
-  cancelsConsumed,
   cancelUntilEnded,
+  reusableAfterStop,
 } from "./pg_cancel.ts";
 import type { Cell, QueryResult } from "../types.ts";
 
@@ -103,13 +102,11 @@ export class PgRead implements WireUser {
   }
   /**
    * Whether the session may serve another statement as far as the read's
-   * cancel requests go (pg_cancel.ts `cancelsConsumed`): none was sent, or
-   * exactly one, and the server answered it — the statement or the
-   * clean-up after it failed "canceling statement due to user request".
-   * Known once the read finished.
+   * cancel requests go (pg_cancel.ts `reusableAfterStop`): none was sent.
+   * Known once the read's statement ended.
    */
   get cancelsSpent(): boolean {
-    return cancelsConsumed(this.#cancelling, this.#cancelLanded);
+    return reusableAfterStop(this.#cancelling);
   }
   /** The read closed its session (a value too large to read out). */
   abandoned = false;
@@ -152,8 +149,6 @@ export class PgRead implements WireUser {
   #cancelled = false;
   /** Its cancel requests, sent again while the statement runs on. */
   #cancelling: Cancelling | null = null;
-  /** The server said a cancel request stopped the statement or clean-up. */
-  #cancelLanded = false;
   #over = false;
   // The incoming message being read.
   /** A header split between chunks; most reads never need one (lazy). */
@@ -475,7 +470,6 @@ export class PgRead implements WireUser {
   }
 
   #error(error: Error): void {
-    if (cancelledByRequest(error)) this.#cancelLanded = true;
     if (this.#phase < this.#statementPhase) this.#beginError ??= error;
     else if (this.#phase === this.#statementPhase) {
       this.#statementError ??= error;
@@ -488,10 +482,10 @@ export class PgRead implements WireUser {
     if (this.#phase > this.#statementPhase) this.#ended();
     if (this.#phase < this.#phases) return;
     // The read's cancel requests ended with the statement (`#ended`): the
-    // session is reused only if none can land any more — none was sent, or
-    // the only one did (pg_cancel.ts `cancelsConsumed`). Otherwise one may
-    // land at any later time, on whatever the session runs then: it is
-    // closed, however its clean-up went.
+    // session is reused only if none was sent (pg_cancel.ts
+    // `reusableAfterStop`). Otherwise one may land at any later time, on
+    // whatever the session runs then: it is closed, however its clean-up
+    // went.
     const spent = this.cancelsSpent;
     // 'I': idle, outside any transaction, as the session was lent.
     const clean = this.#cleanError === null && status === 0x49 &&
@@ -541,11 +535,10 @@ export class PgRead implements WireUser {
   }
 
   /**
-   * The read's only cancel request reached the server after the statement
-   * had ended and stopped the clean-up (a ROLLBACK refused, the
-   * transaction left aborted; a DISCARD ALL not run), or a lean read's
-   * statement failed inside its batch: the clean-up is sent again on the
-   * same socket. No request is left to stop it (`cancelsSpent`).
+   * A lean read's statement failed inside its batch (its ROLLBACK skipped,
+   * the transaction left aborted): the clean-up is sent again on the same
+   * socket. Never after a cancel request was sent (`cancelsSpent`): that
+   * session is closed.
    */
   #recover(): void {
     this.#recovering = true;

@@ -23,11 +23,7 @@ import {
 } from "../stoppable.ts";
 import { setApplicationName, type Signature } from "../signature.ts";
 import { giveBackAll, giveBackOne } from "./pg_parked.ts";
-import {
-  cancelledByRequest,
-  cancelsConsumed,
-  cancelWhileRunning,
-} from "./pg_cancel.ts";
+import { cancelWhileRunning, reusableAfterStop } from "./pg_cancel.ts";
 import { awaitWire, type Wire } from "./pg_wire.ts";
 
 type Reserved = Awaited<ReturnType<ReturnType<typeof postgres>["reserve"]>>;
@@ -114,7 +110,8 @@ export function requeueWaiters(sql: object): void {
  * `requeueWaiters`) or died parked (`diedParked`): three times in all, and
  * after that for as long as `withinMs` from the first attempt allows (the
  * statement's timeout: reads queued behind more closes than that were
- * failed with "try again" while their time was not up).
+ * failed with "try again" while their time was not up). Refused past that
+ * time, it failed as "try again" too: it is the timeout it is.
  */
 export async function askingAgain<T>(
   attempt: () => Promise<T>,
@@ -126,7 +123,11 @@ export async function askingAgain<T>(
       return await attempt();
     } catch (error) {
       if (!poolReplaced(error)) throw error;
-      if (tries >= 3 && performance.now() >= until) throw error;
+      if (tries >= 3 && performance.now() >= until) {
+        // Its time ran out while it waited for a session: a timeout, as a
+        // read that waited in postgres.js's queue says (`reserveSession`).
+        throw withinMs > 0 ? noSession(withinMs) : error;
+      }
     }
   }
 }
@@ -377,18 +378,12 @@ export function stoppableStatement<T>(
       cancels.set(session, cancelling.delivered);
       // Asked once the statement ended (`cancelWhileRunning` ends the
       // requests first: its handler was added before this one).
-      const verdict = (landed: boolean) => {
+      const verdict = () => {
         // No request follows once it ended: the count is final.
         cancelling.end();
-        return cancelsConsumed(cancelling, landed);
+        return reusableAfterStop(cancelling);
       };
-      verdicts.set(
-        session,
-        running.then(
-          () => verdict(false),
-          (error) => verdict(cancelledByRequest(error)),
-        ),
-      );
+      verdicts.set(session, running.then(verdict, verdict));
     },
   );
 }
@@ -411,8 +406,7 @@ const cancels = new WeakMap<object, Promise<void>>();
 /**
  * Whether each reserved session whose statement was stopped may serve
  * another statement once that statement ended (pg_cancel.ts
- * `cancelsConsumed`): exactly one cancel request sent, and the statement's
- * answer was the 57014 it caused.
+ * `reusableAfterStop`): only when no cancel request was sent for it.
  */
 const verdicts = new WeakMap<object, Promise<boolean>>();
 

@@ -54,14 +54,18 @@ export function tlsPlan(
   url: string,
   options: { ssl?: unknown; sslnegotiation?: unknown; host?: string[] },
 ): TlsPlan | null | undefined {
-  const ssl = options.ssl;
+  const rootCert = rootCertOf(url);
+  // A CA named without an sslmode asks for a checked server, never clear
+  // text (outsider stop 51: the password went to a hop that asked); an
+  // explicit `sslmode=disable` is the owner's word.
+  const ssl = options.ssl ||
+    (rootCert !== undefined && !hasSslMode(url) ? "verify-full" : false);
   if (!ssl) return null;
   if (typeof ssl !== "string" && ssl !== true) return undefined;
   const host = options.host?.length === 1 ? options.host[0] : undefined;
   if (host === undefined) return undefined;
   const mode = String(ssl);
   const direct = options.sslnegotiation === "direct";
-  const rootCert = rootCertOf(url);
   // A CA named is a CA to check against, whatever the mode.
   const verify = !["require", "allow", "prefer"].includes(mode) ||
     rootCert !== undefined;
@@ -77,13 +81,43 @@ export function tlsPlan(
   };
 }
 
+/** Whether the URL says an `sslmode` (or `ssl`) at all. */
+function hasSslMode(url: string): boolean {
+  const params = queryOf(url);
+  return params.has("sslmode") || params.has("ssl");
+}
+
+/**
+ * Why a URL whose TLS postgres.js would negotiate itself (several hosts, a
+ * Unix socket) cannot be opened: it names a CA (`sslrootcert`), which
+ * postgres.js would never check (`require` checks nothing; it passed the
+ * parameter to the server, after the startup) — and handed its own TLS
+ * the CA, a refused certificate made it try the hosts again in a loop
+ * that outlived the closed driver (outsider stop 51). Null otherwise.
+ */
+export function uncheckedCa(url: string): Error | null {
+  if (rootCertOf(url) === undefined) return null;
+  return tlsError(
+    "TLS with a CA the URL names (sslrootcert) needs a single host: dbport checks the server's certificate against it only on one host; name one host",
+  );
+}
+
 /** The URL's `sslrootcert`, if any. */
 function rootCertOf(url: string): string | undefined {
-  try {
-    return new URL(url).searchParams.get("sslrootcert") ?? undefined;
-  } catch {
-    return undefined;
-  }
+  return queryOf(url).get("sslrootcert") ?? undefined;
+}
+
+/**
+ * A connection URL's parameters, read from its query string alone: a URL
+ * of several hosts (`h1:5432,h2:5432`) is no WHATWG URL, and its CA must
+ * not go unread for that (outsider stop 51).
+ */
+function queryOf(url: string): URLSearchParams {
+  const at = url.indexOf("?");
+  const hash = url.indexOf("#", at < 0 ? 0 : at);
+  return new URLSearchParams(
+    at < 0 ? "" : url.slice(at + 1, hash < 0 ? undefined : hash),
+  );
 }
 
 /**
@@ -91,14 +125,12 @@ function rootCertOf(url: string): string | undefined {
  * to the server as startup parameters (`sslrootcert`).
  */
 export function withoutOwnTlsParams(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (!parsed.searchParams.has("sslrootcert")) return url;
-    parsed.searchParams.delete("sslrootcert");
-    return parsed.toString();
-  } catch {
-    return url;
-  }
+  const params = queryOf(url);
+  if (!params.has("sslrootcert")) return url;
+  params.delete("sslrootcert");
+  const at = url.indexOf("?");
+  const rest = params.toString();
+  return url.slice(0, at) + (rest === "" ? "" : `?${rest}`);
 }
 
 const SSL_REQUEST = Uint8Array.of(0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f);
