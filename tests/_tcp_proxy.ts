@@ -217,3 +217,70 @@ export function slowStatementProxy(
     },
   };
 }
+
+/**
+ * A proxy that holds every cancel request (a connection whose first message
+ * is the protocol's CancelRequest) until `letThrough()`, counting those
+ * received and those delivered (the server closed its side, having
+ * signalled the session); everything else passes at once. `hangUp()`
+ * closes the held requests' client sides at once — a relay (a tunnel, a
+ * middlebox) that took the request and gave up on its client, yet still
+ * delivers it once let through (outsider stops 50, 51).
+ */
+export function heldCancelProxy(target: URL) {
+  const stats = { cancels: 0, delivered: 0 };
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => open = resolve);
+  const held = new Set<Deno.Conn>();
+  const hung = new Set<Deno.Conn>();
+  const proxy = tcpProxy(target, async (client, connect) => {
+    const first = await firstMessage(client);
+    if (first === null) return;
+    const { reader, head } = first;
+    if (first.cancel) {
+      stats.cancels++;
+      held.add(client);
+      await opened;
+      const server = await connect();
+      const writer = server.writable.getWriter();
+      await writer.write(head).catch(() => {});
+      // The server closes once it has signalled the session.
+      const back = hung.has(client) ? new WritableStream() : client.writable;
+      await server.readable.pipeTo(back).catch(() => {});
+      stats.delivered++;
+      return;
+    }
+    const server = await connect();
+    const answered = server.readable.pipeTo(client.writable).catch(() => {});
+    const writer = server.writable.getWriter();
+    try {
+      await writer.write(head);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        await writer.write(value);
+      }
+      await writer.close();
+    } catch {
+      // Either side closed.
+    }
+    await answered;
+  });
+  return {
+    url: proxy.url,
+    stats,
+    letThrough: () => open(),
+    hangUp: () => {
+      for (const client of held) {
+        if (hung.has(client)) continue;
+        hung.add(client);
+        try {
+          client.close();
+        } catch {
+          // Closed already.
+        }
+      }
+    },
+    close: () => proxy.close(),
+  };
+}

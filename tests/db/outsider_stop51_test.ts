@@ -100,7 +100,7 @@ import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { outcome } from "../_outsider.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
-import { tcpProxy } from "../_tcp_proxy.ts";
+import { heldCancelProxy } from "../_tcp_proxy.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { saveConnections } from "../../lib/app/connections.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
@@ -281,73 +281,6 @@ Deno.test("an own session whose socket opened after the first catalog call ended
     await admin.end();
   }
 });
-
-/**
- * A relay that holds every cancel request until `letThrough()`; `hangUp()`
- * closes the held requests' client sides (the relay gave up on dbport, yet
- * delivers the request once let through). As outsider stop 50's.
- */
-function heldCancelProxy(target: URL) {
-  const stats = { cancels: 0, delivered: 0 };
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => open = resolve);
-  const held = new Set<Deno.Conn>();
-  const hung = new Set<Deno.Conn>();
-  const proxy = tcpProxy(target, async (client, connect) => {
-    const reader = client.readable.getReader();
-    const first = await reader.read();
-    if (first.done) return client.close();
-    const head = first.value;
-    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-    if (
-      head.length >= 8 && view.getInt32(0) === 16 &&
-      view.getInt32(4) === 80877102
-    ) {
-      stats.cancels++;
-      held.add(client);
-      await opened;
-      const server = await connect();
-      const writer = server.writable.getWriter();
-      await writer.write(head).catch(() => {});
-      const back = hung.has(client) ? new WritableStream() : client.writable;
-      await server.readable.pipeTo(back).catch(() => {});
-      stats.delivered++;
-      return;
-    }
-    const server = await connect();
-    const answered = server.readable.pipeTo(client.writable).catch(() => {});
-    const writer = server.writable.getWriter();
-    try {
-      await writer.write(head);
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        await writer.write(value);
-      }
-      await writer.close();
-    } catch {
-      // Either side closed.
-    }
-    await answered;
-  });
-  return {
-    url: proxy.url,
-    stats,
-    letThrough: () => open(),
-    hangUp: () => {
-      for (const client of held) {
-        if (hung.has(client)) continue;
-        hung.add(client);
-        try {
-          client.close();
-        } catch {
-          // Closed already.
-        }
-      }
-    },
-    close: () => proxy.close(),
-  };
-}
 
 /** An ACCESS EXCLUSIVE lock on `table` by `admin`, held until released. */
 async function lockOn(admin: ReturnType<typeof postgres>, table: string) {
