@@ -23,11 +23,17 @@ export function tcpProxy(
 ): TcpProxy {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const conns = new Set<Deno.Conn>();
+  let closed = false;
   const connect = async () => {
     const server = await Deno.connect({
       hostname: target.hostname,
       port: Number(target.port || 5432),
     });
+    // Opened as the proxy closed: closed at once, never left to outlive it.
+    if (closed) {
+      server.close();
+      throw new Error("the proxy closed");
+    }
     conns.add(server);
     return server;
   };
@@ -43,6 +49,7 @@ export function tcpProxy(
   return {
     url: url.toString(),
     async close() {
+      closed = true;
       listener.close();
       for (const conn of conns) {
         try {
@@ -95,6 +102,7 @@ export function slowCancelProxy(
   // Holds still running when the proxy closes end then (a test that ended
   // before a held request went through leaves no timer).
   const holds = new Map<ReturnType<typeof setTimeout>, () => void>();
+  let closing = false;
   const proxy = tcpProxy(target, async (client, connect) => {
     const first = await firstMessage(client);
     if (first === null) return;
@@ -108,6 +116,17 @@ export function slowCancelProxy(
         }, delayMs);
         holds.set(timer, resolve);
       });
+      // A request still held when the proxy closes is dropped: passed on,
+      // its connection to the server would outlive the test (CI: a TCP
+      // connection left open by outsider_stop49b's test).
+      if (closing) {
+        try {
+          client.close();
+        } catch {
+          // Closed already.
+        }
+        return;
+      }
     }
     const server = await connect();
     server.readable.pipeTo(client.writable).catch(() => {});
@@ -128,6 +147,7 @@ export function slowCancelProxy(
     url: proxy.url,
     stats,
     close: () => {
+      closing = true;
       for (const [timer, resolve] of holds) {
         clearTimeout(timer);
         resolve();
