@@ -687,7 +687,7 @@ Deno.test({
     // dbport counts any end of the cancel socket as delivery: the wired
     // read's own request resolves on `end`, `close` or `error`
     // (pg_wired.ts `cancelRequest`), and a bound read's on postgres.js's
-    // canceller settling either way (pg_session.ts `cancelQuery`:
+    // canceller settling either way (pg_session.ts `cancelRequests`:
     // `.then(() => {}, () => {})`; postgres.js resolves it on the socket's
     // `close`, for whatever reason). postgres.js's cancel socket also
     // closes on its own after connect_timeout (10 s, pg_options.ts

@@ -456,17 +456,6 @@ export async function closeSession(reserved: Reserved): Promise<boolean> {
 }
 
 /**
- * postgres.js's cancel of `query`; settles once the request was delivered
- * (the server closed its socket, having signalled the session) or could
- * not be. postgres.js's own `cancel()` drops that promise (3.4.9: `return
- * this.canceller && (this.canceller(this), this.canceller = null)`); its
- * canceller returns it.
- */
-export function cancelQuery(query: Cancellable): Promise<void> {
-  return cancelRequests(query)() ?? Promise.resolve();
-}
-
-/**
  * postgres.js's cancel request for `query`, to be sent as often as asked
  * (`cancelUntilEnded`), each settling once delivered; its own `cancel()`
  * sends none after. Without a canceller to hold (not postgres.js's), its

@@ -147,21 +147,17 @@ export function secured(
   plan: TlsPlan,
 ): () => Promise<Duplex> {
   let ca: Promise<string> | undefined;
-  return async () => {
-    try {
-      if (plan.caFile !== undefined) {
-        ca ??= Deno.readTextFile(plan.caFile).catch(() => {
-          ca = undefined;
-          throw tlsError(
-            "the CA file the URL's sslrootcert names could not be read",
-          );
-        });
-      }
-      return await negotiate(await open(), plan, await ca);
-    } catch (error) {
-      return failedSocket(error);
+  return openingSafely(async () => {
+    if (plan.caFile !== undefined) {
+      ca ??= Deno.readTextFile(plan.caFile).catch(() => {
+        ca = undefined;
+        throw tlsError(
+          "the CA file the URL's sslrootcert names could not be read",
+        );
+      });
     }
-  };
+    return negotiate(await open(), plan, await ca);
+  });
 }
 
 /**
