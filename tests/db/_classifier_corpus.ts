@@ -397,6 +397,13 @@ const bypasses: [Dialect, string, Expect][] = [
     "SELECT query_to_xml('COPY (SELECT 1) TO PROGRAM ''id''', true, true, '')",
     "reach",
   ],
+  [P, "SELECT table_to_xml('pg_authid', true, false, '')", "reach"],
+  [
+    P,
+    "SELECT pg_catalog.schema_to_xml('pg_catalog', true, false, '')",
+    "reach",
+  ],
+  [P, "SELECT database_to_xml_and_xmlschema(true, false, '')", "reach"],
   [P, "SELECT U&\"\\0070g_read_file\"('/etc/passwd')", "reach"],
   [P, "SELECT 1 FROM U&\"d!0061ta\" UESCAPE '!'", "reach"],
   [P, "SELECT * FROM (SELECT lo_export(1, '/tmp/x')) s", "reach"],

@@ -86,3 +86,37 @@ Deno.test(
     assert(w[0]!.n === 2, "rows of w were deleted");
   },
 );
+
+Deno.test(
+  "postgres: a write token cannot read a table a string names (table_to_xml of pg_authid on a superuser login)",
+  needs("postgres"),
+  async () => {
+    await using fixture = await openFixture("postgres");
+    const open = savedConnection(
+      { engine: "postgres", url: fixture.url },
+      "Open",
+      { externalAccess: "readWrite", safeMode: "silent" },
+    );
+    await using server = await serverWith([open]);
+    const writer = (await server.mint("readWrite")).plaintext;
+    // The names are strings: no parse tree or catalog lookup shows which
+    // table they read, so the credential catalogs' rule cannot see them.
+    for (
+      const query of [
+        `select table_to_xml('pg_authid', true, false, '')`,
+        `select pg_catalog.table_to_xml_and_xmlschema('pg_catalog.pg_authid'::regclass, true, false, '')`,
+        `select schema_to_xml('pg_catalog', true, false, '')`,
+        `select database_to_xml(true, false, '')`,
+      ]
+    ) {
+      const answer = await callTool(server, "execute_query", {
+        connection_id: open.id,
+        query,
+      }, { authorization: `Bearer ${writer}` });
+      const text = JSON.stringify(answer.json);
+      assert(answer.json.result?.isError === true, `${query} ran: ${text}`);
+      assert(text.includes("reaches"), `${query}: ${text}`);
+      assert(!text.includes("SCRAM-SHA-256"), `${query}: ${text}`);
+    }
+  },
+);

@@ -180,6 +180,18 @@ export const FILE_OR_CODE_FUNCTIONS: ReadonlySet<string> = new Set([
   "QUERY_TO_XML_AND_XMLSCHEMA",
   "CURSOR_TO_XML",
   "CURSOR_TO_XMLSCHEMA",
+  // Each reads tables a string names at run time: no parse tree shows which
+  // (table_to_xml('pg_authid', …) read the password verifiers for a write
+  // token on a login that may read them).
+  "TABLE_TO_XML",
+  "TABLE_TO_XMLSCHEMA",
+  "TABLE_TO_XML_AND_XMLSCHEMA",
+  "SCHEMA_TO_XML",
+  "SCHEMA_TO_XMLSCHEMA",
+  "SCHEMA_TO_XML_AND_XMLSCHEMA",
+  "DATABASE_TO_XML",
+  "DATABASE_TO_XMLSCHEMA",
+  "DATABASE_TO_XML_AND_XMLSCHEMA",
   "TS_STAT",
   "TS_REWRITE",
   "LOREAD",
