@@ -83,9 +83,12 @@
  *   the SQL of every other session of the same login, other clients'
  *   reads (their `client=` comments) among them.
  * - Write tokens (not AI reads, which security.md's rule is about) still
- *   reach pg_authid and pg_stats: `select table_to_xml('pg_catalog.pg_authid'
- *   ::regclass, …)` is a write (excluded from the read allowlist, not
- *   `reach`), and so is CREATE FUNCTION … LANGUAGE plpgsql reading it.
+ *   reached pg_authid: `select table_to_xml('pg_catalog.pg_authid'
+ *   ::regclass, …)` was a write (excluded from the read allowlist, not
+ *   `reach`) — since stop 52 the XML table functions are `reach`, refused to
+ *   every token (tests/e2e/outsider_named_effects_test.ts). CREATE FUNCTION
+ *   … LANGUAGE plpgsql reading it stays a write: on a superuser login a
+ *   write token's approved writes run with the login's powers.
  * - Not attacked for lack of time: big-row differential fuzzing, the SSH
  *   tunnel's channel ends.
  *
