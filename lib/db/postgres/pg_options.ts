@@ -10,6 +10,7 @@
 
 import type { Duplex } from "node:stream";
 import postgres from "postgres";
+import type { PostgresJsAttrs } from "./pg_session_attrs.ts";
 
 /** How to reach one PostgreSQL database. */
 export interface PostgresConfig {
@@ -30,6 +31,12 @@ export interface PostgresConfig {
    * postgres.js's path; docs/performance.md, issue 38).
    */
   wiredReads?: boolean;
+  /**
+   * What postgres.js checks of each server it connects to: the URL's
+   * `target_session_attrs` as dbport reads it (pg_session_attrs.ts); the
+   * URL given with it no longer names it.
+   */
+  targetSessionAttrs?: PostgresJsAttrs | null;
 }
 
 /** Connect timeout (issue: a database that cannot be reached in 10 s). */
@@ -79,6 +86,9 @@ export function postgresOptions(
       standard_conforming_strings: "on",
     },
     ...(config.password === undefined ? {} : { password: config.password }),
+    ...(config.targetSessionAttrs == null
+      ? {}
+      : { target_session_attrs: config.targetSessionAttrs }),
     ...(socket === undefined ? {} : { socket }),
     // Dates and times stay text, converted per column (values.ts).
     types: {

@@ -14,6 +14,7 @@ import { Buffer } from "node:buffer";
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
+import { sessionAttrs } from "./pg_session_attrs.ts";
 import {
   askingAgain,
   type Cancellable,
@@ -101,7 +102,14 @@ export class PgPools {
     return this.#closed;
   }
 
-  constructor(config: PostgresConfig) {
+  constructor(given: PostgresConfig) {
+    // target_session_attrs is dbport's to read (pg_session_attrs.ts).
+    const attrs = sessionAttrs(given.url);
+    const config: PostgresConfig = {
+      ...given,
+      url: attrs.url,
+      targetSessionAttrs: attrs.attrs,
+    };
     const options = postgres(config.url, postgresOptions(config))
       .options as never;
     // A plain TCP socket, or the tunnel's: null for a Unix socket or a list

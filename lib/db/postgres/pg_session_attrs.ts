@@ -1,0 +1,99 @@
+/**
+ * A connection URL's `target_session_attrs` (libpq's: which of several
+ * servers a session may use), read by dbport rather than passed on.
+ *
+ * postgres.js decides `read-write` and `read-only` by the session's
+ * `default_transaction_read_only`, which dbport sets `on` in every session's
+ * startup message (pg_options.ts): every server looked read-only, so
+ * `read-write` refused them all and each call failed ("CONNECTION_DESTROYED")
+ * after reconnecting in a loop. It refuses libpq's default `any` by throwing,
+ * and its `prefer-standby` refuses the only host of a one-host URL. Here:
+ *
+ * - `any` (libpq's default) and, on one host, `prefer-standby` ask for
+ *   nothing: whichever server answers is the one there is.
+ * - `read-write` is a server not in recovery (`primary`): dbport's own
+ *   sessions start read-only, so the server's own default cannot be read.
+ * - `read-only` is a server in recovery (`standby`): the same reason; a
+ *   primary whose `default_transaction_read_only` is on is not chosen.
+ * - `primary`, `standby` and `prefer-standby` on several hosts are
+ *   postgres.js's (by the server's reported `in_hot_standby`).
+ * - Any other value is refused before anything connects, naming it.
+ *
+ * @module
+ */
+
+import { DbError } from "../errors.ts";
+
+/** libpq's values. */
+const KNOWN = [
+  "any",
+  "read-write",
+  "read-only",
+  "primary",
+  "standby",
+  "prefer-standby",
+] as const;
+
+/** What postgres.js is told. */
+export type PostgresJsAttrs = "primary" | "standby" | "prefer-standby";
+
+/** A URL without the parameter, and what postgres.js is to check. */
+export interface SessionAttrs {
+  url: string;
+  attrs: PostgresJsAttrs | null;
+}
+
+/**
+ * `url`'s `target_session_attrs` for postgres.js, and `url` without it; a
+ * `DbError` naming a value libpq does not know.
+ */
+export function sessionAttrs(url: string): SessionAttrs {
+  const at = url.indexOf("?");
+  if (at < 0) return { url, attrs: null };
+  const hash = url.indexOf("#", at);
+  const params = new URLSearchParams(
+    url.slice(at + 1, hash < 0 ? undefined : hash),
+  );
+  const value = params.get("target_session_attrs");
+  if (value === null) return { url, attrs: null };
+  if (!(KNOWN as readonly string[]).includes(value)) {
+    throw new DbError(
+      "connect",
+      `the URL's target_session_attrs=${JSON.stringify(value)} is not one of ${
+        KNOWN.join(", ")
+      }: correct the connection's URL`,
+    );
+  }
+  params.delete("target_session_attrs");
+  const rest = params.toString();
+  const without = url.slice(0, at) + (rest === "" ? "" : `?${rest}`);
+  return { url: without, attrs: forPostgresJs(value, severalHosts(url)) };
+}
+
+function forPostgresJs(
+  value: string,
+  several: boolean,
+): PostgresJsAttrs | null {
+  switch (value) {
+    case "read-write":
+    case "primary":
+      return "primary";
+    case "read-only":
+    case "standby":
+      return "standby";
+    case "prefer-standby":
+      return several ? "prefer-standby" : null;
+    default:
+      return null;
+  }
+}
+
+/** Whether the URL names several hosts (`h1:5432,h2:5432`). */
+function severalHosts(url: string): boolean {
+  const scheme = url.indexOf("://");
+  const start = scheme < 0 ? 0 : scheme + 3;
+  const end = url.slice(start).search(/[/?#]/);
+  const authority = end < 0 ? url.slice(start) : url.slice(start, start + end);
+  const hosts = authority.slice(authority.lastIndexOf("@") + 1);
+  return hosts.includes(",");
+}
