@@ -67,7 +67,7 @@ import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { outcome } from "../_outsider.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
-import { slowStatementProxy } from "../_tcp_proxy.ts";
+import { firstMessage, slowStatementProxy, tcpProxy } from "../_tcp_proxy.ts";
 import { waitUntil } from "../_wait.ts";
 import type { Driver } from "../../lib/db/types.ts";
 
@@ -423,5 +423,106 @@ Deno.test("held: eight reads at once of rows of huge array values keep the proce
   } finally {
     clearInterval(sample);
     await driver.close();
+  }
+});
+
+/**
+ * A relay that passes sessions on at once but takes each cancel request
+ * and never answers it (never passes it on, never closes): a hop that
+ * accepted the connection and hangs — counting the requests taken and
+ * those whose client (dbport) closed its side since.
+ */
+function hangingCancelRelay(target: URL) {
+  const stats = { cancels: 0, closedByClient: 0 };
+  const proxy = tcpProxy(target, async (client, connect) => {
+    const first = await firstMessage(client);
+    if (first === null) return;
+    const { reader, head } = first;
+    if (first.cancel) {
+      stats.cancels++;
+      // Nothing is sent back; the read ends once the client closes.
+      for (;;) {
+        const { done } = await reader.read().catch(() => ({ done: true }));
+        if (done) break;
+      }
+      stats.closedByClient++;
+      return;
+    }
+    const server = await connect();
+    server.readable.pipeTo(client.writable).catch(() => {});
+    const writer = server.writable.getWriter();
+    try {
+      await writer.write(head);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        await writer.write(value);
+      }
+      await writer.close();
+    } catch {
+      // Either side closed.
+    }
+  });
+  return { url: proxy.url, stats, close: () => proxy.close() };
+}
+
+Deno.test("FINDING: a cancel request a hop takes and never answers keeps its socket open for ever, past the driver's close", async () => {
+  // What it does: a relay in front of the server takes each cancel
+  // request and never answers (a hung tunnel channel, a middlebox, a
+  // paused pooler); the owner locks a table and two reads of it (500 ms
+  // timeout) time out. Then the driver is closed.
+  // What happened: the reads answered (~5.9 s, as lost sessions: nothing
+  // stopped their statements but the server's statement_timeout), and
+  // both cancel requests' sockets were still open 3 s after
+  // `driver.close()` — and stay open until the relay goes away: one socket
+  // and one pending promise per stopped read, no timeout, outliving the
+  // connection (`ss` showed them ESTABLISHED from dbport's process).
+  // postgres.js's own cancel connections end at its connect timeout (10 s).
+  // Why it matters: file descriptors and memory leak with every stopped
+  // read through such a hop, for the life of the process; a removed or
+  // edited connection leaves them behind.
+  // Root cause: pg_wired.ts `cancelRequest` waits for the socket's end,
+  // close or error with no deadline, and nothing destroys it when the
+  // driver closes (pg_pools.ts `close` does not know of it).
+  // What should happen: a cancel request's socket is given up after a
+  // bounded time (the connect timeout, say), and at the latest when the
+  // driver closes.
+  await using fixture = await openFixture("postgres");
+  const t = `${fixture.schema}.t`;
+  await fixture.admin(`create table ${t} (i int)`);
+  const relay = hangingCancelRelay(new URL(fixture.url));
+  const { driver } = ownPostgresDriver(relay.url, "a52_hung");
+  const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  let lock: { release(): Promise<void> } | null = null;
+  try {
+    assertEquals(
+      await outcome(readWithin(driver, "select 1 as one", 5000)),
+      "answered [[1]]",
+    );
+    lock = await lockOn(locker, t);
+    await Promise.all([
+      outcome(readWithin(driver, `select i from ${t}`, 500)),
+      outcome(readWithin(driver, `select i from ${t}`, 500)),
+    ]);
+    assert(relay.stats.cancels >= 1, "cancel requests were sent");
+    await driver.close();
+    const closed = await waitUntil(
+      "dbport to close its cancel requests' sockets",
+      () => relay.stats.closedByClient === relay.stats.cancels,
+      { timeoutMs: 3000 },
+    ).then(() => true, () => false);
+    assertEquals(
+      {
+        taken: relay.stats.cancels,
+        closedByDbport: relay.stats.closedByClient,
+      },
+      { taken: relay.stats.cancels, closedByDbport: relay.stats.cancels },
+      `closed within 3 s of the driver's close: ${closed}`,
+    );
+  } finally {
+    await lock?.release();
+    await driver.close();
+    await locker.end();
+    await relay.close();
   }
 });
