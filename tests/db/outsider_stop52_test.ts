@@ -526,3 +526,63 @@ Deno.test("FINDING: a cancel request a hop takes and never answers keeps its soc
     await relay.close();
   }
 });
+
+Deno.test("FINDING: a streamed read (export_query's path) that times out is never stopped by its cancel requests: rows flow on for 5 s and it fails as a lost session", async () => {
+  // What it does: `driver.streamRead` (what export_query writes its file
+  // from) of `select generate_series(1, 10000000), repeat('x', 100)` with
+  // a 1 s timeout; the consumer takes 10 ms a batch (a file write).
+  // What happened: at the timeout dbport sent its cancel request, then six
+  // more (seven counted by a relay), none of which stopped the statement;
+  // batches went on being handed to the consumer for 5 s after the
+  // timeout, and the call failed at ~6 s, "the database did not answer
+  // within 5 s: its session is treated as lost" (the reads' pool
+  // replaced). The same on the commit before stop 51's fixes.
+  // Why it matters: a timeout that does not stop: an export keeps writing
+  // rows after its time ran out, holds its session and the server's
+  // backend 5 s more, answers 5 s late, and replaces the pool for every
+  // client — at each export that runs out of time.
+  // Root cause: a cursor's backend spends nearly all its time waiting for
+  // the next Execute (the statement is suspended in its portal), and a
+  // backend drops a cancel request that finds it waiting for a command
+  // (pg_cancel.ts's own comment); pg_stream.ts `pump` fetches batch after
+  // batch after the stop, and only the server's statement_timeout
+  // (timeout + 5 s) ends it.
+  // What should happen: once stopped, no batch is fetched or handed on;
+  // the call fails as timed out within about its timeout.
+  const { driver } = ownPostgresDriver(POSTGRES_URL, "a52_stream");
+  let timedOutAt = Infinity;
+  let lastBatchAt = 0;
+  try {
+    const started = performance.now();
+    const timer = setTimeout(() => timedOutAt = performance.now(), 1000);
+    const answer = await outcome(
+      driver.streamRead!(
+        "select generate_series(1, 10000000) as i, repeat('x', 100) as x",
+        {
+          ...READ_OPTIONS,
+          timeoutMs: 1000,
+          signal: new AbortController().signal,
+        },
+        async () => {
+          lastBatchAt = performance.now();
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        },
+      ),
+    );
+    clearTimeout(timer);
+    const took = Math.round(performance.now() - started);
+    assertEquals(
+      {
+        timedOut: /timeout/.test(answer),
+        within3s: took < 3000,
+        batchesAfterTimeout: lastBatchAt > timedOutAt + 500,
+      },
+      { timedOut: true, within3s: true, batchesAfterTimeout: false },
+      `after ${took} ms (the last batch ${
+        Math.round(lastBatchAt - started)
+      } ms in): ${answer}`,
+    );
+  } finally {
+    await driver.close();
+  }
+});
