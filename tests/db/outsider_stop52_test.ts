@@ -29,6 +29,17 @@
  *   server until the server's own statement_timeout (timeout + 5 s).
  *   Measured: 6.0 s for a 1 s timeout; pg_stat_activity showed the
  *   statement active at 5.9 s. The same read on a single host: ~0.2 s.
+ * - FINDING a cancel request a hop takes and never answers (a hung tunnel
+ *   channel, a middlebox) keeps dbport's socket to it open for ever, past
+ *   `driver.close()`: pg_wired.ts `cancelRequest` has no deadline (postgres.js
+ *   ends its own cancel connections at its connect timeout).
+ * - FINDING a streamed read (`streamRead`: export_query's path) that times
+ *   out is not stopped by its seven cancel requests (its backend waits for
+ *   the cursor's next Execute almost all the time, and drops them): rows go
+ *   on to the consumer for 5 s, and the call fails at ~6 s as a lost session
+ *   (pool replaced); through MCP, export_query with timeout_seconds 1
+ *   answered "not_connected: cannot reach …" after 6.4 s. Also on the commit
+ *   before stop 51's fixes.
  * - held: eight reads at once that each time out (100 ms) in a loop for
  *   several seconds, while another client reads `select 1`: every timed
  *   out read's session is closed, yet the connection's sessions never
@@ -536,7 +547,11 @@ Deno.test("FINDING: a streamed read (export_query's path) that times out is neve
   // batches went on being handed to the consumer for 5 s after the
   // timeout, and the call failed at ~6 s, "the database did not answer
   // within 5 s: its session is treated as lost" (the reads' pool
-  // replaced). The same on the commit before stop 51's fixes.
+  // replaced). The same on the commit before stop 51's fixes. Through MCP
+  // (`export_query`, timeout_seconds 1, 10^8 rows to CSV) the call answered
+  // after 6.4 s "not_connected: cannot reach …: the database did not
+  // answer within 5 s …; ask the user to run `… connections test`": a
+  // timeout told to the AI as an unreachable database.
   // Why it matters: a timeout that does not stop: an export keeps writing
   // rows after its time ran out, holds its session and the server's
   // backend 5 s more, answers 5 s late, and replaces the pool for every
