@@ -67,6 +67,24 @@
  *   over a base of ~85 MB (one value held whole per read while it streams,
  *   then its parse); the event loop's longest pause per value 56-120 ms.
  *   One pinned below with a generous bound.
+ * - held (probed): the own pool over TLS (verify-full against the test
+ *   CA, tests/_tls_pg_proxy.ts) on a socket factory that opens each socket
+ *   0-400 ms late, seven first calls at once (catalog and a read), the own
+ *   sessions ended by an administrator every other round: 12 rounds, every
+ *   call answered, none left after close. A describe_table waiting on a
+ *   lock whose own session was ended five times (pg_terminate_backend)
+ *   fails after its five tries ("write CONNECTION_CLOSED"), while ten
+ *   other catalog calls beside it answered.
+ * - held (compared): the churn above on the commit before stop 51's fixes
+ *   (sessions reused after a 57014) gave the other client the same waits
+ *   (~0.95 s at most): closing after a cancel costs no more here.
+ * - Seen, not pinned (no promise found to hold it to): a streamed read
+ *   (export) holds each row whole (postgres.js), and a row of three 100 MB
+ *   texts grew the process by ~905 MB (28 s); four sessions at once could
+ *   hold ~3.6 GB. Through MCP at C=8, execute_query of six 8 MB text[]
+ *   values a row peaked the server at 802 MB RSS (base 175): each value is
+ *   held whole and parsed (≤ 8 MiB, as documented), and V8 keeps the heap
+ *   it grew (RSS stayed ~490 MB afterwards).
  * - Not attacked for lack of time: the SSH tunnel's cancel path, MariaDB.
  *
  * @module
@@ -341,10 +359,14 @@ Deno.test("held: eight reads timing out at once, again and again, leave the conn
     }
     stop = true;
     await Promise.all([...attackers, victim]);
-    assert(stopped > 0, "some reads were stopped on the server");
+    assert(stopped > 0, `some reads were stopped on the server: ${stopped}`);
     assert(victimReads > 0, "the other client read");
-    assertEquals(victimFailures, []);
-    assert(most <= 6, `at most the pools' sessions: ${most}`);
+    assertEquals(victimFailures, [], `of ${victimReads} reads`);
+    // The pools hold 4 + 2; a closed session's backend may still show for
+    // a moment while its replacement starts (and this machine is shared):
+    // twice that is still bounded, where a leak grows with every stop
+    // (dozens here).
+    assert(most <= 12, `bounded by the pools' sessions: ${most}`);
   } finally {
     stop = true;
     await driver.close();
