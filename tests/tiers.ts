@@ -54,6 +54,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/cancel_resend_test.ts",
   "tests/db/outsider_stop50_test.ts",
   "tests/db/outsider_stop51_test.ts",
+  "tests/db/outsider_stop52_test.ts",
   "tests/db/pg_read_test.ts",
   "tests/db/pg_tls_test.ts",
   "tests/db/pg_socket_factory_test.ts",
