@@ -9,7 +9,7 @@
  *
  * What I tried (FINDING: fails today; held: passes, pinned here or only
  * probed):
- * - FINDING a URL naming a CA (`sslrootcert`) with an empty `sslmode=` (or
+ * - FIXED a URL naming a CA (`sslrootcert`) with an empty `sslmode=` (or
  *   `ssl=`) connects in plain text and answers a hop's
  *   AuthenticationCleartextPassword with the password. Stop 51's fix makes
  *   a CA without an sslmode mean verify-full, but `hasSslMode` counts the
@@ -209,7 +209,7 @@ function passwordFisher() {
 }
 
 for (const param of ["sslmode", "ssl"]) {
-  Deno.test(`FINDING: a URL naming a CA with an empty ${param}= connects in plain text and hands its password to a hop that asks`, async () => {
+  Deno.test(`a URL naming a CA with an empty ${param}= connected in plain text and handed its password to a hop that asks`, async () => {
     // What it does: `postgres://alice:<pw>@host/db?${param}=&sslrootcert=
     // /path/ca.pem` (an empty parameter: a template filled with nothing, a
     // form field left blank) to a hop that answers every client with

@@ -81,10 +81,16 @@ export function tlsPlan(
   };
 }
 
-/** Whether the URL says an `sslmode` (or `ssl`) at all. */
+/**
+ * Whether the URL says an `sslmode` (or `ssl`) at all: an empty one
+ * (`sslmode=`, a template filled with nothing) says none — postgres.js
+ * reads it as no TLS, and with a CA named it sent the startup and the
+ * password in clear (outsider stop 52).
+ */
 function hasSslMode(url: string): boolean {
   const params = queryOf(url);
-  return params.has("sslmode") || params.has("ssl");
+  return params.getAll("sslmode").some((value) => value !== "") ||
+    params.getAll("ssl").some((value) => value !== "");
 }
 
 /**
