@@ -29,7 +29,7 @@
  *   server until the server's own statement_timeout (timeout + 5 s).
  *   Measured: 6.0 s for a 1 s timeout; pg_stat_activity showed the
  *   statement active at 5.9 s. The same read on a single host: ~0.2 s.
- * - FINDING a cancel request a hop takes and never answers (a hung tunnel
+ * - FIXED a cancel request a hop takes and never answers (a hung tunnel
  *   channel, a middlebox) keeps dbport's socket to it open for ever, past
  *   `driver.close()`: pg_wired.ts `cancelRequest` has no deadline (postgres.js
  *   ends its own cancel connections at its connect timeout).
@@ -499,7 +499,7 @@ function hangingCancelRelay(target: URL) {
   return { url: proxy.url, stats, close: () => proxy.close() };
 }
 
-Deno.test("FINDING: a cancel request a hop takes and never answers keeps its socket open for ever, past the driver's close", async () => {
+Deno.test("a cancel request a hop takes and never answers kept its socket open for ever, past the driver's close", async () => {
   // What it does: a relay in front of the server takes each cancel
   // request and never answers (a hung tunnel channel, a middlebox, a
   // paused pooler); the owner locks a table and two reads of it (500 ms

@@ -93,6 +93,11 @@ export class PgPools {
   #ownOpened = 0;
   /** Calls waiting for one (`#ownSlot`), first first. */
   readonly #ownWaiting: (() => void)[] = [];
+  /**
+   * The sockets of cancel requests now out (pg_wired.ts `cancelRequest`):
+   * `close` ends those still open once its calls settled.
+   */
+  readonly cancelSockets = new Set<Duplex>();
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
   /** The own pool's `fetch_types` as postgres.js last read it. */
@@ -533,6 +538,8 @@ export class PgPools {
     await Promise.all(
       [this.sql, this.meta, ...this.#retired].map((pool) => endPool(pool, 1)),
     );
+    for (const socket of this.cancelSockets) socket.destroy();
+    this.cancelSockets.clear();
   }
 }
 

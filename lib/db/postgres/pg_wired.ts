@@ -39,7 +39,7 @@ import {
   unansweredStop,
 } from "../stoppable.ts";
 import type { QueryOptions, QueryResult } from "../types.ts";
-import { settledWithin } from "../../base/alarms.ts";
+import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
 
 type Sql = ReturnType<typeof postgres>;
 type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
@@ -108,13 +108,24 @@ export type Fallback = (
 export type Backend = { pid: number; secret: number };
 
 /**
+ * How long a cancel request's socket waits for the server to take it: a
+ * hop that takes the request and never answers (a hung tunnel channel, a
+ * middlebox) kept it open for ever (outsider stop 52). The server closes it
+ * within milliseconds; `cancelUntilEnded` sends again meanwhile anyway.
+ */
+export const CANCEL_REQUEST_MS = 5_000;
+
+/**
  * The protocol's cancel request for `backend`, on a new socket from `open`;
  * settles once the server closed it (it has signalled the backend by then):
- * true, or false when the socket failed instead.
+ * true, or false when the socket failed instead or was given up after
+ * {@linkcode CANCEL_REQUEST_MS}. The socket is in `held` while open, for
+ * its pools' close to end it.
  */
 export async function cancelRequest(
   open: () => Promise<Duplex> | Duplex,
   backend: Backend,
+  held?: Set<Duplex>,
 ): Promise<boolean> {
   const bytes = new Uint8Array(16);
   const view = new DataView(bytes.buffer);
@@ -123,6 +134,8 @@ export async function cancelRequest(
   view.setInt32(8, backend.pid);
   view.setInt32(12, backend.secret);
   const socket = await open();
+  held?.add(socket);
+  let timer: Alarm | undefined;
   const delivered = await new Promise<boolean>((resolve) => {
     // The server closes the socket once it has signalled the session: its
     // end of the stream says so (read: a paused stream never ends), whether
@@ -132,9 +145,12 @@ export async function cancelRequest(
     socket.once("end", () => resolve(true));
     socket.once("close", (failed?: boolean) => resolve(failed !== true));
     socket.once("error", () => resolve(false));
+    timer = alarm(CANCEL_REQUEST_MS, () => resolve(false));
     socket.resume();
     socket.write(bytes);
   });
+  timer?.clear();
+  held?.delete(socket);
   socket.destroy();
   return delivered;
 }

@@ -160,7 +160,7 @@ export function openPostgres(config: PostgresConfig): Driver {
             options,
             lost,
             readQuery,
-            (backend) => cancelRequest(plain, backend),
+            (backend) => cancelRequest(plain, backend, pools.cancelSockets),
           );
       try {
         return await askingAgain(() => {
