@@ -33,7 +33,7 @@
  *   channel, a middlebox) keeps dbport's socket to it open for ever, past
  *   `driver.close()`: pg_wired.ts `cancelRequest` has no deadline (postgres.js
  *   ends its own cancel connections at its connect timeout).
- * - FINDING a streamed read (`streamRead`: export_query's path) that times
+ * - FIXED a streamed read (`streamRead`: export_query's path) that times
  *   out is not stopped by its seven cancel requests (its backend waits for
  *   the cursor's next Execute almost all the time, and drops them): rows go
  *   on to the consumer for 5 s, and the call fails at ~6 s as a lost session
@@ -560,7 +560,7 @@ Deno.test("a cancel request a hop takes and never answers kept its socket open f
   }
 });
 
-Deno.test("FINDING: a streamed read (export_query's path) that times out is never stopped by its cancel requests: rows flow on for 5 s and it fails as a lost session", async () => {
+Deno.test("a streamed read (export_query's path) that timed out was never stopped by its cancel requests: rows flowed on for 5 s and it failed as a lost session", async () => {
   // What it does: `driver.streamRead` (what export_query writes its file
   // from) of `select generate_series(1, 10000000), repeat('x', 100)` with
   // a 1 s timeout; the consumer takes 10 ms a batch (a file write).

@@ -345,7 +345,10 @@ export async function giveBack(
  * there until its statement timeout (outsider stop48).
  */
 export function stoppableStatement<T>(
-  start: (hold: (query: Cancellable) => void) => Promise<T>,
+  start: (
+    hold: (query: Cancellable) => void,
+    stopping: () => boolean,
+  ) => Promise<T>,
   options: StopOptions,
   session?: object,
 ): Promise<T> {
@@ -355,7 +358,7 @@ export function stoppableStatement<T>(
   return stoppable(
     async () => {
       try {
-        running = start((query) => (pending = query));
+        running = start((query) => (pending = query), () => stopping);
         return await running;
       } catch (error) {
         if (stopping && !(error instanceof DbError) && sessionGone(error)) {

@@ -37,10 +37,10 @@ export async function streamPostgresRead(
 ): Promise<{ rows: number }> {
   return await inReadTransaction(sql, options, lost, async (reserved) => {
     const rows = await stoppableStatement(
-      async (hold) => {
+      async (hold, stopping) => {
         const query = reserved.unsafe(signed(text, options.sign)).raw();
         hold(query);
-        return await pump(query, text, onBatch);
+        return await pump(query, text, onBatch, stopping);
       },
       options,
       reserved,
@@ -53,10 +53,22 @@ type Pending = ReturnType<
   ReturnType<Awaited<ReturnType<Sql["reserve"]>>["unsafe"]>["raw"]
 >;
 
+/** Thrown out of the cursor's loop to stop it once the read was stopped. */
+const STOPPED = new Error("the streamed read was stopped");
+
+/**
+ * Fetch and hand on `query`'s rows a batch at a time; once `stopping`, no
+ * further batch is asked for. Between two batches the backend waits for
+ * the cursor's next Execute, and PostgreSQL drops a cancel request that
+ * finds it reading a command: the rows went on for the stop's whole 5 s
+ * grace and the read failed as a lost session (outsider stop 52). Leaving
+ * the loop closes the portal (postgres.js's cursor `return`).
+ */
 async function pump(
   query: Pending,
   text: string,
   onBatch: (columns: string[], rows: Cell[][]) => Promise<void>,
+  stopping: () => boolean,
 ): Promise<number> {
   let columns: Column[] | undefined;
   let count = 0;
@@ -77,7 +89,9 @@ async function pump(
         decode(row as unknown as (Uint8Array | null)[])
       );
       count += rows.length;
+      if (stopping()) throw STOPPED;
       await onBatch(names(), rows);
+      if (stopping()) throw STOPPED;
     }
     if (count === 0) {
       columns ??= statementColumns();
