@@ -13,12 +13,45 @@
  * Inside, the SSLRequest is read on a plain listener, which then relays the
  * connection's remaining bytes to a `Deno.listenTls` listener of its own:
  * Deno upgrades only a client's socket in place.
+ *
+ * `clientCerts` asks for a client certificate signed by the test client CA
+ * (tests/fixtures/tls/client-ca.pem), as a server whose pg_hba says `cert`
+ * or `clientcert=verify-full` does: the TLS listener is then node:tls's
+ * (`Deno.listenTls` cannot ask for one). A connection that shows none gets
+ * PostgreSQL's own answer to its startup (FATAL 28000 "connection requires
+ * a valid client certificate"); one whose certificate the CA did not sign
+ * is closed at once — a PostgreSQL server fails that handshake with an
+ * alert ("unknown ca"), which node:tls's server in Deno does not send (with
+ * `rejectUnauthorized` it hangs up too).
  */
+
+import tls from "node:tls";
 
 const FIXTURES = new URL("./fixtures/tls/", import.meta.url);
 
 /** The test CA's certificate (PEM): what `sslrootcert` names. */
 export const TEST_CA_FILE = new URL("ca.pem", FIXTURES).pathname;
+
+/**
+ * Test client certificates (tests/fixtures/tls/README.md): `client`, signed
+ * by the client CA a `clientCerts` proxy trusts, its key in clear and
+ * encrypted (with {@linkcode TEST_KEY_PASSPHRASE}; PKCS #8 and OpenSSL's
+ * traditional format); `stranger`, signed by
+ * a CA nobody trusts.
+ */
+export const TEST_CLIENT = {
+  cert: new URL("client.pem", FIXTURES).pathname,
+  key: new URL("client.key", FIXTURES).pathname,
+  encryptedKey: new URL("client-encrypted.key", FIXTURES).pathname,
+  /** The same, in OpenSSL's traditional format (`Proc-Type: 4,ENCRYPTED`). */
+  traditionalKey: new URL("client-encrypted-traditional.key", FIXTURES)
+    .pathname,
+  strangerCert: new URL("stranger.pem", FIXTURES).pathname,
+  strangerKey: new URL("stranger.key", FIXTURES).pathname,
+};
+
+/** The passphrase of `client-encrypted.key` (test-only). */
+export const TEST_KEY_PASSPHRASE = "dbport-test-passphrase";
 
 /** A running proxy. */
 export interface TlsPgProxy {
@@ -47,6 +80,15 @@ export interface TlsPgProxy {
      * semicolon in a literal).
      */
     statements: number;
+    /** `clientCerts`: connections whose client certificate was accepted. */
+    clientCerts: number;
+    /** `clientCerts`: connections refused for showing none. */
+    noClientCert: number;
+    /**
+     * `clientCerts`: connections refused for an untrusted certificate
+     * (`"handshake"`: every handshake refused).
+     */
+    untrustedClientCert: number;
   };
   /** Stop listening and close every connection through the proxy. */
   close(): Promise<void>;
@@ -60,6 +102,13 @@ export interface TlsPgProxyOptions {
   cancelDelayMs?: number;
   /** Answer the SSLRequest with 'N' and go on in clear (TLS off). */
   refuseTls?: boolean;
+  /**
+   * Require a client certificate the test client CA signed: `true` as
+   * PostgreSQL does (see the module's comment); `"handshake"` refused in the
+   * TLS handshake by node:tls (`rejectUnauthorized`: an alert when none is
+   * shown, a hang-up for an untrusted one).
+   */
+  clientCerts?: boolean | "handshake";
 }
 
 const SSL_REQUEST = 80877103;
@@ -83,9 +132,12 @@ export async function tlsPgProxy(
     messages: {} as Record<string, number>,
     writes: 0,
     statements: 0,
+    clientCerts: 0,
+    noClientCert: 0,
+    untrustedClientCert: 0,
   };
-  const conns = new Set<Deno.Conn>();
-  const track = <C extends Deno.Conn>(conn: C): C => {
+  const conns = new Set<Pipe>();
+  const track = <C extends Pipe>(conn: C): C => {
     conns.add(conn);
     return conn;
   };
@@ -95,7 +147,15 @@ export async function tlsPgProxy(
       port: Number(target.port || 5432),
     }).then(track);
   const outer = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const inner = Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert, key });
+  const inner = options.clientCerts
+    ? await nodeTlsListener(
+      cert,
+      key,
+      await Deno.readTextFile(new URL("client-ca.pem", FIXTURES)),
+      stats,
+      options.clientCerts === "handshake",
+    )
+    : Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert, key });
   const innerPort = (inner.addr as Deno.NetAddr).port;
 
   /** Cancel requests held now (`cancelDelayMs`), each with its release. */
@@ -103,7 +163,7 @@ export async function tlsPgProxy(
 
   /** Relay `client` (its first bytes `head` already read) to a server. */
   const passOn = async (
-    client: Deno.Conn,
+    client: Pipe,
     reader: ReadableStreamDefaultReader<Uint8Array>,
     head: Uint8Array,
     count?: (chunk: Uint8Array) => void,
@@ -193,6 +253,139 @@ export async function tlsPgProxy(
   };
 }
 
+/** What the relay needs of a connection: a `Deno.Conn`'s streams and close. */
+interface Pipe {
+  readonly readable: ReadableStream<Uint8Array>;
+  readonly writable: WritableStream<Uint8Array>;
+  close(): void;
+}
+
+/** A listener of {@linkcode Pipe}s, as `Deno.listenTls`'s of connections. */
+interface PipeListener extends AsyncIterable<Pipe> {
+  readonly addr: Deno.Addr;
+  close(): void;
+}
+
+/**
+ * A node:tls listener that asks for a client certificate the client CA
+ * `ca` signed: the connections that show one come out; the others are
+ * answered (none: PostgreSQL's FATAL 28000) or closed (untrusted) here.
+ */
+async function nodeTlsListener(
+  cert: string,
+  key: string,
+  ca: string,
+  stats: TlsPgProxy["stats"],
+  inHandshake: boolean,
+): Promise<PipeListener> {
+  const ready: Pipe[] = [];
+  let wake: (() => void) | null = null;
+  let closed = false;
+  const sockets = new Set<tls.TLSSocket>();
+  const server = tls.createServer({
+    cert,
+    key,
+    ca,
+    requestCert: true,
+    rejectUnauthorized: inHandshake,
+  }, (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+    const peer = socket.getPeerCertificate();
+    if (peer === null || Object.keys(peer).length === 0) {
+      stats.noClientCert++;
+      // As PostgreSQL answers a startup without the certificate pg_hba's
+      // `cert` (or clientcert=verify-full) asks for.
+      socket.once("data", () => {
+        socket.end(errorResponse(
+          "28000",
+          "connection requires a valid client certificate",
+        ));
+      });
+      return;
+    }
+    if (!socket.authorized) {
+      stats.untrustedClientCert++;
+      socket.destroy();
+      return;
+    }
+    stats.clientCerts++;
+    ready.push(nodePipe(socket));
+    wake?.();
+  });
+  server.on("tlsClientError", () => {
+    if (inHandshake) stats.untrustedClientCert++;
+  });
+  await new Promise<void>((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve())
+  );
+  const { port } = server.address() as { port: number };
+  return {
+    addr: { transport: "tcp", hostname: "127.0.0.1", port },
+    close() {
+      closed = true;
+      server.close();
+      for (const socket of sockets) socket.destroy();
+      wake?.();
+    },
+    async *[Symbol.asyncIterator]() {
+      while (!closed) {
+        const next = ready.shift();
+        if (next !== undefined) {
+          yield next;
+          continue;
+        }
+        await new Promise<void>((resolve) => wake = resolve);
+        wake = null;
+      }
+    },
+  };
+}
+
+/** A node socket as a {@linkcode Pipe}. */
+function nodePipe(socket: tls.TLSSocket): Pipe {
+  const readable = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const end = () => {
+        try {
+          controller.close();
+        } catch {
+          // Closed already.
+        }
+      };
+      socket.on("data", (chunk: Uint8Array) => {
+        try {
+          controller.enqueue(new Uint8Array(chunk));
+        } catch {
+          // Closed already.
+        }
+      });
+      socket.once("end", end);
+      socket.once("close", end);
+    },
+  });
+  const writable = new WritableStream<Uint8Array>({
+    write: (chunk) =>
+      new Promise<void>((resolve, reject) =>
+        socket.write(chunk, (error) => error ? reject(error) : resolve())
+      ),
+  });
+  return { readable, writable, close: () => socket.destroy() };
+}
+
+/** A PostgreSQL ErrorResponse (FATAL) of `code` and `message`. */
+function errorResponse(code: string, message: string): Uint8Array {
+  const fields = new TextEncoder().encode(
+    `SFATAL\0VFATAL\0C${code}\0M${message}\0\0`,
+  );
+  const bytes = new Uint8Array(5 + fields.length);
+  bytes[0] = 0x45; // 'E'
+  new DataView(bytes.buffer).setInt32(1, 4 + fields.length);
+  bytes.set(fields, 5);
+  return bytes;
+}
+
 /** Whether `head` starts with the 8-byte request `code` names. */
 function isMessage(head: Uint8Array, code: number): boolean {
   if (head.length < 8) return false;
@@ -223,10 +416,10 @@ async function readAtLeast(
  * and `server`'s to `client`; either side's end closes both.
  */
 async function relay(
-  client: Deno.Conn,
+  client: Pipe,
   reader: ReadableStreamDefaultReader<Uint8Array>,
   head: Uint8Array,
-  server: Deno.Conn,
+  server: Pipe,
   count?: (chunk: Uint8Array) => void,
 ): Promise<void> {
   const close = () => {

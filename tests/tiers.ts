@@ -57,6 +57,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/outsider_stop52_test.ts",
   "tests/db/pg_read_test.ts",
   "tests/db/pg_tls_test.ts",
+  "tests/db/pg_tls_client_cert_test.ts",
   "tests/db/pg_socket_factory_test.ts",
   "tests/db/mysql_huge_value_test.ts",
   "tests/db/pg_allowlist_test.ts",

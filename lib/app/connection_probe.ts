@@ -162,6 +162,10 @@ async function checkHops(
  */
 export function fixFor(connection: SavedConnection, message: string): string {
   const target = describeTarget(connection.engine, connection.url);
+  // Before the password's: "sslpassword" is a client key's passphrase.
+  if (/\b(sslcert|sslkey|sslpassword)\b|client certificate/i.test(message)) {
+    return "check the client certificate in --url: sslcert and sslkey name its PEM files (readable by you), sslpassword is an encrypted key's passphrase, and the server must trust the CA that signed the certificate";
+  }
   if (/password|authentication|Access denied|auth/i.test(message)) {
     return "check the user in --url and the password: give it with --password (asked without echo) or --password-stdin";
   }

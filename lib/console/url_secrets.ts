@@ -1,6 +1,7 @@
 /**
  * A saved connection's URL as a form may show it: its password (the
- * `user:password@` part) and a libSQL `authToken` replaced by a placeholder,
+ * `user:password@` part), a libSQL `authToken` and a PostgreSQL client key's
+ * passphrase (`sslpassword`) replaced by a placeholder,
  * so the Edit page never puts a secret in its HTML — the same rule the
  * owner's own terminal keeps (lib/db/pool.ts `ownerSecrets`). A URL posted
  * back with the placeholder keeps the saved secret; any other value
@@ -12,7 +13,11 @@
 /** What stands for a saved secret in a URL the console shows. */
 export const KEPT_SECRET = "(saved)";
 
-const TOKEN = /([?&]authToken=)([^&#]*)/;
+/** Query parameters that hold a secret: each masked and kept as a password. */
+const TOKENS = [
+  /([?&]authToken=)([^&#]*)/,
+  /([?&]sslpassword=)([^&#]*)/,
+];
 
 interface Parts {
   before: string;
@@ -37,17 +42,22 @@ function passwordParts(url: string): Parts | null {
   };
 }
 
-/** `url` with its password and `authToken` shown as {@linkcode KEPT_SECRET}. */
+/**
+ * `url` with its password, `authToken` and `sslpassword` shown as
+ * {@linkcode KEPT_SECRET}.
+ */
 export function maskUrlSecrets(url: string): string {
   const parts = passwordParts(url);
   let shown = parts === null || parts.password === ""
     ? url
     : `${parts.before}${KEPT_SECRET}${parts.after}`;
-  shown = shown.replace(
-    TOKEN,
-    (all, key: string, value: string) =>
-      value === "" ? all : `${key}${KEPT_SECRET}`,
-  );
+  for (const token of TOKENS) {
+    shown = shown.replace(
+      token,
+      (all, key: string, value: string) =>
+        value === "" ? all : `${key}${KEPT_SECRET}`,
+    );
+  }
   return shown;
 }
 
@@ -63,10 +73,12 @@ export function restoreUrlSecrets(posted: string, saved: string): string {
       passwordParts(saved)?.password ?? ""
     }${parts.after}`;
   }
-  const token = TOKEN.exec(url);
-  if (token !== null && token[2] === KEPT_SECRET) {
-    const kept = TOKEN.exec(saved)?.[2] ?? "";
-    url = url.replace(TOKEN, (_all, key: string) => `${key}${kept}`);
+  for (const pattern of TOKENS) {
+    const token = pattern.exec(url);
+    if (token !== null && token[2] === KEPT_SECRET) {
+      const kept = pattern.exec(saved)?.[2] ?? "";
+      url = url.replace(pattern, (_all, key: string) => `${key}${kept}`);
+    }
   }
   return url;
 }
@@ -84,6 +96,7 @@ export function addressOf(url: string): string {
     // Every parameter counts, by allowlist of none: a driver takes them as
     // options, and some point elsewhere (`host=`, mysql2's `socketPath=`).
     parsed.searchParams.delete("authToken");
+    parsed.searchParams.delete("sslpassword");
     parsed.searchParams.sort();
     const query = parsed.searchParams.toString();
     return `${parsed.protocol}//${parsed.host.toLowerCase()}${
@@ -121,5 +134,5 @@ export function secretMoves(
 /** Whether `posted` (a form's URL) keeps a saved secret by its placeholder. */
 export function keepsUrlSecret(posted: string): boolean {
   return passwordParts(posted)?.password === KEPT_SECRET ||
-    TOKEN.exec(posted)?.[2] === KEPT_SECRET;
+    TOKENS.some((token) => token.exec(posted)?.[2] === KEPT_SECRET);
 }

@@ -11,7 +11,7 @@ import { ENGINES } from "./engines.ts";
 import { ownerOnly, visibleOf, withVisible } from "./redact.ts";
 import { lazyDriver } from "./lazy_driver.ts";
 import { splitDriver, withLogin } from "./split_driver.ts";
-import { describeTarget, sqlitePath } from "./target.ts";
+import { describeTarget, queryStringSecrets, sqlitePath } from "./target.ts";
 import type { Driver, Engine } from "./types.ts";
 import { readSecret, type SecretSource } from "./secret_source.ts";
 import type { Duplex } from "node:stream";
@@ -111,7 +111,10 @@ export function openDriver(
   const secrets = audience === "owner"
     ? ownerOnly(ownerSecrets(spec))
     : withVisible(
-      [...target?.secrets ?? [spec.url], ...sshNames(spec.ssh)],
+      [
+        ...target?.secrets ?? [spec.url, ...queryStringSecrets(spec.url)],
+        ...sshNames(spec.ssh),
+      ],
       target?.visible ?? [],
     );
   return OPENERS[spec.engine](spec, secrets, {
@@ -333,7 +336,9 @@ function ownerSecrets(spec: DriverSpec): string[] {
   try {
     const url = new URL(spec.url);
     secrets.push(decodeURIComponent(url.password));
-    secrets.push(url.searchParams.get("authToken") ?? "");
   } catch { /* a file path has none */ }
+  // authToken, sslpassword: read from the query string even where the URL
+  // does not parse (several hosts).
+  secrets.push(...queryStringSecrets(spec.url));
   return secrets.filter((secret) => secret !== "");
 }

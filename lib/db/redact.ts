@@ -38,6 +38,7 @@ const SECRET_KEYS = [
   "sslcert",
   "sslkey",
   "sslrootcert",
+  "sslpassword",
   "authtoken",
   "auth_token",
   "connection_string",

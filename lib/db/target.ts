@@ -57,7 +57,7 @@ export function describeTarget(
   const secrets = [
     decodeURIComponent(parsed.username),
     decodeURIComponent(parsed.password),
-    parsed.searchParams.get("authToken") ?? "",
+    ...queryStringSecrets(url),
     ...extra,
   ].filter((value) => value !== "");
   const visible = [
@@ -67,6 +67,35 @@ export function describeTarget(
     database ?? "",
   ].filter((value) => value !== "");
   return { host, port, database, secrets, visible };
+}
+
+/**
+ * Query parameters whose values are secrets: a libSQL `authToken`, and a
+ * PostgreSQL client key's passphrase (`sslpassword`, libpq's name).
+ */
+const SECRET_PARAMS = ["authToken", "sslpassword"];
+
+/**
+ * The secret values of a URL's query string (`SECRET_PARAMS`), as given and
+ * decoded, read from the query string alone: a URL of several hosts
+ * (`h1:5432,h2:5432`) is no WHATWG URL, and its secrets are secrets still.
+ */
+export function queryStringSecrets(url: string): string[] {
+  const at = url.indexOf("?");
+  if (at < 0) return [];
+  const hash = url.indexOf("#", at);
+  const query = url.slice(at + 1, hash < 0 ? undefined : hash);
+  const values: string[] = [];
+  for (const part of query.split("&")) {
+    const eq = part.indexOf("=");
+    if (eq < 0 || !SECRET_PARAMS.includes(part.slice(0, eq))) continue;
+    const raw = part.slice(eq + 1);
+    values.push(raw);
+    try {
+      values.push(decodeURIComponent(raw.replaceAll("+", " ")));
+    } catch { /* not percent-encoded as it should be: the raw value only */ }
+  }
+  return [...new Set(values)].filter((value) => value !== "");
 }
 
 /**

@@ -1,5 +1,5 @@
 import { assertEquals, assertMatch } from "@std/assert";
-import { probeConnection } from "../../lib/app/connection_probe.ts";
+import { fixFor, probeConnection } from "../../lib/app/connection_probe.ts";
 import {
   CONNECTION_DEFAULTS,
   type SavedConnection,
@@ -76,5 +76,25 @@ Deno.test("probeConnection() passes a login's known powers through", async () =>
   assertEquals(
     report.outcome === "ok" ? report.risks : null,
     ["is a superuser"],
+  );
+});
+
+Deno.test("fixFor() sends a client certificate's failure to sslcert, sslkey and sslpassword, not to the login's password", () => {
+  for (
+    const message of [
+      "the URL's sslpassword does not decrypt the client key sslkey names (/k.key): a wrong passphrase",
+      "the client certificate file the URL's sslcert names (/c.pem) could not be read: no such file",
+      "connection requires a valid client certificate [SQLSTATE 28000]",
+    ]
+  ) {
+    assertMatch(
+      fixFor(CONNECTION, message),
+      /^check the client certificate in --url: sslcert and sslkey/,
+      message,
+    );
+  }
+  assertMatch(
+    fixFor(CONNECTION, 'password authentication failed for user "owner"'),
+    /^check the user in --url and the password/,
   );
 });

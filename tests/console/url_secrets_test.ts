@@ -114,3 +114,23 @@ Deno.test("keepsUrlSecret tells a placeholder from a typed secret", () => {
   assertEquals(keepsUrlSecret("postgres://u:typed@h/db"), false);
   assertEquals(keepsUrlSecret("postgres://u@h/db"), false);
 });
+
+Deno.test("a PostgreSQL client key's passphrase (sslpassword) is masked and kept as a password is", () => {
+  const saved =
+    "postgres://u:pw@h/db?sslmode=verify-full&sslcert=/c.pem&sslkey=/c.key&sslpassword=kp%2Bss";
+  const shown = maskUrlSecrets(saved);
+  assertEquals(
+    shown,
+    `postgres://u:${K}@h/db?sslmode=verify-full&sslcert=/c.pem&sslkey=/c.key&sslpassword=${K}`,
+  );
+  assertEquals(keepsUrlSecret(shown), true);
+  assertEquals(restoreUrlSecrets(shown, saved), saved);
+  // A passphrase typed again replaces the saved one; the key file may change
+  // with it, and the secret stays with the same server.
+  const typed = shown.replace("sslpassword=" + K, "sslpassword=new");
+  assertEquals(
+    restoreUrlSecrets(typed, saved),
+    saved.replace("kp%2Bss", "new"),
+  );
+  assertEquals(secretMoves({ url: saved }, { url: typed }), null);
+});

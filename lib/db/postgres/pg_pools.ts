@@ -15,6 +15,7 @@ import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
 import { sessionAttrs } from "./pg_session_attrs.ts";
+import { toDbError } from "./pg_errors.ts";
 import {
   askingAgain,
   type Cancellable,
@@ -33,6 +34,7 @@ import { wired } from "./pg_wire.ts";
 import { type Cancelling, cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
 import {
+  clientCertRefusal,
   openingSafely,
   secured,
   tlsPlan,
@@ -141,8 +143,14 @@ export class PgPools {
     // parameter, and told not to negotiate TLS on a socket that has it.
     // Where postgres.js would negotiate TLS itself, a CA the URL names
     // would go unchecked: refused (pg_tls.ts `uncheckedCa`).
+    // So would a client certificate (or TLS turned off under it): refused,
+    // never a session without it (pg_tls.ts `clientCertRefusal`).
     const unchecked = tlsNeeds === undefined ? uncheckedCa(config.url) : null;
-    if (unchecked !== null) throw unchecked;
+    // Thrown as the connect errors they are (an Error of no kind was an
+    // internal error to a client), redacted.
+    if (unchecked !== null) throw toDbError(unchecked, config.secrets);
+    const noCert = clientCertRefusal(config.url, ownTls);
+    if (noCert !== null) throw toDbError(noCert, config.secrets);
     const url = ownTls ? withoutOwnTlsParams(config.url) : config.url;
     const optionsOf = (socket?: () => Promise<Duplex>) => ({
       ...postgresOptions(config, socket),

@@ -18,13 +18,19 @@
  * `postgresql`). Added: `sslrootcert=<file>` (a PEM CA the chain must end
  * in, instead of the system's) and `sslrootcert=system` (verify-full), which
  * postgres.js passed to the server as a startup parameter (and the server
- * refused).
+ * refused). Added too: a client certificate, libpq's `sslcert=<file>` and
+ * `sslkey=<file>` (PEM), the key decrypted with `sslpassword` when it is
+ * encrypted — read once per driver, checked to be a pair, and presented
+ * to a server that asks for one (pg_hba `cert`, `clientcert=verify-*`).
+ * libpq's default files (~/.postgresql/postgresql.crt, …) are never read:
+ * only the files the URL names.
  *
  * @module
  */
 
 import { isIP } from "node:net";
 import tls from "node:tls";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { Duplex } from "node:stream";
 import { alarm } from "../../base/alarms.ts";
 import { CONNECT_TIMEOUT_SECONDS } from "./pg_options.ts";
@@ -43,6 +49,18 @@ export interface TlsPlan {
   readonly host: string;
   /** The CA file `sslrootcert` names; undefined: the system's CAs. */
   readonly caFile?: string;
+  /** The client certificate presented (`sslcert`, `sslkey`), if any. */
+  readonly client?: ClientCertFiles;
+}
+
+/** A client certificate as the URL names it. */
+export interface ClientCertFiles {
+  /** `sslcert`: the PEM certificate (its chain may follow it). */
+  readonly certFile: string;
+  /** `sslkey`: its PEM private key. */
+  readonly keyFile: string;
+  /** `sslpassword`: the key's passphrase (a secret: never in a message). */
+  readonly password?: string;
 }
 
 /**
@@ -55,11 +73,20 @@ export function tlsPlan(
   options: { ssl?: unknown; sslnegotiation?: unknown; host?: string[] },
 ): TlsPlan | null | undefined {
   const rootCert = rootCertOf(url);
+  const client = clientCertOf(url);
   // A CA named without an sslmode asks for a checked server, never clear
   // text (outsider stop 51: the password went to a hop that asked); an
-  // explicit `sslmode=disable` is the owner's word.
+  // explicit `sslmode=disable` is the owner's word. A client certificate
+  // named without one asks for TLS (`require`: a certificate is presented
+  // only under TLS, and libpq's `prefer` would go on in clear without it).
   const ssl = options.ssl ||
-    (rootCert !== undefined && !hasSslMode(url) ? "verify-full" : false);
+    (hasSslMode(url)
+      ? false
+      : rootCert !== undefined
+      ? "verify-full"
+      : client !== undefined
+      ? "require"
+      : false);
   if (!ssl) return null;
   if (typeof ssl !== "string" && ssl !== true) return undefined;
   const host = options.host?.length === 1 ? options.host[0] : undefined;
@@ -78,7 +105,64 @@ export function tlsPlan(
     ...(rootCert === undefined || rootCert === "system"
       ? {}
       : { caFile: rootCert }),
+    ...(client === undefined ? {} : { client }),
   };
+}
+
+/** The client certificate the URL names (both files), if any. */
+function clientCertOf(url: string): ClientCertFiles | undefined {
+  const params = queryOf(url);
+  const certFile = params.get("sslcert");
+  const keyFile = params.get("sslkey");
+  if (certFile === null || keyFile === null) return undefined;
+  const password = params.get("sslpassword");
+  return {
+    certFile,
+    keyFile,
+    ...(password === null ? {} : { password }),
+  };
+}
+
+/**
+ * Why the URL's client certificate parameters (`sslcert`, `sslkey`,
+ * `sslpassword`) cannot be used as they are, or null: one file named
+ * without the other, a passphrase without a key, TLS turned off
+ * (`sslmode=disable`), or TLS that postgres.js would negotiate itself
+ * (`own` false: several hosts, a Unix socket), which would connect without
+ * the certificate. Refused before anything connects, as `uncheckedCa`.
+ */
+export function clientCertRefusal(url: string, own: boolean): Error | null {
+  const params = queryOf(url);
+  const cert = params.has("sslcert");
+  const key = params.has("sslkey");
+  if (!cert && !key) {
+    return params.has("sslpassword")
+      ? tlsError(
+        "the URL names sslpassword but no sslkey: sslpassword is the passphrase of the client key sslkey names (with its certificate, sslcert)",
+      )
+      : null;
+  }
+  if (!cert) {
+    return tlsError(
+      "the URL names a client key (sslkey) but no certificate: name the key's PEM certificate with sslcert too",
+    );
+  }
+  if (!key) {
+    return tlsError(
+      "the URL names a client certificate (sslcert) but no key: name the certificate's PEM private key with sslkey too",
+    );
+  }
+  if (params.get("sslmode") === "disable" || params.get("ssl") === "false") {
+    return tlsError(
+      "the URL names a client certificate (sslcert, sslkey) and turns TLS off (sslmode=disable): a certificate is presented only under TLS; remove one or the other",
+    );
+  }
+  if (!own) {
+    return tlsError(
+      "a client certificate (sslcert, sslkey) is presented only on TLS dbport negotiates itself, which it does on a single host by TCP (not several hosts, not a Unix socket); name one host",
+    );
+  }
+  return null;
 }
 
 /**
@@ -104,7 +188,7 @@ function hasSslMode(url: string): boolean {
 export function uncheckedCa(url: string): Error | null {
   if (rootCertOf(url) === undefined) return null;
   return tlsError(
-    "TLS with a CA the URL names (sslrootcert) needs a single host: dbport checks the server's certificate against it only on one host; name one host",
+    "TLS with a CA the URL names (sslrootcert) needs a single host (dbport checks the server's certificate against it only on one host); name one host",
   );
 }
 
@@ -126,14 +210,18 @@ function queryOf(url: string): URLSearchParams {
   );
 }
 
+/** The URL parameters dbport's own TLS reads (never the server's). */
+const OWN_TLS_PARAMS = ["sslrootcert", "sslcert", "sslkey", "sslpassword"];
+
 /**
  * `url` without the parameters dbport's TLS reads and postgres.js would pass
- * to the server as startup parameters (`sslrootcert`).
+ * to the server as startup parameters (`sslrootcert`, `sslcert`, `sslkey`,
+ * `sslpassword` — a passphrase sent to the server in a startup message).
  */
 export function withoutOwnTlsParams(url: string): string {
   const params = queryOf(url);
-  if (!params.has("sslrootcert")) return url;
-  params.delete("sslrootcert");
+  if (!OWN_TLS_PARAMS.some((name) => params.has(name))) return url;
+  for (const name of OWN_TLS_PARAMS) params.delete(name);
   const at = url.indexOf("?");
   const rest = params.toString();
   return url.slice(0, at) + (rest === "" ? "" : `?${rest}`);
@@ -153,6 +241,7 @@ export function secured(
   plan: TlsPlan,
 ): () => Promise<Duplex> {
   let ca: Promise<string> | undefined;
+  let client: Promise<ClientCert> | undefined;
   return openingSafely(async () => {
     if (plan.caFile !== undefined) {
       ca ??= Deno.readTextFile(plan.caFile).catch(() => {
@@ -162,8 +251,95 @@ export function secured(
         );
       });
     }
-    return negotiate(await open(), plan, await ca);
+    if (plan.client !== undefined) {
+      // Read again at the next session when it failed (a file put right).
+      client ??= readClientCert(plan.client).catch((error) => {
+        client = undefined;
+        throw error;
+      });
+    }
+    const [caText, clientCert] = await Promise.all([ca, client]);
+    return negotiate(await open(), plan, caText, clientCert);
   });
+}
+
+/** A client certificate read, its key decrypted (PEM, PKCS #8). */
+interface ClientCert {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/**
+ * The certificate and key `files` name, read (asynchronously), the key
+ * decrypted with its passphrase and checked to be the certificate's. Every
+ * failure is a connect error naming the parameter and the file — never the
+ * passphrase.
+ */
+async function readClientCert(files: ClientCertFiles): Promise<ClientCert> {
+  const read = (file: string, param: string, what: string) =>
+    Deno.readTextFile(file).catch((error) => {
+      throw tlsError(
+        `the ${what} file the URL's ${param} names (${file}) could not be read: ${
+          readFailure(error)
+        }`,
+      );
+    });
+  const [certText, keyText] = await Promise.all([
+    read(files.certFile, "sslcert", "client certificate"),
+    read(files.keyFile, "sslkey", "client key"),
+  ]);
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certText);
+  } catch {
+    throw tlsError(
+      `the file the URL's sslcert names (${files.certFile}) holds no PEM certificate`,
+    );
+  }
+  const encrypted =
+    /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type:\s*4,\s*ENCRYPTED/
+      .test(keyText);
+  if (encrypted && files.password === undefined) {
+    throw tlsError(
+      `the client key the URL's sslkey names (${files.keyFile}) is encrypted: give its passphrase with sslpassword`,
+    );
+  }
+  let key: ReturnType<typeof createPrivateKey>;
+  try {
+    key = createPrivateKey({
+      key: keyText,
+      format: "pem",
+      // An empty passphrase: a key that is not encrypted ignores it.
+      passphrase: files.password ?? "",
+    });
+  } catch {
+    throw tlsError(
+      encrypted
+        ? `the URL's sslpassword does not decrypt the client key sslkey names (${files.keyFile}): a wrong passphrase`
+        : `the file the URL's sslkey names (${files.keyFile}) holds no PEM private key`,
+    );
+  }
+  if (!cert.checkPrivateKey(key)) {
+    throw tlsError(
+      `the client key the URL's sslkey names (${files.keyFile}) is not the key of the certificate sslcert names (${files.certFile})`,
+    );
+  }
+  return {
+    cert: certText,
+    key: String(key.export({ format: "pem", type: "pkcs8" })),
+  };
+}
+
+/** Why a file could not be read, in a few words. */
+function readFailure(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "no such file";
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.NotCapable) {
+    return "dbport may not read files (--allow-read)";
+  }
+  if (error instanceof Deno.errors.IsADirectory) return "a directory";
+  if (error instanceof Deno.errors.InvalidData) return "not text";
+  return error instanceof Error ? error.name : String(error);
 }
 
 /**
@@ -190,6 +366,7 @@ async function negotiate(
   raw: Duplex,
   plan: TlsPlan,
   ca: string | undefined,
+  client: ClientCert | undefined,
 ): Promise<Duplex> {
   let timedOut = false;
   const timer = alarm(CONNECT_TIMEOUT_SECONDS * 1000, () => {
@@ -225,6 +402,7 @@ async function negotiate(
       servername: isIP(plan.host) ? undefined : plan.host,
       rejectUnauthorized: plan.verify,
       ...(ca === undefined ? {} : { ca }),
+      ...(client === undefined ? {} : { cert: client.cert, key: client.key }),
       ...(plan.direct ? { ALPNProtocols: ["postgresql"] } : {}),
     });
     await new Promise<void>((resolve, reject) => {
@@ -243,6 +421,11 @@ async function negotiate(
     // postgres.js listens to the TLS socket alone: a later failure of the
     // socket under it is the TLS socket's (never an 'error' nobody hears).
     raw.on("error", (error: Error) => secure.destroy(error));
+    // Under TLS 1.3 the server judges the client's certificate after the
+    // client's handshake is over: its refusal is an alert read later, as the
+    // session starts. Named here (heard before postgres.js's listener).
+    secure.on("error", (error: Error) => namedAlert(error, plan));
+    closedUnanswered(secure, plan);
     secure.setNoDelay?.(true);
     return secure;
   } catch (error) {
@@ -253,10 +436,92 @@ async function negotiate(
         { code: "CONNECT_TIMEOUT" },
       );
     }
+    if (error instanceof Error) namedAlert(error, plan);
     throw wrapTls(error);
   } finally {
     timer.clear();
   }
+}
+
+/**
+ * A TLS alert the server sent after the handshake (`error`, rewritten in
+ * place: postgres.js hears the same error next), named as a refused client
+ * certificate, or a certificate asked for and not given.
+ */
+function namedAlert(error: Error, plan: TlsPlan): void {
+  const alert = /alert[:\s]+([A-Za-z ]+)/i.exec(error.message)?.[1]?.trim();
+  if (alert === undefined) return;
+  const why = plan.client === undefined
+    ? /certificate ?required|handshake ?failure/i.test(alert)
+      ? "the server asks for a client certificate, and the URL names none (sslcert, sslkey)"
+      : "the server refused the TLS session"
+    : /certificate|unknown ?ca|access ?denied|handshake ?failure|decrypt/i.test(
+        alert,
+      )
+    ? `the server refused the client certificate the URL's sslcert names (${plan.client.certFile})`
+    : "the server refused the TLS session";
+  error.message = `${why} (TLS alert: ${alert})`;
+  (error as { code?: unknown }).code = "ETLS";
+}
+
+/**
+ * Fails a session whose server closes its TLS socket before any answer to
+ * its startup, instead of letting it close: postgres.js opens a session
+ * closed during its startup again at once (3.4.9 connection.js `closed`:
+ * `if (initial) return reconnect()`), hundreds of times until the call's
+ * timeout — what a server does that refuses the client certificate without
+ * an alert. A cancel request's socket (its first write one), which the
+ * server closes unanswered by design, is left alone. Watched by the socket's
+ * own `write` and `emit` until its first write and its first answer, then
+ * given back.
+ */
+function closedUnanswered(secure: tls.TLSSocket, plan: TlsPlan): void {
+  type Emit = (event: string | symbol, ...args: unknown[]) => boolean;
+  type Write = (...args: unknown[]) => boolean;
+  const socket = secure as unknown as { emit: Emit; write: Write };
+  // Undefined until the first write; false once answered (or a cancel).
+  let startup: boolean | undefined;
+  let watching = true;
+  const write = socket.write;
+  const watchedWrite: Write = (...args) => {
+    if (startup === undefined) startup = !isCancelRequest(args[0]);
+    // Given back, unless patched over meanwhile (pg_wire.ts `wired` binds
+    // the socket's write and emit, and sets its own): then kept, one test
+    // per call.
+    if (socket.write === watchedWrite) socket.write = write;
+    return write.apply(secure, args);
+  };
+  socket.write = watchedWrite;
+  const emit = socket.emit;
+  const watchedEmit: Emit = (event, ...args) => {
+    if (watching) {
+      if (event === "data" || event === "error") {
+        watching = false;
+      } else if ((event === "end" || event === "close") && startup === true) {
+        watching = false;
+        socket.emit("error", tlsError(closedBeforeAnswer(plan)));
+      }
+      if (!watching && socket.emit === watchedEmit) socket.emit = emit;
+    }
+    return emit.apply(secure, [event, ...args]);
+  };
+  socket.emit = watchedEmit;
+}
+
+/** Whether `chunk` is a CancelRequest (16 bytes, code 80877102). */
+function isCancelRequest(chunk: unknown): boolean {
+  if (!(chunk instanceof Uint8Array) || chunk.length !== 16) return false;
+  const view = new DataView(chunk.buffer, chunk.byteOffset, 16);
+  return view.getInt32(0) === 16 && view.getInt32(4) === 80877102;
+}
+
+/** Why a server closed a session's TLS socket before answering its startup. */
+function closedBeforeAnswer(plan: TlsPlan): string {
+  const closed =
+    "the server closed the TLS session before answering the startup";
+  return plan.client === undefined
+    ? `${closed}; a server that requires a client certificate does so when none is given (name one with sslcert and sslkey)`
+    : `${closed}; a server that requires a client certificate does so when it refuses the one given: check that a CA the server trusts (its ssl_ca_file) signed the certificate the URL's sslcert names (${plan.client.certFile})`;
 }
 
 /** The first bytes `raw` reads; fails if it errs or closes first. */
