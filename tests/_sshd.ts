@@ -38,6 +38,11 @@ export interface Sshd extends AsyncDisposable {
   readonly fingerprint: string;
   kill(): Promise<void>;
   start(): Promise<void>;
+  /**
+   * Stop (SIGSTOP) or continue (SIGCONT) sshd and every process below it:
+   * stopped, it answers nothing on the connections it holds.
+   */
+  freeze(on: boolean): Promise<void>;
 }
 
 async function run(program: string, args: string[]): Promise<string> {
@@ -140,6 +145,14 @@ export async function startSshd(sameUserAs?: Sshd): Promise<Sshd> {
     running.kill("SIGKILL");
     await running.status;
   };
+  const freeze = async (on: boolean) => {
+    if (child === null) return;
+    for (const pid of [child.pid, ...await descendants(child.pid)]) {
+      try {
+        Deno.kill(pid, on ? "SIGSTOP" : "SIGCONT");
+      } catch { /* gone */ }
+    }
+  };
   await start();
   return {
     port,
@@ -150,7 +163,9 @@ export async function startSshd(sameUserAs?: Sshd): Promise<Sshd> {
     fingerprint,
     kill,
     start,
+    freeze,
     async [Symbol.asyncDispose]() {
+      await freeze(false);
       await kill();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },

@@ -8,6 +8,7 @@
  */
 
 import { Client } from "ssh2";
+import { connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
 import type { SavedConnection } from "../app/connections.ts";
 import { defaultSshContext, type SshContext } from "../db/open_driver.ts";
@@ -165,19 +166,27 @@ function presentedKey(
 ): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const client = new Client();
+    // Its own socket, so that one the server does not close after the
+    // hang-up is destroyed: settled only once the socket closed, nothing of
+    // the client outlives the call.
+    const socket = sock ?? tcpConnect(hop.port, hop.host);
     let key: Uint8Array | null = null;
+    let failure: Error | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     client.on("error", (error: Error) => {
-      if (key !== null) resolve(key);
-      else reject(error);
+      failure ??= error;
+      timer ??= setTimeout(() => socket.destroy(), HANG_UP_GRACE_MS);
     });
     client.on("close", () => {
+      clearTimeout(timer);
       if (key !== null) resolve(key);
+      else reject(failure ?? new Error("the SSH server closed the connection"));
     });
     client.connect({
       host: hop.host,
       port: hop.port,
       username: hop.user,
-      ...(sock === undefined ? {} : { sock }),
+      sock: socket,
       readyTimeout: 10_000,
       // Record the key and stop: nothing is sent to a server not yet trusted.
       hostVerifier: (presented: Uint8Array) => {
@@ -187,3 +196,6 @@ function presentedKey(
     });
   });
 }
+
+/** How long a refused handshake's socket may take to close (`presentedKey`). */
+const HANG_UP_GRACE_MS = 1_000;

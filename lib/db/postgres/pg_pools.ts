@@ -13,7 +13,11 @@
 import { Buffer } from "node:buffer";
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
-import { type PostgresConfig, postgresOptions } from "./pg_options.ts";
+import {
+  type PostgresConfig,
+  postgresOptions,
+  reopenDelay,
+} from "./pg_options.ts";
 import { sessionAttrs } from "./pg_session_attrs.ts";
 import { toDbError } from "./pg_errors.ts";
 import {
@@ -165,10 +169,10 @@ export class PgPools {
       ? open ?? undefined
       : async () => wired(await plain());
     this.#create = () => {
-      const pool: Sql = postgres(
-        url,
-        optionsOf(untilEnded(() => pool, socket, () => poolRetired(pool))),
-      );
+      const pool: Sql = postgres(url, {
+        ...optionsOf(untilEnded(() => pool, socket, () => poolRetired(pool))),
+        backoff: noWaitOnceRefused(() => poolRetired(pool) || ended.has(pool)),
+      });
       return pool;
     };
     this.sql = this.#create();
@@ -190,6 +194,7 @@ export class PgPools {
     };
     const meta: Sql = postgres(url, {
       ...optionsOf(untilEnded(() => meta, watched, () => this.#closed)),
+      backoff: noWaitOnceRefused(() => this.#closed || ended.has(meta)),
       max: OWN_SESSIONS,
     });
     // postgres.js reads `fetch_types` once per session it starts
@@ -504,9 +509,12 @@ export class PgPools {
       // request (the pool has ended: `untilEnded`), and the statement ran
       // on on the server (outsider stop47). What is still reserved then is
       // a lost session nobody holds: destroyed at once.
+      // It stays retired (`close` waits for it) until its sockets closed:
+      // postgres.js may still open one for a reserve() queued in it.
       void retirePool(pool).then(() => this.#settled(pool)).then(() =>
         endPool(pool, 0)
-      ).finally(() => this.#retired.delete(pool));
+      ).then(() => socketsGone(pool, CLOSE_GRACE_MS))
+        .finally(() => this.#retired.delete(pool));
     };
   }
 
@@ -543,8 +551,12 @@ export class PgPools {
       }),
     ]);
     timer?.clear();
+    const pools = [this.sql, this.meta, ...this.#retired];
+    await Promise.all(pools.map((pool) => endPool(pool, 1)));
+    // Nothing of the pools outlives the close: their sockets closed, and
+    // no reconnection of postgres.js's still waits on a timer.
     await Promise.all(
-      [this.sql, this.meta, ...this.#retired].map((pool) => endPool(pool, 1)),
+      pools.map((pool) => socketsGone(pool, CLOSE_GRACE_MS)),
     );
     for (const socket of this.cancelSockets) socket.destroy();
     this.cancelSockets.clear();
@@ -615,6 +627,78 @@ function endPool(pool: Sql, seconds: number): Promise<void> {
   return pool.end({ timeout: seconds }).catch(() => {});
 }
 
+/** The sockets `untilEnded` opens and opened for one pool. */
+interface PoolSockets {
+  /** Opened and not closed yet. */
+  readonly live: Set<Duplex>;
+  /** Being opened. */
+  opening: number;
+  /** Who waits for none to be open or opening (`socketsGone`). */
+  readonly waiting: (() => void)[];
+  /** Wake who waits, once none is open or opening. */
+  settle(): void;
+}
+
+const poolSockets = new WeakMap<object, PoolSockets>();
+
+function socketsOf(pool: object): PoolSockets {
+  let sockets = poolSockets.get(pool);
+  if (sockets === undefined) {
+    const made: PoolSockets = {
+      live: new Set(),
+      opening: 0,
+      waiting: [],
+      settle() {
+        if (made.live.size > 0 || made.opening > 0) return;
+        for (const resolve of made.waiting.splice(0)) resolve();
+      },
+    };
+    sockets = made;
+    poolSockets.set(pool, sockets);
+  }
+  return sockets;
+}
+
+/**
+ * Settles once no socket of `pool` is open or being opened (or after
+ * `ms`), and the turn after: a session postgres.js opened as its pool was
+ * replaced is refused at its first write (`cancelsOnly`) and closes a tick
+ * later, its connect and lifetime timers running until then; its close
+ * schedules the next queued `reserve()`'s reconnection, at once
+ * (`noWaitOnceRefused`), which an ended pool refuses without a socket.
+ */
+async function socketsGone(pool: object, ms: number): Promise<void> {
+  const sockets = socketsOf(pool);
+  if (sockets.live.size > 0 || sockets.opening > 0) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await new Promise<void>((resolve) => {
+      sockets.waiting.push(resolve);
+      timer = setTimeout(resolve, ms);
+    });
+    clearTimeout(timer);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * postgres.js's backoff (pg_options.ts `reopenDelay`), none once
+ * `refusing()` (the pool replaced, or the driver closing): every session it
+ * opens then is refused at its first write (`untilEnded`), so it waits for
+ * nothing. postgres.js reopens a closed session for the next `reserve()`
+ * queued in the pool after its backoff — up to 1 s after sessions closed
+ * with errors — on a timer that the pool's `end()` does not clear: reads
+ * asked again while a lost session replaced the pool had queued
+ * `reserve()`s in it, and those timers ran on past the driver's close
+ * (session_gone_test's replaced pool on a loaded CI machine: "a timer was
+ * started in this test, but never completed"). Without the wait, what the
+ * pool still holds is refused within a few turns of the event loop.
+ */
+function noWaitOnceRefused(
+  refusing: () => boolean,
+): (retries: number) => number {
+  return (retries) => refusing() ? 0 : reopenDelay(retries);
+}
+
 /**
  * `open`, refused once the pool `pool()` names starts ending (`endPool`), and from when
  * `refusing()` says (its reads' pool retired, the driver closing) good for a
@@ -635,7 +719,25 @@ function untilEnded(
   if (open === undefined) return undefined;
   return async () => {
     if (ended.has(pool())) throw poolEnded();
-    const socket = await open();
+    const sockets = socketsOf(pool());
+    sockets.opening++;
+    let socket: Duplex;
+    try {
+      socket = await open();
+    } finally {
+      sockets.opening--;
+    }
+    sockets.live.add(socket);
+    socket.once("close", () => {
+      sockets.live.delete(socket);
+      sockets.settle();
+    });
+    sockets.settle();
+    // Opened while the pool started ending: refused, and closed.
+    if (ended.has(pool())) {
+      socket.destroy();
+      throw poolEnded();
+    }
     // A session that closes while reads wait for one — the server or an
     // administrator ended it, even one dbport held for its cancel request's
     // delivery — is reopened by postgres.js for the first waiting

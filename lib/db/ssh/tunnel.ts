@@ -8,6 +8,7 @@
  * @module
  */
 
+import { connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
 import { Client } from "ssh2";
 import { messageOf } from "../../base/message_of.ts";
@@ -53,6 +54,12 @@ export class SshTunnel {
   #chain: Promise<Client[]> | null = null;
   #reports: HopReport[] = [];
   #closed = false;
+  /**
+   * Every SSH client made and not yet closed, with the socket it runs on
+   * (its own TCP socket, or the channel through the hop before it): `close`
+   * waits for each, a dropped chain's too.
+   */
+  readonly #open = new Map<Client, Duplex>();
 
   constructor(options: TunnelOptions) {
     if (options.hops.length === 0) throw new Error("a tunnel needs a hop");
@@ -90,12 +97,27 @@ export class SshTunnel {
     return this.#reports;
   }
 
+  /**
+   * Disconnect every hop; settles once each client's socket has closed.
+   * ssh2's `end()` sends the disconnect and half-closes, and the socket —
+   * with ssh2's keepalive interval (`keepaliveMs`) — lives on until the
+   * server closes its side: a server that is slow to (a loaded machine, a
+   * stalled hop) kept both past the close, past the end of the driver
+   * that owned them (tests/e2e/ssh_tunnel_test.ts: "an interval was
+   * started in this test, but never completed"). A socket still open
+   * {@linkcode CLOSE_GRACE_MS} after the disconnect is destroyed.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const chain = this.#chain;
     this.#chain = null;
-    const clients = await chain?.catch(() => []) ?? [];
-    for (const client of clients.reverse()) client.end();
+    await chain?.catch(() => []);
+    // The last hop first: its channel runs through the ones before it.
+    await Promise.all(
+      [...this.#open].reverse().map(([client, socket]) =>
+        closeClient(client, socket)
+      ),
+    );
   }
 
   #connected(): Promise<Client[]> {
@@ -175,6 +197,11 @@ export class SshTunnel {
     let refusal: string | null = null;
     let untrusted = false;
     const client = new Client();
+    // The first hop's TCP socket is dbport's own, so that `close` can
+    // destroy it (ssh2's `destroy()` does nothing once `end()` was called).
+    const socket = sock ?? tcpConnect(hop.port, hop.host);
+    this.#open.set(client, socket);
+    client.once("close", () => this.#open.delete(client));
     await new Promise<void>((resolve, reject) => {
       client.once("ready", () => resolve());
       client.once("error", (error: Error) => {
@@ -188,7 +215,7 @@ export class SshTunnel {
         host: hop.host,
         port: hop.port,
         username: hop.user,
-        ...(sock === undefined ? {} : { sock }),
+        sock: socket,
         ...(privateKey === undefined ? {} : { privateKey }),
         ...(hop.passphrase === undefined ? {} : { passphrase: hop.passphrase }),
         ...(hop.password === undefined ? {} : { password: hop.password }),
@@ -237,6 +264,26 @@ export class SshTunnel {
   #fail(message: string): DbError {
     return new DbError("connect", redact(message, this.#options.secrets));
   }
+}
+
+/** How long `close` waits for a hop's socket to close before destroying it. */
+const CLOSE_GRACE_MS = 1_000;
+
+/**
+ * End `client` (the disconnect, then the socket's end) and settle once its
+ * socket has closed: destroyed if it has not within
+ * {@linkcode CLOSE_GRACE_MS}.
+ */
+function closeClient(client: Client, socket: Duplex): Promise<void> {
+  if (socket.destroyed && socket.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+    client.once("close", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    client.end();
+  });
 }
 
 /** Failures that were only a host key not trusted yet. */
