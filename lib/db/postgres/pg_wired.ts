@@ -141,6 +141,13 @@ export async function cancelRequest(
 
 const UNWIRED = new Error("the session's socket was not wired");
 
+/** A read's clean-up (`after`, `recover`): read only, shared by every read. */
+const CLEAN: readonly string[] = Object.freeze(["ROLLBACK"]);
+const CLEAN_DISCARD: readonly string[] = Object.freeze([
+  "ROLLBACK",
+  "DISCARD ALL",
+]);
+
 /** Run a read on a wired session; see the module's comment. */
 export async function wiredRead(
   sql: Sql,
@@ -167,7 +174,7 @@ export async function wiredRead(
     number,
     { array?: boolean } | undefined
   >;
-  const clean = discard ? ["ROLLBACK", "DISCARD ALL"] : ["ROLLBACK"];
+  const clean = discard ? CLEAN_DISCARD : CLEAN;
   const read = new PgRead({
     // Signed as sent (signature.ts); `text` itself is what was checked.
     text: signed(text, options.sign),
