@@ -175,12 +175,18 @@ export async function wiredRead(
     { array?: boolean } | undefined
   >;
   const clean = discard ? CLEAN_DISCARD : CLEAN;
+  // The session is reserved: postgres.js learnt the server's version.
+  const lean = leanRead(sql, !discard, options);
   const read = new PgRead({
     // Signed as sent (signature.ts); `text` itself is what was checked.
     text: signed(text, options.sign),
-    begin: `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
-      options.timeoutMs + 5_000
-    }${setApplicationName(options.sign)}`,
+    // A lean read sends the settings its session lacks instead (pg_lean.ts
+    // planFor): its `begin` is never read, and not built.
+    begin: lean !== null
+      ? ""
+      : `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
+        options.timeoutMs + 5_000
+      }${setApplicationName(options.sign)}`,
     maxRows: options.maxRows,
     maxBytes: options.maxBytes,
     maxCellChars: options.maxCellChars,
@@ -190,8 +196,7 @@ export async function wiredRead(
     // The protocol's cancel request, on a socket of its own: it settles
     // once delivered, and the session is given back only after (one
     // delivered late would stop the session's next statement).
-    // The session is reserved: postgres.js learnt the server's version.
-    lean: leanRead(sql, !discard, options),
+    lean,
     stop: () => {
       const backend = (marker as { state?: Backend } | null)?.state;
       return backend === undefined ? undefined : cancel(backend);
