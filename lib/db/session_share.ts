@@ -43,23 +43,51 @@ export class SessionShare {
    * the caller's timeout. Waiting ends as the call would: cancelled with
    * the request, or out of time with the statement timeout.
    */
-  async run<T, O extends { signal: AbortSignal; timeoutMs: number }>(
+  run<T, O extends { signal: AbortSignal; timeoutMs: number }>(
     owner: string,
     options: O,
     work: (options: O) => Promise<T>,
   ): Promise<T> {
     const started = performance.now();
-    await this.#acquire(owner, options);
+    // A session free at once is taken without a promise to wait on.
+    if (!options.signal.aborted && this.#fits(owner)) {
+      this.#take(owner);
+      return this.#holding(owner, started, options, work);
+    }
+    return this.#acquire(owner, options).then(() =>
+      this.#holding(owner, started, options, work)
+    );
+  }
+
+  /** Run `work` on the session `owner` took, and give it back as it settles. */
+  #holding<T, O extends { signal: AbortSignal; timeoutMs: number }>(
+    owner: string,
+    started: number,
+    options: O,
+    work: (options: O) => Promise<T>,
+  ): Promise<T> {
+    let running: Promise<T>;
     try {
       const waited = Math.round(performance.now() - started);
-      return await work(
+      running = work(
         waited === 0
           ? options
           : { ...options, timeoutMs: Math.max(1, options.timeoutMs - waited) },
       );
-    } finally {
+    } catch (error) {
       this.#release(owner);
+      return Promise.reject(error);
     }
+    return running.then(
+      (value) => {
+        this.#release(owner);
+        return value;
+      },
+      (error) => {
+        this.#release(owner);
+        throw error;
+      },
+    );
   }
 
   #fits(owner: string): boolean {

@@ -16,6 +16,11 @@ import { isJsonObject, type JsonObject } from "./jsonrpc.ts";
 export interface HeaderSource {
   get(name: string): string | null;
   forEach(callback: (value: string, name: string) => void): void;
+  /**
+   * Whether any header's name starts with `prefix` (lowercase): a source
+   * that answers it spares the walk of every header when none does.
+   */
+  hasPrefix?(prefix: string): boolean;
 }
 
 /** Prefix of the optional per-parameter headers. */
@@ -201,6 +206,7 @@ export function checkParamHeaders(
   headers: HeaderSource,
   message: { method: string; params: JsonObject },
 ): WireError | null {
+  if (headers.hasPrefix?.(PARAM_HEADER_PREFIX) === false) return null;
   const sent: [string, string][] = [];
   headers.forEach((value, name) => {
     if (name.toLowerCase().startsWith(PARAM_HEADER_PREFIX)) {

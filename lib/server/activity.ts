@@ -128,16 +128,14 @@ export interface ActivityInput {
   ended: { errorCode: number } | { result: JsonObject };
   /** What the handler recorded (ctx.record); absent: nothing ran. */
   recorded?: CallRecord;
-  detail?: string;
+  detail?: string | undefined;
 }
 
 /** Build the log entry of one request. */
 export function activityEntry(input: ActivityInput): ActivityEntry {
-  const { principal } = input;
-  const details = input.method === null
-    ? { target: null, connectionId: null, sqlDigest: null }
-    : callDetails(input.method, input.params, input.recorded);
+  const { principal, method, recorded } = input;
   const ended = outcomeOf(input.ended);
+  const object = recorded?.object;
   return capClientFields({
     time: input.time,
     principalKind: principal === null ? "unauthenticated" : principal.kind,
@@ -147,8 +145,13 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
       : principal.name,
     clientName: input.clientInfo?.name ?? null,
     clientVersion: input.clientInfo?.version ?? null,
-    method: input.method,
-    ...details,
+    method,
+    // callDetails, field by field (no object a request to spread).
+    target: method === null ? null : namedTarget(method, input.params),
+    connectionId: method === null ? null : recorded?.connectionId ?? null,
+    sqlDigest: method === null || recorded?.sql === undefined
+      ? null
+      : sqlDigest(recorded.sql),
     outcome: ended.outcome,
     errorCode: ended.errorCode,
     durationMs: Math.max(0, Math.round(input.durationMs)),
@@ -157,12 +160,24 @@ export function activityEntry(input: ActivityInput): ActivityEntry {
     baggage: input.trace.baggage ?? null,
     // A tool error's code first, the object the call worked on, then what
     // the call noted (ctx.note).
-    detail: [
+    detail: joinDetail(
       ended.detail,
-      input.recorded?.object === undefined
-        ? null
-        : `on ${input.recorded.object}`,
-      input.detail,
-    ].filter((d) => d != null).join("; ") || null,
+      object === undefined ? null : `on ${object}`,
+      input.detail ?? null,
+    ),
   });
+}
+
+/** The parts that are not null, joined with "; "; null when that is empty. */
+function joinDetail(
+  first: string | null,
+  second: string | null,
+  third: string | null,
+): string | null {
+  let joined: string | null = first;
+  if (second !== null) {
+    joined = joined === null ? second : `${joined}; ${second}`;
+  }
+  if (third !== null) joined = joined === null ? third : `${joined}; ${third}`;
+  return joined || null;
 }

@@ -24,14 +24,18 @@ const CLIENT_FIELDS = [
   "baggage",
 ] as const;
 
-/** `entry` with each client-chosen field cut to {@linkcode MAX_LOGGED_CHARS}. */
+/**
+ * `entry` with each client-chosen field cut to {@linkcode MAX_LOGGED_CHARS}:
+ * `entry` itself when none is longer (no copy), a copy otherwise.
+ */
 export function capClientFields(entry: ActivityEntry): ActivityEntry {
-  const capped: Record<string, unknown> = { ...entry };
+  let capped: Record<string, unknown> | null = null;
   for (const field of CLIENT_FIELDS) {
-    const value = capped[field];
+    const value = entry[field];
     if (typeof value === "string" && value.length > MAX_LOGGED_CHARS) {
+      capped ??= { ...entry };
       capped[field] = `${value.slice(0, MAX_LOGGED_CHARS - 1)}…`;
     }
   }
-  return capped as unknown as ActivityEntry;
+  return capped === null ? entry : capped as unknown as ActivityEntry;
 }

@@ -24,7 +24,11 @@ import {
 import type { JsonObject, JsonRpcId } from "../protocol/jsonrpc.ts";
 import type { Era } from "../protocol/versions.ts";
 import type { Logger } from "../base/log.ts";
-import { activityEntry, type ActivitySink } from "./activity.ts";
+import {
+  activityEntry,
+  type ActivityInput,
+  type ActivitySink,
+} from "./activity.ts";
 import type { BudgetRefusal, TokenBudgets } from "./budgets.ts";
 import { type Answer, toResponse } from "./answer.ts";
 import { Deadline, type InFlightRegistry, RequestStopped } from "./inflight.ts";
@@ -115,6 +119,8 @@ interface CallState {
   recorded: CallRecord;
   /** What the handler noted for the activity log (ctx.note). */
   notes: string[];
+  /** The call ended: what it records or notes later is not logged. */
+  done: boolean;
   heartbeat: Heartbeat | null;
 }
 
@@ -128,6 +134,8 @@ const RECORD_KEYS = [
 export class Dispatcher {
   readonly #deps: DispatcherDeps;
   readonly #deadlineMs: number;
+  /** Activity entries to log once their answers are on their way. */
+  #toLog: ActivityInput[] = [];
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
@@ -226,24 +234,35 @@ export class Dispatcher {
         request.connection.removeEventListener("abort", onDisconnect);
         inflight.delete(entry);
       }
-      this.#deps.activity?.(activityEntry({
-        time,
-        durationMs: performance.now() - started,
-        principal: request.principal,
-        clientInfo: request.clientInfo,
-        method: request.spec.name,
-        params: request.params,
-        trace: request.trace,
-        ended,
-        recorded: state.recorded,
-        ...(state.notes.length === 0 ? {} : { detail: state.notes.join("; ") }),
-      }));
+      const durationMs = performance.now() - started;
+      // What the call recorded and noted ends here, as its answer does.
+      state.done = true;
+      const input: ActivityInput | null = this.#deps.activity === undefined
+        ? null
+        : {
+          time,
+          durationMs,
+          principal: request.principal,
+          clientInfo: request.clientInfo,
+          method: request.spec.name,
+          params: request.params,
+          trace: request.trace,
+          ended,
+          recorded: state.recorded,
+          detail: state.notes.length === 0 ? undefined : state.notes.join("; "),
+        };
       // An open stream ends with the answer as its last frame; a streaming
       // request that failed before any frame keeps its HTTP status as JSON.
       const sse = (stream as SseStream | null) ??
         (streaming && status === 200 ? open() : null);
-      if (sse === null) settle({ status, body: message, headers });
-      else {
+      if (sse === null) {
+        settle({ status, body: message, headers });
+        // The log entry is built once the answer is on its way: the fast
+        // path's await of it is queued first, and writes the answer before
+        // this runs (`run`'s caller, queued after it, sees the entry).
+        if (input !== null) this.#logSoon(input);
+      } else {
+        if (input !== null) this.#deps.activity?.(activityEntry(input));
         sse.write(message);
         sse.close();
       }
@@ -251,6 +270,19 @@ export class Dispatcher {
     void finish();
     return answer;
   }
+
+  /** Log `input` in a microtask queued now (one for the entries of a turn). */
+  #logSoon(input: ActivityInput): void {
+    this.#toLog.push(input);
+    if (this.#toLog.length === 1) queueMicrotask(this.#logQueued);
+  }
+
+  /** Log every entry {@linkcode #logSoon} queued. */
+  readonly #logQueued = (): void => {
+    const inputs = this.#toLog;
+    this.#toLog = [];
+    for (const input of inputs) this.#deps.activity?.(activityEntry(input));
+  };
 
   /**
    * The handler's view of `request`: its one signal and deadline, the
@@ -289,6 +321,7 @@ export class Dispatcher {
       held: false,
       recorded: {},
       notes: [],
+      done: false,
       heartbeat,
     };
     const ctx: CallContext = {
@@ -312,9 +345,10 @@ export class Dispatcher {
         state.held = true;
       },
       note: (text) => {
-        state.notes.push(text);
+        if (!state.done) state.notes.push(text);
       },
       record: (what) => {
+        if (state.done) return;
         // Only what is given: a later record adds to the earlier ones.
         for (const key of RECORD_KEYS) {
           const value = what[key];

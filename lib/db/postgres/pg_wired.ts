@@ -157,6 +157,13 @@ export async function cancelRequest(
 
 const UNWIRED = new Error("the session's socket was not wired");
 
+/** A read's clean-up (`after`, `recover`): read only, shared by every read. */
+const CLEAN: readonly string[] = Object.freeze(["ROLLBACK"]);
+const CLEAN_DISCARD: readonly string[] = Object.freeze([
+  "ROLLBACK",
+  "DISCARD ALL",
+]);
+
 /** Run a read on a wired session; see the module's comment. */
 export async function wiredRead(
   sql: Sql,
@@ -183,13 +190,19 @@ export async function wiredRead(
     number,
     { array?: boolean } | undefined
   >;
-  const clean = discard ? ["ROLLBACK", "DISCARD ALL"] : ["ROLLBACK"];
+  const clean = discard ? CLEAN_DISCARD : CLEAN;
+  // The session is reserved: postgres.js learnt the server's version.
+  const lean = leanRead(sql, !discard, options);
   const read = new PgRead({
     // Signed as sent (signature.ts); `text` itself is what was checked.
     text: signed(text, options.sign),
-    begin: `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
-      options.timeoutMs + 5_000
-    }${setApplicationName(options.sign)}`,
+    // A lean read sends the settings its session lacks instead (pg_lean.ts
+    // planFor): its `begin` is never read, and not built.
+    begin: lean !== null
+      ? ""
+      : `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
+        options.timeoutMs + 5_000
+      }${setApplicationName(options.sign)}`,
     maxRows: options.maxRows,
     maxBytes: options.maxBytes,
     maxCellChars: options.maxCellChars,
@@ -199,8 +212,7 @@ export async function wiredRead(
     // The protocol's cancel request, on a socket of its own: it settles
     // once delivered, and the session is given back only after (one
     // delivered late would stop the session's next statement).
-    // The session is reserved: postgres.js learnt the server's version.
-    lean: leanRead(sql, !discard, options),
+    lean,
     stop: () => {
       const backend = (marker as { state?: Backend } | null)?.state;
       return backend === undefined ? undefined : cancel(backend);

@@ -14,7 +14,7 @@ import type { Classified } from "../../db/sql/classifier.ts";
 import { wire } from "../../protocol/errors.ts";
 import { type CallContext, withinDeadline } from "../context.ts";
 import { DbError } from "../../db/errors.ts";
-import type { BindValue, QueryResult } from "../../db/types.ts";
+import type { BindValue, QueryOptions, QueryResult } from "../../db/types.ts";
 import { callSettings, type FeatureDeps } from "../deps.ts";
 import { approvedAtOf, type Resolved } from "./access.ts";
 import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
@@ -60,12 +60,6 @@ function previewNote(preview: WritePreview): string {
     : `previewed ${preview.exact ? "" : "about "}${
       rowCount(preview.rowsAffected)
     }`;
-}
-
-/** The driver option that holds a write to its approved preview, if any. */
-function holdOption(preview: WritePreview | null) {
-  const beforeCommit = holdTo(preview);
-  return beforeCommit === undefined ? {} : { beforeCommit, track: HOLD_TRACK };
 }
 
 /** The longest query text, in UTF-16 code units ("100 KB"). */
@@ -165,32 +159,42 @@ export async function runClassified(
   ctx.progress(0.3, 1, `Running the statement on ${resolved.label}`);
   ctx.waiting?.(`the statement on ${resolved.label}`, timeoutMs);
   const started = performance.now();
-  const elapsed = () => Math.round((performance.now() - started) * 100) / 100;
-  const remember = historyOf(deps, ctx, settings, resolved, statement);
   const params = limits.params ?? [];
-  const result = await resolved.driver.query(statement.text, {
-    ...(params.length > 0 ? { params } : {}),
+  // Built field by field (issue 38: no object a call to spread in).
+  const room = answerLimits(settings);
+  const options: QueryOptions = {
     mode: write ? "write" : "read",
     maxRows: limits.maxRows,
-    ...answerLimits(settings),
+    maxBytes: room.maxBytes,
+    maxCellChars: room.maxCellChars,
     timeoutMs,
     signal: ctx.signal,
     onCommit: () => ctx.holdAnswer(),
-    ...holdOption(limits.preview ?? null),
     sign: signatureOf(ctx),
-  }).catch(async (error) => {
-    remember(elapsed(), null, error);
+  };
+  if (params.length > 0) options.params = params;
+  const beforeCommit = holdTo(limits.preview ?? null);
+  if (beforeCommit !== undefined) {
+    options.beforeCommit = beforeCommit;
+    options.track = HOLD_TRACK;
+  }
+  const history = { deps, ctx, settings, resolved, statement };
+  let result: QueryResult;
+  try {
+    result = await resolved.driver.query(statement.text, options);
+  } catch (error) {
+    remember(history, elapsedSince(started), null, error);
     if (limits.preview) ctx.note?.(`${previewNote(limits.preview)}, not run`);
     if (!write) await refusePrivate(resolved, ctx, error);
     return rethrow(error, resolved.label);
-  });
+  }
   if (limits.preview) {
     ctx.note?.(
       `${previewNote(limits.preview)}, ran ${rowCount(result.rowsAffected)}`,
     );
   }
-  const took = elapsed();
-  remember(took, result, null);
+  const took = elapsedSince(started);
+  remember(history, took, result, null);
   if (!write) checkColumnNames(result.columns, answerBudget(settings));
   ctx.budget?.spent(write ? "write" : "read", result.rows.length);
   // A write's RETURNING rows are rows returned too (docs/tokens.md).
@@ -255,47 +259,59 @@ export async function runClassified(
   return truncation === null ? answer : { ...answer, truncation };
 }
 
+/** Milliseconds since `started` (`performance.now()`), to two decimals. */
+function elapsedSince(started: number): number {
+  return Math.round((performance.now() - started) * 100) / 100;
+}
+
+/** What the query history records a statement's run with. */
+interface HistoryOf {
+  deps: FeatureDeps;
+  ctx: CallContext;
+  settings: Settings;
+  resolved: Resolved;
+  statement: Classified;
+}
+
 /**
  * Records the statement's run in the query history while the user keeps it
  * (setting `queryHistory`). Only statements that reached the database are
  * recorded; a driver error's text is already redacted.
  */
-function historyOf(
-  deps: FeatureDeps,
-  ctx: CallContext,
-  settings: Settings,
-  resolved: Resolved,
-  statement: Classified,
-): (durationMs: number, result: QueryResult | null, error: unknown) => void {
-  if (!settings.queryHistory) return () => {};
-  return (durationMs, result, error) => {
-    const kind = error instanceof DbError ? error.kind : null;
-    // The deadline stops a statement through the call's one signal: what
-    // the driver calls a cancellation is then a timeout.
-    const late = ctx.deadlineAt !== undefined && Date.now() >= ctx.deadlineAt;
-    deps.history.record({
-      time: Date.now(),
-      connectionId: resolved.connection.id,
-      sql: statement.text,
-      statementType: statement.tier,
-      durationMs,
-      rowCount: result?.rows.length ?? 0,
-      rowsAffected: result?.rowsAffected ?? 0,
-      outcome: error === null
-        ? "success"
-        : kind === "cancelled" && !late
-        ? "cancelled"
-        : kind === "timeout" || kind === "cancelled"
-        ? "timeout"
-        : "error",
-      error: error === null
-        ? null
-        : error instanceof DbError
-        ? error.message
-        : "internal failure",
-      clientName: ctx.clientInfo?.name ?? null,
-      tokenName: ctx.principal.kind === "anonymous" ? null : ctx.principal.name,
-      approvedAt: approvedAtOf(ctx),
-    });
-  };
+function remember(
+  of: HistoryOf,
+  durationMs: number,
+  result: QueryResult | null,
+  error: unknown,
+): void {
+  const { deps, ctx, settings, resolved, statement } = of;
+  if (!settings.queryHistory) return;
+  const kind = error instanceof DbError ? error.kind : null;
+  // The deadline stops a statement through the call's one signal: what
+  // the driver calls a cancellation is then a timeout.
+  const late = ctx.deadlineAt !== undefined && Date.now() >= ctx.deadlineAt;
+  deps.history.record({
+    time: Date.now(),
+    connectionId: resolved.connection.id,
+    sql: statement.text,
+    statementType: statement.tier,
+    durationMs,
+    rowCount: result?.rows.length ?? 0,
+    rowsAffected: result?.rowsAffected ?? 0,
+    outcome: error === null
+      ? "success"
+      : kind === "cancelled" && !late
+      ? "cancelled"
+      : kind === "timeout" || kind === "cancelled"
+      ? "timeout"
+      : "error",
+    error: error === null
+      ? null
+      : error instanceof DbError
+      ? error.message
+      : "internal failure",
+    clientName: ctx.clientInfo?.name ?? null,
+    tokenName: ctx.principal.kind === "anonymous" ? null : ctx.principal.name,
+    approvedAt: approvedAtOf(ctx),
+  });
 }
