@@ -21,6 +21,11 @@
  *   refused as procedural code, `CREATE FUNCTION … LANGUAGE plpgsql` is
  *   not. Measured: `select a53_x.f()` answered PG_VERSION's text ("15") and
  *   the XML of every pg_authid row (rolpassword included).
+ * - FINDING the same for a program: `execute 'copy … from program ''echo
+ *   a53-ran'''` in a plpgsql function the write token creates ran the
+ *   program on the database's host (answered "a53-ran"), while `COPY …
+ *   PROGRAM`, `LANGUAGE c` ("runs outside the database"), `LOAD`,
+ *   `CREATE EXTENSION` and `ALTER SYSTEM` are each denied by name.
  * - FINDING the key's passphrase written with its name percent-encoded
  *   (`ssl%70assword=…`, `%73slpassword=…`) is the passphrase dbport uses
  *   (pg_tls.ts reads the query string with URLSearchParams, which decodes
@@ -210,6 +215,46 @@ Deno.test({
         }
       }
       assertEquals(leaks, [], "pg_authid reached the client");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: a readWrite token runs a program on the database's host (COPY … FROM PROGRAM, refused to every token) inside a plpgsql function it creates",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: `create function … language plpgsql as $$ begin
+    // execute 'create temp table … (x text)'; execute 'copy … from program
+    // ''echo a53-ran'''; return (select x from …); end $$`, then selects it.
+    // What happens: the function is created and its call answers
+    // "a53-ran": the echo ran as the server's OS user. `COPY … PROGRAM`
+    // itself is denied ("COPY reads or writes files, programs …"), and so
+    // are `LANGUAGE c`, `LOAD`, `CREATE EXTENSION` and `DO` — not a
+    // plpgsql body that runs the same COPY through EXECUTE.
+    // What should happen: no AI token gets a program run (docs/security.md:
+    // functions that reach files or programs are refused).
+    const schema = `a53_p_${crypto.randomUUID().slice(0, 8)}`;
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { server, run } = await writeServer("PlpgsqlProgram");
+    try {
+      const direct = await run("copy (select 1) to program 'true'");
+      assertEquals(direct.json.result?.isError, true, direct.text);
+      await run(`create schema ${schema}`);
+      await run(
+        `create function ${schema}.p() returns text language plpgsql as $$ begin execute 'create temp table if not exists a53_out (x text)'; execute 'copy a53_out from program ''echo a53-ran'''; return (select x from a53_out limit 1); end $$`,
+      );
+      const ran = await run(`select ${schema}.p() as out`);
+      const rows = ran.json.result?.structuredContent?.rows;
+      assert(
+        !JSON.stringify(rows ?? "").includes("a53-ran"),
+        `a program ran on the database's host: ${JSON.stringify(rows)}`,
+      );
+      assertEquals(ran.json.result?.isError, true, ran.text);
     } finally {
       await server[Symbol.asyncDispose]();
       await admin.unsafe(`drop schema if exists ${schema} cascade`);
