@@ -33,6 +33,12 @@
  *   but the console's Edit page shows it in its HTML (url_secrets.ts masks
  *   the literal `sslpassword=` only) and `queryStringSecrets` does not count
  *   it as a secret (so no message would redact it).
+ * - FINDING an AI client's connect error names the client certificate's and
+ *   key's files in full ("the client certificate file the URL's sslcert
+ *   names (/work/…/x.pem) could not be read", "… sslkey names (…): a wrong
+ *   passphrase", "… is not the key of the certificate …"): redact.ts hides
+ *   `sslcert=`/`sslkey=` as key=value secrets and paths only under a few
+ *   roots (/home, /Users, /etc, …), not "names (<path>)" elsewhere.
  * - FINDING `sslcert` (or `sslkey`) naming a FIFO (a named pipe nobody
  *   writes, or any file whose read never ends): the file's read has no
  *   deadline (the TLS connect timeout starts after it), so each call waits
@@ -260,6 +266,64 @@ Deno.test({
       await admin.unsafe(`drop schema if exists ${schema} cascade`);
       await admin.end();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: an AI client's error names the client certificate and key files in full (the URL's sslcert/sslkey paths), which key=value masking hides",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: saved connections (readOnly)
+    // whose URLs name a client certificate that does not exist, an encrypted
+    // key with a wrong sslpassword, and a key that is not the certificate's;
+    // an AI client calls execute_query on each.
+    // What happens: each answer is "not_connected: cannot reach …: the
+    // client certificate file the URL's sslcert names (/work/…/a53-missing
+    // .pem) could not be read …", "… sslkey names (/work/…/client
+    // -encrypted.key): a wrong passphrase", "… (…/client.key) is not the key
+    // of the certificate sslcert names (…/stranger.pem)": the owner's file
+    // locations, in full. redact.ts masks `sslcert=…`/`sslkey=…` as
+    // key=value secrets and only paths under a few roots (/home, /Users,
+    // /etc, …: on such a checkout this test passes); "names (<path>)"
+    // escapes the key=value rule, so /work, /usr/local, /opt's … reach the client.
+    // What should happen: the client is told the file could not be used,
+    // never where the owner keeps it (the owner's `connections test` names
+    // it).
+    const missing = new URL("../fixtures/tls/a53-missing.pem", import.meta.url)
+      .pathname;
+    const cases = [
+      `sslmode=require&sslcert=${missing}&sslkey=${TEST_CLIENT.key}`,
+      `sslmode=require&sslcert=${TEST_CLIENT.cert}&sslkey=${TEST_CLIENT.encryptedKey}&sslpassword=a53-wrong`,
+      `sslmode=require&sslcert=${TEST_CLIENT.strangerCert}&sslkey=${TEST_CLIENT.key}`,
+    ];
+    const connections = cases.map((query, i) =>
+      savedConnection(
+        { engine: "postgres", url: `${POSTGRES_URL}?${query}` },
+        `CertPath${i}`,
+      )
+    );
+    await using server = await serverWith(connections);
+    const shown: string[] = [];
+    for (const connection of connections) {
+      const got = await callTool(server, "execute_query", {
+        connection_id: connection.id,
+        query: "select 1",
+      });
+      const text: string = got.json.result?.content?.[0]?.text ?? "";
+      assert(text.startsWith("not_connected: "), text);
+      for (
+        const file of [
+          "a53-missing.pem",
+          "client-encrypted.key",
+          "client.key",
+          "stranger.pem",
+        ]
+      ) {
+        if (text.includes(file)) shown.push(`${file}: ${text.slice(0, 160)}`);
+      }
+    }
+    assertEquals(shown, [], "file locations reached the AI client");
   },
 });
 
