@@ -327,6 +327,35 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "held: the XML table functions in quotes, schema-qualified, in U& escapes or behind UESCAPE are denied to a write token",
+  ...needs("postgres"),
+  async fn() {
+    const { server, run } = await writeServer("XmlForms");
+    try {
+      const forms = [
+        `select pg_catalog."table_to_xml"('pg_catalog.pg_authid'::regclass, true, false, '')`,
+        `select PG_CATALOG.TABLE_TO_XML('pg_catalog.pg_authid'::regclass, true, false, '')`,
+        `select U&"table\\005fto_xml"('pg_catalog.pg_authid'::regclass, true, false, '')`,
+        `select U&"t!0061ble_to_xml" UESCAPE '!' ('pg_catalog.pg_authid'::regclass, true, false, '')`,
+        `select xmlconcat(table_to_xmlschema('pg_catalog.pg_authid'::regclass, true, false, ''))`,
+        `select schema_to_xml('pg_catalog', true, false, '')`,
+        `select query_to_xml('select * from pg_authid', true, false, '')`,
+        `select U&"pg\\005fread\\005ffile"('PG_VERSION')`,
+        `do $$ begin perform 1; end $$`,
+      ];
+      for (const form of forms) {
+        const got = await run(form);
+        const text: string = got.json.result?.content?.[0]?.text ?? "";
+        assert(text.startsWith("denied: "), `${form}\n-> ${text}`);
+      }
+    } finally {
+      await server[Symbol.asyncDispose]();
+    }
+  },
+});
+
 /** The console app over `server`'s connections, logged in. */
 async function consoleOver(
   server: Awaited<ReturnType<typeof serverWith>>,
