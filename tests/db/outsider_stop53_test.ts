@@ -72,6 +72,26 @@
  *   connecting; repeated parameters use the first (`read-write&…=standby`
  *   answered on the primary); a percent-encoded name or value is decoded
  *   and read the same way; `prefer-standby` on one host answers.
+ * - held (probed): a server whose certificate fails verify-full/verify-ca
+ *   (wrong host name, `other.pem`) and that asks for a client certificate
+ *   never got it (a node:tls server recording the peer certificate saw no
+ *   handshake complete; with the right certificate it saw `CN=postgres`).
+ * - held (probed): a percent-encoded `sslmode`/`ssl`/`sslrootcert`/`sslcert`
+ *   name or value (`ssl%6dode=require`, `%73slrootcert=CA`, `ssl=%74rue`),
+ *   `sslmode=Require`/`VERIFY-FULL`/`verify-full%20`: each asks for TLS
+ *   (the test server refuses it: "does not support SSL/TLS"), none goes on
+ *   in clear. `sslrootcert` with `sslmode=disable` is passed to the server
+ *   as a startup parameter (refused: unrecognized parameter) — the path
+ *   only, the owner's word for clear text.
+ * - held (probed): `target_session_attrs` read-write, any, prefer-standby
+ *   and repeated values through the TLS proxy with an encrypted client key:
+ *   each session presented the certificate and answered.
+ * - held (probed): an export whose backend is ended mid-way
+ *   (pg_terminate_backend) answers an error (not_connected) and leaves no
+ *   file; the next read answers. maxExportRows (1001 rows over 1000) and
+ *   maxExportBytes (a 200 kB cell, many rows) in CSV and JSON lines: each
+ *   denied "the export stopped: …; the partial file was removed", never a
+ *   short file answered as complete.
  * - held: an export (export_query) that times out (2 s) mid-way answers a
  *   timeout ("the query was stopped on the database") at ~3 s, leaves no
  *   file, and another client's export running beside it on the same
