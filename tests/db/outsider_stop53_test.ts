@@ -47,6 +47,11 @@
  *   database session" — no named connect error; the pending read is kept
  *   (`client ??=`), so every later call of the driver waits the same way;
  *   `close()` then took 3.0 s (1 s `endPool` + 2 s `socketsGone`).
+ * - FINDING a driver closed while a session's TLS waits for the answer to
+ *   its SSLRequest (a hop that takes the connection and never answers):
+ *   close() took 3.0 s (1.0 s without TLS) and returned with the socket
+ *   still open; the hop saw it closed ~9 s after close began, at
+ *   `negotiate`'s 10 s connect alarm.
  * - FINDING `target_session_attrs=read-only` (or `standby`) on a server that
  *   is a primary fails as "write CONNECTION_DESTROYED [redacted]", quickly
  *   but without saying why (no server in recovery / not a standby).
@@ -373,6 +378,76 @@ Deno.test({
     } finally {
       await server[Symbol.asyncDispose]();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: a driver closed while a session's TLS waits for the answer to its SSLRequest leaves that socket open until the 10 s TLS alarm, after a 3 s close",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // What it does: a hop that takes TCP connections and never answers (a
+    // hung middlebox, a tunnel whose far end stalls); a driver on it with
+    // sslmode=require; a read with a 1 s timeout; then `driver.close()`.
+    // What happens: the read fails at 1 s (waited for a session); close()
+    // takes 3.0 s (1.0 s without TLS) and returns with the socket still
+    // open: the hop saw it closed only ~9 s after close began, when
+    // pg_tls.ts `negotiate`'s connect alarm (10 s from the socket's open)
+    // destroyed it. The same URL without TLS: close 1.0 s, the socket
+    // closed by then. (sanitizeOps off: the alarm outlives the close.)
+    // What should happen: pg_pools.ts `close`: "Nothing of the pools
+    // outlives the close: their sockets closed" — a socket still in its
+    // TLS negotiation is one of them.
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    let open = 0;
+    const held: Promise<void>[] = [];
+    const serving = (async () => {
+      for await (const conn of listener) {
+        open++;
+        held.push((async () => {
+          const buffer = new Uint8Array(64);
+          try {
+            while ((await conn.read(buffer)) !== null) { /* never answer */ }
+          } catch { /* reset */ }
+          open--;
+          try {
+            conn.close();
+          } catch { /* closed */ }
+        })());
+      }
+    })();
+    const driver = openPostgres({
+      url: `postgres://postgres@127.0.0.1:${port}/test?sslmode=require`,
+      secrets: [],
+      wiredReads: true,
+    });
+    let closeMs = 0;
+    let openAfter = -1;
+    try {
+      const read = await answer(driver, "select 1", 1000);
+      assert(!read.said.startsWith("answered"), read.said);
+      assertEquals(open, 1, "the session's socket reached the hop");
+      const started = performance.now();
+      await driver.close();
+      closeMs = performance.now() - started;
+      await sleep(300);
+      openAfter = open;
+    } finally {
+      listener.close();
+      await serving.catch(() => {});
+      // Wait the socket out (the alarm) so nothing of this test lingers.
+      for (let i = 0; i < 40 && open > 0; i++) await sleep(250);
+      await Promise.all(held);
+    }
+    assertEquals(
+      openAfter,
+      0,
+      `sockets to the hop still open 300 ms after close() (which took ${
+        Math.round(closeMs)
+      } ms)`,
+    );
   },
 });
 
