@@ -148,6 +148,33 @@ export async function parseBody(sql: string): Promise<PgAnalysis[] | null> {
     .map(analyze);
 }
 
+/**
+ * Why a `CREATE FUNCTION` or `CREATE PROCEDURE` installs code dbport cannot
+ * read, or null: only a `LANGUAGE sql` body is read and vetted where it is
+ * called (pg_vet.ts). Any other language — plpgsql included — runs with the
+ * login's powers behind a body dbport never reads: a write token on a
+ * superuser login read server files, `pg_authid` and ran programs through
+ * `pg_read_file`, `EXECUTE` and `COPY … FROM PROGRAM` inside a plpgsql
+ * function it created, each refused when sent itself (outsider stop 53).
+ * By allowlist: the language must be SQL.
+ */
+function opaqueFunction(body: Node): string | null {
+  const language = childList(body, "options")
+    .map((option) => child(option, "DefElem"))
+    .find((definition) => definition?.defname === "language");
+  const named = child(child(language, "arg"), "String")?.sval;
+  const name = typeof named === "string"
+    ? named.toLowerCase()
+    : body.sql_body !== undefined
+    ? "sql"
+    : null;
+  if (name === "sql") return null;
+  const what = body.is_procedure === true ? "PROCEDURE" : "FUNCTION";
+  return `CREATE ${what} in LANGUAGE ${
+    name ?? "(none)"
+  } installs code whose body dbport cannot read, to run with the login's powers (files, programs, any SQL); only LANGUAGE sql bodies are vetted`;
+}
+
 /** Read one statement's tree. */
 export function analyze(statement: Node): PgAnalysis {
   const [kind = "", value] = Object.entries(statement)[0] ?? [];
@@ -155,7 +182,8 @@ export function analyze(statement: Node): PgAnalysis {
   const found: PgAnalysis = {
     tier: "read",
     dangerous: false,
-    reach: REACH_STATEMENTS[kind] ?? null,
+    reach: REACH_STATEMENTS[kind] ??
+      (kind === "CreateFunctionStmt" ? opaqueFunction(body) : null),
     functions: [],
     operators: [],
     castTypes: [],

@@ -140,6 +140,16 @@ class Findings {
   /** What only a dry run would run (triggers, cascades, targets). */
   dryRun: string | null = null;
   denied: string | null = null;
+  /**
+   * A function that reaches files, code, other hosts or SQL text, found
+   * where the statement runs it: in a SQL function's body, behind an
+   * operator, a cast or a view. Refused to every token as the same call
+   * named in the statement is: a write token ran `pg_read_file` and
+   * `table_to_xml('pg_authid', …)` through a `LANGUAGE sql` function it
+   * created (outsider stop 53), the body's verdict having made the
+   * statement only a write.
+   */
+  reach: string | null = null;
   /** An enabled event trigger: it runs code on any DDL. */
   eventTrigger: string | null = null;
   /** User functions: who calls whom, for cycles. */
@@ -234,6 +244,16 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
     (found.eventTrigger !== null && !PLAIN.has(analysis.kinds[0] ?? "")
       ? `the event trigger ${found.eventTrigger} runs code on DDL`
       : undefined);
+  if (found.reach !== null) {
+    return {
+      tier: "write",
+      reach: found.reach,
+      why: found.reach,
+      denied: found.denied,
+      noPlan: found.reach,
+      noDryRun: found.reach,
+    };
+  }
   return {
     tier,
     reach: null,
@@ -382,6 +402,12 @@ async function judgeFunction(
     : ` (called in ${String(row.caller)})`;
   if (row.builtin === true) {
     if (allowlisted(oid)) return null;
+    const reach = deniedFunction(String(row.name));
+    if (reach !== null) {
+      found.reach ??= `${reach}${inside}`;
+      found.fail(how, `${reach}${inside}`, true);
+      return null;
+    }
     // A serial column's own default: the one effect a dry run may leave is
     // a skipped sequence value, as any rolled-back INSERT leaves one.
     // (Reached through a foreign key's cascade it is `t`: the child's.)
@@ -422,6 +448,7 @@ async function judgeFunction(
     return null;
   }
   const merged = mergedBody(statements);
+  if (merged.reach !== null) found.reach ??= `${name}: ${merged.reach}`;
   if (merged.reach !== null || merged.tier !== "read") {
     found.fail(
       how,
