@@ -10,14 +10,61 @@
  * @module
  */
 
+import { isSecretParam } from "../db/target.ts";
+
 /** What stands for a saved secret in a URL the console shows. */
 export const KEPT_SECRET = "(saved)";
 
-/** Query parameters that hold a secret: each masked and kept as a password. */
-const TOKENS = [
-  /([?&]authToken=)([^&#]*)/,
-  /([?&]sslpassword=)([^&#]*)/,
-];
+/**
+ * The query string's secret parameters (lib/db/target.ts `isSecretParam`:
+ * `authToken`, `sslpassword`, in any percent-encoding of their names), each
+ * masked and kept as a password: `[start, end)` of each value in `url`, with
+ * its name as written.
+ */
+function secretValues(
+  url: string,
+): { name: string; start: number; end: number }[] {
+  const at = url.indexOf("?");
+  if (at < 0) return [];
+  const hash = url.indexOf("#", at);
+  const stop = hash < 0 ? url.length : hash;
+  const found: { name: string; start: number; end: number }[] = [];
+  let start = at + 1;
+  while (start <= stop) {
+    const amp = url.indexOf("&", start);
+    const end = amp < 0 || amp > stop ? stop : amp;
+    const eq = url.indexOf("=", start);
+    if (eq >= 0 && eq < end && isSecretParam(url.slice(start, eq))) {
+      found.push({ name: url.slice(start, eq), start: eq + 1, end });
+    }
+    start = end + 1;
+  }
+  return found;
+}
+
+/** A parameter's name as the drivers read it. */
+function decodedName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replaceAll("+", " "));
+  } catch {
+    return raw;
+  }
+}
+
+/** `url` with each secret parameter's value replaced by `value(name, old)`. */
+function replaceSecrets(
+  url: string,
+  value: (name: string, old: string, index: number) => string,
+): string {
+  let out = "";
+  let from = 0;
+  secretValues(url).forEach((secret, index) => {
+    out += url.slice(from, secret.start) +
+      value(secret.name, url.slice(secret.start, secret.end), index);
+    from = secret.end;
+  });
+  return out + url.slice(from);
+}
 
 interface Parts {
   before: string;
@@ -51,14 +98,10 @@ export function maskUrlSecrets(url: string): string {
   let shown = parts === null || parts.password === ""
     ? url
     : `${parts.before}${KEPT_SECRET}${parts.after}`;
-  for (const token of TOKENS) {
-    shown = shown.replace(
-      token,
-      (all, key: string, value: string) =>
-        value === "" ? all : `${key}${KEPT_SECRET}`,
-    );
-  }
-  return shown;
+  return replaceSecrets(
+    shown,
+    (_name, value) => value === "" ? value : KEPT_SECRET,
+  );
 }
 
 /**
@@ -73,14 +116,20 @@ export function restoreUrlSecrets(posted: string, saved: string): string {
       passwordParts(saved)?.password ?? ""
     }${parts.after}`;
   }
-  for (const pattern of TOKENS) {
-    const token = pattern.exec(url);
-    if (token !== null && token[2] === KEPT_SECRET) {
-      const kept = pattern.exec(saved)?.[2] ?? "";
-      url = url.replace(pattern, (_all, key: string) => `${key}${kept}`);
+  // A placeholder takes the saved value of the same parameter (by its
+  // decoded name), the first of them.
+  const savedValues = new Map<string, string>();
+  for (const secret of secretValues(saved)) {
+    const name = decodedName(secret.name);
+    if (!savedValues.has(name)) {
+      savedValues.set(name, saved.slice(secret.start, secret.end));
     }
   }
-  return url;
+  return replaceSecrets(
+    url,
+    (name, value) =>
+      value === KEPT_SECRET ? savedValues.get(decodedName(name)) ?? "" : value,
+  );
 }
 
 /**
@@ -95,6 +144,7 @@ export function addressOf(url: string): string {
     const parsed = new URL(shown);
     // Every parameter counts, by allowlist of none: a driver takes them as
     // options, and some point elsewhere (`host=`, mysql2's `socketPath=`).
+    // searchParams decodes the names: `ssl%70assword` is deleted too.
     parsed.searchParams.delete("authToken");
     parsed.searchParams.delete("sslpassword");
     parsed.searchParams.sort();
@@ -134,5 +184,7 @@ export function secretMoves(
 /** Whether `posted` (a form's URL) keeps a saved secret by its placeholder. */
 export function keepsUrlSecret(posted: string): boolean {
   return passwordParts(posted)?.password === KEPT_SECRET ||
-    TOKENS.some((token) => token.exec(posted)?.[2] === KEPT_SECRET);
+    secretValues(posted).some((secret) =>
+      posted.slice(secret.start, secret.end) === KEPT_SECRET
+    );
 }

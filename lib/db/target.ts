@@ -76,6 +76,20 @@ export function describeTarget(
 const SECRET_PARAMS = ["authToken", "sslpassword"];
 
 /**
+ * Whether a query parameter's name, as written, names a secret: decoded as
+ * the drivers decode it — `ssl%70assword=` is the passphrase dbport uses,
+ * and went unredacted and shown by the console (outsider stop 53).
+ */
+export function isSecretParam(raw: string): boolean {
+  if (SECRET_PARAMS.includes(raw)) return true;
+  try {
+    return SECRET_PARAMS.includes(decodeURIComponent(raw.replaceAll("+", " ")));
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The secret values of a URL's query string (`SECRET_PARAMS`), as given and
  * decoded, read from the query string alone: a URL of several hosts
  * (`h1:5432,h2:5432`) is no WHATWG URL, and its secrets are secrets still.
@@ -88,7 +102,7 @@ export function queryStringSecrets(url: string): string[] {
   const values: string[] = [];
   for (const part of query.split("&")) {
     const eq = part.indexOf("=");
-    if (eq < 0 || !SECRET_PARAMS.includes(part.slice(0, eq))) continue;
+    if (eq < 0 || !isSecretParam(part.slice(0, eq))) continue;
     const raw = part.slice(eq + 1);
     values.push(raw);
     try {

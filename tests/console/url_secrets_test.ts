@@ -1,9 +1,10 @@
+import { isSecretParam, queryStringSecrets } from "../../lib/db/target.ts";
 /**
  * The Edit page's URL: its password and libSQL `authToken` shown as a
  * placeholder, and put back from the saved URL when posted unchanged.
  */
 
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import {
   addressOf,
   keepsUrlSecret,
@@ -133,4 +134,21 @@ Deno.test("a PostgreSQL client key's passphrase (sslpassword) is masked and kept
     saved.replace("kp%2Bss", "new"),
   );
   assertEquals(secretMoves({ url: saved }, { url: typed }), null);
+});
+
+Deno.test("a secret parameter's name in percent-encoding is the same secret: masked, kept, redacted (outsider stop 53)", () => {
+  const url =
+    "postgres://u@db.example/app?sslcert=c.pem&sslkey=k.key&ssl%70assword=pass%20phrase&%61uthToken=tok";
+  assertEquals(
+    maskUrlSecrets(url),
+    "postgres://u@db.example/app?sslcert=c.pem&sslkey=k.key&ssl%70assword=(saved)&%61uthToken=(saved)",
+  );
+  assertEquals(restoreUrlSecrets(maskUrlSecrets(url), url), url);
+  assert(keepsUrlSecret(maskUrlSecrets(url)));
+  assertEquals(queryStringSecrets(url), [
+    "pass%20phrase",
+    "pass phrase",
+    "tok",
+  ]);
+  assert(isSecretParam("%73slpassword") && !isSecretParam("sslkey"));
 });
