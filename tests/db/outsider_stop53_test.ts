@@ -11,7 +11,11 @@
  *
  * What I tried (FINDING: fails today; held: passes, pinned here or only
  * probed):
- * - FINDING a readWrite token on a superuser login reads what is refused
+ * - FIXED (CREATE FUNCTION/PROCEDURE in any language but SQL is refused
+ *   to every token, by allowlist; a reaching call found in a SQL body,
+ *   behind an operator, a cast or a view is `reach` too, never only a
+ *   write: pg_parse.ts `opaqueFunction`, pg_vet.ts `Findings.reach`)
+ *   a readWrite token on a superuser login reads what is refused
  *   to every token by name — a server file (`pg_read_file`), pg_authid's
  *   password verifiers (`table_to_xml('pg_catalog.pg_authid', …)`, or
  *   `RETURN QUERY EXECUTE 'select … from pg_' || 'authid'`) — by wrapping
@@ -21,12 +25,14 @@
  *   refused as procedural code, `CREATE FUNCTION … LANGUAGE plpgsql` is
  *   not. Measured: `select a53_x.f()` answered PG_VERSION's text ("15") and
  *   the XML of every pg_authid row (rolpassword included).
- * - FINDING the same for a program: `execute 'copy … from program ''echo
+ * - FIXED (as above) the same for a program: `execute 'copy … from program ''echo
  *   a53-ran'''` in a plpgsql function the write token creates ran the
  *   program on the database's host (answered "a53-ran"), while `COPY …
  *   PROGRAM`, `LANGUAGE c` ("runs outside the database"), `LOAD`,
  *   `CREATE EXTENSION` and `ALTER SYSTEM` are each denied by name.
- * - FINDING the key's passphrase written with its name percent-encoded
+ * - FIXED (target.ts `isSecretParam` decodes a parameter's name; the
+ *   console masks by it) the key's passphrase written with its name
+ *   percent-encoded
  *   (`ssl%70assword=…`, `%73slpassword=…`) is the passphrase dbport uses
  *   (pg_tls.ts reads the query string with URLSearchParams, which decodes
  *   names: the encrypted test key is decrypted and the session answers),
@@ -173,7 +179,7 @@ async function writeServer(name: string) {
 
 Deno.test({
   name:
-    "FINDING: a readWrite token reads a server file through pg_read_file (refused to every token by name) inside a plpgsql function it creates",
+    "a readWrite token read a server file through pg_read_file (refused to every token by name) inside a plpgsql function it created",
   ...needs("postgres"),
   async fn() {
     // What it does: a readWrite token on the superuser test login sends
@@ -212,7 +218,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token reads pg_authid's password verifiers through table_to_xml or EXECUTE inside a plpgsql function it creates",
+    "a readWrite token read pg_authid's password verifiers through table_to_xml or EXECUTE inside a plpgsql function it created",
   ...needs("postgres"),
   async fn() {
     // What it does: as above, `create function … language plpgsql as $$
@@ -256,7 +262,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token runs a program on the database's host (COPY … FROM PROGRAM, refused to every token) inside a plpgsql function it creates",
+    "a readWrite token ran a program on the database's host (COPY … FROM PROGRAM, refused to every token) inside a plpgsql function it created",
   ...needs("postgres"),
   async fn() {
     // What it does: `create function … language plpgsql as $$ begin
@@ -489,7 +495,7 @@ async function consoleOver(
 
 Deno.test({
   name:
-    "FINDING: a client key's sslpassword written with a percent-encoded name (ssl%70assword=) is the passphrase dbport uses, yet the console's Edit page shows it and it is no secret for messages",
+    "a client key's sslpassword written with a percent-encoded name (ssl%70assword=) was the passphrase dbport used, yet the console's Edit page showed it and it was no secret for messages",
   ...needs("postgres"),
   async fn() {
     // What it does: a saved connection's URL names the encrypted test key
@@ -729,6 +735,50 @@ Deno.test({
     } finally {
       await admin.end();
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a readWrite token's LANGUAGE sql function is created, and its body is vetted where it is called: a file or pg_authid behind it is refused",
+  ...needs("postgres"),
+  async fn() {
+    // The fix of the plpgsql findings above refuses CREATE FUNCTION in any
+    // language but SQL; an SQL body is read where it is called (pg_vet.ts),
+    // so wrapping a refused call in one hides nothing.
+    const schema = `a53_s_${crypto.randomUUID().slice(0, 8)}`;
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const { server, run } = await writeServer("SqlBody");
+    try {
+      await run(`create schema ${schema}`);
+      for (
+        const [name, body] of [
+          ["file", "select pg_read_file('PG_VERSION')"],
+          ["verifiers", "select string_agg(rolpassword, ',') from pg_authid"],
+          [
+            "xml",
+            "select table_to_xml('pg_authid', true, false, '')::text",
+          ],
+        ]
+      ) {
+        const created = await run(
+          `create function ${schema}.${name}() returns text language sql as $b$ ${body} $b$`,
+        );
+        assert(created.json.result?.isError !== true, created.text);
+        const called = await run(`select ${schema}.${name}() as x`);
+        assertEquals(called.json.result?.isError, true, called.text);
+        assert(!called.text.includes("SCRAM-SHA-256"), called.text);
+      }
+      const plpgsql = await run(
+        `create procedure ${schema}.p() language plpgsql as $$ begin perform 1; end $$`,
+      );
+      assertEquals(plpgsql.json.result?.isError, true, plpgsql.text);
+      assert(plpgsql.text.includes("LANGUAGE plpgsql"), plpgsql.text);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
     }
   },
 });
