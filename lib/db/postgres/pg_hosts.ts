@@ -78,6 +78,12 @@ export class HostPicker {
   readonly #clear: boolean;
   /** Hosts found not matching, until when (performance.now()). */
   readonly #unfit = new Map<number, number>();
+  /**
+   * Hosts whose session closed before it was ready (the server refused it,
+   * or something that is no server took the connection), until when:
+   * tried after the others, as libpq moves on to the next host.
+   */
+  readonly #down = new Map<number, number>();
   /** Each open session's host, by its backend's pid (cancel requests). */
   readonly #backends = new Map<number, number>();
   /** Why the latest `open` failed; null once one succeeded. */
@@ -127,9 +133,14 @@ export class HostPicker {
 
   async #open(): Promise<Duplex> {
     const now = performance.now();
-    let order = this.#hosts.map((_, i) => i).filter((i) =>
+    const fit = this.#hosts.map((_, i) => i).filter((i) =>
       (this.#unfit.get(i) ?? 0) <= now
     );
+    const down = (i: number) => (this.#down.get(i) ?? 0) > now;
+    let order = [
+      ...fit.filter((i) => !down(i)),
+      ...fit.filter((i) => down(i)),
+    ];
     let check = this.#want !== null;
     if (order.length === 0) {
       if (this.#want !== "prefer-standby") throw this.#noMatch([]);
@@ -202,10 +213,14 @@ export class HostPicker {
     let filled = 0;
     let done = false;
     let pid: number | null = null;
+    let cancel = false;
     socket.once("close", () => {
       if (pid !== null && this.#backends.get(pid) === i) {
         this.#backends.delete(pid);
       }
+      // A session that ended before it was ready, for any reason but its
+      // host's role: that host goes last for a while.
+      if (!done && !cancel) this.#down.set(i, performance.now() + UNFIT_MS);
     });
     const message = (type: number, bytes: Uint8Array): boolean => {
       if (type === 0x4b && bytes.length >= 8) { // BackendKeyData
@@ -224,6 +239,7 @@ export class HostPicker {
         }
       } else if (type === 0x5a) { // ReadyForQuery
         done = true;
+        this.#down.delete(i);
       }
       return true;
     };
@@ -265,7 +281,7 @@ export class HostPicker {
       }
       return emit(event, ...args);
     };
-    this.#routeCancel(socket, i);
+    this.#routeCancel(socket, i, () => void (cancel = true));
   }
 
   /**
@@ -274,13 +290,14 @@ export class HostPicker {
    * `socket` closes once that one has (what the request's sender waits
    * for).
    */
-  #routeCancel(socket: Socket, i: number): void {
+  #routeCancel(socket: Socket, i: number, isCancel: () => void): void {
     const write = socket.write.bind(socket) as Write;
     let first = true;
     (socket as unknown as { write: Write }).write = (chunk, ...rest) => {
       if (!first) return write(chunk, ...rest);
       first = false;
       const pid = cancelPid(chunk);
+      if (pid !== null) isCancel();
       const j = pid === null ? undefined : this.#backends.get(pid);
       if (j === undefined || j === i) return write(chunk, ...rest);
       const done = rest.find((item) => typeof item === "function") as
