@@ -17,6 +17,8 @@ import postgres from "postgres";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { firstMessage } from "../_tcp_proxy.ts";
+import { tlsPgProxy } from "../_tls_pg_proxy.ts";
+import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
 
 const call = (timeoutMs: number) => ({
   signal: new AbortController().signal,
@@ -347,5 +349,77 @@ Deno.test(
     await settle();
     const opened = (await db.sessions()) - before;
     assert(opened <= 8, `${opened} sessions for four calls`);
+  },
+);
+
+Deno.test(
+  "several hosts in clear: reads take the wired path, one write each, concurrent reads answered",
+  needs("postgres"),
+  async () => {
+    const driver = openPostgres({
+      url: urlOf(`127.0.0.1:${PORT},localhost:${PORT}`),
+      secrets: [],
+    });
+    try {
+      await driver.query("select 1", READ_OPTIONS);
+      const before = { ...wireWrites };
+      for (let i = 0; i < 10; i++) {
+        const result = await driver.query(`select ${i} as i`, READ_OPTIONS);
+        assertEquals(result.rows, [[i]]);
+      }
+      // One write each, nothing from postgres.js: the wired reader's path
+      // (on main, several hosts took postgres.js's own path).
+      assertEquals(wireWrites.reads - before.reads, 10);
+      assertEquals(wireWrites.postgresJs - before.postgresJs, 0);
+      const many = await Promise.all(
+        Array.from(
+          { length: 8 },
+          (_, i) => driver.query(`select ${i} + 100 as i`, READ_OPTIONS),
+        ),
+      );
+      assertEquals(many.map((result) => result.rows), [
+        [[100]],
+        [[101]],
+        [[102]],
+        [[103]],
+        [[104]],
+        [[105]],
+        [[106]],
+        [[107]],
+      ]);
+    } finally {
+      await driver.close();
+    }
+  },
+);
+
+Deno.test(
+  "several hosts under TLS (postgres.js negotiates it over dbport's socket): the first host down, the second answers encrypted",
+  needs("postgres"),
+  async () => {
+    const proxy = await tlsPgProxy(new URL(POSTGRES_URL));
+    const down = freePort();
+    const port = new URL(proxy.url).port;
+    const driver = openPostgres({
+      url: urlOf(
+        `127.0.0.1:${down},localhost:${port}`,
+        "test",
+        "?sslmode=require",
+      ),
+      secrets: [],
+    });
+    try {
+      assert((await driver.version(call(5000))).startsWith("PostgreSQL"));
+      const rows = await driver.query("select 7 as x", {
+        ...READ_OPTIONS,
+        ...call(5000),
+      });
+      assertEquals(rows.rows, [[7]]);
+      assert(proxy.stats.tls > 0, "no session negotiated TLS");
+      assertEquals(proxy.stats.clear, 0);
+    } finally {
+      await driver.close();
+      await proxy.close();
+    }
   },
 );
