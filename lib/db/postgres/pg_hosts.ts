@@ -12,7 +12,11 @@
  * its `untilEnded` and `openingSafely` wrappers): the hosts are tried in the
  * URL's order (libpq's default), each connect bounded by the connect
  * timeout, and the first that connects is the session's. Every host down
- * fails the session at once, naming what each host said.
+ * fails the session at once, naming what each host said, and the calls
+ * waiting for a session with it (pg_pools.ts `untilEnded`). A host whose
+ * session ended before it was ready (refused, or no server behind the
+ * port) is tried last for {@linkcode UNFIT_MS}: libpq moves on to the next
+ * host then too.
  *
  * `target_session_attrs` (pg_session_attrs.ts) is checked here on a socket
  * in clear: the server's `in_hot_standby` (ParameterStatus, PostgreSQL 14+)
@@ -54,6 +58,12 @@ export interface Host {
 export const UNFIT_MS = 5_000;
 
 /**
+ * How long a failed attempt (`failure`) fails the calls waiting for a
+ * session: the sockets it fails close within a turn or two.
+ */
+const FAILURE_FRESH_MS = 1_000;
+
+/**
  * The URL's hosts when they are several and TCP (no SSH tunnel, no Unix
  * socket), from the options postgres.js read; null otherwise.
  */
@@ -88,6 +98,8 @@ export class HostPicker {
   readonly #backends = new Map<number, number>();
   /** Why the latest `open` failed; null once one succeeded. */
   #failed: Error | null = null;
+  /** When `#failed` was set (performance.now()). */
+  #failedAt = 0;
   /** Connect timeout per host, in ms. */
   readonly #connectMs: number;
 
@@ -113,7 +125,8 @@ export class HostPicker {
    * matching), or null: what the calls waiting for a session then fail with
    * (pg_pools.ts `untilEnded`).
    */
-  failure = (): Error | null => this.#failed;
+  failure = (): Error | null =>
+    performance.now() - this.#failedAt < FAILURE_FRESH_MS ? this.#failed : null;
 
   /**
    * A socket to the first host that connects, in the URL's order, passing
@@ -127,6 +140,7 @@ export class HostPicker {
       return socket;
     } catch (error) {
       this.#failed = error as Error;
+      this.#failedAt = performance.now();
       throw error;
     }
   };
