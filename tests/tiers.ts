@@ -60,6 +60,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/pg_tls_test.ts",
   "tests/db/pg_tls_client_cert_test.ts",
   "tests/db/pg_socket_factory_test.ts",
+  "tests/db/pg_several_hosts_test.ts",
   "tests/db/mysql_huge_value_test.ts",
   "tests/db/pg_allowlist_test.ts",
   "tests/db/pg_vet_test.ts",

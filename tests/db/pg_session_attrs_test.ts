@@ -6,39 +6,47 @@ const ONE = "postgres://u:p@db.example:5432/app";
 const TWO = "postgres://u:p@a.example:5432,b.example:5433/app";
 
 Deno.test("target_session_attrs: libpq's values, as postgres.js is to check them", () => {
-  const cases: [string, string, string | null][] = [
-    [ONE, "any", null],
-    [ONE, "read-write", "primary"],
-    [ONE, "primary", "primary"],
-    [ONE, "read-only", "standby"],
-    [ONE, "standby", "standby"],
-    // postgres.js refused the only host of a one-host URL.
-    [ONE, "prefer-standby", null],
-    [TWO, "prefer-standby", "prefer-standby"],
-    [TWO, "read-write", "primary"],
-    [TWO, "any", null],
+  // [URL, value, what postgres.js checks, what dbport's host picker checks]
+  const cases: [string, string, string | null, string | null][] = [
+    [ONE, "any", null, null],
+    [ONE, "read-write", "primary", "primary"],
+    [ONE, "primary", "primary", "primary"],
+    [ONE, "read-only", "standby", "standby"],
+    [ONE, "standby", "standby", "standby"],
+    // postgres.js refuses the only host it is given (dbport gives it one
+    // host on several-host URLs too: pg_hosts.ts).
+    [ONE, "prefer-standby", null, "prefer-standby"],
+    [TWO, "prefer-standby", null, "prefer-standby"],
+    [TWO, "read-write", "primary", "primary"],
+    [TWO, "any", null, null],
   ];
-  for (const [base, value, attrs] of cases) {
+  for (const [base, value, attrs, hosts] of cases) {
     const got = sessionAttrs(
       `${base}?sslmode=disable&target_session_attrs=${value}`,
     );
-    assertEquals(got, { url: `${base}?sslmode=disable`, attrs }, value);
+    assertEquals(
+      got,
+      { url: `${base}?sslmode=disable`, attrs, hosts },
+      value,
+    );
   }
 });
 
 Deno.test("target_session_attrs: the URL without it, other parameters kept", () => {
-  assertEquals(sessionAttrs(ONE), { url: ONE, attrs: null });
+  assertEquals(sessionAttrs(ONE), { url: ONE, attrs: null, hosts: null });
   assertEquals(sessionAttrs(`${ONE}?sslmode=require`), {
     url: `${ONE}?sslmode=require`,
     attrs: null,
+    hosts: null,
   });
   assertEquals(sessionAttrs(`${ONE}?target_session_attrs=any`), {
     url: ONE,
     attrs: null,
+    hosts: null,
   });
   assertEquals(
     sessionAttrs(`${ONE}?application_name=x&target_session_attrs=primary#frag`),
-    { url: `${ONE}?application_name=x`, attrs: "primary" },
+    { url: `${ONE}?application_name=x`, attrs: "primary", hosts: "primary" },
   );
 });
 

@@ -37,6 +37,7 @@ import { thrown } from "../../base/thrown.ts";
 import { wired } from "./pg_wire.ts";
 import { type Cancelling, cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
+import { HostPicker, severalHosts } from "./pg_hosts.ts";
 import {
   clientCertRefusal,
   openingSafely,
@@ -64,8 +65,8 @@ export class PgPools {
   /**
    * A socket to the server in clear (TCP, the tunnel's channel, or TLS's
    * clear side: pg_tls.ts) for the protocol's cancel request; null when
-   * reads take postgres.js's path (a Unix socket, several hosts, or the
-   * wired reader turned off).
+   * reads take postgres.js's path (a Unix socket, several hosts under TLS
+   * postgres.js negotiates, or the wired reader turned off).
    */
   readonly plainSocket: (() => Promise<Duplex>) | null;
   readonly #create: () => Sql;
@@ -123,16 +124,28 @@ export class PgPools {
     };
     const options = postgres(config.url, postgresOptions(config))
       .options as never;
-    // A plain TCP socket, or the tunnel's: null for a Unix socket or a list
-    // of hosts, which postgres.js opens itself. Under TLS dbport negotiates
-    // on it itself (pg_tls.ts) and gives postgres.js the clear side.
+    // A plain TCP socket, or the tunnel's: null for a Unix socket, which
+    // postgres.js opens itself. Under TLS dbport negotiates on it itself
+    // (pg_tls.ts) and gives postgres.js the clear side.
     const tlsNeeds = tlsPlan(config.url, options);
-    const target = tlsNeeds === undefined
+    // Several hosts: dbport tries them (pg_hosts.ts) and gives postgres.js
+    // the first that connects as its only host — its own rotation ignores
+    // every connect error while a next host exists, and never stops. TLS
+    // there is still postgres.js's to negotiate, over that socket
+    // (`tlsPlan`: undefined), whose bytes dbport then cannot read.
+    const hosts = severalHosts(config.socket, options);
+    const picker = hosts === null
+      ? null
+      : new HostPicker(hosts, attrs.hosts, tlsNeeds !== undefined);
+    const target = tlsNeeds === undefined || picker !== null
       ? null
       : wireTarget(config.socket, options);
     // A tunnel's socket that cannot be opened fails as a socket, never as
-    // a throw (pg_tls.ts `openingSafely`).
-    const raw = target === null
+    // a throw (pg_tls.ts `openingSafely`); so does a list of hosts none of
+    // which connects.
+    const raw = picker !== null
+      ? openingSafely(picker.open)
+      : target === null
       ? null
       : config.socket === undefined
       ? () =>
@@ -143,6 +156,10 @@ export class PgPools {
     const ownTls = raw !== null && tlsNeeds !== null &&
       tlsNeeds !== undefined;
     const open = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!);
+    // postgres.js negotiates TLS on the socket dbport gave it: its bytes
+    // are not clear, and it replaces the socket's listeners with its TLS
+    // socket's (connection.js `secure`): neither wired nor watched.
+    const opaque = picker !== null && tlsNeeds === undefined;
     // postgres.js's URL: without what it would pass on as a startup
     // parameter, and told not to negotiate TLS on a socket that has it.
     // Where postgres.js would negotiate TLS itself, a CA the URL names
@@ -159,27 +176,40 @@ export class PgPools {
     const optionsOf = (socket?: () => Promise<Duplex>) => ({
       ...postgresOptions(config, socket),
       ...(ownTls ? { ssl: false as const } : {}),
+      // One host: postgres.js's error suppression needs a next one. (The
+      // typings say string; postgres.js takes a list: pg_options.ts.)
+      ...(picker === null ? {} : {
+        host: [picker.first.host] as unknown as string,
+        port: [picker.first.port] as unknown as number,
+      }),
     });
     // Reads speak the protocol themselves on a wired socket (pg_read.ts),
     // which needs the session's bytes in clear: TLS's clear side.
     const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
-    this.plainSocket = wiredReads ? open : null;
+    this.plainSocket = wiredReads && !opaque ? open : null;
     const plain = this.plainSocket;
     const socket = plain === null
       ? open ?? undefined
       : async () => wired(await plain());
     this.#create = () => {
       const pool: Sql = postgres(url, {
-        ...optionsOf(untilEnded(() => pool, socket, () => poolRetired(pool))),
+        ...optionsOf(
+          untilEnded(
+            () => pool,
+            socket,
+            () => poolRetired(pool),
+            picker?.failure,
+          ),
+        ),
         backoff: noWaitOnceRefused(() => poolRetired(pool) || ended.has(pool)),
       });
       return pool;
     };
     this.sql = this.#create();
-    this.#unwatched = open === null;
+    this.#unwatched = open === null || opaque;
     // Wired (not counted as postgres.js's writes) so that one session can
     // be closed (`endOwn`); no read is ever lent one of them.
-    const watched = open === null ? undefined : async () => {
+    const watched = open === null ? undefined : opaque ? open : async () => {
       const socket = this.#watch(wired(await open(), false));
       const opened = ++this.#ownOpened;
       socket.once("close", () => {
@@ -193,7 +223,9 @@ export class PgPools {
       return openedForReserve(socket, () => this.#typesRead === false);
     };
     const meta: Sql = postgres(url, {
-      ...optionsOf(untilEnded(() => meta, watched, () => this.#closed)),
+      ...optionsOf(
+        untilEnded(() => meta, watched, () => this.#closed, picker?.failure),
+      ),
       backoff: noWaitOnceRefused(() => this.#closed || ended.has(meta)),
       max: OWN_SESSIONS,
     });
@@ -232,8 +264,8 @@ export class PgPools {
    * Settles once no session of dbport's own pool is between its error and
    * its close in postgres.js (`#watch`): a statement sent again after a
    * session was found lost goes to another session then, or opens a new
-   * one. Where postgres.js opens its own sockets (a Unix socket, several
-   * hosts) dbport cannot watch them: it waits
+   * one. Where postgres.js opens its own sockets (a Unix socket) or
+   * negotiates TLS on them (several hosts) dbport cannot watch them: it waits
    * {@linkcode UNWATCHED_CLOSE_MS}, for the socket's close to come first.
    */
   async ownSessionsSettled(): Promise<void> {
@@ -431,7 +463,7 @@ export class PgPools {
    * back when `reusable` (no cancel request was sent for it:
    * pg_cancel.ts `reusableAfterStop`), closed otherwise — its socket
    * destroyed under postgres.js (pg_session.ts `closeSession`), or where
-   * postgres.js opened it itself (a Unix socket, several hosts) the backend
+   * postgres.js opened it itself (a Unix socket; several hosts under TLS) the backend
    * ended from within (`pg_terminate_backend` of its own pid, sent again
    * should a late request stop it: each request stops at most once). A
    * session that `died` is neither: postgres.js saw it close.
@@ -461,7 +493,7 @@ export class PgPools {
     // (a catalog DDL, VACUUM FULL) the reopened session waited behind it
     // before its statement could start — or be stopped.
     // Not where postgres.js opens the own sessions itself (a Unix socket,
-    // several hosts): no `openedForReserve` on them, and a `reserve()` it
+    // several hosts under its TLS): no `openedForReserve` on them, and a `reserve()` it
     // opens a session for with the flag off is dropped (outsider stop 51).
     if (!this.#unwatched) {
       (this.meta.options as { fetch_types?: boolean }).fetch_types = false;
@@ -709,12 +741,13 @@ function noWaitOnceRefused(
  * after the driver was closed (tests/db/outsider_stop46_test.ts). A cancel
  * request, which postgres.js sends on a socket of its own, still goes out
  * until the pool starts ending. Undefined where postgres.js opens its own
- * sockets (a Unix socket, several hosts).
+ * sockets (a Unix socket).
  */
 function untilEnded(
   pool: () => Sql,
   open: (() => Promise<Duplex>) | undefined,
   refusing: () => boolean,
+  failure?: () => Error | null,
 ): (() => Promise<Duplex>) | undefined {
   if (open === undefined) return undefined;
   return async () => {
@@ -733,7 +766,8 @@ function untilEnded(
       sockets.settle();
     });
     sockets.settle();
-    // Opened while the pool started ending: refused, and closed.
+    // Opened while the pool started ending (several hosts tried in turn,
+    // a tunnel): refused, and closed, never handed to it.
     if (ended.has(pool())) {
       socket.destroy();
       throw poolEnded();
@@ -747,8 +781,11 @@ function untilEnded(
     // the pool's sessions idle).
     // (A microtask: it runs once the close event's other listeners —
     // postgres.js's own — have run; a timer would outlive a closed driver.)
+    // Where the socket's hosts could not be used at all (every host of a
+    // several-host URL down, or none matching), the waiting reads fail
+    // with that rather than ask again until their timeout.
     socket.once("close", () => {
-      queueMicrotask(() => requeueWaiters(pool()));
+      queueMicrotask(() => requeueWaiters(pool(), failure?.() ?? undefined));
     });
     return refusing() ? cancelsOnly(socket) : socket;
   };

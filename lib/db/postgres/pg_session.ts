@@ -81,8 +81,17 @@ export function poolReplaced(error: unknown): boolean {
   return typeof error === "object" && error !== null && REPLACED in error;
 }
 
+/**
+ * `error`, marked as a refusal before anything ran (`poolReplaced`): the
+ * call asks again (`askingAgain`) — a session of a several-host URL ended
+ * at its startup because its host did not match (pg_hosts.ts).
+ */
+export function askAgain<T extends object>(error: T): T {
+  return Object.assign(error, { [REPLACED]: true });
+}
+
 /** `reserve()`s still waiting, by pool: what `requeueWaiters` refuses. */
-const waiting = new WeakMap<object, Set<() => void>>();
+const waiting = new WeakMap<object, Set<(failure?: Error) => void>>();
 
 /** Whether a `reserve()` of `sql` waits for a session now. */
 export function reserveWaiting(sql: object): boolean {
@@ -98,10 +107,12 @@ export function reserveWaiting(sql: object): boolean {
  * would never settle (issue 38: reads left unanswered after a value too
  * large was stopped mid-stream; stop 49b: an administrator ended a session
  * held for its cancel's delivery). Asked again, a waiting `reserve()` is
- * served by the reopened session.
+ * served by the reopened session. With `failure` (no host of a
+ * several-host URL could be used: pg_hosts.ts), they fail with it instead:
+ * asked again, each would only meet it again until its timeout.
  */
-export function requeueWaiters(sql: object): void {
-  for (const refuse of [...(waiting.get(sql) ?? [])]) refuse();
+export function requeueWaiters(sql: object, failure?: Error): void {
+  for (const refuse of [...(waiting.get(sql) ?? [])]) refuse(failure);
 }
 
 /**
@@ -211,14 +222,14 @@ export function reserveSession(
       signal?.removeEventListener("abort", onCancelled);
       all.delete(onRequeued);
     };
-    const refuse = (error: DbError) => {
+    const refuse = (error: Error) => {
       done();
       // Should it still come, the session goes back unused.
       pending.then((reserved) => reserved.release(), () => {});
       reject(error);
     };
     const onRetired = () => refuse(gone());
-    const onRequeued = () => refuse(requeued());
+    const onRequeued = (failure?: Error) => refuse(failure ?? requeued());
     const onCancelled = () => refuse(notStarted());
     retired.addEventListener("abort", onRetired, { once: true });
     signal?.addEventListener("abort", onCancelled, { once: true });

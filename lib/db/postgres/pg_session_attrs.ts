@@ -15,8 +15,12 @@
  *   sessions start read-only, so the server's own default cannot be read.
  * - `read-only` is a server in recovery (`standby`): the same reason; a
  *   primary whose `default_transaction_read_only` is on is not chosen.
- * - `primary`, `standby` and `prefer-standby` on several hosts are
- *   postgres.js's (by the server's reported `in_hot_standby`).
+ * - On several hosts dbport opens the sockets and picks the host
+ *   (pg_hosts.ts: by the server's reported `in_hot_standby`, libpq's
+ *   fallback to any host for `prefer-standby`); postgres.js, given one
+ *   host, still checks `primary` and `standby` itself (a server too old
+ *   to report `in_hot_standby`, or TLS postgres.js negotiates), which
+ *   fails a mismatched session rather than loop.
  * - Any other value is refused before anything connects, naming it.
  *
  * @module
@@ -35,12 +39,17 @@ const KNOWN = [
 ] as const;
 
 /** What postgres.js is told. */
-export type PostgresJsAttrs = "primary" | "standby" | "prefer-standby";
+export type PostgresJsAttrs = "primary" | "standby";
+
+/** What the host of a several-host URL must be (pg_hosts.ts). */
+export type HostAttrs = "primary" | "standby" | "prefer-standby" | null;
 
 /** A URL without the parameter, and what postgres.js is to check. */
 export interface SessionAttrs {
   url: string;
   attrs: PostgresJsAttrs | null;
+  /** What dbport's host picker checks on several hosts. */
+  hosts: HostAttrs;
 }
 
 /**
@@ -49,13 +58,13 @@ export interface SessionAttrs {
  */
 export function sessionAttrs(url: string): SessionAttrs {
   const at = url.indexOf("?");
-  if (at < 0) return { url, attrs: null };
+  if (at < 0) return { url, attrs: null, hosts: null };
   const hash = url.indexOf("#", at);
   const params = new URLSearchParams(
     url.slice(at + 1, hash < 0 ? undefined : hash),
   );
   const value = params.get("target_session_attrs");
-  if (value === null) return { url, attrs: null };
+  if (value === null) return { url, attrs: null, hosts: null };
   if (!(KNOWN as readonly string[]).includes(value)) {
     throw new DbError(
       "connect",
@@ -67,13 +76,13 @@ export function sessionAttrs(url: string): SessionAttrs {
   params.delete("target_session_attrs");
   const rest = params.toString();
   const without = url.slice(0, at) + (rest === "" ? "" : `?${rest}`);
-  return { url: without, attrs: forPostgresJs(value, severalHosts(url)) };
+  const hosts = forHosts(value);
+  // postgres.js's `prefer-standby` refuses the only host it is given.
+  const attrs = hosts === "prefer-standby" ? null : hosts;
+  return { url: without, attrs, hosts };
 }
 
-function forPostgresJs(
-  value: string,
-  several: boolean,
-): PostgresJsAttrs | null {
+function forHosts(value: string): HostAttrs {
   switch (value) {
     case "read-write":
     case "primary":
@@ -82,18 +91,8 @@ function forPostgresJs(
     case "standby":
       return "standby";
     case "prefer-standby":
-      return several ? "prefer-standby" : null;
+      return "prefer-standby";
     default:
       return null;
   }
-}
-
-/** Whether the URL names several hosts (`h1:5432,h2:5432`). */
-function severalHosts(url: string): boolean {
-  const scheme = url.indexOf("://");
-  const start = scheme < 0 ? 0 : scheme + 3;
-  const end = url.slice(start).search(/[/?#]/);
-  const authority = end < 0 ? url.slice(start) : url.slice(start, start + end);
-  const hosts = authority.slice(authority.lastIndexOf("@") + 1);
-  return hosts.includes(",");
 }

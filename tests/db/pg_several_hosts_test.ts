@@ -1,0 +1,409 @@
+/**
+ * A PostgreSQL URL of several hosts (`h1,h2:5432`, what an HA setup looks
+ * like), whose sockets dbport opens itself (pg_hosts.ts). postgres.js 3.4.9,
+ * left to rotate the hosts, ignored every connect error while a next host
+ * existed: with every host down a call waited out its whole timeout ("the
+ * statement timeout of 3 s ran out") and, after the driver closed,
+ * postgres.js went on connecting ~117 times a second for ever; a
+ * `target_session_attrs` no host matched opened 421 sessions in one 30 s
+ * call and ~16 a second after the driver was closed.
+ *
+ * Two hosts are simulated by 127.0.0.1 and localhost (the same server), by
+ * a port nobody listens on, and by TCP listeners of the test's own.
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "@std/assert";
+import postgres from "postgres";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
+import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { firstMessage } from "../_tcp_proxy.ts";
+import { tlsPgProxy } from "../_tls_pg_proxy.ts";
+import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
+
+const call = (timeoutMs: number) => ({
+  signal: new AbortController().signal,
+  timeoutMs,
+});
+
+const server = new URL(POSTGRES_URL);
+const PORT = Number(server.port || 5432);
+
+/** A loopback port nobody listens on (for now). */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** `POSTGRES_URL` with `hosts` instead of its host, on `database`. */
+function urlOf(hosts: string, database = "test", params = ""): string {
+  const user = server.username || "postgres";
+  return `postgres://${user}@${hosts}/${database}${params}`;
+}
+
+/**
+ * A listener that accepts connections and closes each at once, counting
+ * them: a host that answers the connect and nothing else.
+ */
+function slammingHost(): {
+  port: number;
+  readonly accepted: number;
+  close(): void;
+} {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let accepted = 0;
+  void (async () => {
+    for await (const conn of listener) {
+      accepted++;
+      conn.close();
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    get accepted() {
+      return accepted;
+    },
+    close: () => listener.close(),
+  };
+}
+
+/** A database of the test's own, whose sessions are counted. */
+async function ownDatabase(): Promise<{
+  name: string;
+  sessions(): Promise<number>;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  const name = `dbp_hosts_${crypto.randomUUID().slice(0, 8)}`;
+  await admin.unsafe(`create database ${name}`);
+  return {
+    name,
+    sessions: async () =>
+      Number(
+        (await admin`select sessions from pg_stat_database where datname = ${name}`)[
+          0
+        ]!.sessions,
+      ),
+    async [Symbol.asyncDispose]() {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** pg_stat_database counts a session as it ends: wait for the last. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+
+Deno.test(
+  "several hosts all down: the call fails at once as a connect error naming each host",
+  needs("postgres"),
+  async () => {
+    const a = freePort();
+    const b = freePort();
+    const driver = openPostgres({
+      url: urlOf(`127.0.0.1:${a},localhost:${b}`),
+      secrets: [],
+    });
+    const started = performance.now();
+    const failure = await driver.version(call(3000)).then(
+      (version) => `answered ${version}`,
+      (error: Error) => error.message,
+    );
+    const elapsed = performance.now() - started;
+    await driver.close();
+    assertStringIncludes(failure, "no host of the URL accepted a connection");
+    assertStringIncludes(failure, `localhost:${b} (`);
+    assert(!failure.includes("timeout"), failure);
+    assert(elapsed < 2_500, `failed after ${elapsed} ms`);
+    // The same through a read (the reads' pool, wired in clear).
+    const reader = openPostgres({
+      url: urlOf(`127.0.0.1:${a},localhost:${b}`),
+      secrets: [],
+    });
+    const read = await reader.query("select 1", {
+      ...READ_OPTIONS,
+      ...call(3000),
+    }).then(() => "answered", (error: Error) => error.message);
+    await reader.close();
+    assertStringIncludes(read, "no host of the URL accepted a connection");
+  },
+);
+
+Deno.test(
+  "several hosts that drop every connection: nothing connects after close",
+  needs("postgres"),
+  async () => {
+    const one = slammingHost();
+    const two = slammingHost();
+    try {
+      const driver = openPostgres({
+        url: urlOf(`127.0.0.1:${one.port},127.0.0.1:${two.port}`),
+        secrets: [],
+      });
+      const started = performance.now();
+      const failure = await driver.version(call(3000)).then(
+        () => "answered",
+        (error: Error) => error.message,
+      );
+      const elapsed = performance.now() - started;
+      await driver.close();
+      const atClose = one.accepted + two.accepted;
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const after = one.accepted + two.accepted - atClose;
+      assert(failure !== "answered");
+      // Nothing connects once the driver closed. (While the call runs, a
+      // host that drops every connection is reconnected at postgres.js's
+      // backoff until the call's timeout — as a one-host URL to such a host
+      // is: the session fails before it started, and the waiting call asks
+      // again. `elapsed` is the call's timeout then.)
+      // On main: postgres.js connected ~117 times a second, for ever.
+      assertEquals(after, 0, `${after} connections after close`);
+      assert(elapsed < 8_000, `failed after ${elapsed} ms: ${failure}`);
+      // The first host is the one tried: the URL's order.
+      assert(one.accepted > 0, "the first host was tried");
+    } finally {
+      one.close();
+      two.close();
+    }
+  },
+);
+
+Deno.test(
+  "several hosts, the first down: reads, catalog calls and a cancel reach the second",
+  needs("postgres"),
+  async () => {
+    const down = freePort();
+    await using db = await ownDatabase();
+    const driver = openPostgres({
+      url: urlOf(`127.0.0.1:${down},localhost:${PORT}`, db.name),
+      secrets: [],
+    });
+    // A listener on the first host's port once the sessions are open on the
+    // second: a cancel request must still go to the second (the backend's).
+    let listener: Deno.Listener | null = null;
+    let strayed = 0;
+    try {
+      assert((await driver.version(call(5000))).startsWith("PostgreSQL"));
+      const rows = await driver.query("select 41 + 1 as x", {
+        ...READ_OPTIONS,
+        ...call(5000),
+      });
+      assertEquals(rows.rows, [[42]]);
+      listener = Deno.listen({ hostname: "127.0.0.1", port: down });
+      void (async () => {
+        for await (const conn of listener!) {
+          // A session's own connect may come here now (the URL's order); a
+          // cancel request must not.
+          const first = await firstMessage(conn).catch(() => null);
+          if (first?.cancel) strayed++;
+          try {
+            conn.close();
+          } catch {
+            // Closed already.
+          }
+        }
+      })().catch(() => {});
+      const started = performance.now();
+      const stopped = await driver.query("select pg_sleep(20)", {
+        ...READ_OPTIONS,
+        ...call(1000),
+      }).then(() => "answered", (error: Error) => error.message);
+      const elapsed = performance.now() - started;
+      assertStringIncludes(stopped, "timeout");
+      assert(elapsed < 5_000, `stopped after ${elapsed} ms`);
+      // Stopped on the server: nothing of it still runs.
+      const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+      try {
+        const running = await admin`select count(*)::int as n
+        from pg_stat_activity
+       where datname = ${db.name} and query = 'select pg_sleep(20)'
+         and state = 'active'`;
+        assertEquals(running[0]!.n, 0);
+      } finally {
+        await admin.end();
+      }
+      assertEquals(strayed, 0, "a cancel request went to the other host");
+      // Still answering after the stop.
+      const again = await driver.query("select 2 as x", {
+        ...READ_OPTIONS,
+        ...call(5000),
+      });
+      assertEquals(again.rows, [[2]]);
+    } finally {
+      await driver.close();
+      listener?.close();
+    }
+  },
+);
+
+Deno.test(
+  "several hosts: target_session_attrs=read-write with the first host down answers on the second",
+  needs("postgres"),
+  async () => {
+    const down = freePort();
+    await using db = await ownDatabase();
+    const before = await db.sessions();
+    const driver = openPostgres({
+      url: urlOf(
+        `127.0.0.1:${down},localhost:${PORT}`,
+        db.name,
+        "?target_session_attrs=read-write",
+      ),
+      secrets: [],
+    });
+    try {
+      assert((await driver.version(call(5000))).startsWith("PostgreSQL"));
+      const rows = await driver.query("select 1 as x", {
+        ...READ_OPTIONS,
+        ...call(5000),
+      });
+      assertEquals(rows.rows, [[1]]);
+    } finally {
+      await driver.close();
+    }
+    await settle();
+    const opened = (await db.sessions()) - before;
+    assert(opened <= 3, `${opened} sessions for two calls`);
+  },
+);
+
+Deno.test(
+  "several hosts: target_session_attrs=standby on two primaries fails at once, a bounded number of sessions",
+  needs("postgres"),
+  async () => {
+    await using db = await ownDatabase();
+    const before = await db.sessions();
+    const driver = openPostgres({
+      url: urlOf(
+        `127.0.0.1:${PORT},localhost:${PORT}`,
+        db.name,
+        "?target_session_attrs=standby",
+      ),
+      secrets: [],
+    });
+    const failures: string[] = [];
+    const started = performance.now();
+    try {
+      for (const attempt of [0, 1]) {
+        failures.push(
+          await driver.version(call(30_000)).then(
+            () => `answered ${attempt}`,
+            (error: Error) => error.message,
+          ),
+          await driver.query("select 1", { ...READ_OPTIONS, ...call(30_000) })
+            .then(() => `answered ${attempt}`, (error: Error) => error.message),
+        );
+      }
+    } finally {
+      await driver.close();
+    }
+    const elapsed = performance.now() - started;
+    for (const failure of failures) {
+      assertStringIncludes(
+        failure,
+        "no host of the URL is a standby (target_session_attrs=standby/read-only)",
+      );
+    }
+    // On main: 421 sessions in one 30 s call.
+    assert(elapsed < 10_000, `four calls took ${elapsed} ms`);
+    await settle();
+    const opened = (await db.sessions()) - before;
+    // At most two per host per call (four calls, two hosts).
+    assert(opened <= 16, `${opened} sessions for four calls`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assertEquals(
+      (await db.sessions()) - before,
+      opened,
+      "sessions opened after close",
+    );
+  },
+);
+
+Deno.test(
+  "several hosts: target_session_attrs=prefer-standby on two primaries answers (libpq's fallback)",
+  needs("postgres"),
+  async () => {
+    await using db = await ownDatabase();
+    const before = await db.sessions();
+    const driver = openPostgres({
+      url: urlOf(
+        `127.0.0.1:${PORT},localhost:${PORT}`,
+        db.name,
+        "?target_session_attrs=prefer-standby",
+      ),
+      secrets: [],
+    });
+    try {
+      assert((await driver.version(call(10_000))).startsWith("PostgreSQL"));
+      for (const x of [1, 2, 3]) {
+        const rows = await driver.query(`select ${x} as x`, {
+          ...READ_OPTIONS,
+          ...call(10_000),
+        });
+        assertEquals(rows.rows, [[x]]);
+      }
+    } finally {
+      await driver.close();
+    }
+    await settle();
+    const opened = (await db.sessions()) - before;
+    assert(opened <= 8, `${opened} sessions for four calls`);
+  },
+);
+
+Deno.test(
+  "several hosts in clear: reads take the wired path, one write each",
+  needs("postgres"),
+  async () => {
+    const driver = openPostgres({
+      url: urlOf(`127.0.0.1:${PORT},localhost:${PORT}`),
+      secrets: [],
+    });
+    try {
+      await driver.query("select 1", READ_OPTIONS);
+      const before = { ...wireWrites };
+      for (let i = 0; i < 10; i++) {
+        const result = await driver.query(`select ${i} as i`, READ_OPTIONS);
+        assertEquals(result.rows, [[i]]);
+      }
+      // One write each, nothing from postgres.js: the wired reader's path
+      // (on main, several hosts took postgres.js's own path).
+      assertEquals(wireWrites.reads - before.reads, 10);
+      assertEquals(wireWrites.postgresJs - before.postgresJs, 0);
+    } finally {
+      await driver.close();
+    }
+  },
+);
+
+Deno.test(
+  "several hosts under TLS (postgres.js negotiates it over dbport's socket): the first host down, the second answers encrypted",
+  needs("postgres"),
+  async () => {
+    const proxy = await tlsPgProxy(new URL(POSTGRES_URL));
+    const down = freePort();
+    const port = new URL(proxy.url).port;
+    const driver = openPostgres({
+      url: urlOf(
+        `127.0.0.1:${down},localhost:${port}`,
+        "test",
+        "?sslmode=require",
+      ),
+      secrets: [],
+    });
+    try {
+      assert((await driver.version(call(5000))).startsWith("PostgreSQL"));
+      const rows = await driver.query("select 7 as x", {
+        ...READ_OPTIONS,
+        ...call(5000),
+      });
+      assertEquals(rows.rows, [[7]]);
+      assert(proxy.stats.tls > 0, "no session negotiated TLS");
+      assertEquals(proxy.stats.clear, 0);
+    } finally {
+      await driver.close();
+      await proxy.close();
+    }
+  },
+);
