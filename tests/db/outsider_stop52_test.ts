@@ -18,7 +18,9 @@
  *   server as a startup parameter. libpq refuses such a URL ("invalid
  *   sslmode value"). `sslmode=disable`/`false` with a CA stay the owner's
  *   word (clear), as docs/security.md says; not counted as findings.
- * - FINDING a several-host URL whose first host is down (the usual HA URL
+ * - FIXED (pg_hosts.ts: dbport opens several hosts' sockets and routes a
+ *   cancel request to its backend's host) a several-host URL whose first
+ *   host is down (the usual HA URL
  *   with a failed primary listed first): a read that times out is never
  *   stopped on the server. postgres.js sends each cancel request to the
  *   first host of the list (3.4.9 `Connection(options).cancel` starts at
@@ -251,7 +253,7 @@ for (const param of ["sslmode", "ssl"]) {
   });
 }
 
-Deno.test("FINDING: on a several-host URL whose first host is down, a read that times out is never stopped and answers 5 s late as a lost session", async () => {
+Deno.test("on a several-host URL whose first host was down, a read that timed out was never stopped and answered 5 s late as a lost session", async () => {
   // What it does: `postgres://user@127.0.0.1:1,<server>/db` (the first
   // host refuses connections: a failed primary listed first; postgres.js
   // goes on to the next host, as it should). The owner locks a table, and
