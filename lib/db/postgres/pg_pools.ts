@@ -106,6 +106,11 @@ export class PgPools {
   readonly cancelSockets = new Set<Duplex>();
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
+  /**
+   * Aborted by `close` before the pools end: what the TLS socket factory
+   * still negotiates or reads (pg_tls.ts `secured`) ends with it.
+   */
+  readonly #stopping = new AbortController();
   /** The own pool's `fetch_types` as postgres.js last read it. */
   #typesRead = true;
   /** Whether `close` was called. */
@@ -142,7 +147,9 @@ export class PgPools {
       : openingSafely(config.socket);
     const ownTls = raw !== null && tlsNeeds !== null &&
       tlsNeeds !== undefined;
-    const open = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!);
+    const open = raw === null || !ownTls
+      ? raw
+      : secured(raw, tlsNeeds!, this.#stopping.signal);
     // postgres.js's URL: without what it would pass on as a startup
     // parameter, and told not to negotiate TLS on a socket that has it.
     // Where postgres.js would negotiate TLS itself, a CA the URL names
@@ -551,6 +558,7 @@ export class PgPools {
       }),
     ]);
     timer?.clear();
+    this.#stopping.abort();
     const pools = [this.sql, this.meta, ...this.#retired];
     await Promise.all(pools.map((pool) => endPool(pool, 1)));
     // Nothing of the pools outlives the close: their sockets closed, and
