@@ -33,7 +33,7 @@
  *   but the console's Edit page shows it in its HTML (url_secrets.ts masks
  *   the literal `sslpassword=` only) and `queryStringSecrets` does not count
  *   it as a secret (so no message would redact it).
- * - FINDING an AI client's connect error names the client certificate's and
+ * - FIXED an AI client's connect error names the client certificate's and
  *   key's files in full ("the client certificate file the URL's sslcert
  *   names (/work/…/x.pem) could not be read", "… sslkey names (…): a wrong
  *   passphrase", "… is not the key of the certificate …"): redact.ts hides
@@ -111,6 +111,7 @@
 
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
+import { probeConnection } from "../../lib/app/connection_probe.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { createConsoleApp } from "../../lib/console/app.tsx";
@@ -118,6 +119,7 @@ import { ConsoleEvents } from "../../lib/console/events.ts";
 import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
 import { DbError } from "../../lib/db/errors.ts";
+import { defaultSshContext } from "../../lib/db/open_driver.ts";
 import {
   readTextWithin,
   secured,
@@ -302,7 +304,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: an AI client's error names the client certificate and key files in full (the URL's sslcert/sslkey paths), which key=value masking hides",
+    "an AI client's error named the client certificate and key files in full (the URL's sslcert/sslkey paths), which key=value masking hid; the owner's test still names them",
   ...needs("postgres"),
   async fn() {
     // What it does: saved connections (readOnly)
@@ -355,6 +357,16 @@ Deno.test({
       }
     }
     assertEquals(shown, [], "file locations reached the AI client");
+    // The owner's `connections test` (probeConnection: the owner's
+    // audience) still names the parameter and the file at fault.
+    const owner = await probeConnection(
+      connections[0]!,
+      "/nonexistent/known_hosts",
+      defaultSshContext([]),
+    );
+    assertEquals(owner.outcome, "failed");
+    const said = owner.outcome === "failed" ? owner.message : "";
+    assert(said.includes(`sslcert names (${missing})`), said);
   },
 });
 
