@@ -11,7 +11,12 @@ import { ENGINES } from "./engines.ts";
 import { ownerOnly, visibleOf, withVisible } from "./redact.ts";
 import { lazyDriver } from "./lazy_driver.ts";
 import { splitDriver, withLogin } from "./split_driver.ts";
-import { describeTarget, queryStringSecrets, sqlitePath } from "./target.ts";
+import {
+  describeTarget,
+  queryStringPaths,
+  queryStringSecrets,
+  sqlitePath,
+} from "./target.ts";
 import type { Driver, Engine } from "./types.ts";
 import { readSecret, type SecretSource } from "./secret_source.ts";
 import type { Duplex } from "node:stream";
@@ -112,7 +117,12 @@ export function openDriver(
     ? ownerOnly(ownerSecrets(spec))
     : withVisible(
       [
-        ...target?.secrets ?? [spec.url, ...queryStringSecrets(spec.url)],
+        ...target?.secrets ??
+          [
+            spec.url,
+            ...queryStringSecrets(spec.url),
+            ...queryStringPaths(spec.url),
+          ],
         ...sshNames(spec.ssh),
       ],
       target?.visible ?? [],

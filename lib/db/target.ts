@@ -58,6 +58,7 @@ export function describeTarget(
     decodeURIComponent(parsed.username),
     decodeURIComponent(parsed.password),
     ...queryStringSecrets(url),
+    ...queryStringPaths(url),
     ...extra,
   ].filter((value) => value !== "");
   const visible = [
@@ -81,12 +82,7 @@ const SECRET_PARAMS = ["authToken", "sslpassword"];
  * and went unredacted and shown by the console (outsider stop 53).
  */
 export function isSecretParam(raw: string): boolean {
-  if (SECRET_PARAMS.includes(raw)) return true;
-  try {
-    return SECRET_PARAMS.includes(decodeURIComponent(raw.replaceAll("+", " ")));
-  } catch {
-    return false;
-  }
+  return SECRET_PARAMS.includes(decodedName(raw));
 }
 
 /**
@@ -95,6 +91,32 @@ export function isSecretParam(raw: string): boolean {
  * (`h1:5432,h2:5432`) is no WHATWG URL, and its secrets are secrets still.
  */
 export function queryStringSecrets(url: string): string[] {
+  return queryValues(url, SECRET_PARAMS);
+}
+
+/**
+ * Query parameters whose values are local files: a PostgreSQL client
+ * certificate, its key and a CA (libpq's `sslcert`, `sslkey`,
+ * `sslrootcert`). Their paths name the owner's directories: redacted from
+ * what AI clients see, never from the owner's own terminal (which needs
+ * them to fix the file).
+ */
+const PATH_PARAMS = ["sslcert", "sslkey", "sslrootcert"];
+
+/**
+ * The file paths a URL's query string names (`PATH_PARAMS`), as given and
+ * decoded — not `sslrootcert=system`, a word rather than a file.
+ */
+export function queryStringPaths(url: string): string[] {
+  return queryValues(url, PATH_PARAMS).filter((value) => value !== "system");
+}
+
+/**
+ * The values of `names` in a URL's query string, as given and decoded (a
+ * name percent-encoded too), read from the query string alone: a URL of
+ * several hosts (`h1:5432,h2:5432`) is no WHATWG URL.
+ */
+function queryValues(url: string, names: readonly string[]): string[] {
   const at = url.indexOf("?");
   if (at < 0) return [];
   const hash = url.indexOf("#", at);
@@ -102,7 +124,7 @@ export function queryStringSecrets(url: string): string[] {
   const values: string[] = [];
   for (const part of query.split("&")) {
     const eq = part.indexOf("=");
-    if (eq < 0 || !isSecretParam(part.slice(0, eq))) continue;
+    if (eq < 0 || !names.includes(decodedName(part.slice(0, eq)))) continue;
     const raw = part.slice(eq + 1);
     values.push(raw);
     try {
@@ -110,6 +132,18 @@ export function queryStringSecrets(url: string): string[] {
     } catch { /* not percent-encoded as it should be: the raw value only */ }
   }
   return [...new Set(values)].filter((value) => value !== "");
+}
+
+/**
+ * A query parameter's name as URLSearchParams reads it (pg_tls.ts does):
+ * `%73slcert` is `sslcert`.
+ */
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll("+", " "));
+  } catch {
+    return name;
+  }
 }
 
 /**

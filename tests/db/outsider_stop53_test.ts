@@ -39,13 +39,13 @@
  *   but the console's Edit page shows it in its HTML (url_secrets.ts masks
  *   the literal `sslpassword=` only) and `queryStringSecrets` does not count
  *   it as a secret (so no message would redact it).
- * - FINDING an AI client's connect error names the client certificate's and
+ * - FIXED an AI client's connect error names the client certificate's and
  *   key's files in full ("the client certificate file the URL's sslcert
  *   names (/work/…/x.pem) could not be read", "… sslkey names (…): a wrong
  *   passphrase", "… is not the key of the certificate …"): redact.ts hides
  *   `sslcert=`/`sslkey=` as key=value secrets and paths only under a few
  *   roots (/home, /Users, /etc, …), not "names (<path>)" elsewhere.
- * - FINDING `sslcert` (or `sslkey`) naming a FIFO (a named pipe nobody
+ * - FIXED `sslcert` (or `sslkey`) naming a FIFO (a named pipe nobody
  *   writes, or any file whose read never ends): the file's read has no
  *   deadline (the TLS connect timeout starts after it), so each call waits
  *   its whole timeout (25 s measured with a 25 s timeout, past the 10 s
@@ -53,7 +53,7 @@
  *   database session" — no named connect error; the pending read is kept
  *   (`client ??=`), so every later call of the driver waits the same way;
  *   `close()` then took 3.0 s (1 s `endPool` + 2 s `socketsGone`).
- * - FINDING a driver closed while a session's TLS waits for the answer to
+ * - FIXED a driver closed while a session's TLS waits for the answer to
  *   its SSLRequest (a hop that takes the connection and never answers):
  *   close() took 3.0 s (1.0 s without TLS) and returned with the socket
  *   still open; the hop saw it closed ~9 s after close began, at
@@ -117,6 +117,7 @@
 
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
+import { probeConnection } from "../../lib/app/connection_probe.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import { createConsoleApp } from "../../lib/console/app.tsx";
@@ -124,12 +125,19 @@ import { ConsoleEvents } from "../../lib/console/events.ts";
 import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
 import { DbError } from "../../lib/db/errors.ts";
+import { defaultSshContext } from "../../lib/db/open_driver.ts";
+import {
+  readTextWithin,
+  secured,
+  tlsPlan,
+} from "../../lib/db/postgres/pg_tls.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { queryStringSecrets } from "../../lib/db/target.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import {
+  TEST_CA_FILE,
   TEST_CLIENT,
   TEST_KEY_PASSPHRASE,
   tlsPgProxy,
@@ -302,7 +310,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: an AI client's error names the client certificate and key files in full (the URL's sslcert/sslkey paths), which key=value masking hides",
+    "an AI client's error named the client certificate and key files in full (the URL's sslcert/sslkey paths), which key=value masking hid; the owner's test still names them",
   ...needs("postgres"),
   async fn() {
     // What it does: saved connections (readOnly)
@@ -355,6 +363,16 @@ Deno.test({
       }
     }
     assertEquals(shown, [], "file locations reached the AI client");
+    // The owner's `connections test` (probeConnection: the owner's
+    // audience) still names the parameter and the file at fault.
+    const owner = await probeConnection(
+      connections[0]!,
+      "/nonexistent/known_hosts",
+      defaultSshContext([]),
+    );
+    assertEquals(owner.outcome, "failed");
+    const said = owner.outcome === "failed" ? owner.message : "";
+    assert(said.includes(`sslcert names (${missing})`), said);
   },
 });
 
@@ -389,7 +407,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a driver closed while a session's TLS waits for the answer to its SSLRequest leaves that socket open until the 10 s TLS alarm, after a 3 s close",
+    "a driver closed while a session's TLS waited for the answer to its SSLRequest left that socket open until the 10 s TLS alarm, after a 3 s close",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -454,6 +472,8 @@ Deno.test({
         Math.round(closeMs)
       } ms)`,
     );
+    // As long as without TLS (1.0 s: the pools' end), not 3 s.
+    assert(closeMs < 2000, `close() took ${Math.round(closeMs)} ms`);
   },
 });
 
@@ -563,7 +583,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: sslcert naming a FIFO makes every read wait its whole timeout (past the 10 s connect timeout) and fail as waiting for a session, never as the certificate's named error",
+    "sslcert naming a FIFO made every read wait its whole timeout (past the 10 s connect timeout) and fail as waiting for a session, never as the certificate's named error",
   ...needs("postgres"),
   async fn() {
     // What it does: `sslcert=<a FIFO nobody writes>&sslkey=<the test key>`
@@ -594,18 +614,138 @@ Deno.test({
     try {
       first = await answer(driver, "select 1 as one", 14_000);
     } finally {
-      // Give the blocked read a writer and its end: nothing stays waiting.
-      const writer = await Deno.open(fifo, { write: true });
+      // Give a blocked read a writer and its end: nothing stays waiting
+      // (opened for reading too: a FIFO nobody reads would block the open).
+      const writer = await Deno.open(fifo, { read: true, write: true });
       writer.close();
       await sleep(50);
       await driver.close();
       await Deno.remove(dir, { recursive: true });
     }
     assert(
-      first.ms < 12_000 && /sslcert/.test(first.said),
+      first.ms < 3_000 &&
+        /^connect: .*sslcert.*not a regular file \(a FIFO\)/.test(first.said),
       `answered after ${Math.round(first.ms)} ms: ${first.said}`,
     );
   },
+});
+
+Deno.test({
+  name:
+    "sslrootcert naming a FIFO is refused at once as a connect error naming sslrootcert",
+  ...needs("postgres"),
+  async fn() {
+    // The CA file's read had the same unbounded read as sslcert's.
+    const dir = await Deno.makeTempDir({ prefix: "a53-fifo-ca-" });
+    const fifo = `${dir}/ca.pem`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert(made.success, "mkfifo");
+    const url = new URL(POSTGRES_URL);
+    url.searchParams.set("application_name", "a53_fifo_ca");
+    url.searchParams.set("sslmode", "verify-full");
+    url.searchParams.set("sslrootcert", fifo);
+    const driver = openPostgres({
+      url: url.toString(),
+      secrets: [],
+      wiredReads: true,
+    });
+    const said: { said: string; ms: number }[] = [];
+    try {
+      said.push(await answer(driver, "select 1", 14_000));
+    } finally {
+      const writer = await Deno.open(fifo, { read: true, write: true });
+      writer.close();
+      await sleep(50);
+      await driver.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+    for (const got of said) {
+      assert(
+        got.ms < 3_000 &&
+          /^connect: .*sslrootcert.*not a regular file \(a FIFO\)/.test(
+            got.said,
+          ),
+        `answered after ${Math.round(got.ms)} ms: ${got.said}`,
+      );
+    }
+  },
+});
+
+Deno.test("a CA file refused (a FIFO) is read again at the next session once put right, never the failure kept", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "a53-fifo-again-" });
+  const file = `${dir}/ca.pem`;
+  const made = await new Deno.Command("mkfifo", { args: [file] }).output();
+  assert(made.success, "mkfifo");
+  const plan = tlsPlan(`postgres://db.test/x?sslrootcert=${file}`, {
+    host: ["db.test"],
+  });
+  assert(plan?.caFile === file, JSON.stringify(plan));
+  // Nothing is opened here: once the CA is read, the opener's failure.
+  const factory = secured(
+    () => Promise.reject(new Error("a53: the socket's open")),
+    plan,
+  );
+  const failure = async () => {
+    const socket = await factory();
+    let said = "closed without an error";
+    socket.once("error", (error: Error) => said = error.message);
+    // The failed socket errs a timer later, and closes a timer after.
+    await new Promise((resolve) => socket.once("close", resolve));
+    return said;
+  };
+  try {
+    const first = await failure();
+    assert(/sslrootcert.*not a regular file \(a FIFO\)/.test(first), first);
+    await Deno.remove(file);
+    await Deno.copyFile(TEST_CA_FILE, file);
+    assertEquals(await failure(), "a53: the socket's open");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a file read that never ends (a FIFO past the stat: a race, a slow file system) fails at its deadline, and a close stops it at once", async () => {
+  // `readTextWithin` without its stat check: the read of a FIFO nobody
+  // writes blocks; the deadline (and the driver's close) ends the wait.
+  const dir = await Deno.makeTempDir({ prefix: "a53-fifo-read-" });
+  const fifo = `${dir}/x.pem`;
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert(made.success, "mkfifo");
+  const outcomes: string[] = [];
+  try {
+    let started = performance.now();
+    await readTextWithin(fifo, 300).then(
+      () => outcomes.push("read"),
+      (error) =>
+        outcomes.push(
+          `${error.message} after ${
+            performance.now() - started < 1_000 ? "<1s" : "too long"
+          }`,
+        ),
+    );
+    const stop = new AbortController();
+    started = performance.now();
+    setTimeout(() => stop.abort(), 100);
+    await readTextWithin(fifo, 10_000, stop.signal).then(
+      () => outcomes.push("read"),
+      (error) =>
+        outcomes.push(
+          `${error.code}: ${error.message} after ${
+            performance.now() - started < 1_000 ? "<1s" : "too long"
+          }`,
+        ),
+    );
+  } finally {
+    // The blocked reads' threads: given a writer and its end.
+    const writer = await Deno.open(fifo, { read: true, write: true });
+    writer.close();
+    await sleep(100);
+    await Deno.remove(dir, { recursive: true });
+  }
+  assertEquals(outcomes, [
+    "its read did not end within 0.3 s after <1s",
+    "CONNECTION_ENDED: the connection was closed while its TLS was negotiated after <1s",
+  ]);
 });
 
 Deno.test({

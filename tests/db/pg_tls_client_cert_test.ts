@@ -18,7 +18,11 @@ import {
   withoutOwnTlsParams,
 } from "../../lib/db/postgres/pg_tls.ts";
 import { redact, withVisible } from "../../lib/db/redact.ts";
-import { describeTarget, queryStringSecrets } from "../../lib/db/target.ts";
+import {
+  describeTarget,
+  queryStringPaths,
+  queryStringSecrets,
+} from "../../lib/db/target.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { needs, openFixture, READ_OPTIONS, runningCount } from "../_db.ts";
 import { waitUntil } from "../_wait.ts";
@@ -192,6 +196,33 @@ Deno.test("postgres tls client certificate: sslpassword is among a connection's 
     assert(!shown.includes("k3y"), shown);
     assert(shown.includes("[redacted]"), shown);
   }
+});
+
+Deno.test("postgres tls client certificate: the sslcert, sslkey and sslrootcert paths are redacted from a client's messages, not from the owner's", () => {
+  const cert = "/work/srv-keys/my certs/client.pem";
+  const key = "/usr/local/keys/client.key";
+  const ca = "/opt/x/ca.pem";
+  const url = `postgres://u@db.example:5432/d?sslmode=verify-full&sslcert=${
+    encodeURIComponent(cert)
+  }&%73slkey=${key}&sslrootcert=${ca}`;
+  assertEquals(
+    queryStringPaths(url).filter((p) => !p.includes("%")).sort(),
+    [
+      cert,
+      ca,
+      key,
+    ].sort(),
+  );
+  assertEquals(queryStringPaths("postgres://h/d?sslrootcert=system"), []);
+  const target = describeTarget("postgres", url)!;
+  const secrets = withVisible([...target.secrets], target.visible);
+  const message =
+    `the client key the URL's sslkey names (${key}) is not the key of the certificate sslcert names (${cert}); CA ${ca}`;
+  assertEquals(
+    redact(message, secrets),
+    "the client key the URL's sslkey names ([redacted]) is not the key of the certificate sslcert names ([redacted]); CA [redacted]",
+  );
+  // The owner's `connections test` keeps them: outsider_stop53_test.ts.
 });
 
 Deno.test({

@@ -107,6 +107,11 @@ export class PgPools {
   readonly cancelSockets = new Set<Duplex>();
   /** Set by `close`: a pool lost after it is not replaced. */
   #closed = false;
+  /**
+   * Aborted by `close` before the pools end: what the TLS socket factory
+   * still negotiates or reads (pg_tls.ts `secured`) ends with it.
+   */
+  readonly #stopping = new AbortController();
   /** The own pool's `fetch_types` as postgres.js last read it. */
   #typesRead = true;
   /** Whether `close` was called. */
@@ -155,7 +160,9 @@ export class PgPools {
       : openingSafely(config.socket);
     const ownTls = raw !== null && tlsNeeds !== null &&
       tlsNeeds !== undefined;
-    const open = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!);
+    const open = raw === null || !ownTls
+      ? raw
+      : secured(raw, tlsNeeds!, this.#stopping.signal);
     // postgres.js negotiates TLS on the socket dbport gave it: its bytes
     // are not clear, and it replaces the socket's listeners with its TLS
     // socket's (connection.js `secure`): neither wired nor watched.
@@ -583,6 +590,7 @@ export class PgPools {
       }),
     ]);
     timer?.clear();
+    this.#stopping.abort();
     const pools = [this.sql, this.meta, ...this.#retired];
     await Promise.all(pools.map((pool) => endPool(pool, 1)));
     // Nothing of the pools outlives the close: their sockets closed, and

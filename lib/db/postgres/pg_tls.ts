@@ -235,32 +235,56 @@ const SSL_REQUEST = Uint8Array.of(0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f);
  * its connecting state for ever (a factory that throws rejects the one
  * statement and leaves the session neither open nor closed). The socket
  * it returns fails instead, and postgres.js sees it error and close.
+ *
+ * `stop` (the driver closing: pg_pools.ts `close`) ends what the factory
+ * is still doing: a socket still negotiating (before postgres.js has it,
+ * no pool would close it) is destroyed, a file read given up, and nothing
+ * is opened after it (outsider stop 53: a socket whose SSLRequest a hop
+ * never answered outlived the close until the connect alarm).
  */
 export function secured(
   open: () => Promise<Duplex>,
   plan: TlsPlan,
+  stop?: AbortSignal,
 ): () => Promise<Duplex> {
   let ca: Promise<string> | undefined;
   let client: Promise<ClientCert> | undefined;
   return openingSafely(async () => {
+    if (stop?.aborted) throw closedWhileOpening();
+    // Each read again at the next session when it failed (a file put
+    // right); bounded (`readNamedFile`), a failed one is never kept.
     if (plan.caFile !== undefined) {
-      ca ??= Deno.readTextFile(plan.caFile).catch(() => {
-        ca = undefined;
-        throw tlsError(
-          "the CA file the URL's sslrootcert names could not be read",
-        );
+      const reading: Promise<string> = ca ??= readNamedFile(
+        plan.caFile,
+        "sslrootcert",
+        "CA",
+        stop,
+      ).catch((error) => {
+        if (ca === reading) ca = undefined;
+        throw error;
       });
     }
     if (plan.client !== undefined) {
-      // Read again at the next session when it failed (a file put right).
-      client ??= readClientCert(plan.client).catch((error) => {
-        client = undefined;
+      const reading: Promise<ClientCert> = client ??= readClientCert(
+        plan.client,
+        stop,
+      ).catch((error) => {
+        if (client === reading) client = undefined;
         throw error;
       });
     }
     const [caText, clientCert] = await Promise.all([ca, client]);
-    return negotiate(await open(), plan, caText, clientCert);
+    if (stop?.aborted) throw closedWhileOpening();
+    return negotiate(await open(), plan, caText, clientCert, stop);
   });
+}
+
+/** The driver closed while a session's socket was opened (`secured`). */
+function closedWhileOpening(): Error {
+  return Object.assign(
+    new Error("the connection was closed while its TLS was negotiated"),
+    { code: "CONNECTION_ENDED" },
+  );
 }
 
 /** A client certificate read, its key decrypted (PEM, PKCS #8). */
@@ -270,23 +294,18 @@ interface ClientCert {
 }
 
 /**
- * The certificate and key `files` name, read (asynchronously), the key
- * decrypted with its passphrase and checked to be the certificate's. Every
- * failure is a connect error naming the parameter and the file — never the
- * passphrase.
+ * The certificate and key `files` name, read (asynchronously,
+ * `readNamedFile`), the key decrypted with its passphrase and checked to be
+ * the certificate's. Every failure is a connect error naming the parameter
+ * and the file — never the passphrase.
  */
-async function readClientCert(files: ClientCertFiles): Promise<ClientCert> {
-  const read = (file: string, param: string, what: string) =>
-    Deno.readTextFile(file).catch((error) => {
-      throw tlsError(
-        `the ${what} file the URL's ${param} names (${file}) could not be read: ${
-          readFailure(error)
-        }`,
-      );
-    });
+async function readClientCert(
+  files: ClientCertFiles,
+  stop?: AbortSignal,
+): Promise<ClientCert> {
   const [certText, keyText] = await Promise.all([
-    read(files.certFile, "sslcert", "client certificate"),
-    read(files.keyFile, "sslkey", "client key"),
+    readNamedFile(files.certFile, "sslcert", "client certificate", stop),
+    readNamedFile(files.keyFile, "sslkey", "client key", stop),
   ]);
   let cert: X509Certificate;
   try {
@@ -330,8 +349,101 @@ async function readClientCert(files: ClientCertFiles): Promise<ClientCert> {
   };
 }
 
+/** How long the read of a file the URL names may take at most. */
+export const FILE_READ_MS = CONNECT_TIMEOUT_SECONDS * 1000;
+
+/**
+ * The text of the file the URL's `param` names (`what`: for the message),
+ * as a connect error naming the parameter and the file when it cannot be
+ * read. Only a regular file is read: a FIFO, a device or a socket is
+ * refused at once (stat first) — the read of a FIFO nobody writes never
+ * ends, and a session waited for it its whole timeout (outsider stop 53).
+ * The read itself is bounded by the connect timeout ({@linkcode
+ * FILE_READ_MS}) and by `stop`.
+ */
+async function readNamedFile(
+  file: string,
+  param: string,
+  what: string,
+  stop?: AbortSignal,
+): Promise<string> {
+  const refused = (why: string) =>
+    tlsError(
+      `the ${what} file the URL's ${param} names (${file}) could not be read: ${why}`,
+    );
+  try {
+    return await readTextWithin(file, FILE_READ_MS, stop, (info) => {
+      if (info.isDirectory) throw refused("a directory");
+      if (!info.isFile) {
+        throw refused(`not a regular file (${fileKind(info)})`);
+      }
+    });
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    // Refused above, or the driver closed: as they are.
+    if (code === "ETLS" || code === "CONNECTION_ENDED") throw error;
+    throw refused(readFailure(error));
+  }
+}
+
+/** A file's read that did not end in time (`readTextWithin`). */
+class ReadTimedOut extends Error {
+  constructor(ms: number) {
+    super(`its read did not end within ${ms / 1000} s`);
+  }
+}
+
+/**
+ * The text of `file`, its `Deno.stat` first given to `check` (which throws
+ * to refuse it), both within `ms` and until `stop`: they fail then
+ * ({@linkcode ReadTimedOut}, or `stop`'s reason), whatever the file
+ * system does with the read.
+ */
+export async function readTextWithin(
+  file: string,
+  ms: number,
+  stop?: AbortSignal,
+  check: (info: Deno.FileInfo) => void = () => {},
+): Promise<string> {
+  const deadline = new AbortController();
+  const timer = alarm(ms, () => deadline.abort(new ReadTimedOut(ms)));
+  const stopped = () => deadline.abort(closedWhileOpening());
+  if (stop?.aborted) stopped();
+  else stop?.addEventListener("abort", stopped, { once: true });
+  let given: () => void = () => {};
+  const givenUp = new Promise<never>((_, reject) => {
+    given = () => reject(deadline.signal.reason);
+    if (deadline.signal.aborted) given();
+    else deadline.signal.addEventListener("abort", given, { once: true });
+  });
+  try {
+    return await Promise.race([
+      givenUp,
+      (async () => {
+        check(await Deno.stat(file));
+        deadline.signal.throwIfAborted();
+        return await Deno.readTextFile(file, { signal: deadline.signal });
+      })(),
+    ]);
+  } finally {
+    timer.clear();
+    stop?.removeEventListener("abort", stopped);
+    deadline.signal.removeEventListener("abort", given);
+    givenUp.catch(() => {});
+  }
+}
+
+/** What a file that is not a regular file is, in a word or two. */
+function fileKind(info: Deno.FileInfo): string {
+  if (info.isFifo) return "a FIFO";
+  if (info.isCharDevice || info.isBlockDevice) return "a device";
+  if (info.isSocket) return "a socket";
+  return "not a file";
+}
+
 /** Why a file could not be read, in a few words. */
 function readFailure(error: unknown): string {
+  if (error instanceof ReadTimedOut) return error.message;
   if (error instanceof Deno.errors.NotFound) return "no such file";
   if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
   if (error instanceof Deno.errors.NotCapable) {
@@ -367,8 +479,12 @@ async function negotiate(
   plan: TlsPlan,
   ca: string | undefined,
   client: ClientCert | undefined,
+  stop?: AbortSignal,
 ): Promise<Duplex> {
   let timedOut = false;
+  const stopped = () => raw.destroy(closedWhileOpening());
+  if (stop?.aborted) stopped();
+  else stop?.addEventListener("abort", stopped, { once: true });
   const timer = alarm(CONNECT_TIMEOUT_SECONDS * 1000, () => {
     timedOut = true;
     raw.destroy(Object.assign(
@@ -430,6 +546,7 @@ async function negotiate(
     return secure;
   } catch (error) {
     raw.destroy();
+    if (stop?.aborted) throw closedWhileOpening();
     if (timedOut) {
       throw Object.assign(
         new Error("the database did not finish its TLS handshake in time"),
@@ -440,6 +557,7 @@ async function negotiate(
     throw wrapTls(error);
   } finally {
     timer.clear();
+    stop?.removeEventListener("abort", stopped);
   }
 }
 
