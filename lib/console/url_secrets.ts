@@ -95,7 +95,7 @@ function passwordParts(url: string): Parts | null {
  */
 export function maskUrlSecrets(url: string): string {
   const parts = passwordParts(url);
-  let shown = parts === null || parts.password === ""
+  const shown = parts === null || parts.password === ""
     ? url
     : `${parts.before}${KEPT_SECRET}${parts.after}`;
   return replaceSecrets(
