@@ -58,7 +58,9 @@
  *   close() took 3.0 s (1.0 s without TLS) and returned with the socket
  *   still open; the hop saw it closed ~9 s after close began, at
  *   `negotiate`'s 10 s connect alarm.
- * - FINDING `target_session_attrs=read-only` (or `standby`) on a server that
+ * - FIXED (pg_hosts.ts `checkedRole`: a one-host URL's sessions are checked
+ *   by dbport, the server's role named) `target_session_attrs=read-only`
+ *   (or `standby`) on a server that
  *   is a primary fails as "write CONNECTION_DESTROYED [redacted]", quickly
  *   but without saying why (no server in recovery / not a standby).
  * - held: `sslcert` naming a directory fails at once, named ("a
@@ -750,7 +752,7 @@ Deno.test("a file read that never ends (a FIFO past the stat: a race, a slow fil
 
 Deno.test({
   name:
-    "FINDING: target_session_attrs=read-only on a primary fails as 'write CONNECTION_DESTROYED', never saying that no server is a standby",
+    "target_session_attrs=read-only on a primary failed as 'write CONNECTION_DESTROYED', never saying that no server is a standby",
   ...needs("postgres"),
   async fn() {
     // What it does: a single-host URL to the test server (a primary) with

@@ -37,7 +37,7 @@ import { thrown } from "../../base/thrown.ts";
 import { wired } from "./pg_wire.ts";
 import { type Cancelling, cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
-import { HostPicker, severalHosts } from "./pg_hosts.ts";
+import { checkedRole, HostPicker, severalHosts } from "./pg_hosts.ts";
 import {
   clientCertRefusal,
   openingSafely,
@@ -160,9 +160,14 @@ export class PgPools {
       : openingSafely(config.socket);
     const ownTls = raw !== null && tlsNeeds !== null &&
       tlsNeeds !== undefined;
-    const open = raw === null || !ownTls
+    const clear = raw === null || !ownTls
       ? raw
       : secured(raw, tlsNeeds!, this.#stopping.signal);
+    // One host and a target_session_attrs: checked on the clear bytes, so
+    // that a server of the other role is named (pg_hosts.ts `checkedRole`).
+    const open = picker === null && clear !== null && attrs.attrs != null
+      ? checkedRole(clear, attrs.attrs)
+      : clear;
     // postgres.js negotiates TLS on the socket dbport gave it: its bytes
     // are not clear, and it replaces the socket's listeners with its TLS
     // socket's (connection.js `secure`): neither wired nor watched.
