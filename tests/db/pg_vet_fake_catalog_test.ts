@@ -458,6 +458,8 @@ Deno.test("fake catalog: a body that inserts, or one the catalog marks as writin
     analysis(callF),
   );
   assertMatch(deny.why ?? "", /^f\(\) pg_read_file\(\) reaches files/);
+  // Refused to every token, not only a write (outsider stop 53).
+  assertMatch(deny.reach ?? "", /^f\(\) pg_read_file\(\) reaches files/);
 });
 
 Deno.test("fake catalog: SECURITY DEFINER or C, called from g() → write naming the caller", async () => {

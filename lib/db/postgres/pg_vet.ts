@@ -448,7 +448,7 @@ async function judgeFunction(
     return null;
   }
   const merged = mergedBody(statements);
-  if (merged.reach !== null) found.reach ??= `${name}: ${merged.reach}`;
+  if (merged.reach !== null) found.reach ??= `${name} ${merged.reach}`;
   if (merged.reach !== null || merged.tier !== "read") {
     found.fail(
       how,
