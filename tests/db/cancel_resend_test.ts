@@ -79,14 +79,17 @@ for (const path of ["wired", "bound", "write"] as const) {
       // start were ignored; the call answered after 5 s as a lost session
       // and the statement ran on to its end. Here: a 30 s pg_sleep,
       // cancelled 0–30 ms after the call on a warm session.
-      const proxy = slowStatementProxy(new URL(POSTGRES_URL), 40);
+      // Statements reach the server 150 ms late (40 ms was too little on a
+      // loaded machine: the abort's timer fired after the statement had
+      // arrived, and nothing needed sending again — seen in CI).
+      const proxy = slowStatementProxy(new URL(POSTGRES_URL), 150);
       const { driver, app } = ownPostgresDriver(proxy.url, "cresend");
       const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
       try {
         const pids = new Set<number>([await pid(driver)]);
-        // A write sends its statement once its BEGIN was answered (a round
-        // trip, 40 ms late each way): its offsets count from then.
-        const base = path === "write" ? 45 : 0;
+        // A write sends its statement once its BEGIN was answered (its
+        // trip 150 ms late): its offsets count from then.
+        const base = path === "write" ? 155 : 0;
         for (const offset of OFFSETS_MS) {
           const abort = new AbortController();
           const { text, options } = call(path, 30, abort.signal);
@@ -141,14 +144,14 @@ for (const path of ["wired", "bound"] as const) {
       // sent again is held back 600 ms: the statement (150 ms) has ended
       // by itself long before it arrives. The next read on the session —
       // bob's, 0.8 s — must not be what it stops.
-      const proxy = slowStatementProxy(new URL(POSTGRES_URL), 40, [0, 600]);
+      const proxy = slowStatementProxy(new URL(POSTGRES_URL), 150, [0, 600]);
       const { driver } = ownPostgresDriver(proxy.url, "cresend_late");
       try {
         await pid(driver);
         const abort = new AbortController();
         const { text, options } = call(path, 0.15, abort.signal);
         const work = driver.query(text, options);
-        // Once the statement was sent (it reaches the server 40 ms later).
+        // Once the statement was sent (it reaches the server 150 ms later).
         const timer = setTimeout(() => abort.abort(), 5);
         await outcome(work);
         clearTimeout(timer);

@@ -250,7 +250,13 @@ for (const engine of ENGINES_HERE) {
         await t.step(
           "search_schema finds a column by a word of its name, and of its comment",
           async () => {
-            const byName = await ok("search_schema", { query: "email" });
+            // In this test's schema: other tests beside it (the e2e tiers
+            // run at once) make tables of their own, and an `email` column
+            // of theirs is an exact match (seen in CI).
+            const byName = await ok("search_schema", {
+              query: "email",
+              schema: s,
+            });
             assertEquals(byName.matches[0], {
               schema: s,
               table: "customer_accounts",
@@ -266,12 +272,16 @@ for (const engine of ENGINES_HERE) {
               const byComment = await ok("search_schema", {
                 query: "INVOICES",
                 kinds: ["column"],
+                schema: s,
               });
               assertEquals(byComment.matches[0].column, "email_address");
             }
             // More words matched first: the table named by one word, with the
             // column named by the other.
-            const both = await ok("search_schema", { query: "customer email" });
+            const both = await ok("search_schema", {
+              query: "customer email",
+              schema: s,
+            });
             assertEquals(both.matches[0].column, "email_address");
             // Tables before columns, exact names before prefixes.
             const exact = await ok("search_schema", {

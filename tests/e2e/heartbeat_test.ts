@@ -78,7 +78,7 @@ Deno.test("heartbeats arrive while an approval waits on the host", async () => {
 /**
  * A statement that takes about 1.2 s whatever the machine's load: MariaDB's
  * SLEEP(); on PostgreSQL (pg_sleep is off the read allowlist) a read that
- * waits for another session's lock, released after 1.2 s.
+ * waits for another session's lock, released 1.2 s after it is seen waiting.
  */
 async function slowRead(
   fixture: Fixture,
@@ -91,14 +91,27 @@ async function slowRead(
   const reserved = await holder.reserve();
   await reserved.unsafe(`begin; lock table ${table} in access exclusive mode`)
     .simple();
-  const released = new Promise<void>((resolve) =>
-    setTimeout(async () => {
+  // Released 1.2 s after the read is seen waiting for the lock: the time
+  // it took to get there (the checks, more on a loaded machine: seen in CI)
+  // is not taken from its wait.
+  const watcher = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  const released = (async () => {
+    try {
+      for (let i = 0; i < 200; i++) {
+        const [row] = await watcher`select count(*)::int as n
+          from pg_stat_activity
+          where wait_event_type = 'Lock' and query like ${`%${table}%`}`;
+        if ((row?.n ?? 0) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+    } finally {
       await reserved.unsafe("commit").simple();
       reserved.release();
       await holder.end();
-      resolve();
-    }, 1_200)
-  );
+      await watcher.end();
+    }
+  })();
   return [`select count(*) as slept from ${table}`, () => released];
 }
 
