@@ -91,65 +91,48 @@ export const ROLLED_BACK =
  * `keepLate` false: an answer that arrives once the stop was sent is the
  * timeout or the cancellation too (a read, which changed nothing).
  */
-export function stoppable<T>(
+export async function stoppable<T>(
   work: () => Promise<T>,
   options: StopOptions,
   stop: () => unknown,
   keepLate = true,
 ): Promise<T> {
-  if (options.signal.aborted) return Promise.reject(notStarted());
-  // One promise a statement, settled by the work or by the stop's grace
-  // running out (issue 38: no race of two promises and an async frame).
-  return new Promise<T>((resolve, reject) => {
-    let why: "timeout" | "cancelled" | null = null;
-    let giveUp: Alarm | undefined;
-    let settled = false;
-    const settle = () => {
-      settled = true;
-      timer.clear();
-      giveUp?.clear();
-      options.signal.removeEventListener("abort", onAbort);
-    };
-    const fire = (reason: "timeout" | "cancelled") => {
-      if (why !== null) return;
-      why = reason;
-      Promise.resolve().then(stop).catch(() => {});
-      giveUp = alarm(STOP_GRACE_MS, () => {
-        if (settled) return;
-        const lost = sessionLost(STOP_GRACE_MS);
-        unansweredStops.set(lost, reason);
-        settle();
-        reject(lost);
-      });
-    };
-    const timer = alarm(options.timeoutMs, () => fire("timeout"));
-    const onAbort = () => fire("cancelled");
-    options.signal.addEventListener("abort", onAbort, { once: true });
-    let running: Promise<T>;
-    try {
-      running = work();
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    running.then(
-      (result) => {
-        if (settled) return;
-        settle();
-        // A read's answer that came after its stop may be the stop's own
-        // (MariaDB's SLEEP() answers 1 when killed): with `keepLate` false
-        // it is the timeout or the cancellation.
-        if (keepLate || why === null) resolve(result);
-        else reject(stopped(why, options.timeoutMs));
-      },
-      (error) => {
-        if (settled) return;
-        settle();
-        if (error instanceof DbError && error.kind === "connect") {
-          reject(error);
-        } else reject(why === null ? error : stopped(why, options.timeoutMs));
-      },
-    );
+  throwIfAborted(options.signal);
+  let why: "timeout" | "cancelled" | null = null;
+  let giveUp: Alarm | undefined;
+  let silent: (error: DbError) => void = () => {};
+  const unanswered = new Promise<never>((_, reject) => {
+    silent = reject;
   });
+  unanswered.catch(() => {});
+  const fire = (reason: "timeout" | "cancelled") => {
+    if (why !== null) return;
+    why = reason;
+    Promise.resolve().then(stop).catch(() => {});
+    giveUp = alarm(STOP_GRACE_MS, () => {
+      const lost = sessionLost(STOP_GRACE_MS);
+      unansweredStops.set(lost, reason);
+      silent(lost);
+    });
+  };
+  const timer = alarm(options.timeoutMs, () => fire("timeout"));
+  const onAbort = () => fire("cancelled");
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const result = await Promise.race([work(), unanswered]);
+    // A read's answer that came after its stop may be the stop's own
+    // (MariaDB's SLEEP() answers 1 when killed): with `keepLate` false it
+    // is the timeout or the cancellation.
+    if (keepLate || why === null) return result;
+    throw stopped(why, options.timeoutMs);
+  } catch (error) {
+    if (error instanceof DbError && error.kind === "connect") throw error;
+    throw why === null ? error : stopped(why, options.timeoutMs);
+  } finally {
+    timer.clear();
+    giveUp?.clear();
+    options.signal.removeEventListener("abort", onAbort);
+  }
 }
 
 /** What a statement stopped by its timeout or a cancellation says. */
