@@ -10,7 +10,7 @@
  * @module
  */
 
-import { isSecretParam } from "../db/target.ts";
+import { decodedName, isSecretParam } from "../db/target.ts";
 
 /** What stands for a saved secret in a URL the console shows. */
 export const KEPT_SECRET = "(saved)";
@@ -40,15 +40,6 @@ function secretValues(
     start = end + 1;
   }
   return found;
-}
-
-/** A parameter's name as the drivers read it. */
-function decodedName(raw: string): string {
-  try {
-    return decodeURIComponent(raw.replaceAll("+", " "));
-  } catch {
-    return raw;
-  }
 }
 
 /** `url` with each secret parameter's value replaced by `value(name, old)`. */

@@ -138,7 +138,7 @@ function queryValues(url: string, names: readonly string[]): string[] {
  * A query parameter's name as URLSearchParams reads it (pg_tls.ts does):
  * `%73slcert` is `sslcert`.
  */
-function decodedName(name: string): string {
+export function decodedName(name: string): string {
   try {
     return decodeURIComponent(name.replaceAll("+", " "));
   } catch {
