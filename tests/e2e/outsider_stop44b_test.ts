@@ -6,9 +6,10 @@
 
 import { assert, assertEquals } from "@std/assert";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { needs, openFixture } from "../_db.ts";
+import { needs, openFixture, runningCount } from "../_db.ts";
 import { modernHeaders, modernRequest, rawHttp } from "../_server.ts";
 import { callTool } from "../_tool_call.ts";
+import { waitUntil } from "../_wait.ts";
 import { secretMoves } from "../../lib/console/url_secrets.ts";
 
 /** A raw POST of tools/list with `extra` header lines, to `target`. */
@@ -492,29 +493,27 @@ Deno.test(
         for (
           const [n, v] of Object.entries(modernHeaders(JSON.parse(body)))
         ) r += `${n}: ${v}\r\n`;
-        // An idle session shows its last statement (a plain read leaves no
-        // ROLLBACK after it on PostgreSQL 14+): only a running one counts.
-        const running = () =>
-          engine === "postgres"
-            ? fixture.admin(
-              `select pid from pg_stat_activity where query like '%${tag}%' and query not like '%pg_stat_activity%' and state <> 'idle'`,
-            )
-            : fixture.admin(
-              `select id from information_schema.processlist where info like '%${tag}%' and info not like '%processlist%'`,
-            );
-        const gone = exchange(server.port, [r + "\r\n" + body], 1200);
-        await new Promise((res) => setTimeout(res, 700));
-        assertEquals(
-          (await running()).length,
-          1,
-          `${engine} ${target}: not started`,
-        );
-        await gone;
-        await new Promise((res) => setTimeout(res, 1500));
-        assertEquals(
-          (await running()).length,
-          0,
-          `${engine} ${target}: still running`,
+        // The client stays until its statement is seen running (a first call
+        // opens the pool and reads the catalog: seconds under CI's load),
+        // then leaves without reading the answer.
+        const conn = await Deno.connect({
+          hostname: "127.0.0.1",
+          port: server.port,
+        });
+        await conn.write(new TextEncoder().encode(r + "\r\n" + body));
+        try {
+          await waitUntil(
+            `${engine} ${target}: its statement running`,
+            async () => await runningCount(fixture, tag) === 1,
+            { timeoutMs: 15_000, intervalMs: 50 },
+          );
+        } finally {
+          conn.close();
+        }
+        await waitUntil(
+          `${engine} ${target}: its statement stopped after the client left`,
+          async () => await runningCount(fixture, tag) === 0,
+          { timeoutMs: 5_000, intervalMs: 50 },
         );
       }
     }
