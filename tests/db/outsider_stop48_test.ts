@@ -117,7 +117,15 @@ Deno.test({
     // with no cancel request, and the statement keeps its session on the
     // server until the lock frees.
     const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-    const locker = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    // No lifetime timer: `end()` under the locking transaction's COMMIT
+    // resolves before its socket's close, which is what cancels postgres.js's
+    // lifetime timer — on a loaded machine after the test had ended (CI: a
+    // timer "started in this test, but never completed").
+    const locker = postgres(POSTGRES_URL, {
+      max: 1,
+      max_lifetime: 0,
+      onnotice: () => {},
+    });
     const schema = `s48b_${crypto.randomUUID().slice(0, 8)}`;
     const { url, app } = named("dbport_s48b");
     const pool = new DriverPool();
@@ -431,7 +439,15 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-    const locker = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    // No lifetime timer: `end()` under the locking transaction's COMMIT
+    // resolves before its socket's close, which is what cancels postgres.js's
+    // lifetime timer — on a loaded machine after the test had ended (CI: a
+    // timer "started in this test, but never completed").
+    const locker = postgres(POSTGRES_URL, {
+      max: 1,
+      max_lifetime: 0,
+      onnotice: () => {},
+    });
     const schema = `s48e_${crypto.randomUUID().slice(0, 8)}`;
     const { url, app } = named("dbport_s48e");
     const pool = new DriverPool();

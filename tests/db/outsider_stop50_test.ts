@@ -715,7 +715,12 @@ Deno.test({
     for (const bound of [false, true]) {
       const proxy = heldCancelProxy(new URL(fixture.url));
       const { driver } = ownPostgresDriver(proxy.url, "stop50_hang");
-      const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+      // No lifetime timer to outlive the test (end() resolves before the close).
+      const locker = postgres(fixture.url, {
+        max: 1,
+        max_lifetime: 0,
+        onnotice: () => {},
+      });
       const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
       const waiting = (who: string) =>
         waitUntil(

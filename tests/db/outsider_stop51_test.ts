@@ -347,7 +347,12 @@ Deno.test("a third party's pg_cancel_backend passes for dbport's own cancel requ
   for (const bound of [false, true]) {
     const proxy = heldCancelProxy(new URL(fixture.url));
     const { driver } = ownPostgresDriver(proxy.url, "a51_third");
-    const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+    // No lifetime timer to outlive the test (end() resolves before the close).
+    const locker = postgres(fixture.url, {
+      max: 1,
+      max_lifetime: 0,
+      onnotice: () => {},
+    });
     const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
     const activeFor = (who: string, lock: boolean) =>
       watch.unsafe(
@@ -619,7 +624,12 @@ Deno.test("a third party's pg_cancel_backend passes for a catalog statement's ow
   await fixture.admin(`create view ${schema}.v as select 1 as one`);
   const proxy = heldCancelProxy(new URL(fixture.url));
   const { driver } = ownPostgresDriver(proxy.url, "a51_owncancel");
-  const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  // No lifetime timer to outlive the test (end() resolves before the close).
+  const locker = postgres(fixture.url, {
+    max: 1,
+    max_lifetime: 0,
+    onnotice: () => {},
+  });
   const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
   const waitingOnV = () =>
     watch.unsafe(

@@ -282,7 +282,12 @@ Deno.test("on a several-host URL whose first host was down, a read that timed ou
     `postgres://${server.username}@127.0.0.1:1,${server.host}${server.pathname}` +
     `?application_name=${app}`;
   const driver = openPostgres({ url, secrets: [] });
-  const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  // No lifetime timer to outlive the test (end() resolves before the close).
+  const locker = postgres(fixture.url, {
+    max: 1,
+    max_lifetime: 0,
+    onnotice: () => {},
+  });
   const watch = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
   let lock: { release(): Promise<void> } | null = null;
   try {
@@ -527,7 +532,12 @@ Deno.test("a cancel request a hop takes and never answers kept its socket open f
   await fixture.admin(`create table ${t} (i int)`);
   const relay = hangingCancelRelay(new URL(fixture.url));
   const { driver } = ownPostgresDriver(relay.url, "a52_hung");
-  const locker = postgres(fixture.url, { max: 1, onnotice: () => {} });
+  // No lifetime timer to outlive the test (end() resolves before the close).
+  const locker = postgres(fixture.url, {
+    max: 1,
+    max_lifetime: 0,
+    onnotice: () => {},
+  });
   let lock: { release(): Promise<void> } | null = null;
   try {
     assertEquals(
