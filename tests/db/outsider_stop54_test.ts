@@ -1,0 +1,646 @@
+/**
+ * An outsider's attacks (stop 54) on the last stop's changes: the
+ * CREATE FUNCTION allowlist and the "reach" rule (pg_parse.ts
+ * `opaqueFunction`, pg_vet.ts `Findings.reach`, vet_sql.ts), PostgreSQL URLs
+ * of several hosts (pg_hosts.ts `HostPicker`), and the client-certificate
+ * and CA files' reads (pg_tls.ts `readTextWithin`). Through the MCP
+ * endpoint (execute_query with readWrite and readOnly tokens, a host dialog
+ * that denies) and the driver API, against the real PostgreSQL.
+ *
+ * FINDING tests fail today; the others pass and guard what held.
+ *
+ * Findings:
+ * - A readWrite token reads a server file by naming `pg_read_file` as a
+ *   user aggregate's `sfunc`, `finalfunc` or `mfinalfunc` (CREATE
+ *   AGGREGATE reads the names as types, and the vetting never follows
+ *   pg_aggregate: the aggregate is "written in internal", a write).
+ * - A readWrite token runs a program (`COPY … FROM PROGRAM`) and reads a
+ *   file through `CALL` of a `LANGUAGE sql` procedure it created: CALL's
+ *   `funccall` is not a `FuncCall` node in libpg_query's JSON, so pg_parse.ts
+ *   `collectCalls` never sees the procedure, whose body is never read.
+ * - The same CALL's dry run (the default write preview) runs the program
+ *   before the user answers; the user denies, the program has run. An
+ *   owner's existing PL/pgSQL procedure too.
+ * - Several hosts: a first host that takes the TCP connection and never
+ *   answers fails every call at the 10 s connect timeout; the second host,
+ *   answering, is not tried in that call (libpq moves on to it).
+ * - A huge `sslrootcert` (a 300 MB file) is read whole, per session: the
+ *   event loop stalls for seconds (2.3 s measured for one 400 MB read,
+ *   8.8 s and 1.8 GB RSS for four at once), every other client with it.
+ *
+ * @module
+ */
+
+import { assert, assertEquals } from "@std/assert";
+import postgres from "postgres";
+import { DbError } from "../../lib/db/errors.ts";
+import { openPostgres } from "../../lib/db/postgres/postgres.ts";
+import type { Driver } from "../../lib/db/types.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { recordingDialog } from "../_dialog.ts";
+import { TEST_CLIENT } from "../_tls_pg_proxy.ts";
+import { callTool } from "../_tool_call.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `driver`'s answer to `text` within `timeoutMs`, or its failure. */
+async function answer(
+  driver: Driver,
+  text: string,
+  timeoutMs = 5000,
+): Promise<{ said: string; ms: number }> {
+  const started = performance.now();
+  const said = await driver.query(text, {
+    ...READ_OPTIONS,
+    timeoutMs,
+    signal: new AbortController().signal,
+  }).then(
+    (result) => `answered ${JSON.stringify(result.rows)}`,
+    (error) =>
+      error instanceof DbError
+        ? `${error.kind}: ${error.message}`
+        : `failed: ${error}`,
+  );
+  return { said, ms: performance.now() - started };
+}
+
+/** A tool answer in one line: `OK <rows>` or `ERR <text>` / `FORBIDDEN <message>`. */
+// deno-lint-ignore no-explicit-any
+function said(got: { json: any }): string {
+  const result = got.json.result;
+  if (result === undefined) {
+    return `FORBIDDEN ${String(got.json.error?.message ?? "")}`;
+  }
+  if (result.isError === true) return `ERR ${result.content?.[0]?.text ?? ""}`;
+  return `OK ${JSON.stringify(result.structuredContent?.rows ?? null)}`;
+}
+
+/** A server over the superuser test login: readWrite (silent) and tokens. */
+async function servers(name: string) {
+  const saved = savedConnection(
+    { engine: "postgres", url: POSTGRES_URL },
+    name,
+    { externalAccess: "readWrite", safeMode: "silent" },
+  );
+  const server = await serverWith([saved]);
+  const writer = (await server.mint("readWrite")).plaintext;
+  const reader = (await server.mint("readOnly")).plaintext;
+  const run = async (token: string, query: string) =>
+    said(
+      await callTool(server, "execute_query", {
+        connection_id: saved.id,
+        query,
+        max_rows: 20,
+      }, { authorization: `Bearer ${token}` }),
+    );
+  return {
+    server,
+    write: (query: string) => run(writer, query),
+    read: (query: string) => run(reader, query),
+  };
+}
+
+/** A schema of the test's own, dropped at the end, and the admin login. */
+function ownSchema(tag: string) {
+  const schema = `a54_${tag}_${crypto.randomUUID().slice(0, 8)}`;
+  const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  return {
+    schema,
+    admin,
+    async drop() {
+      await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "FINDING: a readWrite token read a server file (pg_read_file, refused to every token by name) as a user aggregate's sfunc/finalfunc/mfinalfunc it created — through a select, a view, a SQL function, a rule, a window; expected: refused as reaching files wherever the aggregate is called (or CREATE AGGREGATE naming it refused)",
+  ...needs("postgres"),
+  async fn() {
+    // What it does (one call each, readWrite token, superuser login):
+    //   create aggregate s.rf(bigint, bigint) (sfunc = pg_read_file,
+    //     stype = text, initcond = 'PG_VERSION');   select s.rf(0, 20)
+    //   create aggregate s.fa(text) (sfunc = textcat, stype = text,
+    //     finalfunc = pg_read_file);                select s.fa('PG_VERSION')
+    // What happens: each CREATE answers (pg_parse.ts reads `sfunc =
+    // pg_read_file` as a TypeName: a cast type, never a function), and each
+    // select answers the server file's text, "15\n": pg_vet.ts judges the
+    // aggregate's own pg_proc row ("written in internal": a write, allowed to
+    // the token) and vet_sql.ts never follows pg_aggregate's aggtransfn,
+    // aggfinalfn, aggmtransfn, aggmfinalfn, aggcombinefn, aggserialfn,
+    // aggdeserialfn. The same through a view, a SQL function, a rule
+    // (`do also select s.fa(…)` on INSERT) and `over (…)` (mfinalfunc).
+    // `select pg_read_file('PG_VERSION')` itself is denied.
+    const own = ownSchema("agg");
+    const { server, write } = await servers("Aggregates");
+    const s = own.schema;
+    try {
+      assert(
+        (await write(`select pg_read_file('PG_VERSION')`)).startsWith(
+          "ERR denied",
+        ),
+      );
+      for (
+        const ddl of [
+          `create schema ${s}`,
+          `create aggregate ${s}.rf(bigint, bigint) (sfunc = pg_read_file, stype = text, initcond = 'PG_VERSION')`,
+          `create aggregate ${s}.fa(text) (sfunc = textcat, stype = text, finalfunc = pg_read_file)`,
+          `create aggregate ${s}.ma(text) (sfunc = textcat, stype = text, msfunc = textcat, minvfunc = textcat, mstype = text, mfinalfunc = pg_read_file)`,
+          `create view ${s}.v as select ${s}.fa('PG_VERSION') as x`,
+          `create function ${s}.w() returns text language sql as $b$ select ${s}.fa('PG_VERSION') $b$`,
+          `create table ${s}.r (a text)`,
+          `create rule rr as on insert to ${s}.r do also select ${s}.fa('PG_VERSION')`,
+        ]
+      ) {
+        // Made as the admin when the token's CREATE is refused: the calls
+        // below must be refused either way.
+        const made = await write(ddl);
+        if (!made.startsWith("OK")) await own.admin.unsafe(ddl);
+      }
+      const leaks: string[] = [];
+      for (
+        const call of [
+          `select ${s}.rf(0, 20)`,
+          `select ${s}.fa('PG_VERSION')`,
+          `select * from ${s}.v`,
+          `select ${s}.w()`,
+          `insert into ${s}.r values ('x')`,
+          `select ${s}.ma(x) over (rows between current row and current row) from (values ('PG_VERSION')) v(x)`,
+          `with x as (select ${s}.fa('PG_VERSION') v) select v from x`,
+        ]
+      ) {
+        const got = await write(call);
+        if (!got.startsWith("ERR denied")) leaks.push(`${call} -> ${got}`);
+      }
+      assertEquals(leaks, [], "the file reached the client, or no refusal");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: a readWrite token ran a program on the database's host (COPY … FROM PROGRAM) and read a server file through CALL of a LANGUAGE sql procedure it created — the procedure is never looked up; expected: CALL's procedure vetted like a called function (refused as reach)",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: `create procedure s.pp() language sql as $b$ copy s.out
+    // from program 'echo a54-ran' $b$`, `call s.pp()`, `select * from
+    // s.out`; the same with `insert into s.out select
+    // pg_read_file('PG_VERSION')`.
+    // What happens: both CALLs answer OK; s.out then holds "a54-ran" and
+    // "15\n". libpg_query's JSON gives CallStmt's call as
+    // `{"funccall": {"funcname": …}}`, not wrapped in a `FuncCall` key, so
+    // pg_parse.ts `collectCalls` (which acts on the key "FuncCall") records
+    // no function: the statement "names nothing", is a write, and the
+    // procedure's body is never read (a `select s.pp_as_function()` with the
+    // same body is denied).
+    const own = ownSchema("call");
+    const { server, write } = await servers("Call");
+    const s = own.schema;
+    try {
+      for (
+        const ddl of [
+          `create schema ${s}`,
+          `create table ${s}.out (x text)`,
+          `create procedure ${s}.pp() language sql as $b$ copy ${s}.out from program 'echo a54-ran' $b$`,
+          `create procedure ${s}.pr() language sql as $b$ insert into ${s}.out select pg_read_file('PG_VERSION') $b$`,
+        ]
+      ) {
+        const made = await write(ddl);
+        if (!made.startsWith("OK")) await own.admin.unsafe(ddl);
+      }
+      const calls = [
+        `${await write(`call ${s}.pp()`)}`,
+        `${await write(`call ${s}.pr()`)}`,
+      ];
+      const rows = await own.admin.unsafe(`select x from ${s}.out`);
+      const out = rows.map((row) => String(row.x));
+      assertEquals(
+        out,
+        [],
+        `the calls answered ${JSON.stringify(calls)}; ${s}.out holds ${
+          JSON.stringify(out)
+        } (a program ran; a server file was read)`,
+      );
+      for (const got of calls) assert(got.startsWith("ERR denied"), got);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: the dry run of a CALL (the default write preview) ran a program on the database's host before the user answered — the user denied, the program had run; expected: a CALL whose procedure is not vetted gets no dry run (a rollback cannot undo a program)",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: the owner's database holds procedures (made by the
+    // admin: the realistic case) — one LANGUAGE sql, one plpgsql — that run
+    // `copy … from program 'echo ran >> /tmp/<mark>'`. A readWrite token
+    // calls each on a connection with Safe Mode "alert" (writePreview
+    // unset: dryRun), the host dialog denies.
+    // What happens: the answer is "denied: the user did not approve", the
+    // dialog was shown a preview ("Changes 1 row of s.out") — and the mark
+    // file holds "ran": the dry run ran the program before anyone answered.
+    // The rollback undid the row, not the program.
+    const own = ownSchema("dry");
+    const s = own.schema;
+    const marks = [`/tmp/${s}_sql`, `/tmp/${s}_plpgsql`];
+    await own.admin.unsafe(
+      `create schema ${s}; create table ${s}.out (x text);
+       create procedure ${s}.ps() language sql as $b$ copy ${s}.out from program 'echo ran >> ${
+        marks[0]
+      }; echo a54' $b$;
+       create procedure ${s}.pl() language plpgsql as $b$ begin execute 'copy ${s}.out from program ''echo ran >> ${
+        marks[1]
+      }; echo a54'''; end $b$`,
+    );
+    const saved = savedConnection(
+      { engine: "postgres", url: POSTGRES_URL },
+      "DryCall",
+      { externalAccess: "readWrite", safeMode: "alert" },
+    );
+    const dialog = await recordingDialog(1);
+    const server = await serverWith([saved], { hostDialog: dialog.setting });
+    const writer = (await server.mint("readWrite")).plaintext;
+    try {
+      const answers: string[] = [];
+      for (const procedure of ["ps", "pl"]) {
+        answers.push(said(
+          await callTool(server, "execute_query", {
+            connection_id: saved.id,
+            query: `call ${s}.${procedure}()`,
+          }, { authorization: `Bearer ${writer}` }),
+        ));
+      }
+      for (const got of answers) assert(got.startsWith("ERR "), got);
+      const ran: string[] = [];
+      for (const mark of marks) {
+        const [row] = await own.admin.unsafe(
+          `select pg_read_file('${mark}', 0, 100, true) as text`,
+        );
+        if (row?.text) ran.push(mark);
+      }
+      assertEquals(
+        ran,
+        [],
+        `programs ran though the user denied (answers: ${
+          JSON.stringify(answers)
+        }; asked: ${JSON.stringify(await dialog.asked()).slice(0, 300)})`,
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await dialog[Symbol.asyncDispose]();
+      for (const mark of marks) {
+        await own.admin.unsafe(
+          `copy (select 1) to program 'rm -f ${mark}'`,
+        ).catch(() => {});
+      }
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: a readOnly token is refused user aggregates, CALL, the owner's SECURITY DEFINER, plpgsql and LANGUAGE internal functions; a write token's reaching SQL function behind a cast, a domain check, a default or a generated column is refused as reach",
+  ...needs("postgres"),
+  async fn() {
+    const own = ownSchema("ro");
+    const s = own.schema;
+    await own.admin.unsafe(
+      `create schema ${s};
+       create aggregate ${s}.fa(text) (sfunc = textcat, stype = text, finalfunc = pg_read_file);
+       create view ${s}.v as select ${s}.fa('PG_VERSION') as x;
+       create function ${s}.def() returns text language sql security definer as $b$ select current_user::text $b$;
+       create function ${s}.pl() returns text language plpgsql as $b$ begin return pg_read_file('PG_VERSION'); end $b$;
+       create function ${s}.alias(text) returns text language internal strict as 'pg_read_file_v2';
+       create procedure ${s}.pr() language sql as $b$ select 1 $b$;
+       create function ${s}.sf(x text) returns text language sql immutable as $b$ select pg_read_file(x) $b$;
+       create type ${s}.ct as (a text);
+       create function ${s}.cf(x text) returns ${s}.ct language sql as $b$ select row(pg_read_file(x))::${s}.ct $b$;
+       create cast (text as ${s}.ct) with function ${s}.cf(text)`,
+    );
+    // The owner's objects work as the owner's: a refusal below is dbport's.
+    const [row] = await own.admin.unsafe(
+      `select ${s}.alias('PG_VERSION') as a, ${s}.pl() as b, ${s}.fa('PG_VERSION') as c`,
+    );
+    assertEquals(
+      [row?.a, row?.b, row?.c].map((v) => String(v).trim()),
+      [
+        "15",
+        "15",
+        "15",
+      ].map(() => String(row?.a).trim()),
+    );
+    const { server, write, read } = await servers("ReadOnlyHeld");
+    try {
+      const problems: string[] = [];
+      for (
+        const call of [
+          `select ${s}.fa('PG_VERSION')`,
+          `select * from ${s}.v`,
+          `select ${s}.def()`,
+          `select ${s}.pl()`,
+          `select ${s}.alias('PG_VERSION')`,
+          `call ${s}.pr()`,
+        ]
+      ) {
+        const got = await read(call);
+        if (got.startsWith("OK")) problems.push(`readOnly ${call} -> ${got}`);
+      }
+      for (
+        const call of [
+          `select 'PG_VERSION'::text::${s}.ct`,
+          `create domain ${s}.d as text check (${s}.sf(value) is not null)`,
+          `create table ${s}.t (a text default ${s}.sf('PG_VERSION'))`,
+          `create table ${s}.g (b text generated always as (${s}.sf('PG_VERSION')) stored)`,
+          `select ${s}.sf('PG_VERSION')`,
+          `explain analyze select ${s}.sf('PG_VERSION')`,
+        ]
+      ) {
+        const got = await write(call);
+        if (!got.startsWith("ERR denied")) {
+          problems.push(`readWrite ${call} -> ${got}`);
+        }
+      }
+      assertEquals(problems, []);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+/** A listener taking TCP connections that never answers them. */
+function muteHost() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  void (async () => {
+    for await (const conn of listener) conns.push(conn);
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    get accepted() {
+      return conns.length;
+    },
+    close() {
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      listener.close();
+    },
+  };
+}
+
+const server = new URL(POSTGRES_URL);
+const PG_PORT = Number(server.port || 5432);
+
+Deno.test({
+  name:
+    "FINDING: several hosts — a first host that takes the connection and never answers fails the call at the 10 s connect timeout, naming no host, while the second host answers; expected: the call moves on to the next host within its time (libpq's connect_timeout is per host) or at least names the silent host",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: `postgres://postgres@127.0.0.1:<mute>,localhost:5432/test`
+    // where <mute> accepts TCP and never sends a byte (a hung server, a
+    // middlebox); a read with a 15 s timeout.
+    // What happens: "connect_timeout: the database did not answer within
+    // 10 s" at 10.2 s; the picker returned host 1's socket once TCP
+    // connected, and its startup is bounded only by postgres.js's connect
+    // timeout, which fails the call. The next call answers (host 1 is then
+    // "down"): every 5 s (UNFIT_MS) one call pays 10 s again.
+    // (A host that answers garbage or closes mid-startup is passed over in
+    // the same call: held below.)
+    const mute = muteHost();
+    const driver = openPostgres({
+      url:
+        `postgres://postgres@127.0.0.1:${mute.port},localhost:${PG_PORT}/test?application_name=a54_mute`,
+      secrets: [],
+      wiredReads: true,
+    });
+    let first: { said: string; ms: number };
+    try {
+      first = await answer(driver, "select 1 as one", 15_000);
+    } finally {
+      await driver.close();
+      mute.close();
+    }
+    assertEquals(mute.accepted, 1);
+    assert(
+      first.said === 'answered [["1"]]' || first.said === "answered [[1]]",
+      `after ${Math.round(first.ms)} ms: ${first.said}`,
+    );
+  },
+});
+
+/** A host that reads the startup message, then does `what`. */
+function badHost(what: "garbage" | "close" | "slow-close") {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let accepted = 0;
+  void (async () => {
+    for await (const conn of listener) {
+      accepted++;
+      void (async () => {
+        try {
+          await conn.read(new Uint8Array(1024));
+          if (what === "garbage") {
+            await conn.write(
+              new TextEncoder().encode("HTTP/1.1 400 Bad Request\r\n\r\n"),
+            );
+          }
+          if (what === "slow-close") await sleep(1500);
+          conn.close();
+        } catch { /* closed */ }
+      })();
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    get accepted() {
+      return accepted;
+    },
+    close: () => listener.close(),
+  };
+}
+
+Deno.test({
+  name:
+    "held: several hosts — a first host answering garbage, closing mid-startup or closing late is passed over within the same call; empty entries, IPv6 literals, port 0, target_session_attrs variants answer; 500 refused hosts fail at once without the password",
+  ...needs("postgres"),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const lines: string[] = [];
+    for (const what of ["garbage", "close", "slow-close"] as const) {
+      const bad = badHost(what);
+      const driver = openPostgres({
+        url:
+          `postgres://postgres@127.0.0.1:${bad.port},localhost:${PG_PORT}/test`,
+        secrets: [],
+        wiredReads: true,
+      });
+      try {
+        const got = await answer(driver, "select 1 as one", 8000);
+        if (!got.said.startsWith("answered") || got.ms > 4000) {
+          lines.push(`${what}: ${Math.round(got.ms)} ms ${got.said}`);
+        }
+      } finally {
+        await driver.close();
+        bad.close();
+      }
+    }
+    const answering = [
+      `127.0.0.1:1,,localhost:${PG_PORT}`,
+      `[::1]:${PG_PORT},127.0.0.1:${PG_PORT}`,
+      `127.0.0.1:0,localhost:${PG_PORT}`,
+      `127.0.0.1:${PG_PORT},localhost:${PG_PORT}/test?target_session_attrs=read-write`,
+      `127.0.0.1:${PG_PORT},localhost:${PG_PORT}/test?target_session_attrs=prefer-standby`,
+    ];
+    for (const hosts of answering) {
+      const url = hosts.includes("/test")
+        ? `postgres://postgres@${hosts}`
+        : `postgres://postgres@${hosts}/test`;
+      const driver = openPostgres({ url, secrets: [], wiredReads: true });
+      try {
+        const got = await answer(driver, "select 1 as one", 8000);
+        if (!got.said.startsWith("answered")) lines.push(`${url}: ${got.said}`);
+      } finally {
+        await driver.close();
+      }
+    }
+    const many = Array.from(
+      { length: 500 },
+      (_, i) => `127.0.0.1:${21000 + i}`,
+    ).join(",");
+    const driver = openPostgres({
+      url: `postgres://postgres:a54-pass-word@${many}/test`,
+      secrets: ["a54-pass-word"],
+      wiredReads: true,
+    });
+    try {
+      const got = await answer(driver, "select 1", 8000);
+      if (
+        !got.said.includes("no host of the URL accepted a connection") ||
+        got.ms > 3000 || got.said.includes("a54-pass-word")
+      ) lines.push(`500 hosts: ${Math.round(got.ms)} ms ${got.said}`);
+    } finally {
+      await driver.close();
+    }
+    assertEquals(lines, []);
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: a huge sslrootcert (300 MB) is read whole for each session, stalling the event loop (every other client) for seconds; expected: refused at once by its size (a CA file is kilobytes), the loop never held",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: `sslmode=verify-full&sslrootcert=<a 300 MB sparse
+    // file>` (a wrong path: a disk image, a log); one read.
+    // What happens: pg_tls.ts `readTextWithin` stats the file (regular:
+    // accepted) and `Deno.readTextFile`s all of it — the decode into one
+    // string runs on the event loop. Measured with 400 MB: the loop stalled
+    // 2.3 s, RSS 530 MB, for one session; four sessions at once: 8.8 s
+    // stalled, RSS 1.8 GB, and the reads ran past their 15 s timeout.
+    const dir = await Deno.makeTempDir({ prefix: "a54-big-" });
+    const file = `${dir}/ca.pem`;
+    const handle = await Deno.open(file, { create: true, write: true });
+    await handle.truncate(300 * 1024 * 1024);
+    handle.close();
+    let stall = 0;
+    let last = performance.now();
+    const ticking = setInterval(() => {
+      const now = performance.now();
+      stall = Math.max(stall, now - last - 10);
+      last = now;
+    }, 10);
+    const url = new URL(POSTGRES_URL);
+    url.searchParams.set("application_name", "a54_big");
+    url.searchParams.set("sslmode", "verify-full");
+    url.searchParams.set("sslrootcert", file);
+    const driver = openPostgres({
+      url: url.toString(),
+      secrets: [],
+      wiredReads: true,
+    });
+    let got: { said: string; ms: number };
+    try {
+      got = await answer(driver, "select 1", 15_000);
+    } finally {
+      await driver.close();
+      clearInterval(ticking);
+      await Deno.remove(dir, { recursive: true });
+    }
+    assert(
+      stall < 300,
+      `the event loop stalled ${Math.round(stall)} ms (the read: ${
+        Math.round(got.ms)
+      } ms, ${got.said})`,
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "held: sslcert/sslrootcert through a symlink to /dev/zero is refused at once; /proc/self/environ and /etc/passwd are refused without their contents in the message",
+  ...needs("postgres"),
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "a54-files-" });
+    await Deno.symlink("/dev/zero", `${dir}/zero.pem`);
+    const passwd = (await Deno.readTextFile("/etc/passwd")).split(":")[0]!;
+    const problems: string[] = [];
+    try {
+      for (
+        const [param, file] of [
+          ["sslcert", `${dir}/zero.pem`],
+          ["sslrootcert", `${dir}/zero.pem`],
+          ["sslcert", "/proc/self/environ"],
+          ["sslcert", "/etc/passwd"],
+          ["sslkey", "/etc/passwd"],
+        ] as const
+      ) {
+        const url = new URL(POSTGRES_URL);
+        url.searchParams.set("application_name", "a54_files");
+        if (param === "sslrootcert") {
+          url.searchParams.set("sslmode", "verify-full");
+          url.searchParams.set("sslrootcert", file);
+        } else {
+          url.searchParams.set("sslmode", "require");
+          url.searchParams.set(
+            "sslcert",
+            param === "sslcert" ? file : TEST_CLIENT.cert,
+          );
+          url.searchParams.set(
+            "sslkey",
+            param === "sslkey" ? file : TEST_CLIENT.key,
+          );
+        }
+        const driver = openPostgres({
+          url: url.toString(),
+          secrets: [],
+          wiredReads: true,
+        });
+        try {
+          const got = await answer(driver, "select 1", 8000);
+          if (
+            got.said.startsWith("answered") || got.ms > 3000 ||
+            got.said.includes(`${passwd}:`) || got.said.includes("PATH=")
+          ) problems.push(`${param}=${file}: ${got.said}`);
+        } finally {
+          await driver.close();
+        }
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+    assertEquals(problems, []);
+  },
+});
