@@ -639,3 +639,103 @@ Deno.test({
     assertEquals(problems, []);
   },
 });
+
+Deno.test({
+  name:
+    "FINDING: a client CA file whose reads hang past the stat (a FIFO swapped in after the stat: a slow or hung file system) leaves each timed-out read's thread blocked after the driver closed; ~32 of them and every file read and DNS lookup of the whole server stalls; expected: nothing of a closed driver stays blocked, or a read that never ends is not retried into the shared pool",
+  ...needs("postgres"),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // What it does: `sslmode=verify-full&sslrootcert=<dir>/ca.pem`, where
+    // another process swaps ca.pem between a real CA file and a FIFO
+    // nobody writes (what a hung NFS mount does without the swap: a stat
+    // that answers, a read that never ends). 40 drivers read at once, in
+    // rounds, then all are closed.
+    // What happens: a session whose stat saw the regular file and whose
+    // open met the FIFO fails "its read did not end within 10 s" — and the
+    // blocking read stays in Deno's blocking thread pool: `readTextWithin`
+    // gives up on the promise, not the thread; the failure is not cached, so
+    // every session tries again. Measured: 79 of 160 sessions so; the
+    // process went from 7 to 36 threads and stayed there after every driver
+    // closed; then `Deno.readTextFile('/etc/hostname')` and
+    // `Deno.connect({hostname: "localhost"})` (getaddrinfo) each waited
+    // more than 3 s (for ever): every other connection by host name, the
+    // activity log, exports, SQLite. (Found with readTextWithin alone: 30
+    // blocked reads leave the pool working, 40 stall it.)
+    const dir = await Deno.makeTempDir({ prefix: "a54-race-" });
+    const fifo = `${dir}/fifo`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert(made.success, "mkfifo");
+    const { TEST_CA_FILE } = await import("../_tls_pg_proxy.ts");
+    await Deno.copyFile(TEST_CA_FILE, `${dir}/real.pem`);
+    await Deno.symlink(`${dir}/real.pem`, `${dir}/ca.pem`);
+    const flipper = new Deno.Command("sh", {
+      args: [
+        "-c",
+        `while :; do ln -sfn ${fifo} ${dir}/t1 && mv -T ${dir}/t1 ${dir}/ca.pem; ln -sfn ${dir}/real.pem ${dir}/t2 && mv -T ${dir}/t2 ${dir}/ca.pem; done`,
+      ],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    let hung = 0;
+    let stalled = "";
+    try {
+      const started = performance.now();
+      for (
+        let round = 0;
+        hung < 40 && performance.now() - started < 45_000;
+        round++
+      ) {
+        const drivers = Array.from({ length: 40 }, (_, i) =>
+          openPostgres({
+            url:
+              `${POSTGRES_URL}?application_name=a54_race${i}&sslmode=verify-full&sslrootcert=${dir}/ca.pem`,
+            secrets: [],
+            wiredReads: true,
+          }));
+        const said = await Promise.all(
+          drivers.map((driver) => answer(driver, "select 1", 12_000)),
+        );
+        hung += said.filter((got) => got.said.includes("did not end")).length;
+        await Promise.all(drivers.map((driver) => driver.close()));
+      }
+      flipper.kill();
+      await flipper.status;
+      // Every driver is closed: an unrelated file read and a name lookup.
+      const within = <T>(work: Promise<T>, what: string) =>
+        Promise.race([
+          work.then(() => ""),
+          sleep(2000).then(() => `${what} waited over 2 s`),
+        ]);
+      stalled = [
+        await within(Deno.readTextFile("/etc/hostname"), "a file read"),
+        await within(
+          Deno.connect({ hostname: "localhost", port: PG_PORT }).then((c) =>
+            c.close()
+          ),
+          "a connect to localhost (its name lookup)",
+        ),
+      ].filter((line) => line !== "").join("; ");
+    } finally {
+      try {
+        flipper.kill();
+      } catch { /* ended */ }
+      // Release the blocked reads: a writer for each (another process:
+      // this one's file operations may be the ones stalled).
+      await new Deno.Command("sh", {
+        args: [
+          "-c",
+          `for i in $(seq 400); do timeout 0.2 sh -c ': > ${fifo}' || break; done; rm -rf ${dir}`,
+        ],
+      }).output();
+      await sleep(500);
+    }
+    assert(hung > 0, "no read met the FIFO (the race never hit)");
+    assertEquals(
+      stalled,
+      "",
+      `after ${hung} reads that did not end, all drivers closed`,
+    );
+  },
+});
