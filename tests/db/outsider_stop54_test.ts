@@ -373,15 +373,28 @@ Deno.test({
   },
 });
 
-/** A listener taking TCP connections that never answers them. */
-function muteHost() {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+/**
+ * A listener taking TCP connections that never answers them: on
+ * 127.0.0.2 at the database's port when it may (a saved URL's hosts share
+ * one port), else on a port of its own.
+ */
+function muteHost(port: number) {
+  let listener: Deno.Listener;
+  try {
+    listener = Deno.listen({ hostname: "127.0.0.2", port });
+  } catch {
+    listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  }
+  const addr = listener.addr as Deno.NetAddr;
   const conns: Deno.Conn[] = [];
   void (async () => {
     for await (const conn of listener) conns.push(conn);
   })().catch(() => {});
   return {
-    port: (listener.addr as Deno.NetAddr).port,
+    /** The URL's hosts: the mute host first, then the database. */
+    hosts: addr.hostname === "127.0.0.2"
+      ? `127.0.0.2,localhost:${port}`
+      : `127.0.0.1:${addr.port},localhost:${port}`,
     get accepted() {
       return conns.length;
     },
@@ -404,8 +417,8 @@ Deno.test({
     "FINDING: several hosts — a first host that takes the connection and never answers fails the call at the 10 s connect timeout, naming no host, while the second host answers; expected: the call moves on to the next host within its time (libpq's connect_timeout is per host) or at least names the silent host",
   ...needs("postgres"),
   async fn() {
-    // What it does: `postgres://postgres@127.0.0.1:<mute>,localhost:5432/test`
-    // where <mute> accepts TCP and never sends a byte (a hung server, a
+    // What it does: `postgres://postgres@127.0.0.2,localhost:5432/test` (a
+    // URL a saved connection may hold) where 127.0.0.2:5432 accepts TCP and never sends a byte (a hung server, a
     // middlebox); a read with a 15 s timeout.
     // What happens: "connect_timeout: the database did not answer within
     // 10 s" at 10.2 s; the picker returned host 1's socket once TCP
@@ -414,10 +427,9 @@ Deno.test({
     // "down"): every 5 s (UNFIT_MS) one call pays 10 s again.
     // (A host that answers garbage or closes mid-startup is passed over in
     // the same call: held below.)
-    const mute = muteHost();
+    const mute = muteHost(PG_PORT);
     const driver = openPostgres({
-      url:
-        `postgres://postgres@127.0.0.1:${mute.port},localhost:${PG_PORT}/test?application_name=a54_mute`,
+      url: `postgres://postgres@${mute.hosts}/test?application_name=a54_mute`,
       secrets: [],
       wiredReads: true,
     });
