@@ -751,3 +751,42 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name:
+    "FINDING: a saved several-host URL with a port per host (libpq's `h1:5432,h2:5433`, refused as 'not a valid URL') stops the whole server from starting, with the connection's password in the error; expected: the message names the connection and the problem, never the password (and the other connections stay usable)",
+  async fn() {
+    // What it does: connections.json holds a good connection and one whose
+    // URL is `postgres://postgres:<password>@127.0.0.1:5432,127.0.0.1:5433/test`
+    // (what a libpq user writes; a hand-edited or older file); the server
+    // starts.
+    // What happens: startServer throws "Cannot read …/connections.json:
+    // connections[1].url is not a valid URL, got \"postgres://postgres:
+    // <password>@…\"" — the password in clear, on the owner's terminal and
+    // in whatever log an MCP host keeps of a stdio server's stderr; no
+    // connection is served.
+    const password = "a54-Start-Secret";
+    const good = savedConnection(
+      { engine: "postgres", url: POSTGRES_URL },
+      "Good",
+    );
+    const bad = savedConnection({
+      engine: "postgres",
+      url: `postgres://postgres:${password}@127.0.0.1:5432,127.0.0.1:5433/test`,
+    }, "PortPerHost");
+    let failure = "";
+    try {
+      const server = await serverWith([good, bad]);
+      await server[Symbol.asyncDispose]();
+    } catch (error) {
+      failure = error instanceof Error ? error.message : String(error);
+      // serverWith's home, left behind by a start that threw.
+      const home = failure.match(/\/tmp\/dbport-tools-[A-Za-z0-9]+/)?.[0];
+      if (home) await Deno.remove(home, { recursive: true }).catch(() => {});
+    }
+    assert(
+      !failure.includes(password),
+      `the start failed with the password: ${failure}`,
+    );
+  },
+});
