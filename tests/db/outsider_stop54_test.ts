@@ -309,6 +309,54 @@ Deno.test({
 
 Deno.test({
   name:
+    "FINDING: a readWrite token read a server file and pg_authid through a LANGUAGE sql function it created SECURITY DEFINER — the body of a definer function is never read; expected: refused as reach / credential catalog, as for the same function without SECURITY DEFINER",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: `create function s.d() returns text language sql
+    // security definer as $b$ select string_agg(rolname || ':' ||
+    // coalesce(rolpassword, '(null)'), ',') from pg_authid $b$`, and s.df()
+    // whose body is `select pg_read_file('PG_VERSION')`; `select s.d()`,
+    // `select s.df()`. (Or an owner's existing SECURITY DEFINER function:
+    // the same calls.)
+    // What happens: both answer — every role with its rolpassword column,
+    // and "15\n". pg_vet.ts `judgeFunction` returns at `functionRefusal`
+    // ("is SECURITY DEFINER: it runs as its owner": a write, allowed to the
+    // token) before `parseBody`, so neither `reach` nor the credential
+    // catalog is looked for in the body. Without SECURITY DEFINER both are
+    // denied.
+    const own = ownSchema("definer");
+    const { server, write } = await servers("Definer");
+    const s = own.schema;
+    try {
+      for (
+        const ddl of [
+          `create schema ${s}`,
+          `create function ${s}.d() returns text language sql security definer as $b$ select string_agg(rolname || ':' || coalesce(rolpassword, '(null)'), ',') from pg_authid $b$`,
+          `create function ${s}.df() returns text language sql security definer as $b$ select pg_read_file('PG_VERSION') $b$`,
+          `create function ${s}.i() returns text language sql as $b$ select pg_read_file('PG_VERSION') $b$`,
+        ]
+      ) {
+        const made = await write(ddl);
+        if (!made.startsWith("OK")) await own.admin.unsafe(ddl);
+      }
+      assert((await write(`select ${s}.i()`)).startsWith("ERR denied"));
+      const leaks: string[] = [];
+      for (const call of [`select ${s}.d()`, `select ${s}.df()`]) {
+        const got = await write(call);
+        if (!got.startsWith("ERR denied")) {
+          leaks.push(`${call} -> ${got.slice(0, 120)}`);
+        }
+      }
+      assertEquals(leaks, [], "pg_authid or a server file reached the client");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
     "held: a readOnly token is refused user aggregates, CALL, the owner's SECURITY DEFINER, plpgsql and LANGUAGE internal functions; a write token's reaching SQL function behind a cast, a domain check, a default or a generated column is refused as reach",
   ...needs("postgres"),
   async fn() {
