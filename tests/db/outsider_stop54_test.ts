@@ -357,6 +357,49 @@ Deno.test({
 
 Deno.test({
   name:
+    "FINDING: a readWrite token read a server file and pg_authid through a LANGUAGE sql function whose body dbport's parser cannot read (a PostgreSQL 15 identifier that is a keyword in newer grammars: `system_user`) — an unread body is only 'a write'; expected: refused when unsure (a body that cannot be read may reach anything)",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: `create function s.k() returns text language sql as
+    // $b$ select x from (select pg_read_file('PG_VERSION')) as
+    // system_user(x) $b$` — valid on PostgreSQL 15, where `system_user` is
+    // an ordinary name; libpg_query (a newer grammar, where SYSTEM_USER is
+    // a reserved keyword) rejects it. Then `select s.k()`; the same with
+    // `from pg_authid as system_user`.
+    // What happens: both answer — "15\n" and every role with its
+    // rolpassword column. pg_vet.ts `judgeFunction`: `parseBody` answers
+    // null, "the body of s.k() could not be read" is recorded as a write
+    // (`found.fail`), never as reach: the write token runs it. (A readOnly
+    // token is refused: a write.)
+    const own = ownSchema("unread");
+    const { server, write } = await servers("UnreadBody");
+    const s = own.schema;
+    try {
+      for (
+        const ddl of [
+          `create schema ${s}`,
+          `create function ${s}.k() returns text language sql as $b$ select x from (select pg_read_file('PG_VERSION')) as system_user(x) $b$`,
+          `create function ${s}.k2() returns text language sql as $b$ select string_agg(rolname || ':' || coalesce(rolpassword, '(null)'), ',') from pg_authid as system_user $b$`,
+        ]
+      ) {
+        const made = await write(ddl);
+        if (!made.startsWith("OK")) await own.admin.unsafe(ddl);
+      }
+      const leaks: string[] = [];
+      for (const call of [`select ${s}.k()`, `select ${s}.k2()`]) {
+        const got = await write(call);
+        if (got.startsWith("OK")) leaks.push(`${call} -> ${got.slice(0, 120)}`);
+      }
+      assertEquals(leaks, [], "pg_authid or a server file reached the client");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
     "held: a readOnly token is refused user aggregates, CALL, the owner's SECURITY DEFINER, plpgsql and LANGUAGE internal functions; a write token's reaching SQL function behind a cast, a domain check, a default or a generated column is refused as reach",
   ...needs("postgres"),
   async fn() {
