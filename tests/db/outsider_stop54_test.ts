@@ -400,6 +400,66 @@ Deno.test({
 
 Deno.test({
   name:
+    "FINDING: a readOnly token ran user functions named json_array, json_scalar, json, json_object, json_serialize (ordinary names on PostgreSQL 15, SQL/JSON syntax in dbport's newer grammar) and read a server file — the functions are never vetted; expected: a call the server resolves to a user function is vetted as one (refused here)",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: in a database of the test's own, the owner has made
+    // `public.json_array(x text) returns text language sql as $b$ select
+    // pg_read_file(x) $b$` (and json_scalar, json, json_object,
+    // json_serialize alike; a readWrite token may make them too). A
+    // readOnly token sends `select json_array('PG_VERSION'::text)`.
+    // What happens: it answers "15\n" — the server file. libpg_query
+    // (PostgreSQL 17/18's grammar) reads `json_array(…)`, `json_scalar(…)`,
+    // `json(…)`, `json_serialize(…)` as SQL/JSON constructor nodes (no
+    // FuncCall: no function to vet) and `json_object(text)` as
+    // `pg_catalog.json_object` (allowlisted); PostgreSQL 15 has no such
+    // syntax and calls public.json_array(text) on the search path. The
+    // same holds for a PL/pgSQL function of those names.
+    const database = `a54_json_${crypto.randomUUID().slice(0, 8)}`;
+    const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${database}`);
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${database}`;
+    const names = [
+      "json_array",
+      "json_scalar",
+      "json",
+      "json_object",
+      "json_serialize",
+    ];
+    const owner = postgres(url.toString(), { max: 1, onnotice: () => {} });
+    const saved = savedConnection(
+      { engine: "postgres", url: url.toString() },
+      "JsonNames",
+    );
+    try {
+      for (const name of names) {
+        await owner.unsafe(
+          `create function public.${name}(x text) returns text language sql as $b$ select pg_read_file(x) $b$`,
+        );
+      }
+      await using server = await serverWith([saved]);
+      const leaks: string[] = [];
+      for (const name of names) {
+        const got = said(
+          await callTool(server, "execute_query", {
+            connection_id: saved.id,
+            query: `select ${name}('PG_VERSION'::text) as x`,
+          }),
+        );
+        if (got.startsWith("OK")) leaks.push(`${name}(…) -> ${got}`);
+      }
+      assertEquals(leaks, [], "a readOnly token read a server file");
+    } finally {
+      await owner.end();
+      await admin.unsafe(`drop database if exists ${database} with (force)`);
+      await admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
     "held: a readOnly token is refused user aggregates, CALL, the owner's SECURITY DEFINER, plpgsql and LANGUAGE internal functions; a write token's reaching SQL function behind a cast, a domain check, a default or a generated column is refused as reach",
   ...needs("postgres"),
   async fn() {
