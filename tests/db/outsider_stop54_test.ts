@@ -847,7 +847,7 @@ Deno.test({
       const started = performance.now();
       for (
         let round = 0;
-        hung < 40 && performance.now() - started < 45_000;
+        hung < 70 && performance.now() - started < 70_000;
         round++
       ) {
         const drivers = Array.from({ length: 40 }, (_, i) =>
@@ -894,7 +894,8 @@ Deno.test({
       }).output();
       await sleep(500);
     }
-    assert(hung > 0, "no read met the FIFO (the race never hit)");
+    // Fewer than ~32 leave the pool working (measured): not a verdict.
+    assert(hung >= 40, `only ${hung} reads met the FIFO (the race missed)`);
     assertEquals(
       stalled,
       "",
@@ -939,5 +940,69 @@ Deno.test({
       !failure.includes(password),
       `the start failed with the password: ${failure}`,
     );
+  },
+});
+
+Deno.test({
+  name:
+    "held: several hosts under TLS — a driver closed while its session's TLS waits on a silent first host ends that socket within the close",
+  ...needs("postgres"),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    let open = 0;
+    const held: Promise<void>[] = [];
+    const serving = (async () => {
+      for await (const conn of listener) {
+        open++;
+        held.push((async () => {
+          const buffer = new Uint8Array(64);
+          try {
+            while ((await conn.read(buffer)) !== null) { /* silent */ }
+          } catch { /* reset */ }
+          open--;
+          try {
+            conn.close();
+          } catch { /* closed */ }
+        })());
+      }
+    })();
+    const lines: string[] = [];
+    try {
+      for (
+        const params of [
+          "sslmode=require",
+          "sslmode=require&target_session_attrs=primary",
+        ]
+      ) {
+        const driver = openPostgres({
+          url:
+            `postgres://postgres@127.0.0.1:${port},localhost:${PG_PORT}/test?${params}`,
+          secrets: [],
+          wiredReads: true,
+        });
+        const read = await answer(driver, "select 1", 1500);
+        const before = open;
+        const started = performance.now();
+        await driver.close();
+        const closeMs = performance.now() - started;
+        await sleep(300);
+        if (before !== 1 || open !== 0 || closeMs > 2000) {
+          lines.push(
+            `${params}: ${read.said}; open ${before} -> ${open}, close ${
+              Math.round(closeMs)
+            } ms`,
+          );
+        }
+      }
+    } finally {
+      listener.close();
+      await serving.catch(() => {});
+      for (let i = 0; i < 60 && open > 0; i++) await sleep(250);
+      await Promise.all(held);
+    }
+    assertEquals(lines, []);
   },
 });
