@@ -400,7 +400,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readOnly token ran user functions named json_array, json_scalar, json, json_object, json_serialize (ordinary names on PostgreSQL 15, SQL/JSON syntax in dbport's newer grammar) and read a server file — the functions are never vetted; expected: a call the server resolves to a user function is vetted as one (refused here)",
+    "FINDING: a readOnly token ran user functions named json_array, json_scalar, json, json_object, json_serialize, json_value, json_query, json_exists, merge_action (ordinary names on PostgreSQL 15, SQL/JSON syntax in dbport's newer grammar) and read a server file — the functions are never vetted; expected: a call the server resolves to a user function is vetted as one (refused here)",
   ...needs("postgres"),
   async fn() {
     // What it does: in a database of the test's own, the owner has made
@@ -410,7 +410,8 @@ Deno.test({
     // readOnly token sends `select json_array('PG_VERSION'::text)`.
     // What happens: it answers "15\n" — the server file. libpg_query
     // (PostgreSQL 17/18's grammar) reads `json_array(…)`, `json_scalar(…)`,
-    // `json(…)`, `json_serialize(…)` as SQL/JSON constructor nodes (no
+    // `json(…)`, `json_serialize(…)`, `json_value/json_query/json_exists(…)`
+    // and `merge_action()` as SQL/JSON or MERGE support nodes (no
     // FuncCall: no function to vet) and `json_object(text)` as
     // `pg_catalog.json_object` (allowlisted); PostgreSQL 15 has no such
     // syntax and calls public.json_array(text) on the search path. The
@@ -420,12 +421,17 @@ Deno.test({
     await admin.unsafe(`create database ${database}`);
     const url = new URL(POSTGRES_URL);
     url.pathname = `/${database}`;
-    const names = [
-      "json_array",
-      "json_scalar",
-      "json",
-      "json_object",
-      "json_serialize",
+    // [name, its arguments (definition), a call's arguments]
+    const names: [string, string, string][] = [
+      ["json_array", "x text", "'PG_VERSION'::text"],
+      ["json_scalar", "x text", "'PG_VERSION'::text"],
+      ["json", "x text", "'PG_VERSION'::text"],
+      ["json_object", "x text", "'PG_VERSION'::text"],
+      ["json_serialize", "x text", "'PG_VERSION'::text"],
+      ["json_value", "x text, p text", "'PG_VERSION'::text, '$'"],
+      ["json_query", "x text, p text", "'PG_VERSION'::text, '$'"],
+      ["json_exists", "x text, p text", "'PG_VERSION'::text, '$'"],
+      ["merge_action", "", ""],
     ];
     const owner = postgres(url.toString(), { max: 1, onnotice: () => {} });
     const saved = savedConnection(
@@ -433,18 +439,18 @@ Deno.test({
       "JsonNames",
     );
     try {
-      for (const name of names) {
+      for (const [name, params] of names) {
         await owner.unsafe(
-          `create function public.${name}(x text) returns text language sql as $b$ select pg_read_file(x) $b$`,
+          `create function public.${name}(${params}) returns text language sql as $b$ select pg_read_file('PG_VERSION') $b$`,
         );
       }
       await using server = await serverWith([saved]);
       const leaks: string[] = [];
-      for (const name of names) {
+      for (const [name, , args] of names) {
         const got = said(
           await callTool(server, "execute_query", {
             connection_id: saved.id,
-            query: `select ${name}('PG_VERSION'::text) as x`,
+            query: `select ${name}(${args}) as x`,
           }),
         );
         if (got.startsWith("OK")) leaks.push(`${name}(…) -> ${got}`);
