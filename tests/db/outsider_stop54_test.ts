@@ -27,6 +27,33 @@
  * - A huge `sslrootcert` (a 300 MB file) is read whole, per session: the
  *   event loop stalls for seconds (2.3 s measured for one 400 MB read,
  *   8.8 s and 1.8 GB RSS for four at once), every other client with it.
+ * - A readWrite token reads pg_authid and a server file through a
+ *   `LANGUAGE sql` function it makes SECURITY DEFINER (the body of a
+ *   definer function is never read: pg_vet.ts `judgeFunction` returns at
+ *   `functionRefusal`), or whose body dbport's parser cannot read
+ *   (`… as system_user(x)`, valid on PostgreSQL 15): "could not be read" is
+ *   a write, not a refusal.
+ * - A readOnly token runs user functions named `json_array`, `json`,
+ *   `json_scalar`, `json_object`, `json_serialize`, `json_value`,
+ *   `json_query`, `json_exists`, `merge_action` unvetted: libpg_query's
+ *   newer grammar reads them as SQL/JSON or MERGE syntax, PostgreSQL 15 calls
+ *   the user's function (here: `pg_read_file`).
+ * - A CA file whose reads hang past the stat leaves each timed-out read's
+ *   thread blocked after close; ~32 and every file read and host-name
+ *   lookup of the server stalls.
+ * - A saved URL of several hosts with a port each stops the server's start
+ *   with the password in the error.
+ *
+ * Held: readOnly refused aggregates, CALL, SECURITY DEFINER, PL/pgSQL and
+ * LANGUAGE internal functions of the owner; a write token's reaching SQL
+ * function behind a cast, domain check, default, generated column, an
+ * operator (`OPERATOR(s.###)` of pg_read_file) or EXPLAIN ANALYZE denied;
+ * hosts answering garbage or closing mid-startup passed over in the call;
+ * empty host entries, IPv6 literals, port 0, 500 refused hosts (0.5 s, no
+ * password); /dev/zero behind a symlink, /proc and /etc/passwd contents
+ * never in messages; TLS sockets on several hosts ended at close.
+ * Not attacked: slow DNS (no resolver to slow here; the hung-read finding
+ * shows the same pool), a host flapping primary/standby, cancel routing.
  *
  * @module
  */
