@@ -24,6 +24,8 @@
  * - Several hosts: a first host that takes the TCP connection and never
  *   answers fails every call at the 10 s connect timeout; the second host,
  *   answering, is not tried in that call (libpq moves on to it).
+ * - With two silent hosts before the answering one, no call ever answers
+ *   and calls run past their timeout (20 s for 12 s).
  * - A huge `sslrootcert` (a 300 MB file) is read whole, per session: the
  *   event loop stalls for seconds (2.3 s measured for one 400 MB read,
  *   8.8 s and 1.8 GB RSS for four at once), every other client with it.
@@ -628,6 +630,71 @@ Deno.test({
     assert(
       first.said === 'answered [["1"]]' || first.said === "answered [[1]]",
       `after ${Math.round(first.ms)} ms: ${first.said}`,
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: several hosts — with two silent hosts before the answering one, no call ever answers (the silent hosts take turns being 'down'), and calls run past their timeout; expected: the answering third host serves the calls, each call ends within its timeout",
+  ...needs("postgres"),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // What it does: `postgres://postgres@127.0.0.2,127.0.0.3,127.0.0.1:5432
+    // /test`, 127.0.0.2:5432 and 127.0.0.3:5432 taking connections and
+    // never answering; three reads in a row, 12 s timeout each.
+    // What happens (measured with 15 s timeouts): 10.1 s connect_timeout,
+    // then 20.1 s and 20.0 s "the statement timeout of 15 s ran out while
+    // the query waited for a database session", then 10.0 s again: no call
+    // answered in 60 s, the silent hosts took 17 connections. A host is
+    // "down" (tried last) for UNFIT_MS = 5 s from its failure, which takes
+    // the connect timeout (10 s): by the next call the other silent host's
+    // mark has run out, so it is first again; 127.0.0.1 is never reached.
+    const conns: Deno.Conn[] = [];
+    const listeners: Deno.Listener[] = [];
+    try {
+      for (const hostname of ["127.0.0.2", "127.0.0.3"]) {
+        listeners.push(Deno.listen({ hostname, port: PG_PORT }));
+      }
+    } catch {
+      for (const listener of listeners) listener.close();
+      // 127.0.0.2/3 cannot be bound here: not tried.
+      return;
+    }
+    for (const listener of listeners) {
+      void (async () => {
+        for await (const conn of listener) conns.push(conn);
+      })().catch(() => {});
+    }
+    const driver = openPostgres({
+      url:
+        `postgres://postgres@127.0.0.2,127.0.0.3,127.0.0.1:${PG_PORT}/test?application_name=a54_mute2`,
+      secrets: [],
+      wiredReads: true,
+    });
+    const calls: string[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const got = await answer(driver, "select 1 as one", 12_000);
+        calls.push(`${Math.round(got.ms)} ms ${got.said.slice(0, 90)}`);
+      }
+    } finally {
+      await driver.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      for (const listener of listeners) listener.close();
+    }
+    const answered = calls.filter((line) => line.includes("answered"));
+    const late = calls.filter((line) => Number(line.split(" ")[0]) > 13_000);
+    assert(
+      answered.length > 0 && late.length === 0,
+      `calls: ${
+        JSON.stringify(calls)
+      }; the silent hosts took ${conns.length} connections`,
     );
   },
 });
