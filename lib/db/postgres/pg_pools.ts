@@ -37,7 +37,12 @@ import { thrown } from "../../base/thrown.ts";
 import { wired } from "./pg_wire.ts";
 import { type Cancelling, cancelWhileRunning } from "./pg_cancel.ts";
 import { wireTarget } from "./pg_wired.ts";
-import { checkedRole, HostPicker, severalHosts } from "./pg_hosts.ts";
+import {
+  checkedRole,
+  followStartup,
+  HostPicker,
+  severalHosts,
+} from "./pg_hosts.ts";
 import {
   clientCertRefusal,
   openingSafely,
@@ -826,6 +831,7 @@ function openedForReserve(
   socket: Duplex,
   typesSkipped: () => boolean,
 ): Duplex {
+  // The socket's own emit: the injected message goes past the framing below.
   const emit = socket.emit.bind(socket) as Emit;
   // Decided as postgres.js starts the session: it reads `fetch_types` and
   // then, in the same turn, listens to the socket's data.
@@ -836,46 +842,17 @@ function openedForReserve(
     if (event === "data" && inject === null) inject = typesSkipped();
     return on(event, listener);
   };
-  // The server's messages read so far, framed: type, length, body.
-  let head = new Uint8Array(0);
-  let left = 0;
-  let done = false;
-  (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
-    const result = emit(event, ...args);
-    if (done || event !== "data" || !(args[0] instanceof Uint8Array)) {
-      return result;
+  followStartup(socket, (type) => {
+    if (type !== 0x5a) return false;
+    // After postgres.js has read the server's own ReadyForQuery: the chunk
+    // carrying it reaches postgres.js before this microtask runs.
+    if (inject === true) {
+      queueMicrotask(() => {
+        if (!socket.destroyed) emit("data", Buffer.from(READY_IDLE));
+      });
     }
-    let chunk = args[0];
-    while (chunk.length > 0 && !done) {
-      if (left > 0) {
-        const n = Math.min(left, chunk.length);
-        chunk = chunk.subarray(n);
-        left -= n;
-        continue;
-      }
-      const need = 5 - head.length;
-      const part = chunk.subarray(0, need);
-      const joined = new Uint8Array(head.length + part.length);
-      joined.set(head);
-      joined.set(part, head.length);
-      head = joined;
-      chunk = chunk.subarray(part.length);
-      if (head.length < 5) break;
-      const view = new DataView(head.buffer, head.byteOffset, 5);
-      const type = head[0];
-      left = view.getInt32(1) - 4;
-      head = new Uint8Array(0);
-      if (type === 0x5a) {
-        done = true;
-        if (inject !== true) break;
-        // After postgres.js has read the server's own (this event).
-        queueMicrotask(() => {
-          if (!socket.destroyed) emit("data", Buffer.from(READY_IDLE));
-        });
-      }
-    }
-    return result;
-  };
+    return true;
+  });
   return socket;
 }
 
