@@ -14,6 +14,10 @@
  * (S steps) | M failed (time)`), which `.ci/run` reads. Further arguments
  * (`--filter`, say) go to every process.
  *
+ * The shards are balanced by each file's seconds in the last recorded run
+ * (tests/durations.json); `deno task test:durations` runs the suite and
+ * writes them anew (`--write-durations`).
+ *
  * @module
  */
 
@@ -32,22 +36,34 @@ interface Outcome {
   failed: number;
   ignored: number;
   summarised: boolean;
+  /** Each file's seconds. */
+  clock: FileClock;
 }
 
 /**
  * Split `files` into `n` shards of about equal running time: the longest
- * first into the lightest shard, a file weighing its number of tests (a
- * load test, which runs for a minute, many).
+ * first into the lightest shard. A file weighs the seconds it took in the
+ * last recorded run (`recorded`, tests/durations.json) when there is one;
+ * otherwise its number of tests times the recorded seconds per test (a
+ * load test, which runs for a minute, many). Counting tests alone left one
+ * shard four minutes behind the other (CI: 15 m 27 s against 19 m 43 s).
  */
 export function shard(
   files: readonly string[],
   n: number,
   read: (path: string) => string,
+  recorded: Readonly<Record<string, number>> = {},
 ): string[][] {
+  const count = (path: string) =>
+    1 + (read(path).match(/\bDeno\.test\(/g)?.length ?? 0);
+  const known = files.filter((path) => recorded[path] !== undefined);
+  const perTest = known.length === 0 ? 1 : known.reduce(
+    (total, path) => total + recorded[path]!,
+    0,
+  ) / known.reduce((total, path) => total + count(path), 0);
   const weigh = (path: string) =>
-    path.startsWith("tests/load/")
-      ? 40
-      : 1 + (read(path).match(/\bDeno\.test\(/g)?.length ?? 0);
+    recorded[path] ??
+      (path.startsWith("tests/load/") ? 40 : count(path)) * perTest;
   const weighed = files.map((path) => ({ path, weight: weigh(path) }))
     .sort((a, b) => b.weight - a.weight || a.path.localeCompare(b.path));
   const shards = Array.from({ length: n }, () => ({
@@ -61,6 +77,39 @@ export function shard(
   }
   return shards.map((s) => s.files.sort());
 }
+
+/** deno's line as it starts a file: `running 3 tests from ./tests/x_test.ts`. */
+const RUNNING = /^running \d+ tests? from \.\/(\S+)/;
+
+/**
+ * Each file's seconds in one `deno test` process, from the lines it prints:
+ * a file runs from its `running … from` line to the next one's (or the
+ * process's end).
+ */
+export class FileClock {
+  readonly seconds: Record<string, number> = {};
+  #file: string | null = null;
+  #since = 0;
+
+  /** Read one line the process printed, at `now` (performance.now()). */
+  line(line: string, now: number): void {
+    const match = RUNNING.exec(line);
+    if (match === null) return;
+    this.end(now);
+    this.#file = match[1]!;
+    this.#since = now;
+  }
+
+  /** The process ended (or another file began) at `now`. */
+  end(now: number): void {
+    if (this.#file === null) return;
+    this.seconds[this.#file] = Math.round((now - this.#since) / 100) / 10;
+    this.#file = null;
+  }
+}
+
+/** Where each end-to-end file's seconds of the last recorded run are kept. */
+const DURATIONS = "tests/durations.json";
 
 const root = new URL("../", import.meta.url);
 const encoder = new TextEncoder();
@@ -89,6 +138,7 @@ async function run(
     failed: 0,
     ignored: 0,
     summarised: false,
+    clock: new FileClock(),
   };
   if (files.length === 0) return { ...outcome, code: 0, summarised: true };
   const child = new Deno.Command(Deno.execPath(), {
@@ -119,6 +169,7 @@ async function run(
         outcome.failed = Number(match[4]);
         outcome.ignored = Number(match[6] ?? 0);
       }
+      outcome.clock.line(line, performance.now());
       say(`[${name}] ${line}`);
     };
     for await (
@@ -132,11 +183,44 @@ async function run(
   };
   await Promise.all([relay(child.stdout), relay(child.stderr)]);
   outcome.code = (await child.status).code;
+  outcome.clock.end(performance.now());
   return outcome;
 }
 
 /** Run the suite; see the module's comment. */
-async function main(rest: readonly string[]): Promise<number> {
+/** The seconds of the last recorded run, by file; none when unreadable. */
+function recordedDurations(): Record<string, number> {
+  try {
+    return JSON.parse(Deno.readTextFileSync(new URL(DURATIONS, root)));
+  } catch {
+    return {};
+  }
+}
+
+/** Keep this run's seconds of the end-to-end files for the next runs' shards. */
+function writeDurations(
+  recorded: Record<string, number>,
+  outcomes: readonly Outcome[],
+  e2e: readonly string[],
+): void {
+  const seconds: Record<string, number> = {};
+  for (const path of e2e) {
+    const now = outcomes.find((o) => o.clock.seconds[path] !== undefined)
+      ?.clock.seconds[path];
+    const kept = now ?? recorded[path];
+    if (kept !== undefined) seconds[path] = kept;
+  }
+  Deno.writeTextFileSync(
+    new URL(DURATIONS, root),
+    JSON.stringify(seconds, Object.keys(seconds).sort(), 2) + "\n",
+  );
+  say(`wrote ${DURATIONS}: ${Object.keys(seconds).length} files`);
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const record = args.includes("--write-durations");
+  const rest = args.filter((arg) => arg !== "--write-durations");
+  const recorded = recordedDurations();
   const all = await testFiles(root);
   const unit = all.filter((path) => tierOf(path) === "unit");
   const e2e = all.filter((path) => tierOf(path) === "e2e");
@@ -146,12 +230,18 @@ async function main(rest: readonly string[]): Promise<number> {
   const outcomes = [
     await run("unit", unit, unitRun.flags, unitRun.env, rest),
     ...await Promise.all(
-      shard(e2e, 2, (path) => Deno.readTextFileSync(new URL(path, root))).map(
+      shard(
+        e2e,
+        2,
+        (path) => Deno.readTextFileSync(new URL(path, root)),
+        recorded,
+      ).map(
         (files, i) =>
           run(`e2e-${i + 1}`, files, e2eRun.flags, e2eRun.env, rest),
       ),
     ),
   ];
+  if (record) writeDurations(recorded, outcomes, e2e);
   const sum = (key: "passed" | "steps" | "failed" | "ignored") =>
     outcomes.reduce((total, outcome) => total + outcome[key], 0);
   const broken = outcomes.filter((o) => !o.summarised || o.code !== 0);
