@@ -29,6 +29,7 @@
  * - A huge `sslrootcert` (a 300 MB file) is read whole, per session: the
  *   event loop stalls for seconds (2.3 s measured for one 400 MB read,
  *   8.8 s and 1.8 GB RSS for four at once), every other client with it.
+ *   (Held since: refused by its size, 4 MiB at most, before and while read.)
  * - A readWrite token reads pg_authid and a server file through a
  *   `LANGUAGE sql` function it makes SECURITY DEFINER (the body of a
  *   definer function is never read: pg_vet.ts `judgeFunction` returns at
@@ -42,7 +43,9 @@
  *   the user's function (here: `pg_read_file`).
  * - A CA file whose reads hang past the stat leaves each timed-out read's
  *   thread blocked after close; ~32 and every file read and host-name
- *   lookup of the server stalls.
+ *   lookup of the server stalls. (Held since: a FIFO swapped in is refused
+ *   at its non-blocking open; reads that hang are one per file, at most
+ *   FILE_READS_AT_ONCE in all, and refuse the file at once while they hang.)
  * - A saved URL of several hosts with a port each stops the server's start
  *   with the password in the error.
  *
@@ -63,6 +66,10 @@
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import { DbError } from "../../lib/db/errors.ts";
+import {
+  FILE_READS_AT_ONCE,
+  readTextWithin,
+} from "../../lib/db/postgres/pg_tls.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
@@ -798,7 +805,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a huge sslrootcert (300 MB) is read whole for each session, stalling the event loop (every other client) for seconds; expected: refused at once by its size (a CA file is kilobytes), the loop never held",
+    "held: a huge sslrootcert (300 MB, once read whole per session: the event loop stalled for seconds) is refused at once by its size, naming the parameter, the loop never held",
   ...needs("postgres"),
   async fn() {
     // What it does: `sslmode=verify-full&sslrootcert=<a 300 MB sparse
@@ -843,6 +850,116 @@ Deno.test({
         Math.round(got.ms)
       } ms, ${got.said})`,
     );
+    // Refused at once by its size, naming the parameter (the path is
+    // redacted for clients as any path of the URL).
+    assert(
+      got.ms < 2000 && got.said.includes("sslrootcert") &&
+        got.said.includes("more than the 4 MiB read at most"),
+      `${Math.round(got.ms)} ms: ${got.said}`,
+    );
+  },
+});
+
+Deno.test("held: a CA/key file that grows past the bound after its stat (/proc's files stat as 0 bytes) is refused as it is read, never read whole", async () => {
+  const said = await readTextWithin("/proc/self/maps", 5_000, undefined, () => {
+  }, 64).then(
+    (text) => `read ${text.length}`,
+    (error) => String(error.message),
+  );
+  assertEquals(
+    said,
+    "it grew past the 64 bytes read at most (a PEM certificate, key or CA bundle is kilobytes)",
+  );
+});
+
+Deno.test({
+  name:
+    "held: reads that never end (FIFOs a caller lets through: a stand-in for a hung file system) — one read per file however many ask, at most FILE_READS_AT_ONCE at once, the file refused at once while its read hangs, every other file read and name lookup of the process served, and read again once the hang ends",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "a54-hung-" });
+    const fifos = Array.from({ length: 6 }, (_, i) => `${dir}/f${i}.pem`);
+    for (const fifo of fifos) {
+      const made = await new Deno.Command("mkfifo", { args: [fifo] })
+        .output();
+      assert(made.success, "mkfifo");
+    }
+    await Deno.writeTextFile(`${dir}/ok.pem`, "a CA");
+    const accept = () => {};
+    const outcome = (read: Promise<string>) => {
+      const started = performance.now();
+      return read.then(
+        (text) => `read ${text}`,
+        (error) => `${error.message}`,
+      ).then((said) => ({ said, ms: performance.now() - started }));
+    };
+    const threads = () => [...Deno.readDirSync("/proc/self/task")].length;
+    const before = threads();
+    const lines: string[] = [];
+    try {
+      // 10 callers per FIFO, 6 FIFOs: 60 reads asked, each at most 600 ms.
+      const all = await Promise.all(
+        fifos.flatMap((fifo) =>
+          Array.from(
+            { length: 10 },
+            () => outcome(readTextWithin(fifo, 600, undefined, accept)),
+          )
+        ),
+      );
+      const late = all.filter((got) =>
+        !got.said.startsWith("its read did not end within 0.6 s") ||
+        got.ms > 1500
+      );
+      if (late.length > 0) lines.push(`hung: ${JSON.stringify(late[0])}`);
+      const grew = threads() - before;
+      if (grew > FILE_READS_AT_ONCE + 2) {
+        lines.push(`${grew} more threads after 60 hung reads`);
+      }
+      // Asked again while they hang: at once, saying so.
+      const again = await outcome(readTextWithin(fifos[0]!, 600, undefined));
+      if (again.ms > 200 || !again.said.includes("has not ended")) {
+        lines.push(`again: ${JSON.stringify(again)}`);
+      }
+      // Every slot hangs: another such file fails at once too.
+      const other = await outcome(readTextWithin(`${dir}/ok.pem`, 600));
+      if (other.ms > 200 || !other.said.includes("have not ended")) {
+        lines.push(`other: ${JSON.stringify(other)}`);
+      }
+      // The rest of the process is served at once.
+      const within = async (work: Promise<unknown>, what: string) => {
+        const started = performance.now();
+        await work;
+        const ms = performance.now() - started;
+        if (ms > 1000) lines.push(`${what} waited ${Math.round(ms)} ms`);
+      };
+      await within(Deno.readTextFile("/etc/hostname"), "a file read");
+      await within(
+        Deno.connect({ hostname: "localhost", port: PG_PORT }).then((c) =>
+          c.close()
+        ),
+        "a connect to localhost (its name lookup)",
+      );
+    } finally {
+      // The hung reads end: a writer opened and closed on each FIFO (the
+      // paths removed first: a read still queued then finds none).
+      const writers = fifos.map((fifo) =>
+        Deno.openSync(fifo, { read: true, write: true })
+      );
+      for (const fifo of fifos) Deno.removeSync(fifo);
+      for (const writer of writers) writer.close();
+    }
+    // Once they ended, the files are read again (a file put right).
+    await sleep(300);
+    await Deno.writeTextFile(fifos[0]!, "put right");
+    const fixed = await outcome(readTextWithin(fifos[0]!, 2000));
+    if (fixed.said !== "read put right") {
+      lines.push(`fixed: ${JSON.stringify(fixed)}`);
+    }
+    const ok = await outcome(readTextWithin(`${dir}/ok.pem`, 2000));
+    if (ok.said !== "read a CA") lines.push(`ok: ${JSON.stringify(ok)}`);
+    await Deno.remove(dir, { recursive: true });
+    assertEquals(lines, []);
   },
 });
 
@@ -905,7 +1022,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a client CA file whose reads hang past the stat (a FIFO swapped in after the stat: a slow or hung file system) leaves each timed-out read's thread blocked after the driver closed; ~32 of them and every file read and DNS lookup of the whole server stalls; expected: nothing of a closed driver stays blocked, or a read that never ends is not retried into the shared pool",
+    "held: a client CA file swapped for a FIFO past the stat (once: each read hung, ~32 and every file read and DNS lookup of the server stalled) is refused at once as a FIFO, and after every driver closed an unrelated file read and a name lookup are served at once",
   ...needs("postgres"),
   sanitizeOps: false,
   sanitizeResources: false,
@@ -926,6 +1043,9 @@ Deno.test({
     // more than 3 s (for ever): every other connection by host name, the
     // activity log, exports, SQLite. (Found with readTextWithin alone: 30
     // blocked reads leave the pool working, 40 stall it.)
+    // Now: pg_tls.ts opens a file its stat calls regular non-blocking and
+    // stats the opened file: a FIFO is refused at once, no thread waits
+    // (and hung reads are bounded: the next test).
     const dir = await Deno.makeTempDir({ prefix: "a54-race-" });
     const fifo = `${dir}/fifo`;
     const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
@@ -942,6 +1062,7 @@ Deno.test({
       stderr: "null",
     }).spawn();
     let hung = 0;
+    let waited = 0;
     let stalled = "";
     try {
       const started = performance.now();
@@ -960,7 +1081,15 @@ Deno.test({
         const said = await Promise.all(
           drivers.map((driver) => answer(driver, "select 1", 12_000)),
         );
-        hung += said.filter((got) => got.said.includes("did not end")).length;
+        // A read that met the FIFO: refused at once as one (the opened
+        // file's own stat), or — as before — one that never ended.
+        hung += said.filter((got) =>
+          got.said.includes("did not end") || got.said.includes("a FIFO")
+        ).length;
+        waited += said.filter((got) =>
+          got.said.includes("did not end")
+        )
+          .length;
         await Promise.all(drivers.map((driver) => driver.close()));
       }
       flipper.kill();
@@ -999,8 +1128,10 @@ Deno.test({
     assertEquals(
       stalled,
       "",
-      `after ${hung} reads that did not end, all drivers closed`,
+      `after ${hung} reads that met the FIFO (${waited} did not end), all drivers closed`,
     );
+    // Never waited for: the FIFO is refused at its open.
+    assertEquals(waited, 0, `${waited} of ${hung} reads waited out 10 s`);
   },
 });
 
