@@ -7,7 +7,9 @@
  * endpoint (execute_query with readWrite and readOnly tokens, a host dialog
  * that denies) and the driver API, against the real PostgreSQL.
  *
- * FINDING tests fail today; the others pass and guard what held.
+ * FINDING tests fail today; the others pass and guard what held. Fixed on
+ * branch vetfix (now "held: …"): the aggregate, CALL, CALL dry run, SECURITY
+ * DEFINER body, unreadable body and SQL/JSON-name findings below.
  *
  * Findings:
  * - A readWrite token reads a server file by naming `pg_read_file` as a
@@ -146,7 +148,7 @@ function ownSchema(tag: string) {
 
 Deno.test({
   name:
-    "FINDING: a readWrite token read a server file (pg_read_file, refused to every token by name) as a user aggregate's sfunc/finalfunc/mfinalfunc it created — through a select, a view, a SQL function, a rule, a window; expected: refused as reaching files wherever the aggregate is called (or CREATE AGGREGATE naming it refused)",
+    "held: a user aggregate's support functions are calls to vet — CREATE AGGREGATE naming pg_read_file as sfunc/finalfunc/mfinalfunc is refused, and calling such an aggregate (a select, a view, a SQL function, a rule, a window, a CTE) is refused as reaching files",
   ...needs("postgres"),
   async fn() {
     // What it does (one call each, readWrite token, superuser login):
@@ -214,7 +216,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token ran a program on the database's host (COPY … FROM PROGRAM) and read a server file through CALL of a LANGUAGE sql procedure it created — the procedure is never looked up; expected: CALL's procedure vetted like a called function (refused as reach)",
+    "held: CALL's procedure is looked up and vetted like a called function — a LANGUAGE sql procedure running COPY … FROM PROGRAM or pg_read_file is refused as reach, nothing runs",
   ...needs("postgres"),
   async fn() {
     // What it does: `create procedure s.pp() language sql as $b$ copy s.out
@@ -266,7 +268,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: the dry run of a CALL (the default write preview) ran a program on the database's host before the user answered — the user denied, the program had run; expected: a CALL whose procedure is not vetted gets no dry run (a rollback cannot undo a program)",
+    "held: a CALL of a procedure dbport cannot prove harmless (SQL reaching a program, PL/pgSQL) gets no dry run — the user denies, no program has run",
   ...needs("postgres"),
   async fn() {
     // What it does: the owner's database holds procedures (made by the
@@ -338,7 +340,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token read a server file and pg_authid through a LANGUAGE sql function it created SECURITY DEFINER — the body of a definer function is never read; expected: refused as reach / credential catalog, as for the same function without SECURITY DEFINER",
+    "held: a SECURITY DEFINER function's LANGUAGE sql body is read — pg_authid and pg_read_file behind it are refused as for the same function without SECURITY DEFINER (and a token's CREATE … SECURITY DEFINER is refused)",
   ...needs("postgres"),
   async fn() {
     // What it does: `create function s.d() returns text language sql
@@ -386,7 +388,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token read a server file and pg_authid through a LANGUAGE sql function whose body dbport's parser cannot read (a PostgreSQL 15 identifier that is a keyword in newer grammars: `system_user`) — an unread body is only 'a write'; expected: refused when unsure (a body that cannot be read may reach anything)",
+    "held: a LANGUAGE sql function whose body dbport's parser cannot read (`… as system_user(x)`, valid on PostgreSQL 15) is refused, not run as 'a write' — a body that cannot be read may reach anything",
   ...needs("postgres"),
   async fn() {
     // What it does: `create function s.k() returns text language sql as
@@ -429,7 +431,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readOnly token ran user functions named json_array, json_scalar, json, json_object, json_serialize, json_value, json_query, json_exists, merge_action (ordinary names on PostgreSQL 15, SQL/JSON syntax in dbport's newer grammar) and read a server file — the functions are never vetted; expected: a call the server resolves to a user function is vetted as one (refused here)",
+    "held: on PostgreSQL 15, json_array, json_scalar, json, json_object, json_serialize, json_value, json_query, json_exists, merge_action (SQL/JSON or MERGE syntax in dbport's newer grammar) are vetted as calls of user functions of those names — a readOnly token is refused",
   ...needs("postgres"),
   async fn() {
     // What it does: in a database of the test's own, the owner has made
