@@ -61,7 +61,7 @@ Deno.test("parsePostgres() reads CALL's procedure as a call of any arity (outsid
   assertEquals(call.tier, "write");
 });
 
-Deno.test("parsePostgres() reads CREATE AGGREGATE's and CREATE OPERATOR's support functions as calls; one refused by name is reach (outsider stop 54)", async () => {
+Deno.test("parsePostgres() reads CREATE AGGREGATE's and CREATE OPERATOR's support functions and CREATE CAST's function as calls; one refused by name is reach (outsider stop 54)", async () => {
   const aggregate = await analysisOf(
     "CREATE AGGREGATE s.fa(text) (sfunc = textcat, stype = text, finalfunc = pg_catalog.pg_read_file, mfinalfunc = 'pg_ls_dir', msfunc = textcat, minvfunc = textcat, mstype = text)",
   );
@@ -84,6 +84,15 @@ Deno.test("parsePostgres() reads CREATE AGGREGATE's and CREATE OPERATOR's suppor
     "pg_read_file",
     "eqsel",
   ]);
+  const cast = await analysisOf(
+    "CREATE CAST (xml AS text) WITH FUNCTION pg_catalog.pg_read_file(text)",
+  );
+  assertEquals(cast.functions, [{
+    schema: "pg_catalog",
+    name: "pg_read_file",
+    args: 1,
+  }]);
+  assert(/pg_read_file/.test(namedReach(cast) ?? ""));
   // A type definition's names stay types.
   const type = await analysisOf("CREATE TYPE s.t (input = f, output = g)");
   assertEquals(type.functions, []);

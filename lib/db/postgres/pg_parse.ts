@@ -468,6 +468,14 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
     }
   } else if (key === "DefineStmt") {
     found.functions.push(...supportFunctions(node));
+  } else if (key === "CreateCastStmt") {
+    // `WITH FUNCTION f(…)`: every use of the cast runs it.
+    const func = child(node, "func");
+    const parts = names(func?.objname);
+    if (parts.length > 0) {
+      const args = Array.isArray(func?.objargs) ? func.objargs.length : null;
+      found.functions.push({ ...pgName(parts), args });
+    }
   } else if (key === "A_Expr") {
     const between = BETWEEN_OPERATORS[String(node.kind)];
     if (between !== undefined) {
