@@ -156,7 +156,7 @@ Deno.test({
     //     stype = text, initcond = 'PG_VERSION');   select s.rf(0, 20)
     //   create aggregate s.fa(text) (sfunc = textcat, stype = text,
     //     finalfunc = pg_read_file);                select s.fa('PG_VERSION')
-    // What happens: each CREATE answers (pg_parse.ts reads `sfunc =
+    // What happened (before branch vetfix): each CREATE answers (pg_parse.ts reads `sfunc =
     // pg_read_file` as a TypeName: a cast type, never a function), and each
     // select answers the server file's text, "15\n": pg_vet.ts judges the
     // aggregate's own pg_proc row ("written in internal": a write, allowed to
@@ -223,7 +223,7 @@ Deno.test({
     // from program 'echo a54-ran' $b$`, `call s.pp()`, `select * from
     // s.out`; the same with `insert into s.out select
     // pg_read_file('PG_VERSION')`.
-    // What happens: both CALLs answer OK; s.out then holds "a54-ran" and
+    // What happened (before branch vetfix): both CALLs answer OK; s.out then holds "a54-ran" and
     // "15\n". libpg_query's JSON gives CallStmt's call as
     // `{"funccall": {"funcname": …}}`, not wrapped in a `FuncCall` key, so
     // pg_parse.ts `collectCalls` (which acts on the key "FuncCall") records
@@ -276,7 +276,7 @@ Deno.test({
     // `copy … from program 'echo ran >> /tmp/<mark>'`. A readWrite token
     // calls each on a connection with Safe Mode "alert" (writePreview
     // unset: dryRun), the host dialog denies.
-    // What happens: the answer is "denied: the user did not approve", the
+    // What happened (before branch vetfix): the answer is "denied: the user did not approve", the
     // dialog was shown a preview ("Changes 1 row of s.out") — and the mark
     // file holds "ran": the dry run ran the program before anyone answered.
     // The rollback undid the row, not the program.
@@ -349,7 +349,7 @@ Deno.test({
     // whose body is `select pg_read_file('PG_VERSION')`; `select s.d()`,
     // `select s.df()`. (Or an owner's existing SECURITY DEFINER function:
     // the same calls.)
-    // What happens: both answer — every role with its rolpassword column,
+    // What happened (before branch vetfix): both answer — every role with its rolpassword column,
     // and "15\n". pg_vet.ts `judgeFunction` returns at `functionRefusal`
     // ("is SECURITY DEFINER: it runs as its owner": a write, allowed to the
     // token) before `parseBody`, so neither `reach` nor the credential
@@ -397,7 +397,7 @@ Deno.test({
     // an ordinary name; libpg_query (a newer grammar, where SYSTEM_USER is
     // a reserved keyword) rejects it. Then `select s.k()`; the same with
     // `from pg_authid as system_user`.
-    // What happens: both answer — "15\n" and every role with its
+    // What happened (before branch vetfix): both answer — "15\n" and every role with its
     // rolpassword column. pg_vet.ts `judgeFunction`: `parseBody` answers
     // null, "the body of s.k() could not be read" is recorded as a write
     // (`found.fail`), never as reach: the write token runs it. (A readOnly
@@ -439,7 +439,7 @@ Deno.test({
     // pg_read_file(x) $b$` (and json_scalar, json, json_object,
     // json_serialize alike; a readWrite token may make them too). A
     // readOnly token sends `select json_array('PG_VERSION'::text)`.
-    // What happens: it answers "15\n" — the server file. libpg_query
+    // What happened (before branch vetfix): it answers "15\n" — the server file. libpg_query
     // (PostgreSQL 17/18's grammar) reads `json_array(…)`, `json_scalar(…)`,
     // `json(…)`, `json_serialize(…)`, `json_value/json_query/json_exists(…)`
     // and `merge_action()` as SQL/JSON or MERGE support nodes (no
