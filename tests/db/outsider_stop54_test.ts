@@ -7,7 +7,9 @@
  * endpoint (execute_query with readWrite and readOnly tokens, a host dialog
  * that denies) and the driver API, against the real PostgreSQL.
  *
- * FINDING tests fail today; the others pass and guard what held.
+ * FINDING tests fail today; the others pass and guard what held. Fixed on
+ * branch vetfix (now "held: …"): the aggregate, CALL, CALL dry run, SECURITY
+ * DEFINER body, unreadable body and SQL/JSON-name findings below.
  *
  * Findings:
  * - A readWrite token reads a server file by naming `pg_read_file` as a
@@ -153,7 +155,7 @@ function ownSchema(tag: string) {
 
 Deno.test({
   name:
-    "FINDING: a readWrite token read a server file (pg_read_file, refused to every token by name) as a user aggregate's sfunc/finalfunc/mfinalfunc it created — through a select, a view, a SQL function, a rule, a window; expected: refused as reaching files wherever the aggregate is called (or CREATE AGGREGATE naming it refused)",
+    "held: a user aggregate's support functions are calls to vet — CREATE AGGREGATE naming pg_read_file as sfunc/finalfunc/mfinalfunc is refused, and calling such an aggregate (a select, a view, a SQL function, a rule, a window, a CTE) is refused as reaching files",
   ...needs("postgres"),
   async fn() {
     // What it does (one call each, readWrite token, superuser login):
@@ -161,7 +163,7 @@ Deno.test({
     //     stype = text, initcond = 'PG_VERSION');   select s.rf(0, 20)
     //   create aggregate s.fa(text) (sfunc = textcat, stype = text,
     //     finalfunc = pg_read_file);                select s.fa('PG_VERSION')
-    // What happens: each CREATE answers (pg_parse.ts reads `sfunc =
+    // What happened (before branch vetfix): each CREATE answers (pg_parse.ts reads `sfunc =
     // pg_read_file` as a TypeName: a cast type, never a function), and each
     // select answers the server file's text, "15\n": pg_vet.ts judges the
     // aggregate's own pg_proc row ("written in internal": a write, allowed to
@@ -221,14 +223,14 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token ran a program on the database's host (COPY … FROM PROGRAM) and read a server file through CALL of a LANGUAGE sql procedure it created — the procedure is never looked up; expected: CALL's procedure vetted like a called function (refused as reach)",
+    "held: CALL's procedure is looked up and vetted like a called function — a LANGUAGE sql procedure running COPY … FROM PROGRAM or pg_read_file is refused as reach, nothing runs",
   ...needs("postgres"),
   async fn() {
     // What it does: `create procedure s.pp() language sql as $b$ copy s.out
     // from program 'echo a54-ran' $b$`, `call s.pp()`, `select * from
     // s.out`; the same with `insert into s.out select
     // pg_read_file('PG_VERSION')`.
-    // What happens: both CALLs answer OK; s.out then holds "a54-ran" and
+    // What happened (before branch vetfix): both CALLs answer OK; s.out then holds "a54-ran" and
     // "15\n". libpg_query's JSON gives CallStmt's call as
     // `{"funccall": {"funcname": …}}`, not wrapped in a `FuncCall` key, so
     // pg_parse.ts `collectCalls` (which acts on the key "FuncCall") records
@@ -273,7 +275,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: the dry run of a CALL (the default write preview) ran a program on the database's host before the user answered — the user denied, the program had run; expected: a CALL whose procedure is not vetted gets no dry run (a rollback cannot undo a program)",
+    "held: a CALL of a procedure dbport cannot prove harmless (SQL reaching a program, PL/pgSQL) gets no dry run — the user denies, no program has run",
   ...needs("postgres"),
   async fn() {
     // What it does: the owner's database holds procedures (made by the
@@ -281,7 +283,7 @@ Deno.test({
     // `copy … from program 'echo ran >> /tmp/<mark>'`. A readWrite token
     // calls each on a connection with Safe Mode "alert" (writePreview
     // unset: dryRun), the host dialog denies.
-    // What happens: the answer is "denied: the user did not approve", the
+    // What happened (before branch vetfix): the answer is "denied: the user did not approve", the
     // dialog was shown a preview ("Changes 1 row of s.out") — and the mark
     // file holds "ran": the dry run ran the program before anyone answered.
     // The rollback undid the row, not the program.
@@ -345,7 +347,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token read a server file and pg_authid through a LANGUAGE sql function it created SECURITY DEFINER — the body of a definer function is never read; expected: refused as reach / credential catalog, as for the same function without SECURITY DEFINER",
+    "held: a SECURITY DEFINER function's LANGUAGE sql body is read — pg_authid and pg_read_file behind it are refused as for the same function without SECURITY DEFINER (and a token's CREATE … SECURITY DEFINER is refused)",
   ...needs("postgres"),
   async fn() {
     // What it does: `create function s.d() returns text language sql
@@ -354,7 +356,7 @@ Deno.test({
     // whose body is `select pg_read_file('PG_VERSION')`; `select s.d()`,
     // `select s.df()`. (Or an owner's existing SECURITY DEFINER function:
     // the same calls.)
-    // What happens: both answer — every role with its rolpassword column,
+    // What happened (before branch vetfix): both answer — every role with its rolpassword column,
     // and "15\n". pg_vet.ts `judgeFunction` returns at `functionRefusal`
     // ("is SECURITY DEFINER: it runs as its owner": a write, allowed to the
     // token) before `parseBody`, so neither `reach` nor the credential
@@ -393,7 +395,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token read a server file and pg_authid through a LANGUAGE sql function whose body dbport's parser cannot read (a PostgreSQL 15 identifier that is a keyword in newer grammars: `system_user`) — an unread body is only 'a write'; expected: refused when unsure (a body that cannot be read may reach anything)",
+    "held: a LANGUAGE sql function whose body dbport's parser cannot read (`… as system_user(x)`, valid on PostgreSQL 15) is refused, not run as 'a write' — a body that cannot be read may reach anything",
   ...needs("postgres"),
   async fn() {
     // What it does: `create function s.k() returns text language sql as
@@ -402,7 +404,7 @@ Deno.test({
     // an ordinary name; libpg_query (a newer grammar, where SYSTEM_USER is
     // a reserved keyword) rejects it. Then `select s.k()`; the same with
     // `from pg_authid as system_user`.
-    // What happens: both answer — "15\n" and every role with its
+    // What happened (before branch vetfix): both answer — "15\n" and every role with its
     // rolpassword column. pg_vet.ts `judgeFunction`: `parseBody` answers
     // null, "the body of s.k() could not be read" is recorded as a write
     // (`found.fail`), never as reach: the write token runs it. (A readOnly
@@ -436,7 +438,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readOnly token ran user functions named json_array, json_scalar, json, json_object, json_serialize, json_value, json_query, json_exists, merge_action (ordinary names on PostgreSQL 15, SQL/JSON syntax in dbport's newer grammar) and read a server file — the functions are never vetted; expected: a call the server resolves to a user function is vetted as one (refused here)",
+    "held: on PostgreSQL 15, json_array, json_scalar, json, json_object, json_serialize, json_value, json_query, json_exists, merge_action (SQL/JSON or MERGE syntax in dbport's newer grammar) are vetted as calls of user functions of those names — a readOnly token is refused",
   ...needs("postgres"),
   async fn() {
     // What it does: in a database of the test's own, the owner has made
@@ -444,7 +446,7 @@ Deno.test({
     // pg_read_file(x) $b$` (and json_scalar, json, json_object,
     // json_serialize alike; a readWrite token may make them too). A
     // readOnly token sends `select json_array('PG_VERSION'::text)`.
-    // What happens: it answers "15\n" — the server file. libpg_query
+    // What happened (before branch vetfix): it answers "15\n" — the server file. libpg_query
     // (PostgreSQL 17/18's grammar) reads `json_array(…)`, `json_scalar(…)`,
     // `json(…)`, `json_serialize(…)`, `json_value/json_query/json_exists(…)`
     // and `merge_action()` as SQL/JSON or MERGE support nodes (no

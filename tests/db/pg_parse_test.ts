@@ -47,3 +47,106 @@ Deno.test("parsePostgres() hands out a frozen parse: the cached one cannot be ch
   assertEquals(again.analysis.functions.map((fn) => fn.name), ["lower"]);
   assertEquals(again.analysis.tier, "read");
 });
+
+/** The analysis of one statement (the parse must read exactly one). */
+async function analysisOf(sql: string) {
+  const parsed = await parsePostgres(sql);
+  assert(parsed.ok && parsed.analysis !== null, sql);
+  return parsed.analysis;
+}
+
+Deno.test("parsePostgres() reads CALL's procedure as a call of any arity (outsider stop 54)", async () => {
+  const call = await analysisOf("CALL s.pp(1, NULL)");
+  assertEquals(call.functions, [{ schema: "s", name: "pp", args: null }]);
+  assertEquals(call.tier, "write");
+});
+
+Deno.test("parsePostgres() reads CREATE AGGREGATE's and CREATE OPERATOR's support functions and CREATE CAST's function as calls; one refused by name is reach (outsider stop 54)", async () => {
+  const aggregate = await analysisOf(
+    "CREATE AGGREGATE s.fa(text) (sfunc = textcat, stype = text, finalfunc = pg_catalog.pg_read_file, mfinalfunc = 'pg_ls_dir', msfunc = textcat, minvfunc = textcat, mstype = text)",
+  );
+  assertEquals(
+    aggregate.functions.map((fn) => `${fn.schema ?? ""}.${fn.name}/${fn.args}`),
+    [
+      ".textcat/null",
+      "pg_catalog.pg_read_file/null",
+      ".pg_ls_dir/null",
+      ".textcat/null",
+      ".textcat/null",
+    ],
+  );
+  const { namedReach } = await import("../../lib/db/postgres/pg_vet.ts");
+  assert(/pg_read_file/.test(namedReach(aggregate) ?? ""));
+  const operator = await analysisOf(
+    "CREATE OPERATOR s.### (function = pg_read_file, rightarg = text, restrict = eqsel)",
+  );
+  assertEquals(operator.functions.map((fn) => fn.name), [
+    "pg_read_file",
+    "eqsel",
+  ]);
+  const cast = await analysisOf(
+    "CREATE CAST (xml AS text) WITH FUNCTION pg_catalog.pg_read_file(text)",
+  );
+  assertEquals(cast.functions, [{
+    schema: "pg_catalog",
+    name: "pg_read_file",
+    args: 1,
+  }]);
+  assert(/pg_read_file/.test(namedReach(cast) ?? ""));
+  // A type definition's names stay types.
+  const type = await analysisOf("CREATE TYPE s.t (input = f, output = g)");
+  assertEquals(type.functions, []);
+});
+
+Deno.test("parsePostgres() refuses installing SECURITY DEFINER code (outsider stop 54)", async () => {
+  for (
+    const sql of [
+      "CREATE FUNCTION s.d() RETURNS int LANGUAGE sql SECURITY DEFINER AS 'select 1'",
+      "CREATE PROCEDURE s.p() LANGUAGE sql EXTERNAL SECURITY DEFINER AS 'select 1'",
+      "ALTER FUNCTION s.d() SECURITY DEFINER",
+      "ALTER PROCEDURE s.p() STABLE SECURITY DEFINER",
+    ]
+  ) {
+    const analysis = await analysisOf(sql);
+    assert(/SECURITY DEFINER/.test(analysis.reach ?? ""), sql);
+  }
+  for (
+    const sql of [
+      "CREATE FUNCTION s.i() RETURNS int LANGUAGE sql SECURITY INVOKER AS 'select 1'",
+      "ALTER FUNCTION s.i() SECURITY INVOKER",
+      "ALTER FUNCTION s.i() STABLE",
+    ]
+  ) assertEquals((await analysisOf(sql)).reach, null, sql);
+});
+
+Deno.test("parsePostgres() reads SQL/JSON and MERGE syntax as calls of those names on older servers (outsider stop 54)", async () => {
+  const analysis = await analysisOf(
+    "SELECT json_array('a'::text), json('x'), json_scalar(1), json_serialize('x'), json_value('x', '$'), json_query('x', '$'), json_exists('x', '$'), json_object(), json_arrayagg(1), json_object('{a,b}')",
+  );
+  assertEquals(
+    analysis.functions.map((fn) =>
+      `${fn.schema ?? ""}.${fn.name}<${fn.before ?? "-"}`
+    ),
+    [
+      ".json_array<160000",
+      ".json<170000",
+      ".json_scalar<170000",
+      ".json_serialize<170000",
+      ".json_value<170000",
+      ".json_query<170000",
+      ".json_exists<170000",
+      ".json_object<160000",
+      ".json_arrayagg<160000",
+      "pg_catalog.json_object<-",
+      ".json_object<160000",
+    ],
+  );
+  const merge = await analysisOf(
+    "MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN UPDATE SET b = merge_action()",
+  );
+  assert(
+    merge.functions.some((fn) =>
+      fn.name === "merge_action" && fn.before === 170000
+    ),
+  );
+});

@@ -434,12 +434,20 @@ Deno.test("fake catalog: a body already read or without source (BEGIN ATOMIC) �
   assertEquals(vetted.tier, "read");
 });
 
-Deno.test("fake catalog: an unreadable body → write naming the function", async () => {
+Deno.test("fake catalog: an unreadable body → refused to every token (reach), naming the function and the parser's reason", async () => {
   const vetted = await vetPostgres(
     fakeCatalog([[proc({ source: "selec garbage (", signature: "f()" })]]).exec,
     analysis(callF),
   );
-  assertEquals(vetted.why, "the body of f() could not be read");
+  // Refuse when unsure: a body the server accepts and dbport's parser does
+  // not may reach anything (outsider stop 54).
+  assertEquals(vetted.tier, "write");
+  assertMatch(
+    vetted.reach ?? "",
+    /^the body of f\(\) could not be read by dbport's parser \(syntax error at or near "selec"\): it may reach anything, so it is refused$/,
+  );
+  assertEquals(vetted.why, vetted.reach);
+  assertEquals(vetted.noDryRun, vetted.reach);
 });
 
 Deno.test("fake catalog: a body that inserts, or one the catalog marks as writing → write", async () => {

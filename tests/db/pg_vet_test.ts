@@ -606,3 +606,99 @@ vetTest(
     );
   },
 );
+
+vetTest(
+  "a user aggregate's support functions, CALL's procedure, and what a refused or writing SQL body calls and writes are followed; an unreadable body is reach (outsider stop 54)",
+  async (t) => {
+    const s = t.s;
+    for (
+      const statement of [
+        `create function ${s}.ok_cat(st text, x text) returns text language sql as 'select st || x'`,
+        `create function ${s}.rd(x text) returns text language sql as 'select pg_read_file(x)'`,
+        `create aggregate ${s}.agg_ok(text) (sfunc = ${s}.ok_cat, stype = text)`,
+        `create aggregate ${s}.agg_fin(text) (sfunc = textcat, stype = text, finalfunc = ${s}.rd)`,
+        `create aggregate ${s}.agg_m(text) (sfunc = textcat, stype = text, msfunc = textcat, minvfunc = textcat, mstype = text, mfinalfunc = pg_read_file)`,
+        `create view ${s}.v_agg as select ${s}.agg_fin(v) from ${s}.w`,
+        `create procedure ${s}.pr_copy() language sql as $b$ copy ${s}.log (msg) from program 'true' $b$`,
+        `create procedure ${s}.pr_pl() language plpgsql as $b$ begin perform pg_stat_reset(); end $b$`,
+        `create procedure ${s}.pr_out(in a int, out b int) language sql as 'select a + 1'`,
+        `create function ${s}.w_rd() returns text language sql as $b$ insert into ${s}.log (msg) select ${s}.rd('PG_VERSION'); select 'x' $b$`,
+        `create table ${s}.read_default (a int, b text default pg_read_file('PG_VERSION'))`,
+        `create function ${s}.w_default() returns text language sql as $b$ insert into ${s}.read_default (a) values (1); select 'x' $b$`,
+        `create function ${s}.def_rd() returns text language sql security definer as 'select pg_read_file(''PG_VERSION'')'`,
+        `create function ${s}.def_authid() returns bigint language sql security definer as 'select count(*) from pg_authid'`,
+        `create function ${s}.unread() returns text language sql as 'select x from (select 1) as system_user(x)'`,
+      ]
+    ) await t.admin(statement);
+    const reach = async (sql: string, why: RegExp) => {
+      const verdict = await t.check(sql);
+      assertMatch(verdict.reach ?? "", why, sql);
+      assertEquals(verdict.noDryRun, verdict.reach, sql);
+    };
+    // A harmless aggregate is still a write (refused to a readOnly token).
+    await t.write(`select ${s}.agg_ok(v) from ${s}.w`, /agg_ok.*internal/);
+    await reach(`select ${s}.agg_fin(v) from ${s}.w`, /pg_read_file/);
+    await reach(`select * from ${s}.v_agg`, /pg_read_file/);
+    await reach(
+      `select ${s}.agg_m(v) over (rows current row) from ${s}.w`,
+      /pg_read_file.*called in .*agg_m/,
+    );
+    await reach(
+      `create aggregate ${s}.agg_new(text) (sfunc = textcat, stype = text, combinefunc = pg_read_file)`,
+      /pg_read_file/,
+    );
+    // CALL: every candidate of the name, whatever the arity.
+    await reach(`call ${s}.pr_copy()`, /COPY/);
+    const pl = await t.check(`call ${s}.pr_pl()`);
+    assertEquals(pl.reach, null);
+    assertMatch(pl.noDryRun ?? "", /pr_pl\(\) is written in plpgsql/);
+    assertEquals((await t.check(`call ${s}.pr_out(1, null)`)).noDryRun, null);
+    // A body that writes is still followed: what it calls, what it writes.
+    await reach(`select ${s}.w_rd()`, /rd\(text\) pg_read_file/);
+    await reach(
+      `select ${s}.w_default()`,
+      /pg_read_file.*called in .*w_default/,
+    );
+    // A SECURITY DEFINER body is read.
+    await reach(`select ${s}.def_rd()`, /pg_read_file/);
+    const authid = await t.check(`select ${s}.def_authid()`);
+    assertMatch(authid.denied ?? "", /pg_authid/);
+    // A body the server accepts and the parser does not: refused.
+    await reach(`select ${s}.unread()`, /could not be read by dbport's parser/);
+  },
+);
+
+vetTest(
+  "a name newer grammars read as SQL/JSON syntax is looked up only on a server older than that syntax",
+  async (t) => {
+    const s = t.s;
+    const { vetPostgres } = await import("../../lib/db/postgres/pg_vet.ts");
+    const exec = async (text: string) => {
+      const results = await t.admin(text);
+      const last = results.at(-1);
+      return (Array.isArray(last) ? last : results) as Record<
+        string,
+        unknown
+      >[];
+    };
+    const call = (before: number) => ({
+      tier: "read" as const,
+      dangerous: false,
+      reach: null,
+      functions: [{ schema: s, name: "no_such_fn", args: null, before }],
+      operators: [],
+      castTypes: [],
+      relations: [],
+      targets: [],
+      kinds: ["SelectStmt"],
+    });
+    // This server (15) is not older than 1: the name is syntax there.
+    assertEquals((await vetPostgres(exec, call(1))).tier, "read");
+    const older = await vetPostgres(exec, call(99_999_999));
+    assertEquals(older.tier, "write");
+    assertMatch(older.why ?? "", /no_such_fn\(\) is visible/);
+    // PostgreSQL 15: json_object(text[]) is the allowlisted built-in.
+    await t.read(`select json_object('{a,b}')`);
+    await t.read(`select pg_catalog.json_object('{a,b}'::text[])`);
+  },
+);

@@ -130,22 +130,31 @@ async function parseOnce(sql: string): Promise<PgParse> {
   return { ok: true, statements: 1, analysis: analyze(only) };
 }
 
+/** A function body's statements, or the parser's reason it cannot read it. */
+export type PgBody =
+  | { ok: true; statements: PgAnalysis[] }
+  | { ok: false; message: string };
+
 /**
  * Every statement of a function body (`prosrc`), each read as a statement;
- * null when the parser rejects the text. Not cached: bodies change.
+ * the parser's message when it rejects the text (a body valid on the
+ * server's older grammar may not be on ours). Not cached: bodies change.
  */
-export async function parseBody(sql: string): Promise<PgAnalysis[] | null> {
+export async function parseBody(sql: string): Promise<PgBody> {
   await loadPgParser();
   let tree: unknown;
   try {
     tree = parseSync(sql);
-  } catch {
-    return null;
+  } catch (error) {
+    return { ok: false, message: messageOf(error) };
   }
-  return childList(isNode(tree) ? tree : undefined, "stmts")
-    .map((entry) => child(entry, "stmt"))
-    .filter(isNode)
-    .map(analyze);
+  return {
+    ok: true,
+    statements: childList(isNode(tree) ? tree : undefined, "stmts")
+      .map((entry) => child(entry, "stmt"))
+      .filter(isNode)
+      .map(analyze),
+  };
 }
 
 /**
@@ -159,6 +168,9 @@ export async function parseBody(sql: string): Promise<PgAnalysis[] | null> {
  * By allowlist: the language must be SQL.
  */
 function opaqueFunction(body: Node): string | null {
+  const what = body.is_procedure === true ? "PROCEDURE" : "FUNCTION";
+  const definer = definerOf(childList(body, "options"));
+  if (definer !== null) return `CREATE ${what} … ${definer}`;
   const language = childList(body, "options")
     .map((option) => child(option, "DefElem"))
     .find((definition) => definition?.defname === "language");
@@ -169,10 +181,38 @@ function opaqueFunction(body: Node): string | null {
     ? "sql"
     : null;
   if (name === "sql") return null;
-  const what = body.is_procedure === true ? "PROCEDURE" : "FUNCTION";
   return `CREATE ${what} in LANGUAGE ${
     name ?? "(none)"
   } installs code whose body dbport cannot read, to run with the login's powers (files, programs, any SQL); only LANGUAGE sql bodies are vetted`;
+}
+
+/**
+ * Why options (`CREATE FUNCTION`'s, `ALTER FUNCTION`'s actions) make a
+ * function SECURITY DEFINER, or null. Such a function runs with its owner's
+ * powers for whoever calls it — a login reached through dbport lends its
+ * rights to every role that may call the function, past dbport entirely.
+ * By allowlist: a function a statement installs runs as its caller
+ * (outsider stop 54).
+ */
+function definerOf(options: Node[]): string | null {
+  for (const option of options) {
+    const element = child(option, "DefElem");
+    if (element?.defname !== "security") continue;
+    const value = child(child(element, "arg"), "Boolean")?.boolval;
+    if (value !== true) continue;
+    return "SECURITY DEFINER installs code that runs with its owner's powers for whoever calls it; dbport lets a statement install only SECURITY INVOKER functions";
+  }
+  return null;
+}
+
+/** Why a statement kind installs code dbport refuses, by its body, or null. */
+function installsCode(kind: string, body: Node): string | null {
+  if (kind === "CreateFunctionStmt") return opaqueFunction(body);
+  if (kind === "AlterFunctionStmt") {
+    const definer = definerOf(childList(body, "actions"));
+    return definer === null ? null : `ALTER FUNCTION … ${definer}`;
+  }
+  return null;
 }
 
 /** Read one statement's tree. */
@@ -182,8 +222,7 @@ export function analyze(statement: Node): PgAnalysis {
   const found: PgAnalysis = {
     tier: "read",
     dangerous: false,
-    reach: REACH_STATEMENTS[kind] ??
-      (kind === "CreateFunctionStmt" ? opaqueFunction(body) : null),
+    reach: REACH_STATEMENTS[kind] ?? installsCode(kind, body),
     functions: [],
     operators: [],
     castTypes: [],
@@ -321,18 +360,122 @@ const BETWEEN_OPERATORS: Readonly<Record<string, string[]>> = {
 
 const EQUALS: PgName = { schema: null, name: "=" };
 
+/**
+ * The functions `CREATE AGGREGATE` and `CREATE OPERATOR` name as their
+ * support functions, by definition key. The grammar reads `sfunc =
+ * pg_read_file` as a type name; the server calls that function whenever the
+ * aggregate or operator runs (outsider stop 54).
+ */
+const SUPPORT_FUNCTIONS: Readonly<Record<string, ReadonlySet<string>>> = {
+  OBJECT_AGGREGATE: new Set([
+    "sfunc",
+    "sfunc1",
+    "finalfunc",
+    "combinefunc",
+    "serialfunc",
+    "deserialfunc",
+    "msfunc",
+    "minvfunc",
+    "mfinalfunc",
+  ]),
+  OBJECT_OPERATOR: new Set(["function", "procedure", "restrict", "join"]),
+};
+
+/** The support functions a `CREATE AGGREGATE` or `CREATE OPERATOR` names. */
+function supportFunctions(node: Node): PgCall[] {
+  const kind = String(node.kind);
+  const keys = Object.hasOwn(SUPPORT_FUNCTIONS, kind)
+    ? SUPPORT_FUNCTIONS[kind]
+    : undefined;
+  if (keys === undefined) return [];
+  const calls: PgCall[] = [];
+  for (const item of childList(node, "definition")) {
+    const element = child(item, "DefElem");
+    if (!keys.has(String(element?.defname ?? "").toLowerCase())) continue;
+    const arg = child(element, "arg");
+    const typeName = child(arg, "TypeName");
+    const text = child(arg, "String")?.sval;
+    const parts = typeName !== undefined
+      ? names(typeName.names)
+      : typeof text === "string"
+      ? [text]
+      : [];
+    if (parts.length > 0) calls.push({ ...pgName(parts), args: null });
+  }
+  return calls;
+}
+
+/**
+ * SQL/JSON and MERGE syntax of the bundled grammar (libpg_query,
+ * PostgreSQL 17/18) that an older server reads as a call of a function of
+ * that name on the search path — a user's `public.json_array(text)` on
+ * PostgreSQL 15 — with the server version that made it syntax.
+ */
+const NEWER_SYNTAX: Readonly<Record<string, [string, number]>> = {
+  JsonArrayConstructor: ["json_array", 160000],
+  JsonArrayQueryConstructor: ["json_array", 160000],
+  JsonObjectConstructor: ["json_object", 160000],
+  JsonArrayAgg: ["json_arrayagg", 160000],
+  JsonObjectAgg: ["json_objectagg", 160000],
+  JsonParseExpr: ["json", 170000],
+  JsonScalarExpr: ["json_scalar", 170000],
+  JsonSerializeExpr: ["json_serialize", 170000],
+  JsonTable: ["json_table", 170000],
+  MergeSupportFunc: ["merge_action", 170000],
+};
+
+/** `JSON_VALUE`, `JSON_QUERY`, `JSON_EXISTS` (PostgreSQL 17). */
+const JSON_FUNCTIONS: Readonly<Record<string, string>> = {
+  JSON_VALUE_OP: "json_value",
+  JSON_QUERY_OP: "json_query",
+  JSON_EXISTS_OP: "json_exists",
+};
+
 /** The functions, operators and casts one node calls (by name or implied). */
 function collectCalls(key: string, node: Node, found: PgAnalysis): void {
-  if (key === "FuncCall") {
+  // By own key only: a tree's keys include `constructor` (JsonArrayAgg's).
+  const syntax =
+    (Object.hasOwn(NEWER_SYNTAX, key) ? NEWER_SYNTAX[key] : null) ??
+      (key === "JsonFuncExpr"
+        ? [JSON_FUNCTIONS[String(node.op)] ?? "json_value", 170000] as const
+        : undefined);
+  if (syntax !== undefined) {
+    // Any arity: every candidate of the name on the path is vetted.
+    const [name, before] = syntax;
+    found.functions.push({ schema: null, name, args: null, before });
+  } else if (key === "FuncCall" || key === "funccall") {
+    // CALL's procedure is `funccall`, not a `FuncCall` node: any arity (a
+    // procedure's OUT arguments are given too), every candidate vetted.
+    const call = key === "funccall";
     // An ordered-set aggregate's WITHIN GROUP columns are arguments too.
     const args = (Array.isArray(node.args) ? node.args.length : 0) +
       (node.agg_within_group === true && Array.isArray(node.agg_order)
         ? node.agg_order.length
         : 0);
-    found.functions.push({
-      ...pgName(names(node.funcname)),
-      args: node.func_variadic === true ? null : args,
-    });
+    const name = pgName(names(node.funcname));
+    const variadic = call || node.func_variadic === true;
+    found.functions.push({ ...name, args: variadic ? null : args });
+    // `json_object(…)` is read as `pg_catalog.json_object(…)` since
+    // PostgreSQL 16's grammar; PostgreSQL 15 resolves `json_object` on the
+    // search path (a user's json_object(text) before the built-in's).
+    if (name.schema === "pg_catalog" && name.name === "json_object") {
+      found.functions.push({
+        schema: null,
+        name: name.name,
+        args: variadic ? null : args,
+        before: 160000,
+      });
+    }
+  } else if (key === "DefineStmt") {
+    found.functions.push(...supportFunctions(node));
+  } else if (key === "CreateCastStmt") {
+    // `WITH FUNCTION f(…)`: every use of the cast runs it.
+    const func = child(node, "func");
+    const parts = names(func?.objname);
+    if (parts.length > 0) {
+      const args = Array.isArray(func?.objargs) ? func.objargs.length : null;
+      found.functions.push({ ...pgName(parts), args });
+    }
   } else if (key === "A_Expr") {
     const between = BETWEEN_OPERATORS[String(node.kind)];
     if (between !== undefined) {

@@ -23,6 +23,13 @@ export interface PgCall extends PgName {
    * that name is no error.
    */
   optional?: boolean;
+  /**
+   * A call only on a server older than this `server_version_num`: the
+   * bundled grammar (PostgreSQL 17/18's) reads SQL/JSON and MERGE syntax
+   * (`json_array(…)`, `merge_action()`) where an older server calls a
+   * function of that name on the search path (vet_sql.ts compares).
+   */
+  before?: number;
 }
 
 /** What the parser found in one statement. */

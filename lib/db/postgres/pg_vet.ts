@@ -7,8 +7,12 @@
  * policy, a domain check, a default it evaluates, and inside the bodies of
  * the SQL functions it calls — is either a built-in on dbport's allowlist
  * (postgres/allowlist.json) or a user `LANGUAGE sql` function whose body the
- * same rules accept. Anything else (plpgsql, C, SECURITY DEFINER, a name that
- * resolves to nothing) makes it a write.
+ * same rules accept. Anything else (plpgsql, C, SECURITY DEFINER, a user
+ * aggregate, a name that resolves to nothing) makes it a write. Every SQL
+ * body is read, even one already refused (SECURITY DEFINER, a write): what it
+ * reaches is refused to every token, and a body the parser cannot read is
+ * too (it may reach anything). A user aggregate's support functions are
+ * followed (vet_sql.ts).
  *
  * The same answer says whether EXPLAIN may plan the statement (planning
  * folds IMMUTABLE functions with constant arguments: it runs them), whether
@@ -113,6 +117,8 @@ interface Item {
   n: string;
   a?: number | null;
   o?: boolean;
+  /** Looked up only on a server older than this `server_version_num`. */
+  v?: number;
   /** The function whose body names it, if any. */
   w?: number;
   /** The search path its body runs with; absent: the session's. */
@@ -211,10 +217,9 @@ export async function vetPostgres(
   const local = vetWithoutCatalog(analysis);
   if (local !== null) return local;
   const findings = new Findings();
-  let input: VetInput | null = inputOf(
-    [{ analysis, owner: undefined, path: undefined }],
-    true,
-  );
+  let input: VetInput | null = inputOf([
+    { analysis, owner: undefined, path: undefined },
+  ]);
   for (let depth = 0; input !== null; depth++) {
     if (depth >= MAX_DEPTH) {
       findings.fail(
@@ -226,7 +231,7 @@ export async function vetPostgres(
     }
     const rows = await exec(vetStatement(JSON.stringify(input)));
     const bodies = await judgeRows(rows, input, findings);
-    input = bodies.length === 0 ? null : inputOf(bodies, false);
+    input = bodies.length === 0 ? null : inputOf(bodies);
   }
   const cycle = cycleOf(findings.calls, findings.names);
   if (cycle !== null) findings.fail("e", cycle, true);
@@ -271,8 +276,12 @@ interface Source {
   path: string[] | null | undefined;
 }
 
-/** The names in `sources`, for one round of the query. */
-function inputOf(sources: Source[], top: boolean): VetInput {
+/**
+ * The names in `sources`, for one round of the query. A function body's
+ * write targets are looked up too: their defaults, checks, rules and
+ * triggers run when it is called.
+ */
+function inputOf(sources: Source[]): VetInput {
   const input: VetInput = { f: [], o: [], c: [], r: [], t: [] };
   let i = 0;
   const add = (list: Item[], name: PgName, source: Source, extra = {}) =>
@@ -290,14 +299,13 @@ function inputOf(sources: Source[], top: boolean): VetInput {
       add(input.f, fn, source, {
         a: fn.args,
         ...(fn.optional ? { o: true } : {}),
+        ...(fn.before === undefined ? {} : { v: fn.before }),
       });
     }
     for (const op of analysis.operators) add(input.o, op, source);
     for (const type of analysis.castTypes) add(input.c, type, source);
     for (const rel of analysis.relations) add(input.r, rel, source);
-    // A function body's own writes make it a write; its targets matter only
-    // for the statement's.
-    if (top) { for (const rel of analysis.targets) add(input.t, rel, source); }
+    for (const rel of analysis.targets) add(input.t, rel, source);
   }
   return input;
 }
@@ -313,7 +321,12 @@ async function judgeRows(
   for (const [kind, list] of Object.entries(input)) {
     for (const item of list as Item[]) items.set(`${kind}${item.i}`, item);
   }
-  for (const row of rows) {
+  // A user aggregate's own row before its support functions' (the message
+  // names what the statement calls).
+  const ordered = rows.toSorted((a, b) =>
+    Number(b.kind === "a") - Number(a.kind === "a")
+  );
+  for (const row of ordered) {
     if (row.row === "u") {
       const item = items.get(`${String(row.relkind)}${String(row.item)}`);
       const what = row.relkind === "o" ? "operator" : "function";
@@ -433,21 +446,28 @@ async function judgeFunction(
     found.calls.set(via, callees);
   }
   const refusal = functionRefusal(row, name);
-  if (refusal !== null) {
-    found.fail(how, `${refusal}${inside}`, true);
-    return null;
-  }
+  if (refusal !== null) found.fail(how, `${refusal}${inside}`, true);
+  // Only a SQL body is read: any other language was refused above.
+  if (row.language !== "sql") return null;
   const path = configuredPath(row.config as string[] | null) ??
     (via === null ? null : found.paths.get(via) ?? null);
   if (!found.paths.has(oid)) found.paths.set(oid, path);
   if (row.source === null || found.bodies.has(oid)) return null;
   found.bodies.add(oid);
-  const statements = await parseBody(String(row.source));
-  if (statements === null) {
-    found.fail(how, `the body of ${name} could not be read`, true);
+  // The body is read whatever else refused the function (SECURITY DEFINER,
+  // a write): what it reaches is refused to every token, what it reads of a
+  // credential catalog to every AI client (outsider stop 54).
+  const body = await parseBody(String(row.source));
+  if (!body.ok) {
+    // A body the server accepts and dbport's parser does not (a newer
+    // grammar's keyword, `system_user`, as a name) may run anything.
+    const unread =
+      `the body of ${name} could not be read by dbport's parser (${body.message}): it may reach anything, so it is refused${inside}`;
+    found.reach ??= unread;
+    found.fail(how, unread, true);
     return null;
   }
-  const merged = mergedBody(statements);
+  const merged = mergedBody(body.statements);
   if (merged.reach !== null) found.reach ??= `${name} ${merged.reach}`;
   if (merged.reach !== null || merged.tier !== "read") {
     found.fail(
@@ -457,8 +477,9 @@ async function judgeFunction(
       }`,
       true,
     );
-    return null;
   }
+  // Its names are looked up even when it is already refused: a function it
+  // calls, a table it writes may reach further.
   return { analysis: merged, owner: oid, path };
 }
 
@@ -498,6 +519,7 @@ function mergedBody(statements: PgAnalysis[]): PgAnalysis {
     merged.operators.push(...statement.operators);
     merged.castTypes.push(...statement.castTypes);
     merged.relations.push(...statement.relations);
+    merged.targets.push(...statement.targets);
   }
   return merged;
 }

@@ -9,7 +9,8 @@
  * function bodies (`BEGIN ATOMIC`) and argument defaults use, and
  * for the tables a write changes: column defaults and generated columns,
  * CHECK constraints, index expressions, rules, triggers, partitions and the
- * tables their foreign keys cascade to. Built-in relations and functions are
+ * tables their foreign keys cascade to, and a user aggregate's support
+ * functions (pg_aggregate). Built-in relations and functions are
  * not followed: a built-in function is judged by the allowlist.
  *
  * `how` says how a reached object runs: `e` the statement (or planning it)
@@ -49,6 +50,8 @@ names AS (
               ELSE current_schemas(true)::text[] END AS path
     FROM (VALUES ('f'), ('o'), ('c'), ('r'), ('t')) k(kind),
          jsonb_array_elements($1::text::jsonb->k.kind) x
+   -- A name newer grammars read as syntax is a call on an older server.
+   WHERE x->>'v' IS NULL OR current_setting('server_version_num')::int < (x->>'v')::int
 ),
 spaces AS (
   SELECT nm.*, ARRAY(SELECT ns.oid FROM pg_namespace ns
@@ -235,6 +238,20 @@ edges(cls, oid, how, tgt, via) AS (
       -- record whose columns are converted to them).
       SELECT 'y', t, 'e', false FROM pg_proc p, unnest(coalesce(p.proallargtypes, p.proargtypes::oid[]) || p.prorettype) t
        WHERE e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} AND p.oid = e.oid AND t >= ${FIRST_USER_OID}
+      UNION ALL
+      -- A user aggregate runs its support functions: transition, final,
+      -- combine, serialization, the moving-aggregate ones (a window); sorts
+      -- with its sort operator; its state types' code.
+      SELECT 'p', f, 'e', false FROM pg_aggregate a,
+             unnest(ARRAY[a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn, a.aggdeserialfn,
+                          a.aggmtransfn, a.aggminvtransfn, a.aggmfinalfn]::oid[]) f
+       WHERE e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} AND a.aggfnoid = e.oid AND f <> 0
+      UNION ALL
+      SELECT 'o', a.aggsortop, 'e', false FROM pg_aggregate a
+       WHERE e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} AND a.aggfnoid = e.oid AND a.aggsortop <> 0
+      UNION ALL
+      SELECT 'y', t, 'e', false FROM pg_aggregate a, unnest(ARRAY[a.aggtranstype, a.aggmtranstype]) t
+       WHERE e.cls = 'p' AND e.oid >= ${FIRST_USER_OID} AND a.aggfnoid = e.oid AND t >= ${FIRST_USER_OID}
       UNION ALL
       -- An operator runs its function; a domain checks its base type's domain too.
       SELECT 'p', o.oprcode::oid, 'e', false FROM pg_operator o WHERE e.cls = 'o' AND o.oid = e.oid
