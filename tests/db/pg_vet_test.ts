@@ -669,6 +669,53 @@ vetTest(
 );
 
 vetTest(
+  "a GRANT never hands a role what dbport refuses by name: predefined roles, power attributes, the catalogs, refused functions (outsider stop 54's left-over)",
+  async (t) => {
+    const s = t.s;
+    await t.admin(
+      `create function ${s}.harmless(x int) returns int language sql as 'select x + 1'`,
+    );
+    const reach = async (sql: string, why: RegExp) => {
+      const verdict = await t.check(sql);
+      assertMatch(verdict.reach ?? "", why, sql);
+    };
+    await reach(
+      "grant execute on function pg_read_file(text) to public",
+      /pg_read_file/,
+    );
+    await reach(
+      "grant execute on all functions in schema pg_catalog to public",
+      /IN SCHEMA pg_catalog/,
+    );
+    await reach("grant pg_execute_server_program to public", /predefined/);
+    await reach("alter group pg_read_server_files add user postgres", /GROUP/);
+    await reach(
+      "create role s54_never login in role pg_read_all_data",
+      /IN ROLE/,
+    );
+    await reach("create role s54_never superuser", /superuser/);
+    await reach("alter role current_user bypassrls", /bypassrls/);
+    await reach("grant select on pg_authid to public", /pg_authid/);
+    await reach(
+      "grant select on pg_catalog.pg_statistic to public",
+      /pg_statistic/,
+    );
+    // The database's own roles and objects: writes as before.
+    for (
+      const sql of [
+        `grant execute on function ${s}.harmless(int) to public`,
+        `grant select on ${s}.w to public`,
+        "alter role current_user nosuperuser createdb",
+        "revoke pg_read_server_files from public",
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.tier, verdict.reach], ["write", null], sql);
+    }
+  },
+);
+
+vetTest(
   "a name newer grammars read as SQL/JSON syntax is looked up only on a server older than that syntax",
   async (t) => {
     const s = t.s;

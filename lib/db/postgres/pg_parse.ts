@@ -212,6 +212,102 @@ function installsCode(kind: string, body: Node): string | null {
     const definer = definerOf(childList(body, "actions"));
     return definer === null ? null : `ALTER FUNCTION … ${definer}`;
   }
+  return grantsPower(kind, body);
+}
+
+/**
+ * Role attributes that give a role more than its data: every privilege
+ * check skipped, roles made and granted, the replication protocol (every
+ * table's bytes), row security skipped.
+ */
+const POWER_ATTRIBUTES = new Set([
+  "superuser",
+  "createrole",
+  "isreplication",
+  "bypassrls",
+]);
+
+/** Schemas of the server's own catalogs. */
+const CATALOG_SCHEMAS = new Set(["pg_catalog", "information_schema"]);
+
+/**
+ * Why a GRANT, or a role's attributes, hands a role the server's powers
+ * rather than the database's data, or null. What dbport refuses a statement
+ * by name — server files, programs, other sessions, the password
+ * verifiers — a write token could otherwise hand to any role, its own
+ * login's included, past dbport for good: a predefined role
+ * (`pg_read_server_files`, `pg_execute_server_program`,
+ * `pg_signal_backend`, `pg_read_all_data`: every name starting `pg_` is
+ * reserved for them), a power attribute, or a privilege on the catalogs
+ * (`GRANT SELECT ON pg_authid TO PUBLIC`). By allowlist: a statement grants
+ * the database's own roles and privileges on the database's own objects.
+ */
+function grantsPower(kind: string, body: Node): string | null {
+  if (kind === "GrantRoleStmt" && body.is_grant === true) {
+    const predefined = childList(body, "granted_roles")
+      .map((item) => String(child(item, "AccessPriv")?.priv_name ?? ""))
+      .find((name) => name.startsWith("pg_"));
+    if (predefined !== undefined) {
+      return `GRANT of the predefined role ${predefined} hands a role the server's powers (files, programs, other sessions or every table); dbport grants only the database's own roles`;
+    }
+  }
+  if (kind === "CreateRoleStmt" || kind === "AlterRoleStmt") {
+    // `ALTER GROUP pg_read_server_files ADD USER bob` is a GRANT.
+    const group = String(child(body, "role")?.rolename ?? "");
+    if (kind === "AlterRoleStmt" && group.startsWith("pg_")) {
+      return `ALTER GROUP ${group} hands a role the server's powers; dbport grants only the database's own roles`;
+    }
+    for (const option of childList(body, "options")) {
+      const element = child(option, "DefElem");
+      const name = String(element?.defname ?? "");
+      const arg = child(element, "arg");
+      if (
+        POWER_ATTRIBUTES.has(name) &&
+        child(arg, "Boolean")?.boolval !== false
+      ) {
+        return `${kind === "CreateRoleStmt" ? "CREATE" : "ALTER"} ROLE … ${
+          name === "isreplication" ? "replication" : name
+        } hands a role powers beyond its data; dbport leaves role attributes to the server's administrator`;
+      }
+      if (name === "addroleto") {
+        const role = childList(child(arg, "List"), "items")
+          .map((item) => String(child(item, "RoleSpec")?.rolename ?? ""))
+          .find((role) => role.startsWith("pg_"));
+        if (role !== undefined) {
+          return `CREATE ROLE … IN ROLE ${role} hands a role the server's powers; dbport grants only the database's own roles`;
+        }
+      }
+    }
+  }
+  if (kind === "GrantStmt") {
+    const verb = body.is_grant === true ? "GRANT" : "REVOKE";
+    if (body.targtype === "ACL_TARGET_ALL_IN_SCHEMA") {
+      const schema = childList(body, "objects")
+        .map((item) => String(child(item, "String")?.sval ?? ""))
+        .find((name) => CATALOG_SCHEMAS.has(name));
+      if (schema !== undefined) {
+        return `${verb} … ALL … IN SCHEMA ${schema} changes who may use the server's catalogs; dbport changes privileges on the database's own objects only`;
+      }
+    }
+    for (const item of childList(body, "objects")) {
+      const relation = child(item, "RangeVar");
+      if (relation === undefined) continue;
+      const schema = typeof relation.schemaname === "string"
+        ? relation.schemaname
+        : null;
+      const name = String(relation.relname ?? "");
+      // Unqualified, a `pg_` name is the catalog's: pg_catalog comes first
+      // on every search path unless placed later on purpose.
+      if (
+        (schema !== null && CATALOG_SCHEMAS.has(schema)) ||
+        (schema === null && name.startsWith("pg_"))
+      ) {
+        return `${verb} on ${
+          schema === null ? name : `${schema}.${name}`
+        } changes who may read the server's catalogs (pg_authid holds every role's password verifier); dbport changes privileges on the database's own objects only`;
+      }
+    }
+  }
   return null;
 }
 
@@ -431,6 +527,13 @@ const JSON_FUNCTIONS: Readonly<Record<string, string>> = {
   JSON_EXISTS_OP: "json_exists",
 };
 
+/** GRANT's object kinds that name functions or procedures. */
+const ROUTINE_OBJECTS = new Set([
+  "OBJECT_FUNCTION",
+  "OBJECT_PROCEDURE",
+  "OBJECT_ROUTINE",
+]);
+
 /** The functions, operators and casts one node calls (by name or implied). */
 function collectCalls(key: string, node: Node, found: PgAnalysis): void {
   // By own key only: a tree's keys include `constructor` (JsonArrayAgg's).
@@ -468,6 +571,20 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
     }
   } else if (key === "DefineStmt") {
     found.functions.push(...supportFunctions(node));
+  } else if (key === "GrantStmt" && ROUTINE_OBJECTS.has(String(node.objtype))) {
+    // `GRANT EXECUTE ON FUNCTION pg_read_file(text) TO PUBLIC` runs nothing
+    // but hands what dbport refuses by name to every role: the functions
+    // it names are vetted as calls (outsider stop 54's left-over).
+    for (const item of childList(node, "objects")) {
+      const routine = child(item, "ObjectWithArgs");
+      const parts = names(routine?.objname);
+      if (parts.length === 0) continue;
+      const args = routine?.args_unspecified === true ||
+          !Array.isArray(routine?.objargs)
+        ? null
+        : routine.objargs.length;
+      found.functions.push({ ...pgName(parts), args });
+    }
   } else if (key === "CreateCastStmt") {
     // `WITH FUNCTION f(…)`: every use of the cast runs it.
     const func = child(node, "func");
