@@ -18,7 +18,7 @@ import {
 import { sshHops } from "../db/ssh/hops.ts";
 import { readKnownHosts, trustCommand } from "../db/ssh/known_hosts.ts";
 import { isUntrustedHostKey, SshTunnel } from "../db/ssh/tunnel.ts";
-import { describeTarget, urlParts } from "../db/target.ts";
+import { describeTarget, urlParts, urlProblem } from "../db/target.ts";
 import { messageOf } from "../base/message_of.ts";
 import { driverSpec, type SavedConnection } from "./connections.ts";
 
@@ -174,7 +174,11 @@ export function fixFor(connection: SavedConnection, message: string): string {
       target?.database ?? "none given"
     }), or create it on the server`;
   }
-  if (target?.host === null || target === null) {
+  if (target === null) {
+    const problem = urlProblem(connection.engine, connection.url);
+    return `fix the URL: it ${problem ?? "cannot be read"}`;
+  }
+  if (target.host === null) {
     return "check the path in --url: the file must exist and be readable";
   }
   if (
