@@ -18,7 +18,7 @@ import {
 import { sshHops } from "../db/ssh/hops.ts";
 import { readKnownHosts, trustCommand } from "../db/ssh/known_hosts.ts";
 import { isUntrustedHostKey, SshTunnel } from "../db/ssh/tunnel.ts";
-import { describeTarget } from "../db/target.ts";
+import { describeTarget, urlParts, urlProblem } from "../db/target.ts";
 import { messageOf } from "../base/message_of.ts";
 import { driverSpec, type SavedConnection } from "./connections.ts";
 
@@ -174,15 +174,19 @@ export function fixFor(connection: SavedConnection, message: string): string {
       target?.database ?? "none given"
     }), or create it on the server`;
   }
-  if (target?.host === null || target === null) {
+  if (target === null) {
+    const problem = urlProblem(connection.engine, connection.url);
+    return `fix the URL: it ${problem ?? "cannot be read"}`;
+  }
+  if (target.host === null) {
     return "check the path in --url: the file must exist and be readable";
   }
   if (
     /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|timed? ?out|unreachable/i.test(message)
   ) {
-    return `is the ${
-      ENGINES[connection.engine].label
-    } server running at ${target.host}:${target.port}? Start it, or fix the host and port in --url`;
+    return `is the ${ENGINES[connection.engine].label} server running at ${
+      where(target)
+    }? Start it, or fix the host and port in --url`;
   }
   return "fix what the error above names in --url or the server, then run the same command again";
 }
@@ -193,10 +197,16 @@ export function describeWhere(connection: SavedConnection): string {
   if (target === null) return "(an unreadable URL)";
   if (target.host === null) return target.database ?? connection.url;
   let user = "";
+  const userinfo = urlParts(connection.url)?.userinfo ?? "";
   try {
-    user = decodeURIComponent(new URL(connection.url).username);
+    user = decodeURIComponent(userinfo.split(":")[0]!);
   } catch { /* none */ }
-  return `${user ? `${user}@` : ""}${target.host}:${target.port}/${
-    target.database ?? ""
-  }`;
+  return `${user ? `${user}@` : ""}${where(target)}/${target.database ?? ""}`;
+}
+
+/** `host:port`, or the host list alone where each host has its port. */
+function where(target: { host: string | null; port: number | null }): string {
+  return target.port === null
+    ? target.host ?? ""
+    : `${target.host}:${target.port}`;
 }

@@ -31,11 +31,14 @@ export class ConnectionStore {
 
   /** Apply new file text (null: the file is gone, so nothing is saved). */
   apply(text: string | null, source: string, log: Logger): boolean {
-    const parsed = parseConnections(text ?? "", source);
+    const parsed = parseConnections(text ?? "", source, {
+      keepUnusable: true,
+    });
     if (!parsed.ok) {
       log(`dbport: ${parsed.message}; keeping the connections in force`);
       return false;
     }
+    logUnusable(parsed.unusable, source, log);
     this.#connections = parsed.connections;
     for (const listener of this.#listeners) listener(this.#connections);
     return true;
@@ -45,5 +48,21 @@ export class ConnectionStore {
   onChange(listener: (all: readonly SavedConnection[]) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+}
+
+/**
+ * Say which saved connections cannot be used (their URL): each fails when
+ * used, saying why; the others serve.
+ */
+export function logUnusable(
+  unusable: readonly string[] | undefined,
+  source: string,
+  log: Logger,
+): void {
+  for (const problem of unusable ?? []) {
+    log(
+      `dbport: ${source}: ${problem}; that connection fails when used, the others serve`,
+    );
   }
 }

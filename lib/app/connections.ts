@@ -9,7 +9,7 @@
  */
 
 import { isJsonObject } from "../protocol/jsonrpc.ts";
-import { describeTarget } from "../db/target.ts";
+import { urlProblem, urlWithoutSecrets } from "../db/target.ts";
 import * as s from "../base/schema.ts";
 import { checkSshSetting, type SshSetting } from "../db/ssh/setting.ts";
 import type { AiLogin, DriverSpec } from "../db/open_driver.ts";
@@ -119,7 +119,16 @@ export function driverSpec(connection: SavedConnection): DriverSpec {
 
 /** The outcome of parsing connections. */
 export type ConnectionsResult =
-  | { ok: true; connections: SavedConnection[] }
+  | {
+    ok: true;
+    connections: SavedConnection[];
+    /**
+     * Connections kept whose URL cannot be used (`keepUnusable`): what is
+     * wrong with each, naming the connection, its URL never quoted. Each
+     * fails when used, saying so (db/open_driver.ts); the others serve.
+     */
+    unusable?: string[];
+  }
   | { ok: false; message: string };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -255,30 +264,22 @@ export function checkConnectionField(
 }
 
 function checkUrl(url: string, engine: string | undefined): string | null {
-  if (!isEngine(engine)) return null;
-  const facts = ENGINES[engine];
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
-  if (facts.filePaths) {
-    // A Windows drive letter reads like a one-letter scheme.
-    const ok = scheme === undefined || scheme.length === 1 ||
-      scheme === "file" || facts.urlSchemes.includes(scheme);
-    return ok
-      ? null
-      : `must be a file path, a file: URL or a ${facts.urlSchemes[0]}:// URL`;
-  }
-  if (
-    scheme === undefined || !facts.urlSchemes.includes(scheme) ||
-    !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)
-  ) {
-    return `must be a ${facts.urlSchemes[0]}:// URL`;
-  }
-  return describeTarget(engine, url) === null ? "is not a valid URL" : null;
+  return isEngine(engine) ? urlProblem(engine, url) : null;
 }
 
 /** Parse `connections.json` text (an empty file holds no connection). */
 export function parseConnections(
   text: string,
   source = "connections.json",
+  options: {
+    /**
+     * A connection whose URL is of the wrong form for its engine (or
+     * cannot be read) is kept and named in `unusable`, rather than failing
+     * the whole file: what a server does, so that one bad URL never stops
+     * it nor the other connections (outsider stop 54).
+     */
+    keepUnusable?: boolean;
+  } = {},
 ): ConnectionsResult {
   const list = jsonList(text, source, "connections");
   if (!list.ok) return list;
@@ -289,6 +290,7 @@ export function parseConnections(
   const extra = Object.keys(list.object).filter((key) => key !== "connections");
   if (extra.length > 0) return fail(`unknown key "${extra[0]}"`);
   const connections: SavedConnection[] = [];
+  const unusable: string[] = [];
   const ids = new Set<string>();
   const names = new Set<string>();
   for (const [index, item] of list.items.entries()) {
@@ -317,12 +319,27 @@ export function parseConnections(
         String(merged[engineKey]),
       );
       if (problem !== null) {
-        // An ssh value may hold a passphrase: it is never quoted.
+        const named = typeof merged.name === "string"
+          ? ` (connection ${JSON.stringify(merged.name)})`
+          : "";
+        if (
+          key === "url" && options.keepUnusable === true &&
+          typeof field === "string" && field.trim() !== ""
+        ) {
+          unusable.push(`${at}.url ${problem}${named}`);
+          continue;
+        }
+        // An ssh value may hold a passphrase: it is never quoted; a URL is
+        // quoted without its password and secret parameters.
         return fail(
-          `${at}.${key} ${problem}${
-            key === "ssh" || key === "password"
-              ? ""
-              : `, got ${JSON.stringify(field)}`
+          `${at}.${key} ${problem}${key === "url" ? named : ""}${
+            key === "ssh" || key === "password" ? "" : `, got ${
+              JSON.stringify(
+                key === "url" && typeof field === "string"
+                  ? urlWithoutSecrets(field)
+                  : field,
+              )
+            }`
           }`,
         );
       }
@@ -342,26 +359,51 @@ export function parseConnections(
     names.add(name);
     connections.push({ ...connection, id });
   }
-  return { ok: true, connections };
+  return {
+    ok: true,
+    connections,
+    ...(unusable.length === 0 ? {} : { unusable }),
+  };
 }
 
-/** connections.json as a list file (parsed_file.ts). */
-function connectionsFile(path: string): ListFile<SavedConnection> {
+/**
+ * connections.json as a list file (parsed_file.ts): a connection whose URL
+ * cannot be used is kept (`keepUnusable`), named in `unusable` when given.
+ */
+function connectionsFile(
+  path: string,
+  unusable?: (problems: string[]) => void,
+): ListFile<SavedConnection> {
   return {
     parse: (text) => {
-      const parsed = parseConnections(text, path);
-      return parsed.ok ? { ok: true, items: parsed.connections } : parsed;
+      const parsed = parseConnections(text, path, { keepUnusable: true });
+      if (!parsed.ok) return parsed;
+      if (parsed.unusable !== undefined) unusable?.(parsed.unusable);
+      return { ok: true, items: parsed.connections };
     },
     text: connectionsText,
   };
 }
 
-/** Read the saved connections; a missing file holds none. */
+/**
+ * Read the saved connections; a missing file holds none. A connection whose
+ * URL cannot be used is kept and named in `unusable` (it fails when used).
+ */
 export async function loadConnections(
   path: string,
 ): Promise<ConnectionsResult> {
-  const loaded = await loadParsedFile(path, connectionsFile(path));
-  return loaded.ok ? { ok: true, connections: loaded.items } : loaded;
+  let unusable: string[] | undefined;
+  const loaded = await loadParsedFile(
+    path,
+    connectionsFile(path, (problems) => void (unusable = problems)),
+  );
+  return loaded.ok
+    ? {
+      ok: true,
+      connections: loaded.items,
+      ...(unusable === undefined ? {} : { unusable }),
+    }
+    : loaded;
 }
 
 /** The text of `connections.json` holding `connections`. */

@@ -10,7 +10,12 @@
  * @module
  */
 
-import { decodedName, isSecretParam } from "../db/target.ts";
+import {
+  decodedName,
+  hostList,
+  isSecretParam,
+  urlParts,
+} from "../db/target.ts";
 
 /** What stands for a saved secret in a URL the console shows. */
 export const KEPT_SECRET = "(saved)";
@@ -131,8 +136,12 @@ export function restoreUrlSecrets(posted: string, saved: string): string {
  */
 export function addressOf(url: string): string {
   const shown = maskUrlSecrets(url);
+  // Several hosts with a port each (`h1:5432,h2:5433`) are no WHATWG URL:
+  // the host list as written, the rest read from the URL of the first.
+  const listed = hostList(shown, 5432);
+  const hosts = listed === null ? null : urlParts(shown)?.hosts ?? null;
   try {
-    const parsed = new URL(shown);
+    const parsed = new URL(listed?.url ?? shown);
     // Every parameter counts, by allowlist of none: a driver takes them as
     // options, and some point elsewhere (`host=`, mysql2's `socketPath=`).
     // searchParams decodes the names: `ssl%70assword` is deleted too.
@@ -140,7 +149,7 @@ export function addressOf(url: string): string {
     parsed.searchParams.delete("sslpassword");
     parsed.searchParams.sort();
     const query = parsed.searchParams.toString();
-    return `${parsed.protocol}//${parsed.host.toLowerCase()}${
+    return `${parsed.protocol}//${(hosts ?? parsed.host).toLowerCase()}${
       query === "" ? "" : `?${query}`
     }`;
   } catch {

@@ -16,7 +16,10 @@ import {
   queryStringPaths,
   queryStringSecrets,
   sqlitePath,
+  urlPassword,
+  urlProblem,
 } from "./target.ts";
+import { DbError } from "./errors.ts";
 import type { Driver, Engine } from "./types.ts";
 import { readSecret, type SecretSource } from "./secret_source.ts";
 import type { Duplex } from "node:stream";
@@ -85,6 +88,22 @@ export function openDriver(
   ssh: SshContext = defaultSshContext(),
   ownFiles?: readonly string[],
 ): Driver {
+  // A saved URL that cannot be used (a hand-edited file: the server kept
+  // the connection, app/connections.ts `keepUnusable`): each call fails
+  // naming what is wrong, never quoting the URL.
+  const problem = urlProblem(spec.engine, spec.url);
+  if (problem !== null) {
+    return lazyDriver(
+      spec.engine,
+      () =>
+        Promise.reject(
+          new DbError(
+            "connect",
+            `the connection's saved URL ${problem}: fix its url in connections.json`,
+          ),
+        ),
+    );
+  }
   if (spec.aiLogin !== undefined && ENGINES[spec.engine].logins) {
     const { aiLogin, passwordSource: _source, ...owner } = spec;
     const reader = openDriver(
@@ -343,10 +362,8 @@ const OPENERS: {
 /** What even the owner's own terminal never shows: passwords and tokens. */
 function ownerSecrets(spec: DriverSpec): string[] {
   const secrets = spec.password === undefined ? [] : [spec.password];
-  try {
-    const url = new URL(spec.url);
-    secrets.push(decodeURIComponent(url.password));
-  } catch { /* a file path has none */ }
+  // Read apart from a WHATWG URL: several hosts with their ports are none.
+  secrets.push(urlPassword(spec.url));
   // authToken, sslpassword: read from the query string even where the URL
   // does not parse (several hosts).
   secrets.push(...queryStringSecrets(spec.url));

@@ -9,6 +9,7 @@
  */
 
 import type { Driver } from "./types.ts";
+import { hostList, urlParts } from "./target.ts";
 
 /** `reader` for everything but writes, which go to `writer`. */
 export function splitDriver(reader: Driver, writer: Driver): Driver {
@@ -43,6 +44,14 @@ export function withLogin(
   url: string,
   login: { user: string; password: string },
 ): string {
+  // Several hosts with their ports (`h1:5432,h2:5433`) are no WHATWG URL:
+  // the user info is replaced as written.
+  const parts = hostList(url, 5432) === null ? null : urlParts(url);
+  if (parts !== null) {
+    return `${parts.scheme}${encodeURIComponent(login.user)}:${
+      encodeURIComponent(login.password)
+    }@${parts.hosts}${parts.rest}`;
+  }
   const parsed = new URL(url);
   parsed.username = encodeURIComponent(login.user);
   parsed.password = encodeURIComponent(login.password);

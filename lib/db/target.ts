@@ -42,16 +42,32 @@ export function describeTarget(
       };
     }
   }
+  // libpq's several hosts (`h1:5432,h2:5433`, `h1,h2:5432`): each host
+  // with its port, read apart (no WHATWG URL takes a port per host).
+  const several = engine === "postgres" ? hostList(url, 5432) : null;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = new URL(several === null ? url : several.url);
   } catch {
     return null;
   }
-  const host = parsed.hostname.replace(/^\[|\]$/g, "") || null;
-  const port = parsed.port === ""
+  let host = parsed.hostname.replace(/^\[|\]$/g, "") || null;
+  let port = parsed.port === ""
     ? ENGINES[engine].defaultPort
     : Number(parsed.port);
+  const hostsVisible: string[] = [];
+  if (several !== null) {
+    const shared = several.hosts.every((one) =>
+      one.port === several.hosts[0]!.port
+    );
+    host = several.hosts.map((one) =>
+      shared ? one.written : `${one.written}:${one.port}`
+    ).join(",");
+    port = shared ? several.hosts[0]!.port : null;
+    for (const one of several.hosts) {
+      hostsVisible.push(`${one.written}:${one.port}`, one.host);
+    }
+  }
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, "")) ||
     null;
   const secrets = [
@@ -65,6 +81,7 @@ export function describeTarget(
     host === null || port === null ? "" : `${host}:${port}`,
     host ?? "",
     port === null ? "" : String(port),
+    ...hostsVisible,
     database ?? "",
   ].filter((value) => value !== "");
   return { host, port, database, secrets, visible };
@@ -161,4 +178,139 @@ export function sqlitePath(url: string): string | null {
     return decodeURIComponent(rest.replace(/^\/\/(?=\/)/, ""));
   }
   return url;
+}
+
+/** One host of a URL's host list, with its port. */
+export interface ListedHost {
+  /** The name or address (an IPv6 literal without its brackets). */
+  host: string;
+  /** As written in the URL (an IPv6 literal in brackets). */
+  written: string;
+  port: number;
+}
+
+/**
+ * A URL's `scheme://`, user info (before the authority's last `@`, or
+ * null), host list and the rest (path, query, fragment); null without an
+ * authority.
+ */
+export function urlParts(
+  url: string,
+):
+  | { scheme: string; userinfo: string | null; hosts: string; rest: string }
+  | null {
+  const found = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(url);
+  if (found === null) return null;
+  const authority = found[2]!;
+  const at = authority.lastIndexOf("@");
+  return {
+    scheme: found[1]!,
+    userinfo: at < 0 ? null : authority.slice(0, at),
+    hosts: at < 0 ? authority : authority.slice(at + 1),
+    rest: found[3]!,
+  };
+}
+
+/**
+ * The hosts of a URL that names several, as libpq reads them
+ * (`postgres://u@h1:5432,h2:5433/db`, `h1,h2:5432`, `[::1]:5432,h2`): each
+ * with its own port, `defaultPort` where it names none (libpq's and
+ * postgres.js's rule). `url` is the same URL naming the first host alone,
+ * which a WHATWG URL reads (user, password, path and query). Null for a URL
+ * of one host, or a host list that is not one (a port that is no port).
+ */
+export function hostList(
+  url: string,
+  defaultPort: number,
+): { hosts: ListedHost[]; url: string } | null {
+  const parts = urlParts(url);
+  if (parts === null || !parts.hosts.includes(",")) return null;
+  const hosts: ListedHost[] = [];
+  for (const entry of parts.hosts.split(",")) {
+    const found = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]*)(?::(\d{0,5}))?$/.exec(entry);
+    if (found === null) return null;
+    const written = found[1]!;
+    const port = found[2] === undefined || found[2] === ""
+      ? defaultPort
+      : Number(found[2]);
+    if (port > 65535) return null;
+    let host = written.replace(/^\[|\]$/g, "");
+    try {
+      host = decodeURIComponent(host);
+    } catch {
+      return null;
+    }
+    hosts.push({ host, written, port });
+  }
+  const first = hosts[0]!;
+  return {
+    hosts,
+    url: `${parts.scheme}${
+      parts.userinfo === null ? "" : `${parts.userinfo}@`
+    }${first.written || "localhost"}:${first.port}${parts.rest}`,
+  };
+}
+
+/**
+ * The password of a URL's user info (`user:password@`), decoded; "" when
+ * it has none. Read apart from a WHATWG URL: a URL of several hosts with
+ * their ports is none, and its password is a password still.
+ */
+export function urlPassword(url: string): string {
+  const userinfo = urlParts(url)?.userinfo ?? null;
+  if (userinfo === null) return "";
+  const colon = userinfo.indexOf(":");
+  if (colon < 0) return "";
+  const raw = userinfo.slice(colon + 1);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * `url` as a message may quote it: its password and secret query
+ * parameters (`authToken`, `sslpassword`) replaced by `[redacted]`, read
+ * apart from a WHATWG URL (it need not parse).
+ */
+export function urlWithoutSecrets(url: string): string {
+  const parts = urlParts(url);
+  let shown = url;
+  if (parts !== null && parts.userinfo !== null) {
+    const colon = parts.userinfo.indexOf(":");
+    if (colon >= 0) {
+      shown = `${parts.scheme}${
+        parts.userinfo.slice(0, colon)
+      }:[redacted]@${parts.hosts}${parts.rest}`;
+    }
+  }
+  for (const secret of queryStringSecrets(shown)) {
+    shown = shown.replaceAll(`=${secret}`, "=[redacted]");
+  }
+  return shown;
+}
+
+/**
+ * What is wrong with `url` as a connection URL of `engine` (a scheme of
+ * another engine, a URL that cannot be read), or null. Never quotes it.
+ */
+export function urlProblem(engine: Engine, url: string): string | null {
+  const facts = ENGINES[engine];
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (facts.filePaths) {
+    // A Windows drive letter reads like a one-letter scheme.
+    const ok = scheme === undefined || scheme.length === 1 ||
+      scheme === "file" || facts.urlSchemes.includes(scheme);
+    return ok
+      ? null
+      : `must be a file path, a file: URL or a ${facts.urlSchemes[0]}:// URL`;
+  }
+  if (
+    scheme === undefined || !facts.urlSchemes.includes(scheme) ||
+    !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)
+  ) {
+    return `must be a ${facts.urlSchemes[0]}:// URL`;
+  }
+  return describeTarget(engine, url) === null ? "is not a valid URL" : null;
 }

@@ -13,7 +13,7 @@ import { loadSettings, type Settings } from "../app/settings.ts";
 import { QueryHistory } from "../app/query_history.ts";
 import { openStateDb, type StateDb } from "../app/state_db.ts";
 import { TokenStore } from "../app/tokens.ts";
-import { ConnectionStore } from "../app/connection_store.ts";
+import { ConnectionStore, logUnusable } from "../app/connection_store.ts";
 import { loadConnections } from "../app/connections.ts";
 import { DriverPool } from "../db/pool.ts";
 import { defaultSshContext } from "../db/open_driver.ts";
@@ -69,6 +69,8 @@ export async function openStores(
   if (!loaded.ok) throw new Error(loaded.message);
   const saved = await loadConnections(paths.connections);
   if (!saved.ok) throw new Error(saved.message);
+  // One connection whose URL cannot be used never stops the server.
+  logUnusable(saved.unusable, paths.connections, log);
   const connections = new ConnectionStore(saved.connections);
   // A malformed queries.json does not stop the server: it serves none and
   // says why (the file is for convenience; connections are the contract).

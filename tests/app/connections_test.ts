@@ -108,3 +108,46 @@ Deno.test("ConnectionStore keeps what it had when the new file is malformed", ()
   assert(store.apply(null, "c.json", () => {}));
   assertEquals(store.all().length, 0);
 });
+
+Deno.test("parseConnections() reads libpq's several hosts with a port each; a URL that cannot be used is quoted without its password, or kept and named (keepUnusable)", () => {
+  const perHost = {
+    ...base,
+    url: "postgres://u:pw-Secret1@h1:5432,h2:5433/db",
+  };
+  const parsed = parseConnections(JSON.stringify({ connections: [perHost] }));
+  assert(parsed.ok);
+  assertEquals(parsed.connections[0]?.url, perHost.url);
+  const bad = {
+    ...base,
+    url: "postgres://u:pw-Secret1@h1:x,h2/db?sslpassword=pass-Phrase2",
+  };
+  const message = problem(bad);
+  assert(message.includes("connections[0].url is not a valid URL"), message);
+  assert(message.includes('(connection "Shop")'), message);
+  assert(!message.includes("pw-Secret1"), message);
+  assert(!message.includes("pass-Phrase2"), message);
+  const other = { ...base, id: crypto.randomUUID(), name: "Other" };
+  const kept = parseConnections(
+    JSON.stringify({ connections: [bad, other] }),
+    "c.json",
+    { keepUnusable: true },
+  );
+  assert(kept.ok);
+  assertEquals(kept.connections.map((c) => c.name), ["Shop", "Other"]);
+  assertEquals(kept.unusable, [
+    'connections[0].url is not a valid URL (connection "Shop")',
+  ]);
+  // The server's store keeps them too, and says which cannot be used.
+  const lines: string[] = [];
+  const store = new ConnectionStore();
+  assert(
+    store.apply(
+      JSON.stringify({ connections: [bad, other] }),
+      "c.json",
+      (l) => lines.push(l),
+    ),
+  );
+  assertEquals(store.all().length, 2);
+  assert(lines[0]?.includes("that connection fails when used"), lines[0]);
+  assert(!lines.join("\n").includes("pw-Secret1"));
+});

@@ -80,6 +80,21 @@ Deno.test("addressOf names the server a secret goes to: scheme, host, port, a ho
   );
 });
 
+Deno.test("addressOf reads several hosts with a port each: the host list, not the database", () => {
+  assertEquals(
+    addressOf("postgres://u:pw@H1:5432,h2:5433/db?sslmode=require"),
+    "postgres://h1:5432,h2:5433?sslmode=require",
+  );
+  assertEquals(
+    addressOf("postgres://u:pw@h1:5432,h2:5433/other"),
+    "postgres://h1:5432,h2:5433",
+  );
+  assertEquals(
+    maskUrlSecrets("postgres://u:pw@h1:5432,h2:5433/db"),
+    "postgres://u:(saved)@h1:5432,h2:5433/db",
+  );
+});
+
 Deno.test("secretMoves refuses a kept secret sent to another host, port or tunnel", () => {
   const saved = { url: "postgres://u:pw@h:5432/db" };
   assertEquals(secretMoves(saved, { url: "postgres://u:x@h:5432/db2" }), null);

@@ -7,9 +7,12 @@
  * endpoint (execute_query with readWrite and readOnly tokens, a host dialog
  * that denies) and the driver API, against the real PostgreSQL.
  *
- * FINDING tests fail today; the others pass and guard what held. Fixed on
- * branch vetfix (now "held: …"): the aggregate, CALL, CALL dry run, SECURITY
- * DEFINER body, unreadable body and SQL/JSON-name findings below.
+ * Every finding below is fixed and its test is "held: …" now: the
+ * aggregate, CALL, CALL dry run, SECURITY DEFINER body, unreadable body and
+ * SQL/JSON-name findings (pg_parse.ts, pg_vet.ts, vet_sql.ts), the
+ * several-host findings and the saved URL with a port per host (pg_hosts.ts
+ * `HostPicker#bound`, target.ts `hostList`, connections.ts `keepUnusable`),
+ * the certificate files (pg_tls.ts `readTextWithin`).
  *
  * Findings:
  * - A readWrite token reads a server file by naming `pg_read_file` as a
@@ -609,7 +612,7 @@ const PG_PORT = Number(server.port || 5432);
 
 Deno.test({
   name:
-    "FINDING: several hosts — a first host that takes the connection and never answers fails the call at the 10 s connect timeout, naming no host, while the second host answers; expected: the call moves on to the next host within its time (libpq's connect_timeout is per host) or at least names the silent host",
+    "held: several hosts — a first host that takes the connection and never answers is given up after its own deadline (4 s, libpq's per-host connect_timeout) and the second host answers within the same call, the silent host connected once",
   ...needs("postgres"),
   async fn() {
     // What it does: `postgres://postgres@127.0.0.2,localhost:5432/test` (a
@@ -645,7 +648,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: several hosts — with two silent hosts before the answering one, no call ever answers (the silent hosts take turns being 'down'), and calls run past their timeout; expected: the answering third host serves the calls, each call ends within its timeout",
+    "held: several hosts — with two silent hosts before the answering one, the answering third host serves the calls (each silent host given up after 4 s and then tried last for 30 s), each call within its timeout",
   ...needs("postgres"),
   sanitizeOps: false,
   sanitizeResources: false,
@@ -1139,7 +1142,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a saved several-host URL with a port per host (libpq's `h1:5432,h2:5433`, refused as 'not a valid URL') stops the whole server from starting, with the connection's password in the error; expected: the message names the connection and the problem, never the password (and the other connections stay usable)",
+    "held: a saved several-host URL with a port per host (libpq's `h1:5432,h2:5433`) is read, and the server starts; no message of it quotes the connection's password (a URL that cannot be used is kept, named, and fails alone when used)",
   async fn() {
     // What it does: connections.json holds a good connection and one whose
     // URL is `postgres://postgres:<password>@127.0.0.1:5432,127.0.0.1:5433/test`

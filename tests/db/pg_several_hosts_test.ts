@@ -19,6 +19,14 @@ import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { firstMessage } from "../_tcp_proxy.ts";
 import { tlsPgProxy } from "../_tls_pg_proxy.ts";
 import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
+import { withVisible } from "../../lib/db/redact.ts";
+import { describeTarget } from "../../lib/db/target.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+import { callTool, toolErrorText } from "../_tool_call.ts";
+
+/** What a saved connection's messages may keep: the hosts it lists. */
+const shown = (url: string) =>
+  withVisible([], describeTarget("postgres", url)!.visible);
 
 const call = (timeoutMs: number) => ({
   signal: new AbortController().signal,
@@ -405,5 +413,168 @@ Deno.test(
       await driver.close();
       await proxy.close();
     }
+  },
+);
+
+Deno.test(
+  "several hosts: a first host that takes the connection and never answers is given up after its own deadline; the next answers in the same call, and one silent host before a refused one fails naming both",
+  needs("postgres"),
+  async () => {
+    const conns: Deno.Conn[] = [];
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const silent = (listener.addr as Deno.NetAddr).port;
+    void (async () => {
+      for await (const conn of listener) conns.push(conn);
+    })().catch(() => {});
+    try {
+      const driver = openPostgres({
+        url: urlOf(`127.0.0.1:${silent},localhost:${PORT}`),
+        secrets: [],
+      });
+      try {
+        const started = performance.now();
+        const rows = await driver.query("select 1 as x", {
+          ...READ_OPTIONS,
+          ...call(9000),
+        });
+        const elapsed = performance.now() - started;
+        assertEquals(rows.rows, [[1]]);
+        // HOST_READY_MS (4 s), not the 10 s connect timeout.
+        assert(elapsed < 6_000, `answered after ${elapsed} ms`);
+        // The silent host is remembered: the next call does not wait on it.
+        const again = performance.now();
+        await driver.query("select 2 as x", { ...READ_OPTIONS, ...call(9000) });
+        assert(performance.now() - again < 1_000);
+        assertEquals(conns.length, 1);
+      } finally {
+        await driver.close();
+      }
+      const dead = freePort();
+      const failingUrl = urlOf(`127.0.0.1:${silent},localhost:${dead}`);
+      const failing = openPostgres({
+        url: failingUrl,
+        secrets: shown(failingUrl),
+      });
+      try {
+        const started = performance.now();
+        const failure = await failing.query("select 1", {
+          ...READ_OPTIONS,
+          ...call(15_000),
+        }).then(() => "answered", (error: Error) => error.message);
+        const elapsed = performance.now() - started;
+        assertStringIncludes(
+          failure,
+          `127.0.0.1:${silent} (no answer within 4 s)`,
+        );
+        assertStringIncludes(failure, `localhost:${dead} (`);
+        assert(elapsed < 6_000, `failed after ${elapsed} ms: ${failure}`);
+      } finally {
+        await failing.close();
+      }
+    } finally {
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      listener.close();
+    }
+  },
+);
+
+Deno.test(
+  "several hosts: every host silent fails naming each host and why, within the hosts' deadlines; a bounded number of connections, none after the failure",
+  needs("postgres"),
+  async () => {
+    const conns: Deno.Conn[] = [];
+    const listeners = [0, 1].map(() =>
+      Deno.listen({ hostname: "127.0.0.1", port: 0 })
+    );
+    for (const listener of listeners) {
+      void (async () => {
+        for await (const conn of listener) conns.push(conn);
+      })().catch(() => {});
+    }
+    const [a, b] = listeners.map((l) => (l.addr as Deno.NetAddr).port);
+    const url = urlOf(`127.0.0.1:${a},127.0.0.1:${b}`);
+    const driver = openPostgres({ url, secrets: shown(url) });
+    try {
+      const started = performance.now();
+      const failure = await driver.query("select 1", {
+        ...READ_OPTIONS,
+        ...call(20_000),
+      }).then(() => "answered", (error: Error) => error.message);
+      const elapsed = performance.now() - started;
+      assertStringIncludes(
+        failure,
+        `no host of the URL answered: 127.0.0.1:${a} (no answer within 4 s), 127.0.0.1:${b} (no answer within 10 s)`,
+      );
+      // 4 s for the first, the connect timeout (10 s) for the last.
+      assert(elapsed < 16_000, `failed after ${elapsed} ms`);
+      // One to the first; the second gets the call's session and the
+      // session postgres.js reopens for it (measured: 1 + 2), and nothing
+      // after the failure (a new round would take 14 s more of both).
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert(conns.length <= 3, `${conns.length} connections`);
+    } finally {
+      await driver.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      for (const listener of listeners) listener.close();
+    }
+  },
+);
+
+Deno.test(
+  "a saved URL of several hosts with a port each (libpq's h1:5432,h2:5433) serves through the server; a saved URL that cannot be used fails alone, named, never stopping the server nor quoting its password",
+  needs("postgres"),
+  async () => {
+    const dead = freePort();
+    const password = "hostfix-Secret-9";
+    const user = server.username || "postgres";
+    const perHost = savedConnection({
+      engine: "postgres",
+      url:
+        `postgres://${user}:${password}@127.0.0.1:${dead},localhost:${PORT}/test`,
+    }, "PerHost");
+    const broken = savedConnection({
+      engine: "postgres",
+      url: `postgres://${user}:${password}@127.0.0.1:x5432,localhost/test`,
+    }, "Broken");
+    const good = savedConnection(
+      { engine: "postgres", url: POSTGRES_URL },
+      "Good",
+    );
+    await using app = await serverWith([good, perHost, broken]);
+    const token = (await app.mint("readOnly")).plaintext;
+    const run = (id: string) =>
+      callTool(app, "execute_query", {
+        connection_id: id,
+        query: "select 1 as one",
+      }, { authorization: `Bearer ${token}` });
+    const ok = await run(perHost.id);
+    assertEquals(ok.json.result?.isError, undefined, ok.text);
+    assertEquals(ok.json.result.structuredContent.rows, [[1]]);
+    assertEquals((await run(good.id)).json.result.structuredContent.rows, [[
+      1,
+    ]]);
+    const failed = toolErrorText(await run(broken.id));
+    assertStringIncludes(failed, "saved URL is not a valid URL");
+    assert(!failed.includes(password), failed);
+    const listed = await callTool(app, "list_connections", {}, {
+      authorization: `Bearer ${token}`,
+    });
+    const rows = listed.json.result.structuredContent.connections as {
+      name: string;
+      host: string | null;
+      port: number | null;
+    }[];
+    const row = rows.find((one) => one.name === "PerHost")!;
+    assertEquals(row.host, `127.0.0.1:${dead},localhost:${PORT}`);
+    assertEquals(row.port, null);
+    assertEquals(rows.find((one) => one.name === "Broken")?.host, null);
   },
 );

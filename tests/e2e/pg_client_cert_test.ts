@@ -3,8 +3,8 @@
  * naming `sslcert`, `sslkey` and `sslpassword` reaches a server that
  * requires a certificate (tests/_tls_pg_proxy.ts `clientCerts`); the
  * refusals are connect errors that say why, never an internal error; the
- * passphrase is in no answer. (A URL of several hosts cannot be saved as a
- * connection: its refusal is tested on the driver,
+ * passphrase is in no answer. (A client certificate on a URL of several
+ * hosts is refused: tested on the driver,
  * tests/db/pg_tls_client_cert_test.ts.)
  */
 import { assert, assertEquals } from "@std/assert";

@@ -16,7 +16,7 @@ import {
 import { probeConnection } from "../../app/connection_probe.ts";
 import { KNOWN_HOSTS_FILE } from "../../base/identity.ts";
 import { dirname, join } from "node:path";
-import { describeTarget } from "../../db/target.ts";
+import { describeTarget, urlProblem } from "../../db/target.ts";
 import { type Parsed, stringFlag } from "../args.ts";
 import { type CliIO, UsageError } from "../io.ts";
 
@@ -129,6 +129,7 @@ export async function probe(
 /** What may be shown of a connection: never a user name or password. */
 export function publicView(connection: SavedConnection) {
   const target = describeTarget(connection.engine, connection.url);
+  const problem = urlProblem(connection.engine, connection.url);
   return {
     id: connection.id,
     name: connection.name,
@@ -138,6 +139,9 @@ export function publicView(connection: SavedConnection) {
     host: target?.host ?? null,
     port: target?.port ?? null,
     database: target?.database ?? null,
+    // A URL the file holds that cannot be used (the connection fails when
+    // used): what is wrong with it, never the URL.
+    ...(problem === null ? {} : { urlProblem: `url ${problem}` }),
     externalAccess: connection.externalAccess,
     aiPolicy: connection.aiPolicy,
     safeMode: connection.safeMode,

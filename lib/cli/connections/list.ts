@@ -36,9 +36,13 @@ export async function list(
         v.id,
         v.name,
         v.engine,
-        v.host === null
+        v.urlProblem !== undefined
+          ? `(${v.urlProblem})`
+          : v.host === null
           ? (v.database ?? "-")
-          : `${v.host}:${v.port}/${v.database ?? ""}`,
+          : `${v.host}${v.port === null ? "" : `:${v.port}`}/${
+            v.database ?? ""
+          }`,
         v.externalAccess,
         v.aiPolicy,
         v.safeMode,

@@ -14,7 +14,7 @@ import {
   type SavedConnection,
 } from "../../app/connections.ts";
 import { ENGINES } from "../../db/engines.ts";
-import { describeTarget } from "../../db/target.ts";
+import { describeTarget, urlProblem } from "../../db/target.ts";
 import type { ConnectionFailure } from "../../db/pool.ts";
 import {
   AddForm,
@@ -213,7 +213,13 @@ function PolicyForm(props: { connection: SavedConnection; csrf: string }) {
 /** Host, port and database; a file's name for SQLite. */
 function where(connection: SavedConnection): string {
   const target = describeTarget(connection.engine, connection.url);
-  if (target === null) return "(an unreadable URL)";
+  if (target === null) {
+    // Kept by the server, failing when used: what is wrong with it.
+    const problem = urlProblem(connection.engine, connection.url);
+    return `(its URL ${problem ?? "cannot be read"})`;
+  }
   if (target.host === null) return target.database ?? "";
-  return `${target.host}:${target.port}/${target.database ?? ""}`;
+  // Several hosts with a port each: the list as written.
+  const port = target.port === null ? "" : `:${target.port}`;
+  return `${target.host}${port}/${target.database ?? ""}`;
 }

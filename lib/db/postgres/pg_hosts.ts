@@ -10,13 +10,16 @@
  *
  * Here postgres.js is given one host and this factory (pg_pools.ts, through
  * its `untilEnded` and `openingSafely` wrappers): the hosts are tried in the
- * URL's order (libpq's default), each connect bounded by the connect
- * timeout, and the first that connects is the session's. Every host down
- * fails the session at once, naming what each host said, and the calls
- * waiting for a session with it (pg_pools.ts `untilEnded`). A host whose
- * session ended before it was ready (refused, or no server behind the
- * port) is tried last for {@linkcode UNFIT_MS}: libpq moves on to the next
- * host then too.
+ * URL's order (libpq's default), and the first that connects is the
+ * session's. A host with another left to try has {@linkcode HOST_READY_MS}
+ * to connect and become ready (libpq's `connect_timeout` is per host), the
+ * last the connect timeout (`#bound`): a host that took the connection and
+ * never answered held every call for the whole connect timeout, naming no
+ * host, and the next host was never tried (outsider stop 54). Every host
+ * down or silent fails the session, naming what each host said, and the
+ * calls waiting for a session with it (pg_pools.ts `untilEnded`). A host
+ * whose session ended, or did not become ready in time, is tried last for
+ * {@linkcode DOWN_MS}: libpq moves on to the next host then too.
  *
  * `target_session_attrs` (pg_session_attrs.ts) is checked here on a socket
  * in clear: the server's `in_hot_standby` (ParameterStatus, PostgreSQL 14+)
@@ -43,6 +46,7 @@ import { alarm } from "../../base/alarms.ts";
 import { CONNECT_TIMEOUT_SECONDS } from "./pg_options.ts";
 import type { HostAttrs } from "./pg_session_attrs.ts";
 import { askAgain } from "./pg_session.ts";
+import { hostList } from "../target.ts";
 
 /** One host of the URL. */
 export interface Host {
@@ -58,6 +62,24 @@ export interface Host {
 export const UNFIT_MS = 5_000;
 
 /**
+ * How long a host whose session ended, or did not become ready, before it
+ * was ready is tried after the others: longer than a call's timeout, so
+ * that two hosts that failed do not take turns being first (outsider stop
+ * 54: with two silent hosts before the answering one, no call answered).
+ */
+export const DOWN_MS = 30_000;
+
+/**
+ * How long a host that is not the last left to try has to connect and
+ * become ready (TCP, TLS's first byte or the startup through
+ * ReadyForQuery) before the next host is tried in the same call: libpq's
+ * `connect_timeout` is per host, and a host that takes the connection and
+ * never answers held every call for the whole connect timeout (outsider
+ * stop 54). The last host left has the connect timeout.
+ */
+export const HOST_READY_MS = 4_000;
+
+/**
  * How long a failed attempt (`failure`) fails the calls waiting for a
  * session: the sockets it fails close within a turn or two.
  */
@@ -70,10 +92,18 @@ const FAILURE_FRESH_MS = 1_000;
 export function severalHosts(
   tunnel: unknown,
   options: { path?: unknown; host?: string[]; port?: number[] },
+  url?: string,
 ): Host[] | null {
   if (tunnel !== undefined || options.path) return null;
   const hosts = options.host ?? [];
   if (hosts.length < 2) return null;
+  // Read from the URL where it can be (target.ts `hostList`): postgres.js
+  // splits each entry at its first ":", which breaks an IPv6 literal
+  // (`[::1]:5432,h2:5433`).
+  const listed = url === undefined ? null : hostList(url, 5432);
+  if (listed !== null && listed.hosts.length === hosts.length) {
+    return listed.hosts.map(({ host, port }) => ({ host, port }));
+  }
   return hosts.map((host, i) => ({ host, port: options.port?.[i] ?? 5432 }));
 }
 
@@ -100,19 +130,32 @@ export class HostPicker {
   #failed: Error | null = null;
   /** When `#failed` was set (performance.now()). */
   #failedAt = 0;
-  /** Connect timeout per host, in ms. */
+  /**
+   * Hosts that failed in the current round of attempts, by when: tried
+   * again once every host was (or a session was ready).
+   */
+  readonly #tried = new Map<number, number>();
+  /** Sockets ended for not becoming ready in time (`#bound`). */
+  readonly #timedOut = new WeakSet<Socket>();
+  /** Why each host last failed (the failure naming every host). */
+  readonly #why = new Map<number, string>();
+  /** Connect timeout of the last host left to try, in ms. */
   readonly #connectMs: number;
+  /** Connect timeout of a host with another left to try, in ms. */
+  readonly #hostMs: number;
 
   constructor(
     hosts: readonly Host[],
     want: HostAttrs,
     clear: boolean,
     connectMs = CONNECT_TIMEOUT_SECONDS * 1000,
+    hostMs = Math.min(HOST_READY_MS, connectMs),
   ) {
     this.#hosts = hosts;
     this.#want = clear ? want : null;
     this.#clear = clear;
     this.#connectMs = connectMs;
+    this.#hostMs = hostMs;
   }
 
   /** The host postgres.js is told of (its messages, its TLS's defaults). */
@@ -146,14 +189,23 @@ export class HostPicker {
   };
 
   async #open(): Promise<Duplex> {
+    // Every host just failed: what postgres.js still has queued (reads
+    // asked again, their first `reserve()`s) fails with that at once rather
+    // than start another round on hosts that do not answer.
+    const fresh = this.failure();
+    if (fresh !== null) throw fresh;
     const now = performance.now();
     const fit = this.#hosts.map((_, i) => i).filter((i) =>
       (this.#unfit.get(i) ?? 0) <= now
     );
     const down = (i: number) => (this.#down.get(i) ?? 0) > now;
+    // Hosts that failed lately go last, the one that failed longest ago
+    // first among them: two that failed do not keep the same order.
     let order = [
       ...fit.filter((i) => !down(i)),
-      ...fit.filter((i) => down(i)),
+      ...fit.filter((i) => down(i)).sort((a, b) =>
+        this.#down.get(a)! - this.#down.get(b)!
+      ),
     ];
     let check = this.#want !== null;
     if (order.length === 0) {
@@ -162,20 +214,46 @@ export class HostPicker {
       order = this.#hosts.map((_, i) => i);
       check = false;
     }
+    // A host that failed in this round of attempts (a session that timed
+    // out or ended before it was ready, postgres.js then opening it again)
+    // is not tried again until every host was: libpq's round of the hosts.
+    const tried = this.#triedNow();
+    const untried = order.filter((i) => !tried.has(i));
+    if (untried.length === 0) this.#tried.clear();
+    else order = untried;
     const failures: string[] = [];
-    for (const i of order) {
+    const allDown = order.every(down);
+    for (const [k, i] of order.entries()) {
       const host = this.#hosts[i]!;
+      // Another host left to try that has not failed lately: this one has
+      // `#hostMs` to become ready (libpq's per-host connect_timeout), then
+      // the next is tried in the same call. The last has the whole connect
+      // timeout. (Every host failed lately: each is tried again, in turn.)
+      const last = k === order.length - 1 ||
+        (!allDown && !order.slice(k + 1).some((j) => !down(j)));
+      const ms = last ? this.#connectMs : this.#hostMs;
+      const deadline = performance.now() + ms;
       try {
-        const socket = await connectTo(host, this.#connectMs);
+        const socket = await connectTo(host, ms);
         // As postgres.js sets them on a socket it opens: its own TLS takes
         // the server name from `socket.host` (connection.js `secure`).
         Object.assign(socket, { host: host.host, port: host.port });
+        this.#bound(socket, i, deadline, ms, last);
         if (this.#clear) this.#follow(socket, i, check);
         return socket;
       } catch (error) {
+        this.#why.set(i, reason(error));
+        this.#tried.set(i, performance.now());
         failures.push(`${named(host)} (${reason(error)})`);
       }
     }
+    // Hosts that failed earlier in this round are named too.
+    const earlier = [...tried.keys()].filter((i) => !order.includes(i))
+      .map((i) =>
+        `${named(this.#hosts[i]!)} (${this.#why.get(i) ?? "failed"})`
+      );
+    this.#tried.clear();
+    failures.unshift(...earlier);
     if (check && order.length < this.#hosts.length) {
       throw this.#noMatch(failures);
     }
@@ -185,6 +263,94 @@ export class HostPicker {
       ),
       { code: "ECONNREFUSED" },
     );
+  }
+
+  /** The hosts tried in the current round (`#tried`), by when. */
+  #triedNow(): Map<number, number> {
+    const since = performance.now() -
+      (this.#hosts.length * this.#hostMs + this.#connectMs);
+    for (const [i, at] of this.#tried) {
+      if (at < since) this.#tried.delete(i);
+    }
+    return new Map(this.#tried);
+  }
+
+  /**
+   * End `socket` (host `i`) unless its session is ready by `deadline`: the
+   * host goes last for {@linkcode DOWN_MS}, and the session closes before
+   * it was ready — postgres.js then opens the call's session again, on the
+   * next host. When `last`, no other host is left to try: the session fails
+   * with every host named and why (and so do the calls waiting for one).
+   * In clear, ready is the server's first ReadyForQuery; under
+   * postgres.js's own TLS (bytes dbport cannot read) the server's first
+   * byte.
+   */
+  #bound(
+    socket: Socket,
+    i: number,
+    deadline: number,
+    ms: number,
+    last: boolean,
+  ): void {
+    let ready = false;
+    const timer = alarm(Math.max(0, deadline - performance.now()), () => {
+      if (ready || socket.destroyed) return;
+      const why = `no answer within ${Math.round(ms / 1000)} s`;
+      this.#timedOut.add(socket);
+      this.#why.set(i, why);
+      this.#down.set(i, performance.now() + DOWN_MS);
+      if (!last) {
+        this.#tried.set(i, performance.now());
+        // Closed before it was ready: postgres.js opens the call's session
+        // again (connection.js `closed`: its `initial`), on the next host.
+        socket.destroy();
+        return;
+      }
+      this.#tried.clear();
+      const error = Object.assign(
+        new Error(
+          `no host of the URL answered: ${
+            this.#hosts.map((host, j) =>
+              `${named(host)} (${
+                j === i ? why : this.#why.get(j) ?? "not tried"
+              })`
+            ).join(", ")
+          }`,
+        ),
+        { code: "ETIMEDOUT" },
+      );
+      this.#failed = error;
+      this.#failedAt = performance.now();
+      socket.destroy(error);
+    });
+    socket.once("close", () => timer.clear());
+    const isReady = () => {
+      ready = true;
+      timer.clear();
+    };
+    // A cancel request's socket: the server answers it with nothing.
+    const write = socket.write.bind(socket) as Write;
+    let first = true;
+    (socket as unknown as { write: Write }).write = (chunk, ...rest) => {
+      if (first) {
+        first = false;
+        if (cancelPid(chunk) !== null) isReady();
+      }
+      return write(chunk, ...rest);
+    };
+    if (this.#clear) {
+      followStartup(socket, (type) => {
+        if (type !== 0x5a) return false; // ReadyForQuery
+        isReady();
+        return true;
+      });
+      return;
+    }
+    const emit = socket.emit.bind(socket) as Emit;
+    (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
+      if (!ready && event === "data") isReady();
+      return emit(event, ...args);
+    };
   }
 
   /** No host that may match is left: the call's failure. */
@@ -230,7 +396,16 @@ export class HostPicker {
       }
       // A session that ended before it was ready, for any reason but its
       // host's role: that host goes last for a while.
-      if (!done && !cancel) this.#down.set(i, performance.now() + UNFIT_MS);
+      if (!done && !cancel) {
+        this.#down.set(
+          i,
+          Math.max(this.#down.get(i) ?? 0, performance.now() + DOWN_MS),
+        );
+        if (!this.#timedOut.has(socket)) {
+          this.#why.set(i, "closed before it was ready");
+          this.#tried.set(i, performance.now());
+        }
+      }
     });
     const message = (type: number, bytes: Uint8Array): boolean => {
       if (type === 0x4b && bytes.length >= 8) { // BackendKeyData
@@ -250,6 +425,8 @@ export class HostPicker {
       } else if (type === 0x5a) { // ReadyForQuery
         done = true;
         this.#down.delete(i);
+        this.#why.delete(i);
+        this.#tried.clear();
       }
       return true;
     };

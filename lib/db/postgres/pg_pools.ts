@@ -14,6 +14,7 @@ import { Buffer } from "node:buffer";
 import { connect as tcpConnect } from "node:net";
 import postgres from "postgres";
 import {
+  CONNECT_TIMEOUT_SECONDS,
   type PostgresConfig,
   postgresOptions,
   reopenDelay,
@@ -143,7 +144,7 @@ export class PgPools {
     // every connect error while a next host exists, and never stops. TLS
     // there is still postgres.js's to negotiate, over that socket
     // (`tlsPlan`: undefined), whose bytes dbport then cannot read.
-    const hosts = severalHosts(config.socket, options);
+    const hosts = severalHosts(config.socket, options, config.url);
     const picker = hosts === null
       ? null
       : new HostPicker(hosts, attrs.hosts, tlsNeeds !== undefined);
@@ -198,6 +199,10 @@ export class PgPools {
       ...(picker === null ? {} : {
         host: [picker.first.host] as unknown as string,
         port: [picker.first.port] as unknown as number,
+        // The picker bounds each host's connect and startup itself
+        // (pg_hosts.ts `HostPicker#bound`), naming the hosts; postgres.js's
+        // own timeout, which names none, is only a backstop behind it.
+        connect_timeout: CONNECT_TIMEOUT_SECONDS + 1,
       }),
     });
     // Reads speak the protocol themselves on a wired socket (pg_read.ts),
