@@ -13,6 +13,7 @@ import { lazyDriver } from "./lazy_driver.ts";
 import { splitDriver, withLogin } from "./split_driver.ts";
 import {
   describeTarget,
+  hostList,
   queryStringPaths,
   queryStringSecrets,
   sqlitePath,
@@ -259,6 +260,17 @@ function serverDriver(
   ) => Promise<Driver>,
 ): Driver {
   return lazyDriver(spec.engine, async () => {
+    // A tunnel forwards to one address; a URL of several hosts was
+    // forwarded to the list's text, failing as an unknown host.
+    const listed = spec.ssh === undefined
+      ? null
+      : hostList(spec.url, ENGINES[spec.engine].defaultPort ?? 0);
+    if (listed !== null) {
+      throw new DbError(
+        "connect",
+        `an SSH tunnel reaches one database host, and the connection's URL names ${listed.hosts.length}: keep one host in the URL, or reach the hosts without the tunnel`,
+      );
+    }
     const { password, tunnel, secrets: all } = await prepare(
       spec,
       secrets,
