@@ -284,9 +284,14 @@ Deno.test("the house keeps its layer rules, reaches the write gate through its f
  * What `serve` loads only at a first use, never at start (docs/performance.md
  * "Memory"): the features (tools, prompts, resources, the SQL classifier),
  * each engine's driver and its packages, the grant planners of private
- * columns, the demo shop, the console's pages and the CLI's commands.
+ * columns, the demo shop, the console's pages, the CLI's commands, and the
+ * Hono app with its node:http adapter (the `POST /mcp` fast path answers
+ * without them).
  */
 const LAZY: readonly string[] = [
+  "lib/server/app.ts",
+  "npm:hono",
+  "npm:@hono/node-server",
   "lib/features/index.ts",
   "lib/features/tools/index.ts",
   "lib/features/prompts/",
