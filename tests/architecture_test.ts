@@ -384,6 +384,23 @@ Deno.test("serve's start-up graph leaves out what only a first use needs", async
   );
 });
 
+Deno.test("serve's start-up modules are Latin-1 text", async () => {
+  // One character past U+00FF (a dash or an ellipsis in a comment) makes V8
+  // keep the module's whole source, and the inline source map Deno appends
+  // to it, at two bytes a character for the life of the process: in a
+  // string, write it as an escape ("\\u2026"); in a comment, in ASCII.
+  const wide: string[] = [];
+  for (const module of await startupGraph()) {
+    if (!/^(lib\/|main\.ts$)/.test(module)) continue;
+    const text = await Deno.readTextFile(new URL(module, ROOT));
+    const at = text.search(/[^\u0000-\u00ff]/);
+    if (at >= 0) {
+      wide.push(`${module}:${text.slice(0, at).split("\n").length}`);
+    }
+  }
+  assertEquals(wide, [], 'past U+00FF (docs/performance.md "Memory")');
+});
+
 Deno.test("every test file lands in exactly one tier; the end-to-end list names files that exist outside the end-to-end folders", async () => {
   const files = await testFiles(ROOT);
   const unit = files.filter((path) => tierOf(path) === "unit");

@@ -202,7 +202,7 @@ export class DriverPool {
     const gone = [...this.#entries].filter(([id]) => !ids.has(id))
       .map(([, entry]) => entry);
     for (const entry of gone) this.#entries.delete(entry.id);
-    // A driver that lost its database waits for its last call — unless its
+    // A driver that lost its database waits for its last call - unless its
     // connection is gone or the pool closes.
     for (const entry of this.#retiring) {
       if (!ids.has(entry.id)) {
@@ -230,8 +230,8 @@ export class DriverPool {
   /**
    * Take a driver that lost its database out of the pool (the next call
    * opens a fresh one), and close it once its last call settled: its other
-   * calls — reads of other clients waiting for a session, statements running
-   * on healthy sessions — are the driver's to answer (a PostgreSQL driver
+   * calls - reads of other clients waiting for a session, statements running
+   * on healthy sessions - are the driver's to answer (a PostgreSQL driver
    * replaces the pool of a lost session and asks its waiting reads again of
    * the new one); closing it under them failed them `not_connected` though
    * nothing of them had run (tests/db/pool_retire_test.ts).
@@ -246,7 +246,7 @@ export class DriverPool {
 
   /**
    * What a view of a driver that lost its database calls instead: the
-   * connection's driver now, opened afresh for the same spec if none is —
+   * connection's driver now, opened afresh for the same spec if none is -
    * a tool call holds its driver's view from its check to its statement
    * (and a consent between), and another client's lost session in between
    * failed that statement "the connection was closed" though nothing of it

@@ -40,7 +40,7 @@ export class RequestStopped extends Error {
  * deadline travels in the one signal and never as a second number.
  *
  * It aborts the request's own controller rather than joining a signal of
- * its own with `AbortSignal.any`: that costs 20–36 µs a request in Deno 2
+ * its own with `AbortSignal.any`: that costs 20-36 µs a request in Deno 2
  * (its dependent signals are weakly held) against about 1 µs for the same
  * one signal this way. And unlike `AbortSignal.timeout`, its timer is
  * cleared when the request ends: a finished request holds no timer for the
