@@ -39,6 +39,21 @@ interface Entry {
   spec: DriverSpec;
   /** Set once it lost its database: its views' calls go to its successor. */
   lost: boolean;
+  /** The last spec found to have its `key` (see {@linkcode sameKey}). */
+  seen: DriverSpec;
+}
+
+/**
+ * Whether `b` has `a`'s key because each field the key is made of is the
+ * same value or object: a connection unchanged since its last call (its
+ * saved connection's objects are kept until it changes). False says nothing:
+ * the key is then made and compared.
+ */
+function sameKey(a: DriverSpec, b: DriverSpec): boolean {
+  return a.engine === b.engine && a.url === b.url &&
+    a.password === b.password && a.aiLogin === b.aiLogin &&
+    a.passwordSource === b.passwordSource && a.ssh === b.ssh &&
+    a.privateColumns === b.privateColumns;
 }
 
 /** A connection's last failure to reach its database. */
@@ -85,6 +100,10 @@ export class DriverPool {
    * key: one owner never holds every session while another's call waits).
    */
   get(spec: DriverSpec, owner: string = NO_OWNER): Driver {
+    const entry = this.#entries.get(spec.id);
+    if (entry !== undefined && sameKey(entry.seen, spec)) {
+      return this.#view(entry, owner);
+    }
     const key = JSON.stringify([
       spec.engine,
       spec.url,
@@ -94,8 +113,8 @@ export class DriverPool {
       spec.ssh ?? null,
       spec.privateColumns ?? null,
     ]);
-    const entry = this.#entries.get(spec.id);
     if (entry !== undefined && entry.key === key) {
+      entry.seen = spec;
       return this.#view(entry, owner);
     }
     if (entry !== undefined) this.#retire(entry.driver);
@@ -111,6 +130,7 @@ export class DriverPool {
       calls: 0,
       spec,
       lost: false,
+      seen: spec,
     };
     this.#entries.set(spec.id, fresh);
     return this.#view(fresh, owner);
