@@ -180,7 +180,7 @@ async function serve(): Promise<number> {
   const stopSampling = delayFile ? sampleLoopDelay(delayFile) : () => {};
   const stopped = new Promise<void>((resolve) => {
     const stop = () => {
-      console.log(`\n${SERVICE_NAME}: stopping…`);
+      console.log(`\n${SERVICE_NAME}: stopping\u2026`);
       stopSampling();
       server.stop().then(resolve);
     };

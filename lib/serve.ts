@@ -21,7 +21,7 @@
  * @module
  */
 
-import { MCP_PATH } from "./server/app.ts";
+import { MCP_PATH } from "./base/identity.ts";
 import { removeHandshakeIfOurs } from "./app/handshake_file.ts";
 import { stderrLogger } from "./base/log.ts";
 import { startBrowserConsole } from "./serve/console.ts";

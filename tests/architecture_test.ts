@@ -284,9 +284,14 @@ Deno.test("the house keeps its layer rules, reaches the write gate through its f
  * What `serve` loads only at a first use, never at start (docs/performance.md
  * "Memory"): the features (tools, prompts, resources, the SQL classifier),
  * each engine's driver and its packages, the grant planners of private
- * columns, the demo shop, the console's pages and the CLI's commands.
+ * columns, the demo shop, the console's pages, the CLI's commands, and the
+ * Hono app with its node:http adapter (the `POST /mcp` fast path answers
+ * without them).
  */
 const LAZY: readonly string[] = [
+  "lib/server/app.ts",
+  "npm:hono",
+  "npm:@hono/node-server",
   "lib/features/index.ts",
   "lib/features/tools/index.ts",
   "lib/features/prompts/",
@@ -377,6 +382,23 @@ Deno.test("serve's start-up graph leaves out what only a first use needs", async
     [],
     'imported at start: load these at their first use (docs/performance.md "Memory")',
   );
+});
+
+Deno.test("serve's start-up modules are Latin-1 text", async () => {
+  // One character past U+00FF (a dash or an ellipsis in a comment) makes V8
+  // keep the module's whole source, and the inline source map Deno appends
+  // to it, at two bytes a character for the life of the process: in a
+  // string, write it as an escape ("\\u2026"); in a comment, in ASCII.
+  const wide: string[] = [];
+  for (const module of await startupGraph()) {
+    if (!/^(lib\/|main\.ts$)/.test(module)) continue;
+    const text = await Deno.readTextFile(new URL(module, ROOT));
+    const at = text.search(/[\u0100-\uffff]/);
+    if (at >= 0) {
+      wide.push(`${module}:${text.slice(0, at).split("\n").length}`);
+    }
+  }
+  assertEquals(wide, [], 'past U+00FF (docs/performance.md "Memory")');
 });
 
 Deno.test("every test file lands in exactly one tier; the end-to-end list names files that exist outside the end-to-end folders", async () => {

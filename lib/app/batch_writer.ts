@@ -15,7 +15,7 @@ import { messageOf } from "../base/message_of.ts";
 import type { InValue } from "./state_client.ts";
 import type { StateDb } from "./state_db.ts";
 
-/** Rows per INSERT: 100 rows of ≤ 20 columns stay far below SQLite's 32,766 variables. */
+/** Rows per INSERT: 100 rows of <= 20 columns stay far below SQLite's 32,766 variables. */
 export const ROWS_PER_INSERT = 100;
 
 /** How a batch writer writes. */
@@ -99,7 +99,7 @@ export class BatchWriter<T> {
     return this.#writing;
   }
 
-  /** `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows. */
+  /** `INSERT INTO table (columns) VALUES (?, ...), ...` for `rows` rows. */
   #insert(rows: number): string {
     let text = this.#inserts.get(rows);
     if (text === undefined) {

@@ -390,8 +390,8 @@ interface Typed {
 
 /**
  * Every line typed on the server's terminal, read as it arrives. A question
- * takes only a line typed after it was shown: anything typed before — a `y`
- * meant for a question since withdrawn — is discarded, so it can never
+ * takes only a line typed after it was shown: anything typed before - a `y`
+ * meant for a question since withdrawn - is discarded, so it can never
  * answer the next one (docs/security.md "Approvals").
  */
 export class TerminalLines {

@@ -74,7 +74,7 @@ export interface Settings {
    */
   approvalTimeoutSeconds: number;
   /**
-   * The most characters of a tool result's text (≈ 4 per token): rows, cells
+   * The most characters of a tool result's text (~ 4 per token): rows, cells
    * and entries past it are left out and said so. At most `maxResultBytes`.
    */
   maxAnswerChars: number;

@@ -1,6 +1,6 @@
 /**
  * The state database's client: SQLite as Deno builds it in (`node:sqlite`),
- * with the two calls the app's stores make — `execute` and a `batch` in one
+ * with the two calls the app's stores make - `execute` and a `batch` in one
  * write transaction. The engine is the one libSQL wraps, but `@libsql/client`
  * loaded its native library and its network stack into every process (about
  * 25 MiB resident) only for this file; an idle `serve` now loads none
@@ -79,7 +79,7 @@ export class StateClient {
    * 100 ms under load) is not synced at its COMMIT: it survives the process
    * crashing, and the database stays whole if the machine loses power, but
    * the last such batches before a power loss may be lost with it. A sync
-   * held the event loop for 1–5 ms a batch (bench W1 profile).
+   * held the event loop for 1-5 ms a batch (bench W1 profile).
    */
   async batch(
     statements: readonly InStatement[],

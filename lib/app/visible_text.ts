@@ -1,9 +1,10 @@
 /**
  * A statement as the person approving it must see it: control characters and
- * invisible or direction-changing characters made visible (`␍`, `\u0001`,
- * `\u200b`), and a note when names or dollar-quote tags use letters beyond
- * ASCII — so no statement can look harmless in a dialog while the engine
- * reads something else (docs/security.md "Approvals").
+ * invisible or direction-changing characters made visible (U+240D for a
+ * carriage return, `\u0001`, `\u200b`), and a note when names or
+ * dollar-quote tags use letters beyond ASCII - so no statement can look
+ * harmless in a dialog while the engine reads something else
+ * (docs/security.md "Approvals").
  *
  * @module
  */
@@ -14,9 +15,9 @@ const HIDDEN =
   /[\x00-\x09\x0b-\x1f\x7f-\x9f\u00a0\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]/g;
 
 const NAMED: Readonly<Record<string, string>> = {
-  "\r": "␍",
-  "\t": "␉",
-  "\x00": "␀",
+  "\r": "\u240d",
+  "\t": "\u2409",
+  "\x00": "\u2400",
 };
 
 function shown(c: string): string {
@@ -49,7 +50,7 @@ export function statementForApproval(statement: string): string {
   const notes = [
     ...(hidden
       ? [
-        "Note: this statement holds control or invisible characters, shown above as ␍, ␉ or \\uXXXX.",
+        "Note: this statement holds control or invisible characters, shown above as \u240d, \u2409 or \\uXXXX.",
       ]
       : []),
     ...(names.length > 0

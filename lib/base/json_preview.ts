@@ -14,7 +14,7 @@ export const PREVIEW_CHARS = 200;
 
 /**
  * `value` as JSON text cut to `max` characters; a cut preview ends in
- * `…` (the whole text's length is not computed, so it is not said).
+ * `...` (the whole text's length is not computed, so it is not said).
  */
 export function previewJson(
   value: unknown,
@@ -24,7 +24,7 @@ export function previewJson(
   const room = { left: max + 1 };
   write(value, out, room);
   const text = out.join("");
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
+  return text.length <= max ? text : `${text.slice(0, max)}\u2026`;
 }
 
 /** Append `value`'s JSON text to `out` until `room` runs out. */

@@ -2,7 +2,7 @@
  * One schema idiom for untrusted input and published shapes. A schema is a
  * plain JSON Schema object (what tools/list and the results resource publish,
  * byte for byte: the builders write keys in the order they are given), and
- * its TypeScript type is read from it with {@linkcode Infer} — so the value a
+ * its TypeScript type is read from it with {@linkcode Infer} - so the value a
  * handler reads and the object a tool answers are checked by the compiler
  * against the very schema that is published. {@linkcode issueOf} checks an
  * unknown value against a schema and says what is wrong, naming the field
@@ -179,7 +179,7 @@ export function shown(value: unknown): string {
   ) ?? String(value);
   return text.length <= MAX_SHOWN
     ? text
-    : `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)`;
+    : `${text.slice(0, MAX_SHOWN)}\u2026 (${text.length} characters)`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -349,7 +349,7 @@ function fieldsIssue(
  * The first field of `value` at fault in the order `schema` declares them
  * (not the order given): a required field that is absent is checked as
  * undefined, so a refined field's own check says why. Fields the schema
- * does not declare are left alone — for a file read by an older or newer
+ * does not declare are left alone - for a file read by an older or newer
  * program (the handshake).
  */
 export function firstFieldIssue(

@@ -34,7 +34,7 @@ export interface RunningConsole {
   readonly url: string;
   /** The key, derived from the kept secret (only in the 0600 handshake). */
   readonly key: string;
-  /** The per-start path prefix every console URL sits under (`/c/…`). */
+  /** The per-start path prefix every console URL sits under (`/c/...`). */
   readonly path: string;
   /** The address that opens a session: `url` with `?key=`. */
   readonly keyUrl: string;

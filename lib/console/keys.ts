@@ -2,7 +2,7 @@
  * The console's key, its path prefix and its browser sessions. The key and
  * the prefix are derived from the console's kept secret (secret.ts); the key
  * is written only to the 0600 handshake, and a browser shows it once
- * (`/c/<prefix>/?key=…`) and gets a session cookie for it, so the key leaves
+ * (`/c/<prefix>/?key=...`) and gets a session cookie for it, so the key leaves
  * the address bar, the history and any screenshot at once.
  *
  * Every console URL sits under the prefix, which is the cookie's `Path`: a

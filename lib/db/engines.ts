@@ -43,7 +43,7 @@ export interface LexicalRules {
   /** Parameters: SQLite's `?NNN :a @a $a #a`, or `?name :name @name`. */
   parameters: "sqlite" | "named";
   /**
-   * What `CREATE` makes with a `BEGIN … END` body whose inner `;` do not
+   * What `CREATE` makes with a `BEGIN ... END` body whose inner `;` do not
    * end the statement (compound.ts).
    */
   compoundBodies: readonly string[];
@@ -59,7 +59,7 @@ export interface StatementRules {
   readPragmas: boolean;
   /** `DO` runs a block of procedural code (PostgreSQL). */
   anonymousCodeBlocks: boolean;
-  /** Function-name prefixes reach files and code (`pg_read_…`, `lo_…`). */
+  /** Function-name prefixes reach files and code (`pg_read_...`, `lo_...`). */
   functionPrefixesReachOutside: boolean;
   /** Catalog views show server files and configuration (`pg_hba_file_rules`). */
   catalogViewsShowFiles: boolean;
@@ -150,7 +150,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
     sessionsKeepDatabaseGrants: false,
     transactionalLogins: true,
     identifierQuote: '"',
-    placeholders: "$1, $2, …",
+    placeholders: "$1, $2, \u2026",
     lexical: {
       hashAndSpacedDashComments: false,
       carriageReturnEndsLineComment: true,

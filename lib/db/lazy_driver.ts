@@ -1,6 +1,6 @@
 /**
  * A driver whose engine module is imported on its first call. Each driver
- * package weighs 15–25 MiB resident once loaded (postgres.js, mysql2, the
+ * package weighs 15-25 MiB resident once loaded (postgres.js, mysql2, the
  * PostgreSQL parser's WASM), so an idle `serve` loads none until a
  * connection of that engine is used (bench "idle RSS";
  * docs/performance.md "Memory").

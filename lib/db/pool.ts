@@ -39,6 +39,21 @@ interface Entry {
   spec: DriverSpec;
   /** Set once it lost its database: its views' calls go to its successor. */
   lost: boolean;
+  /** The last spec found to have its `key` (see {@linkcode sameKey}). */
+  seen: DriverSpec;
+}
+
+/**
+ * Whether `b` has `a`'s key because each field the key is made of is the
+ * same value or object: a connection unchanged since its last call (its
+ * saved connection's objects are kept until it changes). False says nothing:
+ * the key is then made and compared.
+ */
+function sameKey(a: DriverSpec, b: DriverSpec): boolean {
+  return a.engine === b.engine && a.url === b.url &&
+    a.password === b.password && a.aiLogin === b.aiLogin &&
+    a.passwordSource === b.passwordSource && a.ssh === b.ssh &&
+    a.privateColumns === b.privateColumns;
 }
 
 /** A connection's last failure to reach its database. */
@@ -85,6 +100,10 @@ export class DriverPool {
    * key: one owner never holds every session while another's call waits).
    */
   get(spec: DriverSpec, owner: string = NO_OWNER): Driver {
+    const entry = this.#entries.get(spec.id);
+    if (entry !== undefined && sameKey(entry.seen, spec)) {
+      return this.#view(entry, owner);
+    }
     const key = JSON.stringify([
       spec.engine,
       spec.url,
@@ -94,8 +113,8 @@ export class DriverPool {
       spec.ssh ?? null,
       spec.privateColumns ?? null,
     ]);
-    const entry = this.#entries.get(spec.id);
     if (entry !== undefined && entry.key === key) {
+      entry.seen = spec;
       return this.#view(entry, owner);
     }
     if (entry !== undefined) this.#retire(entry.driver);
@@ -111,6 +130,7 @@ export class DriverPool {
       calls: 0,
       spec,
       lost: false,
+      seen: spec,
     };
     this.#entries.set(spec.id, fresh);
     return this.#view(fresh, owner);
@@ -202,7 +222,7 @@ export class DriverPool {
     const gone = [...this.#entries].filter(([id]) => !ids.has(id))
       .map(([, entry]) => entry);
     for (const entry of gone) this.#entries.delete(entry.id);
-    // A driver that lost its database waits for its last call — unless its
+    // A driver that lost its database waits for its last call - unless its
     // connection is gone or the pool closes.
     for (const entry of this.#retiring) {
       if (!ids.has(entry.id)) {
@@ -230,8 +250,8 @@ export class DriverPool {
   /**
    * Take a driver that lost its database out of the pool (the next call
    * opens a fresh one), and close it once its last call settled: its other
-   * calls — reads of other clients waiting for a session, statements running
-   * on healthy sessions — are the driver's to answer (a PostgreSQL driver
+   * calls - reads of other clients waiting for a session, statements running
+   * on healthy sessions - are the driver's to answer (a PostgreSQL driver
    * replaces the pool of a lost session and asks its waiting reads again of
    * the new one); closing it under them failed them `not_connected` though
    * nothing of them had run (tests/db/pool_retire_test.ts).
@@ -246,7 +266,7 @@ export class DriverPool {
 
   /**
    * What a view of a driver that lost its database calls instead: the
-   * connection's driver now, opened afresh for the same spec if none is —
+   * connection's driver now, opened afresh for the same spec if none is -
    * a tool call holds its driver's view from its check to its statement
    * (and a consent between), and another client's lost session in between
    * failed that statement "the connection was closed" though nothing of it

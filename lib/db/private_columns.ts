@@ -20,7 +20,7 @@
  * cannot be written. Each engine's own schemas and tables (PostgreSQL:
  * pg_ schemas, information_schema; MySQL/MariaDB: mysql,
  * information_schema, performance_schema, sys; SQLite: sqlite_ tables and
- * the catalog's pragma_ functions) are never matched — on that engine only.
+ * the catalog's pragma_ functions) are never matched - on that engine only.
  *
  * @module
  */
@@ -130,7 +130,7 @@ const PRAGMA_FUNCTION =
 
 /**
  * Whether `schema.table` is the engine's own: never private, never matched.
- * Per engine — a PostgreSQL schema may be called `sys` or `mysql`, a table
+ * Per engine - a PostgreSQL schema may be called `sys` or `mysql`, a table
  * `sqlite_export` or `pragma_notes`, and those are the user's.
  */
 function engineOwn(engine: Engine, schema: string, table: string): boolean {

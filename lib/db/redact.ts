@@ -145,7 +145,7 @@ export function redact(
     .replace(/\uE000(\d+)\uE001/g, (_all, index: string) => kept[+index]!)
     .trim();
   if (text.length > MAX_MESSAGE_LENGTH) {
-    text = text.slice(0, MAX_MESSAGE_LENGTH - 1) + "…";
+    text = text.slice(0, MAX_MESSAGE_LENGTH - 1) + "\u2026";
   }
   return text;
 }

@@ -1,6 +1,6 @@
 /**
- * A connection with an AI login: every read — queries in read-only mode,
- * catalog calls, the parser's catalog checks, fingerprints — runs as the
+ * A connection with an AI login: every read - queries in read-only mode,
+ * catalog calls, the parser's catalog checks, fingerprints - runs as the
  * least-privilege login, and only an approved write runs as the user's saved
  * login. The engine's own privileges are then the last wall under dbport's
  * classifier (docs/security.md "AI login").

@@ -1,6 +1,6 @@
 /**
  * What a saved connection's URL points at: the parts `list_connections` may
- * show (host, port, database — never a user or password) and the secrets a
+ * show (host, port, database - never a user or password) and the secrets a
  * driver message must never echo.
  *
  * @module
@@ -95,7 +95,7 @@ const SECRET_PARAMS = ["authToken", "sslpassword"];
 
 /**
  * Whether a query parameter's name, as written, names a secret: decoded as
- * the drivers decode it — `ssl%70assword=` is the passphrase dbport uses,
+ * the drivers decode it - `ssl%70assword=` is the passphrase dbport uses,
  * and went unredacted and shown by the console (outsider stop 53).
  */
 export function isSecretParam(raw: string): boolean {
@@ -122,7 +122,7 @@ const PATH_PARAMS = ["sslcert", "sslkey", "sslrootcert"];
 
 /**
  * The file paths a URL's query string names (`PATH_PARAMS`), as given and
- * decoded — not `sslrootcert=system`, a word rather than a file.
+ * decoded - not `sslrootcert=system`, a word rather than a file.
  */
 export function queryStringPaths(url: string): string[] {
   return queryValues(url, PATH_PARAMS).filter((value) => value !== "system");

@@ -1,7 +1,7 @@
 /**
  * Consent as features see it: what a call asks the user, and when a call
- * must ask at all. How it is asked — an `input_required` form, the host
- * dialog, or both — is the server's business (`lib/server/approvals.ts`).
+ * must ask at all. How it is asked - an `input_required` form, the host
+ * dialog, or both - is the server's business (`lib/server/approvals.ts`).
  *
  * @module
  */
@@ -104,5 +104,5 @@ export function describeStatement(
   const trimmed = previewLine === null ? text : `${previewLine}\n\n${text}`;
   return trimmed.length <= DESCRIPTION_LIMIT
     ? trimmed
-    : `${trimmed.slice(0, DESCRIPTION_LIMIT - 1)}…`;
+    : `${trimmed.slice(0, DESCRIPTION_LIMIT - 1)}\u2026`;
 }

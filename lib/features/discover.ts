@@ -21,8 +21,8 @@ export const MODERN_CAPABILITIES = Object.freeze({
 
 /**
  * Legacy capabilities. Legacy clients see `resources.subscribe: false`
- * (docs/wire.md "Versioning" 4). They also get no change notifications at all —
- * there is no GET stream (405) and `subscriptions/listen` is modern-only — so
+ * (docs/wire.md "Versioning" 4). They also get no change notifications at all -
+ * there is no GET stream (405) and `subscriptions/listen` is modern-only - so
  * `listChanged` is false as well rather than a promise we could not keep.
  * `logging` is declared because `logging/setLevel` answers in this era.
  */

@@ -51,21 +51,21 @@ export function decodeHeaderValue(raw: string): DecodedValue {
     return {
       ok: false,
       problem:
-        "contains a control or non-ASCII character (send it as =?base64?…?=)",
+        "contains a control or non-ASCII character (send it as =?base64?\u2026?=)",
     };
   }
   if (!value.startsWith(WRAP_PREFIX) || !value.endsWith(WRAP_SUFFIX)) {
     return { ok: true, value };
   }
   if (value.length < WRAP_PREFIX.length + WRAP_SUFFIX.length) {
-    return { ok: false, problem: "has a malformed =?base64?…?= wrapper" };
+    return { ok: false, problem: "has a malformed =?base64?\u2026?= wrapper" };
   }
   const payload = value.slice(WRAP_PREFIX.length, -WRAP_SUFFIX.length);
   if (!BASE64.test(payload)) {
     return {
       ok: false,
       problem:
-        "has a malformed =?base64?…?= wrapper: the payload is not base64",
+        "has a malformed =?base64?\u2026?= wrapper: the payload is not base64",
     };
   }
   try {
@@ -75,7 +75,8 @@ export function decodeHeaderValue(raw: string): DecodedValue {
   } catch {
     return {
       ok: false,
-      problem: "has a malformed =?base64?…?= wrapper: the payload is not UTF-8",
+      problem:
+        "has a malformed =?base64?\u2026?= wrapper: the payload is not UTF-8",
     };
   }
 }

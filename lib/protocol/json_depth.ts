@@ -97,7 +97,7 @@ function keys(
     path.push(
       end - start <= KEPT_KEY
         ? text.slice(start, end)
-        : `${text.slice(start, start + KEPT_KEY)}…`,
+        : `${text.slice(start, start + KEPT_KEY)}\u2026`,
     );
   }
   return path;

@@ -1,7 +1,7 @@
 /**
  * JSON-RPC messages as text, each value serialised once. A tool result
- * carries the same JSON twice — as `structuredContent` and as its text item
- * (docs/wire.md "Tool results") — and the text is already built by then:
+ * carries the same JSON twice - as `structuredContent` and as its text item
+ * (docs/wire.md "Tool results") - and the text is already built by then:
  * re-serialising the object for the message was a second full walk of every
  * row and a second copy of a large answer in memory (bench W3).
  *

@@ -1,5 +1,5 @@
 /**
- * Step 2 of a start: the server's state and what every request goes through —
+ * Step 2 of a start: the server's state and what every request goes through -
  * approvals, requests in flight, sessions, token verification, sync and
  * budgets.
  *

@@ -14,7 +14,7 @@ import type { FeatureDeps } from "../features/deps.ts";
 import type { Logger } from "../base/log.ts";
 import { CursorCodec } from "../protocol/cursor.ts";
 import { EXPORTS_DIR } from "../base/identity.ts";
-import { type AppDeps, createApp } from "../server/app.ts";
+import type { AppDeps } from "../server/app.ts";
 import { createMcpPost } from "../server/mcp_post.ts";
 import { Lockout } from "../server/auth/lockout.ts";
 import type { HistoryEntry } from "../app/query_history.ts";
@@ -117,19 +117,31 @@ export function buildApp(
         : { heartbeatMs: options.heartbeatMs }),
     }),
   };
-  return { app: createApp(deps), mcpPost: createMcpPost(deps) };
+  // The Hono app answers only what the fast path leaves to it (preflights,
+  // other methods and paths): it and Hono are loaded at the first such
+  // request, not at start (docs/performance.md "Memory").
+  let app: Promise<(request: Request) => Response | Promise<Response>> | null =
+    null;
+  const fetchApp = async (request: Request) => {
+    app ??= import("../server/app.ts").then((module) => {
+      const built = module.createApp(deps);
+      return (r: Request) => built.fetch(r);
+    });
+    return (await app)(request);
+  };
+  return { fetchApp, mcpPost: createMcpPost(deps) };
 }
 
 /** Step 4: listen on 127.0.0.1; a port in use is said in one sentence. */
 export async function bind(
   options: StartOptions,
   stores: Stores,
-  { app, mcpPost }: ReturnType<typeof buildApp>,
+  { fetchApp, mcpPost }: ReturnType<typeof buildApp>,
   log: Logger,
 ): Promise<Listener> {
   const port = options.port ?? stores.settings.port;
   const bindOn = (port: number) =>
-    listen(app.fetch, {
+    listen(fetchApp, {
       port,
       ...(options.idleTimeoutMs === undefined
         ? {}

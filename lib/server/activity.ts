@@ -63,7 +63,7 @@ export function namedTarget(method: string, params: JsonObject): string | null {
 
 /**
  * A request's details for the log: the target it named, and the connection
- * and SQL its handler recorded (`ctx.record`) — what the feature resolved,
+ * and SQL its handler recorded (`ctx.record`) - what the feature resolved,
  * whatever its arguments are called. Nothing recorded, nothing logged.
  */
 export function callDetails(

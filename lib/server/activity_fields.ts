@@ -34,7 +34,7 @@ export function capClientFields(entry: ActivityEntry): ActivityEntry {
     const value = entry[field];
     if (typeof value === "string" && value.length > MAX_LOGGED_CHARS) {
       capped ??= { ...entry };
-      capped[field] = `${value.slice(0, MAX_LOGGED_CHARS - 1)}…`;
+      capped[field] = `${value.slice(0, MAX_LOGGED_CHARS - 1)}\u2026`;
     }
   }
   return capped === null ? entry : capped as unknown as ActivityEntry;

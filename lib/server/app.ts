@@ -9,7 +9,6 @@
  * @module
  */
 
-import { thrown } from "../base/thrown.ts";
 import type { AppEnv } from "./env.ts";
 import { Hono } from "hono";
 import { type AuthDeps, authenticate } from "./auth/authenticate.ts";
@@ -18,6 +17,7 @@ import { bodyLimit, MAX_BODY_BYTES } from "./guards/body_limit.ts";
 import { hostGuard } from "./guards/host_guard.ts";
 import { originGuard, preflight } from "./guards/origin_guard.ts";
 import { HttpError } from "./http_error.ts";
+import { failure } from "./failure.ts";
 import { type EndpointDeps, mcpEndpoint } from "./mcp_endpoint.ts";
 import type { ServerState } from "./state.ts";
 import type { Logger } from "../base/log.ts";
@@ -34,32 +34,7 @@ export interface AppDeps extends EndpointDeps {
 /** The path of the single MCP endpoint. */
 export { MCP_PATH };
 
-/** Whether `error` is only the client closing its connection mid-request. */
-export function clientWentAway(error: unknown): boolean {
-  const e = thrown(error);
-  return e.message === "aborted" || e.code === "ECONNRESET" ||
-    e.code === "ERR_STREAM_PREMATURE_CLOSE" || e.name === "AbortError";
-}
-
-/**
- * What a request that failed is answered: its own refusal, `client_gone`
- * for a client that hung up, or a logged `internal_error` (the Hono app and
- * the `POST /mcp` fast path alike).
- */
-export function failure(error: unknown, log: Logger): HttpError {
-  if (error instanceof HttpError) return error;
-  // A client that hung up mid-request is expected, not an error: nothing
-  // goes to the terminal where approval questions appear.
-  if (clientWentAway(error)) {
-    return HttpError.plain(400, "client_gone", "The client went away");
-  }
-  log(
-    `dbport: unexpected error: ${
-      error instanceof Error ? error.stack : String(error)
-    }`,
-  );
-  return HttpError.plain(500, "internal_error", "Internal error");
-}
+export { clientWentAway, failure } from "./failure.ts";
 
 /** Build the app. */
 export function createApp(

@@ -76,9 +76,9 @@ export class Approvals implements Consent {
   readonly #deps: ApprovalDeps;
   readonly #now: () => number;
   readonly #sealer: Sealer;
-  /** principal key → connection ids it was granted. */
+  /** principal key -> connection ids it was granted. */
   readonly #grants = new Map<string, Set<string>>();
-  /** nonce → expiry of states already answered (single use). */
+  /** nonce -> expiry of states already answered (single use). */
   readonly #used = new Map<string, number>();
 
   constructor(deps: ApprovalDeps) {

@@ -1,6 +1,6 @@
 /**
  * The signal that a client's connection dropped before its answer was sent
- * (docs/wire.md "Cancellation" — a disconnect cancels the request).
+ * (docs/wire.md "Cancellation" - a disconnect cancels the request).
  *
  * On `node:http` it comes straight from the ServerResponse's `close`: asking
  * the adapter for `c.req.raw.signal` instead builds a whole web Request for

@@ -1,7 +1,7 @@
 /**
  * The listener's connection slots (docs/wire.md "Limits"): at most `max`
  * connections at once; one past the cap waits up to `slotWaitMs` for a free
- * slot, then gets `busyResponse` — never a bare reset. Before it waits, the
+ * slot, then gets `busyResponse` - never a bare reset. Before it waits, the
  * least recently used idle keep-alive connection is closed to make room. A
  * socket gets `idleMs` to deliver a whole request, head and body (Deno's
  * node:http does not enforce `headersTimeout`, and a body has no deadline

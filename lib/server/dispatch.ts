@@ -394,7 +394,7 @@ function budgetError(refused: BudgetRefusal): WireError {
 }
 
 /**
- * Resolve with the handler, or reject with the stop reason once stopped —
+ * Resolve with the handler, or reject with the stop reason once stopped -
  * unless the handler holds its answer (its work can no longer be undone).
  */
 function untilStopped<T>(

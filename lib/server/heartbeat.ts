@@ -1,6 +1,6 @@
 /**
- * Heartbeats of a request that carries a progressToken: while it waits — for
- * the user's approval, for a long statement — a progress frame at least
+ * Heartbeats of a request that carries a progressToken: while it waits - for
+ * the user's approval, for a long statement - a progress frame at least
  * every `intervalMs` (15 s), still advancing and below 1, saying what it
  * waits for and for how long ("waiting for your approval on this machine,
  * 45 s (75 s left)"). A client that resets its request timeout on progress

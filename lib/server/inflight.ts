@@ -40,7 +40,7 @@ export class RequestStopped extends Error {
  * deadline travels in the one signal and never as a second number.
  *
  * It aborts the request's own controller rather than joining a signal of
- * its own with `AbortSignal.any`: that costs 20–36 µs a request in Deno 2
+ * its own with `AbortSignal.any`: that costs 20-36 µs a request in Deno 2
  * (its dependent signals are weakly held) against about 1 µs for the same
  * one signal this way. And unlike `AbortSignal.timeout`, its timer is
  * cleared when the request ends: a finished request holds no timer for the
@@ -82,33 +82,38 @@ export interface InFlightEntry {
  * its own, so a stdio client's cancellation reaches only its own request.
  */
 export class InFlightRegistry {
-  readonly #entries = new Map<string, Set<InFlightEntry>>();
+  // By principal, then by id (a Map keeps id 1 and id "1" apart): no key
+  // text is built for each request. Usually one entry per id.
+  readonly #entries = new Map<string, Map<JsonRpcId, InFlightEntry[]>>();
   #size = 0;
   #idle: (() => void)[] = [];
 
-  #key(principalKey: string, id: JsonRpcId): string {
-    // The type prefix keeps id 1 and id "1" apart.
-    return `${principalKey}\u0000${typeof id}\u0000${id}`;
-  }
-
   /** Register a request (an id already running for the principal is fine). */
   add(principalKey: string, id: JsonRpcId): InFlightEntry {
-    const key = this.#key(principalKey, id);
     const entry = { principalKey, id, controller: new AbortController() };
-    const same = this.#entries.get(key);
-    if (same === undefined) this.#entries.set(key, new Set([entry]));
-    else same.add(entry);
+    let ids = this.#entries.get(principalKey);
+    if (ids === undefined) {
+      ids = new Map();
+      this.#entries.set(principalKey, ids);
+    }
+    const same = ids.get(id);
+    if (same === undefined) ids.set(id, [entry]);
+    else same.push(entry);
     this.#size++;
     return entry;
   }
 
   /** Remove a finished request. */
   delete(entry: InFlightEntry): void {
-    const key = this.#key(entry.principalKey, entry.id);
-    const same = this.#entries.get(key);
-    if (same === undefined || !same.delete(entry)) return;
+    const ids = this.#entries.get(entry.principalKey);
+    const same = ids?.get(entry.id);
+    const at = same === undefined ? -1 : same.indexOf(entry);
+    if (at < 0) return;
     this.#size--;
-    if (same.size === 0) this.#entries.delete(key);
+    if (same!.length === 1) {
+      ids!.delete(entry.id);
+      if (ids!.size === 0) this.#entries.delete(entry.principalKey);
+    } else same!.splice(at, 1);
     if (this.#size === 0) {
       const waiters = this.#idle;
       this.#idle = [];
@@ -118,9 +123,9 @@ export class InFlightRegistry {
 
   /** Cancel each of a principal's requests with this id; false when none. */
   cancel(principalKey: string, id: JsonRpcId): boolean {
-    const same = this.#entries.get(this.#key(principalKey, id));
+    const same = this.#entries.get(principalKey)?.get(id);
     if (same === undefined) return false;
-    for (const entry of same) {
+    for (const entry of [...same]) {
       entry.controller.abort(new RequestStopped("cancelled"));
     }
     return true;
@@ -128,7 +133,9 @@ export class InFlightRegistry {
 
   /** Every running entry. */
   *#all(): Iterable<InFlightEntry> {
-    for (const same of this.#entries.values()) yield* same;
+    for (const ids of this.#entries.values()) {
+      for (const same of ids.values()) yield* [...same];
+    }
   }
 
   /** Stop every request of a principal (its token was revoked). */

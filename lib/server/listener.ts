@@ -4,7 +4,7 @@
  * (431), 64 concurrent connections, a 30 s idle timeout, and 30 s to send a
  * request (head and body) however slowly it trickles in. A connection past the 64th
  * waits up to 2 s for a free slot, then gets `503` with `Retry-After: 1` and
- * a JSON body — never a bare reset (docs/wire.md "Limits"). Before it waits,
+ * a JSON body - never a bare reset (docs/wire.md "Limits"). Before it waits,
  * the least recently used idle keep-alive connection (one that was answered
  * and asks nothing now) is closed to make room: its client reconnects when
  * it next asks, and a 503 is left for when every connection is at work.
@@ -12,7 +12,6 @@
  * @module
  */
 
-import { getRequestListener } from "@hono/node-server";
 import {
   createServer,
   type IncomingMessage,
@@ -67,6 +66,12 @@ export type DirectHandler = (
   headers: Readonly<Record<string, string>>,
 ) => boolean;
 
+/** The adapter's listener: a web `fetch` served on node:http. */
+type Adapted = (
+  request: IncomingMessage,
+  response: ServerResponse,
+) => Promise<unknown>;
+
 /** No headers to add. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -85,10 +90,23 @@ export function listen(
     // globalThis.Request/Response, which breaks Deno.serve and fetch users
     // in the same process.
     const hostname = options.hostname ?? "127.0.0.1";
-    const adapted = getRequestListener(fetch, {
-      hostname,
-      overrideGlobalObjects: false,
-    });
+    // The adapter (and node:http2, which it imports) is loaded at the first
+    // request `direct` leaves to it, not at start: an idle server does not
+    // hold it (docs/performance.md "Memory").
+    let adapter: Promise<Adapted> | null = null;
+    const adapted = (request: IncomingMessage, response: ServerResponse) => {
+      adapter ??= import("@hono/node-server").then((module) =>
+        module.getRequestListener(fetch, {
+          hostname,
+          overrideGlobalObjects: false,
+        })
+      );
+      // The adapter answers its own failures; a failure to load it leaves
+      // nothing to answer with but the socket's end.
+      return adapter.then((listener) => listener(request, response)).catch(
+        () => response.destroy(),
+      );
+    };
     // Idle connections are timed by the slots' alarms: node:http's own
     // keep-alive and socket timeouts were two runtime timers a request
     // (issue 38), so both are off and its Keep-Alive header is set here.

@@ -1,7 +1,7 @@
 /**
  * Event-loop delay, sampled for the bench (`DBPORT_LOOP_DELAY_FILE`): a timer
  * due every {@linkcode TICK_MS} fires late by however long the loop was busy
- * with something else — a large `JSON.stringify`, a synchronous state.db
+ * with something else - a large `JSON.stringify`, a synchronous state.db
  * write. Each lateness goes into 0.1 ms buckets, written cumulatively to the
  * file once a second, so a reader takes two snapshots and subtracts them to
  * get one phase's percentiles (`node:perf_hooks`' monitorEventLoopDelay
@@ -45,7 +45,7 @@ export function sampleLoopDelay(file: string): () => void {
   };
 }
 
-/** The `p`-th percentile (0–100) of the samples taken between two snapshots, in ms. */
+/** The `p`-th percentile (0-100) of the samples taken between two snapshots, in ms. */
 export function delayPercentile(
   before: LoopDelaySnapshot,
   after: LoopDelaySnapshot,

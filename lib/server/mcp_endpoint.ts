@@ -2,8 +2,8 @@
  * `POST /mcp`: one JSON-RPC message in, one answer out.
  *
  * The body is parsed once and classified; notifications are answered 202; a
- * request is routed by era — modern requests prove their envelope and mirrored
- * headers, legacy ones their session — and handed to the dispatcher.
+ * request is routed by era - modern requests prove their envelope and mirrored
+ * headers, legacy ones their session - and handed to the dispatcher.
  *
  * @module
  */

@@ -1,10 +1,10 @@
 /**
  * The fast path of `POST /mcp` (issue 38): answered on node:http itself,
  * without the adapter's web Request and Response round trip (bench: ~70 µs
- * of CPU a call). The checks are the app's own, in its order — Host
+ * of CPU a call). The checks are the app's own, in its order - Host
  * (`hostRefusal`), Origin (`originRefusal`, CORS on every later answer),
  * the body cap (`declaredTooLarge`, `readIncoming`), the server switch
- * (`unavailable`), authentication (`authenticateRequest`) — then the
+ * (`unavailable`), authentication (`authenticateRequest`) - then the
  * endpoint (`answerPost`); its answer is written straight to the socket
  * (`writeAnswer`). Every other method and path is left to the Hono app.
  *
@@ -14,7 +14,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { MCP_PATH } from "../base/identity.ts";
 import { type Answer, errorAnswer, writeAnswer } from "./answer.ts";
-import { type AppDeps, failure } from "./app.ts";
+import type { AppDeps } from "./app.ts";
+import { failure } from "./failure.ts";
 import { authenticateRequest } from "./auth/authenticate.ts";
 import { outgoingSignal } from "./connection_signal.ts";
 import { unavailable } from "./guards/availability_guard.ts";
@@ -129,7 +130,7 @@ async function serve(
 /**
  * A body left unread (a refusal before it was read, or past the cap) is
  * drained for a moment after the answer, so the client reads the answer
- * rather than a reset, then the connection is closed — as the adapter does.
+ * rather than a reset, then the connection is closed - as the adapter does.
  */
 function drainAfterAnswer(
   request: IncomingMessage,

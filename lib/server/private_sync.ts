@@ -3,7 +3,7 @@
  * columns"): the AI login's grants re-synced with each connection's list at
  * start and whenever connections.json changes (a column added since that
  * matches a pattern becomes private), and AI reads on a connection refused
- * while its private columns are not held — a re-sync that failed or could
+ * while its private columns are not held - a re-sync that failed or could
  * not prove them is never passed over.
  *
  * @module
@@ -81,7 +81,7 @@ export class PrivateColumnGuard {
    * Why AI reads on `connection` may not run now (its private columns are
    * not held), or null; waits for a re-sync under way. With `fingerprint`
    * (the schema's, as the AI login sees it) a schema changed since the last
-   * sync — a table or column added — is synced again first, so a new column
+   * sync - a table or column added - is synced again first, so a new column
    * matching a pattern is private before the read runs.
    */
   async problem(

@@ -3,7 +3,7 @@
  *
  * A session is minted by `initialize`, bound to the principal that created it,
  * and lives until the server stops; the store holds at most 16 and evicts the
- * least recently used — of the principal that holds the most, so one token
+ * least recently used - of the principal that holds the most, so one token
  * opening session after session ends its own, never another token's.
  *
  * @module

@@ -85,6 +85,34 @@ function higher(a: Tier, b: Tier): Tier {
  * ```
  */
 export function classify(sql: string, dialect: Dialect): Classification {
+  const seen = CLASSIFIED[dialect].get(sql);
+  if (seen !== undefined) return seen;
+  const found = Object.freeze(classifyNow(sql, dialect));
+  if (sql.length <= CLASSIFIED_CHARS) {
+    const kept = CLASSIFIED[dialect];
+    const oldest = kept.keys().next();
+    if (kept.size >= CLASSIFIED_MAX && !oldest.done) kept.delete(oldest.value);
+    kept.set(sql, found);
+  }
+  return found;
+}
+
+/**
+ * Verdicts on recent statement texts, per dialect: a verdict depends on the
+ * text and the dialect alone, so a client repeating a statement (polling,
+ * paging) is not lexed again. Handed out frozen (its `uncertain` too): no
+ * caller can change what the next one reads.
+ */
+const CLASSIFIED: Record<Dialect, Map<string, Classification>> = {
+  postgres: new Map(),
+  mysql: new Map(),
+  sqlite: new Map(),
+};
+const CLASSIFIED_MAX = 256;
+/** Longer texts are lexed at each call (kept, 256 of them could be MBs). */
+const CLASSIFIED_CHARS = 4096;
+
+function classifyNow(sql: string, dialect: Dialect): Classification {
   const { statements, uncertain } = split(sql, dialect);
   const [first] = statements;
   if (first === undefined) {
@@ -112,7 +140,7 @@ export function classify(sql: string, dialect: Dialect): Classification {
     ok: true,
     tier,
     dangerous: found.dangerous,
-    uncertain,
+    uncertain: Object.freeze(uncertain) as string[],
     reach: reachOf(tokens, dialect),
     keyword: lead?.kind === "word" ? lead.text : "",
     text,

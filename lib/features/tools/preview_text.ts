@@ -28,7 +28,7 @@ export function previewHeadline(preview: WritePreview): string {
   if (!preview.exact) {
     return `No dry run${of}: ${
       preview.note ?? "none is available"
-    } — the estimate: ~${count(preview.rowsAffected)}`;
+    } \u2014 the estimate: ~${count(preview.rowsAffected)}`;
   }
   const changed = (preview.changes ?? []).filter((table) => table.rows > 0);
   const line = changed.length === 0 || preview.changes === null

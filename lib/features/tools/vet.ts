@@ -114,7 +114,13 @@ export async function vetStatement(
   if (spent !== undefined && spent !== null) {
     throw new ToolFailure("denied", spent);
   }
-  if (request.planLimits === true) {
+  // checkPlanLimits is a no-op but for a read on a connection with a limit:
+  // not called (an async call, its awaits) for any other.
+  const { maxEstimatedRows, maxEstimatedCost } = resolved.connection;
+  if (
+    request.planLimits === true && statement.tier === "read" &&
+    (maxEstimatedRows !== undefined || maxEstimatedCost !== undefined)
+  ) {
     // Before anyone is asked: a read refused by its plan asks no one.
     await checkPlanLimits(
       ctx,

@@ -32,7 +32,7 @@ export const PLAN_TREE_URI = "ui://dbport/plan-tree";
 /**
  * Whether the client declared MCP Apps with HTML views: the extension's
  * settings must be an object whose `mimeTypes` (REQUIRED by the spec) lists
- * {@linkcode APP_MIME_TYPE}. Anything else — no entry, `{}`, another type —
+ * {@linkcode APP_MIME_TYPE}. Anything else - no entry, `{}`, another type -
  * is a client without the extension, which sees the tools as they always were.
  */
 export function declaresApps(capabilities: JsonObject): boolean {

@@ -1,8 +1,8 @@
 /**
  * The authentication lockout (docs/wire.md "Authentication lockout"): 5 failed
  * attempts within 60 seconds lock that caller out for 5 minutes. Failures are
- * counted per key — the client address and the presented credential, each on
- * its own — so one key reaching the limit locks every request that carries it.
+ * counted per key - the client address and the presented credential, each on
+ * its own - so one key reaching the limit locks every request that carries it.
  *
  * Held in memory only: restarting the server clears it. A success never
  * shortens a lockout.

@@ -78,8 +78,8 @@ class Chunks {
 /**
  * Read a node:http body under the cap, from the socket's own events (no web
  * Request, no async iterator). Rejects with the 413 as soon as the cap is
- * passed — the stream is paused, not destroyed, so the answer can still be
- * written — and with `aborted` when the client goes away mid-body.
+ * passed - the stream is paused, not destroyed, so the answer can still be
+ * written - and with `aborted` when the client goes away mid-body.
  */
 export function readIncoming(
   incoming: IncomingMessage,

@@ -46,6 +46,16 @@ export function parseHost(
   return { name, port };
 }
 
+/**
+ * The last Host taken, for which hosts and port: a client sends the same
+ * one with each request, so it is parsed once, not at every request.
+ */
+let lastTaken: { value: string; hosts: AllowedHosts; port: number } = {
+  value: "",
+  hosts: MCP_HOSTS,
+  port: -1,
+};
+
 /** Whether `value` is one of `hosts` at `port`. */
 export function isHostOf(
   value: string | undefined,
@@ -53,9 +63,15 @@ export function isHostOf(
   port: number,
 ): boolean {
   if (value === undefined) return false;
+  const last = lastTaken;
+  if (value === last.value && hosts === last.hosts && port === last.port) {
+    return true;
+  }
   const host = parseHost(value);
   if (host === null || !hosts.names.includes(host.name)) return false;
-  return host.port === null ? hosts.portOptional : host.port === port;
+  const taken = host.port === null ? hosts.portOptional : host.port === port;
+  if (taken) lastTaken = { value, hosts, port };
+  return taken;
 }
 
 /** Whether a Host header value is acceptable for a server bound to `port`. */
