@@ -11,6 +11,8 @@ import postgres from "postgres";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { callTool } from "../_tool_call.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import {
   MAX_FILE_BYTES,
   readTextWithin,
@@ -499,6 +501,100 @@ Deno.test({
       assert(performance.now() - started < 1000);
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: an operator class or family naming a function dbport refuses by name as its support function (lo_export, lo_unlink) is refused at its creation",
+  ...needs("postgres"),
+  async fn() {
+    const own = ownSchema("opf");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s};
+      create operator family ${s}.f using btree;
+      create operator family ${s}.g using hash`);
+    const { server, write } = await servers("OpFamily");
+    try {
+      for (
+        const query of [
+          `alter operator family ${s}.f using btree add function 1 (oid, text) lo_export(oid, text)`,
+          `alter operator family ${s}.g using hash add function 1 (oid, oid) lo_unlink(oid)`,
+          `create operator class ${s}.c for type oid using hash as operator 1 =, function 1 lo_unlink(oid)`,
+        ]
+      ) {
+        const got = await write(query);
+        assert(got.startsWith("ERR denied"), `${query} -> ${got}`);
+      }
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: a several-host URL whose hosts all refuse — the tool's error names the hosts, never the password (holding '@', ',' and ':')",
+  ...needs("postgres"),
+  async fn() {
+    const password = "Pw@a55,x:y";
+    const url = `postgres://postgres:${
+      encodeURIComponent(password)
+    }@127.0.0.1:1,127.0.0.1:2/test`;
+    const { server, read } = await servers("AllDown", url);
+    try {
+      const got = await read("select 1");
+      assert(got.startsWith("ERR "), got);
+      assert(got.includes("127.0.0.1"), got);
+      for (const secret of [password, "Pw%40a55", "a55,x"]) {
+        assert(!got.includes(secret), got);
+      }
+    } finally {
+      await server[Symbol.asyncDispose]();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: a running server whose connections.json gains a '%' password keeps its healthy connections and takes the next good edit",
+  ...needs("postgres"),
+  async fn() {
+    const healthy = savedConnection(
+      { engine: "postgres", url: POSTGRES_URL },
+      "Healthy",
+      { externalAccess: "readWrite" },
+    );
+    const server = await serverWith([healthy]);
+    const reader = (await server.mint("readOnly")).plaintext;
+    const path = inAppDir(server.home, CONNECTIONS_FILE);
+    const [saved] = JSON.parse(await Deno.readTextFile(path)).connections;
+    const query = async (id: string) =>
+      said(
+        await callTool(server, "execute_query", {
+          connection_id: id,
+          query: "select 1 as one",
+        }, { authorization: `Bearer ${reader}` }),
+      );
+    const put = (list: unknown[]) =>
+      Deno.writeTextFile(path, JSON.stringify({ connections: list }));
+    const later = crypto.randomUUID();
+    try {
+      await put([saved, {
+        ...saved,
+        id: crypto.randomUUID(),
+        name: "Percent",
+        url: "postgres://postgres:50%off@127.0.0.1:5432/test",
+      }]);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      assertEquals(await query(healthy.id), "OK [[1]]");
+      await put([saved, { ...saved, id: later, name: "Later" }]);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      assertEquals(await query(later), "OK [[1]]");
+    } finally {
+      await server[Symbol.asyncDispose]();
     }
   },
 });
