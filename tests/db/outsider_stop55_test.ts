@@ -598,3 +598,84 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "FINDING: a readWrite token retargets the owner's file_fdw foreign table at any server file — ALTER FOREIGN TABLE … OPTIONS (SET filename 'PG_VERSION') is a plain write, then `select * from` it answers the file; expected: refused as reach (CREATE FOREIGN TABLE and pg_read_file are)",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: the owner's database holds a file_fdw foreign table
+    // (server and table made by the admin, reading /dev/null). A readWrite
+    // token sends `alter foreign table s.ft options (set filename
+    // 'PG_VERSION')`, then `select * from s.ft`.
+    // What happens: `OK []`, then `OK [["15"]]` — the server file's text.
+    // pg_parse.ts REACH_STATEMENTS names CreateForeignTableStmt and
+    // CreateForeignServerStmt, not ALTER FOREIGN TABLE's AT_GenericOptions
+    // (an AlterTableStmt) nor AlterForeignServerStmt; reading a foreign
+    // table is only "a write" for the token.
+    const own = ownSchema("fdw");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s};
+      create server ${s}_srv foreign data wrapper file_fdw;
+      create foreign table ${s}.ft (line text) server ${s}_srv options (filename '/dev/null')`);
+    const { server, write } = await servers("FileFdw");
+    try {
+      assert(
+        (await write(`select pg_read_file('PG_VERSION')`)).startsWith(
+          "ERR denied",
+        ),
+      );
+      const altered = await write(
+        `alter foreign table ${s}.ft options (set filename 'PG_VERSION')`,
+      );
+      const read = await write(`select * from ${s}.ft`);
+      assert(
+        altered.startsWith("ERR denied"),
+        `alter answered ${altered}; then the select answered ${read}`,
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.admin.unsafe(`drop server if exists ${s}_srv cascade`);
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "FINDING: a readWrite token runs a SQL function reading a server file as a foreign-data wrapper's validator — ALTER FOREIGN DATA WRAPPER w VALIDATOR s.v OPTIONS (ADD c 'd') runs s.v at once (the file's text in the error) and installs it for every later OPTIONS; expected: refused as CREATE FOREIGN DATA WRAPPER is",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: the admin made a foreign-data wrapper `<s>_w` (no
+    // validator). A readWrite token creates `s.v(text[], oid)`, a LANGUAGE
+    // sql function casting pg_read_file('PG_VERSION') to integer, then
+    // sends `alter foreign data wrapper <s>_w validator s.v options (add c
+    // 'd')`. What happens: `ERR query_failed: invalid input syntax for type
+    // integer: "a55 15\n"` — the validator ran. AlterFdwStmt is neither in
+    // REACH_STATEMENTS nor read for the functions it names (pg_parse.ts
+    // collectCalls: `func_options` HANDLER/VALIDATOR).
+    const own = ownSchema("val");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s};
+      create foreign data wrapper ${s}_w`);
+    const { server, write } = await servers("FdwValidator");
+    try {
+      assertEquals(
+        await write(
+          `create function ${s}.v(text[], oid) returns void language sql as $b$ select ('a55 ' || pg_read_file('PG_VERSION'))::integer $b$`,
+        ),
+        "OK []",
+      );
+      const got = await write(
+        `alter foreign data wrapper ${s}_w validator ${s}.v options (add c 'd')`,
+      );
+      assert(got.startsWith("ERR denied"), got);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.admin.unsafe(
+        `drop foreign data wrapper if exists ${s}_w cascade`,
+      );
+      await own.drop();
+    }
+  },
+});
