@@ -679,3 +679,61 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "FINDING: a readWrite token hands a role superuser through membership — GRANT <the superuser login> TO r and CREATE ROLE r IN ROLE <it> are plain writes, and r then `SET ROLE`s to it (every privilege check skipped); expected: refused as CREATE ROLE … SUPERUSER and GRANT pg_read_server_files are",
+  ...needs("postgres"),
+  async fn() {
+    // What it does: a readWrite token on the superuser test login sends
+    // `create role <r> login`, `grant postgres to <r>`, and `create role
+    // <r2> in role postgres`. Then <r> logs in (trust here), `set role
+    // postgres` and reads pg_authid.
+    // What happens: every statement `OK []`; <r> reads pg_authid's
+    // rolpassword. pg_parse.ts grantsPower refuses `pg_` names and power
+    // attributes only; a role with rolsuper (or a member of pg_ roles) is
+    // granted by its own name.
+    const own = ownSchema("su");
+    const r = `${own.schema}_r`;
+    const r2 = `${own.schema}_r2`;
+    const superuser = new URL(POSTGRES_URL).username || "postgres";
+    const { server, write } = await servers("SuperMember");
+    let viaMember = "";
+    try {
+      assert(
+        (await write(`create role ${r}x superuser`)).startsWith("ERR denied"),
+      );
+      const answers = [
+        await write(`create role ${r} login`),
+        await write(`grant ${superuser} to ${r}`),
+        await write(`create role ${r2} in role ${superuser}`),
+      ];
+      if (answers[1] === "OK []") {
+        const url = new URL(POSTGRES_URL);
+        url.username = r;
+        const as = postgres(url.toString(), { max: 1, onnotice: () => {} });
+        try {
+          const rows = await as.unsafe(
+            `set role ${superuser}; select count(rolpassword) >= 0 as read from pg_authid`,
+          );
+          viaMember = JSON.stringify(rows);
+        } catch (error) {
+          viaMember = String(error);
+        } finally {
+          await as.end();
+        }
+      }
+      assertEquals(
+        answers.slice(1).filter((got) => !got.startsWith("ERR denied")),
+        [],
+        `then ${r} after SET ROLE read pg_authid: ${viaMember}`,
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      for (const role of [r, r2, `${r}x`]) {
+        await own.admin.unsafe(`drop role if exists ${role}`).catch(() => {});
+      }
+      await own.drop();
+    }
+  },
+});
