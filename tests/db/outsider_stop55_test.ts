@@ -737,3 +737,85 @@ Deno.test({
     }
   },
 });
+
+/** A database of the test's own (a catalog change stays in it), dropped at the end. */
+async function ownDatabase(tag: string) {
+  const name = `a55_${tag}_${crypto.randomUUID().slice(0, 6)}`;
+  const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "FINDING: a readWrite token renames pg_read_file through a LANGUAGE sql function's body (`alter function pg_catalog.pg_read_file(text) rename to a55_alias`) and then reads server files with `select a55_alias('PG_VERSION')`; expected: the body's statement refused as the same statement sent itself is",
+  ...needs("postgres"),
+  async fn() {
+    // What it does (in a database of its own: the rename stays there), a
+    // readWrite token on the superuser login:
+    //   alter function pg_catalog.pg_read_file(text) rename to a55_alias
+    //     → denied (pg_read_file() reaches files) — sent itself
+    //   create function public.a55_x() returns void language sql as
+    //     $b$ alter function pg_catalog.pg_read_file(text) rename to a55_alias $b$
+    //   select public.a55_x()             → OK [[null]]
+    //   select a55_alias('PG_VERSION')     → OK [["15\n"]]
+    // The top-level refusal is by the words of the statement's text; a
+    // body's statements are judged by their parse only (pg_vet.ts
+    // judgeFunction → parseBody → analyze), where ALTER FUNCTION … RENAME
+    // names no call; and a built-in off the allowlist is judged by its
+    // current name (pg_vet.ts judgeFunction: deniedFunction(row.name)),
+    // so the renamed pg_read_file is only "not on the allowlist": a write.
+    const own = await ownDatabase("ren");
+    const { server, write } = await servers("Rename", own.url);
+    try {
+      assert(
+        (await write(
+          `alter function pg_catalog.pg_read_file(text) rename to a55_alias`,
+        )).startsWith("ERR denied"),
+      );
+      const steps = [
+        await write(
+          `create function public.a55_x() returns void language sql as $b$ alter function pg_catalog.pg_read_file(text) rename to a55_alias $b$`,
+        ),
+        await write(`select public.a55_x()`),
+        await write(`select a55_alias('PG_VERSION')`),
+      ];
+      assert(
+        !steps[2]!.startsWith("OK"),
+        `the steps answered ${JSON.stringify(steps)}`,
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    'FINDING: (false positive) CREATE FUNCTION … BEGIN ATOMIC … END (a SQL-standard body, PostgreSQL 14+) is refused as "query holds 3 statements"; expected: one statement, created',
+  ...needs("postgres"),
+  async fn() {
+    const own = ownSchema("atomic");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s}`);
+    const { server, write } = await servers("Atomic");
+    try {
+      const got = await write(
+        `create function ${s}.one() returns int language sql begin atomic; select 1; end`,
+      );
+      assertEquals(got, "OK []");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
