@@ -1,7 +1,45 @@
 /**
  * An outsider's attacks (stop 55) on stop 54's fixes: PostgreSQL vetting
- * (pg_parse.ts, pg_vet.ts, vet_sql.ts), several hosts with a port each
- * (pg_hosts.ts, target.ts), certificate file reads (pg_tls.ts).
+ * (pg_parse.ts `supportFunctions`, `definerOf`, `grantsPower`,
+ * NEWER_SYNTAX; pg_vet.ts; vet_sql.ts), several hosts with a port each
+ * (pg_hosts.ts `HostPicker#bound`, target.ts), certificate file reads
+ * (pg_tls.ts `readTextWithin`). Through the MCP endpoint (execute_query
+ * with readWrite and readOnly tokens) and the driver API, against the real
+ * PostgreSQL 15.
+ *
+ * Findings (each test "FINDING: …" fails now):
+ * - A readOnly token reads a server file through `ORDER BY x USING
+ *   OPERATOR(s.<<<)` (and a window's ORDER BY): the sort calls the
+ *   operator's btree family's support function 1, a SQL function running
+ *   pg_read_file; vet_sql.ts never follows an operator to its opfamilies.
+ *   A readWrite token the same through CREATE INDEX … (x s.opc).
+ * - A readWrite token renames pg_read_file inside a LANGUAGE sql body
+ *   (`alter function pg_catalog.pg_read_file(text) rename to a55_alias`),
+ *   then `select a55_alias('PG_VERSION')` answers the file.
+ * - A readWrite token retargets the owner's file_fdw foreign table at any
+ *   server file (ALTER FOREIGN TABLE … OPTIONS (SET filename …)), and runs
+ *   a file-reading SQL function as an FDW's validator (ALTER FOREIGN DATA
+ *   WRAPPER … VALIDATOR f OPTIONS (…)).
+ * - A readWrite token hands a role superuser by membership: GRANT
+ *   <superuser login> TO r, CREATE ROLE r IN ROLE <it>; r then SET ROLEs.
+ * - GRANT SELECT ON pg_toast.pg_toast_1260 (pg_authid's TOAST) is a write.
+ * - A saved URL whose password holds a bare '%' ("50%off") stops the
+ *   server's start (URIError in target.ts describeTarget), healthy
+ *   connections with it.
+ * - Three silent hosts before the answering one: a 5 s call fails at ~8 s.
+ * - False positive: CREATE FUNCTION … BEGIN ATOMIC … END is refused as
+ *   "3 statements".
+ *
+ * Held: GRANT of "pg_…"/U& spelled pg_ roles, ALL TABLES IN SCHEMA
+ * "pg_catalog", session_preload_libraries, SECURITY DEFINER (CREATE,
+ * EXTERNAL, ALTER ROUTINE); CREATE OR REPLACE re-vetted at the next call;
+ * set_config(search_path) a write for readOnly; operator classes/families
+ * naming lo_export/lo_unlink refused; hash partitions with a user opclass
+ * refused; ordinary reads (json_object on 15, ordered-set aggregates, …)
+ * answered; several-host passwords with '@' ',' ':' kept secret in
+ * describeTarget, urlWithoutSecrets and connect errors; a running server
+ * survives a '%' password edit; a silent first host under sslmode=prefer;
+ * a cert file refused for size read again at once once fixed.
  *
  * @module
  */
