@@ -20,6 +20,7 @@ import { needs, openFixture, READ_OPTIONS } from "../_db.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { executeAs, outcome } from "../_outsider.ts";
 import { slowCancelProxy } from "../_tcp_proxy.ts";
+import { waitUntil } from "../_wait.ts";
 
 const CALL = { timeoutMs: 10_000 };
 
@@ -632,7 +633,14 @@ Deno.test({
         params: [1],
         timeout_seconds: 1,
       });
-      await sleep(1_300);
+      // Released once mallory's timeout has sent its cancel request (the
+      // proxy holds it 1 s): a fixed 1.3 s let a slow start of the call on a
+      // loaded machine (CI) answer within its timeout, sending none.
+      await waitUntil(
+        "mallory's cancel request at the proxy",
+        () => proxy.stats.cancels === 1,
+        { timeoutMs: 15_000 },
+      );
       first.release();
       await first.held;
       const answered = await mallory;
