@@ -133,6 +133,8 @@ interface VetInput {
   c: Item[];
   r: Item[];
   t: Item[];
+  /** Operator classes an index, exclusion or partition key names. */
+  l: Item[];
 }
 
 type Row = Record<string, unknown>;
@@ -182,7 +184,8 @@ const NOTHING_FOUND: Readonly<Findings> = Object.freeze(new Findings());
 function namesNothing(analysis: PgAnalysis): boolean {
   return analysis.functions.length === 0 &&
     analysis.operators.length === 0 && analysis.castTypes.length === 0 &&
-    analysis.relations.length === 0 && analysis.targets.length === 0;
+    analysis.relations.length === 0 && analysis.targets.length === 0 &&
+    (analysis.opclasses?.length ?? 0) === 0;
 }
 
 /**
@@ -282,7 +285,7 @@ interface Source {
  * triggers run when it is called.
  */
 function inputOf(sources: Source[]): VetInput {
-  const input: VetInput = { f: [], o: [], c: [], r: [], t: [] };
+  const input: VetInput = { f: [], o: [], c: [], r: [], t: [], l: [] };
   let i = 0;
   const add = (list: Item[], name: PgName, source: Source, extra = {}) =>
     list.push({
@@ -306,6 +309,9 @@ function inputOf(sources: Source[]): VetInput {
     for (const type of analysis.castTypes) add(input.c, type, source);
     for (const rel of analysis.relations) add(input.r, rel, source);
     for (const rel of analysis.targets) add(input.t, rel, source);
+    for (const opclass of analysis.opclasses ?? []) {
+      add(input.l, opclass, source);
+    }
   }
   return input;
 }
@@ -413,6 +419,15 @@ async function judgeFunction(
   const inside = row.caller === null
     ? ""
     : ` (called in ${String(row.caller)})`;
+  // A built-in's C symbol, which no ALTER renames or moves (outsider
+  // stop 55: pg_read_file renamed to a55_alias read files as a write).
+  const symbolReach = refusedSymbol(row.symbol);
+  if (symbolReach !== null) {
+    const why = `${name} ${symbolReach}${inside}`;
+    found.reach ??= why;
+    found.fail(how, why, true);
+    return null;
+  }
   if (row.builtin === true) {
     if (allowlisted(oid)) return null;
     const reach = deniedFunction(String(row.name));
@@ -483,6 +498,38 @@ async function judgeFunction(
   return { analysis: merged, owner: oid, path };
 }
 
+/**
+ * Why a LANGUAGE internal or C function reaches files, code, other hosts or
+ * SQL text by its symbol (`prosrc`: `pg_read_file_off_len`,
+ * `be_lo_export`, `dblink_record`), whatever it is called now and in
+ * whatever schema it is; null when it does not.
+ */
+export function refusedSymbol(symbol: unknown): string | null {
+  if (typeof symbol !== "string") return null;
+  const upper = symbol.toUpperCase();
+  if (
+    reachesOutside(upper, true) || REFUSED_SYMBOLS.has(upper) ||
+    upper.startsWith("BE_LO")
+  ) {
+    return `runs ${symbol}, the code of a function that reaches files, code, other hosts or SQL text`;
+  }
+  return null;
+}
+
+/**
+ * The C symbols of refused PostgreSQL built-ins whose symbol is not itself
+ * a refused name (pg_proc.prosrc on PostgreSQL 15: `pg_stat_file(text)` is
+ * `pg_stat_file_1arg`, `lo_export` is `be_lo_export`, `ts_stat` is
+ * `ts_stat1`). The `be_lo_` prefix covers every large-object function.
+ */
+const REFUSED_SYMBOLS: ReadonlySet<string> = new Set([
+  "PG_STAT_FILE_1ARG",
+  "TSQUERY_REWRITE",
+  "TSQUERY_REWRITE_QUERY",
+  "TS_STAT1",
+  "TS_STAT2",
+]);
+
 /** Why a user function is not acceptable, or null. */
 function functionRefusal(row: Row, name: string): string | null {
   if (row.definer === true) {
@@ -520,6 +567,9 @@ function mergedBody(statements: PgAnalysis[]): PgAnalysis {
     merged.castTypes.push(...statement.castTypes);
     merged.relations.push(...statement.relations);
     merged.targets.push(...statement.targets);
+    if (statement.opclasses !== undefined) {
+      (merged.opclasses ??= []).push(...statement.opclasses);
+    }
   }
   return merged;
 }
