@@ -766,6 +766,8 @@ vetTest(
         `create function ${s}.alias(text) returns text language internal strict as 'pg_read_file_all'`,
         `create function ${s}.ren() returns void language sql as $b$ alter function pg_catalog.pg_read_file(text) rename to never_s55 $b$`,
         `create function ${s}.moved() returns void language sql as $b$ alter function pg_read_file(text) set schema public $b$`,
+        `create function ${s}.replaced() returns void language sql set search_path = pg_catalog as $b$ create or replace function upper(text) returns text language sql as 'select $1' $b$`,
+        `create function ${s}.own_path() returns void language sql set search_path = ${s} as $b$ create or replace function upper(text) returns text language sql as 'select $1' $b$`,
       ]
     ) await t.admin(statement);
     const reach = async (sql: string, why: RegExp) => {
@@ -797,6 +799,12 @@ vetTest(
     // Renaming, moving, re-owning, altering a catalog object; in a body too.
     await reach(`select ${s}.ren()`, /pg_catalog\.pg_read_file/);
     await reach(`select ${s}.moved()`, /pg_read_file/);
+    await reach(
+      `select ${s}.replaced()`,
+      /CreateFunction with pg_catalog first on its search path/,
+    );
+    const own = await t.check(`select ${s}.own_path()`);
+    assertEquals([own.tier, own.reach], ["write", null]);
     for (
       const sql of [
         "alter function pg_catalog.upper(text) owner to current_user",

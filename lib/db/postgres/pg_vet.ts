@@ -483,6 +483,7 @@ async function judgeFunction(
     return null;
   }
   const merged = mergedBody(body.statements);
+  merged.reach ??= definesInCatalog(body.statements, path);
   if (merged.reach !== null) found.reach ??= `${name} ${merged.reach}`;
   if (merged.reach !== null || merged.tier !== "read") {
     found.fail(
@@ -544,6 +545,30 @@ function functionRefusal(row: Row, name: string): string | null {
     return `${name} changes data (its body is not only SELECTs)`;
   }
   return null;
+}
+
+/**
+ * Why a body whose own `SET search_path` puts a catalog schema first
+ * defines or changes objects there, or null: an unqualified `CREATE OR
+ * REPLACE FUNCTION upper(text)` would replace the built-in, keeping the OID
+ * the allowlist trusts (outsider stop 55's rename, by another road).
+ */
+function definesInCatalog(
+  statements: PgAnalysis[],
+  path: string[] | null,
+): string | null {
+  const first = path?.[0];
+  if (
+    first === undefined ||
+    !(first === "information_schema" ||
+      (first.startsWith("pg_") && !/^pg_temp(_[0-9]+)?$/.test(first)))
+  ) return null;
+  const kind = statements.map((statement) => statement.kinds[0] ?? "")
+    .find((kind) => !PLAIN.has(kind) && kind !== "VariableShowStmt");
+  if (kind === undefined) return null;
+  return `runs ${
+    kind.replace(/Stmt$/, "")
+  } with ${first} first on its search path: it may change the server's own catalogs; dbport changes the database's own objects only`;
 }
 
 /** A body's statements as one: names of all, the highest tier. */
