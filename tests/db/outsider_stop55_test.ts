@@ -145,7 +145,7 @@ async function fileReadingOpclass(own: ReturnType<typeof ownSchema>) {
 
 Deno.test({
   name:
-    "FINDING: a readOnly token reads a server file through ORDER BY … USING a user operator — the sort calls the operator's btree family's comparison support function (a LANGUAGE sql function running pg_read_file), which the vetting never follows from an operator; expected: refused as reaching files (as `select s.cmp(…)` is)",
+    "held: ORDER BY … USING a user operator (and a window's) is denied to a readOnly token as reaching files — the vetting follows the operator to its families' support functions (vet_sql.ts), where the btree family's comparison function (a LANGUAGE sql function running pg_read_file) is refused as `select s.cmp(…)` is",
   ...needs("postgres"),
   async fn() {
     // What it does: the owner's database holds (made by the admin) a btree
@@ -191,7 +191,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token reads a server file through CREATE INDEX … (x s.opc) — the index build calls the operator class's support function (SQL running pg_read_file) unvetted; expected: denied as reaching files",
+    "held: CREATE INDEX … (x s.opc) is denied to a readWrite token as reaching files — the operator class an index element names is looked up and its support function (SQL running pg_read_file) vetted",
   ...needs("postgres"),
   async fn() {
     // What it does: the same operator class as above (the owner's); a
@@ -794,7 +794,7 @@ async function ownDatabase(tag: string) {
 
 Deno.test({
   name:
-    "FINDING: a readWrite token renames pg_read_file through a LANGUAGE sql function's body (`alter function pg_catalog.pg_read_file(text) rename to a55_alias`) and then reads server files with `select a55_alias('PG_VERSION')`; expected: the body's statement refused as the same statement sent itself is",
+    "held: a readWrite token cannot rename pg_read_file through a LANGUAGE sql function's body (`alter function pg_catalog.pg_read_file(text) rename to a55_alias`) nor read files as `a55_alias('PG_VERSION')` — a statement changing a catalog object is reach in a body too, and a built-in is judged by its C symbol, which no rename changes",
   ...needs("postgres"),
   async fn() {
     // What it does (in a database of its own: the rename stays there), a

@@ -749,3 +749,88 @@ vetTest(
     await t.read(`select pg_catalog.json_object('{a,b}'::text[])`);
   },
 );
+
+vetTest(
+  "an operator's families, an index's, exclusion's or partition key's operator classes and a built-in's C symbol are followed; a statement changing a catalog object is reach (outsider stop 55)",
+  async (t) => {
+    const s = t.s;
+    for (
+      const statement of [
+        `create function ${s}.lt(text, text) returns boolean language sql immutable as 'select $1 < $2'`,
+        `create function ${s}.eq(text, text) returns boolean language sql immutable as 'select $1 = $2'`,
+        `create function ${s}.cmp(text, text) returns integer language sql immutable as $b$ select length(pg_read_file('PG_VERSION')) $b$`,
+        `create operator ${s}.<<< (function = ${s}.lt, leftarg = text, rightarg = text)`,
+        `create operator ${s}.=== (function = ${s}.eq, leftarg = text, rightarg = text)`,
+        `create operator class ${s}.opc for type text using btree as operator 1 ${s}.<<<, operator 3 ${s}.===, function 1 ${s}.cmp(text, text)`,
+        `create table ${s}.tt (x text)`,
+        `create function ${s}.alias(text) returns text language internal strict as 'pg_read_file_all'`,
+        `create function ${s}.ren() returns void language sql as $b$ alter function pg_catalog.pg_read_file(text) rename to never_s55 $b$`,
+        `create function ${s}.moved() returns void language sql as $b$ alter function pg_read_file(text) set schema public $b$`,
+        `create function ${s}.replaced() returns void language sql set search_path = pg_catalog as $b$ create or replace function upper(text) returns text language sql as 'select $1' $b$`,
+        `create function ${s}.own_path() returns void language sql set search_path = ${s} as $b$ create or replace function upper(text) returns text language sql as 'select $1' $b$`,
+      ]
+    ) await t.admin(statement);
+    const reach = async (sql: string, why: RegExp) => {
+      const verdict = await t.check(sql);
+      assertMatch(verdict.reach ?? "", why, `${sql}: ${verdict.reach}`);
+    };
+    // A sort by a user operator calls its btree family's FUNCTION 1.
+    await reach(
+      `select x from ${s}.tt order by x using operator(${s}.<<<)`,
+      /cmp\(text,text\) pg_read_file/,
+    );
+    await reach(
+      `select row_number() over (order by x using operator(${s}.<<<)) from ${s}.tt`,
+      /pg_read_file/,
+    );
+    await reach(`select 'a' operator(${s}.===) 'b'`, /pg_read_file/);
+    // An index, exclusion constraint or partition key naming the class.
+    await reach(`create index on ${s}.tt (x ${s}.opc)`, /pg_read_file/);
+    await reach(
+      `create table ${s}.ex (x text, exclude (x ${s}.opc with operator(${s}.===)))`,
+      /pg_read_file/,
+    );
+    await reach(
+      `create table ${s}.pk (x text) partition by range (x ${s}.opc)`,
+      /pg_read_file/,
+    );
+    // A built-in's code under another name, in any schema.
+    await reach(`select ${s}.alias('PG_VERSION')`, /pg_read_file_all/);
+    // Renaming, moving, re-owning, altering a catalog object; in a body too.
+    await reach(`select ${s}.ren()`, /pg_catalog\.pg_read_file/);
+    await reach(`select ${s}.moved()`, /pg_read_file/);
+    await reach(
+      `select ${s}.replaced()`,
+      /CreateFunction with pg_catalog first on its search path/,
+    );
+    const own = await t.check(`select ${s}.own_path()`);
+    assertEquals([own.tier, own.reach], ["write", null]);
+    for (
+      const sql of [
+        "alter function pg_catalog.upper(text) owner to current_user",
+        "alter function pg_catalog.upper(text) immutable",
+        "alter function upper(text) set schema pg_catalog",
+        "alter schema pg_catalog rename to s55_never",
+        "alter table pg_catalog.pg_class rename to s55_never",
+        "alter type pg_catalog.int4 owner to current_user",
+        "alter text search configuration pg_catalog.english alter mapping for word with simple",
+        "create or replace function pg_catalog.upper(text) returns text language sql as 'select $1'",
+        "create or replace view pg_catalog.pg_roles as select 1",
+      ]
+    ) await reach(sql, /server's own catalogs/);
+    // The database's own objects: writes as before; built-in sorts read.
+    for (
+      const sql of [
+        `alter function ${s}.lt(text, text) rename to lt2`,
+        `alter table ${s}.tt rename column x to pg_x`,
+        `create index on ${s}.tt (x)`,
+        `create index on ${s}.tt (x text_pattern_ops)`,
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.tier, verdict.reach], ["write", null], sql);
+    }
+    await t.read(`select x from ${s}.tt order by x using <`);
+    await t.read(`select x from ${s}.tt order by x desc`);
+  },
+);

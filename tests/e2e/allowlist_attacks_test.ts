@@ -165,6 +165,9 @@ async function refused(
   return said;
 }
 
+/** A refusal as reaching other hosts (dblink_exec's C symbol). */
+const REACHES = /dblink_exec.*reaches files, code, other hosts/;
+
 function attacks(s: string, pid: number, remote: string | null): string[] {
   return [
     `select ${s}.kill(${pid})`,
@@ -218,7 +221,9 @@ Deno.test(
             connection_id: token === t.reader ? t.fenced.id : t.open.id,
             query,
           },
-          /does not plan this statement/,
+          // dblink_exec behind a SQL body is refused outright, as the same
+          // call named in the statement is (its C symbol, stop 55).
+          query.includes(".remote(") ? REACHES : /does not plan this statement/,
         );
       }
     }
@@ -262,10 +267,20 @@ Deno.test(
       `insert into ${s}.log (msg) values (pg_reload_conf()::text)`,
       `insert into ${s}.log (msg) values (${s}.kill(${pid})::text)`,
       `update ${s}.w set v = 'x' where ${s}.kill_pl(${pid})`,
-      ...(t.remote !== null
-        ? [`insert into ${s}.log (msg) values (${s}.remote('dry run'))`]
-        : []),
     ];
+    // dblink_exec behind a SQL body: denied outright, no question asked.
+    if (t.remote !== null) {
+      await refused(
+        t.server,
+        t.writer,
+        "execute_query",
+        {
+          connection_id: t.open.id,
+          query: `insert into ${s}.log (msg) values (${s}.remote('dry run'))`,
+        },
+        REACHES,
+      );
+    }
     for (const query of writes) {
       await refused(
         t.server,

@@ -311,6 +311,124 @@ function grantsPower(kind: string, body: Node): string | null {
   return null;
 }
 
+/**
+ * The fields naming the object a statement renames, moves, re-owns, alters
+ * or (re)defines. Read by `changesCatalog`.
+ */
+const CHANGED_OBJECT: Readonly<Record<string, readonly string[]>> = {
+  RenameStmt: ["relation", "object"],
+  AlterObjectSchemaStmt: ["relation", "object", "newschema"],
+  AlterOwnerStmt: ["relation", "object"],
+  AlterFunctionStmt: ["func"],
+  AlterOperatorStmt: ["opername"],
+  AlterTypeStmt: ["typeName"],
+  AlterEnumStmt: ["typeName"],
+  AlterDomainStmt: ["typeName"],
+  AlterTableStmt: ["relation"],
+  AlterSeqStmt: ["sequence"],
+  AlterOpFamilyStmt: ["opfamilyname"],
+  AlterCollationStmt: ["collname"],
+  AlterTSDictionaryStmt: ["dictname"],
+  AlterTSConfigurationStmt: ["cfgname"],
+  AlterObjectDependsStmt: ["relation", "object"],
+  AlterStatsStmt: ["defnames"],
+  CreateFunctionStmt: ["funcname"],
+  ViewStmt: ["view"],
+  RuleStmt: ["relation"],
+  CreateTrigStmt: ["relation"],
+  DefineStmt: ["defnames"],
+  CreateOpClassStmt: ["opclassname", "opfamilyname"],
+  CreateOpFamilyStmt: ["opfamilyname"],
+  CreatePolicyStmt: ["table"],
+  AlterPolicyStmt: ["table"],
+};
+
+/**
+ * Whether a schema is one of the server's own (pg_catalog, pg_toast, …);
+ * a session's temporary schema (pg_temp) is the database's.
+ */
+function catalogSchema(schema: string): boolean {
+  return schema === "information_schema" ||
+    (schema.startsWith("pg_") && !/^pg_temp(_[0-9]+)?$/.test(schema));
+}
+
+/**
+ * The catalog object one field of a statement names (`schema.name`), or
+ * null. Unqualified, a `pg_` name is taken for the catalog's: pg_catalog
+ * comes first on every search path unless placed later on purpose.
+ */
+function catalogObject(value: unknown, schemaObject: boolean): string | null {
+  if (typeof value === "string") {
+    return catalogSchema(value) ? value : null;
+  }
+  if (!isNode(value) && !Array.isArray(value)) return null;
+  const node = isNode(value) ? value : {};
+  const relation = child(node, "RangeVar") ??
+    (typeof node.relname === "string" ? node : undefined);
+  let parts: string[];
+  if (relation !== undefined) {
+    parts = [
+      ...(typeof relation.schemaname === "string" ? [relation.schemaname] : []),
+      String(relation.relname ?? ""),
+    ];
+  } else if (Array.isArray(value)) {
+    parts = names(value);
+  } else {
+    const withArgs = child(node, "ObjectWithArgs") ??
+      (Array.isArray(node.objname) ? node : undefined);
+    const typeName = child(node, "TypeName") ??
+      (Array.isArray(node.names) ? node : undefined);
+    const list = child(node, "List");
+    const text = child(node, "String")?.sval;
+    parts = withArgs !== undefined
+      ? names(withArgs.objname)
+      : typeName !== undefined
+      ? names(typeName.names)
+      : list !== undefined
+      ? names(list.items)
+      : typeof text === "string" && schemaObject
+      ? [text, ""]
+      : [];
+  }
+  if (parts.length === 0) return null;
+  const schema = parts.length >= 2 ? parts.at(-2) ?? "" : null;
+  const name = parts.at(-1) ?? "";
+  if (schema !== null ? catalogSchema(schema) : name.startsWith("pg_")) {
+    return schema === null || name === ""
+      ? schema ?? name
+      : `${schema}.${name}`;
+  }
+  return null;
+}
+
+/**
+ * Why a statement changes an object of the server's own catalogs, or null:
+ * renames, moves (SET SCHEMA), re-owns or alters a pg_catalog or
+ * information_schema function, operator, type, table, … or defines one
+ * there (CREATE OR REPLACE keeps a built-in's OID, which the allowlist
+ * trusts). A built-in renamed inside a SQL function's body
+ * (`alter function pg_catalog.pg_read_file(text) rename to x`) is then
+ * called by a name no deny list knows (outsider stop 55). By allowlist:
+ * a statement changes the database's own objects only.
+ */
+function changesCatalog(kind: string, body: Node): string | null {
+  const fields = Object.hasOwn(CHANGED_OBJECT, kind)
+    ? CHANGED_OBJECT[kind]
+    : undefined;
+  if (fields === undefined) return null;
+  const type = String(body.renameType ?? body.objectType ?? "");
+  const schemaObject = type === "OBJECT_SCHEMA";
+  const named = [
+    ...fields.map((field) => body[field]),
+    ...(kind === "RenameStmt" && schemaObject ? [body.subname] : []),
+  ].map((value) => catalogObject(value, schemaObject))
+    .find((name) => name !== null);
+  if (named === undefined || named === null) return null;
+  return `${
+    kind.replace(/Stmt$/, "")
+  } changes ${named}, an object of the server's own catalogs (a built-in renamed or replaced escapes what dbport refuses by name); dbport changes the database's own objects only`;
+}
+
 /** Read one statement's tree. */
 export function analyze(statement: Node): PgAnalysis {
   const [kind = "", value] = Object.entries(statement)[0] ?? [];
@@ -318,7 +436,8 @@ export function analyze(statement: Node): PgAnalysis {
   const found: PgAnalysis = {
     tier: "read",
     dangerous: false,
-    reach: REACH_STATEMENTS[kind] ?? installsCode(kind, body),
+    reach: REACH_STATEMENTS[kind] ?? installsCode(kind, body) ??
+      changesCatalog(kind, body),
     functions: [],
     operators: [],
     castTypes: [],
@@ -435,7 +554,29 @@ function walk(value: unknown, found: PgAnalysis): void {
     } else {
       collectCalls(key, node, found);
     }
+    collectOpclasses(key, node, found);
     walk(inner, found);
+  }
+}
+
+/**
+ * The operator classes an index's, an exclusion constraint's or a partition
+ * key's element names, and an exclusion constraint's operators: building,
+ * checking and routing call the classes' support functions (a LANGUAGE sql
+ * FUNCTION 1 reading a server file ran in `create index … (x s.opc)`,
+ * outsider stop 55). Looked up and followed as vet_sql.ts follows a table's
+ * index classes.
+ */
+function collectOpclasses(key: string, node: Node, found: PgAnalysis): void {
+  if (key === "IndexElem" || key === "PartitionElem") {
+    const parts = names(node.opclass);
+    if (parts.length > 0) (found.opclasses ??= []).push(pgName(parts));
+  } else if (key === "Constraint" && node.contype === "CONSTR_EXCLUSION") {
+    for (const pair of childList(node, "exclusions")) {
+      const [, operator] = childList(child(pair, "List"), "items");
+      const parts = names(child(operator, "List")?.items);
+      if (parts.length > 0) found.operators.push(pgName(parts));
+    }
   }
 }
 

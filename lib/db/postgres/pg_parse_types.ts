@@ -52,6 +52,11 @@ export interface PgAnalysis {
   relations: PgName[];
   /** The relations an INSERT, UPDATE, DELETE or MERGE (a CTE's too) changes. */
   targets: PgName[];
+  /**
+   * The operator classes index, exclusion-constraint and partition-key
+   * elements name (`create index … (x s.opc)`); absent when none.
+   */
+  opclasses?: PgName[];
   /** Every statement kind in the tree (`SelectStmt`, `VacuumStmt`, …). */
   kinds: string[];
   /** EXPLAIN without ANALYZE: the statement is only planned. */

@@ -133,6 +133,8 @@ interface VetInput {
   c: Item[];
   r: Item[];
   t: Item[];
+  /** Operator classes an index, exclusion or partition key names. */
+  l: Item[];
 }
 
 type Row = Record<string, unknown>;
@@ -182,7 +184,8 @@ const NOTHING_FOUND: Readonly<Findings> = Object.freeze(new Findings());
 function namesNothing(analysis: PgAnalysis): boolean {
   return analysis.functions.length === 0 &&
     analysis.operators.length === 0 && analysis.castTypes.length === 0 &&
-    analysis.relations.length === 0 && analysis.targets.length === 0;
+    analysis.relations.length === 0 && analysis.targets.length === 0 &&
+    (analysis.opclasses?.length ?? 0) === 0;
 }
 
 /**
@@ -282,7 +285,7 @@ interface Source {
  * triggers run when it is called.
  */
 function inputOf(sources: Source[]): VetInput {
-  const input: VetInput = { f: [], o: [], c: [], r: [], t: [] };
+  const input: VetInput = { f: [], o: [], c: [], r: [], t: [], l: [] };
   let i = 0;
   const add = (list: Item[], name: PgName, source: Source, extra = {}) =>
     list.push({
@@ -306,6 +309,9 @@ function inputOf(sources: Source[]): VetInput {
     for (const type of analysis.castTypes) add(input.c, type, source);
     for (const rel of analysis.relations) add(input.r, rel, source);
     for (const rel of analysis.targets) add(input.t, rel, source);
+    for (const opclass of analysis.opclasses ?? []) {
+      add(input.l, opclass, source);
+    }
   }
   return input;
 }
@@ -413,6 +419,15 @@ async function judgeFunction(
   const inside = row.caller === null
     ? ""
     : ` (called in ${String(row.caller)})`;
+  // A built-in's C symbol, which no ALTER renames or moves (outsider
+  // stop 55: pg_read_file renamed to a55_alias read files as a write).
+  const symbolReach = refusedSymbol(row.symbol);
+  if (symbolReach !== null) {
+    const why = `${name} ${symbolReach}${inside}`;
+    found.reach ??= why;
+    found.fail(how, why, true);
+    return null;
+  }
   if (row.builtin === true) {
     if (allowlisted(oid)) return null;
     const reach = deniedFunction(String(row.name));
@@ -468,6 +483,7 @@ async function judgeFunction(
     return null;
   }
   const merged = mergedBody(body.statements);
+  merged.reach ??= definesInCatalog(body.statements, path);
   if (merged.reach !== null) found.reach ??= `${name} ${merged.reach}`;
   if (merged.reach !== null || merged.tier !== "read") {
     found.fail(
@@ -483,6 +499,38 @@ async function judgeFunction(
   return { analysis: merged, owner: oid, path };
 }
 
+/**
+ * Why a LANGUAGE internal or C function reaches files, code, other hosts or
+ * SQL text by its symbol (`prosrc`: `pg_read_file_off_len`,
+ * `be_lo_export`, `dblink_record`), whatever it is called now and in
+ * whatever schema it is; null when it does not.
+ */
+export function refusedSymbol(symbol: unknown): string | null {
+  if (typeof symbol !== "string") return null;
+  const upper = symbol.toUpperCase();
+  if (
+    reachesOutside(upper, true) || REFUSED_SYMBOLS.has(upper) ||
+    upper.startsWith("BE_LO")
+  ) {
+    return `runs ${symbol}, the code of a function that reaches files, code, other hosts or SQL text`;
+  }
+  return null;
+}
+
+/**
+ * The C symbols of refused PostgreSQL built-ins whose symbol is not itself
+ * a refused name (pg_proc.prosrc on PostgreSQL 15: `pg_stat_file(text)` is
+ * `pg_stat_file_1arg`, `lo_export` is `be_lo_export`, `ts_stat` is
+ * `ts_stat1`). The `be_lo_` prefix covers every large-object function.
+ */
+const REFUSED_SYMBOLS: ReadonlySet<string> = new Set([
+  "PG_STAT_FILE_1ARG",
+  "TSQUERY_REWRITE",
+  "TSQUERY_REWRITE_QUERY",
+  "TS_STAT1",
+  "TS_STAT2",
+]);
+
 /** Why a user function is not acceptable, or null. */
 function functionRefusal(row: Row, name: string): string | null {
   if (row.definer === true) {
@@ -497,6 +545,30 @@ function functionRefusal(row: Row, name: string): string | null {
     return `${name} changes data (its body is not only SELECTs)`;
   }
   return null;
+}
+
+/**
+ * Why a body whose own `SET search_path` puts a catalog schema first
+ * defines or changes objects there, or null: an unqualified `CREATE OR
+ * REPLACE FUNCTION upper(text)` would replace the built-in, keeping the OID
+ * the allowlist trusts (outsider stop 55's rename, by another road).
+ */
+function definesInCatalog(
+  statements: PgAnalysis[],
+  path: string[] | null,
+): string | null {
+  const first = path?.[0];
+  if (
+    first === undefined ||
+    !(first === "information_schema" ||
+      (first.startsWith("pg_") && !/^pg_temp(_[0-9]+)?$/.test(first)))
+  ) return null;
+  const kind = statements.map((statement) => statement.kinds[0] ?? "")
+    .find((kind) => !PLAIN.has(kind) && kind !== "VariableShowStmt");
+  if (kind === undefined) return null;
+  return `runs ${
+    kind.replace(/Stmt$/, "")
+  } with ${first} first on its search path: it may change the server's own catalogs; dbport changes the database's own objects only`;
 }
 
 /** A body's statements as one: names of all, the highest tier. */
@@ -520,6 +592,9 @@ function mergedBody(statements: PgAnalysis[]): PgAnalysis {
     merged.castTypes.push(...statement.castTypes);
     merged.relations.push(...statement.relations);
     merged.targets.push(...statement.targets);
+    if (statement.opclasses !== undefined) {
+      (merged.opclasses ??= []).push(...statement.opclasses);
+    }
   }
   return merged;
 }

@@ -48,7 +48,7 @@ names AS (
                      SELECT CASE WHEN e = '$user' THEN current_user::text ELSE e END
                        FROM jsonb_array_elements_text(x->'p') e)
               ELSE current_schemas(true)::text[] END AS path
-    FROM (VALUES ('f'), ('o'), ('c'), ('r'), ('t')) k(kind),
+    FROM (VALUES ('f'), ('o'), ('c'), ('r'), ('t'), ('l')) k(kind),
          jsonb_array_elements($1::text::jsonb->k.kind) x
    -- A name newer grammars read as syntax is a call on an older server.
    WHERE x->>'v' IS NULL OR current_setting('server_version_num')::int < (x->>'v')::int
@@ -75,6 +75,12 @@ found AS (
   SELECT sp.kind, sp.item, sp.owner, 'r', c.oid
     FROM spaces sp JOIN pg_class c ON c.relname = sp.n AND c.relnamespace = ANY (sp.spaces)
    WHERE sp.kind IN ('r', 't')
+  UNION ALL
+  -- An operator class an index, exclusion or partition key element names
+  -- (any access method: the statement's is not looked up).
+  SELECT sp.kind, sp.item, sp.owner, 'c', oc.oid
+    FROM spaces sp JOIN pg_opclass oc ON oc.opcname = sp.n AND oc.opcnamespace = ANY (sp.spaces)
+   WHERE sp.kind = 'l'
 ),
 named_types AS (
   SELECT a.atttypid AS t FROM found f JOIN pg_attribute a ON a.attrelid = f.oid
@@ -215,10 +221,10 @@ edges(cls, oid, how, tgt, via) AS (
                           t.typanalyze, t.typsubscript]::oid[]) f
        WHERE e.cls = 'y' AND e.oid >= ${FIRST_USER_OID} AND t.oid = e.oid AND f >= ${FIRST_USER_OID}
       UNION ALL
-      -- Its default btree and hash operator classes (sorting, grouping).
+      -- Its default operator classes: btree and hash ones sort and group,
+      -- any method's builds an index on it without naming a class.
       SELECT 'c', oc.oid, 'e', false FROM pg_opclass oc
        WHERE e.cls = 'y' AND e.oid >= ${FIRST_USER_OID} AND oc.opcintype = e.oid AND oc.opcdefault
-         AND oc.opcmethod IN (403, 405)
       UNION ALL
       -- A range type: its subtype's operator class (parsing a literal
       -- compares the bounds), canonical and subtype_diff functions, the
@@ -267,6 +273,21 @@ edges(cls, oid, how, tgt, via) AS (
       SELECT 'p', am.amhandler::oid, 'e', false FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod
        WHERE e.cls = 'c' AND oc.oid = e.oid AND am.amhandler::oid >= ${FIRST_USER_OID}
       UNION ALL
+      -- The operator families a user operator belongs to ('m'): a sort by
+      -- it (ORDER BY … USING, a window's, a merge join) calls its btree
+      -- family's comparison support function, a hash join its hash
+      -- family's, an index scan its class's (outsider stop 55).
+      SELECT 'm', am.amopfamily, 'e', false FROM pg_amop am
+       WHERE e.cls = 'o' AND e.oid >= ${FIRST_USER_OID} AND am.amopopr = e.oid
+      UNION ALL
+      -- A family's support functions and operators: all of a user
+      -- family's, what a user added to a built-in one.
+      SELECT 'p', ap.amproc::oid, 'e', false FROM pg_amproc ap
+       WHERE e.cls = 'm' AND ap.amprocfamily = e.oid AND (e.oid >= ${FIRST_USER_OID} OR ap.oid >= ${FIRST_USER_OID})
+      UNION ALL
+      SELECT 'o', am.amopopr, 'e', false FROM pg_amop am
+       WHERE e.cls = 'm' AND am.amopfamily = e.oid AND (e.oid >= ${FIRST_USER_OID} OR am.oid >= ${FIRST_USER_OID})
+      UNION ALL
       -- The planner may swap an operator for its commutator or negator.
       SELECT 'o', u.op, 'e', false FROM pg_operator o, unnest(ARRAY[o.oprcom, o.oprnegate]) u(op)
        WHERE e.cls = 'o' AND o.oid = e.oid AND u.op <> 0
@@ -294,12 +315,14 @@ SELECT 'p' AS row, e.how, e.via, e.via::regprocedure::text AS caller, p.oid::int
        CASE WHEN l.lanname = 'sql' AND p.prosqlbody IS NULL
              AND (p.oid >= ${FIRST_USER_OID} OR p.pronamespace <> 'pg_catalog'::regnamespace)
             THEN p.prosrc END AS source,
+       -- The C symbol of an internal or C function: no ALTER renames it.
+       CASE WHEN l.lanname IN ('internal', 'c') THEN p.prosrc END AS symbol,
        p.proconfig AS config, NULL::text AS relkind, false AS target, NULL::int AS item
   FROM (SELECT DISTINCT oid, how, via FROM edges WHERE cls = 'p') e
   JOIN pg_proc p ON p.oid = e.oid JOIN pg_language l ON l.oid = p.prolang
 UNION ALL
 SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, NULL, c.oid::int,
-       n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
+       n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL, NULL,
        c.relkind::text || CASE WHEN bool_or(e.tgt) AND EXISTS (
               SELECT FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') THEN 'R' ELSE '' END,
        bool_or(e.tgt), NULL
@@ -314,7 +337,7 @@ UNION ALL
 -- read the column (a superuser, pg_read_all_data). Reached directly or
 -- through a user's view (the system views' own relations are not walked).
 SELECT 's', NULL, NULL, NULL, c.oid::int, n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL,
-       false, false, NULL, NULL, NULL, false, NULL
+       false, false, NULL, NULL, NULL, NULL, false, NULL
   FROM (SELECT DISTINCT oid FROM edges WHERE cls = 'r') e JOIN pg_class c ON c.oid = e.oid
   JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE c.oid IN ('pg_catalog.pg_statistic'::regclass, 'pg_catalog.pg_stats'::regclass,
@@ -324,11 +347,11 @@ SELECT 's', NULL, NULL, NULL, c.oid::int, n.nspname || '.' || c.relname, false, 
         OR has_column_privilege('pg_catalog.pg_user_mapping'::regclass, 'umoptions', 'SELECT'))
 UNION ALL
 -- Event triggers run code on DDL, whoever sends it.
-SELECT 'x', NULL, NULL, NULL, NULL, evt.evtname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
+SELECT 'x', NULL, NULL, NULL, NULL, evt.evtname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL, NULL,
        NULL, false, NULL
   FROM pg_event_trigger evt WHERE evt.evtenabled <> 'D'
 UNION ALL
-SELECT 'u', NULL, NULL, NULL, NULL, sp.n, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL,
+SELECT 'u', NULL, NULL, NULL, NULL, sp.n, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL, NULL,
        sp.kind, false, sp.item
   FROM spaces sp
  WHERE sp.kind IN ('f', 'o') AND NOT sp.optional
