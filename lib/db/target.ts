@@ -77,7 +77,6 @@ export function describeTarget(
   const secrets = [
     lenientDecode(parsed.username),
     lenientDecode(parsed.password),
-    parsed.password,
     ...queryStringSecrets(url),
     ...queryStringPaths(url),
     ...extra,
