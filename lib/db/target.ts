@@ -68,11 +68,15 @@ export function describeTarget(
       hostsVisible.push(`${one.written}:${one.port}`, one.host);
     }
   }
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, "")) ||
+  // Decoded where it can be, never throwing: a '%' not followed by two hex
+  // digits (a password "50%off" as typed) is `urlProblem`'s to name; one
+  // such URL stopped the server's start, every healthy connection with it
+  // (outsider stop 55).
+  const database = lenientDecode(parsed.pathname.replace(/^\//, "")) ||
     null;
   const secrets = [
-    decodeURIComponent(parsed.username),
-    decodeURIComponent(parsed.password),
+    lenientDecode(parsed.username),
+    lenientDecode(parsed.password),
     ...queryStringSecrets(url),
     ...queryStringPaths(url),
     ...extra,
@@ -175,7 +179,9 @@ export function sqlitePath(url: string): string | null {
   if (/^file:/i.test(url)) {
     const rest = url.slice(5).replace(/[?#].*$/, "");
     // file:///abs, file:/abs and file:relative all name a path.
-    return decodeURIComponent(rest.replace(/^\/\/(?=\/)/, ""));
+    // SQLite's reading of a file: URI: a '%' not followed by two hex
+    // digits is itself (never a throw).
+    return lenientDecode(rest.replace(/^\/\/(?=\/)/, ""));
   }
   return url;
 }
@@ -312,5 +318,72 @@ export function urlProblem(engine: Engine, url: string): string | null {
   ) {
     return `must be a ${facts.urlSchemes[0]}:// URL`;
   }
+  const escape = urlEscapeProblem(url);
+  if (escape !== null) return escape;
   return describeTarget(engine, url) === null ? "is not a valid URL" : null;
+}
+
+/**
+ * `raw` percent-decoded; where that fails (a '%' not followed by two hex
+ * digits, escapes that spell no UTF-8 text), each run of escapes that
+ * decodes is decoded and the rest kept as written. Never throws.
+ */
+export function lenientDecode(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
+  }
+}
+
+/** What is wrong with the percent-escapes of `raw`, or null. */
+function escapeProblem(raw: string): string | null {
+  if (/%(?![0-9A-Fa-f]{2})/.test(raw)) {
+    return "a '%' not followed by two hex digits";
+  }
+  try {
+    decodeURIComponent(raw);
+    return null;
+  } catch {
+    return "percent-escapes that spell no UTF-8 text";
+  }
+}
+
+/**
+ * What is wrong with the percent-escapes of a URL's user name, password,
+ * host list or database name, or null. postgres.js and mysql2 throw on
+ * them (URIError) and libpq refuses them ("invalid percent-encoded
+ * token"): the connection cannot be used, and is named so.
+ */
+export function urlEscapeProblem(url: string): string | null {
+  const parts = urlParts(url);
+  if (parts === null) return null;
+  const colon = parts.userinfo?.indexOf(":") ?? -1;
+  const path = /^\/?([^?#]*)/.exec(parts.rest)?.[1] ?? "";
+  const checked: [string, string][] = [
+    [
+      "user name",
+      parts.userinfo === null
+        ? ""
+        : colon < 0
+        ? parts.userinfo
+        : parts.userinfo.slice(0, colon),
+    ],
+    ["password", colon < 0 ? "" : parts.userinfo!.slice(colon + 1)],
+    ["host", parts.hosts],
+    ["database name", path],
+  ];
+  for (const [part, raw] of checked) {
+    const problem = escapeProblem(raw);
+    if (problem !== null) {
+      return `has a ${part} holding ${problem} (write a '%' itself as %25)`;
+    }
+  }
+  return null;
 }

@@ -221,6 +221,12 @@ export interface QueryOptions {
   maxCellChars: number;
   /** The statement timeout: the query is stopped on the server after it. */
   timeoutMs: number;
+  /**
+   * How long the call may still wait for a database session, when less than
+   * `timeoutMs`: a call asked again (PostgreSQL's `askingAgain`) keeps what
+   * is left of its first wait rather than wait its whole timeout anew.
+   */
+  sessionWaitMs?: number;
   /** Aborting stops the query on the server. */
   signal: AbortSignal;
   /**

@@ -4,6 +4,12 @@ import {
   parseConnections,
   saveConnections,
 } from "../../lib/app/connections.ts";
+import {
+  describeTarget,
+  lenientDecode,
+  sqlitePath,
+  urlProblem,
+} from "../../lib/db/target.ts";
 
 const ID = "0b6f7c8e-1d2a-4e5f-9a0b-1c2d3e4f5a6b";
 const base = {
@@ -150,4 +156,58 @@ Deno.test("parseConnections() reads libpq's several hosts with a port each; a UR
   assertEquals(store.all().length, 2);
   assert(lines[0]?.includes("that connection fails when used"), lines[0]);
   assert(!lines.join("\n").includes("pw-Secret1"));
+});
+
+Deno.test("parseConnections() names a URL whose user, password, host or database holds a '%' not followed by two hex digits — never a throw; kept and named with keepUnusable (outsider stop 55)", () => {
+  for (
+    const [url, part] of [
+      ["postgres://postgres:50%off@127.0.0.1:5432/test", "password"],
+      ["postgres://u%ZZ@h/db", "user name"],
+      ["postgres://u@h/d%ZZb", "database name"],
+      ["postgres://u:p%2@h1:5432,h2:5433/db", "password"],
+      ["postgres://u@h%zz:5432,h2:5433/db", "host"],
+      ["mysql://root:50%off@127.0.0.1/test", "password"],
+      ["mariadb://root@127.0.0.1/d%", "database name"],
+    ] as const
+  ) {
+    const engine = url.startsWith("postgres") ? "postgres" : "mysql";
+    const bad = { ...base, driver: engine, url };
+    const message = problem(bad);
+    assert(
+      message.includes(
+        `connections[0].url has a ${part} holding a '%' not followed by two hex digits (write a '%' itself as %25) (connection "Shop")`,
+      ),
+      message,
+    );
+    assert(!message.includes("50%off") && !message.includes("p%2@"), message);
+    const other = { ...base, id: crypto.randomUUID(), name: "Other" };
+    const kept = parseConnections(
+      JSON.stringify({ connections: [bad, other] }),
+      "c.json",
+      { keepUnusable: true },
+    );
+    assert(kept.ok);
+    assertEquals(kept.connections.map((c) => c.name), ["Shop", "Other"]);
+    assertEquals(kept.unusable?.length, 1);
+    // What shows a connection reads it without a throw.
+    const target = describeTarget(engine, url);
+    // (A host list that is no host list cannot be read: null.)
+    assert(target !== null || part === "host", url);
+    assertEquals(
+      urlProblem(engine, url),
+      `has a ${part} holding a '%' not followed by two hex digits (write a '%' itself as %25)`,
+    );
+  }
+  // Escapes that spell no UTF-8 text are named so.
+  assertEquals(
+    urlProblem("postgres", "postgres://u:%C3@h/db"),
+    "has a password holding percent-escapes that spell no UTF-8 text (write a '%' itself as %25)",
+  );
+  // The password decoded where it can be is a secret still.
+  const target = describeTarget("postgres", "postgres://u:50%off%21@h/db")!;
+  assert(target.secrets.includes("50%off!"), JSON.stringify(target.secrets));
+  // SQLite reads a file: URI's bare '%' as itself: the path, no problem.
+  assertEquals(sqlitePath("file:/tmp/50%off%20b.db"), "/tmp/50%off b.db");
+  assertEquals(urlProblem("sqlite", "file:/tmp/50%off.db"), null);
+  assertEquals(lenientDecode("a%20b%zz%C3"), "a b%zz%C3");
 });

@@ -342,3 +342,28 @@ Deno.test("connections add: a new SQLite file in an existing directory is create
     await Deno.remove(work, { recursive: true });
   }
 });
+
+Deno.test("connections add: a URL whose password holds a '%' not followed by two hex digits is refused naming it, the password not quoted; nothing saved (outsider stop 55)", async () => {
+  const home = await Deno.makeTempDir({ prefix: "dbport-add-" });
+  try {
+    const got = await dbport(
+      home,
+      "add",
+      "--name",
+      "Percent",
+      "--no-test",
+      "--url",
+      "postgres://postgres:50%off@127.0.0.1:5432/test",
+    );
+    assertEquals(got.code, 2);
+    assertStringIncludes(
+      got.err,
+      "--url has a password holding a '%' not followed by two hex digits (write a '%' itself as %25)",
+    );
+    assert(!got.err.includes("50%off"), got.err);
+    assertStringIncludes(got.err, "postgres://postgres:[redacted]@");
+    assertEquals(await saved(home), []);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -345,7 +345,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a saved connection whose password holds a '%' not followed by two hex digits (postgres://postgres:50%off@…) stops the server's start with \"URIError: URI malformed\" — every other, healthy connection with it; expected: that one connection kept as unusable (keepUnusable), the server up",
+    "held: a saved connection whose password holds a '%' not followed by two hex digits (postgres://postgres:50%off@…) is kept as unusable (keepUnusable) and the server starts, its healthy connections answering (it stopped the start with \"URIError: URI malformed\")",
   ...needs("postgres"),
   async fn() {
     // What it does: connections.json holds a healthy connection and one
@@ -448,7 +448,7 @@ async function timed(driver: Driver, timeoutMs: number) {
 
 Deno.test({
   name:
-    'FINDING: several hosts — with three silent hosts before the answering one, a call with a 5 s timeout runs ~8 s before it fails ("the statement timeout of 5 s ran out"); expected: every call ends within its timeout (+1 s)',
+    "held: several hosts — with three silent hosts before the answering one, every call with a 5 s timeout ends within its timeout (+1 s): a call asked again as a silent host is given up keeps what is left of its wait (it ran ~8 s)",
   ...needs("postgres"),
   sanitizeOps: false,
   sanitizeResources: false,

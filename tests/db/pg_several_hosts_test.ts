@@ -578,3 +578,58 @@ Deno.test(
     assertEquals(rows.find((one) => one.name === "Broken")?.host, null);
   },
 );
+
+Deno.test(
+  "several hosts: with two silent hosts before the answering one, each call — a read, an export — ends within its 3 s timeout (+1 s), though the hosts' walk takes 4 s a host (a call asked again kept waiting its whole timeout anew: 4.0 s)",
+  { ...needs("postgres"), sanitizeOps: false, sanitizeResources: false },
+  async () => {
+    const conns: Deno.Conn[] = [];
+    const listeners = [0, 1].map(() =>
+      Deno.listen({ hostname: "127.0.0.1", port: 0 })
+    );
+    for (const listener of listeners) {
+      void (async () => {
+        for await (const conn of listener) conns.push(conn);
+      })().catch(() => {});
+    }
+    const [a, b] = listeners.map((l) => (l.addr as Deno.NetAddr).port);
+    const url = urlOf(`127.0.0.1:${a},127.0.0.1:${b},localhost:${PORT}`);
+    const driver = openPostgres({ url, secrets: shown(url), wiredReads: true });
+    const took: { what: string; ms: number; said: string }[] = [];
+    try {
+      for (const what of ["read", "read", "export", "read"]) {
+        const started = performance.now();
+        const said = await (what === "read"
+          ? driver.query("select 1 as one", { ...READ_OPTIONS, ...call(3000) })
+          : driver.streamRead!(
+            "select 1 as one",
+            { ...READ_OPTIONS, ...call(3000) },
+            () =>
+              Promise.resolve(),
+          )).then(() =>
+            "answered", (error: Error) =>
+            error.message);
+        took.push({ what, ms: Math.round(performance.now() - started), said });
+      }
+    } finally {
+      await driver.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      for (const listener of listeners) listener.close();
+    }
+    const late = took.filter((one) => one.ms > 4000);
+    assertEquals(late, [], JSON.stringify(took));
+    // Each failed as the timeout it is, or answered once the walk was done.
+    for (const one of took) {
+      assert(
+        one.said === "answered" ||
+          one.said.includes("the statement timeout of 3 s ran out"),
+        JSON.stringify(one),
+      );
+    }
+    assertEquals(took.at(-1)!.said, "answered", JSON.stringify(took));
+  },
+);

@@ -164,6 +164,39 @@ Deno.test("postgres tls client certificate: sslcert, sslkey and sslpassword are 
   );
 });
 
+Deno.test("postgres tls client certificate: each refusal reaches a client readable — redaction masks the values, never the parameters' names it quotes", () => {
+  // `?sslpassword=x` without sslkey was shown as "… but no
+  // sslkey=[redacted] is the passphrase …": redact.ts read "sslkey: …" in
+  // the refusal's own prose as a secret parameter given a value.
+  const base = "postgres://u:pw@db.example:5432/d";
+  const cc = "sslcert=%2Fc.pem&sslkey=%2Fc.key";
+  for (
+    const [query, own] of [
+      ["sslmode=require&sslpassword=x", true],
+      ["sslpassword=x", true],
+      ["sslpassword=hush-hush", false],
+      ["sslmode=require&sslcert=%2Fc.pem", true],
+      ["sslmode=require&sslkey=%2Fc.key", true],
+      [`sslmode=disable&${cc}`, true],
+      [`sslmode=require&${cc}`, false],
+    ] as const
+  ) {
+    const url = `${base}?${query}`;
+    const message = clientCertRefusal(url, own)!.message;
+    const target = describeTarget("postgres", url)!;
+    const shown = redact(
+      message,
+      withVisible([...target.secrets], target.visible),
+    );
+    assertEquals(shown, message, query);
+    assert(!shown.includes("[redacted]"), shown);
+  }
+  assertEquals(
+    clientCertRefusal(`${base}?sslpassword=x`, true)!.message,
+    "the URL names sslpassword but no sslkey; sslpassword is the passphrase of the client key that sslkey names (with its certificate, sslcert): name both, or remove sslpassword",
+  );
+});
+
 Deno.test("postgres tls client certificate: sslpassword is among a connection's secrets, in every form, and redacted from messages", () => {
   const pass = "k3y pass+word/9";
   const encoded = encodeURIComponent(pass);

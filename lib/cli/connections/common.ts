@@ -16,7 +16,11 @@ import {
 import { probeConnection } from "../../app/connection_probe.ts";
 import { KNOWN_HOSTS_FILE } from "../../base/identity.ts";
 import { dirname, join } from "node:path";
-import { describeTarget, urlProblem } from "../../db/target.ts";
+import {
+  describeTarget,
+  urlProblem,
+  urlWithoutSecrets,
+} from "../../db/target.ts";
 import { type Parsed, stringFlag } from "../args.ts";
 import { type CliIO, UsageError } from "../io.ts";
 
@@ -62,7 +66,12 @@ export function fieldsOf(
       key === "url" ? (engineFlag(parsed) ?? engine) : engine,
     );
     if (problem !== null) {
-      throw new UsageError(`${command}: --${flag} ${problem}, got "${value}"`);
+      // A URL is quoted without its password and secret parameters (it was
+      // quoted whole: "50%off" and all), a password never.
+      const got = key === "password"
+        ? ""
+        : `, got "${key === "url" ? urlWithoutSecrets(value) : value}"`;
+      throw new UsageError(`${command}: --${flag} ${problem}${got}`);
     }
     fields[key] = value;
   }

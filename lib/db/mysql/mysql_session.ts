@@ -23,6 +23,7 @@ import {
   throwIfAborted,
 } from "../stoppable.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
+import { lenientDecode } from "../target.ts";
 
 /** How to reach one MySQL or MariaDB database. */
 export interface MysqlConfig {
@@ -57,7 +58,7 @@ export interface MysqlState {
 
 /** The driver's state; nothing connects until the first session is taken. */
 export function mysqlState(config: MysqlConfig): MysqlState {
-  const database = decodeURIComponent(new URL(config.url).pathname.slice(1)) ||
+  const database = lenientDecode(new URL(config.url).pathname.slice(1)) ||
     null;
   const base: SessionOptions = {
     uri: config.url,

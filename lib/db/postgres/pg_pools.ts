@@ -393,7 +393,7 @@ export class PgPools {
     await this.#ownSlot(signal, withinMs);
     try {
       return await askingAgain(
-        () => reserveSession(this.meta, signal, withinMs),
+        (leftMs) => reserveSession(this.meta, signal, withinMs, leftMs),
         withinMs,
       );
     } catch (error) {

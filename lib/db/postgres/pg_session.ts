@@ -123,15 +123,23 @@ export function requeueWaiters(sql: object, failure?: Error): void {
  * statement's timeout: reads queued behind more closes than that were
  * failed with "try again" while their time was not up). Refused past that
  * time, it failed as "try again" too: it is the timeout it is.
+ *
+ * `attempt` gets what is left of `withinMs` (all of it the first time): its
+ * wait for a session is bounded by that, never `withinMs` anew. Each
+ * attempt waited its whole timeout again: with silent hosts before the
+ * answering one (pg_hosts.ts, each ended after its 4 s, refusing the
+ * waiting reads), a 5 s call failed at ~8 s (outsider stop 55).
  */
 export async function askingAgain<T>(
-  attempt: () => Promise<T>,
+  attempt: (leftMs: number) => Promise<T>,
   withinMs = 0,
 ): Promise<T> {
   const until = performance.now() + withinMs;
   for (let tries = 1;; tries++) {
     try {
-      return await attempt();
+      return await attempt(
+        tries === 1 ? withinMs : Math.max(0, until - performance.now()),
+      );
     } catch (error) {
       if (!poolReplaced(error)) throw error;
       if (tries >= 3 && performance.now() >= until) {
@@ -162,11 +170,14 @@ export function diedParked(): DbError {
  * A session of `sql`, or a lost-session error once the pool is replaced, or
  * the caller's cancel once `signal` aborts (a read cancelled while it waited
  * for a session held its caller until one freed: outsider stop47).
+ * `waitMs` (at most `withinMs`, the statement's timeout the refusal names):
+ * what is left of the call's wait when it is asked again (`askingAgain`).
  */
 export function reserveSession(
   sql: ReturnType<typeof postgres>,
   signal?: AbortSignal,
   withinMs?: number,
+  waitMs = withinMs,
 ): Promise<Reserved> {
   const retired = retirementOf(sql);
   const gone = () => {
@@ -195,6 +206,9 @@ export function reserveSession(
   if (signal?.aborted) {
     return Promise.reject(notStarted());
   }
+  if (withinMs !== undefined && waitMs !== undefined && waitMs <= 0) {
+    return Promise.reject(noSession(withinMs));
+  }
   // A session parked between wired reads is the pool's to hand out now
   // (pg_parked.ts): asked for once it is back, postgres.js hands out that
   // one rather than open another.
@@ -213,9 +227,10 @@ export function reserveSession(
     // session (postgres.js reconnecting with a growing backoff after its
     // sessions were ended): the call fails then rather than wait for its
     // handler's deadline (outsider stop48: a read waited 330 s).
-    const timer = withinMs === undefined
-      ? undefined
-      : alarm(withinMs, () => refuse(noSession(withinMs)));
+    const timer = withinMs === undefined ? undefined : alarm(
+      Math.min(withinMs, waitMs ?? withinMs),
+      () => refuse(noSession(withinMs)),
+    );
     const done = () => {
       timer?.clear();
       retired.removeEventListener("abort", onRetired);
@@ -255,7 +270,12 @@ export function reserveSession(
  */
 export async function inReadTransaction<T>(
   sql: ReturnType<typeof postgres>,
-  options: { signal: AbortSignal; timeoutMs: number; sign?: Signature },
+  options: {
+    signal: AbortSignal;
+    timeoutMs: number;
+    sessionWaitMs?: number;
+    sign?: Signature;
+  },
   lost: () => void,
   work: (reserved: Reserved) => Promise<T>,
 ): Promise<T> {
@@ -264,6 +284,7 @@ export async function inReadTransaction<T>(
     sql,
     options.signal,
     options.timeoutMs,
+    options.sessionWaitMs,
   );
   let gone = false;
   try {

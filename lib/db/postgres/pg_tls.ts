@@ -140,7 +140,10 @@ export function clientCertRefusal(url: string, own: boolean): Error | null {
   if (!cert && !key) {
     return params.has("sslpassword")
       ? tlsError(
-        "the URL names sslpassword but no sslkey: sslpassword is the passphrase of the client key sslkey names (with its certificate, sslcert)",
+        // No "sslkey: …": redact.ts reads a secret parameter's name
+        // followed by ':' as a value given, and garbled the message into
+        // "no sslkey=[redacted] is the passphrase …".
+        "the URL names sslpassword but no sslkey; sslpassword is the passphrase of the client key that sslkey names (with its certificate, sslcert): name both, or remove sslpassword",
       )
       : null;
   }

@@ -184,7 +184,12 @@ export async function wiredRead(
   // A session the last read of this pool parked, else one from postgres.js.
   const kept = takeParked<Reserved>(sql);
   const reserved = kept?.reserved ??
-    await reserveSession(sql, options.signal, options.timeoutMs);
+    await reserveSession(
+      sql,
+      options.signal,
+      options.timeoutMs,
+      options.sessionWaitMs,
+    );
   let marker: Promise<unknown> | null = kept?.marker ?? null;
   const parsers = sql.options.parsers as Record<
     number,

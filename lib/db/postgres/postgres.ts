@@ -163,11 +163,11 @@ export function openPostgres(config: PostgresConfig): Driver {
             (backend) => cancelRequest(plain, backend, pools.cancelSockets),
           );
       try {
-        return await askingAgain(() => {
+        return await askingAgain((leftMs) => {
           const pool = pools.sql;
           return pools.track(
             pool,
-            options,
+            waitingAtMost(options, leftMs),
             (tracked) => run(pool, text, tracked, pools.lostFrom(pool)),
           );
         }, options.timeoutMs);
@@ -179,11 +179,11 @@ export function openPostgres(config: PostgresConfig): Driver {
     // client's value too large, an administrator) refuses every waiting
     // `reserve()` before anything ran (outsider stop 50).
     streamRead: (text, options, onBatch) =>
-      askingAgain(() => {
+      askingAgain((leftMs) => {
         const pool = pools.sql;
         return pools.track(
           pool,
-          options,
+          waitingAtMost(options, leftMs),
           (tracked) =>
             streamPostgresRead(
               pool,
@@ -201,6 +201,16 @@ export function openPostgres(config: PostgresConfig): Driver {
 }
 
 type Row = Record<string, unknown>;
+
+/**
+ * `options` for an attempt of a call (`askingAgain`) that may wait
+ * `leftMs` more for a session: a call asked again keeps what is left.
+ */
+function waitingAtMost(options: QueryOptions, leftMs: number): QueryOptions {
+  return leftMs >= options.timeoutMs
+    ? options
+    : { ...options, sessionWaitMs: leftMs };
+}
 
 /** Built-in roles that reach past the database (docs/security.md "AI login"). */
 const ROLE_POWERS: Record<string, string> = {
@@ -303,6 +313,7 @@ async function writeQuery(
     sql,
     options.signal,
     options.timeoutMs,
+    options.sessionWaitMs,
   );
   const timeout = `statement_timeout = ${options.timeoutMs + 5_000}`;
   const run = (text: string, whole = false) =>
