@@ -728,6 +728,33 @@ vetTest(
       "create function s55_f() returns int language sql begin atomic select 1 as case; end; grant postgres to s55_carl; end",
       /parser reads 3 statements/,
     );
+    // A foreign table (file_fdw): any change of it is reach, by the parser
+    // (ALTER FOREIGN TABLE, OPTIONS) or by the catalog (ALTER TABLE ft …).
+    await t.admin(
+      `create server ${s}_srv foreign data wrapper file_fdw; create foreign table ${s}.ft (line text) server ${s}_srv options (filename '/dev/null')`,
+    );
+    try {
+      await reach(
+        `alter foreign table ${s}.ft options (set filename 'PG_VERSION')`,
+        /OPTIONS changes what a foreign table reaches/,
+      );
+      await reach(`alter table ${s}.ft options (set filename 'x')`, /OPTIONS/);
+      await reach(`alter foreign table ${s}.ft add column c text`, /FOREIGN/);
+      for (
+        const sql of [
+          `alter table ${s}.ft add column c text`,
+          `alter table ${s}.ft rename column line to other`,
+          `alter table ${s}.ft rename to ft2`,
+        ]
+      ) await reach(sql, /foreign table .*ft: renaming it/);
+      await reach(`alter server ${s}_srv options (add x 'y')`, /ALTER SERVER/);
+      await reach(
+        `alter foreign data wrapper file_fdw options (add x 'y')`,
+        /FOREIGN DATA WRAPPER/,
+      );
+    } finally {
+      await t.admin(`drop server ${s}_srv cascade`);
+    }
     // Nested in CREATE SCHEMA, a GRANT is the same GRANT.
     await reach(
       `create schema ${s}_never grant select on pg_catalog.pg_authid to public`,
@@ -748,6 +775,8 @@ vetTest(
         "alter role current_user nosuperuser createdb",
         `revoke select on ${s}.w from public`,
         "create role s55_plain login nosuperuser",
+        `alter table ${s}.w add column s55_z int`,
+        `alter table ${s}.w rename to s55_w2`,
         `grant select on all tables in schema ${s} to public`,
       ]
     ) {

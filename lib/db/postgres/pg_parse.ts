@@ -423,8 +423,22 @@ export function analyze(statement: Node): PgAnalysis {
     found.tier = "write";
   }
   walk(statement, found);
+  // The relation `ALTER TABLE`, `RENAME`, `SET SCHEMA` change (a bare node,
+  // not a RangeVar): looked up, a foreign table's change is reach (pg_vet.ts
+  // RETARGETING).
+  const changed = child(body, "relation");
+  if (changed !== undefined && CHANGES_RELATION.has(kind)) {
+    found.relations.push(relationName(changed));
+  }
   return found;
 }
+
+/** Statements whose `relation` is the table they change. */
+const CHANGES_RELATION = new Set([
+  "AlterTableStmt",
+  "RenameStmt",
+  "AlterObjectSchemaStmt",
+]);
 
 function explainAnalyzes(body: Node): boolean {
   for (const option of childList(body, "options")) {
