@@ -777,6 +777,8 @@ vetTest(
         "create role s55_plain login nosuperuser",
         `alter table ${s}.w add column s55_z int`,
         `alter table ${s}.w rename to s55_w2`,
+        `alter table if exists ${s}.s55_none add column z int`,
+        `alter table s55_none rename column a to b`,
         `grant select on all tables in schema ${s} to public`,
       ]
     ) {
