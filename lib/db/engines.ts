@@ -47,6 +47,11 @@ export interface LexicalRules {
    * end the statement (compound.ts).
    */
   compoundBodies: readonly string[];
+  /**
+   * `CREATE FUNCTION|PROCEDURE … BEGIN ATOMIC … END` (PostgreSQL 14+): the
+   * `;` inside the body do not end the statement (compound.ts `atomicEnd`).
+   */
+  atomicBodies: boolean;
 }
 
 /** Statement-level facts the classifier needs. */
@@ -165,6 +170,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
       dollarQuotes: true,
       parameters: "named",
       compoundBodies: [],
+      atomicBodies: true,
     },
     statements: {
       describeExplains: false,
@@ -206,6 +212,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
       dollarQuotes: false,
       parameters: "named",
       compoundBodies: ["PROCEDURE", "FUNCTION", "TRIGGER", "EVENT"],
+      atomicBodies: false,
     },
     statements: {
       describeExplains: true,
@@ -248,6 +255,7 @@ export const ENGINES: { readonly [E in Engine]: Readonly<EngineFacts> } = {
       dollarQuotes: false,
       parameters: "sqlite",
       compoundBodies: ["TRIGGER"],
+      atomicBodies: false,
     },
     statements: {
       describeExplains: false,

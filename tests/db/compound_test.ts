@@ -1,6 +1,7 @@
 /**
  * CREATE PROCEDURE|FUNCTION|TRIGGER|EVENT … BEGIN … END is one statement
- * (MySQL/MariaDB; SQLite CREATE TRIGGER), and fails closed: anything after
+ * (MySQL/MariaDB; SQLite CREATE TRIGGER; PostgreSQL CREATE FUNCTION|PROCEDURE
+ * … BEGIN ATOMIC … END), and fails closed: anything after
  * its END but `;` and a label is another statement.
  */
 
@@ -13,7 +14,7 @@ function count(sql: string, dialect: Dialect): number {
   return splitStatements(sql, dialect).length;
 }
 
-Deno.test("compound bodies: one statement, a write (MariaDB procedures, functions, triggers, events; SQLite triggers)", () => {
+Deno.test("compound bodies: one statement, a write (MariaDB procedures, functions, triggers, events; SQLite triggers; PostgreSQL BEGIN ATOMIC bodies)", () => {
   const one: [string, Dialect][] = [
     ["CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END", "mysql"],
     ["CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END;", "mysql"],
@@ -47,6 +48,25 @@ Deno.test("compound bodies: one statement, a write (MariaDB procedures, function
       "sqlite",
     ],
   ];
+  one.push(
+    // PostgreSQL 14+: a SQL-standard body (psql reads it as one statement).
+    [
+      "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END",
+      "postgres",
+    ],
+    [
+      "create function s.one() returns int language sql begin atomic; select 1; end",
+      "postgres",
+    ],
+    [
+      'CREATE OR REPLACE PROCEDURE p(x int, "begin" int) LANGUAGE sql BEGIN ATOMIC INSERT INTO t VALUES (CASE WHEN x > 0 THEN 1 ELSE (CASE x WHEN 0 THEN 2 END) END); SELECT begin FROM t; END;',
+      "postgres",
+    ],
+    [
+      "CREATE FUNCTION f(a int DEFAULT 1) RETURNS TABLE (x int) LANGUAGE sql BEGIN ATOMIC SELECT ';'; SELECT $$;$$; END",
+      "postgres",
+    ],
+  );
   for (const [sql, dialect] of one) {
     assertEquals(count(sql, dialect), 1, sql);
     const verdict = classify(sql, dialect);
@@ -83,11 +103,30 @@ Deno.test("compound bodies: a second statement after END still counts, and an un
     ],
     // An unterminated string makes the text uncertain: no compound reading.
     ["CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 'x; END", "mysql", 2],
-    // PostgreSQL has no such bodies here (dollar quotes instead).
+    // PostgreSQL: only BEGIN ATOMIC opens a body; after its END, only `;`.
     [
-      "CREATE FUNCTION f() RETURNS int BEGIN ATOMIC SELECT 1; END",
+      "CREATE FUNCTION f() RETURNS int BEGIN ATOMIC SELECT 1; END; SELECT 2",
       "postgres",
       2,
+    ],
+    [
+      "CREATE FUNCTION f() RETURNS int BEGIN ATOMIC SELECT 1; END x; SELECT 2",
+      "postgres",
+      3,
+    ],
+    [
+      "CREATE FUNCTION f() RETURNS int BEGIN ATOMIC SELECT 1; SELECT 2;",
+      "postgres",
+      2,
+    ],
+    ["CREATE FUNCTION f() RETURNS int BEGIN SELECT 1; END", "postgres", 2],
+    ["CREATE TABLE t (a int); BEGIN ATOMIC; SELECT 1; END", "postgres", 4],
+    ["BEGIN; SELECT 1; END", "postgres", 3],
+    // A `;` before the body: no body.
+    [
+      "CREATE FUNCTION f() RETURNS int; BEGIN ATOMIC SELECT 1; END",
+      "postgres",
+      3,
     ],
   ];
   for (const [sql, dialect, n] of several) {
@@ -101,6 +140,12 @@ Deno.test("compound bodies: a second statement after END still counts, and an un
 });
 
 Deno.test("compound bodies: what reaches outside inside a body is still seen", () => {
+  const atomic = classify(
+    "CREATE FUNCTION f() RETURNS text LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT pg_read_file('PG_VERSION'); END",
+    "postgres",
+  );
+  assert(atomic.ok);
+  assert(atomic.reach !== null, "pg_read_file() inside a BEGIN ATOMIC body");
   const reach = classify(
     "CREATE PROCEDURE p() BEGIN SELECT 1; SELECT * FROM t INTO OUTFILE '/tmp/x'; END",
     "mysql",

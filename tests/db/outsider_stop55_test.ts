@@ -16,19 +16,16 @@
  * - A readWrite token renames pg_read_file inside a LANGUAGE sql body
  *   (`alter function pg_catalog.pg_read_file(text) rename to a55_alias`),
  *   then `select a55_alias('PG_VERSION')` answers the file.
- * - A readWrite token retargets the owner's file_fdw foreign table at any
- *   server file (ALTER FOREIGN TABLE … OPTIONS (SET filename …)), and runs
- *   a file-reading SQL function as an FDW's validator (ALTER FOREIGN DATA
- *   WRAPPER … VALIDATOR f OPTIONS (…)).
- * - A readWrite token hands a role superuser by membership: GRANT
- *   <superuser login> TO r, CREATE ROLE r IN ROLE <it>; r then SET ROLEs.
- * - GRANT SELECT ON pg_toast.pg_toast_1260 (pg_authid's TOAST) is a write.
  * - A saved URL whose password holds a bare '%' ("50%off") stops the
  *   server's start (URIError in target.ts describeTarget), healthy
  *   connections with it.
  * - Three silent hosts before the answering one: a 5 s call fails at ~8 s.
- * - False positive: CREATE FUNCTION … BEGIN ATOMIC … END is refused as
- *   "3 statements".
+ *
+ * Fixed since (now "held: …"): ALTER FOREIGN TABLE … OPTIONS retargeting a
+ * file_fdw table and ALTER FOREIGN DATA WRAPPER … VALIDATOR are refused as
+ * reach; role membership (GRANT role TO, CREATE ROLE … IN ROLE) is refused;
+ * GRANT on pg_toast is refused as on the catalogs; CREATE FUNCTION … BEGIN
+ * ATOMIC … END is one statement, its body vetted.
  *
  * Held: GRANT of "pg_…"/U& spelled pg_ roles, ALL TABLES IN SCHEMA
  * "pg_catalog", session_preload_libraries, SECURITY DEFINER (CREATE,
@@ -223,7 +220,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: GRANT SELECT ON pg_toast.pg_toast_1260 (pg_authid's TOAST table) is a plain write — the catalogs' storage schema pg_toast is not among CATALOG_SCHEMAS; expected: refused like GRANT … ON pg_catalog.pg_authid (low impact: a SCRAM verifier is rarely stored out of line)",
+    "held: GRANT SELECT ON pg_toast.pg_toast_1260 (pg_authid's TOAST table) and GRANT … ON ALL TABLES IN SCHEMA pg_toast are refused like GRANT … ON pg_catalog.pg_authid — the catalogs' storage schema pg_toast is among CATALOG_SCHEMAS",
   ...needs("postgres"),
   async fn() {
     // What it does: a readWrite token sends `grant select on
@@ -639,7 +636,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token retargets the owner's file_fdw foreign table at any server file — ALTER FOREIGN TABLE … OPTIONS (SET filename 'PG_VERSION') is a plain write, then `select * from` it answers the file; expected: refused as reach (CREATE FOREIGN TABLE and pg_read_file are)",
+    "held: a readWrite token cannot retarget the owner's file_fdw foreign table at a server file — ALTER FOREIGN TABLE … OPTIONS (SET filename 'PG_VERSION') is refused as reach, as CREATE FOREIGN TABLE and pg_read_file are",
   ...needs("postgres"),
   async fn() {
     // What it does: the owner's database holds a file_fdw foreign table
@@ -681,7 +678,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token runs a SQL function reading a server file as a foreign-data wrapper's validator — ALTER FOREIGN DATA WRAPPER w VALIDATOR s.v OPTIONS (ADD c 'd') runs s.v at once (the file's text in the error) and installs it for every later OPTIONS; expected: refused as CREATE FOREIGN DATA WRAPPER is",
+    "held: a readWrite token cannot run a SQL function reading a server file as a foreign-data wrapper's validator — ALTER FOREIGN DATA WRAPPER w VALIDATOR s.v OPTIONS (ADD c 'd') is refused as reach (s.v never runs), as CREATE FOREIGN DATA WRAPPER is",
   ...needs("postgres"),
   async fn() {
     // What it does: the admin made a foreign-data wrapper `<s>_w` (no
@@ -720,7 +717,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "FINDING: a readWrite token hands a role superuser through membership — GRANT <the superuser login> TO r and CREATE ROLE r IN ROLE <it> are plain writes, and r then `SET ROLE`s to it (every privilege check skipped); expected: refused as CREATE ROLE … SUPERUSER and GRANT pg_read_server_files are",
+    "held: a readWrite token cannot hand a role superuser through membership — GRANT <the superuser login> TO r and CREATE ROLE r IN ROLE <it> are refused (dbport leaves role membership to the server's administrator), as CREATE ROLE … SUPERUSER and GRANT pg_read_server_files are",
   ...needs("postgres"),
   async fn() {
     // What it does: a readWrite token on the superuser test login sends
@@ -839,18 +836,44 @@ Deno.test({
 
 Deno.test({
   name:
-    'FINDING: (false positive) CREATE FUNCTION … BEGIN ATOMIC … END (a SQL-standard body, PostgreSQL 14+) is refused as "query holds 3 statements"; expected: one statement, created',
+    "held: (no false positive) CREATE FUNCTION … BEGIN ATOMIC … END (a SQL-standard body, PostgreSQL 14+) is one statement, created and called; a BEGIN ATOMIC body calling pg_read_file is refused at its creation and at its call, and a statement after its END still counts",
   ...needs("postgres"),
   async fn() {
     const own = ownSchema("atomic");
     const s = own.schema;
     await own.admin.unsafe(`create schema ${s}`);
-    const { server, write } = await servers("Atomic");
+    const { server, write, read } = await servers("Atomic");
     try {
       const got = await write(
         `create function ${s}.one() returns int language sql begin atomic; select 1; end`,
       );
       assertEquals(got, "OK []");
+      assertEquals(
+        await write(
+          `create or replace procedure ${s}.two(x int) language sql begin atomic select case when x > 0 then 1 else 2 end; select 3; end;`,
+        ),
+        "OK []",
+      );
+      assertEquals(await read(`select ${s}.one()`), "OK [[1]]");
+      // Its body is vetted as any SQL: at its creation, and where it is
+      // called (the server's stored body, prosqlbody).
+      const file = await write(
+        `create function ${s}.rd() returns text language sql begin atomic select pg_read_file('PG_VERSION'); end`,
+      );
+      assert(file.startsWith("ERR denied"), file);
+      await own.admin.unsafe(
+        `create function ${s}.rd_admin() returns text language sql begin atomic select pg_read_file('PG_VERSION'); end`,
+      );
+      for (const called of [read, write]) {
+        const answer = await called(`select ${s}.rd_admin()`);
+        assert(answer.startsWith("ERR denied"), answer);
+        assert(answer.includes("pg_read_file"), answer);
+      }
+      // A statement after the body's END is a second statement.
+      const after = await write(
+        `create function ${s}.three() returns int language sql begin atomic select 3; end; select pg_read_file('PG_VERSION')`,
+      );
+      assert(after.startsWith("ERR"), after);
     } finally {
       await server[Symbol.asyncDispose]();
       await own.drop();

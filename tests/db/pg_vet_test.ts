@@ -669,7 +669,7 @@ vetTest(
 );
 
 vetTest(
-  "a GRANT never hands a role what dbport refuses by name: predefined roles, power attributes, the catalogs, refused functions (outsider stop 54's left-over)",
+  "a GRANT never hands a role what dbport refuses by name: role membership (predefined roles and any other), power attributes, the catalogs and their TOAST, refused functions (outsider stop 54's left-over, stop 55)",
   async (t) => {
     const s = t.s;
     await t.admin(
@@ -687,11 +687,78 @@ vetTest(
       "grant execute on all functions in schema pg_catalog to public",
       /IN SCHEMA pg_catalog/,
     );
-    await reach("grant pg_execute_server_program to public", /predefined/);
+    await reach(
+      "grant pg_execute_server_program to public",
+      /GRANT of a role \(pg_execute_server_program\) changes role membership/,
+    );
     await reach("alter group pg_read_server_files add user postgres", /GROUP/);
     await reach(
       "create role s54_never login in role pg_read_all_data",
       /IN ROLE/,
+    );
+    // Membership in any role, not only a predefined one: which roles hold
+    // the server's powers (a superuser login) is not guessed (stop 55).
+    const membership = /changes role membership.*server's administrator/;
+    for (
+      const sql of [
+        "grant postgres to s55_carl",
+        "grant s55_bob to s55_carl with admin option",
+        "revoke s55_bob from s55_carl",
+        "revoke pg_read_server_files from public",
+        "create role s55_never in role postgres",
+        "create user s55_never in group s55_bob",
+        "create role s55_never role s55_carl",
+        "create group s55_never user s55_carl",
+        "create role s55_never admin s55_carl",
+        "alter group s55_bob add user s55_carl",
+        "alter group s55_bob drop user s55_carl",
+      ]
+    ) await reach(sql, membership);
+    await reach(
+      "grant select on pg_toast.pg_toast_1260 to public",
+      /pg_toast\.pg_toast_1260/,
+    );
+    await reach(
+      "grant select on all tables in schema pg_toast to public",
+      /IN SCHEMA pg_toast/,
+    );
+    // A text the lexer reads as one BEGIN ATOMIC body and PostgreSQL's
+    // parser as three statements (`AS case` is a label): refused.
+    await reach(
+      "create function s55_f() returns int language sql begin atomic select 1 as case; end; grant postgres to s55_carl; end",
+      /parser reads 3 statements/,
+    );
+    // A foreign table (file_fdw): any change of it is reach, by the parser
+    // (ALTER FOREIGN TABLE, OPTIONS) or by the catalog (ALTER TABLE ft …).
+    await t.admin(
+      `create server ${s}_srv foreign data wrapper file_fdw; create foreign table ${s}.ft (line text) server ${s}_srv options (filename '/dev/null')`,
+    );
+    try {
+      await reach(
+        `alter foreign table ${s}.ft options (set filename 'PG_VERSION')`,
+        /OPTIONS changes what a foreign table reaches/,
+      );
+      await reach(`alter table ${s}.ft options (set filename 'x')`, /OPTIONS/);
+      await reach(`alter foreign table ${s}.ft add column c text`, /FOREIGN/);
+      for (
+        const sql of [
+          `alter table ${s}.ft add column c text`,
+          `alter table ${s}.ft rename column line to other`,
+          `alter table ${s}.ft rename to ft2`,
+        ]
+      ) await reach(sql, /foreign table .*ft: renaming it/);
+      await reach(`alter server ${s}_srv options (add x 'y')`, /ALTER SERVER/);
+      await reach(
+        `alter foreign data wrapper file_fdw options (add x 'y')`,
+        /FOREIGN DATA WRAPPER/,
+      );
+    } finally {
+      await t.admin(`drop server ${s}_srv cascade`);
+    }
+    // Nested in CREATE SCHEMA, a GRANT is the same GRANT.
+    await reach(
+      `create schema ${s}_never grant select on pg_catalog.pg_authid to public`,
+      /pg_authid/,
     );
     await reach("create role s54_never superuser", /superuser/);
     await reach("alter role current_user bypassrls", /bypassrls/);
@@ -706,7 +773,13 @@ vetTest(
         `grant execute on function ${s}.harmless(int) to public`,
         `grant select on ${s}.w to public`,
         "alter role current_user nosuperuser createdb",
-        "revoke pg_read_server_files from public",
+        `revoke select on ${s}.w from public`,
+        "create role s55_plain login nosuperuser",
+        `alter table ${s}.w add column s55_z int`,
+        `alter table ${s}.w rename to s55_w2`,
+        `alter table if exists ${s}.s55_none add column z int`,
+        `alter table s55_none rename column a to b`,
+        `grant select on all tables in schema ${s} to public`,
       ]
     ) {
       const verdict = await t.check(sql);

@@ -55,11 +55,48 @@ const REACH_STATEMENTS: Readonly<Record<string, string>> = {
   LoadStmt: "LOAD reads a library",
   AlterSystemStmt: "ALTER SYSTEM writes the server's configuration file",
   CreateForeignServerStmt: "a foreign server reaches files or other hosts",
+  // ALTER SERVER … OPTIONS, ALTER USER MAPPING … OPTIONS retarget what the
+  // owner's foreign tables read: another host, a file (outsider stop 55).
+  AlterForeignServerStmt:
+    "ALTER SERVER changes where a foreign server reaches (files or other hosts)",
   CreateForeignTableStmt: "a foreign table reaches files or other hosts",
   ImportForeignSchemaStmt: "IMPORT FOREIGN SCHEMA reaches other hosts",
   CreateUserMappingStmt: "a user mapping holds credentials for other hosts",
+  AlterUserMappingStmt: "a user mapping holds credentials for other hosts",
+  // A wrapper's HANDLER and VALIDATOR are functions the server runs: ALTER
+  // FOREIGN DATA WRAPPER … VALIDATOR f OPTIONS (…) runs f at once and at
+  // every later OPTIONS (outsider stop 55).
+  CreateFdwStmt:
+    "CREATE FOREIGN DATA WRAPPER installs code (its handler and validator) that reaches files or other hosts",
+  AlterFdwStmt:
+    "ALTER FOREIGN DATA WRAPPER installs code (its handler and validator, the validator run at once) and changes what its foreign tables reach",
   CreateSubscriptionStmt: "a subscription connects to other hosts",
 };
+
+/** `ALTER [FOREIGN] TABLE` commands that change a foreign table's options. */
+const FOREIGN_OPTIONS = new Set([
+  "AT_GenericOptions",
+  "AT_AlterColumnGenericOptions",
+]);
+
+/**
+ * Why an `ALTER TABLE` changes a foreign table, or null. `ALTER FOREIGN
+ * TABLE ft OPTIONS (SET filename 'PG_VERSION')` retargets the owner's
+ * file_fdw table at any server file, then a plain `SELECT` reads it
+ * (outsider stop 55); `ALTER TABLE ft OPTIONS (…)` does the same on a
+ * foreign table. By allowlist: every `ALTER FOREIGN TABLE`, and `OPTIONS`
+ * (only foreign tables have them) under any `ALTER TABLE`.
+ */
+function changesForeignTable(kind: string, body: Node): string | null {
+  if (kind !== "AlterTableStmt") return null;
+  const options = childList(body, "cmds").some((command) =>
+    FOREIGN_OPTIONS.has(String(child(command, "AlterTableCmd")?.subtype))
+  );
+  if (body.objtype !== "OBJECT_FOREIGN_TABLE" && !options) return null;
+  return `ALTER ${
+    options ? "… OPTIONS" : "FOREIGN TABLE"
+  } changes what a foreign table reaches (files, programs or other hosts); dbport leaves foreign tables to the server's administrator`;
+}
 
 /**
  * Statements longer than this are parsed in a worker: a few KB parse in well
@@ -212,7 +249,7 @@ function installsCode(kind: string, body: Node): string | null {
     const definer = definerOf(childList(body, "actions"));
     return definer === null ? null : `ALTER FUNCTION … ${definer}`;
   }
-  return grantsPower(kind, body);
+  return grantsPower(kind, body) ?? changesForeignTable(kind, body);
 }
 
 /**
@@ -227,35 +264,68 @@ const POWER_ATTRIBUTES = new Set([
   "bypassrls",
 ]);
 
-/** Schemas of the server's own catalogs. */
-const CATALOG_SCHEMAS = new Set(["pg_catalog", "information_schema"]);
+/**
+ * Schemas of the server's own catalogs, and of their out-of-line values:
+ * `pg_toast.pg_toast_1260` is pg_authid's TOAST table (outsider stop 55).
+ * `pg_toast_temp_N` and `pg_temp_N` hold only temporary tables' rows (a
+ * catalog is never temporary): the database's own data.
+ */
+const CATALOG_SCHEMAS = new Set([
+  "pg_catalog",
+  "information_schema",
+  "pg_toast",
+]);
+
+/** `CREATE ROLE` options that make roles members of others. */
+const MEMBERSHIP_OPTIONS: Readonly<Record<string, string>> = {
+  addroleto: "IN ROLE",
+  rolemembers: "ROLE|USER",
+  adminmembers: "ADMIN",
+};
+
+/** The role names of a `DefElem`'s list (a membership option's). */
+function roleNames(element: Node | undefined): string[] {
+  return childList(child(child(element, "arg"), "List"), "items")
+    .map((item) => String(child(item, "RoleSpec")?.rolename ?? ""));
+}
+
+/** Why a statement changes role membership, in words. */
+function membership(what: string, roles: string[]): string {
+  const named = roles.filter((role) => role !== "").join(", ");
+  return `${what}${
+    named === "" ? "" : ` (${named})`
+  } changes role membership: a member gets every privilege of the role it is in (a superuser's, a predefined role's) and may SET ROLE to it; dbport leaves role membership to the server's administrator`;
+}
 
 /**
- * Why a GRANT, or a role's attributes, hands a role the server's powers
- * rather than the database's data, or null. What dbport refuses a statement
- * by name — server files, programs, other sessions, the password
- * verifiers — a write token could otherwise hand to any role, its own
- * login's included, past dbport for good: a predefined role
- * (`pg_read_server_files`, `pg_execute_server_program`,
- * `pg_signal_backend`, `pg_read_all_data`: every name starting `pg_` is
- * reserved for them), a power attribute, or a privilege on the catalogs
- * (`GRANT SELECT ON pg_authid TO PUBLIC`). By allowlist: a statement grants
- * the database's own roles and privileges on the database's own objects.
+ * Why a GRANT, or a role's attributes or membership, hands a role the
+ * server's powers rather than the database's data, or null. What dbport
+ * refuses a statement by name — server files, programs, other sessions, the
+ * password verifiers — a write token could otherwise hand to any role, its
+ * own login's included, past dbport for good: a power attribute, a
+ * privilege on the catalogs (`GRANT SELECT ON pg_authid TO PUBLIC`), or
+ * membership in a role that holds them. Which roles hold them is not
+ * guessed: `GRANT postgres TO r` made r a superuser through membership
+ * (`SET ROLE postgres`) as `GRANT pg_read_server_files` hands files
+ * (outsider stop 55). By allowlist: no statement changes role membership —
+ * `GRANT|REVOKE role`, `CREATE ROLE … IN ROLE|ROLE|USER|ADMIN`, `ALTER GROUP
+ * … ADD|DROP USER` (a REVOKE too: a RESTRICTIVE row-security policy for a
+ * role stops restricting its former members) — and a statement grants the
+ * database's own privileges on the database's own objects.
  */
 function grantsPower(kind: string, body: Node): string | null {
-  if (kind === "GrantRoleStmt" && body.is_grant === true) {
-    const predefined = childList(body, "granted_roles")
-      .map((item) => String(child(item, "AccessPriv")?.priv_name ?? ""))
-      .find((name) => name.startsWith("pg_"));
-    if (predefined !== undefined) {
-      return `GRANT of the predefined role ${predefined} hands a role the server's powers (files, programs, other sessions or every table); dbport grants only the database's own roles`;
-    }
+  if (kind === "GrantRoleStmt") {
+    const roles = childList(body, "granted_roles")
+      .map((item) => String(child(item, "AccessPriv")?.priv_name ?? ""));
+    return membership(
+      `${body.is_grant === true ? "GRANT" : "REVOKE"} of a role`,
+      roles,
+    );
   }
   if (kind === "CreateRoleStmt" || kind === "AlterRoleStmt") {
-    // `ALTER GROUP pg_read_server_files ADD USER bob` is a GRANT.
     const group = String(child(body, "role")?.rolename ?? "");
     if (kind === "AlterRoleStmt" && group.startsWith("pg_")) {
-      return `ALTER GROUP ${group} hands a role the server's powers; dbport grants only the database's own roles`;
+      return `ALTER ROLE|GROUP ${group} changes a predefined role, which holds the server's powers; dbport leaves role membership and attributes to the server's administrator`;
     }
     for (const option of childList(body, "options")) {
       const element = child(option, "DefElem");
@@ -269,13 +339,14 @@ function grantsPower(kind: string, body: Node): string | null {
           name === "isreplication" ? "replication" : name
         } hands a role powers beyond its data; dbport leaves role attributes to the server's administrator`;
       }
-      if (name === "addroleto") {
-        const role = childList(child(arg, "List"), "items")
-          .map((item) => String(child(item, "RoleSpec")?.rolename ?? ""))
-          .find((role) => role.startsWith("pg_"));
-        if (role !== undefined) {
-          return `CREATE ROLE … IN ROLE ${role} hands a role the server's powers; dbport grants only the database's own roles`;
-        }
+      if (Object.hasOwn(MEMBERSHIP_OPTIONS, name)) {
+        // `ALTER GROUP g ADD|DROP USER u` is `rolemembers` on ALTER ROLE.
+        return membership(
+          kind === "AlterRoleStmt"
+            ? `ALTER GROUP ${group} ADD|DROP USER`
+            : `CREATE ROLE … ${MEMBERSHIP_OPTIONS[name]}`,
+          roleNames(element),
+        );
       }
     }
   }
@@ -471,8 +542,22 @@ export function analyze(statement: Node): PgAnalysis {
     found.tier = "write";
   }
   walk(statement, found);
+  // The relation `ALTER TABLE`, `RENAME`, `SET SCHEMA` change (a bare node,
+  // not a RangeVar): looked up, a foreign table's change is reach (pg_vet.ts
+  // RETARGETING).
+  const changed = child(body, "relation");
+  if (changed !== undefined && CHANGES_RELATION.has(kind)) {
+    found.relations.push(relationName(changed));
+  }
   return found;
 }
+
+/** Statements whose `relation` is the table they change. */
+const CHANGES_RELATION = new Set([
+  "AlterTableStmt",
+  "RenameStmt",
+  "AlterObjectSchemaStmt",
+]);
 
 function explainAnalyzes(body: Node): boolean {
   for (const option of childList(body, "options")) {
@@ -533,7 +618,12 @@ function walk(value: unknown, found: PgAnalysis): void {
     if (inner === null || typeof inner !== "object") continue;
     // A list under a key is walked below; only a node has fields to read.
     const node = isNode(inner) ? inner : {};
-    if (key.endsWith("Stmt") && !Array.isArray(inner)) found.kinds.push(key);
+    if (key.endsWith("Stmt") && !Array.isArray(inner)) {
+      found.kinds.push(key);
+      // `CREATE SCHEMA s GRANT SELECT ON pg_authid TO PUBLIC` grants as the
+      // statement sent by itself would (outsider stop 55's left-over).
+      found.reach ??= installsCode(key, node);
+    }
     if (MODIFYING.has(key)) {
       found.tier = higher(found.tier, "write");
       if ((key === "DeleteStmt" || key === "UpdateStmt") && !node.whereClause) {

@@ -77,6 +77,18 @@ const OPAQUE_STATEMENTS: Readonly<Record<string, string>> = {
   CreateEventTrigStmt: "an event trigger runs code",
 };
 
+/**
+ * DDL that, on a foreign table, changes what it reads: `ALTER TABLE ft ADD
+ * COLUMN`, `RENAME [COLUMN]`, `SET SCHEMA` (postgres_fdw reads the remote
+ * table and columns of the local names). The parser cannot tell `ALTER TABLE
+ * ft` from a table's; the catalog can (outsider stop 55's left-over).
+ */
+const RETARGETING = new Set([
+  "AlterTableStmt",
+  "RenameStmt",
+  "AlterObjectSchemaStmt",
+]);
+
 /** Statements no event trigger fires on. */
 const PLAIN = new Set([
   "SelectStmt",
@@ -158,6 +170,8 @@ class Findings {
    * statement only a write.
    */
   reach: string | null = null;
+  /** A foreign table the statement names (for DDL that retargets it). */
+  foreignTable: string | null = null;
   /** An enabled event trigger: it runs code on any DDL. */
   eventTrigger: string | null = null;
   /** User functions: who calls whom, for cycles. */
@@ -252,14 +266,19 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
     (found.eventTrigger !== null && !PLAIN.has(analysis.kinds[0] ?? "")
       ? `the event trigger ${found.eventTrigger} runs code on DDL`
       : undefined);
-  if (found.reach !== null) {
+  const retargets = found.foreignTable !== null &&
+      RETARGETING.has(analysis.kinds[0] ?? "")
+    ? `the statement changes or reaches the foreign table ${found.foreignTable}: renaming it, moving it or changing its columns changes what it reads on the other server or from files (postgres_fdw maps names to remote ones); dbport leaves foreign tables to the server's administrator`
+    : null;
+  const reach = found.reach ?? retargets;
+  if (reach !== null) {
     return {
       tier: "write",
-      reach: found.reach,
-      why: found.reach,
+      reach,
+      why: reach,
       denied: found.denied,
-      noPlan: found.reach,
-      noDryRun: found.reach,
+      noPlan: reach,
+      noDryRun: reach,
     };
   }
   return {
@@ -383,6 +402,7 @@ function judgeRelation(row: Row, found: Findings): void {
       `the statement reads ${name}, which ${credential}: dbport never lets an AI client read a credential catalog (pg_roles and pg_user show roles without their passwords)`;
   }
   const kind = String(row.relkind ?? "");
+  if (kind.startsWith("f")) found.foreignTable ??= name;
   // A foreign table's scan runs its wrapper: a query to another server, a
   // file read, a program (file_fdw's program), at plan time too. A write target's
   // own message is below.

@@ -261,13 +261,20 @@ async function checkStatement(
   const parsed = await parsePostgres(text);
   if (!parsed.ok) return { ok: false, message: parsed.message };
   if (parsed.analysis === null) {
+    // The lexer read one statement (a `BEGIN ATOMIC` body keeps its `;`):
+    // what the server would run is what its own parser reads, and nothing
+    // of a second statement has been vetted. Refused to every token.
+    const several =
+      `PostgreSQL's parser reads ${parsed.statements} statements in it where dbport's lexer read one: send one statement at a time`;
     return {
       ok: true,
       parsedTier: "write",
       tier: "write",
       dangerous: false,
-      reach: null,
-      why: `PostgreSQL reads ${parsed.statements} statements in it`,
+      reach: several,
+      why: several,
+      noPlan: several,
+      noDryRun: several,
     };
   }
   const analysis = parsed.analysis;

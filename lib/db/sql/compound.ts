@@ -158,3 +158,51 @@ function wordAt(tokens: readonly Token[], k: number): string {
   const token = tokens[k];
   return token?.kind === "word" ? token.text : "";
 }
+
+/**
+ * If a PostgreSQL `CREATE [OR REPLACE] FUNCTION|PROCEDURE … BEGIN ATOMIC …
+ * END` starts at `tokens[i]` (a SQL-standard body, PostgreSQL 14+), the
+ * index of its closing `END`; else -1. The body's `;` separate its own
+ * statements, as psql reads them (psqlscan.l counts `BEGIN` and `CASE`
+ * against `END` inside CREATE FUNCTION|PROCEDURE). Here only `BEGIN ATOMIC`
+ * opens a body (a column named `begin` is no block) and `CASE` nests.
+ *
+ * It fails closed: a body that does not close, or an `END` followed by
+ * anything but `;` or the text's end, is no such statement, and the text is
+ * split at every `;` (then refused as several statements). PostgreSQL's own
+ * parser then reads the whole statement: a text it reads as more than one
+ * statement is refused (postgres.ts `checkStatement`).
+ */
+export function atomicEnd(tokens: readonly Token[], i: number): number {
+  if (wordAt(tokens, i) !== "CREATE") return -1;
+  let k = i + 1;
+  if (wordAt(tokens, k) === "OR" && wordAt(tokens, k + 1) === "REPLACE") {
+    k += 2;
+  }
+  const kind = wordAt(tokens, k);
+  if (kind !== "FUNCTION" && kind !== "PROCEDURE") return -1;
+  let body = -1;
+  let parens = 0;
+  for (k++; k < tokens.length && body < 0; k++) {
+    const token = tokens[k]!;
+    if (token.kind === "semicolon") return -1;
+    if (token.text === "(") parens++;
+    else if (token.text === ")") parens = Math.max(0, parens - 1);
+    else if (parens === 0 && opensAtomic(tokens, k)) body = k + 1;
+  }
+  if (body < 0) return -1;
+  let depth = 1;
+  for (k = body + 1; k < tokens.length; k++) {
+    const word = wordAt(tokens, k);
+    if (word === "CASE" || opensAtomic(tokens, k)) depth++;
+    else if (word === "END" && --depth === 0) {
+      const after = tokens[k + 1];
+      return after === undefined || after.kind === "semicolon" ? k : -1;
+    }
+  }
+  return -1;
+}
+
+function opensAtomic(tokens: readonly Token[], k: number): boolean {
+  return wordAt(tokens, k) === "BEGIN" && wordAt(tokens, k + 1) === "ATOMIC";
+}

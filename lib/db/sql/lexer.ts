@@ -12,7 +12,7 @@
  * @module
  */
 
-import { compoundEnd } from "./compound.ts";
+import { atomicEnd, compoundEnd } from "./compound.ts";
 import { type Engine, ENGINES, type LexicalRules } from "../engines.ts";
 import type { Token, TokenKind } from "../token.ts";
 
@@ -410,12 +410,12 @@ export function split(sql: string, dialect: Dialect): Split {
     current = [];
   };
   const { tokens, uncertain } = lex(sql, dialect);
-  const kinds = ENGINES[dialect].lexical.compoundBodies;
+  const { compoundBodies: kinds, atomicBodies } = ENGINES[dialect].lexical;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     // A CREATE … BEGIN … END body's own `;` stay inside it (compound.ts).
     const end = current.length === 0 && uncertain.length === 0
-      ? compoundEnd(tokens, i, kinds)
+      ? atomicBodies ? atomicEnd(tokens, i) : compoundEnd(tokens, i, kinds)
       : -1;
     if (end >= 0) {
       current.push(...tokens.slice(i, end + 1));
