@@ -48,7 +48,7 @@ export interface LexicalRules {
    */
   compoundBodies: readonly string[];
   /**
-   * `CREATE FUNCTION|PROCEDURE … BEGIN ATOMIC … END` (PostgreSQL 14+): the
+   * `CREATE FUNCTION|PROCEDURE ... BEGIN ATOMIC ... END` (PostgreSQL 14+): the
    * `;` inside the body do not end the statement (compound.ts `atomicEnd`).
    */
   atomicBodies: boolean;
