@@ -1,11 +1,18 @@
 /**
  * What the outsider tests (tests/e2e/outsider_*_test.ts) and the tests of
  * their fixes share: bodies that stress the parser, a measure of the event
- * loop's longest stall, wide results, and a tool answer's text.
+ * loop's longest stall, wide results, a tool answer's text, a driver's
+ * answer, a server with a readWrite and a readOnly token, a schema of a
+ * test's own.
  */
 
+import postgres from "postgres";
 import { DbError } from "../lib/db/errors.ts";
+import type { Driver } from "../lib/db/types.ts";
+import { savedConnection, serverWith } from "./_connections.ts";
+import { POSTGRES_URL, READ_OPTIONS } from "./_db.ts";
 import { envelope, modernRequest, postModern } from "./_server.ts";
+import { callTool } from "./_tool_call.ts";
 
 /** A tools/call body whose argument `field` is `depth` nested arrays. */
 export function deepBody(
@@ -104,4 +111,76 @@ export function executeAs(
       { "io.modelcontextprotocol/clientInfo": { name: client, version: "1" } },
     ),
   ).then(textOf);
+}
+
+/** `driver`'s answer to `text` within `timeoutMs`, or its failure. */
+export async function answer(
+  driver: Driver,
+  text: string,
+  timeoutMs = 5000,
+): Promise<{ said: string; ms: number }> {
+  const started = performance.now();
+  const said = await driver.query(text, {
+    ...READ_OPTIONS,
+    timeoutMs,
+    signal: new AbortController().signal,
+  }).then(
+    (result) => `answered ${JSON.stringify(result.rows)}`,
+    (error) =>
+      error instanceof DbError
+        ? `${error.kind}: ${error.message}`
+        : `failed: ${error}`,
+  );
+  return { said, ms: performance.now() - started };
+}
+
+/** A tool answer in one line: `OK <rows>` or `ERR <text>` / `FORBIDDEN <message>`. */
+// deno-lint-ignore no-explicit-any
+export function said(got: { json: any }): string {
+  const result = got.json.result;
+  if (result === undefined) {
+    return `FORBIDDEN ${String(got.json.error?.message ?? "")}`;
+  }
+  if (result.isError === true) return `ERR ${result.content?.[0]?.text ?? ""}`;
+  return `OK ${JSON.stringify(result.structuredContent?.rows ?? null)}`;
+}
+
+/** A server over the superuser test login: readWrite (silent) and tokens. */
+export async function servers(name: string, url = POSTGRES_URL) {
+  const saved = savedConnection(
+    { engine: "postgres", url },
+    name,
+    { externalAccess: "readWrite", safeMode: "silent" },
+  );
+  const server = await serverWith([saved]);
+  const writer = (await server.mint("readWrite")).plaintext;
+  const reader = (await server.mint("readOnly")).plaintext;
+  const run = async (token: string, query: string) =>
+    said(
+      await callTool(server, "execute_query", {
+        connection_id: saved.id,
+        query,
+        max_rows: 20,
+      }, { authorization: `Bearer ${token}` }),
+    );
+  return {
+    server,
+    saved,
+    write: (query: string) => run(writer, query),
+    read: (query: string) => run(reader, query),
+  };
+}
+
+/** A schema of the test's own, dropped at the end, and the admin login. */
+export function ownSchema(prefix: string, tag: string) {
+  const schema = `${prefix}_${tag}_${crypto.randomUUID().slice(0, 8)}`;
+  const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  return {
+    schema,
+    admin,
+    async drop() {
+      await admin.unsafe(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    },
+  };
 }

@@ -126,7 +126,6 @@ import { createConsoleApp } from "../../lib/console/app.tsx";
 import { ConsoleEvents } from "../../lib/console/events.ts";
 import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
-import { DbError } from "../../lib/db/errors.ts";
 import { defaultSshContext } from "../../lib/db/open_driver.ts";
 import {
   readTextWithin,
@@ -135,9 +134,8 @@ import {
 } from "../../lib/db/postgres/pg_tls.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { queryStringSecrets } from "../../lib/db/target.ts";
-import type { Driver } from "../../lib/db/types.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { needs, openFixture, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { needs, openFixture, POSTGRES_URL } from "../_db.ts";
 import {
   TEST_CA_FILE,
   TEST_CLIENT,
@@ -145,29 +143,9 @@ import {
   tlsPgProxy,
 } from "../_tls_pg_proxy.ts";
 import { callTool } from "../_tool_call.ts";
+import { answer } from "../_outsider.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `driver`'s answer to `text` within `timeoutMs`, or its failure. */
-async function answer(
-  driver: Driver,
-  text: string,
-  timeoutMs = 5000,
-): Promise<{ said: string; ms: number }> {
-  const started = performance.now();
-  const said = await driver.query(text, {
-    ...READ_OPTIONS,
-    timeoutMs,
-    signal: new AbortController().signal,
-  }).then(
-    (result) => `answered ${JSON.stringify(result.rows)}`,
-    (error) =>
-      error instanceof DbError
-        ? `${error.kind}: ${error.message}`
-        : `failed: ${error}`,
-  );
-  return { said, ms: performance.now() - started };
-}
 
 /** A server with a readWrite connection on the superuser test login. */
 async function writeServer(name: string) {

@@ -70,91 +70,19 @@
 
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
-import { DbError } from "../../lib/db/errors.ts";
 import {
   FILE_READS_AT_ONCE,
   readTextWithin,
 } from "../../lib/db/postgres/pg_tls.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
-import type { Driver } from "../../lib/db/types.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
-import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { needs, POSTGRES_URL } from "../_db.ts";
 import { recordingDialog } from "../_dialog.ts";
 import { TEST_CLIENT } from "../_tls_pg_proxy.ts";
 import { callTool } from "../_tool_call.ts";
+import { answer, ownSchema, said, servers } from "../_outsider.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `driver`'s answer to `text` within `timeoutMs`, or its failure. */
-async function answer(
-  driver: Driver,
-  text: string,
-  timeoutMs = 5000,
-): Promise<{ said: string; ms: number }> {
-  const started = performance.now();
-  const said = await driver.query(text, {
-    ...READ_OPTIONS,
-    timeoutMs,
-    signal: new AbortController().signal,
-  }).then(
-    (result) => `answered ${JSON.stringify(result.rows)}`,
-    (error) =>
-      error instanceof DbError
-        ? `${error.kind}: ${error.message}`
-        : `failed: ${error}`,
-  );
-  return { said, ms: performance.now() - started };
-}
-
-/** A tool answer in one line: `OK <rows>` or `ERR <text>` / `FORBIDDEN <message>`. */
-// deno-lint-ignore no-explicit-any
-function said(got: { json: any }): string {
-  const result = got.json.result;
-  if (result === undefined) {
-    return `FORBIDDEN ${String(got.json.error?.message ?? "")}`;
-  }
-  if (result.isError === true) return `ERR ${result.content?.[0]?.text ?? ""}`;
-  return `OK ${JSON.stringify(result.structuredContent?.rows ?? null)}`;
-}
-
-/** A server over the superuser test login: readWrite (silent) and tokens. */
-async function servers(name: string) {
-  const saved = savedConnection(
-    { engine: "postgres", url: POSTGRES_URL },
-    name,
-    { externalAccess: "readWrite", safeMode: "silent" },
-  );
-  const server = await serverWith([saved]);
-  const writer = (await server.mint("readWrite")).plaintext;
-  const reader = (await server.mint("readOnly")).plaintext;
-  const run = async (token: string, query: string) =>
-    said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 20,
-      }, { authorization: `Bearer ${token}` }),
-    );
-  return {
-    server,
-    write: (query: string) => run(writer, query),
-    read: (query: string) => run(reader, query),
-  };
-}
-
-/** A schema of the test's own, dropped at the end, and the admin login. */
-function ownSchema(tag: string) {
-  const schema = `a54_${tag}_${crypto.randomUUID().slice(0, 8)}`;
-  const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-  return {
-    schema,
-    admin,
-    async drop() {
-      await admin.unsafe(`drop schema if exists ${schema} cascade`);
-      await admin.end();
-    },
-  };
-}
 
 Deno.test({
   name:
@@ -175,7 +103,7 @@ Deno.test({
     // aggdeserialfn. The same through a view, a SQL function, a rule
     // (`do also select s.fa(…)` on INSERT) and `over (…)` (mfinalfunc).
     // `select pg_read_file('PG_VERSION')` itself is denied.
-    const own = ownSchema("agg");
+    const own = ownSchema("a54", "agg");
     const { server, write } = await servers("Aggregates");
     const s = own.schema;
     try {
@@ -240,7 +168,7 @@ Deno.test({
     // no function: the statement "names nothing", is a write, and the
     // procedure's body is never read (a `select s.pp_as_function()` with the
     // same body is denied).
-    const own = ownSchema("call");
+    const own = ownSchema("a54", "call");
     const { server, write } = await servers("Call");
     const s = own.schema;
     try {
@@ -290,7 +218,7 @@ Deno.test({
     // dialog was shown a preview ("Changes 1 row of s.out") — and the mark
     // file holds "ran": the dry run ran the program before anyone answered.
     // The rollback undid the row, not the program.
-    const own = ownSchema("dry");
+    const own = ownSchema("a54", "dry");
     const s = own.schema;
     const marks = [`/tmp/${s}_sql`, `/tmp/${s}_plpgsql`];
     await own.admin.unsafe(
@@ -365,7 +293,7 @@ Deno.test({
     // token) before `parseBody`, so neither `reach` nor the credential
     // catalog is looked for in the body. Without SECURITY DEFINER both are
     // denied.
-    const own = ownSchema("definer");
+    const own = ownSchema("a54", "definer");
     const { server, write } = await servers("Definer");
     const s = own.schema;
     try {
@@ -412,7 +340,7 @@ Deno.test({
     // null, "the body of s.k() could not be read" is recorded as a write
     // (`found.fail`), never as reach: the write token runs it. (A readOnly
     // token is refused: a write.)
-    const own = ownSchema("unread");
+    const own = ownSchema("a54", "unread");
     const { server, write } = await servers("UnreadBody");
     const s = own.schema;
     try {
@@ -510,7 +438,7 @@ Deno.test({
     "held: a readOnly token is refused user aggregates, CALL, the owner's SECURITY DEFINER, plpgsql and LANGUAGE internal functions; a write token's reaching SQL function behind a cast, a domain check, a default or a generated column is refused as reach",
   ...needs("postgres"),
   async fn() {
-    const own = ownSchema("ro");
+    const own = ownSchema("a54", "ro");
     const s = own.schema;
     await own.admin.unsafe(
       `create schema ${s};

@@ -46,6 +46,7 @@ import postgres from "postgres";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
 import { callTool } from "../_tool_call.ts";
+import { ownSchema, said, servers } from "../_outsider.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import {
@@ -57,57 +58,6 @@ import { describeTarget, urlWithoutSecrets } from "../../lib/db/target.ts";
 import type { Driver } from "../../lib/db/types.ts";
 
 const PG_PORT = Number(new URL(POSTGRES_URL).port || 5432);
-
-/** A tool answer in one line: `OK <rows>` or `ERR <text>` / `FORBIDDEN <message>`. */
-// deno-lint-ignore no-explicit-any
-function said(got: { json: any }): string {
-  const result = got.json.result;
-  if (result === undefined) {
-    return `FORBIDDEN ${String(got.json.error?.message ?? "")}`;
-  }
-  if (result.isError === true) return `ERR ${result.content?.[0]?.text ?? ""}`;
-  return `OK ${JSON.stringify(result.structuredContent?.rows ?? null)}`;
-}
-
-/** A server over the superuser test login: readWrite (silent) and tokens. */
-async function servers(name: string, url = POSTGRES_URL) {
-  const saved = savedConnection(
-    { engine: "postgres", url },
-    name,
-    { externalAccess: "readWrite", safeMode: "silent" },
-  );
-  const server = await serverWith([saved]);
-  const writer = (await server.mint("readWrite")).plaintext;
-  const reader = (await server.mint("readOnly")).plaintext;
-  const run = async (token: string, query: string) =>
-    said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 20,
-      }, { authorization: `Bearer ${token}` }),
-    );
-  return {
-    server,
-    saved,
-    write: (query: string) => run(writer, query),
-    read: (query: string) => run(reader, query),
-  };
-}
-
-/** A schema of the test's own, dropped at the end, and the admin login. */
-function ownSchema(tag: string) {
-  const schema = `a55_${tag}_${crypto.randomUUID().slice(0, 8)}`;
-  const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-  return {
-    schema,
-    admin,
-    async drop() {
-      await admin.unsafe(`drop schema if exists ${schema} cascade`);
-      await admin.end();
-    },
-  };
-}
 
 /**
  * A btree operator class on text, made by the admin (the owner's database),
@@ -160,7 +110,7 @@ Deno.test({
     // table's indexes and of a user type — not the opfamilies
     // (pg_amop.amopopr → pg_amproc) of an operator named by USING, whose
     // support function the sort calls (PrepareSortSupportFromOrderingOp).
-    const own = ownSchema("ord");
+    const own = ownSchema("a55", "ord");
     const s = own.schema;
     await fileReadingOpclass(own);
     const { server, read } = await servers("OrderUsing");
@@ -198,7 +148,7 @@ Deno.test({
     // is in the error. pg_parse.ts reads IndexStmt's opclass as a name and
     // vets no function of it; the same token's `select s.cmp('a','b')` is
     // denied.
-    const own = ownSchema("idx");
+    const own = ownSchema("a55", "idx");
     const s = own.schema;
     await fileReadingOpclass(own);
     const { server, write } = await servers("IndexOpclass");
@@ -226,7 +176,7 @@ Deno.test({
     // What it does: a readWrite token sends `grant select on
     // pg_toast.pg_toast_1260 to <role>` and `grant select on all tables in
     // schema pg_toast to <role>`. What happens: both `OK []`.
-    const own = ownSchema("toast");
+    const own = ownSchema("a55", "toast");
     const role = `${own.schema}_r`;
     await own.admin.unsafe(`create role ${role}`);
     const { server, write } = await servers("Toast");
@@ -261,7 +211,7 @@ Deno.test({
     'held: GRANT variants and role settings — a quoted or U& spelled pg_ role, ALL TABLES IN SCHEMA "pg_catalog", session_preload_libraries, SECURITY DEFINER are refused; CREATE OR REPLACE of a harmless SQL function with a file read is vetted at the next call; set_config(search_path) is a write for readOnly',
   ...needs("postgres"),
   async fn() {
-    const own = ownSchema("grant");
+    const own = ownSchema("a55", "grant");
     const s = own.schema;
     const role = `${s}_r`;
     await own.admin.unsafe(`create schema ${s}; create role ${role};
@@ -308,7 +258,7 @@ Deno.test({
     "held: ordinary reads a readOnly token sends are answered (no false positive): json_object on PostgreSQL 15, ordered-set and filtered aggregates, ORDER BY USING <, joins USING, jsonb operators, SQL value functions",
   ...needs("postgres"),
   async fn() {
-    const own = ownSchema("fp");
+    const own = ownSchema("a55", "fp");
     const s = own.schema;
     await own.admin.unsafe(`create schema ${s};
       create table ${s}.n (n int, x text, j jsonb);
@@ -545,7 +495,7 @@ Deno.test({
     "held: an operator class or family naming a function dbport refuses by name as its support function (lo_export, lo_unlink) is refused at its creation",
   ...needs("postgres"),
   async fn() {
-    const own = ownSchema("opf");
+    const own = ownSchema("a55", "opf");
     const s = own.schema;
     await own.admin.unsafe(`create schema ${s};
       create operator family ${s}.f using btree;
@@ -648,7 +598,7 @@ Deno.test({
     // CreateForeignServerStmt, not ALTER FOREIGN TABLE's AT_GenericOptions
     // (an AlterTableStmt) nor AlterForeignServerStmt; reading a foreign
     // table is only "a write" for the token.
-    const own = ownSchema("fdw");
+    const own = ownSchema("a55", "fdw");
     const s = own.schema;
     await own.admin.unsafe(`create schema ${s};
       create server ${s}_srv foreign data wrapper file_fdw;
@@ -689,7 +639,7 @@ Deno.test({
     // integer: "a55 15\n"` — the validator ran. AlterFdwStmt is neither in
     // REACH_STATEMENTS nor read for the functions it names (pg_parse.ts
     // collectCalls: `func_options` HANDLER/VALIDATOR).
-    const own = ownSchema("val");
+    const own = ownSchema("a55", "val");
     const s = own.schema;
     await own.admin.unsafe(`create schema ${s};
       create foreign data wrapper ${s}_w`);
@@ -728,7 +678,7 @@ Deno.test({
     // rolpassword. pg_parse.ts grantsPower refuses `pg_` names and power
     // attributes only; a role with rolsuper (or a member of pg_ roles) is
     // granted by its own name.
-    const own = ownSchema("su");
+    const own = ownSchema("a55", "su");
     const r = `${own.schema}_r`;
     const r2 = `${own.schema}_r2`;
     const superuser = new URL(POSTGRES_URL).username || "postgres";
@@ -839,7 +789,7 @@ Deno.test({
     "held: (no false positive) CREATE FUNCTION … BEGIN ATOMIC … END (a SQL-standard body, PostgreSQL 14+) is one statement, created and called; a BEGIN ATOMIC body calling pg_read_file is refused at its creation and at its call, and a statement after its END still counts",
   ...needs("postgres"),
   async fn() {
-    const own = ownSchema("atomic");
+    const own = ownSchema("a55", "atomic");
     const s = own.schema;
     await own.admin.unsafe(`create schema ${s}`);
     const { server, write, read } = await servers("Atomic");
