@@ -208,7 +208,11 @@ for (const engine of ["postgres", "mysql", "sqlite"] as const) {
       let released = Promise.resolve();
       let slow = HEAVY;
       if (engine !== "sqlite") {
-        const [query, done] = await slowRead(fixture, 3_000);
+        // Held well past the longest short read's bound (200 ms + 2 s + 4 s):
+        // a short read whose session opened late under load still meets the
+        // lock, never a released table (CI of stop 49: the 2 s read started
+        // late, its timeout fired as the 3 s lock ended, and it was answered).
+        const [query, done] = await slowRead(fixture, 7_000);
         released = done;
         long = ask(query, 30);
         // Settled whatever the assertions below say: no dangling promise.
