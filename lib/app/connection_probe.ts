@@ -18,7 +18,12 @@ import {
 import { sshHops } from "../db/ssh/hops.ts";
 import { readKnownHosts, trustCommand } from "../db/ssh/known_hosts.ts";
 import { isUntrustedHostKey, SshTunnel } from "../db/ssh/tunnel.ts";
-import { describeTarget, urlParts, urlProblem } from "../db/target.ts";
+import {
+  describeTarget,
+  lenientDecode,
+  urlParts,
+  urlProblem,
+} from "../db/target.ts";
 import { messageOf } from "../base/message_of.ts";
 import { driverSpec, type SavedConnection } from "./connections.ts";
 
@@ -196,11 +201,8 @@ export function describeWhere(connection: SavedConnection): string {
   const target = describeTarget(connection.engine, connection.url);
   if (target === null) return "(an unreadable URL)";
   if (target.host === null) return target.database ?? connection.url;
-  let user = "";
   const userinfo = urlParts(connection.url)?.userinfo ?? "";
-  try {
-    user = decodeURIComponent(userinfo.split(":")[0]!);
-  } catch { /* none */ }
+  const user = lenientDecode(userinfo.split(":")[0]!);
   return `${user ? `${user}@` : ""}${where(target)}/${target.database ?? ""}`;
 }
 

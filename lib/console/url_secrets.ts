@@ -3,7 +3,7 @@
  * `user:password@` part), a libSQL `authToken` and a PostgreSQL client key's
  * passphrase (`sslpassword`) replaced by a placeholder,
  * so the Edit page never puts a secret in its HTML — the same rule the
- * owner's own terminal keeps (lib/db/pool.ts `ownerSecrets`). A URL posted
+ * owner's own terminal keeps (lib/db/open_driver.ts `ownerSecrets`). A URL posted
  * back with the placeholder keeps the saved secret; any other value
  * replaces it.
  *

@@ -17,7 +17,7 @@ import {
   queryStringPaths,
   queryStringSecrets,
   sqlitePath,
-  urlPassword,
+  urlPasswords,
   urlProblem,
 } from "./target.ts";
 import { DbError } from "./errors.ts";
@@ -372,10 +372,10 @@ const OPENERS: {
 };
 
 /** What even the owner's own terminal never shows: passwords and tokens. */
-function ownerSecrets(spec: DriverSpec): string[] {
+export function ownerSecrets(spec: DriverSpec): string[] {
   const secrets = spec.password === undefined ? [] : [spec.password];
   // Read apart from a WHATWG URL: several hosts with their ports are none.
-  secrets.push(urlPassword(spec.url));
+  secrets.push(...urlPasswords(spec.url));
   // authToken, sslpassword: read from the query string even where the URL
   // does not parse (several hosts).
   secrets.push(...queryStringSecrets(spec.url));

@@ -258,21 +258,20 @@ export function hostList(
 }
 
 /**
- * The password of a URL's user info (`user:password@`), decoded; "" when
- * it has none. Read apart from a WHATWG URL: a URL of several hosts with
- * their ports is none, and its password is a password still.
+ * The password of a URL's user info (`user:password@`) as written and as
+ * decoded (`lenientDecode`: a '%' that starts no escape is kept), each
+ * once; none when it has none. Read apart from a WHATWG URL: a URL of
+ * several hosts with their ports is none, and its password is a password
+ * still. Both forms are secrets: a message may quote the URL or the value
+ * a driver sent.
  */
-export function urlPassword(url: string): string {
+export function urlPasswords(url: string): string[] {
   const userinfo = urlParts(url)?.userinfo ?? null;
-  if (userinfo === null) return "";
+  if (userinfo === null) return [];
   const colon = userinfo.indexOf(":");
-  if (colon < 0) return "";
+  if (colon < 0) return [];
   const raw = userinfo.slice(colon + 1);
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
+  return [...new Set([raw, lenientDecode(raw)])].filter((form) => form !== "");
 }
 
 /**

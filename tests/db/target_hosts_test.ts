@@ -2,11 +2,13 @@ import { assertEquals } from "@std/assert";
 import {
   describeTarget,
   hostList,
-  urlPassword,
+  urlPasswords,
   urlProblem,
   urlWithoutSecrets,
 } from "../../lib/db/target.ts";
 import { withLogin } from "../../lib/db/split_driver.ts";
+import { ownerSecrets } from "../../lib/db/open_driver.ts";
+import { ownerOnly, redact } from "../../lib/db/redact.ts";
 
 Deno.test("hostList() reads libpq's host lists: a port each, a shared one, IPv6 literals; refuses a port that is none", () => {
   assertEquals(
@@ -55,15 +57,41 @@ Deno.test("describeTarget() of several hosts with a port each: the list as writt
   );
 });
 
-Deno.test("urlWithoutSecrets(), urlPassword() and withLogin() read a URL of several hosts with their ports", () => {
+Deno.test("urlWithoutSecrets(), urlPasswords() and withLogin() read a URL of several hosts with their ports", () => {
   const url = "postgres://me:s3cret@h1:5432,h2:5433/shop?authToken=tok1";
   assertEquals(
     urlWithoutSecrets(url),
     "postgres://me:[redacted]@h1:5432,h2:5433/shop?authToken=[redacted]",
   );
-  assertEquals(urlPassword(url), "s3cret");
+  assertEquals(urlPasswords(url), ["s3cret"]);
   assertEquals(
     withLogin(url, { user: "ai reader", password: "p@w" }),
     "postgres://ai%20reader:p%40w@h1:5432,h2:5433/shop?authToken=tok1",
+  );
+});
+
+Deno.test("a password's escapes: urlPasswords() gives it as written and as decoded, and the owner's messages mask both forms", () => {
+  assertEquals(urlPasswords("postgres://me:p%40ss@h/db"), ["p%40ss", "p@ss"]);
+  // A '%' that starts no escape is kept; the escapes around it decoded.
+  assertEquals(urlPasswords("postgres://me:50%off%21@h/db"), [
+    "50%off%21",
+    "50%off!",
+  ]);
+  assertEquals(urlPasswords("postgres://me:plain@h1:5432,h2:5433/db"), [
+    "plain",
+  ]);
+  assertEquals(urlPasswords("postgres://me@h/db"), []);
+  assertEquals(urlPasswords("postgres://me:@h/db"), []);
+  const secrets = ownerOnly(ownerSecrets({
+    id: "c1",
+    engine: "postgres",
+    url: "postgres://me:sec%25ret%zz@h/db",
+  }));
+  assertEquals(
+    redact(
+      "could not use postgres://me:sec%25ret%zz@h/db: password sec%ret%zz refused",
+      secrets,
+    ),
+    "could not use postgres://me:[redacted]@h/db: password [redacted] refused",
   );
 });
