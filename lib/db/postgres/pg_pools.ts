@@ -12,6 +12,7 @@
 
 import { Buffer } from "node:buffer";
 import { connect as tcpConnect } from "node:net";
+import { connectReading } from "./pg_socket_reads.ts";
 import postgres from "postgres";
 import {
   CONNECT_TIMEOUT_SECONDS,
@@ -161,7 +162,11 @@ export class PgPools {
       : config.socket === undefined
       ? () =>
         Promise.resolve(
-          tcpConnect(target.port, target.host).setNoDelay(true),
+          // In clear, read into a buffer of the socket's own
+          // (pg_socket_reads.ts); under TLS the TLS socket reads it.
+          tlsNeeds === null
+            ? connectReading(target.port, target.host)
+            : tcpConnect(target.port, target.host).setNoDelay(true),
         )
       : openingSafely(config.socket);
     const ownTls = raw !== null && tlsNeeds !== null &&

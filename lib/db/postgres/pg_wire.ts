@@ -20,6 +20,7 @@
 
 import { Buffer } from "node:buffer";
 import type { Duplex } from "node:stream";
+import { ownCopy, takesViews } from "./pg_socket_reads.ts";
 
 /** What a borrowed socket hands its borrower. */
 export interface WireUser {
@@ -154,6 +155,9 @@ export function wired<T extends Duplex>(socket: T, counted = true): T {
   let isClosed = false;
   const onClosed: (() => void)[] = [];
   const session: WireSession = { readOnly: false, timeout: null, app: null };
+  // A socket reading into its own buffer (pg_socket_reads.ts) hands this
+  // patch views of it: the reader reads them in place.
+  takesViews(socket);
   const wire: Wire = {
     session,
     write: (bytes) => {
@@ -214,7 +218,11 @@ export function wired<T extends Duplex>(socket: T, counted = true): T {
         );
       }
     }
-    const result = emit(event, ...args);
+    // A view of the socket's read buffer is valid only in this event:
+    // postgres.js keeps a message's unread part for the next one.
+    const result = event === "data"
+      ? emit(event, ownCopy(args[0] as Uint8Array))
+      : emit(event, ...args);
     if (event === "close") {
       // postgres.js's own close handler has run by now.
       isClosed = true;
