@@ -1,5 +1,11 @@
 import { assertEquals } from "@std/assert";
-import { Budget, CutCell, cutText, cutUtf8 } from "../../lib/db/budget.ts";
+import {
+  Budget,
+  CutCell,
+  cutText,
+  cutUtf8,
+  decodeHead,
+} from "../../lib/db/budget.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -17,6 +23,19 @@ Deno.test("cutUtf8() cuts as cutText() cuts the decoded text, multibyte included
     const cut = cutUtf8(encode(text), 20);
     assertEquals(cut?.text, cutText(text, 20), text.slice(0, 12));
   }
+});
+
+Deno.test("decodeHead() decodes up to the first character past the cap, never a longer head", () => {
+  assertEquals(decodeHead(encode("x".repeat(100)), 20), "x".repeat(20));
+  assertEquals(decodeHead(encode("é".repeat(100)), 20), "é".repeat(20));
+  // A pair that straddles the cap is kept whole (cutText() leaves it out).
+  assertEquals(
+    decodeHead(encode("a" + "😀".repeat(40)), 20),
+    "a" + "😀".repeat(10),
+  );
+  assertEquals(decodeHead(encode("ab"), 20), "ab");
+  // A head whose last character is cut off mid-sequence (a held head).
+  assertEquals(decodeHead(encode("日本").subarray(0, 4), 20), "日\uFFFD");
 });
 
 Deno.test("cutUtf8() leaves a value within the cap to be decoded as usual", () => {

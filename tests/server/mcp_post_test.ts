@@ -262,3 +262,24 @@ Deno.test("through the fast path a client that disconnects mid-request cancels i
   const [row] = await t.server.activity.recent(1);
   assertEquals([row!.method, row!.errorCode], ["tools/call", -33002]);
 });
+
+Deno.test("through the fast path a large answer of multibyte text (written as its bytes) has its exact Content-Length and text", async () => {
+  await using t = await startTestServer({ catalog: fixtureCatalog() });
+  for (const size of [100, 20_000]) {
+    const query = "é€😀x".repeat(size);
+    const call = modernRequest("tools/call", {
+      name: "echo",
+      arguments: { query },
+    });
+    const { answer, taken } = await counted(
+      t,
+      () => postModern(t.url, call, { authorization: `Bearer ${t.token}` }),
+    );
+    assertEquals([answer.status, taken], [200, 1]);
+    assertEquals(
+      Number(answer.headers.get("content-length")),
+      new TextEncoder().encode(answer.text).length,
+    );
+    assertEquals(answer.json.result.structuredContent.args.query, query);
+  }
+});

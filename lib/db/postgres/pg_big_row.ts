@@ -23,6 +23,7 @@ import {
   cellSize,
   CutCell,
   cutText,
+  decodeHead,
   type RowState,
   shrinkCell,
 } from "../budget.ts";
@@ -268,7 +269,7 @@ export class BigRow {
   #abandon(value: Streaming): void {
     const max = this.#options.maxCellChars;
     const size = `${value.length.toLocaleString("en-US")} bytes`;
-    const head = value.bytes === null ? "" : DECODER.decode(value.bytes);
+    const head = value.bytes === null ? "" : decodeHead(value.bytes, max);
     this.cells.push(this.#final(
       new CutCell(
         `${
@@ -315,7 +316,7 @@ export class BigRow {
       );
     } else {
       cell = new CutCell(
-        cutText(DECODER.decode(value.bytes!), max, value.units),
+        cutText(decodeHead(value.bytes!, max), max, value.units),
       );
     }
     if (this.refused) {
