@@ -5,6 +5,7 @@ import {
   cutText,
   cutUtf8,
   decodeHead,
+  shrinkCell,
 } from "../../lib/db/budget.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
@@ -73,4 +74,90 @@ Deno.test("Budget.add() stops at the row past maxRows and says so", () => {
   assertEquals(budget.add([3]), false);
   assertEquals(budget.rows, [[1], [2]]);
   assertEquals(budget.truncation.rows, true);
+});
+
+// Exact edges of the first-row accounting (issue 34 mutation survivors).
+const limits = (maxRows: number, maxBytes: number, maxCellChars = 1_000) =>
+  new Budget({ maxRows, maxBytes, maxCellChars });
+
+Deno.test("Budget.shrinks(): only the first row, and only when it is past the budget (2 + size > maxBytes)", () => {
+  const b = limits(10, 100);
+  assertEquals(b.shrinks(98), false); // 2 + 98 = 100 fits exactly
+  assertEquals(b.shrinks(99), true);
+  assertEquals(b.shrinks(1), false);
+  assertEquals(b.add([1]), true);
+  // A second row is refused, never shrunk, however large.
+  assertEquals(b.shrinks(1), false);
+  assertEquals(b.shrinks(1_000), false);
+});
+
+Deno.test("Budget.share(): (maxBytes - 2) / cells - 48, never below 100", () => {
+  assertEquals(limits(10, 1_002).share(1), 952);
+  assertEquals(limits(10, 1_002).share(2), 452);
+  assertEquals(limits(10, 1_002).share(3), 285); // floor(1000 / 3) - 48
+  // (200 - 2) - 48 = 150 would do; 100 - 2 - 48 = 50 is lifted to 100.
+  assertEquals(limits(10, 200).share(1), 150);
+  assertEquals(limits(10, 100).share(1), 100);
+  assertEquals(limits(10, 100).share(50), 100);
+});
+
+Deno.test("Budget.refuses(): the row at maxRows is refused (maxRows 1 with one kept refuses a 0-byte row)", () => {
+  const b = limits(1, 1_000);
+  assertEquals(b.refuses(0), false);
+  assertEquals(b.add([1]), true);
+  assertEquals(b.refuses(0), true);
+  const two = limits(2, 30);
+  assertEquals(two.add([1]), true); // 2 + 16 = 18 bytes
+  assertEquals(two.refuses(12), false); // 18 + 12 = 30 fits
+  assertEquals(two.refuses(13), true);
+});
+
+Deno.test("Budget.add() of a first row too large counts its shrunk size: 3 + each cell's JSON + 1", () => {
+  // share(1) = 200 - 2 - 48 = 150: the cell is cut to 150 characters.
+  const b = limits(10, 200);
+  assertEquals(b.add(["x".repeat(500)]), true);
+  const cell = cutText("x".repeat(500), 150);
+  assertEquals(b.rows, [[cell]]);
+  assertEquals(b.truncation.cells, 1);
+  assertEquals(b.left, 200 - 2 - (3 + cell.length + 2 + 1));
+  assertEquals(b.left, 15);
+  // Two cells: share(2) = floor(198 / 2) - 48 = 51, lifted to 100.
+  const two = limits(10, 200);
+  assertEquals(two.add(["y".repeat(300), "z".repeat(300)]), true);
+  const y = cutText("y".repeat(300), 100);
+  const z = cutText("z".repeat(300), 100);
+  assertEquals(two.rows, [[y, z]]);
+  assertEquals(two.left, 200 - 2 - (3 + y.length + 3 + z.length + 3));
+});
+
+Deno.test("shrinkCell() of escaped text shrinks its keep to floor(keep * share / size) - 1 until it fits", () => {
+  // 150 quotes are 300 bytes of JSON: 150 * 150 / 329 = 68.4, so 67 kept.
+  const quotes = '"'.repeat(1_000);
+  assertEquals(shrinkCell(quotes, 150), {
+    cell: cutText(quotes, 67),
+    cut: true,
+  });
+  // \u0001 takes 6 bytes: 10 * 10 / 89 = 1.1, minus 1 is 0, lifted to 1.
+  const controls = "\u0001".repeat(1_000);
+  assertEquals(shrinkCell(controls, 10), {
+    cell: cutText(controls, 1),
+    cut: true,
+  });
+  // A text within its share is kept; one cut already is not counted again.
+  assertEquals(shrinkCell("abc", 5), { cell: "abc", cut: false });
+  const already = cutText("q".repeat(500), 300);
+  assertEquals(shrinkCell(already, 150), {
+    cell: cutText(already, 150),
+    cut: false,
+  });
+});
+
+Deno.test("cutUtf8() counts a 3-byte character led by 0xEF (U+FF21) as one unit, like any below 0xF0", () => {
+  // "Ａ" is EF BC A1: 15 of them are 45 bytes but 15 units.
+  assertEquals(cutUtf8(encode("Ａ".repeat(15)), 20), null);
+  assertEquals(
+    cutUtf8(encode("Ａ".repeat(30)), 20)?.text,
+    "Ａ".repeat(20) + "…[cut: 10 more characters]",
+  );
+  assertEquals(decodeHead(encode("Ａ".repeat(30)), 20), "Ａ".repeat(20));
 });
