@@ -226,3 +226,440 @@ Deno.test("analyze() of a SELECT with an empty locking clause list is a read; wi
   );
   assertEquals((await analysisOf("SELECT 1 FOR UPDATE")).tier, "write");
 });
+
+const MEMBERSHIP_TAIL =
+  " changes role membership: a member gets every privilege of the role it is in (a superuser's, a predefined role's) and may SET ROLE to it; dbport leaves role membership to the server's administrator";
+
+Deno.test("parsePostgres() refuses every change of role membership, naming the statement and its roles", async () => {
+  const cases: [string, string][] = [
+    ["GRANT postgres TO r", "GRANT of a role (postgres)"],
+    [
+      "REVOKE pg_read_server_files FROM r",
+      "REVOKE of a role (pg_read_server_files)",
+    ],
+    ["CREATE ROLE r IN ROLE a, b", "CREATE ROLE … IN ROLE (a, b)"],
+    ["CREATE ROLE r ROLE x", "CREATE ROLE … ROLE|USER (x)"],
+    ["CREATE ROLE r ADMIN y", "CREATE ROLE … ADMIN (y)"],
+    ["ALTER GROUP g ADD USER u", "ALTER GROUP g ADD|DROP USER (u)"],
+    ["ALTER GROUP g DROP USER u, v", "ALTER GROUP g ADD|DROP USER (u, v)"],
+  ];
+  for (const [sql, start] of cases) {
+    assertEquals(await reachOf(sql), start + MEMBERSHIP_TAIL, sql);
+  }
+  assertEquals(
+    await reachOf("ALTER ROLE pg_monitor CONNECTION LIMIT 1"),
+    "ALTER ROLE|GROUP pg_monitor changes a predefined role, which holds the server's powers; dbport leaves role membership and attributes to the server's administrator",
+  );
+  assertEquals(await reachOf("ALTER ROLE r CONNECTION LIMIT 1"), null);
+});
+
+const FOREIGN_TAIL =
+  " changes what a foreign table reaches (files, programs or other hosts); dbport leaves foreign tables to the server's administrator";
+
+Deno.test("parsePostgres() refuses ALTER FOREIGN TABLE and OPTIONS under any ALTER TABLE; another ALTER TABLE is no reach", async () => {
+  const cases: [string, string | null][] = [
+    [
+      "ALTER FOREIGN TABLE ft OPTIONS (SET filename 'x')",
+      "ALTER … OPTIONS" + FOREIGN_TAIL,
+    ],
+    [
+      "ALTER FOREIGN TABLE ft ADD COLUMN c int",
+      "ALTER FOREIGN TABLE" + FOREIGN_TAIL,
+    ],
+    [
+      "ALTER TABLE t ALTER COLUMN c OPTIONS (x 'y')",
+      "ALTER … OPTIONS" + FOREIGN_TAIL,
+    ],
+    ["ALTER TABLE t OPTIONS (x 'y')", "ALTER … OPTIONS" + FOREIGN_TAIL],
+    ["ALTER TABLE t ADD COLUMN c int", null],
+    ["ALTER TABLE t SET (fillfactor = 50)", null],
+  ];
+  for (const [sql, reach] of cases) {
+    assertEquals(await reachOf(sql), reach, sql);
+  }
+});
+
+Deno.test("parsePostgres() refuses each statement that reaches files, code or other hosts, by its own message", async () => {
+  const cases: [string, string][] = [
+    [
+      "COPY t TO '/tmp/x'",
+      "COPY reads or writes files, programs or the client's stream",
+    ],
+    ["DO $$ begin end $$", "DO runs a block of procedural code"],
+    ["CREATE EXTENSION e", "CREATE EXTENSION installs code"],
+    ["ALTER EXTENSION e UPDATE", "ALTER EXTENSION changes installed code"],
+    ["LOAD 'x'", "LOAD reads a library"],
+    [
+      "ALTER SYSTEM SET a = 1",
+      "ALTER SYSTEM writes the server's configuration file",
+    ],
+    [
+      "CREATE SERVER s FOREIGN DATA WRAPPER w",
+      "a foreign server reaches files or other hosts",
+    ],
+    [
+      "ALTER SERVER s OPTIONS (host 'x')",
+      "ALTER SERVER changes where a foreign server reaches (files or other hosts)",
+    ],
+    [
+      "CREATE FOREIGN TABLE f (a int) SERVER s",
+      "a foreign table reaches files or other hosts",
+    ],
+    [
+      "IMPORT FOREIGN SCHEMA a FROM SERVER s INTO b",
+      "IMPORT FOREIGN SCHEMA reaches other hosts",
+    ],
+    [
+      "CREATE USER MAPPING FOR r SERVER s",
+      "a user mapping holds credentials for other hosts",
+    ],
+    [
+      "ALTER USER MAPPING FOR r SERVER s OPTIONS (password 'x')",
+      "a user mapping holds credentials for other hosts",
+    ],
+    [
+      "CREATE FOREIGN DATA WRAPPER w",
+      "CREATE FOREIGN DATA WRAPPER installs code (its handler and validator) that reaches files or other hosts",
+    ],
+    [
+      "ALTER FOREIGN DATA WRAPPER w VALIDATOR v",
+      "ALTER FOREIGN DATA WRAPPER installs code (its handler and validator, the validator run at once) and changes what its foreign tables reach",
+    ],
+    [
+      "CREATE SUBSCRIPTION s CONNECTION 'x' PUBLICATION p",
+      "a subscription connects to other hosts",
+    ],
+  ];
+  for (const [sql, reach] of cases) {
+    assertEquals(await reachOf(sql), reach, sql);
+  }
+});
+
+Deno.test("parsePostgres() reads only LANGUAGE sql bodies: plpgsql and no language are opaque code, BEGIN ATOMIC is SQL", async () => {
+  const opaque = (what: string, language: string) =>
+    `CREATE ${what} in LANGUAGE ${language} installs code whose body dbport cannot read, to run with the login's powers (files, programs, any SQL); only LANGUAGE sql bodies are vetted`;
+  const cases: [string, string | null][] = [
+    [
+      "CREATE FUNCTION s.f() RETURNS int LANGUAGE plpgsql AS 'begin return 1; end'",
+      opaque("FUNCTION", "plpgsql"),
+    ],
+    [
+      "CREATE PROCEDURE s.p() LANGUAGE PLPGSQL AS 'begin end'",
+      opaque("PROCEDURE", "plpgsql"),
+    ],
+    [
+      "CREATE FUNCTION s.f() RETURNS int AS 'select 1'",
+      opaque("FUNCTION", "(none)"),
+    ],
+    ["CREATE FUNCTION s.f() RETURNS int LANGUAGE SQL AS 'select 1'", null],
+    [
+      "CREATE FUNCTION s.f() RETURNS int LANGUAGE SQL BEGIN ATOMIC select 1; END",
+      null,
+    ],
+    [
+      "CREATE FUNCTION s.f() RETURNS int BEGIN ATOMIC select 1; END",
+      null,
+    ],
+    // The last SECURITY clause is not what counts: any DEFINER is refused.
+    [
+      "CREATE FUNCTION s.f() RETURNS int LANGUAGE sql SECURITY INVOKER SECURITY DEFINER AS 'select 1'",
+      "CREATE FUNCTION … SECURITY DEFINER installs code that runs with its owner's powers for whoever calls it; dbport lets a statement install only SECURITY INVOKER functions",
+    ],
+  ];
+  for (const [sql, reach] of cases) {
+    assertEquals(await reachOf(sql), reach, sql);
+  }
+});
+
+Deno.test("parsePostgres() reads a statement nested in CREATE SCHEMA as if sent itself", async () => {
+  const nested = await analysisOf(
+    "CREATE SCHEMA s GRANT SELECT ON pg_authid TO PUBLIC",
+  );
+  assert(nested.reach?.startsWith("GRANT on pg_authid changes"));
+  const table = await analysisOf("CREATE SCHEMA s CREATE TABLE t (a int)");
+  assertEquals(table.reach, null);
+  assertEquals(table.kinds, [
+    "CreateSchemaStmt",
+    "CreateSchemaStmt",
+    "CreateStmt",
+  ]);
+});
+
+Deno.test("parsePostgres() tiers: SELECT and SHOW read, SET and VACUUM write, DROP and TRUNCATE destructive; DELETE or UPDATE without WHERE dangerous; targets named", async () => {
+  const cases: [string, string, boolean, string[]][] = [
+    ["SHOW x", "read", false, []],
+    ["SET x = 1", "write", false, []],
+    ["VACUUM t", "write", false, []],
+    ["TRUNCATE t", "destructive", true, []],
+    ["DROP TABLE t", "destructive", true, []],
+    ["DELETE FROM t", "write", true, ["t"]],
+    ["DELETE FROM s.t WHERE a", "write", false, ["s.t"]],
+    ["UPDATE t SET a = 1", "write", true, ["t"]],
+    ["UPDATE t SET a = 1 WHERE b", "write", false, ["t"]],
+    ["INSERT INTO s.t VALUES (1)", "write", false, ["s.t"]],
+    [
+      "MERGE INTO t USING u ON true WHEN MATCHED THEN DELETE",
+      "write",
+      false,
+      ["t"],
+    ],
+  ];
+  for (const [sql, tier, dangerous, targets] of cases) {
+    const analysis = await analysisOf(sql);
+    assertEquals(
+      [
+        analysis.tier,
+        analysis.dangerous,
+        analysis.targets.map((t) =>
+          `${t.schema ? t.schema + "." : ""}${t.name}`
+        ),
+      ],
+      [tier, dangerous, targets],
+      sql,
+    );
+  }
+});
+
+Deno.test("parsePostgres() names ANALYZE apart from VACUUM (they share a node) and marks EXPLAIN without ANALYZE as plans only", async () => {
+  assertEquals((await analysisOf("ANALYZE t")).kinds[0], "AnalyzeStmt");
+  assertEquals((await analysisOf("VACUUM t")).kinds[0], "VacuumStmt");
+  assertEquals((await analysisOf("VACUUM (ANALYZE) t")).kinds[0], "VacuumStmt");
+  const plan = await analysisOf("EXPLAIN (ANALYZE no) DELETE FROM t");
+  assertEquals([plan.tier, plan.dangerous, plan.plansOnly], [
+    "read",
+    false,
+    true,
+  ]);
+  assertEquals(
+    (await analysisOf("EXPLAIN (ANALYZE 'f') DELETE FROM t")).tier,
+    "read",
+  );
+  const run = await analysisOf("EXPLAIN (ANALYZE true) DELETE FROM t");
+  assertEquals([run.tier, run.dangerous, run.plansOnly], [
+    "write",
+    true,
+    undefined,
+  ]);
+});
+
+Deno.test("parsePostgres() names the relation ALTER TABLE, RENAME and SET SCHEMA change", async () => {
+  for (
+    const sql of [
+      "ALTER TABLE s.t RENAME TO u",
+      "ALTER TABLE s.t SET SCHEMA u",
+      "ALTER TABLE s.t ADD COLUMN c int",
+    ]
+  ) {
+    assertEquals((await analysisOf(sql)).relations, [{
+      schema: "s",
+      name: "t",
+    }], sql);
+  }
+  assertEquals((await analysisOf("CREATE TABLE s.t (a int)")).relations, []);
+});
+
+Deno.test("parsePostgres() reads the operator classes of an index and of a partition key", async () => {
+  assertEquals(
+    (await analysisOf("CREATE INDEX i ON t (a s.opc)")).opclasses,
+    [{ schema: "s", name: "opc" }],
+  );
+  assertEquals(
+    (await analysisOf("CREATE TABLE p (a int) PARTITION BY RANGE (a s.opc2)"))
+      .opclasses,
+    [{ schema: "s", name: "opc2" }],
+  );
+  assertEquals(
+    (await analysisOf("CREATE INDEX i ON t (a)")).opclasses,
+    undefined,
+  );
+});
+
+Deno.test("parsePostgres() reads calls exactly: TABLESAMPLE's method, WITHIN GROUP's columns as arguments, VARIADIC as any arity, pg_catalog.json_object also on the path before 16", async () => {
+  const cases: [string, unknown][] = [
+    ["SELECT * FROM t TABLESAMPLE s.bern(1)", [{
+      schema: "s",
+      name: "bern",
+      args: 1,
+    }]],
+    ["SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY a) FROM t", [{
+      schema: null,
+      name: "percentile_cont",
+      args: 2,
+    }]],
+    ["SELECT count(a ORDER BY b) FROM t", [{
+      schema: null,
+      name: "count",
+      args: 1,
+    }]],
+    ["SELECT f(VARIADIC ARRAY[1])", [{ schema: null, name: "f", args: null }]],
+    ["SELECT pg_catalog.json_object('{a}')", [
+      { schema: "pg_catalog", name: "json_object", args: 1 },
+      { schema: null, name: "json_object", args: 1, before: 160000 },
+    ]],
+    ["SELECT s.json_object('{a}')", [
+      { schema: "s", name: "json_object", args: 1 },
+    ]],
+    ["SELECT (t).f.g FROM t", [
+      { schema: null, name: "f", args: 1, optional: true },
+      { schema: null, name: "g", args: 1, optional: true },
+    ]],
+    ["SELECT (t).f[1] FROM t", [
+      { schema: null, name: "f", args: 1, optional: true },
+    ]],
+    ["SELECT a[1] FROM t", []],
+    ["GRANT EXECUTE ON PROCEDURE s.p(int, int) TO r", [{
+      schema: "s",
+      name: "p",
+      args: 2,
+    }]],
+    ["GRANT EXECUTE ON ROUTINE s.p() TO r", [{
+      schema: "s",
+      name: "p",
+      // The tree leaves an empty argument list out: any arity.
+      args: null,
+    }]],
+    ["GRANT SELECT ON s.t TO r", []],
+    ["CREATE CAST (int AS text) WITH FUNCTION s.f", [{
+      schema: "s",
+      name: "f",
+      args: null,
+    }]],
+    ["CREATE CAST (int AS text) WITHOUT FUNCTION", []],
+    ["CREATE AGGREGATE s.a(int) (sfunc1 = s.f, stype = int)", [{
+      schema: "s",
+      name: "f",
+      args: null,
+    }]],
+    [
+      "CREATE AGGREGATE s.a(int) (SFUNC = s.f, stype = int, combinefunc = c, serialfunc = sf, deserialfunc = df)",
+      [
+        { schema: "s", name: "f", args: null },
+        { schema: null, name: "c", args: null },
+        { schema: null, name: "sf", args: null },
+        { schema: null, name: "df", args: null },
+      ],
+    ],
+    ["CREATE OPERATOR s.## (function = f, join = j, rightarg = text)", [
+      { schema: null, name: "f", args: null },
+      { schema: null, name: "j", args: null },
+    ]],
+  ];
+  for (const [sql, functions] of cases) {
+    assertEquals((await analysisOf(sql)).functions, functions, sql);
+  }
+});
+
+Deno.test("parsePostgres() reads operators exactly: ANY's, ORDER BY USING's, each BETWEEN form's, OPERATOR(s.+)", async () => {
+  const op = (name: string, schema: string | null = null) => ({ schema, name });
+  const cases: [string, unknown][] = [
+    ["SELECT a = ANY (SELECT 1)", [op("=")]],
+    ["SELECT a IN (SELECT 1)", []],
+    ["SELECT 1 ORDER BY a USING <", [op("<")]],
+    ["SELECT 1 ORDER BY a", []],
+    ["SELECT a BETWEEN 1 AND 2", [op(">="), op("<=")]],
+    ["SELECT a BETWEEN SYMMETRIC 1 AND 2", [op(">="), op("<=")]],
+    ["SELECT a NOT BETWEEN 1 AND 2", [op("<"), op(">")]],
+    ["SELECT a NOT BETWEEN SYMMETRIC 1 AND 2", [op("<"), op(">")]],
+    ["SELECT a OPERATOR(s.+) 1", [op("+", "s")]],
+  ];
+  for (const [sql, operators] of cases) {
+    assertEquals((await analysisOf(sql)).operators, operators, sql);
+  }
+});
+
+Deno.test("parsePostgres() refuses changing each kind of catalog object, naming it", async () => {
+  const cases: [string, string][] = [
+    [
+      "ALTER TABLE pg_catalog.pg_authid ADD COLUMN c int",
+      "AlterTable changes pg_catalog.pg_authid",
+    ],
+    ["CREATE VIEW pg_catalog.v AS SELECT 1", "View changes pg_catalog.v"],
+    [
+      "CREATE RULE r AS ON INSERT TO pg_catalog.t DO NOTHING",
+      "Rule changes pg_catalog.t",
+    ],
+    [
+      "CREATE TRIGGER tr AFTER INSERT ON pg_catalog.t FOR EACH ROW EXECUTE FUNCTION f()",
+      "CreateTrig changes pg_catalog.t",
+    ],
+    ["ALTER SEQUENCE pg_catalog.s RESTART", "AlterSeq changes pg_catalog.s"],
+    ["ALTER SCHEMA pg_catalog RENAME TO x", "Rename changes pg_catalog"],
+    [
+      "ALTER FUNCTION s.f() SET SCHEMA pg_catalog",
+      "AlterObjectSchema changes pg_catalog",
+    ],
+    ["ALTER TYPE pg_catalog.t ADD VALUE 'x'", "AlterEnum changes pg_catalog.t"],
+    ["ALTER TYPE pg_catalog.t OWNER TO r", "AlterOwner changes pg_catalog.t"],
+    [
+      "ALTER TYPE pg_catalog.t SET (send = f)",
+      "AlterType changes pg_catalog.t",
+    ],
+    [
+      "ALTER OPERATOR pg_catalog.+ (int, int) OWNER TO r",
+      "AlterOwner changes pg_catalog.+",
+    ],
+    [
+      "ALTER OPERATOR pg_catalog.+ (int, int) SET (restrict = f)",
+      "AlterOperator changes pg_catalog.+",
+    ],
+    [
+      "ALTER STATISTICS pg_catalog.st SET STATISTICS 1",
+      "AlterStats changes pg_catalog.st",
+    ],
+    [
+      "ALTER TEXT SEARCH DICTIONARY pg_catalog.simple (x = 1)",
+      "AlterTSDictionary changes pg_catalog.simple",
+    ],
+    [
+      "ALTER TEXT SEARCH CONFIGURATION pg_catalog.simple ADD MAPPING FOR word WITH simple",
+      "AlterTSConfiguration changes pg_catalog.simple",
+    ],
+    [
+      "ALTER COLLATION pg_catalog.c REFRESH VERSION",
+      "AlterCollation changes pg_catalog.c",
+    ],
+    [
+      "CREATE OPERATOR CLASS pg_catalog.oc FOR TYPE int USING btree AS OPERATOR 1 <",
+      "CreateOpClass changes pg_catalog.oc",
+    ],
+    [
+      "CREATE OPERATOR CLASS s.oc FOR TYPE int USING btree FAMILY pg_catalog.of AS OPERATOR 1 <",
+      "CreateOpClass changes pg_catalog.of",
+    ],
+    [
+      "CREATE OPERATOR FAMILY pg_catalog.of USING btree",
+      "CreateOpFamily changes pg_catalog.of",
+    ],
+    [
+      "ALTER OPERATOR FAMILY pg_catalog.of USING btree ADD OPERATOR 1 < (int, int)",
+      "AlterOpFamily changes pg_catalog.of",
+    ],
+    [
+      "ALTER POLICY p ON pg_catalog.t USING (true)",
+      "AlterPolicy changes pg_catalog.t",
+    ],
+    [
+      "CREATE TYPE pg_catalog.b (input = f, output = g)",
+      "Define changes pg_catalog.b",
+    ],
+    [
+      "ALTER FUNCTION pg_read_file(text) RENAME TO x",
+      "Rename changes pg_read_file",
+    ],
+    ["ALTER TABLE pg_tempo.t RENAME TO u", "Rename changes pg_tempo.t"],
+    ["ALTER TABLE pg_temp_x.t RENAME TO u", "Rename changes pg_temp_x.t"],
+  ];
+  for (const [sql, start] of cases) {
+    assertEquals((await reachOf(sql))?.split(CATALOG_CHANGE)[0], start, sql);
+  }
+  for (
+    const sql of [
+      "ALTER TABLE pg_temp_3.t RENAME TO u",
+      "ALTER TABLE pg_temp.t RENAME TO u",
+      "ALTER DOMAIN s.d OWNER TO r",
+      "ALTER FUNCTION s.f() SET SCHEMA s2",
+      "ALTER SCHEMA s RENAME TO s2",
+      "CREATE VIEW s.v AS SELECT 1",
+    ]
+  ) assertEquals(await reachOf(sql), null, sql);
+});
