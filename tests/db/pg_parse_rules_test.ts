@@ -663,3 +663,92 @@ Deno.test("parsePostgres() refuses changing each kind of catalog object, naming 
     ]
   ) assertEquals(await reachOf(sql), null, sql);
 });
+
+Deno.test("parsePostgres() treats information_schema as a catalog schema: GRANT on it, ALL IN SCHEMA, ALTER SCHEMA … OWNER", async () => {
+  assert(
+    (await reachOf("GRANT SELECT ON information_schema.tables TO r"))
+      ?.startsWith("GRANT on information_schema.tables changes who may read"),
+  );
+  assert(
+    (await reachOf(
+      "GRANT SELECT ON ALL TABLES IN SCHEMA information_schema TO r",
+    ))?.startsWith("GRANT … ALL … IN SCHEMA information_schema changes"),
+  );
+  for (const schema of ["pg_catalog", "information_schema"]) {
+    assertEquals(
+      (await reachOf(`ALTER SCHEMA ${schema} OWNER TO r`))
+        ?.split(CATALOG_CHANGE)[0],
+      `AlterOwner changes ${schema}`,
+    );
+  }
+  assertEquals(await reachOf("ALTER SCHEMA s OWNER TO r"), null);
+});
+
+Deno.test("parsePostgres() reads each SQL/JSON constructor as a call of its name before the version that made it syntax", async () => {
+  const cases: [string, string, number][] = [
+    ["SELECT json_array(1)", "json_array", 160000],
+    ["SELECT json_array(SELECT 1)", "json_array", 160000],
+    ["SELECT json_object('a' : 1)", "json_object", 160000],
+    ["SELECT json_arrayagg(a) FROM t", "json_arrayagg", 160000],
+    ["SELECT json_objectagg(k : v) FROM t", "json_objectagg", 160000],
+    ["SELECT json('x')", "json", 170000],
+    ["SELECT json_scalar(1)", "json_scalar", 170000],
+    ["SELECT json_serialize('x')", "json_serialize", 170000],
+    [
+      "SELECT * FROM json_table('{}', '$' COLUMNS (a int))",
+      "json_table",
+      170000,
+    ],
+  ];
+  for (const [sql, name, before] of cases) {
+    assertEquals((await analysisOf(sql)).functions, [
+      { schema: null, name, args: null, before },
+    ], sql);
+  }
+});
+
+Deno.test("parsePostgres() counts no arguments as 0: now()", async () => {
+  assertEquals((await analysisOf("SELECT now()")).functions, [
+    { schema: null, name: "now", args: 0 },
+  ]);
+});
+
+Deno.test("parsePostgres() caches a text of 4,096 characters: the same frozen parse handed out again", async () => {
+  const text = (length: number) => {
+    const head = "SELECT 1 AS cache_probe_";
+    return head + "x".repeat(length - head.length);
+  };
+  const at = text(4096);
+  assertEquals(at.length, 4096);
+  const first = await parsePostgres(at);
+  assert(first === (await parsePostgres(at)), "4,096 characters: cached");
+});
+
+Deno.test("analyze() of trees the grammar does not make: an exclusion pair without an operator, a type without a name, routine objects outside a GRANT name nothing", () => {
+  const exclusion = analyze({
+    CreateStmt: {
+      tableElts: [{
+        Constraint: {
+          contype: "CONSTR_EXCLUSION",
+          exclusions: [{ List: { items: [{ IndexElem: { name: "c" } }] } }],
+        },
+      }],
+    },
+  });
+  assertEquals(exclusion.operators, []);
+  assertEquals(
+    analyze({ SelectStmt: { targetList: [{ TypeName: { names: [] } }] } })
+      .castTypes,
+    [],
+  );
+  const routines = {
+    objtype: "OBJECT_FUNCTION",
+    objects: [{
+      ObjectWithArgs: { objname: [{ String: { sval: "f" } }] },
+    }],
+  };
+  assertEquals(analyze({ CommentStmt: { other: routines } }).functions, []);
+  assertEquals(analyze({ GrantStmt: routines }).functions, [
+    { schema: null, name: "f", args: null },
+  ]);
+});
