@@ -1,6 +1,7 @@
 import { assertEquals } from "@std/assert";
 import {
   Budget,
+  cellSize,
   CutCell,
   cutText,
   cutUtf8,
@@ -160,4 +161,58 @@ Deno.test("cutUtf8() counts a 3-byte character led by 0xEF (U+FF21) as one unit,
     "Ａ".repeat(20) + "…[cut: 10 more characters]",
   );
   assertEquals(decodeHead(encode("Ａ".repeat(30)), 20), "Ａ".repeat(20));
+});
+
+Deno.test("Budget.refuses() never refuses the first row for its size (it is shrunk instead)", () => {
+  const b = limits(10, 100);
+  assertEquals(b.refuses(1_000), false);
+  assertEquals(b.shrinks(1_000), true);
+});
+
+Deno.test("Budget.add() of a row a streamed reader shrank: kept, its cut cells counted, its size 3 + each cell's JSON + 1", () => {
+  const b = limits(10, 100);
+  assertEquals(b.add(["abc", 7], { shrunk: 2 }), true);
+  assertEquals(b.rows, [["abc", 7]]);
+  assertEquals(b.truncation, { rows: false, bytes: false, cells: 2 });
+  assertEquals(b.left, 100 - 2 - (3 + 6 + 13));
+});
+
+Deno.test("Budget.add() keeps a later row that fits whole, even with a cell larger than a first row's share", () => {
+  // After [1] (18 bytes) 982 are left; share(1) would be 934, and the
+  // 950-character cell (952 bytes of JSON, a 956-byte row) fits as it is.
+  const b = limits(10, 1_000);
+  assertEquals(b.add([1]), true);
+  const cell = "x".repeat(950);
+  assertEquals(b.add([cell]), true);
+  assertEquals(b.rows, [[1], [cell]]);
+  assertEquals(b.truncation.cells, 0);
+  assertEquals(b.left, 1_000 - 18 - 956);
+});
+
+Deno.test("shrinkCell() keeps a first cut of exactly share + 48 bytes of JSON, cuts again at share + 49", () => {
+  // 19 quotes: 150 kept are 2 + 19 * 2 + 131 + 27 (the marker) = 198.
+  const at48 = '"'.repeat(19) + "a".repeat(1_000);
+  assertEquals(JSON.stringify(cutText(at48, 150)).length, 198);
+  assertEquals(shrinkCell(at48, 150), { cell: cutText(at48, 150), cut: true });
+  // 20 quotes: 199, so floor(150 * 150 / 199) - 1 = 112 are kept.
+  const at49 = '"'.repeat(20) + "a".repeat(1_000);
+  assertEquals(JSON.stringify(cutText(at49, 150)).length, 199);
+  assertEquals(shrinkCell(at49, 150), { cell: cutText(at49, 112), cut: true });
+});
+
+Deno.test("cellSize(): a cell's JSON size plus 1 for its comma; a CutCell's text counted", () => {
+  assertEquals(cellSize("abc"), 6);
+  assertEquals(cellSize(new CutCell("ab")), 5);
+  assertEquals(cellSize(7), 13);
+  assertEquals(cellSize(null), 5);
+  assertEquals(cellSize('a"b'), 7);
+});
+
+Deno.test("Budget.add() refuses a later row too large as it is: no cell of it shrunk or counted", () => {
+  const b = limits(10, 200);
+  assertEquals(b.add([1]), true);
+  const row = ["x".repeat(500)];
+  assertEquals(b.add(row), false);
+  assertEquals(row, ["x".repeat(500)]);
+  assertEquals(b.truncation, { rows: false, bytes: true, cells: 0 });
 });
