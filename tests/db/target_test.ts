@@ -194,3 +194,26 @@ Deno.test("urlEscapeProblem() names the part whose escapes are wrong: user name,
     "has a database name holding percent-escapes that spell no UTF-8 text (write a '%' itself as %25)",
   );
 });
+
+Deno.test("queryStringSecrets() and queryStringPaths() read a query at the text's start, skip a part without '=', keep a CA's path", () => {
+  assertEquals(queryStringSecrets("?authToken=tok"), ["tok"]);
+  assertEquals(queryStringSecrets("libsql://h?authTokenX&sslpassword1"), []);
+  assertEquals(
+    queryStringPaths("postgres://h/db?sslrootcert=/etc/ca.pem"),
+    ["/etc/ca.pem"],
+  );
+});
+
+Deno.test("urlEscapeProblem() splits user info at its first ':': an empty user name's password, a user name before a password", () => {
+  const problem = (part: string) =>
+    `has a ${part} holding a '%' not followed by two hex digits (write a '%' itself as %25)`;
+  assertEquals(urlEscapeProblem("postgres://:p%zz@h/db"), problem("password"));
+  assertEquals(
+    urlEscapeProblem("postgres://u%zz:p@h/db"),
+    problem("user name"),
+  );
+  assertEquals(
+    urlEscapeProblem("postgres://u:p:%zz@h/db"),
+    problem("password"),
+  );
+});
