@@ -752,3 +752,40 @@ Deno.test("analyze() of trees the grammar does not make: an exclusion pair witho
     { schema: null, name: "f", args: null },
   ]);
 });
+
+Deno.test("parsePostgres() keeps the 256 most recent parses: the oldest is parsed anew after 256 more", async () => {
+  const texts = Array.from(
+    { length: 257 },
+    (_, i) => `SELECT ${i} AS parse_cache_probe`,
+  );
+  const parses = [];
+  for (const text of texts.slice(0, 256)) {
+    parses.push(await parsePostgres(text));
+  }
+  // 256 held: the oldest is still the same parse.
+  assert(parses[0] === (await parsePostgres(texts[0]!)), "256 held");
+  await parsePostgres(texts[256]!);
+  assert(parses[1] === (await parsePostgres(texts[1]!)), "the second held");
+  assert(parses[0] !== (await parsePostgres(texts[0]!)), "the oldest left");
+});
+
+Deno.test("parsePostgres() reads DEPENDS ON EXTENSION of a catalog function, a one-part exclusion operator, ANALYZE '0', a support function given as a number", async () => {
+  assertEquals(
+    (await reachOf("ALTER FUNCTION pg_catalog.f() DEPENDS ON EXTENSION e"))
+      ?.split(CATALOG_CHANGE)[0],
+    "AlterObjectDepends changes pg_catalog.f",
+  );
+  assertEquals(
+    (await analysisOf(
+      "CREATE TABLE x (c int, EXCLUDE USING gist (c WITH &&))",
+    )).operators,
+    [{ schema: null, name: "&&" }],
+  );
+  const plan = await analysisOf("EXPLAIN (ANALYZE '0') DELETE FROM t");
+  assertEquals([plan.tier, plan.plansOnly], ["read", true]);
+  assertEquals(
+    (await analysisOf("CREATE AGGREGATE s.a(int) (sfunc = 1, stype = int)"))
+      .functions,
+    [],
+  );
+});
