@@ -748,6 +748,47 @@ Deno.test("analyze() of trees the grammar does not make: an exclusion pair witho
     }],
   };
   assertEquals(analyze({ CommentStmt: { other: routines } }).functions, []);
+  // A value that is no node, under a key that names one, is read as nothing.
+  assertEquals(analyze({ SelectStmt: { FuncCall: "f" } }).functions, []);
+  // A reach statement nested anywhere is reach.
+  assertEquals(
+    analyze({ SelectStmt: { x: { DoStmt: {} } } }).reach,
+    "DO runs a block of procedural code",
+  );
+  // Only an exclusion constraint's pairs are operators.
+  const pair = {
+    List: {
+      items: [{ IndexElem: { name: "c" } }, {
+        List: { items: [{ String: { sval: "&&" } }] },
+      }],
+    },
+  };
+  assertEquals(
+    analyze({
+      CreateStmt: {
+        x: { Constraint: { contype: "CONSTR_CHECK", exclusions: [pair] } },
+      },
+    }).operators,
+    [],
+  );
+  assertEquals(
+    analyze({
+      CreateStmt: {
+        x: { Constraint: { contype: "CONSTR_EXCLUSION", exclusions: [pair] } },
+      },
+    }).operators,
+    [{ schema: null, name: "&&" }],
+  );
+  // An owner change naming a catalog relation (the grammar's ALTER TABLE …
+  // OWNER is AlterTableStmt) is refused as one.
+  assertEquals(
+    analyze({
+      AlterOwnerStmt: {
+        relation: { schemaname: "pg_catalog", relname: "pg_authid" },
+      },
+    }).reach?.split(CATALOG_CHANGE)[0],
+    "AlterOwner changes pg_catalog.pg_authid",
+  );
   assertEquals(analyze({ GrantStmt: routines }).functions, [
     { schema: null, name: "f", args: null },
   ]);
@@ -788,4 +829,65 @@ Deno.test("parsePostgres() reads DEPENDS ON EXTENSION of a catalog function, a o
       .functions,
     [],
   );
+});
+
+Deno.test("parsePostgres() refuses changing a catalog function by ALTER FUNCTION … STABLE or SET SCHEMA; a column named pg_x is no catalog object", async () => {
+  const cases: [string, string][] = [
+    [
+      "ALTER FUNCTION pg_catalog.lower(text) STABLE",
+      "AlterFunction changes pg_catalog.lower",
+    ],
+    [
+      "ALTER FUNCTION pg_catalog.f() SET SCHEMA s",
+      "AlterObjectSchema changes pg_catalog.f",
+    ],
+  ];
+  for (const [sql, start] of cases) {
+    assertEquals((await reachOf(sql))?.split(CATALOG_CHANGE)[0], start, sql);
+  }
+  assertEquals(await reachOf("ALTER TABLE s.t RENAME COLUMN pg_x TO y"), null);
+  assertEquals(await reachOf("ALTER FUNCTION s.f() STABLE"), null);
+});
+
+Deno.test("parsePostgres() reads EXPLAIN (ANALYZE x) as plans only for each of false, off, no, 0, f, n", async () => {
+  for (const value of ["false", "off", "no", "'0'", "f", "n", "'OFF'"]) {
+    const sql = `EXPLAIN (ANALYZE ${value}) DELETE FROM t`;
+    assertEquals((await analysisOf(sql)).tier, "read", sql);
+  }
+  for (const value of ["true", "on", "yes", "'1'", "t", "y"]) {
+    const sql = `EXPLAIN (ANALYZE ${value}) DELETE FROM t`;
+    assertEquals((await analysisOf(sql)).tier, "write", sql);
+  }
+});
+
+Deno.test("parsePostgres() reads one-part names: an index's operator class, a cast's function", async () => {
+  assertEquals(
+    (await analysisOf("CREATE INDEX i ON t (a opc)")).opclasses,
+    [{ schema: null, name: "opc" }],
+  );
+  assertEquals(
+    (await analysisOf("CREATE CAST (int AS text) WITH FUNCTION f(int)"))
+      .functions,
+    [{ schema: null, name: "f", args: 1 }],
+  );
+});
+
+Deno.test({
+  name:
+    "parsePostgres() does not cache a text of 4,097 characters (parsed off the loop): parsed anew each time",
+  // The parse worker's idle timer outlives the test (it is unref'd).
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const head = "SELECT 1 AS cache_probe_long_";
+    const text = head + "x".repeat(4097 - head.length);
+    const once = await parsePostgres(text);
+    const again = await parsePostgres(text);
+    assert(once !== again, "4,097 characters: not cached");
+    assertEquals(once, again);
+    const { stopParser } = await import(
+      "../../lib/db/postgres/pg_parse_off_loop.ts"
+    );
+    stopParser();
+  },
 });
