@@ -216,3 +216,21 @@ Deno.test("Budget.add() refuses a later row too large as it is: no cell of it sh
   assertEquals(row, ["x".repeat(500)]);
   assertEquals(b.truncation, { rows: false, bytes: true, cells: 0 });
 });
+
+Deno.test("Budget.add() keeps whole a first row that fills the budget exactly (2 + 3 + 994 + 1 = 1,000 bytes)", () => {
+  const b = limits(10, 1_000);
+  const cell = "x".repeat(992);
+  assertEquals(b.add([cell]), true);
+  assertEquals(b.rows, [[cell]]);
+  assertEquals(b.truncation.cells, 0);
+  assertEquals(b.left, 0);
+});
+
+Deno.test("Budget.nextBatch() divides 8 MiB by the exact average: one raw row of 4 MiB + 1 byte gives batches of 1", () => {
+  const b = limits(100, 1_000);
+  b.sawRaw(4_194_305);
+  assertEquals(b.nextBatch(100), 1);
+  const even = limits(100, 1_000);
+  even.sawRaw(4_194_304);
+  assertEquals(even.nextBatch(100), 2);
+});
