@@ -217,3 +217,16 @@ Deno.test("urlEscapeProblem() splits user info at its first ':': an empty user n
     problem("password"),
   );
 });
+
+Deno.test("describeTarget() shows an IPv6 host without its brackets", () => {
+  const target = describeTarget("postgres", "postgres://u@[::1]:6000/db")!;
+  assertEquals([target.host, target.port], ["::1", 6000]);
+  assertEquals(target.visible, ["::1:6000", "::1", "6000", "db"]);
+});
+
+Deno.test("urlEscapeProblem() reads a user name whole: a '%' at its end or at its start", () => {
+  const problem =
+    "has a user name holding a '%' not followed by two hex digits (write a '%' itself as %25)";
+  assertEquals(urlEscapeProblem("postgres://u%@h/db"), problem);
+  assertEquals(urlEscapeProblem("postgres://%zz:p@h/db"), problem);
+});
