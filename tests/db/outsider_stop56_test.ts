@@ -32,7 +32,9 @@
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
 import { needs, POSTGRES_URL } from "../_db.ts";
-import { ownSchema, servers } from "../_outsider.ts";
+import { ownSchema, said, servers } from "../_outsider.ts";
+import { savedConnection, serverWith } from "../_connections.ts";
+import { callTool } from "../_tool_call.ts";
 
 /** A database of the test's own (dropped after) and the admin on it. */
 async function ownDatabase(tag: string) {
@@ -449,6 +451,355 @@ Deno.test({
           made.join(" | ")
         })`,
       );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    'held: BEGIN ATOMIC bodies split where PostgreSQL splits them — a statement after END (past CASE … END, comments, `end` as an alias) is refused as a second statement, a body\'s own `;` and a quoted "end" stay inside, a file read inside the body is denied',
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a readWrite token sends CREATE FUNCTION … BEGIN ATOMIC
+    // bodies with `;`, CASE … END, "end" quoted, /* end; */ comments, and
+    // texts that hide `select pg_read_file(…)` after the body's END, after
+    // an END the splitter might take for the body's (`select 1 as end;`),
+    // or after RETURN 'begin atomic'.
+    // What happened: the honest bodies are made (`OK []`); each text with a
+    // second statement is refused as several statements; the body reading
+    // the file is denied.
+    const own = ownSchema("attack56", "atomic");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s}; create table ${s}.t (x text)`);
+    const { server, write } = await servers("Atomic");
+    try {
+      const made = [
+        `create function ${s}.f1() returns int language sql begin atomic select 1; select 2; end`,
+        `create function ${s}.f2() returns int language sql begin atomic select case when true then 1 end; end`,
+        `create function ${s}.f3() returns int language sql begin atomic select 1 as "end"; end`,
+        `create function ${s}.f4() returns int language sql begin atomic select 1 /* end; */ ; end\n-- end; select 2`,
+        `create procedure ${s}.p1() language sql begin atomic insert into ${s}.t values ('p'); end`,
+      ];
+      for (const query of made) {
+        assertEquals(await write(query), "OK []", query);
+      }
+      const hidden = [
+        `create function ${s}.h1() returns int language sql begin atomic select case when true then 1 end; end; select pg_read_file('PG_VERSION')`,
+        `create function ${s}.h2() returns int language sql begin atomic select 1 as end; end`,
+        `create function ${s}.h3() returns text language sql return 'begin atomic'; select pg_read_file('PG_VERSION')`,
+        `create function ${s}.h4() returns int language sql begin atomic select 1; end /* x */ ; select pg_read_file('PG_VERSION')`,
+        `create function ${s}.h5() returns int language sql begin atomic select 1; select pg_read_file('PG_VERSION')`,
+      ];
+      for (const query of hidden) {
+        const got = await write(query);
+        assert(got.includes("statements"), `${query} -> ${got}`);
+      }
+      assert(
+        (await write(
+          `create function ${s}.h6() returns text language sql begin atomic select pg_read_file('PG_VERSION'); end`,
+        )).startsWith("ERR denied"),
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: role membership and role powers stay refused — CREATE ROLE … ROLE/ADMIN, CREATE GROUP … USER, ALTER GROUP … ADD USER, ALTER ROLE … SUPERUSER/CREATEROLE, DROP ROLE",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a readWrite token sends each statement below.
+    // What happened: each `ERR denied` (DROP ROLE as destructive).
+    const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    const tag = crypto.randomUUID().slice(0, 6);
+    const [x, y] = [`attack56_x${tag}`, `attack56_y${tag}`];
+    const drop = await ownRoles(root, { [x]: "nologin", [y]: "nologin" });
+    const { server, write } = await servers("Membership");
+    try {
+      const passed = await notDenied(write, [
+        `create role attack56_q${tag} role ${y}`,
+        `create role attack56_u${tag} login password 'p' admin ${y}`,
+        `create group attack56_g${tag} user ${y}`,
+        `alter group ${x} add user ${y}`,
+        `grant ${x} to ${y}`,
+        `alter role ${x} superuser`,
+        `alter role ${x} createrole`,
+        `drop role ${y}`,
+        `create schema attack56_s${tag} grant select on pg_catalog.pg_authid to ${y}`,
+      ]);
+      assertEquals(passed, []);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await drop([
+        `attack56_q${tag}`,
+        `attack56_u${tag}`,
+        `attack56_g${tag}`,
+      ]);
+      await root.unsafe(`drop schema if exists attack56_s${tag} cascade`);
+      await root.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: GRANT … ON FUNCTION vets the functions it names, and objects of pg_catalog / pg_toast / information_schema are not renamed, re-owned or altered",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a readWrite token grants EXECUTE on pg_read_file, on a
+    // ROUTINE lo_export, on ALL FUNCTIONS IN SCHEMA pg_catalog, on a user
+    // SQL function that reads a file (made by the admin), inside CREATE
+    // SCHEMA; and alters objects (existing or not) in the catalog schemas.
+    // What happened: each `ERR denied`.
+    const own = ownSchema("attack56", "grant");
+    const s = own.schema;
+    const role = `${s}_r`;
+    await own.admin.unsafe(`create schema ${s}; create role ${role} nologin;
+      create function ${s}.reads() returns boolean language sql as
+        $b$ select length(pg_read_file('PG_VERSION')) > 0 $b$`);
+    const { server, write } = await servers("GrantFunction");
+    try {
+      const passed = await notDenied(write, [
+        `grant execute on function pg_catalog.pg_read_file(text) to ${role}`,
+        `grant execute on routine pg_catalog.lo_export(oid, text) to ${role}`,
+        `grant execute on all functions in schema pg_catalog to ${role}`,
+        `grant execute on function ${s}.reads() to ${role}`,
+        `create schema ${s}_2 create table t (x int) grant execute on function pg_catalog.pg_read_file(text) to ${role}`,
+        `alter function information_schema._pg_truetypid(pg_attribute, pg_type) rename to attack56_q`,
+        `alter text search dictionary pg_catalog.attack56_nope (stopwords = 'english')`,
+        `alter operator pg_catalog.=(text, text) set (restrict = eqsel)`,
+        `alter table pg_toast.attack56_nope rename to y`,
+        `alter domain pg_catalog.attack56_nope owner to ${role}`,
+        `alter function pg_catalog.pg_read_file(text) depends on extension plpgsql`,
+        `comment on function pg_catalog.pg_read_file(text) is 'x'`,
+      ]);
+      assertEquals(passed, []);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.admin.unsafe(
+        `drop schema if exists ${s}_2 cascade; drop schema if exists ${s} cascade; drop owned by ${role}; drop role ${role}`,
+      );
+      await own.admin.end();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: policies, domains, rules, casts, aggregates and transforms that would call a file-reading function are refused, LANGUAGE plpgsql is refused, foreign servers, user mappings and subscriptions are reach",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a readWrite token sends each statement below (s.reads()
+    // is an admin's SQL function reading PG_VERSION).
+    // What happened: each `ERR denied`.
+    const own = ownSchema("attack56", "defs");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s}; create table ${s}.t (x text);
+      create function ${s}.reads() returns boolean language sql as
+        $b$ select length(pg_read_file('PG_VERSION')) > 0 $b$`);
+    const { server, write } = await servers("Definitions");
+    try {
+      const passed = await notDenied(write, [
+        `create policy p56 on ${s}.t using (${s}.reads())`,
+        `create domain ${s}.dm as text check (${s}.reads())`,
+        `create domain ${s}.dm2 as text check (length(pg_read_file('PG_VERSION')) > 0)`,
+        `create rule r56 as on insert to ${s}.t do also select pg_read_file('PG_VERSION')`,
+        `create cast (${s}.nosuch as text) with function pg_catalog.pg_read_file(text)`,
+        `create aggregate ${s}.agg(text) (sfunc = pg_catalog.textcat, stype = text, finalfunc = pg_catalog.pg_read_file)`,
+        `create transform for int language sql (from sql with function pg_catalog.pg_read_file(text))`,
+        `create function ${s}.pl() returns text language plpgsql as $b$ declare r text; begin execute 'select pg_read' || '_file(''PG_VERSION'')' into r; return r; end $b$`,
+        `create server attack56_srv foreign data wrapper postgres_fdw options (host 'localhost')`,
+        `create user mapping for current_user server attack56_nosrv`,
+        `create subscription attack56_sub connection 'dbname=attack56_nodb' publication p with (connect = false)`,
+        `lock table pg_catalog.pg_authid in access share mode`,
+      ]);
+      assertEquals(passed, []);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: a readOnly token cannot lock, sleep, notify, prepare, declare or EXPLAIN ANALYZE a write — FOR UPDATE, pg_sleep, advisory locks, LISTEN/NOTIFY/pg_notify, PREPARE, DECLARE, set_config",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a readOnly token sends each statement below.
+    // What happened: each refused as a write (FORBIDDEN).
+    const own = ownSchema("attack56", "ro");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s}; create table ${s}.t (x text)`);
+    const { server, read } = await servers("ReadOnlyPowers");
+    try {
+      const passed = await notDenied(read, [
+        `select x from ${s}.t for update`,
+        `select pg_sleep(0.1)`,
+        `select pg_advisory_lock(5656)`,
+        `select pg_try_advisory_lock(5656)`,
+        `listen attack56`,
+        `notify attack56`,
+        `select pg_notify('attack56', 'x')`,
+        `explain analyze insert into ${s}.t values ('e')`,
+        `prepare attack56p as select 1`,
+        `declare attack56c cursor for select 1`,
+        `select set_config('standard_conforming_strings', 'off', false)`,
+      ]);
+      assertEquals(passed, []);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: an unqualified CREATE OR REPLACE FUNCTION upper(text) lands in public and does not shadow pg_catalog.upper (pg_catalog is searched first)",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: in a database of the test's own, a readWrite token sends
+    // `create or replace function upper(text) returns text language sql
+    // return 'attack56'`, then both tokens `select upper('abc')`.
+    // What happened: `OK []`, then `OK [["ABC"]]` to both.
+    const db = await ownDatabase("upper");
+    const { server, read, write } = await servers("Upper", db.url);
+    try {
+      assertEquals(
+        await write(
+          "create or replace function upper(text) returns text language sql return 'attack56'",
+        ),
+        "OK []",
+      );
+      assertEquals(await write("select upper('abc')"), 'OK [["ABC"]]');
+      assertEquals(await read("select upper('abc')"), 'OK [["ABC"]]');
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "leaks: a function's SET clause carries superuser-only settings — session_replication_role = replica (foreign keys and triggers skipped), allow_system_table_mods, lo_compat_privileges, log_statement = 'none' (the server's statement log silenced)",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did: a readWrite token sends
+    //   create function s.f() returns int language sql
+    //     set session_replication_role = replica
+    //     as $b$ insert into s.child values (999) returning 1 $b$
+    // (s.child references s.parent, which has no 999), then
+    // `select s.f()`; and functions with SET allow_system_table_mods = on,
+    // lo_compat_privileges = on, log_statement = 'none'.
+    // What should happen: denied — these are PGC_SUSET settings, the
+    // server's powers over its own checks and logs (only search_path is
+    // read from a function's SET today), as `set … session_preload_libraries`
+    // is for ALTER ROLE.
+    // What happened: each `OK []`; `select s.f()` answers [[1]] and s.child
+    // holds the orphan row that a plain INSERT is refused (23503).
+    const own = ownSchema("attack56", "suset");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s};
+      create table ${s}.parent (id int primary key);
+      create table ${s}.child (pid int references ${s}.parent (id))`);
+    const { server, write } = await servers("FunctionSettings");
+    try {
+      assert(
+        (await write(`insert into ${s}.child values (999)`))
+          .includes("23503"),
+      );
+      const passed = await notDenied(write, [
+        `create function ${s}.f() returns int language sql set session_replication_role = replica as $b$ insert into ${s}.child values (999) returning 1 $b$`,
+        `create function ${s}.g() returns int language sql set allow_system_table_mods = on as $b$ select 1 $b$`,
+        `create function ${s}.h() returns int language sql set lo_compat_privileges = on as $b$ select 1 $b$`,
+        `create function ${s}.i() returns int language sql set log_statement = 'none' as $b$ select 1 $b$`,
+        `select ${s}.f()`,
+      ]);
+      const orphans = await own.admin.unsafe(
+        `select 1 from ${s}.child where pid = 999`,
+      ).catch(() => []);
+      assertEquals({ passed, orphans: orphans.length }, {
+        passed: [],
+        orphans: 0,
+      });
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: one readWrite client's six sleeping writes and a table rewrite holding ACCESS EXCLUSIVE do not hold a readOnly client's read past its own 2 s timeout",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: a readWrite token sends six `select pg_sleep(4)` at once
+    // (timeout 30 s), then a readOnly token `select 1` (timeout 2 s); then
+    // the readWrite token rewrites a table (`alter table … add column y
+    // text default (pg_sleep(2))::text`, two rows) and the readOnly token
+    // reads that table with a 2 s timeout, and pg_class.
+    // What happened: `select 1` answers at once (the writes get at most
+    // three of the pool's four sessions); the locked read fails at ~2 s
+    // ("statement timeout of 2 s"); pg_class answers at once.
+    const own = ownSchema("attack56", "stall");
+    const s = own.schema;
+    await own.admin.unsafe(
+      `create schema ${s}; create table ${s}.t (x text); insert into ${s}.t values ('a'), ('b')`,
+    );
+    const saved = savedConnection(
+      { engine: "postgres", url: POSTGRES_URL },
+      "Stall",
+      { externalAccess: "readWrite", safeMode: "silent" },
+    );
+    const server = await serverWith([saved]);
+    const writer = (await server.mint("readWrite")).plaintext;
+    const reader = (await server.mint("readOnly")).plaintext;
+    const call = async (token: string, query: string, timeout: number) => {
+      const started = performance.now();
+      const got = said(
+        await callTool(server, "execute_query", {
+          connection_id: saved.id,
+          query,
+          timeout_seconds: timeout,
+        }, { authorization: `Bearer ${token}` }),
+      );
+      return { got, ms: performance.now() - started };
+    };
+    try {
+      const hogs = Array.from(
+        { length: 6 },
+        () => call(writer, "select pg_catalog.pg_sleep(4)", 30),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const first = await call(reader, "select 1", 2);
+      assertEquals(first.got, "OK [[1]]");
+      assert(first.ms < 1500, `select 1 took ${first.ms} ms`);
+      await Promise.all(hogs);
+      const rewrite = call(
+        writer,
+        `alter table ${s}.t add column y text default (pg_catalog.pg_sleep(2))::text`,
+        30,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const locked = await call(reader, `select * from ${s}.t`, 2);
+      assert(locked.ms < 3500, `the locked read took ${locked.ms} ms`);
+      const catalog = await call(
+        reader,
+        "select count(*) > 0 from pg_catalog.pg_class",
+        2,
+      );
+      assertEquals(catalog.got, "OK [[true]]");
+      await rewrite;
     } finally {
       await server[Symbol.asyncDispose]();
       await own.drop();
