@@ -806,3 +806,44 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "leaks: a readWrite token reads a server file with set_config('standard_conforming_strings', 'off', true) beside a call of a two-statement SQL function made moments before — no SET clause needed, the body is parsed at its first call, after set_config ran",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did: a readWrite token sends
+    //   create function s.g() returns text language sql volatile as
+    //     $b$ select 1; select 'a\' || ' || pg_read_file($$PG_VERSION$$) --' $b$
+    // (vetted as two harmless SELECTs; two statements, so never inlined),
+    // then
+    //   select set_config('standard_conforming_strings', 'off', true) as s,
+    //          s.g() as g
+    // What should happen: denied (set_config of standard_conforming_strings
+    // changes how every later body is read; settings a statement may set
+    // should be allowlisted), or the file unread.
+    // What happened: [["off","a' || 15\n"]]: PG_VERSION's text. (A readOnly
+    // token is refused set_config; `select s.g()` alone answers the
+    // harmless string.)
+    const own = ownSchema("attack56", "setcfg");
+    const s = own.schema;
+    await own.admin.unsafe(`create schema ${s}`);
+    const { server, write } = await servers("SetConfigStrings");
+    try {
+      assertEquals(
+        await write(
+          `create function ${s}.g() returns text language sql volatile as $b$ select 1; select 'a\\' || ' || pg_read_file($$PG_VERSION$$) --' $b$`,
+        ),
+        "OK []",
+      );
+      const got = await write(
+        `select set_config('standard_conforming_strings', 'off', true) as s, ${s}.g() as g`,
+      );
+      assert(!got.includes("15\\n"), `the server file was read: ${got}`);
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.drop();
+    }
+  },
+});
