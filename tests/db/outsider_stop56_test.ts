@@ -847,3 +847,63 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "leaks: a readWrite token ends another session (pg_terminate_backend, pg_cancel_backend, or an admin's LANGUAGE internal alias of them) and reloads the server's configuration (pg_reload_conf) — signals are refused to readOnly only, not as reach",
+  ...needs("postgres"),
+  ignore: true,
+  async fn() {
+    // What I did: a session of the test's own (application_name
+    // attack56_victim_<tag>) runs pg_sleep(20); a readWrite token sends
+    //   select pg_terminate_backend(pid) from pg_stat_activity
+    //     where application_name = 'attack56_victim_<tag>'
+    // and `select pg_reload_conf()`, `select pg_cancel_backend(0)`, and
+    // `select s.t(0, 0)` where s.t is an admin's LANGUAGE internal function
+    // whose C symbol is pg_terminate_backend (refusedSymbol lets it by).
+    // What should happen: denied as reaching other sessions and the
+    // server's configuration, as pg_read_file is refused by name.
+    // What happened: `OK [[true]]`: the victim's sleep fails with "terminating
+    // connection due to administrator command"; the others `OK`.
+    const own = ownSchema("attack56", "signal");
+    const s = own.schema;
+    const tag = crypto.randomUUID().slice(0, 8);
+    await own.admin.unsafe(`create schema ${s};
+      create function ${s}.t(int, bigint) returns boolean language internal strict as 'pg_terminate_backend'`);
+    const victim = postgres(POSTGRES_URL, {
+      max: 1,
+      onnotice: () => {},
+      connection: { application_name: `attack56_victim_${tag}` },
+    });
+    const sleeping = victim.unsafe("select pg_sleep(20)").then(
+      () => "slept",
+      (error) => `ended: ${error}`,
+    );
+    const { server, write } = await servers("Signals");
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const passed = await notDenied(write, [
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'attack56_victim_${tag}'`,
+        "select pg_cancel_backend(0)",
+        `select ${s}.t(0, 0)`,
+        "select pg_reload_conf()",
+      ]);
+      assertEquals(
+        passed,
+        [],
+        await Promise.race([
+          sleeping,
+          new Promise((resolve) => setTimeout(() => resolve("asleep"), 1000)),
+        ]) as string,
+      );
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await own.admin.unsafe(
+        `select pg_cancel_backend(pid) from pg_stat_activity where application_name = 'attack56_victim_${tag}'`,
+      );
+      await sleeping;
+      await victim.end({ timeout: 1 });
+      await own.drop();
+    }
+  },
+});
