@@ -25,6 +25,23 @@
  *   pg_authid is refused).
  * - A readWrite token re-owns and renames a foreign server and grants
  *   USAGE on it (CREATE/ALTER SERVER … OPTIONS are refused).
+ * - With the default URL: a LANGUAGE sql function carrying `SET
+ *   standard_conforming_strings = off` (CREATE or ALTER FUNCTION), or
+ *   `set_config('standard_conforming_strings', 'off', true)` beside a call
+ *   of a two-statement SQL function, has the server parse the body with
+ *   backslash escapes: a body dbport read as string literals calls
+ *   pg_read_file (a readOnly token's call in the first case).
+ * - A function's SET clause carries superuser-only settings
+ *   (session_replication_role = replica skips foreign keys, log_statement).
+ * - A readWrite token ends other sessions (pg_terminate_backend, directly
+ *   or through an admin's LANGUAGE internal alias) and reloads the
+ *   server's configuration.
+ *
+ * Held: BEGIN ATOMIC splitting; role membership; GRANT ON FUNCTION; the
+ * catalog schemas' objects; file-reading policies, domains, rules, casts,
+ * aggregates, transforms; plpgsql; readOnly locks, sleeps, notifications;
+ * upper() shadowing; operator families and range types; a stalled pool or
+ * a locked table never holds another client's read past its timeout.
  *
  * @module
  */
@@ -903,6 +920,71 @@ Deno.test({
       );
       await sleeping;
       await victim.end({ timeout: 1 });
+      await own.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "held: a HASHES/MERGES operator's hash family, a range type's subtype_opclass and subtype_diff are followed — joins, ANY, range constructors and columns of such types are denied when a support function reads a file",
+  ...needs("postgres"),
+  async fn() {
+    // What I did: the admin made s.=== (HASHES, MERGES) in a btree class
+    // whose FUNCTION 1 reads PG_VERSION and a hash class whose FUNCTION 1
+    // does too, a range type s.rng (subtype_opclass s.opc); a readWrite
+    // token made s.rng2 (subtype_diff = a file-reading function, `OK []`:
+    // it runs nothing yet). Then the statements below.
+    // What happened: each `ERR denied` naming the support function.
+    const own = ownSchema("attack56", "fam");
+    const s = own.schema;
+    const reads = (type: string) =>
+      `select ('a56 ' || pg_read_file('PG_VERSION'))::${type}`;
+    await own.admin.unsafe(`create schema ${s};
+      create function ${s}.lt(text, text) returns boolean language sql immutable as $b$ select $1 < $2 $b$;
+      create function ${s}.eq(text, text) returns boolean language sql immutable as $b$ select $1 = $2 $b$;
+      create function ${s}.cmp(text, text) returns integer language sql immutable as $b$ ${
+      reads("integer")
+    } $b$;
+      create function ${s}.hsh(text) returns integer language sql immutable as $b$ ${
+      reads("integer")
+    } $b$;
+      create function ${s}.diff(float8, float8) returns float8 language sql immutable as $b$ ${
+      reads("float8")
+    } $b$;
+      create operator ${s}.<<< (function = ${s}.lt, leftarg = text, rightarg = text);
+      create operator ${s}.=== (function = ${s}.eq, leftarg = text, rightarg = text, hashes, merges);
+      create operator class ${s}.opc for type text using btree as
+        operator 1 ${s}.<<<, operator 3 ${s}.===, function 1 ${s}.cmp(text, text);
+      create operator class ${s}.hopc for type text using hash as
+        operator 1 ${s}.===, function 1 ${s}.hsh(text);
+      create type ${s}.rng as range (subtype = text, subtype_opclass = ${s}.opc);
+      create table ${s}.t (x text); insert into ${s}.t values ('b'), ('a')`);
+    const { server, read, write } = await servers("Families");
+    try {
+      assertEquals(
+        await write(
+          `create type ${s}.rng2 as range (subtype = float8, subtype_diff = ${s}.diff)`,
+        ),
+        "OK []",
+      );
+      const passed = [
+        ...await notDenied(read, [
+          `select a.x from ${s}.t a join ${s}.t b on a.x operator(${s}.===) b.x`,
+          `select x from ${s}.t where x operator(${s}.===) any (array['a', 'b'])`,
+          `select ${s}.rng('a', 'b')`,
+          `select '[a,b]'::${s}.rng`,
+          `select ${s}.rng2(1, 2) && ${s}.rng2(1.5, 3)`,
+        ]),
+        ...await notDenied(write, [
+          `create table ${s}.q (r ${s}.rng2)`,
+          `create table ${s}.h (x text) partition by hash (x ${s}.hopc)`,
+          `alter table ${s}.t add constraint ex exclude using btree (x ${s}.opc with operator(${s}.===))`,
+        ]),
+      ];
+      assertEquals(passed, []);
+    } finally {
+      await server[Symbol.asyncDispose]();
       await own.drop();
     }
   },
