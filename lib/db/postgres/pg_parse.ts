@@ -11,6 +11,7 @@
 
 import { messageOf } from "../../base/message_of.ts";
 import { loadModule, parseSync } from "libpg-query";
+import { outsideDatabase } from "./pg_statement_kinds.ts";
 import type { PgAnalysis, PgCall, PgName, PgParse } from "./pg_parse_types.ts";
 import type { Tier } from "../sql/classifier.ts";
 
@@ -508,7 +509,7 @@ export function analyze(statement: Node): PgAnalysis {
     tier: "read",
     dangerous: false,
     reach: REACH_STATEMENTS[kind] ?? installsCode(kind, body) ??
-      changesCatalog(kind, body),
+      changesCatalog(kind, body) ?? outsideDatabase(kind, body),
     functions: [],
     operators: [],
     castTypes: [],
@@ -622,7 +623,9 @@ function walk(value: unknown, found: PgAnalysis): void {
       found.kinds.push(key);
       // `CREATE SCHEMA s GRANT SELECT ON pg_authid TO PUBLIC` grants as the
       // statement sent by itself would (outsider stop 55's left-over).
-      found.reach ??= installsCode(key, node);
+      // A node's type, not a field named so (`InsertStmt.selectStmt`).
+      found.reach ??= installsCode(key, node) ??
+        (/^[A-Z]/.test(key) ? outsideDatabase(key, node) : null);
     }
     if (MODIFYING.has(key)) {
       found.tier = higher(found.tier, "write");
