@@ -6,7 +6,8 @@
  * MCP endpoint (execute_query with readWrite and readOnly tokens) against
  * the real PostgreSQL 15, parsed by libpg_query 18.
  *
- * Findings ("leaks: …", each ignored because it fails today):
+ * Findings ("leaks: …", each ignored because it fails today; "held (fixed:
+ * …)" since):
  * - A saved URL with `?standard_conforming_strings=off` (postgres.js puts
  *   every unknown query parameter in the startup packet, after dbport's own
  *   `connection` settings): the server reads `'a\' , '` as one string where
@@ -289,9 +290,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "leaks: a readWrite token changes the server's catalogs — REVOKE/GRANT EXECUTE ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now() / ON TABLE pg_catalog.pg_class, GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION",
+    "held (fixed: pg_parse.ts touchesCatalog, pg_vet.ts changesBuiltin): a readWrite token changes the server's catalogs — REVOKE/GRANT EXECUTE ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now() / ON TABLE pg_catalog.pg_class, GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     // What I did (in a database of the test's own): a readWrite token sends
     //   revoke execute on function pg_catalog.now() from <role>
@@ -328,7 +328,19 @@ Deno.test({
         `comment on table pg_catalog.pg_class is 'attack56'`,
         `grant usage on schema pg_toast to ${role}`,
         `alter extension plpgsql add function s.f()`,
+        // Unqualified: pg_catalog comes first on the path (the catalog says).
+        `revoke execute on function now() from public`,
+        `comment on function now() is 'attack56'`,
+        `comment on column pg_class.relname is 'attack56'`,
       ]);
+      // The database's own objects stay the token's.
+      assertEquals(
+        [
+          await write(`grant execute on function s.f() to ${role}`),
+          await write(`comment on function s.f() is 'attack56'`),
+        ],
+        ["OK []", "OK []"],
+      );
       assertEquals(passed, [], "the catalogs were changed");
     } finally {
       await server[Symbol.asyncDispose]();
@@ -340,9 +352,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "leaks: a readWrite token takes exclusive locks on the catalogs every session needs — VACUUM FULL and REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE pg_catalog.pg_authid is refused)",
+    "held (fixed: pg_parse.ts locksCatalog): a readWrite token takes exclusive locks on the catalogs every session needs — VACUUM FULL and REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE pg_catalog.pg_authid is refused)",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     // What I did (in a database of the test's own): a readWrite token sends
     //   vacuum full pg_catalog.pg_authid
@@ -366,6 +377,10 @@ Deno.test({
         "reindex table pg_catalog.pg_authid",
         `reindex system ${db.name}`,
         "analyze pg_catalog.pg_authid",
+        `reindex database ${db.name}`,
+        "analyze pg_authid",
+        "cluster pg_class using pg_class_oid_index",
+        "vacuum full",
       ]);
       assertEquals(passed, [], "the catalogs were locked");
     } finally {
@@ -867,9 +882,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "leaks: a readWrite token ends another session (pg_terminate_backend, pg_cancel_backend, or an admin's LANGUAGE internal alias of them) and reloads the server's configuration (pg_reload_conf) — signals are refused to readOnly only, not as reach",
+    "held (fixed: write_allowlist.json, pg_vet.ts pastDatabase and internalCode): a readWrite token ends another session (pg_terminate_backend, pg_cancel_backend, or an admin's LANGUAGE internal alias of them) and reloads the server's configuration (pg_reload_conf) — signals are refused to readOnly only, not as reach",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     // What I did: a session of the test's own (application_name
     // attack56_victim_<tag>) runs pg_sleep(20); a readWrite token sends
@@ -904,6 +918,9 @@ Deno.test({
         "select pg_cancel_backend(0)",
         `select ${s}.t(0, 0)`,
         "select pg_reload_conf()",
+        "select pg_rotate_logfile()",
+        "select pg_stat_reset()",
+        "select pg_switch_wal()",
       ]);
       assertEquals(
         passed,
