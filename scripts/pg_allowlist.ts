@@ -81,6 +81,18 @@ export const WRITE_VOLATILE: ReadonlyMap<string, string> = new Map([
   ["txid_status", "a transaction's commit status"],
   ["pg_current_xact_id", "assigns the transaction its id"],
   ["pg_advisory_xact_lock", "a lock released at the transaction's end"],
+  // Session-level advisory locks of the database: dbport's DISCARD ALL after
+  // every write releases them (tests/e2e/readonly_attacks_test.ts).
+  ["pg_advisory_lock", "a lock released when the session is cleaned"],
+  ["pg_advisory_lock_shared", "a lock released when the session is cleaned"],
+  ["pg_try_advisory_lock", "a lock released when the session is cleaned"],
+  [
+    "pg_try_advisory_lock_shared",
+    "a lock released when the session is cleaned",
+  ],
+  ["pg_advisory_unlock", "releases the session's own lock"],
+  ["pg_advisory_unlock_shared", "releases the session's own lock"],
+  ["pg_advisory_unlock_all", "releases the session's own locks"],
   ["pg_advisory_xact_lock_shared", "a lock released at the transaction's end"],
   ["pg_try_advisory_xact_lock", "a lock released at the transaction's end"],
   [

@@ -120,7 +120,6 @@ Deno.test("the write list names the reviewed functions a write would miss, and n
       "pg_read_file",
       "lo_import",
       "lo_export",
-      "pg_advisory_lock",
       "pg_logical_emit_message",
     ]
   ) assert(!names.has(name), `${name} is on the write list`);

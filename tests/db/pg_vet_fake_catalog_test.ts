@@ -718,7 +718,6 @@ Deno.test("fake catalog: the write list holds no read-list entry and no excluded
       "pg_terminate_backend",
       "pg_cancel_backend",
       "pg_reload_conf",
-      "pg_advisory_lock",
       "lo_import",
       "pg_read_file",
     ]
