@@ -576,7 +576,7 @@ Deno.test("a URL naming a CA file but no sslmode connects in plain text and hand
   // (docs/security.md: "a CA named is a CA to check … in every mode");
   // instead the password goes to anyone on the path. libpq tries TLS
   // first by default (sslmode=prefer) and verifies with a root cert.
-  // Root cause: pg_tls.ts `tlsPlan` (~line 57) returns null (plain text)
+  // Root cause: pg_tls_plan.ts `tlsPlan` (~line 57) returns null (plain text)
   // when postgres.js's `ssl` is unset, before `rootCertOf(url)` is read;
   // pg_pools.ts then gives postgres.js the URL with sslrootcert untouched.
   const fisher = passwordFisher();
@@ -694,7 +694,7 @@ Deno.test("a several-host URL naming a CA under sslmode=require accepts a certif
   // match), as docs/security.md says ("a CA named is a CA to check:
   // `require` and `prefer` verify then").
   // Why it matters: the owner's CA is silently ignored on an HA URL.
-  // Root cause: pg_tls.ts `tlsPlan` returns undefined for several hosts, so
+  // Root cause: pg_tls_plan.ts `tlsPlan` returns undefined for several hosts, so
   // pg_pools.ts leaves TLS to postgres.js (3.4.9 `secure`: require →
   // rejectUnauthorized false, no CA) and passes sslrootcert on unchanged.
   const proxy = await tlsPgProxy(new URL(POSTGRES_URL), { cert: "other" });

@@ -127,11 +127,9 @@ import { ConsoleEvents } from "../../lib/console/events.ts";
 import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
 import { defaultSshContext } from "../../lib/db/open_driver.ts";
-import {
-  readTextWithin,
-  secured,
-  tlsPlan,
-} from "../../lib/db/postgres/pg_tls.ts";
+import { secured } from "../../lib/db/postgres/pg_tls.ts";
+import { readTextWithin } from "../../lib/db/postgres/pg_tls_files.ts";
+import { tlsPlan } from "../../lib/db/postgres/pg_tls_plan.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { queryStringSecrets } from "../../lib/db/target.ts";
 import { savedConnection, serverWith } from "../_connections.ts";

@@ -11,7 +11,7 @@ import { assert, assertEquals, assertMatch, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import { DriverPool } from "../../lib/db/pool.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
-import { tlsPlan } from "../../lib/db/postgres/pg_tls.ts";
+import { tlsPlan } from "../../lib/db/postgres/pg_tls_plan.ts";
 import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import type { Signature } from "../../lib/db/signature.ts";

@@ -30,7 +30,7 @@
  * that matches fails the call at once ("no host of the URL is a primary");
  * `prefer-standby` then takes the first host that connects (libpq's
  * fallback). Under TLS that postgres.js negotiates itself over the socket
- * (several hosts: pg_tls.ts `tlsPlan`) the bytes are not readable: `primary`
+ * (several hosts: pg_tls_plan.ts `tlsPlan`) the bytes are not readable: `primary`
  * and `standby` are then postgres.js's own check, which with one host fails
  * a mismatched session (bounded) without moving to the next host.
  *

@@ -45,14 +45,13 @@ import {
   HostPicker,
   severalHosts,
 } from "./pg_hosts.ts";
+import { openingSafely, secured } from "./pg_tls.ts";
 import {
   clientCertRefusal,
-  openingSafely,
-  secured,
   tlsPlan,
   uncheckedCa,
   withoutOwnTlsParams,
-} from "./pg_tls.ts";
+} from "./pg_tls_plan.ts";
 import type { Duplex } from "node:stream";
 
 type Sql = ReturnType<typeof postgres>;
@@ -186,9 +185,9 @@ export class PgPools {
     // postgres.js's URL: without what it would pass on as a startup
     // parameter, and told not to negotiate TLS on a socket that has it.
     // Where postgres.js would negotiate TLS itself, a CA the URL names
-    // would go unchecked: refused (pg_tls.ts `uncheckedCa`).
+    // would go unchecked: refused (pg_tls_plan.ts `uncheckedCa`).
     // So would a client certificate (or TLS turned off under it): refused,
-    // never a session without it (pg_tls.ts `clientCertRefusal`).
+    // never a session without it (pg_tls_plan.ts `clientCertRefusal`).
     const unchecked = tlsNeeds === undefined ? uncheckedCa(config.url) : null;
     // Thrown as the connect errors they are (an Error of no kind was an
     // internal error to a client), redacted.
