@@ -428,7 +428,7 @@ Deno.test({
     // read met its limit mid-value and dbport closed her session
     // (pg_wired.ts `handBack` → `read.drop()`), and the pool's socket hook
     // refused every waiting `reserve()` so that they ask again
-    // (pg_pools.ts `untilEnded` → pg_session.ts `requeueWaiters`).
+    // (pg_pool_sockets.ts `untilEnded` → pg_session.ts `requeueWaiters`).
     // What happened: reads ask again (postgres.ts `query` → `askingAgain`),
     // an export does not (postgres.ts `streamRead` calls
     // `streamPostgresRead` → `inReadTransaction` → `reserveSession` once):

@@ -1,7 +1,7 @@
 /**
  * An outsider's attacks (stop 51) on the day's changes after stop 50: TLS
  * negotiated by dbport (pg_tls.ts), the own pool's reserved sessions and
- * postgres.js 3.4.9's extra ReadyForQuery (pg_pools.ts `openedForReserve`),
+ * postgres.js 3.4.9's extra ReadyForQuery (pg_pool_sockets.ts `openedForReserve`),
  * cancel requests sent again (pg_cancel.ts), rows bounded by the answer's
  * budget (pg_big_row.ts), MariaDB's pool wait, harden's one-transaction
  * plan, pg_stats denied, and the features loaded at the first method.

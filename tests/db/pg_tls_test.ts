@@ -437,7 +437,7 @@ Deno.test({
     // sessions; mallory's read times out at 100 ms and its session is held
     // for its cancel's delivery; carol's read waits for a session; an
     // administrator ends mallory's session. The pool's requeue hook
-    // (pg_pools.ts `untilEnded`) sees the TLS session close now.
+    // (pg_pool_sockets.ts `untilEnded`) sees the TLS session close now.
     await using fixture = await openFixture("postgres");
     const lean = await carolOverTls(fixture, false);
     const bound = await carolOverTls(fixture, true);

@@ -17,7 +17,7 @@
  * never answered held every call for the whole connect timeout, naming no
  * host, and the next host was never tried (outsider stop 54). Every host
  * down or silent fails the session, naming what each host said, and the
- * calls waiting for a session with it (pg_pools.ts `untilEnded`). A host
+ * calls waiting for a session with it (pg_pool_sockets.ts `untilEnded`). A host
  * whose session ended, or did not become ready in time, is tried last for
  * {@linkcode DOWN_MS}: libpq moves on to the next host then too.
  *
@@ -166,7 +166,7 @@ export class HostPicker {
   /**
    * Why the latest attempt found no host to use (every host down, or none
    * matching), or null: what the calls waiting for a session then fail with
-   * (pg_pools.ts `untilEnded`).
+   * (pg_pool_sockets.ts `untilEnded`).
    */
   failure = (): Error | null =>
     performance.now() - this.#failedAt < FAILURE_FRESH_MS ? this.#failed : null;

@@ -331,7 +331,7 @@ function wrapTls(error: unknown): Error {
  * A socket that fails with `error` once postgres.js listens to it (after
  * the factory's promise settled: a timer, not a microtask), and closes a
  * turn later: postgres.js fails the session's first statement with
- * `error`, and only then does the close ask waiting reads again (pg_pools.ts
+ * `error`, and only then does the close ask waiting reads again (pg_pool_sockets.ts
  * `untilEnded`) — closed in the same turn, the statement itself was asked
  * again, and again, until its timeout.
  */
@@ -344,7 +344,7 @@ function failedSocket(error: unknown): Duplex {
   });
   setTimeout(() => {
     // Closed already (a pool that ended refuses a session's socket at its
-    // first write: pg_pools.ts `cancelsOnly`), nobody listens any more.
+    // first write: pg_pool_sockets.ts `cancelsOnly`), nobody listens any more.
     if (socket.destroyed) return;
     if (socket.listenerCount("error") > 0) socket.emit("error", error);
     setTimeout(() => socket.destroy(), 0);
