@@ -625,7 +625,7 @@ Deno.test({
     // What should happen: as for a failed proof, a login this run created
     // is dropped again (or the run is one transaction).
     // Fixed: on PostgreSQL the plan runs as one DO block in one transaction
-    // (lib/app/harden.ts `runAsOne`), so the failed grant leaves nothing;
+    // (lib/app/harden_run.ts `runAsOne`), so the failed grant leaves nothing;
     // on MariaDB a login the run created is dropped again (`runEach`;
     // tests/cli/harden_test.ts).
     const fixture = await openPostgresDatabase();
