@@ -58,7 +58,7 @@
  *   close() took 3.0 s (1.0 s without TLS) and returned with the socket
  *   still open; the hop saw it closed ~9 s after close began, at
  *   `negotiate`'s 10 s connect alarm.
- * - FIXED (pg_hosts.ts `checkedRole`: a one-host URL's sessions are checked
+ * - FIXED (pg_startup.ts `checkedRole`: a one-host URL's sessions are checked
  *   by dbport, the server's role named) `target_session_attrs=read-only`
  *   (or `standby`) on a server that
  *   is a primary fails as "write CONNECTION_DESTROYED [redacted]", quickly

@@ -14,7 +14,7 @@ import { Buffer } from "node:buffer";
 import type postgres from "postgres";
 import { reopenDelay } from "./pg_options.ts";
 import { requeueWaiters } from "./pg_session.ts";
-import { followStartup } from "./pg_hosts.ts";
+import { followStartup } from "./pg_startup.ts";
 import type { Duplex } from "node:stream";
 
 type Sql = ReturnType<typeof postgres>;

@@ -22,7 +22,8 @@ import {
 import { sessionAttrs } from "./pg_session_attrs.ts";
 import { toDbError } from "./pg_errors.ts";
 import { wireTarget } from "./pg_wired.ts";
-import { checkedRole, HostPicker, severalHosts } from "./pg_hosts.ts";
+import { HostPicker, severalHosts } from "./pg_hosts.ts";
+import { checkedRole } from "./pg_startup.ts";
 import { openingSafely, secured } from "./pg_tls.ts";
 import {
   clientCertRefusal,
@@ -105,7 +106,7 @@ export function pgRoute(given: PostgresConfig, stop: AbortSignal): PgRoute {
     tlsNeeds !== undefined;
   const clear = raw === null || !ownTls ? raw : secured(raw, tlsNeeds!, stop);
   // One host and a target_session_attrs: checked on the clear bytes, so
-  // that a server of the other role is named (pg_hosts.ts `checkedRole`).
+  // that a server of the other role is named (pg_startup.ts `checkedRole`).
   const open = picker === null && clear !== null && attrs.attrs != null
     ? checkedRole(clear, attrs.attrs)
     : clear;
