@@ -71,7 +71,7 @@
  *   stays). MariaDB `acquire`: a call given up on stays in mysql2's queue
  *   (a closure) until a session frees, bounded by how long sessions are
  *   held (a call's 300 s at most); the session it is handed goes back.
- *   The own slots (`#ownSlot`) are freed on every path I found; a
+ *   The own slots (pg_own_slots.ts `OwnSlots`) are freed on every path I found; a
  *   synchronous throw of `start()` would leak one, but postgres.js's
  *   `unsafe` fails asynchronously. pg_big_row: each value is cut as it
  *   ends; a value other than a text or bytea is held whole up to 8 MiB

@@ -26,11 +26,11 @@ import {
   retirePool,
 } from "./pg_session.ts";
 import { DbError } from "../errors.ts";
-import { formatSeconds, notStarted } from "../stoppable.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
 import { thrown } from "../../base/thrown.ts";
 import { wired } from "./pg_wire.ts";
 import { type Cancelling, cancelWhileRunning } from "./pg_cancel.ts";
+import { OWN_SESSIONS, OwnSlots } from "./pg_own_slots.ts";
 import { type PgRoute, pgRoute } from "./pg_route.ts";
 import {
   endPool,
@@ -86,14 +86,12 @@ export class PgPools {
   readonly #lingering = new Set<
     { ended: Promise<unknown>; stop: () => void }
   >();
-  /** Sessions of the own pool held by statements (`reserveOwn`). */
-  #ownHeld = 0;
+  /** The own pool's sessions held by statements (`reserveOwn`). */
+  readonly #ownSlots = new OwnSlots();
   /** Who waits for a socket of the own pool to close (`reserveOwn`). */
   readonly #ownClosing: ((opened: number) => void)[] = [];
   /** Sockets of the own pool opened so far (`#nextOwnClose`). */
   #ownOpened = 0;
-  /** Calls waiting for one (`#ownSlot`), first first. */
-  readonly #ownWaiting: (() => void)[] = [];
   /**
    * The sockets of cancel requests now out (pg_wired.ts `cancelRequest`):
    * `close` ends those still open once its calls settled.
@@ -313,14 +311,14 @@ export class PgPools {
     signal: AbortSignal,
     withinMs: number,
   ): Promise<OwnSession> {
-    await this.#ownSlot(signal, withinMs);
+    await this.#ownSlots.take(signal, withinMs);
     try {
       return await askingAgain(
         (leftMs) => reserveSession(this.meta, signal, withinMs, leftMs),
         withinMs,
       );
     } catch (error) {
-      this.#freeOwnSlot();
+      this.#ownSlots.free();
       // A session that could not be opened: postgres.js keeps the failed
       // `reserve()` in its queue and opens a session for it once more
       // (index.js `reserve` queues it as well as connecting for it). The
@@ -356,54 +354,6 @@ export class PgPools {
   }
 
   /**
-   * One of the own pool's sessions for a statement, counted by dbport: a
-   * call waits here, not in postgres.js, when both are held. postgres.js
-   * then has a session open or to open for each `reserve()`, which it
-   * serves at once: one left waiting in postgres.js when a session closes
-   * is refused and asked again (pg_session.ts `requeueWaiters`), and the
-   * refused one, still in postgres.js's queue, reopened a session later
-   * for nobody (a session of dbport's back right after an administrator
-   * ended them all: outsider stop 47's test).
-   */
-  #ownSlot(signal: AbortSignal, withinMs: number): Promise<void> {
-    if (signal.aborted) return Promise.reject(notStarted());
-    if (this.#ownHeld < OWN_SESSIONS) {
-      this.#ownHeld++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const take = () => {
-        done();
-        this.#ownHeld++;
-        resolve();
-      };
-      const refuse = (error: DbError) => {
-        done();
-        reject(error);
-      };
-      const timer = alarm(
-        withinMs,
-        () => refuse(new DbError("timeout", OWN_WAIT_TIMEOUT(withinMs))),
-      );
-      const onAbort = () => refuse(notStarted());
-      const done = () => {
-        timer.clear();
-        signal.removeEventListener("abort", onAbort);
-        const at = this.#ownWaiting.indexOf(take);
-        if (at >= 0) this.#ownWaiting.splice(at, 1);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#ownWaiting.push(take);
-    });
-  }
-
-  /** A session of the own pool given back or closed: the next call's. */
-  #freeOwnSlot(): void {
-    this.#ownHeld--;
-    this.#ownWaiting[0]?.();
-  }
-
-  /**
    * The end of an own statement's session once the statement ended: given
    * back when `reusable` (no cancel request was sent for it:
    * pg_cancel.ts `reusableAfterStop`), closed otherwise — its socket
@@ -421,7 +371,7 @@ export class PgPools {
     try {
       await this.#endOwn(session, reusable, died);
     } finally {
-      this.#freeOwnSlot();
+      this.#ownSlots.free();
     }
   }
 
@@ -549,15 +499,6 @@ type Lingering = PromiseLike<unknown> & Cancellable;
  * for postgres.js's second attempt at it to close (`reserveOwn`).
  */
 const OWN_REOPEN_WAIT_MS = 2_000;
-
-/** The own pool's sessions (postgres.js's `max` for it). */
-const OWN_SESSIONS = 2;
-
-/** A catalog call that got no own session within its timeout. */
-const OWN_WAIT_TIMEOUT = (ms: number) =>
-  `the statement timeout of ${
-    formatSeconds(ms)
-  } ran out while dbport's catalog statement waited for a database session: it was not started`;
 
 /**
  * How many times a session of the own pool that must be closed but whose
