@@ -45,6 +45,7 @@
  */
 
 import { connect as tcpConnect, type Socket } from "node:net";
+import { connectReading } from "./pg_socket_reads.ts";
 import type { Duplex } from "node:stream";
 import { alarm } from "../../base/alarms.ts";
 import { CONNECT_TIMEOUT_SECONDS } from "./pg_options.ts";
@@ -239,7 +240,7 @@ export class HostPicker {
       const ms = last ? this.#connectMs : this.#hostMs;
       const deadline = performance.now() + ms;
       try {
-        const socket = await connectTo(host, ms);
+        const socket = await connectTo(host, ms, this.#clear);
         // As postgres.js sets them on a socket it opens: its own TLS takes
         // the server name from `socket.host` (connection.js `secure`).
         Object.assign(socket, { host: host.host, port: host.port });
@@ -477,10 +478,16 @@ export class HostPicker {
   }
 }
 
-/** A TCP socket to `host`, once connected; fails after `ms`. */
-function connectTo(host: Host, ms: number): Promise<Socket> {
+/**
+ * A TCP socket to `host`, once connected; fails after `ms`. `clear`: a
+ * session's socket read in clear, into a buffer of its own
+ * (pg_socket_reads.ts); under TLS the TLS socket reads it.
+ */
+function connectTo(host: Host, ms: number, clear = false): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = tcpConnect(host.port, host.host);
+    const socket = clear
+      ? connectReading(host.port, host.host)
+      : tcpConnect(host.port, host.host);
     const failed = (error: Error) => {
       timer.clear();
       socket.destroy();
