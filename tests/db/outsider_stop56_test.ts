@@ -12,7 +12,8 @@
  *   `connection` settings): the server reads `'a\' , '` as one string where
  *   dbport's lexer and libpg_query read two, so a readOnly token reads a
  *   server file (pg_read_file) and a readWrite token runs a hidden second
- *   statement.
+ *   statement. Fixed: a PostgreSQL URL's query parameters are an
+ *   allowlist (pg_url_params.ts), dbport's start-up settings win.
  * - A readWrite token gives a superuser role LOGIN and a password of its
  *   choosing (ALTER ROLE … LOGIN PASSWORD), creates login roles, and sets
  *   other roles' and the database's session defaults (ALTER ROLE other SET,
@@ -30,9 +31,13 @@
  *   `set_config('standard_conforming_strings', 'off', true)` beside a call
  *   of a two-statement SQL function, has the server parse the body with
  *   backslash escapes: a body dbport read as string literals calls
- *   pg_read_file (a readOnly token's call in the first case).
+ *   pg_read_file (a readOnly token's call in the first case). Fixed:
+ *   the settings a statement, a function's SET items (and proconfig at
+ *   the call) and set_config() may change are an allowlist
+ *   (pg_settings.ts).
  * - A function's SET clause carries superuser-only settings
  *   (session_replication_role = replica skips foreign keys, log_statement).
+ *   Fixed by the same allowlist.
  * - A readWrite token ends other sessions (pg_terminate_backend, directly
  *   or through an admin's LANGUAGE internal alias) and reloads the
  *   server's configuration.
@@ -752,7 +757,8 @@ Deno.test({
       );
       const call = await write(`select ${s}.f()`);
       assert(
-        call.startsWith("ERR denied") && call.includes("session_replication_role"),
+        call.startsWith("ERR denied") &&
+          call.includes("session_replication_role"),
         call,
       );
       const orphans = await own.admin.unsafe(
