@@ -173,7 +173,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "held: ?options=-c standard_conforming_strings=off in the URL and ALTER DATABASE … SET standard_conforming_strings = off by a readWrite token leave dbport's sessions with standard strings (the startup packet's own parameter wins)",
+    "held: ?options=-c standard_conforming_strings=off in the URL (refused since pg_settings.ts, named) and ALTER DATABASE … SET standard_conforming_strings = off by a readWrite token leave dbport's sessions with standard strings (the startup packet's own parameter wins)",
   ...needs("postgres"),
   async fn() {
     // What I did: a readWrite token sends `alter database <own> set
@@ -198,15 +198,33 @@ Deno.test({
     } finally {
       await first.server[Symbol.asyncDispose]();
     }
-    const { server, read, write } = await servers(
+    // Since pg_settings.ts, the URL's options may set only what a statement
+    // may: this one's calls fail, naming the setting.
+    const options = await servers(
       "OptionsStrings",
       `${db.url}?options=-c%20standard_conforming_strings%3Doff`,
+    );
+    try {
+      const refused = await options.read("show standard_conforming_strings");
+      assert(
+        refused.startsWith("ERR") &&
+          refused.includes("standard_conforming_strings"),
+        refused,
+      );
+    } finally {
+      await options.server[Symbol.asyncDispose]();
+    }
+    // A URL of allowed options: the database's setting still loses.
+    const { server, read, write } = await servers(
+      "OptionsAllowed",
+      `${db.url}?options=-c%20work_mem%3D8MB`,
     );
     try {
       assertEquals(
         await read("show standard_conforming_strings"),
         'OK [["on"]]',
       );
+      assertEquals(await read("show work_mem"), 'OK [["8MB"]]');
       const got = await write(
         "insert into t select 'x\\' , ' ; insert into t select pg_read_file($$PG_VERSION$$) ; -- '",
       );

@@ -4,7 +4,7 @@ import {
   configRefusal,
   settingRefusal,
   startupOptionsRefusal,
-} from "../../lib/db/postgres/pg_settings.ts";
+} from "../../lib/db/pg_settings.ts";
 import { urlProblem } from "../../lib/db/target.ts";
 import {
   pgUrlParamsProblem,
@@ -173,8 +173,21 @@ Deno.test("a PostgreSQL URL takes only libpq's parameters dbport reads", () => {
   assert(problem !== null);
   assertStringIncludes(problem, '"standard_conforming_strings"');
   assertStringIncludes(
-    pgUrlParamsProblem("postgres://u@h1,h2:5433/db?user=x&TimeZone=y") ?? "",
-    '"user", "TimeZone"',
+    pgUrlParamsProblem(
+      "postgres://u@h1,h2:5433/db?user=x&backslash_quote=on",
+    ) ??
+      "",
+    '"user", "backslash_quote"',
+  );
+  // A setting dbport starts every session with itself.
+  assertStringIncludes(
+    pgUrlParamsProblem(`${base}?TimeZone=Europe/Paris`) ?? "",
+    '"TimeZone": dbport starts every session with TimeZone UTC',
+  );
+  // The settings a statement may change, the session may start with.
+  assertEquals(
+    urlProblem("postgres", `${base}?search_path=app&statement_timeout=5s`),
+    null,
   );
   // Encoded names are read as the drivers read them.
   assertStringIncludes(
@@ -188,7 +201,7 @@ Deno.test("a PostgreSQL URL takes only libpq's parameters dbport reads", () => {
 Deno.test("postgres.js gets no URL parameter it would pass to the server, and dbport's start-up settings win", () => {
   assertEquals(
     urlForPostgresJs(
-      "postgres://u@h/db?sslmode=require&application_name=a&standard_conforming_strings=off&options=x",
+      "postgres://u@h/db?sslmode=require&application_name=a&standard_conforming_strings=off&options=x&search_path=s",
     ),
     "postgres://u@h/db?sslmode=require",
   );
@@ -198,12 +211,13 @@ Deno.test("postgres.js gets no URL parameter it would pass to the server, and db
   );
   const connection = postgresOptions({
     url:
-      "postgres://u@h/db?application_name=mine&options=-c%20work_mem%3D1MB&standard_conforming_strings=off",
+      "postgres://u@h/db?application_name=mine&options=-c%20work_mem%3D1MB&standard_conforming_strings=off&search_path=app&sslmode=disable",
     secrets: [],
   }).connection as Record<string, unknown>;
   assertEquals(connection, {
     application_name: "mine",
     options: "-c work_mem=1MB",
+    search_path: "app",
     TimeZone: "UTC",
     default_transaction_read_only: true,
     standard_conforming_strings: "on",

@@ -11,7 +11,7 @@
 import type { Duplex } from "node:stream";
 import postgres from "postgres";
 import type { PostgresJsAttrs } from "./pg_session_attrs.ts";
-import { urlQuery } from "../pg_url_params.ts";
+import { isStartupSetting, urlQuery } from "../pg_url_params.ts";
 
 /** How to reach one PostgreSQL database. */
 export interface PostgresConfig {
@@ -78,9 +78,9 @@ export function postgresOptions(
     // Every session starts read-only: a read's own BEGIN READ ONLY is
     // pipelined with its statement (below), and should that BEGIN ever fail,
     // the statement still cannot write. Writes say BEGIN READ WRITE.
-    // The URL's application_name and options (the only start-up settings a
-    // URL may give: pg_url_params.ts), then dbport's own, which win; the
-    // URL given to postgres.js carries no other (pg_pools.ts).
+    // The URL's start-up settings (application_name, options, a setting a
+    // statement may change: pg_url_params.ts), then dbport's own, which
+    // win; the URL given to postgres.js carries no other (pg_pools.ts).
     connection: {
       application_name: "dbport",
       ...urlStartupSettings(config.url),
@@ -138,13 +138,14 @@ export function postgresOptions(
   };
 }
 
-/** The URL's `application_name` and `options`, as start-up settings. */
+/**
+ * The URL's start-up settings (`application_name`, `options`, a setting a
+ * statement may change: pg_url_params.ts `isStartupSetting`).
+ */
 function urlStartupSettings(url: string): Record<string, string> {
-  const params = urlQuery(url);
   const settings: Record<string, string> = {};
-  for (const name of ["application_name", "options"]) {
-    const value = params.get(name);
-    if (value !== null) settings[name] = value;
+  for (const [name, value] of urlQuery(url)) {
+    if (isStartupSetting(name)) settings[name] = value;
   }
   return settings;
 }

@@ -12,7 +12,7 @@
 import { messageOf } from "../../base/message_of.ts";
 import { loadModule, parseSync } from "libpg-query";
 import { outsideDatabase } from "./pg_statement_kinds.ts";
-import { settingsReach } from "./pg_settings.ts";
+import { settingsReach } from "../pg_settings.ts";
 import type { PgAnalysis, PgCall, PgName, PgParse } from "./pg_parse_types.ts";
 import type { Tier } from "../sql/classifier.ts";
 

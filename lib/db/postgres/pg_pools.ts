@@ -22,7 +22,7 @@ import {
 } from "./pg_options.ts";
 import { sessionAttrs } from "./pg_session_attrs.ts";
 import { urlForPostgresJs, urlQuery } from "../pg_url_params.ts";
-import { startupOptionsRefusal } from "./pg_settings.ts";
+import { startupOptionsRefusal } from "../pg_settings.ts";
 import { toDbError } from "./pg_errors.ts";
 import {
   askingAgain,

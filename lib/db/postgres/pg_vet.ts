@@ -36,7 +36,7 @@ import {
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
 import { allowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
-import { configRefusal } from "./pg_settings.ts";
+import { configRefusal } from "../pg_settings.ts";
 import { vetStatement } from "./vet_sql.ts";
 
 /**
