@@ -21,6 +21,8 @@ import {
 } from "./pg_options.ts";
 import { sessionAttrs } from "./pg_session_attrs.ts";
 import { toDbError } from "./pg_errors.ts";
+import { urlForPostgresJs, urlQuery } from "../pg_url_params.ts";
+import { startupOptionsRefusal } from "../pg_settings.ts";
 import { wireTarget } from "./pg_wired.ts";
 import { HostPicker, severalHosts } from "./pg_hosts.ts";
 import { checkedRole } from "./pg_startup.ts";
@@ -126,7 +128,16 @@ export function pgRoute(given: PostgresConfig, stop: AbortSignal): PgRoute {
   if (unchecked !== null) throw toDbError(unchecked, config.secrets);
   const noCert = clientCertRefusal(config.url, ownTls);
   if (noCert !== null) throw toDbError(noCert, config.secrets);
-  const url = ownTls ? withoutOwnTlsParams(config.url) : config.url;
+  // The URL's `options` may set only what a statement may (pg_settings.ts).
+  const startup = urlQuery(config.url).get("options");
+  const switches = startup === null ? null : startupOptionsRefusal(startup);
+  if (switches !== null) throw toDbError(switches, config.secrets);
+  // Only what postgres.js reads as its own options: any other parameter
+  // would reach the server as a start-up setting over dbport's
+  // (pg_url_params.ts; outsider stop 56).
+  const url = urlForPostgresJs(
+    ownTls ? withoutOwnTlsParams(config.url) : config.url,
+  );
   const optionsOf = (socket?: () => Promise<Duplex>) => ({
     ...postgresOptions(config, socket),
     ...(ownTls ? { ssl: false as const } : {}),
