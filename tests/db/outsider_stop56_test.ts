@@ -13,7 +13,8 @@
  *   `connection` settings): the server reads `'a\' , '` as one string where
  *   dbport's lexer and libpg_query read two, so a readOnly token reads a
  *   server file (pg_read_file) and a readWrite token runs a hidden second
- *   statement.
+ *   statement. Fixed: a PostgreSQL URL's query parameters are an
+ *   allowlist (pg_url_params.ts), dbport's start-up settings win.
  * - A readWrite token gives a superuser role LOGIN and a password of its
  *   choosing (ALTER ROLE … LOGIN PASSWORD), creates login roles, and sets
  *   other roles' and the database's session defaults (ALTER ROLE other SET,
@@ -31,9 +32,13 @@
  *   `set_config('standard_conforming_strings', 'off', true)` beside a call
  *   of a two-statement SQL function, has the server parse the body with
  *   backslash escapes: a body dbport read as string literals calls
- *   pg_read_file (a readOnly token's call in the first case).
+ *   pg_read_file (a readOnly token's call in the first case). Fixed:
+ *   the settings a statement, a function's SET items (and proconfig at
+ *   the call) and set_config() may change are an allowlist
+ *   (pg_settings.ts).
  * - A function's SET clause carries superuser-only settings
  *   (session_replication_role = replica skips foreign keys, log_statement).
+ *   Fixed by the same allowlist.
  * - A readWrite token ends other sessions (pg_terminate_backend, directly
  *   or through an admin's LANGUAGE internal alias) and reloads the
  *   server's configuration.
@@ -110,9 +115,8 @@ async function notDenied(
 
 Deno.test({
   name:
-    "leaks: a saved URL with ?standard_conforming_strings=off lets a readOnly token read a server file and a readWrite token run a hidden second statement — the server reads 'a\\' , ' as one string where dbport's lexer and libpg_query read two",
+    "held (fixed: pg_url_params.ts, a PostgreSQL URL's query parameters by allowlist): a saved URL with ?standard_conforming_strings=off lets a readOnly token read a server file and a readWrite token run a hidden second statement — the server reads 'a\\' , ' as one string where dbport's lexer and libpg_query read two",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     // What I did: the user's saved URL ends in
     //   ?standard_conforming_strings=off
@@ -149,6 +153,8 @@ Deno.test({
       const writeGot = await write(
         "insert into t select 'x\\' , ' ; insert into t select pg_read_file($$PG_VERSION$$) ; -- '",
       );
+      // The connection is unusable, named (the server runs on).
+      assert(readGot.includes('"standard_conforming_strings"'), readGot);
       const rows = await db.admin.unsafe("select x from t");
       // PG_VERSION holds "15\n": its text in an answer or a row is the leak.
       assertEquals(
@@ -168,7 +174,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "held: ?options=-c standard_conforming_strings=off in the URL and ALTER DATABASE … SET standard_conforming_strings = off by a readWrite token leave dbport's sessions with standard strings (the startup packet's own parameter wins)",
+    "held: ?options=-c standard_conforming_strings=off in the URL (refused since pg_settings.ts, named) and ALTER DATABASE … SET standard_conforming_strings = off by a readWrite token leave dbport's sessions with standard strings (the startup packet's own parameter wins)",
   ...needs("postgres"),
   async fn() {
     // What I did: a readWrite token sends `alter database <own> set
@@ -193,15 +199,33 @@ Deno.test({
     } finally {
       await first.server[Symbol.asyncDispose]();
     }
-    const { server, read, write } = await servers(
+    // Since pg_settings.ts, the URL's options may set only what a statement
+    // may: this one's calls fail, naming the setting.
+    const options = await servers(
       "OptionsStrings",
       `${db.url}?options=-c%20standard_conforming_strings%3Doff`,
+    );
+    try {
+      const refused = await options.read("show standard_conforming_strings");
+      assert(
+        refused.startsWith("ERR") &&
+          refused.includes("standard_conforming_strings"),
+        refused,
+      );
+    } finally {
+      await options.server[Symbol.asyncDispose]();
+    }
+    // A URL of allowed options: the database's setting still loses.
+    const { server, read, write } = await servers(
+      "OptionsAllowed",
+      `${db.url}?options=-c%20work_mem%3D8MB`,
     );
     try {
       assertEquals(
         await read("show standard_conforming_strings"),
         'OK [["on"]]',
       );
+      assertEquals(await read("show work_mem"), 'OK [["8MB"]]');
       const got = await write(
         "insert into t select 'x\\' , ' ; insert into t select pg_read_file($$PG_VERSION$$) ; -- '",
       );
@@ -435,9 +459,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "leaks: a LANGUAGE sql function with SET standard_conforming_strings = off (CREATE or ALTER FUNCTION) reads a server file when a readOnly token calls it — dbport vets its body as two string literals, the server parses it at the call with standard strings off",
+    "held (fixed: pg_settings.ts, a function's SET items by allowlist, at CREATE|ALTER and at the call): a LANGUAGE sql function with SET standard_conforming_strings = off (CREATE or ALTER FUNCTION) reads a server file when a readOnly token calls it — dbport vets its body as two string literals, the server parses it at the call with standard strings off",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     // What I did: with the default URL, a readWrite token sends
     //   create function s.f() returns text language sql stable
@@ -472,10 +495,16 @@ Deno.test({
           `alter function ${s}.g() set standard_conforming_strings = off`,
         ),
       ];
+      // One the administrator made: its proconfig is read at the call.
+      await own.admin.unsafe(
+        `create function ${s}.h() returns text language sql stable set standard_conforming_strings = off as ${body}`,
+      );
       const calls = [
         await read(`select ${s}.f()`),
         await read(`select ${s}.g()`),
+        await read(`select ${s}.h()`),
       ];
+      assert(calls[2]!.startsWith("ERR denied"), calls[2]);
       assertEquals(
         calls.filter((got) => got.includes("15\\n")),
         [],
@@ -721,9 +750,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "leaks: a function's SET clause carries superuser-only settings — session_replication_role = replica (foreign keys and triggers skipped), allow_system_table_mods, lo_compat_privileges, log_statement = 'none' (the server's statement log silenced)",
+    "held (fixed: pg_settings.ts): a function's SET clause carries superuser-only settings — session_replication_role = replica (foreign keys and triggers skipped), allow_system_table_mods, lo_compat_privileges, log_statement = 'none' (the server's statement log silenced)",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     // What I did: a readWrite token sends
     //   create function s.f() returns int language sql
@@ -754,8 +782,18 @@ Deno.test({
         `create function ${s}.g() returns int language sql set allow_system_table_mods = on as $b$ select 1 $b$`,
         `create function ${s}.h() returns int language sql set lo_compat_privileges = on as $b$ select 1 $b$`,
         `create function ${s}.i() returns int language sql set log_statement = 'none' as $b$ select 1 $b$`,
-        `select ${s}.f()`,
       ]);
+      // Made by the administrator, the function's proconfig is read at
+      // each call (pg_vet.ts): the call is refused too.
+      await own.admin.unsafe(
+        `create function ${s}.f() returns int language sql set session_replication_role = replica as $b$ insert into ${s}.child values (999) returning 1 $b$`,
+      );
+      const call = await write(`select ${s}.f()`);
+      assert(
+        call.startsWith("ERR denied") &&
+          call.includes("session_replication_role"),
+        call,
+      );
       const orphans = await own.admin.unsafe(
         `select 1 from ${s}.child where pid = 999`,
       ).catch(() => []);
@@ -841,9 +879,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "leaks: a readWrite token reads a server file with set_config('standard_conforming_strings', 'off', true) beside a call of a two-statement SQL function made moments before — no SET clause needed, the body is parsed at its first call, after set_config ran",
+    "held (fixed: pg_settings.ts, set_config's setting by allowlist): a readWrite token reads a server file with set_config('standard_conforming_strings', 'off', true) beside a call of a two-statement SQL function made moments before — no SET clause needed, the body is parsed at its first call, after set_config ran",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     // What I did: a readWrite token sends
     //   create function s.g() returns text language sql volatile as

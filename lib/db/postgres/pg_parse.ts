@@ -12,6 +12,7 @@
 import { messageOf } from "../../base/message_of.ts";
 import { loadModule, parseSync } from "libpg-query";
 import { outsideDatabase } from "./pg_statement_kinds.ts";
+import { settingsReach } from "../pg_settings.ts";
 import type { PgAnalysis, PgCall, PgName, PgParse } from "./pg_parse_types.ts";
 import type { Tier } from "../sql/classifier.ts";
 
@@ -730,6 +731,9 @@ function walk(value: unknown, found: PgAnalysis): void {
       found.reach ??= installsCode(key, node) ??
         (/^[A-Z]/.test(key) ? outsideDatabase(key, node) : null);
     }
+    // Settings that change how the server reads what dbport vetted, who
+    // runs it or the server's own checks (pg_settings.ts).
+    found.reach ??= settingsReach(key, node);
     if (MODIFYING.has(key)) {
       found.tier = higher(found.tier, "write");
       if ((key === "DeleteStmt" || key === "UpdateStmt") && !node.whereClause) {

@@ -36,6 +36,7 @@ import {
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
 import { allowlisted, writeAllowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
+import { configRefusal } from "../pg_settings.ts";
 import { vetStatement } from "./vet_sql.ts";
 
 /**
@@ -524,6 +525,13 @@ async function judgeFunction(
   }
   const refusal = functionRefusal(row, name);
   if (refusal !== null) found.fail(how, `${refusal}${inside}`, true);
+  // Its SET items apply at each call, before the server reads its body:
+  // checked as a SET statement is (pg_settings.ts), whenever it was made.
+  const settings = configRefusal(row.config);
+  if (settings !== null) {
+    found.reach ??= `${name} ${settings}${inside}`;
+    found.fail(how, `${name} ${settings}${inside}`, true);
+  }
   // Only a SQL body is read: any other language was refused above.
   if (row.language !== "sql") return null;
   const path = configuredPath(row.config as string[] | null) ??
