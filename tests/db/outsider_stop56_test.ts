@@ -22,9 +22,14 @@
  * - A readWrite token changes the server's catalogs: REVOKE/GRANT EXECUTE
  *   ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now(),
  *   GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION.
+ *   Fixed: GRANT|REVOKE and COMMENT on a catalog object are reach
+ *   (pg_parse.ts touchesCatalog; an unqualified built-in by the catalog,
+ *   pg_vet.ts changesBuiltin).
  * - A readWrite token takes exclusive locks on the catalogs: VACUUM FULL /
  *   REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE
- *   pg_authid is refused).
+ *   pg_authid is refused). Fixed: VACUUM, ANALYZE, REINDEX and CLUSTER of
+ *   a catalog, REINDEX SYSTEM|DATABASE, VACUUM FULL of every table are
+ *   reach (pg_parse.ts locksCatalog).
  * - A readWrite token re-owns and renames a foreign server and grants
  *   USAGE on it (CREATE/ALTER SERVER … OPTIONS are refused).
  * - With the default URL: a LANGUAGE sql function carrying `SET
@@ -41,7 +46,10 @@
  *   Fixed by the same allowlist.
  * - A readWrite token ends other sessions (pg_terminate_backend, directly
  *   or through an admin's LANGUAGE internal alias) and reloads the
- *   server's configuration.
+ *   server's configuration. Fixed: the built-ins a write token may call
+ *   are an allowlist (write_allowlist.json); every other one, and a
+ *   LANGUAGE internal function running one's code, is reach (pg_vet.ts
+ *   pastDatabase, internalCode).
  *
  * Held: BEGIN ATOMIC splitting; role membership; GRANT ON FUNCTION; the
  * catalog schemas' objects; file-reading policies, domains, rules, casts,
