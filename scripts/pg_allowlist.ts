@@ -53,6 +53,66 @@ export const HARMLESS_VOLATILE: ReadonlySet<string> = new Set([
   "pg_database_collation_actual_version",
 ]);
 
+/**
+ * VOLATILE built-ins a write token may call besides the read list: each
+ * changes only the connection's own database or its own session and
+ * transaction (reviewed by hand; lib/db/postgres/README.md). Every other
+ * built-in is refused to write tokens too, as reaching past the database
+ * (other sessions, the server's configuration, files, replication, WAL).
+ */
+export const WRITE_VOLATILE: ReadonlyMap<string, string> = new Map([
+  ["nextval", "advances a sequence of the database"],
+  ["setval", "sets a sequence of the database"],
+  ["currval", "the session's last value of a sequence"],
+  ["lastval", "the session's last sequence value"],
+  ["pg_sequence_last_value", "a sequence's last value"],
+  ["setseed", "the session's own random state"],
+  ["txid_current", "assigns the transaction its id"],
+  ["txid_current_if_assigned", "the transaction's id"],
+  ["txid_current_snapshot", "the transaction's snapshot"],
+  ["txid_snapshot_in", "a snapshot value's input"],
+  ["txid_snapshot_out", "a snapshot value's output"],
+  ["txid_snapshot_recv", "a snapshot value's binary input"],
+  ["txid_snapshot_send", "a snapshot value's binary output"],
+  ["txid_snapshot_xmin", "a snapshot value's part"],
+  ["txid_snapshot_xmax", "a snapshot value's part"],
+  ["txid_snapshot_xip", "a snapshot value's part"],
+  ["txid_visible_in_snapshot", "compares a snapshot value"],
+  ["txid_status", "a transaction's commit status"],
+  ["pg_current_xact_id", "assigns the transaction its id"],
+  ["pg_advisory_xact_lock", "a lock released at the transaction's end"],
+  // Session-level advisory locks of the database: dbport's DISCARD ALL after
+  // every write releases them (tests/e2e/readonly_attacks_test.ts).
+  ["pg_advisory_lock", "a lock released when the session is cleaned"],
+  ["pg_advisory_lock_shared", "a lock released when the session is cleaned"],
+  ["pg_try_advisory_lock", "a lock released when the session is cleaned"],
+  [
+    "pg_try_advisory_lock_shared",
+    "a lock released when the session is cleaned",
+  ],
+  ["pg_advisory_unlock", "releases the session's own lock"],
+  ["pg_advisory_unlock_shared", "releases the session's own lock"],
+  ["pg_advisory_unlock_all", "releases the session's own locks"],
+  ["pg_advisory_xact_lock_shared", "a lock released at the transaction's end"],
+  ["pg_try_advisory_xact_lock", "a lock released at the transaction's end"],
+  [
+    "pg_try_advisory_xact_lock_shared",
+    "a lock released at the transaction's end",
+  ],
+  ["set_config", "the session's own settings (which ones: settings allowlist)"],
+  ["pg_notify", "NOTIFY, which a token may send"],
+  ["pg_sleep", "holds its own session, within the call's timeout"],
+  ["pg_sleep_for", "holds its own session, within the call's timeout"],
+  ["pg_sleep_until", "holds its own session, within the call's timeout"],
+  ["suppress_redundant_updates_trigger", "a trigger on the row written"],
+  ["tsvector_update_trigger", "a trigger on the row written"],
+  ["tsvector_update_trigger_column", "a trigger on the row written"],
+  ["brin_summarize_new_values", "maintains an index of the database"],
+  ["brin_summarize_range", "maintains an index of the database"],
+  ["brin_desummarize_range", "maintains an index of the database"],
+  ["gin_clean_pending_list", "maintains an index of the database"],
+]);
+
 /** Table-sample methods: handlers the server calls for TABLESAMPLE. */
 const SAMPLE_METHODS = new Set(["system", "bernoulli"]);
 
@@ -91,11 +151,28 @@ export function kept(row: Row): boolean {
   if (excludedFamily(row.name) !== null) return false;
   if (EXCLUDED_SIGNATURES.has(row.signature)) return false;
   if (SAMPLE_METHODS.has(row.name)) return true;
-  if (SERVER_ONLY_RESULTS.has(row.result)) return false;
-  if (row.result === "internal" || row.args.split(",").includes("internal")) {
-    return false;
-  }
+  if (serverOnly(row)) return false;
   return row.volatility !== "v" || HARMLESS_VOLATILE.has(row.name);
+}
+
+/** Whether only the server calls `row` (an `internal` or handler type). */
+function serverOnly(row: Row): boolean {
+  return SERVER_ONLY_RESULTS.has(row.result) || row.result === "internal" ||
+    row.args.split(",").includes("internal");
+}
+
+/**
+ * Whether a write token may call `row` beyond the read list: a reviewed
+ * VOLATILE built-in (WRITE_VOLATILE), or one only the server calls (an
+ * operator's selectivity estimator, an index class's support function)
+ * outside every excluded family.
+ */
+export function keptForWrite(row: Row): boolean {
+  if (kept(row)) return false;
+  if (WRITE_VOLATILE.has(row.name)) return true;
+  if (excludedFamily(row.name) !== null) return false;
+  if (EXCLUDED_SIGNATURES.has(row.signature)) return false;
+  return serverOnly(row);
 }
 
 const CATEGORIES: [string, (row: Row) => boolean][] = [
@@ -149,8 +226,21 @@ const CATEGORIES: [string, (row: Row) => boolean][] = [
   ["other", () => true],
 ];
 
+/** Write tokens' categories: reviewed names, then what only the server calls. */
+const WRITE_CATEGORIES: [string, (row: Row) => boolean][] = [
+  [
+    "the database's own state (reviewed: WRITE_VOLATILE)",
+    (row) => WRITE_VOLATILE.has(row.name),
+  ],
+  ["only the server calls", () => true],
+];
+
 if (import.meta.main) {
-  const url = Deno.args[0] ?? "postgres://postgres@127.0.0.1:5432/test";
+  // `--write`: lib/db/postgres/write_allowlist.json (the built-ins a write
+  // token may call beyond allowlist.json); otherwise allowlist.json.
+  const write = Deno.args.includes("--write");
+  const url = Deno.args.find((arg) => !arg.startsWith("--")) ??
+    "postgres://postgres@127.0.0.1:5432/test";
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await sql.unsafe("SET search_path = pg_catalog");
@@ -158,17 +248,23 @@ if (import.meta.main) {
       "SELECT current_setting('server_version') AS version",
     ) as unknown as [{ version: string }];
     const rows = (await sql.unsafe(CATALOG)) as unknown as Row[];
+    const keeps = write ? keptForWrite : kept;
+    const categories = write ? WRITE_CATEGORIES : CATEGORIES;
     const groups = new Map<string, [number, string][]>();
-    for (const row of rows.filter(kept)) {
-      const [category] = CATEGORIES.find(([, fits]) => fits(row)) ?? ["other"];
+    for (const row of rows.filter(keeps)) {
+      const [category] = categories.find(([, fits]) => fits(row)) ??
+        ["other"];
       const list = groups.get(category) ?? [];
       list.push([row.oid, row.signature]);
       groups.set(category, list);
     }
     const functions = Object.fromEntries(
-      CATEGORIES.map(([name]) => [name, groups.get(name) ?? []]),
+      categories.map(([name]) => [name, groups.get(name) ?? []]),
     );
-    const file = new URL("../lib/db/postgres/allowlist.json", import.meta.url);
+    const file = new URL(
+      `../lib/db/postgres/${write ? "write_allowlist" : "allowlist"}.json`,
+      import.meta.url,
+    );
     const lines = [
       "{",
       `  "generatedFrom": ${JSON.stringify(`PostgreSQL ${version}`)},`,
@@ -185,7 +281,7 @@ if (import.meta.main) {
     await Deno.writeTextFile(file, lines.join("\n"));
     // deno-lint-ignore no-console
     console.log(
-      `${rows.filter(kept).length} of ${rows.length} built-in functions kept`,
+      `${rows.filter(keeps).length} of ${rows.length} built-in functions kept`,
     );
   } finally {
     await sql.end();

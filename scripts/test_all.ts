@@ -217,6 +217,29 @@ function writeDurations(
   say(`wrote ${DURATIONS}: ${Object.keys(seconds).length} files`);
 }
 
+/**
+ * Make sure of what the PostgreSQL fixtures take for granted
+ * (tests/_prepare_databases.ts); what it cannot do it says, and the tests
+ * that need it fail saying why.
+ */
+async function prepareDatabases(): Promise<void> {
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--config",
+      "deno.dev.json",
+      "--no-prompt",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "tests/_prepare_databases.ts",
+    ],
+    cwd: root,
+    stdin: "null",
+  }).output();
+  if (code !== 0) say("tests/_prepare_databases.ts: exit code " + code);
+}
+
 async function main(args: readonly string[]): Promise<number> {
   const record = args.includes("--write-durations");
   const rest = args.filter((arg) => arg !== "--write-durations");
@@ -225,6 +248,7 @@ async function main(args: readonly string[]): Promise<number> {
   const unit = all.filter((path) => tierOf(path) === "unit");
   const e2e = all.filter((path) => tierOf(path) === "e2e");
   const started = performance.now();
+  await prepareDatabases();
   const unitRun = tierRun("unit");
   const e2eRun = tierRun("e2e");
   const outcomes = [

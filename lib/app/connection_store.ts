@@ -14,8 +14,16 @@ export class ConnectionStore {
   #connections: readonly SavedConnection[];
   readonly #listeners = new Set<(all: readonly SavedConnection[]) => void>();
 
-  constructor(initial: readonly SavedConnection[] = []) {
+  /** The unusable connections' problems last said: each is said once. */
+  #told: ReadonlySet<string>;
+
+  /** `told`: the problems of `initial` already logged. */
+  constructor(
+    initial: readonly SavedConnection[] = [],
+    told: readonly string[] = [],
+  ) {
     this.#connections = initial;
+    this.#told = new Set(told);
   }
 
   /** Every saved connection, in file order. */
@@ -38,7 +46,14 @@ export class ConnectionStore {
       log(`dbport: ${parsed.message}; keeping the connections in force`);
       return false;
     }
-    logUnusable(parsed.unusable, source, log);
+    // Said when it appears, not again at every change of the file.
+    const unusable = parsed.unusable ?? [];
+    logUnusable(
+      unusable.filter((problem) => !this.#told.has(problem)),
+      source,
+      log,
+    );
+    this.#told = new Set(unusable);
     this.#connections = parsed.connections;
     for (const listener of this.#listeners) listener(this.#connections);
     return true;

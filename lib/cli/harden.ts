@@ -13,10 +13,10 @@ import { cliCommand } from "../app/cli_command.ts";
 import {
   aiUserName,
   applyHarden,
-  HardenRefused,
   prepareHarden,
   saveHardened,
 } from "../app/harden.ts";
+import { HardenRefused } from "../app/harden_run.ts";
 import { DbError } from "../db/errors.ts";
 import { parseFlags, stringFlag } from "./args.ts";
 import { find, load } from "./connections/common.ts";

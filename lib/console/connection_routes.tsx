@@ -25,7 +25,7 @@ import {
   type WritePreviewMode,
 } from "../app/connections.ts";
 import { FieldError, SSH_FLAGS, sshFields } from "../app/ssh_fields.ts";
-import { dropAiLogin } from "../app/harden.ts";
+import { dropAiLogin } from "../app/harden_drop.ts";
 import {
   ENGINE_NAMES,
   engineNamed,

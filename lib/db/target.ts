@@ -7,6 +7,7 @@
  */
 
 import { type Engine, ENGINES } from "./engines.ts";
+import { pgUrlParamsProblem } from "./pg_url_params.ts";
 
 /** Where a connection goes, and what must stay secret about it. */
 export interface Target {
@@ -319,6 +320,10 @@ export function urlProblem(engine: Engine, url: string): string | null {
   }
   const escape = urlEscapeProblem(url);
   if (escape !== null) return escape;
+  if (engine === "postgres") {
+    const params = pgUrlParamsProblem(url);
+    if (params !== null) return params;
+  }
   return describeTarget(engine, url) === null ? "is not a valid URL" : null;
 }
 

@@ -71,7 +71,7 @@ export async function openStores(
   if (!saved.ok) throw new Error(saved.message);
   // One connection whose URL cannot be used never stops the server.
   logUnusable(saved.unusable, paths.connections, log);
-  const connections = new ConnectionStore(saved.connections);
+  const connections = new ConnectionStore(saved.connections, saved.unusable);
   // A malformed queries.json does not stop the server: it serves none and
   // says why (the file is for convenience; connections are the contract).
   const queried = await loadQueries(paths.queries);

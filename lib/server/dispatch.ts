@@ -211,16 +211,7 @@ export class Dispatcher {
           ? toolError("denied", refused.message)
           : await untilStopped(request.spec.handler(ctx), signal, state);
         ended = { result };
-        message = {
-          jsonrpc: "2.0",
-          id: request.id,
-          result: finishResult(
-            result,
-            request.spec,
-            request.era,
-            request.params,
-          ),
-        };
+        message = resultMessage(request, result);
       } catch (error) {
         const failure = toWireError(error, log, request.spec.name);
         ended = { errorCode: failure.code };
@@ -237,20 +228,11 @@ export class Dispatcher {
       const durationMs = performance.now() - started;
       // What the call recorded and noted ends here, as its answer does.
       state.done = true;
-      const input: ActivityInput | null = this.#deps.activity === undefined
-        ? null
-        : {
-          time,
-          durationMs,
-          principal: request.principal,
-          clientInfo: request.clientInfo,
-          method: request.spec.name,
-          params: request.params,
-          trace: request.trace,
-          ended,
-          recorded: state.recorded,
-          detail: state.notes.length === 0 ? undefined : state.notes.join("; "),
-        };
+      const input = this.#activityInput(request, state, {
+        time,
+        durationMs,
+        ended,
+      });
       // An open stream ends with the answer as its last frame; a streaming
       // request that failed before any frame keeps its HTTP status as JSON.
       const sse = (stream as SseStream | null) ??
@@ -269,6 +251,30 @@ export class Dispatcher {
     };
     void finish();
     return answer;
+  }
+
+  /**
+   * The activity log's input for `request`, ended as `call` says, with what
+   * its handler recorded and noted (`state`); null when nothing is logged.
+   */
+  #activityInput(
+    request: Dispatch,
+    state: CallState,
+    call: Pick<ActivityInput, "time" | "durationMs" | "ended">,
+  ): ActivityInput | null {
+    const { time, durationMs, ended } = call;
+    return this.#deps.activity === undefined ? null : {
+      time,
+      durationMs,
+      principal: request.principal,
+      clientInfo: request.clientInfo,
+      method: request.spec.name,
+      params: request.params,
+      trace: request.trace,
+      ended,
+      recorded: state.recorded,
+      detail: state.notes.length === 0 ? undefined : state.notes.join("; "),
+    };
   }
 
   /** Log `input` in a microtask queued now (one for the entries of a turn). */
@@ -363,6 +369,20 @@ export class Dispatcher {
     };
     return { ctx, state };
   }
+}
+
+/** The JSON-RPC response carrying a handler's `result` for `request`. */
+function resultMessage(request: Dispatch, result: JsonObject): JsonObject {
+  return {
+    jsonrpc: "2.0",
+    id: request.id,
+    result: finishResult(
+      result,
+      request.spec,
+      request.era,
+      request.params,
+    ),
+  };
 }
 
 /**

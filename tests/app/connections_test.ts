@@ -211,3 +211,25 @@ Deno.test("parseConnections() names a URL whose user, password, host or database
   assertEquals(urlProblem("sqlite", "file:/tmp/50%off.db"), null);
   assertEquals(lenientDecode("a%20b%zz%C3"), "a b%zz%C3");
 });
+
+Deno.test("ConnectionStore says an unusable connection's problem when it appears, not again at every change of the file", () => {
+  const bad = { ...base, url: "postgres://u:p@h1:x,h2/db" };
+  const other = { ...base, id: crypto.randomUUID(), name: "Other" };
+  const lines: string[] = [];
+  const log = (line: string) => lines.push(line);
+  // Said at start (stores.ts), so the store is told it was.
+  const store = new ConnectionStore([], [
+    `connections[0].url is not a valid URL (connection "Shop")`,
+  ]);
+  store.apply(JSON.stringify({ connections: [bad] }), "c.json", log);
+  assertEquals(lines, []);
+  // Another connection added: the unusable one is not said again.
+  store.apply(JSON.stringify({ connections: [bad, other] }), "c.json", log);
+  assertEquals(lines, []);
+  // Put right, then broken again: said again, once.
+  store.apply(JSON.stringify({ connections: [other] }), "c.json", log);
+  store.apply(JSON.stringify({ connections: [bad] }), "c.json", log);
+  store.apply(JSON.stringify({ connections: [bad] }), "c.json", log);
+  assertEquals(lines.length, 1);
+  assert(lines[0]!.includes("fails when used, the others serve"), lines[0]);
+});

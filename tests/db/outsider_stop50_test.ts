@@ -428,7 +428,7 @@ Deno.test({
     // read met its limit mid-value and dbport closed her session
     // (pg_wired.ts `handBack` → `read.drop()`), and the pool's socket hook
     // refused every waiting `reserve()` so that they ask again
-    // (pg_pools.ts `untilEnded` → pg_session.ts `requeueWaiters`).
+    // (pg_pool_sockets.ts `untilEnded` → pg_session.ts `requeueWaiters`).
     // What happened: reads ask again (postgres.ts `query` → `askingAgain`),
     // an export does not (postgres.ts `streamRead` calls
     // `streamPostgresRead` → `inReadTransaction` → `reserveSession` once):
@@ -625,7 +625,7 @@ Deno.test({
     // What should happen: as for a failed proof, a login this run created
     // is dropped again (or the run is one transaction).
     // Fixed: on PostgreSQL the plan runs as one DO block in one transaction
-    // (lib/app/harden.ts `runAsOne`), so the failed grant leaves nothing;
+    // (lib/app/harden_run.ts `runAsOne`), so the failed grant leaves nothing;
     // on MariaDB a login the run created is dropped again (`runEach`;
     // tests/cli/harden_test.ts).
     const fixture = await openPostgresDatabase();

@@ -1,7 +1,7 @@
 /**
  * An outsider's attacks (stop 51) on the day's changes after stop 50: TLS
  * negotiated by dbport (pg_tls.ts), the own pool's reserved sessions and
- * postgres.js 3.4.9's extra ReadyForQuery (pg_pools.ts `openedForReserve`),
+ * postgres.js 3.4.9's extra ReadyForQuery (pg_pool_sockets.ts `openedForReserve`),
  * cancel requests sent again (pg_cancel.ts), rows bounded by the answer's
  * budget (pg_big_row.ts), MariaDB's pool wait, harden's one-transaction
  * plan, pg_stats denied, and the features loaded at the first method.
@@ -71,7 +71,7 @@
  *   stays). MariaDB `acquire`: a call given up on stays in mysql2's queue
  *   (a closure) until a session frees, bounded by how long sessions are
  *   held (a call's 300 s at most); the session it is handed goes back.
- *   The own slots (`#ownSlot`) are freed on every path I found; a
+ *   The own slots (pg_own_slots.ts `OwnSlots`) are freed on every path I found; a
  *   synchronous throw of `start()` would leak one, but postgres.js's
  *   `unsafe` fails asynchronously. pg_big_row: each value is cut as it
  *   ends; a value other than a text or bytea is held whole up to 8 MiB
@@ -576,7 +576,7 @@ Deno.test("a URL naming a CA file but no sslmode connects in plain text and hand
   // (docs/security.md: "a CA named is a CA to check … in every mode");
   // instead the password goes to anyone on the path. libpq tries TLS
   // first by default (sslmode=prefer) and verifies with a root cert.
-  // Root cause: pg_tls.ts `tlsPlan` (~line 57) returns null (plain text)
+  // Root cause: pg_tls_plan.ts `tlsPlan` (~line 57) returns null (plain text)
   // when postgres.js's `ssl` is unset, before `rootCertOf(url)` is read;
   // pg_pools.ts then gives postgres.js the URL with sslrootcert untouched.
   const fisher = passwordFisher();
@@ -694,7 +694,7 @@ Deno.test("a several-host URL naming a CA under sslmode=require accepts a certif
   // match), as docs/security.md says ("a CA named is a CA to check:
   // `require` and `prefer` verify then").
   // Why it matters: the owner's CA is silently ignored on an HA URL.
-  // Root cause: pg_tls.ts `tlsPlan` returns undefined for several hosts, so
+  // Root cause: pg_tls_plan.ts `tlsPlan` returns undefined for several hosts, so
   // pg_pools.ts leaves TLS to postgres.js (3.4.9 `secure`: require →
   // rejectUnauthorized false, no CA) and passes sslrootcert on unchanged.
   const proxy = await tlsPgProxy(new URL(POSTGRES_URL), { cert: "other" });

@@ -223,7 +223,7 @@ for (const param of ["sslmode", "ssl"]) {
     // stop 51's fix (a CA without an sslmode means verify-full) is undone
     // by an empty parameter. libpq refuses `sslmode=` ("invalid sslmode
     // value").
-    // Root cause: pg_tls.ts `hasSslMode` is `params.has(…)` — true for an
+    // Root cause: pg_tls_plan.ts `hasSslMode` is `params.has(…)` — true for an
     // empty value — so `tlsPlan` takes postgres.js's `ssl` (false: it
     // skips an empty sslmode, and reads `ssl=''` as no TLS) and returns
     // null (clear).

@@ -58,7 +58,7 @@
  *   close() took 3.0 s (1.0 s without TLS) and returned with the socket
  *   still open; the hop saw it closed ~9 s after close began, at
  *   `negotiate`'s 10 s connect alarm.
- * - FIXED (pg_hosts.ts `checkedRole`: a one-host URL's sessions are checked
+ * - FIXED (pg_startup.ts `checkedRole`: a one-host URL's sessions are checked
  *   by dbport, the server's role named) `target_session_attrs=read-only`
  *   (or `standby`) on a server that
  *   is a primary fails as "write CONNECTION_DESTROYED [redacted]", quickly
@@ -127,11 +127,9 @@ import { ConsoleEvents } from "../../lib/console/events.ts";
 import { ConsoleKeys } from "../../lib/console/keys.ts";
 import { PendingApprovals } from "../../lib/console/pending.ts";
 import { defaultSshContext } from "../../lib/db/open_driver.ts";
-import {
-  readTextWithin,
-  secured,
-  tlsPlan,
-} from "../../lib/db/postgres/pg_tls.ts";
+import { secured } from "../../lib/db/postgres/pg_tls.ts";
+import { readTextWithin } from "../../lib/db/postgres/pg_tls_files.ts";
+import { tlsPlan } from "../../lib/db/postgres/pg_tls_plan.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { queryStringSecrets } from "../../lib/db/target.ts";
 import { savedConnection, serverWith } from "../_connections.ts";

@@ -3,7 +3,7 @@
  * CREATE FUNCTION allowlist and the "reach" rule (pg_parse.ts
  * `opaqueFunction`, pg_vet.ts `Findings.reach`, vet_sql.ts), PostgreSQL URLs
  * of several hosts (pg_hosts.ts `HostPicker`), and the client-certificate
- * and CA files' reads (pg_tls.ts `readTextWithin`). Through the MCP
+ * and CA files' reads (pg_tls_files.ts `readTextWithin`). Through the MCP
  * endpoint (execute_query with readWrite and readOnly tokens, a host dialog
  * that denies) and the driver API, against the real PostgreSQL.
  *
@@ -12,7 +12,7 @@
  * SQL/JSON-name findings (pg_parse.ts, pg_vet.ts, vet_sql.ts), the
  * several-host findings and the saved URL with a port per host (pg_hosts.ts
  * `HostPicker#bound`, target.ts `hostList`, connections.ts `keepUnusable`),
- * the certificate files (pg_tls.ts `readTextWithin`).
+ * the certificate files (pg_tls_files.ts `readTextWithin`).
  *
  * Findings:
  * - A readWrite token reads a server file by naming `pg_read_file` as a
@@ -73,7 +73,7 @@ import postgres from "postgres";
 import {
   FILE_READS_AT_ONCE,
   readTextWithin,
-} from "../../lib/db/postgres/pg_tls.ts";
+} from "../../lib/db/postgres/pg_tls_files.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { needs, POSTGRES_URL } from "../_db.ts";
@@ -743,7 +743,7 @@ Deno.test({
   async fn() {
     // What it does: `sslmode=verify-full&sslrootcert=<a 300 MB sparse
     // file>` (a wrong path: a disk image, a log); one read.
-    // What happens: pg_tls.ts `readTextWithin` stats the file (regular:
+    // What happens: pg_tls_files.ts `readTextWithin` stats the file (regular:
     // accepted) and `Deno.readTextFile`s all of it — the decode into one
     // string runs on the event loop. Measured with 400 MB: the loop stalled
     // 2.3 s, RSS 530 MB, for one session; four sessions at once: 8.8 s

@@ -3,7 +3,7 @@
  * (pg_parse.ts `supportFunctions`, `definerOf`, `grantsPower`,
  * NEWER_SYNTAX; pg_vet.ts; vet_sql.ts), several hosts with a port each
  * (pg_hosts.ts `HostPicker#bound`, target.ts), certificate file reads
- * (pg_tls.ts `readTextWithin`). Through the MCP endpoint (execute_query
+ * (pg_tls_files.ts `readTextWithin`). Through the MCP endpoint (execute_query
  * with readWrite and readOnly tokens) and the driver API, against the real
  * PostgreSQL 15.
  *
@@ -52,7 +52,7 @@ import { CONNECTIONS_FILE } from "../../lib/base/identity.ts";
 import {
   MAX_FILE_BYTES,
   readTextWithin,
-} from "../../lib/db/postgres/pg_tls.ts";
+} from "../../lib/db/postgres/pg_tls_files.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
 import { describeTarget, urlWithoutSecrets } from "../../lib/db/target.ts";
 import type { Driver } from "../../lib/db/types.ts";

@@ -6,7 +6,10 @@
 
 import { assert, assertEquals } from "@std/assert";
 import postgres from "postgres";
-import { allowlistEntries } from "../../lib/db/postgres/allowlist.ts";
+import {
+  allowlistEntries,
+  writeAllowlistEntries,
+} from "../../lib/db/postgres/allowlist.ts";
 import {
   EXCLUDED_SIGNATURES,
   excludedFamily,
@@ -80,19 +83,62 @@ Deno.test("the allowlist holds no function of an excluded family", () => {
   );
 });
 
+Deno.test("the write list names the reviewed functions a write would miss, and no signal, configuration, replication or file function", () => {
+  const names = new Set(
+    writeAllowlistEntries().map(([, signature]) =>
+      signature.slice(0, signature.indexOf("("))
+    ),
+  );
+  for (
+    const name of [
+      "nextval",
+      "setval",
+      "currval",
+      "lastval",
+      "set_config",
+      "pg_advisory_xact_lock",
+      "pg_notify",
+      "pg_sleep",
+      "txid_current",
+      "pg_current_xact_id",
+      "eqsel",
+    ]
+  ) assert(names.has(name), `${name} is missing from the write list`);
+  for (
+    const name of [
+      "pg_terminate_backend",
+      "pg_cancel_backend",
+      "pg_signal_backend",
+      "pg_reload_conf",
+      "pg_rotate_logfile",
+      "pg_switch_wal",
+      "pg_create_physical_replication_slot",
+      "pg_create_logical_replication_slot",
+      "pg_promote",
+      "pg_backup_start",
+      "pg_stat_reset",
+      "pg_read_file",
+      "lo_import",
+      "lo_export",
+      "pg_logical_emit_message",
+    ]
+  ) assert(!names.has(name), `${name} is on the write list`);
+});
+
 Deno.test(
-  "every allowlisted OID names its listed signature on the server",
+  "every allowlisted OID (read and write lists) names its listed signature on the server",
   needs("postgres"),
   async () => {
     const sql = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
     try {
       await sql.unsafe("SET search_path = pg_catalog");
+      const entries = [...allowlistEntries(), ...writeAllowlistEntries()];
       const rows = await sql.unsafe(
         "SELECT oid::int AS oid, oid::regprocedure::text AS signature FROM pg_proc WHERE oid = ANY ($1::int[])",
-        [allowlistEntries().map(([oid]) => oid)],
+        [entries.map(([oid]) => oid)],
       ) as unknown as { oid: number; signature: string }[];
       const server = new Map(rows.map((row) => [row.oid, row.signature]));
-      const moved = allowlistEntries().filter(([oid, signature]) =>
+      const moved = entries.filter(([oid, signature]) =>
         server.has(oid) && server.get(oid) !== signature
       );
       assertEquals(moved, []);

@@ -150,3 +150,99 @@ Deno.test("parsePostgres() reads SQL/JSON and MERGE syntax as calls of those nam
     ),
   );
 });
+
+/** The parse's reach, or null (a one-statement text). */
+async function reachOf(sql: string): Promise<string | null> {
+  const parsed = await parsePostgres(sql);
+  assert(parsed.ok && parsed.analysis !== null, sql);
+  return parsed.analysis.reach;
+}
+
+Deno.test("parsePostgres() refuses GRANT|REVOKE and COMMENT on the server's catalogs' objects; the database's own stay writes (outsider stop 56)", async () => {
+  for (
+    const sql of [
+      "REVOKE EXECUTE ON FUNCTION pg_catalog.now() FROM PUBLIC",
+      "GRANT EXECUTE ON FUNCTION pg_catalog.now() TO r",
+      "GRANT USAGE ON SCHEMA pg_toast TO r",
+      "GRANT USAGE ON SCHEMA pg_catalog, public TO r",
+      "GRANT USAGE ON TYPE pg_catalog.int4 TO r",
+      "COMMENT ON FUNCTION pg_catalog.now() IS 'x'",
+      "COMMENT ON TABLE pg_catalog.pg_class IS 'x'",
+      "COMMENT ON TABLE pg_class IS 'x'",
+      "COMMENT ON COLUMN pg_catalog.pg_class.relname IS 'x'",
+      "COMMENT ON COLUMN pg_class.relname IS 'x'",
+      "COMMENT ON SCHEMA pg_toast IS 'x'",
+      "COMMENT ON VIEW information_schema.tables IS 'x'",
+      "COMMENT ON TRIGGER t ON pg_catalog.pg_class IS 'x'",
+      "COMMENT ON AGGREGATE pg_catalog.count(*) IS 'x'",
+    ]
+  ) {
+    assert((await reachOf(sql) ?? "").includes("server's own catalogs"), sql);
+  }
+  for (
+    const sql of [
+      "GRANT EXECUTE ON FUNCTION s.f() TO r",
+      "GRANT USAGE ON SCHEMA public TO r",
+      "COMMENT ON TABLE t IS 'x'",
+      "COMMENT ON COLUMN s.t.c IS 'x'",
+      "COMMENT ON COLUMN t.pg_c IS 'x'",
+      "COMMENT ON SCHEMA s IS 'x'",
+      "COMMENT ON FUNCTION f() IS 'x'",
+    ]
+  ) assertEquals(await reachOf(sql), null, sql);
+});
+
+Deno.test("parsePostgres() reads the functions COMMENT ON FUNCTION|AGGREGATE names, for the catalog to tell a built-in (outsider stop 56)", async () => {
+  const parsed = await parsePostgres("COMMENT ON FUNCTION now() IS 'x'");
+  assert(parsed.ok && parsed.analysis !== null);
+  assertEquals(parsed.analysis.functions, [
+    // `()` with no argument types: the tree says nothing, so any arity.
+    { schema: null, name: "now", args: null },
+  ]);
+  const aggregate = await parsePostgres("COMMENT ON AGGREGATE count(*) IS 'x'");
+  assert(aggregate.ok && aggregate.analysis !== null);
+  assertEquals(aggregate.analysis.functions.map((fn) => fn.name), ["count"]);
+});
+
+Deno.test("parsePostgres() refuses VACUUM, ANALYZE, REINDEX and CLUSTER of the catalogs, REINDEX SYSTEM|DATABASE and VACUUM FULL of every table; the database's own tables stay writes (outsider stop 56)", async () => {
+  for (
+    const sql of [
+      "VACUUM FULL pg_catalog.pg_authid",
+      "VACUUM FULL t, pg_class",
+      "VACUUM (FULL, ANALYZE) pg_catalog.pg_class",
+      "VACUUM pg_toast.pg_toast_1260",
+      "ANALYZE pg_catalog.pg_authid",
+      "ANALYZE pg_authid",
+      "REINDEX TABLE pg_catalog.pg_authid",
+      "REINDEX INDEX pg_class_oid_index",
+      "REINDEX TABLE CONCURRENTLY information_schema.sql_features",
+      "REINDEX SYSTEM test",
+      "REINDEX DATABASE test",
+      "REINDEX SCHEMA pg_catalog",
+      "CLUSTER pg_class USING pg_class_oid_index",
+      "VACUUM FULL",
+      "VACUUM (FULL true)",
+    ]
+  ) {
+    assert(
+      (await reachOf(sql) ?? "").includes("locks the server's own catalogs"),
+      sql,
+    );
+  }
+  for (
+    const sql of [
+      "VACUUM",
+      "VACUUM t",
+      "VACUUM FULL s.t",
+      "VACUUM (FULL false)",
+      "VACUUM (FULL off) t",
+      "ANALYZE",
+      "ANALYZE s.t (a, b)",
+      "REINDEX TABLE s.t",
+      "REINDEX INDEX CONCURRENTLY s.i",
+      "REINDEX SCHEMA s",
+      "CLUSTER s.t USING i",
+      "CLUSTER",
+    ]
+  ) assertEquals(await reachOf(sql), null, sql);
+});

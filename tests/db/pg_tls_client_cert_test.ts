@@ -16,7 +16,7 @@ import {
   clientCertRefusal,
   tlsPlan,
   withoutOwnTlsParams,
-} from "../../lib/db/postgres/pg_tls.ts";
+} from "../../lib/db/postgres/pg_tls_plan.ts";
 import { redact, withVisible } from "../../lib/db/redact.ts";
 import {
   describeTarget,

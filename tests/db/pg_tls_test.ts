@@ -11,7 +11,7 @@ import { assert, assertEquals, assertMatch, assertRejects } from "@std/assert";
 import { DbError } from "../../lib/db/errors.ts";
 import { DriverPool } from "../../lib/db/pool.ts";
 import { openPostgres } from "../../lib/db/postgres/postgres.ts";
-import { tlsPlan } from "../../lib/db/postgres/pg_tls.ts";
+import { tlsPlan } from "../../lib/db/postgres/pg_tls_plan.ts";
 import { wireWrites } from "../../lib/db/postgres/pg_wire.ts";
 import type { Driver } from "../../lib/db/types.ts";
 import type { Signature } from "../../lib/db/signature.ts";
@@ -437,7 +437,7 @@ Deno.test({
     // sessions; mallory's read times out at 100 ms and its session is held
     // for its cancel's delivery; carol's read waits for a session; an
     // administrator ends mallory's session. The pool's requeue hook
-    // (pg_pools.ts `untilEnded`) sees the TLS session close now.
+    // (pg_pool_sockets.ts `untilEnded`) sees the TLS session close now.
     await using fixture = await openFixture("postgres");
     const lean = await carolOverTls(fixture, false);
     const bound = await carolOverTls(fixture, true);

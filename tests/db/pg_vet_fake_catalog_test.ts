@@ -13,7 +13,11 @@ import type { PgAnalysis } from "../../lib/db/postgres/pg_parse.ts";
 import {
   allowlisted,
   allowlistEntries,
+  writeAllowlisted,
+  writeAllowlistEntries,
 } from "../../lib/db/postgres/allowlist.ts";
+import { excludedFamily } from "../../scripts/pg_allowlist_families.ts";
+import { WRITE_VOLATILE } from "../../scripts/pg_allowlist.ts";
 
 type Row = Record<string, unknown>;
 
@@ -79,12 +83,17 @@ function proc(over: Row): Row {
 const ALLOWED = allowlistEntries()[0]![0];
 const TERMINATE = 2096; // pg_terminate_backend(integer, bigint): not allowed
 const NEXTVAL = 1574;
+const SLEEP = 2626; // pg_sleep(double precision): a write token's only
+const EQSEL = 101; // eqsel(internal, oid, internal, integer): the server's
 
 Deno.test("fake catalog: the fixture's built-ins are what the tests assume", () => {
   assert(allowlisted(ALLOWED));
   assert(!allowlisted(TERMINATE));
   assert(!allowlisted(NEXTVAL));
   assert(!allowlisted(NEXTVAL + 1));
+  assert(!allowlisted(SLEEP) && writeAllowlisted(SLEEP));
+  assert(!allowlisted(EQSEL) && writeAllowlisted(EQSEL));
+  assert(writeAllowlisted(NEXTVAL) && !writeAllowlisted(TERMINATE));
 });
 
 for (
@@ -191,11 +200,11 @@ Deno.test("fake catalog: nextval called by the statement itself (e) → no dry r
   assertMatch(vetted.noPlan ?? "", /nextval/);
 });
 
-Deno.test("fake catalog: a volatile built-in called directly → write, but EXPLAIN may plan it", async () => {
+Deno.test("fake catalog: a volatile built-in of the write list called directly → write, but EXPLAIN may plan it", async () => {
   const row = proc({
-    oid: TERMINATE,
+    oid: SLEEP,
     builtin: true,
-    name: "pg_terminate_backend",
+    name: "pg_sleep",
     volatility: "v",
     language: "internal",
   });
@@ -203,7 +212,7 @@ Deno.test("fake catalog: a volatile built-in called directly → write, but EXPL
   assertEquals(direct.tier, "write");
   assertMatch(
     direct.why ?? "",
-    /pg_terminate_backend\(\) is not on dbport's allowlist/,
+    /pg_sleep\(\) is not on dbport's allowlist/,
   );
   assertEquals(direct.noPlan, null);
   const explained = await vetPostgres(
@@ -630,4 +639,156 @@ Deno.test("fake catalog: a body reached from the statement without SET search_pa
   const { exec, inputs } = fakeCatalog([[proc({ source: "select g()" })], []]);
   await vetPostgres(exec, analysis(callF));
   assertEquals(inputs[1]?.f, [{ s: null, n: "g", i: 0, w: 20000, a: 0 }]);
+});
+
+Deno.test("fake catalog: a built-in on neither list (signals, pg_reload_conf, WAL) → reach for every token, wherever it runs (outsider stop 56)", async () => {
+  const cases: [number, string][] = [
+    [TERMINATE, "pg_terminate_backend"],
+    [2171, "pg_cancel_backend"],
+    [2621, "pg_reload_conf"],
+    [2848, "pg_switch_wal"],
+    [2274, "pg_stat_reset"],
+  ];
+  for (const [oid, name] of cases) {
+    assert(!allowlisted(oid) && !writeAllowlisted(oid), name);
+    for (
+      const over of [
+        { how: "e", via: null, caller: null },
+        { how: "d", via: null, caller: null },
+        { how: "t", via: null, caller: null },
+        { how: "e", via: 20000, caller: "s.g()" },
+      ]
+    ) {
+      const vetted = await vetPostgres(
+        fakeCatalog([[proc({
+          oid,
+          name,
+          builtin: true,
+          language: "internal",
+          symbol: name,
+          ...over,
+        })]]).exec,
+        analysis({ ...callF, tier: "write", kinds: ["InsertStmt"] }),
+      );
+      assertMatch(
+        vetted.reach ?? "",
+        new RegExp(`^${name}\\(\\) is on neither of dbport's allowlists`),
+        `${name} ${JSON.stringify(over)}`,
+      );
+      if (over.caller !== null) {
+        assertMatch(vetted.reach ?? "", /\(called in s\.g\(\)\)$/);
+      }
+    }
+  }
+});
+
+Deno.test("fake catalog: a built-in of the write list (sequences, set_config, xact advisory locks, pg_notify, a selectivity estimator) → a write, no reach", async () => {
+  const cases: [number, string][] = [
+    [NEXTVAL, "nextval"],
+    [2078, "set_config"],
+    [3089, "pg_advisory_xact_lock"],
+    [3036, "pg_notify"],
+    [SLEEP, "pg_sleep"],
+    [EQSEL, "eqsel"],
+  ];
+  for (const [oid, name] of cases) {
+    const vetted = await vetPostgres(
+      fakeCatalog([[proc({ oid, name, builtin: true, language: "internal" })]])
+        .exec,
+      analysis(callF),
+    );
+    assertEquals(vetted.reach, null, name);
+    assertEquals(vetted.tier, "write", name);
+  }
+});
+
+Deno.test("fake catalog: the write list holds no read-list entry and no excluded family's name but the reviewed ones", () => {
+  const entries = writeAllowlistEntries();
+  assert(entries.length > 100);
+  for (const [oid, signature] of entries) {
+    assert(!allowlisted(oid), signature);
+    const name = signature.slice(0, signature.indexOf("(")).replaceAll('"', "");
+    assert(
+      WRITE_VOLATILE.has(name) || excludedFamily(name) === null,
+      `${signature} is in the family ${excludedFamily(name)?.family}`,
+    );
+  }
+  for (
+    const name of [
+      "pg_terminate_backend",
+      "pg_cancel_backend",
+      "pg_reload_conf",
+      "lo_import",
+      "pg_read_file",
+    ]
+  ) {
+    assert(
+      !entries.some(([, signature]) => signature.startsWith(`${name}(`)),
+      name,
+    );
+  }
+});
+
+Deno.test("fake catalog: a user's LANGUAGE internal function → reach unless a built-in of its symbol is on a list (outsider stop 56: an alias of pg_terminate_backend)", async () => {
+  const alias = (symbol: string, builtins: number[]) =>
+    proc({
+      language: "internal",
+      symbol,
+      symbol_of: builtins,
+      signature: "s.t(integer,bigint)",
+    });
+  const refused = await vetPostgres(
+    fakeCatalog([[alias("pg_terminate_backend", [TERMINATE])]]).exec,
+    analysis(callF),
+  );
+  assertMatch(
+    refused.reach ?? "",
+    /^s\.t\(integer,bigint\) runs pg_terminate_backend/,
+  );
+  const unknown = await vetPostgres(
+    fakeCatalog([[alias("no_such_symbol", [])]]).exec,
+    analysis(callF),
+  );
+  assertMatch(unknown.reach ?? "", /runs no_such_symbol/);
+  for (const builtins of [[ALLOWED], [NEXTVAL], [TERMINATE, NEXTVAL]]) {
+    const allowed = await vetPostgres(
+      fakeCatalog([[alias("x", builtins)]]).exec,
+      analysis(callF),
+    );
+    assertEquals(allowed.reach, null, JSON.stringify(builtins));
+    assertEquals(allowed.tier, "write");
+    assertMatch(allowed.why ?? "", /written in internal/);
+  }
+});
+
+Deno.test("fake catalog: GRANT|REVOKE or COMMENT naming a built-in → reach; a user function, a built-in only inside it or a cast its argument types bring → not (outsider stop 56)", async () => {
+  const now = proc({ oid: ALLOWED, name: "now", builtin: true });
+  const callNow = { functions: [{ schema: null, name: "now", args: null }] };
+  for (const kind of ["GrantStmt", "CommentStmt"]) {
+    const vetted = await vetPostgres(
+      fakeCatalog([[now]]).exec,
+      analysis({ ...callNow, tier: "write", kinds: [kind] }),
+    );
+    assertMatch(
+      vetted.reach ?? "",
+      /on now\(\) changes a built-in function of pg_catalog/,
+      kind,
+    );
+    const user = await vetPostgres(
+      fakeCatalog([[proc({}), { ...now, via: 20000, caller: "f()" }]]).exec,
+      analysis({ ...callF, tier: "write", kinds: [kind] }),
+    );
+    assertEquals(user.reach, null, kind);
+    // `grant … on function f(int)`: int's casts are looked up, not named.
+    const cast = await vetPostgres(
+      fakeCatalog([[proc({}), { ...now, name: "int4" }]]).exec,
+      analysis({ ...callF, tier: "write", kinds: [kind] }),
+    );
+    assertEquals(cast.reach, null, kind);
+  }
+  const select = await vetPostgres(
+    fakeCatalog([[now]]).exec,
+    analysis(callNow),
+  );
+  assertEquals([select.reach, select.tier], [null, "read"]);
 });

@@ -200,7 +200,7 @@ Deno.test({
     // queued in its pool, after its backoff (up to 1 s once sessions closed
     // with errors: pg_options.ts `reopenDelay`), on a timer that its pool's
     // end() does not clear. A replaced pool refuses every session it opens
-    // (pg_pools.ts `untilEnded`), so it waits for nothing: it reconnects at
+    // (pg_pool_sockets.ts `untilEnded`), so it waits for nothing: it reconnects at
     // once, and what it still holds is refused before the driver's close
     // returns. Reads asked again while a lost session replaced the pool
     // queued reserve()s in it; the waits past the close were the timer

@@ -167,6 +167,9 @@ async function refused(
 
 /** A refusal as reaching other hosts (dblink_exec's C symbol). */
 const REACHES = /dblink_exec.*reaches files, code, other hosts/;
+/** A built-in on neither allowlist: refused to every token (stop 56). */
+const PAST =
+  /pg_(terminate_backend|stat_reset|reload_conf)\(\) is on neither of dbport's allowlists/;
 
 function attacks(s: string, pid: number, remote: string | null): string[] {
   return [
@@ -222,8 +225,14 @@ Deno.test(
             query,
           },
           // dblink_exec behind a SQL body is refused outright, as the same
-          // call named in the statement is (its C symbol, stop 55).
-          query.includes(".remote(") ? REACHES : /does not plan this statement/,
+          // call named in the statement is (its C symbol, stop 55); so is
+          // pg_terminate_backend in a SQL body (stop 56). A plpgsql body is
+          // unread: not planned.
+          query.includes(".remote(")
+            ? REACHES
+            : query.includes("kill_pl")
+            ? /does not plan this statement/
+            : PAST,
         );
       }
     }
@@ -236,7 +245,7 @@ Deno.test(
         query:
           `update ${s}.w set v = ${s}.kill(${t.target.pid})::text where id = 1`,
       },
-      /does not plan/,
+      PAST,
     );
     assert(await t.target.alive(), "planning killed the victim session");
     assertEquals(await t.sideRows(), 0, "planning wrote through dblink");
@@ -260,12 +269,26 @@ Deno.test(
     await using t = await setUp();
     const s = t.fixture.schema;
     const pid = t.target.pid;
+    // Built-ins on neither allowlist: refused outright, nothing asked
+    // (stop 56; they were asked with no dry run before).
+    for (
+      const query of [
+        `update ${s}.w set v = "pg_terminate_backend"(a.pid)::text from pg_stat_activity a where a.pid = ${pid}`,
+        `update ${s}.w set v = pg_terminate_backend/**/(${pid})::text where id = 1`,
+        `insert into ${s}.log (msg) values (pg_stat_reset()::text)`,
+        `insert into ${s}.log (msg) values (pg_reload_conf()::text)`,
+        `insert into ${s}.log (msg) values (${s}.kill(${pid})::text)`,
+      ]
+    ) {
+      await refused(
+        t.server,
+        t.writer,
+        "execute_query",
+        { connection_id: t.open.id, query },
+        PAST,
+      );
+    }
     const writes = [
-      `update ${s}.w set v = "pg_terminate_backend"(a.pid)::text from pg_stat_activity a where a.pid = ${pid}`,
-      `update ${s}.w set v = pg_terminate_backend/**/(${pid})::text where id = 1`,
-      `insert into ${s}.log (msg) values (pg_stat_reset()::text)`,
-      `insert into ${s}.log (msg) values (pg_reload_conf()::text)`,
-      `insert into ${s}.log (msg) values (${s}.kill(${pid})::text)`,
       `update ${s}.w set v = 'x' where ${s}.kill_pl(${pid})`,
     ];
     // dblink_exec behind a SQL body: denied outright, no question asked.

@@ -521,16 +521,18 @@ Deno.test({
     );
     // A saved write on a connection saved readOnly is refused even to fullAccess.
     assertMatch((await call(full, "q_delro", `{"id":1}`)).text, /read only/);
-    // A saved write and a saved effect ask; the user says no; nothing ran.
+    // A saved write asks; the user says no; nothing ran. A saved call of a
+    // built-in on neither allowlist (signals) is refused outright, whatever
+    // the token (outsider stop 56).
     assertMatch(
       (await call(full, "q_del", `{"id":1}`)).text,
       /did not approve/,
     );
     assertMatch(
       (await call(full, "q_term", `{"pid":1}`)).text,
-      /did not approve/,
+      /pg_terminate_backend\(\) is on neither of dbport's allowlists/,
     );
-    assertEquals((await dialog.asked()).length, 2);
+    assertEquals((await dialog.asked()).length, 1);
     const rows = await fixture.admin(`select id from ${s}.t order by id`) as {
       id: number;
     }[];

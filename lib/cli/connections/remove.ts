@@ -7,7 +7,7 @@
 
 import { editConnections } from "../../app/connections.ts";
 import { parseFlags } from "../args.ts";
-import { dropAiLogin } from "../../app/harden.ts";
+import { dropAiLogin } from "../../app/harden_drop.ts";
 import { type CliIO, UsageError } from "../io.ts";
 import { find, load } from "./common.ts";
 import type { SecretInput } from "./input.ts";

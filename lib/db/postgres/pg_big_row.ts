@@ -46,8 +46,6 @@ export type RowColumn = {
  */
 const KEEP_VALUE_BYTES = 8 * 1024 * 1024;
 
-const DECODER = new TextDecoder();
-
 /** An empty value's bytes. */
 const EMPTY = Buffer.alloc(0);
 

@@ -17,7 +17,7 @@
  * never answered held every call for the whole connect timeout, naming no
  * host, and the next host was never tried (outsider stop 54). Every host
  * down or silent fails the session, naming what each host said, and the
- * calls waiting for a session with it (pg_pools.ts `untilEnded`). A host
+ * calls waiting for a session with it (pg_pool_sockets.ts `untilEnded`). A host
  * whose session ended, or did not become ready in time, is tried last for
  * {@linkcode DOWN_MS}: libpq moves on to the next host then too.
  *
@@ -30,23 +30,29 @@
  * that matches fails the call at once ("no host of the URL is a primary");
  * `prefer-standby` then takes the first host that connects (libpq's
  * fallback). Under TLS that postgres.js negotiates itself over the socket
- * (several hosts: pg_tls.ts `tlsPlan`) the bytes are not readable: `primary`
+ * (several hosts: pg_tls_plan.ts `tlsPlan`) the bytes are not readable: `primary`
  * and `standby` are then postgres.js's own check, which with one host fails
  * a mismatched session (bounded) without moving to the next host.
  *
  * A cancel request goes to the host whose session it names: the factory
  * knows each backend's host from its BackendKeyData (in clear).
  *
+ * A URL of one host is checked on its startup by pg_startup.ts
+ * `checkedRole`, whose reader (`followStartup`) the picker follows its
+ * sessions with too.
+ *
  * @module
  */
 
 import { connect as tcpConnect, type Socket } from "node:net";
+import { connectReading } from "./pg_socket_reads.ts";
 import type { Duplex } from "node:stream";
 import { alarm } from "../../base/alarms.ts";
 import { CONNECT_TIMEOUT_SECONDS } from "./pg_options.ts";
 import type { HostAttrs } from "./pg_session_attrs.ts";
 import { askAgain } from "./pg_session.ts";
 import { hostList } from "../target.ts";
+import { followStartup } from "./pg_startup.ts";
 
 /** One host of the URL. */
 export interface Host {
@@ -166,7 +172,7 @@ export class HostPicker {
   /**
    * Why the latest attempt found no host to use (every host down, or none
    * matching), or null: what the calls waiting for a session then fail with
-   * (pg_pools.ts `untilEnded`).
+   * (pg_pool_sockets.ts `untilEnded`).
    */
   failure = (): Error | null =>
     performance.now() - this.#failedAt < FAILURE_FRESH_MS ? this.#failed : null;
@@ -234,7 +240,7 @@ export class HostPicker {
       const ms = last ? this.#connectMs : this.#hostMs;
       const deadline = performance.now() + ms;
       try {
-        const socket = await connectTo(host, ms);
+        const socket = await connectTo(host, ms, this.#clear);
         // As postgres.js sets them on a socket it opens: its own TLS takes
         // the server name from `socket.host` (connection.js `secure`).
         Object.assign(socket, { host: host.host, port: host.port });
@@ -472,10 +478,16 @@ export class HostPicker {
   }
 }
 
-/** A TCP socket to `host`, once connected; fails after `ms`. */
-function connectTo(host: Host, ms: number): Promise<Socket> {
+/**
+ * A TCP socket to `host`, once connected; fails after `ms`. `clear`: a
+ * session's socket read in clear, into a buffer of its own
+ * (pg_socket_reads.ts); under TLS the TLS socket reads it.
+ */
+function connectTo(host: Host, ms: number, clear = false): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = tcpConnect(host.port, host.host);
+    const socket = clear
+      ? connectReading(host.port, host.host)
+      : tcpConnect(host.port, host.host);
     const failed = (error: Error) => {
       timer.clear();
       socket.destroy();
@@ -515,102 +527,6 @@ function mismatch(host: Host, want: HostAttrs): Error {
     ),
     { code: "ENOTARGET" },
   );
-}
-
-/**
- * Hand each message the server sends on `socket` to `message`, from its
- * first byte, before the socket's own listeners see the bytes: `true` once
- * it needs no more (the bytes then pass unread), an Error to end the socket
- * with it before the message reaches them (a session refused as it starts),
- * `false` to go on. The socket's bytes pass unchanged.
- */
-export function followStartup(
-  socket: Duplex,
-  message: (type: number, bytes: Uint8Array) => boolean | Error,
-): void {
-  const emit = socket.emit.bind(socket) as Emit;
-  let head = new Uint8Array(0);
-  let body: Uint8Array | null = null;
-  let filled = 0;
-  let done = false;
-  (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
-    if (done || event !== "data" || !(args[0] instanceof Uint8Array)) {
-      return emit(event, ...args);
-    }
-    let chunk = args[0];
-    while (chunk.length > 0 && !done) {
-      if (body === null) {
-        const part = chunk.subarray(0, 5 - head.length);
-        const joined = new Uint8Array(head.length + part.length);
-        joined.set(head);
-        joined.set(part, head.length);
-        head = joined;
-        chunk = chunk.subarray(part.length);
-        if (head.length < 5) break;
-        const length = new DataView(head.buffer, head.byteOffset, 5)
-          .getInt32(1);
-        body = new Uint8Array(Math.max(0, length - 4));
-        filled = 0;
-      }
-      const n = Math.min(body.length - filled, chunk.length);
-      body.set(chunk.subarray(0, n), filled);
-      filled += n;
-      chunk = chunk.subarray(n);
-      if (filled < body.length) break;
-      const type = head[0]!;
-      const bytes = body;
-      head = new Uint8Array(0);
-      body = null;
-      const said = message(type, bytes);
-      if (said instanceof Error) {
-        done = true;
-        socket.destroy(said);
-        return true;
-      }
-      if (said) done = true;
-    }
-    return emit(event, ...args);
-  };
-}
-
-/**
- * `open`'s sessions checked against `target_session_attrs` on a URL of one
- * host: a server of the other role ends its session as it starts, with an
- * error saying which it is. postgres.js's own check destroyed the session
- * with "write CONNECTION_DESTROYED", naming nothing (outsider stop 53).
- * `open` gives the session's bytes in clear (TLS's clear side).
- */
-export function checkedRole(
-  open: () => Promise<Duplex>,
-  want: "primary" | "standby",
-): () => Promise<Duplex> {
-  return async () => {
-    const socket = await open();
-    followStartup(socket, (type, bytes) => {
-      if (type === 0x53) { // ParameterStatus
-        const [name, value] = new TextDecoder().decode(bytes).split("\0");
-        if (name !== "in_hot_standby") return false;
-        const standby = value === "on";
-        if (standby === (want === "standby")) return false;
-        return Object.assign(
-          new Error(
-            `the server is ${
-              standby
-                ? "a standby (in recovery)"
-                : "a primary (not in recovery)"
-            }, and the URL's target_session_attrs asks for a ${
-              want === "primary"
-                ? "primary (read-write)"
-                : "standby (read-only)"
-            }`,
-          ),
-          { code: "ENOTARGET" },
-        );
-      }
-      return type === 0x5a; // ReadyForQuery: nothing more to read
-    });
-    return socket;
-  };
 }
 
 /** The pid a cancel request names (16 bytes, code 80877102), or null. */

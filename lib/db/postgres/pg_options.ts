@@ -11,6 +11,7 @@
 import type { Duplex } from "node:stream";
 import postgres from "postgres";
 import type { PostgresJsAttrs } from "./pg_session_attrs.ts";
+import { isStartupSetting, urlQuery } from "../pg_url_params.ts";
 
 /** How to reach one PostgreSQL database. */
 export interface PostgresConfig {
@@ -77,8 +78,12 @@ export function postgresOptions(
     // Every session starts read-only: a read's own BEGIN READ ONLY is
     // pipelined with its statement (below), and should that BEGIN ever fail,
     // the statement still cannot write. Writes say BEGIN READ WRITE.
+    // The URL's start-up settings (application_name, options, a setting a
+    // statement may change: pg_url_params.ts), then dbport's own, which
+    // win; the URL given to postgres.js carries no other (pg_pools.ts).
     connection: {
       application_name: "dbport",
+      ...urlStartupSettings(config.url),
       TimeZone: "UTC",
       default_transaction_read_only: true,
       // The lexer and PostgreSQL's parser read '...\' as the server does
@@ -131,6 +136,18 @@ export function postgresOptions(
       } as unknown as postgres.PostgresType,
     },
   };
+}
+
+/**
+ * The URL's start-up settings (`application_name`, `options`, a setting a
+ * statement may change: pg_url_params.ts `isStartupSetting`).
+ */
+function urlStartupSettings(url: string): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const [name, value] of urlQuery(url)) {
+    if (isStartupSetting(name)) settings[name] = value;
+  }
+  return settings;
 }
 
 /**

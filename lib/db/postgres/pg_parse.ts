@@ -11,6 +11,8 @@
 
 import { messageOf } from "../../base/message_of.ts";
 import { loadModule, parseSync } from "libpg-query";
+import { outsideDatabase } from "./pg_statement_kinds.ts";
+import { settingsReach } from "../pg_settings.ts";
 import type { PgAnalysis, PgCall, PgName, PgParse } from "./pg_parse_types.ts";
 import type { Tier } from "../sql/classifier.ts";
 
@@ -500,6 +502,108 @@ function changesCatalog(kind: string, body: Node): string | null {
   } changes ${named}, an object of the server's own catalogs (a built-in renamed or replaced escapes what dbport refuses by name); dbport changes the database's own objects only`;
 }
 
+/** Object kinds named as `[schema.]table.name`: the table is the object's. */
+const ON_TABLE = new Set([
+  "OBJECT_COLUMN",
+  "OBJECT_TABCONSTRAINT",
+  "OBJECT_TRIGGER",
+  "OBJECT_RULE",
+  "OBJECT_POLICY",
+]);
+
+/**
+ * Why a GRANT|REVOKE or COMMENT changes an object of the server's own
+ * catalogs, or null: `revoke execute on function pg_catalog.now() from
+ * public` breaks every other user of the database, `comment on table
+ * pg_catalog.pg_class`, `grant usage on schema pg_toast` change what the
+ * server keeps for everyone (outsider stop 56). Unqualified function names
+ * resolve to pg_catalog first: the catalog decides (pg_vet.ts
+ * changesBuiltin).
+ */
+function touchesCatalog(kind: string, body: Node): string | null {
+  const grant = kind === "GrantStmt" &&
+    body.targtype === "ACL_TARGET_OBJECT";
+  if (!grant && kind !== "CommentStmt") return null;
+  const type = String(body.objtype ?? "");
+  const objects: unknown[] = grant
+    ? (Array.isArray(body.objects) ? body.objects : [])
+    : [body.object];
+  for (const object of objects) {
+    const items = child(isNode(object) ? object : undefined, "List")?.items;
+    const value = ON_TABLE.has(type) && Array.isArray(items)
+      ? items.slice(0, -1)
+      : object;
+    const named = catalogObject(value, type === "OBJECT_SCHEMA");
+    if (named === null) continue;
+    return `${
+      grant ? (body.is_grant === true ? "GRANT" : "REVOKE") : "COMMENT"
+    } on ${named} changes an object of the server's own catalogs (its privileges and comments are every user's); dbport changes the database's own objects only`;
+  }
+  return null;
+}
+
+/** `REINDEX` kinds that rebuild the catalogs' indexes. */
+const REINDEX_CATALOGS: Readonly<Record<string, string>> = {
+  REINDEX_OBJECT_SYSTEM: "REINDEX SYSTEM",
+  REINDEX_OBJECT_DATABASE: "REINDEX DATABASE",
+};
+
+/**
+ * Why a VACUUM, ANALYZE, REINDEX or CLUSTER locks the server's own
+ * catalogs, or null. `vacuum full pg_catalog.pg_authid`, `reindex table
+ * pg_authid`, `reindex system db`, `cluster pg_class` hold ACCESS
+ * EXCLUSIVE (ANALYZE a SHARE UPDATE EXCLUSIVE) locks on catalogs every
+ * session's login and lookups wait on (outsider stop 56). By allowlist: the
+ * relations named must be the database's own; REINDEX SYSTEM|DATABASE
+ * (catalogs included) and VACUUM FULL of every table are refused.
+ */
+function locksCatalog(kind: string, body: Node): string | null {
+  const verb = kind === "VacuumStmt"
+    ? (body.is_vacuumcmd === true ? "VACUUM" : "ANALYZE")
+    : kind === "ReindexStmt"
+    ? "REINDEX"
+    : kind === "ClusterStmt"
+    ? "CLUSTER"
+    : null;
+  if (verb === null) return null;
+  const why =
+    "locks the server's own catalogs, which every session's login and lookups wait on; dbport maintains the database's own tables only";
+  const whole = REINDEX_CATALOGS[String(body.kind ?? "")];
+  if (kind === "ReindexStmt" && whole !== undefined) return `${whole} ${why}`;
+  if (
+    kind === "ReindexStmt" && body.kind === "REINDEX_OBJECT_SCHEMA" &&
+    typeof body.name === "string" && catalogSchema(body.name)
+  ) return `REINDEX SCHEMA ${body.name} ${why}`;
+  const relations = kind === "VacuumStmt"
+    ? childList(body, "rels").map((item) =>
+      child(child(item, "VacuumRelation"), "relation")
+    )
+    : [child(body, "relation")];
+  for (const relation of relations) {
+    const named = catalogObject(relation, false);
+    if (named !== null) return `${verb} ${named} ${why}`;
+  }
+  if (
+    kind === "VacuumStmt" && relations.length === 0 &&
+    childList(body, "options").some((option) => fullOption(option))
+  ) return `VACUUM FULL of every table ${why}`;
+  return null;
+}
+
+/** Whether a VACUUM option is `FULL` (not `FULL false|off|0`). */
+function fullOption(option: Node): boolean {
+  const element = child(option, "DefElem");
+  if (element?.defname !== "full") return false;
+  const arg = child(element, "arg");
+  if (arg === undefined) return true;
+  const text = child(arg, "String")?.sval;
+  return !(child(arg, "Boolean")?.boolval === false ||
+    (typeof text === "string" &&
+      ["false", "off", "no", "0"].includes(text.toLowerCase())) ||
+    (child(arg, "Integer") !== undefined &&
+      (child(arg, "Integer")?.ival ?? 0) === 0));
+}
+
 /** Read one statement's tree. */
 export function analyze(statement: Node): PgAnalysis {
   const [kind = "", value] = Object.entries(statement)[0] ?? [];
@@ -508,7 +612,8 @@ export function analyze(statement: Node): PgAnalysis {
     tier: "read",
     dangerous: false,
     reach: REACH_STATEMENTS[kind] ?? installsCode(kind, body) ??
-      changesCatalog(kind, body),
+      changesCatalog(kind, body) ?? outsideDatabase(kind, body) ??
+      touchesCatalog(kind, body) ?? locksCatalog(kind, body),
     functions: [],
     operators: [],
     castTypes: [],
@@ -622,8 +727,13 @@ function walk(value: unknown, found: PgAnalysis): void {
       found.kinds.push(key);
       // `CREATE SCHEMA s GRANT SELECT ON pg_authid TO PUBLIC` grants as the
       // statement sent by itself would (outsider stop 55's left-over).
-      found.reach ??= installsCode(key, node);
+      // A node's type, not a field named so (`InsertStmt.selectStmt`).
+      found.reach ??= installsCode(key, node) ??
+        (/^[A-Z]/.test(key) ? outsideDatabase(key, node) : null);
     }
+    // Settings that change how the server reads what dbport vetted, who
+    // runs it or the server's own checks (pg_settings.ts).
+    found.reach ??= settingsReach(key, node);
     if (MODIFYING.has(key)) {
       found.tier = higher(found.tier, "write");
       if ((key === "DeleteStmt" || key === "UpdateStmt") && !node.whereClause) {
@@ -758,11 +868,12 @@ const JSON_FUNCTIONS: Readonly<Record<string, string>> = {
   JSON_EXISTS_OP: "json_exists",
 };
 
-/** GRANT's object kinds that name functions or procedures. */
+/** GRANT's and COMMENT's object kinds that name functions. */
 const ROUTINE_OBJECTS = new Set([
   "OBJECT_FUNCTION",
   "OBJECT_PROCEDURE",
   "OBJECT_ROUTINE",
+  "OBJECT_AGGREGATE",
 ]);
 
 /** The functions, operators and casts one node calls (by name or implied). */
@@ -802,11 +913,18 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
     }
   } else if (key === "DefineStmt") {
     found.functions.push(...supportFunctions(node));
-  } else if (key === "GrantStmt" && ROUTINE_OBJECTS.has(String(node.objtype))) {
+  } else if (
+    (key === "GrantStmt" || key === "CommentStmt") &&
+    ROUTINE_OBJECTS.has(String(node.objtype))
+  ) {
     // `GRANT EXECUTE ON FUNCTION pg_read_file(text) TO PUBLIC` runs nothing
     // but hands what dbport refuses by name to every role: the functions
-    // it names are vetted as calls (outsider stop 54's left-over).
-    for (const item of childList(node, "objects")) {
+    // it names are vetted as calls (outsider stop 54's left-over). A
+    // built-in among them is a catalog object (pg_vet.ts changesBuiltin).
+    const objects = key === "GrantStmt"
+      ? childList(node, "objects")
+      : [child(node, "object")].filter(isNode);
+    for (const item of objects) {
       const routine = child(item, "ObjectWithArgs");
       const parts = names(routine?.objname);
       if (parts.length === 0) continue;

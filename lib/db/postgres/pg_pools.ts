@@ -7,52 +7,39 @@
  * can close one session (pg_session.ts `closeSession`) for which a cancel
  * request may still land.
  *
+ * The route their sessions take to the server is decided in pg_route.ts;
+ * the sockets they hand postgres.js are counted and refused in
+ * pg_pool_sockets.ts.
+ *
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { connect as tcpConnect } from "node:net";
-import { connectReading } from "./pg_socket_reads.ts";
 import postgres from "postgres";
-import {
-  CONNECT_TIMEOUT_SECONDS,
-  type PostgresConfig,
-  postgresOptions,
-  reopenDelay,
-} from "./pg_options.ts";
-import { sessionAttrs } from "./pg_session_attrs.ts";
-import { toDbError } from "./pg_errors.ts";
+import type { PostgresConfig } from "./pg_options.ts";
 import {
   askingAgain,
   type Cancellable,
   cancelRequests,
   closeSession,
   poolRetired,
-  requeueWaiters,
   reserveSession,
   retirePool,
 } from "./pg_session.ts";
 import { DbError } from "../errors.ts";
-import { formatSeconds, notStarted } from "../stoppable.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
 import { thrown } from "../../base/thrown.ts";
 import { wired } from "./pg_wire.ts";
 import { type Cancelling, cancelWhileRunning } from "./pg_cancel.ts";
-import { wireTarget } from "./pg_wired.ts";
+import { OWN_SESSIONS, OwnSlots } from "./pg_own_slots.ts";
+import { type PgRoute, pgRoute } from "./pg_route.ts";
 import {
-  checkedRole,
-  followStartup,
-  HostPicker,
-  severalHosts,
-} from "./pg_hosts.ts";
-import {
-  clientCertRefusal,
-  openingSafely,
-  secured,
-  tlsPlan,
-  uncheckedCa,
-  withoutOwnTlsParams,
-} from "./pg_tls.ts";
+  endPool,
+  hasEnded,
+  noWaitOnceRefused,
+  openedForReserve,
+  socketsGone,
+  untilEnded,
+} from "./pg_pool_sockets.ts";
 import type { Duplex } from "node:stream";
 
 type Sql = ReturnType<typeof postgres>;
@@ -99,14 +86,12 @@ export class PgPools {
   readonly #lingering = new Set<
     { ended: Promise<unknown>; stop: () => void }
   >();
-  /** Sessions of the own pool held by statements (`reserveOwn`). */
-  #ownHeld = 0;
+  /** The own pool's sessions held by statements (`reserveOwn`). */
+  readonly #ownSlots = new OwnSlots();
   /** Who waits for a socket of the own pool to close (`reserveOwn`). */
   readonly #ownClosing: ((opened: number) => void)[] = [];
   /** Sockets of the own pool opened so far (`#nextOwnClose`). */
   #ownOpened = 0;
-  /** Calls waiting for one (`#ownSlot`), first first. */
-  readonly #ownWaiting: (() => void)[] = [];
   /**
    * The sockets of cancel requests now out (pg_wired.ts `cancelRequest`):
    * `close` ends those still open once its calls settled.
@@ -127,92 +112,12 @@ export class PgPools {
   }
 
   constructor(given: PostgresConfig) {
-    // target_session_attrs is dbport's to read (pg_session_attrs.ts).
-    const attrs = sessionAttrs(given.url);
-    const config: PostgresConfig = {
-      ...given,
-      url: attrs.url,
-      targetSessionAttrs: attrs.attrs,
-    };
-    const options = postgres(config.url, postgresOptions(config))
-      .options as never;
-    // A plain TCP socket, or the tunnel's: null for a Unix socket, which
-    // postgres.js opens itself. Under TLS dbport negotiates on it itself
-    // (pg_tls.ts) and gives postgres.js the clear side.
-    const tlsNeeds = tlsPlan(config.url, options);
-    // Several hosts: dbport tries them (pg_hosts.ts) and gives postgres.js
-    // the first that connects as its only host — its own rotation ignores
-    // every connect error while a next host exists, and never stops. TLS
-    // there is still postgres.js's to negotiate, over that socket
-    // (`tlsPlan`: undefined), whose bytes dbport then cannot read.
-    const hosts = severalHosts(config.socket, options, config.url);
-    const picker = hosts === null
-      ? null
-      : new HostPicker(hosts, attrs.hosts, tlsNeeds !== undefined);
-    const target = tlsNeeds === undefined || picker !== null
-      ? null
-      : wireTarget(config.socket, options);
-    // A tunnel's socket that cannot be opened fails as a socket, never as
-    // a throw (pg_tls.ts `openingSafely`); so does a list of hosts none of
-    // which connects.
-    const raw = picker !== null
-      ? openingSafely(picker.open)
-      : target === null
-      ? null
-      : config.socket === undefined
-      ? () =>
-        Promise.resolve(
-          // In clear, read into a buffer of the socket's own
-          // (pg_socket_reads.ts); under TLS the TLS socket reads it.
-          tlsNeeds === null
-            ? connectReading(target.port, target.host)
-            : tcpConnect(target.port, target.host).setNoDelay(true),
-        )
-      : openingSafely(config.socket);
-    const ownTls = raw !== null && tlsNeeds !== null &&
-      tlsNeeds !== undefined;
-    const clear = raw === null || !ownTls
-      ? raw
-      : secured(raw, tlsNeeds!, this.#stopping.signal);
-    // One host and a target_session_attrs: checked on the clear bytes, so
-    // that a server of the other role is named (pg_hosts.ts `checkedRole`).
-    const open = picker === null && clear !== null && attrs.attrs != null
-      ? checkedRole(clear, attrs.attrs)
-      : clear;
-    // postgres.js negotiates TLS on the socket dbport gave it: its bytes
-    // are not clear, and it replaces the socket's listeners with its TLS
-    // socket's (connection.js `secure`): neither wired nor watched.
-    const opaque = picker !== null && tlsNeeds === undefined;
-    // postgres.js's URL: without what it would pass on as a startup
-    // parameter, and told not to negotiate TLS on a socket that has it.
-    // Where postgres.js would negotiate TLS itself, a CA the URL names
-    // would go unchecked: refused (pg_tls.ts `uncheckedCa`).
-    // So would a client certificate (or TLS turned off under it): refused,
-    // never a session without it (pg_tls.ts `clientCertRefusal`).
-    const unchecked = tlsNeeds === undefined ? uncheckedCa(config.url) : null;
-    // Thrown as the connect errors they are (an Error of no kind was an
-    // internal error to a client), redacted.
-    if (unchecked !== null) throw toDbError(unchecked, config.secrets);
-    const noCert = clientCertRefusal(config.url, ownTls);
-    if (noCert !== null) throw toDbError(noCert, config.secrets);
-    const url = ownTls ? withoutOwnTlsParams(config.url) : config.url;
-    const optionsOf = (socket?: () => Promise<Duplex>) => ({
-      ...postgresOptions(config, socket),
-      ...(ownTls ? { ssl: false as const } : {}),
-      // One host: postgres.js's error suppression needs a next one. (The
-      // typings say string; postgres.js takes a list: pg_options.ts.)
-      ...(picker === null ? {} : {
-        host: [picker.first.host] as unknown as string,
-        port: [picker.first.port] as unknown as number,
-        // The picker bounds each host's connect and startup itself
-        // (pg_hosts.ts `HostPicker#bound`), naming the hosts; postgres.js's
-        // own timeout, which names none, is only a backstop behind it.
-        connect_timeout: CONNECT_TIMEOUT_SECONDS + 1,
-      }),
-    });
+    const route = pgRoute(given, this.#stopping.signal);
+    const { open, opaque, picker, url, optionsOf } = route;
     // Reads speak the protocol themselves on a wired socket (pg_read.ts),
     // which needs the session's bytes in clear: TLS's clear side.
-    const wiredReads = config.wiredReads ?? Deno.env.get(WIRE_ENV) !== "0";
+    const wiredReads = route.config.wiredReads ??
+      Deno.env.get(WIRE_ENV) !== "0";
     this.plainSocket = wiredReads && !opaque ? open : null;
     const plain = this.plainSocket;
     const socket = plain === null
@@ -228,12 +133,23 @@ export class PgPools {
             picker?.failure,
           ),
         ),
-        backoff: noWaitOnceRefused(() => poolRetired(pool) || ended.has(pool)),
+        backoff: noWaitOnceRefused(() => poolRetired(pool) || hasEnded(pool)),
       });
       return pool;
     };
     this.sql = this.#create();
     this.#unwatched = open === null || opaque;
+    this.meta = this.#ownPool(route);
+  }
+
+  /**
+   * dbport's own statements' pool, on the route's sockets: each one watched
+   * (`#watch`), counted as it opens and closes (`#nextOwnClose`), and told
+   * it is ready when postgres.js skipped its array types' query
+   * (`openedForReserve`).
+   */
+  #ownPool(route: PgRoute): Sql {
+    const { open, opaque, picker, url, optionsOf } = route;
     // Wired (not counted as postgres.js's writes) so that one session can
     // be closed (`endOwn`); no read is ever lent one of them.
     const watched = open === null ? undefined : opaque ? open : async () => {
@@ -253,7 +169,7 @@ export class PgPools {
       ...optionsOf(
         untilEnded(() => meta, watched, () => this.#closed, picker?.failure),
       ),
-      backoff: noWaitOnceRefused(() => this.#closed || ended.has(meta)),
+      backoff: noWaitOnceRefused(() => this.#closed || hasEnded(meta)),
       max: OWN_SESSIONS,
     });
     // postgres.js reads `fetch_types` once per session it starts
@@ -266,7 +182,7 @@ export class PgPools {
       get: () => (this.#typesRead = fetchTypes),
       set: (value: boolean) => void (fetchTypes = value),
     });
-    this.meta = meta;
+    return meta;
   }
 
   /**
@@ -395,14 +311,14 @@ export class PgPools {
     signal: AbortSignal,
     withinMs: number,
   ): Promise<OwnSession> {
-    await this.#ownSlot(signal, withinMs);
+    await this.#ownSlots.take(signal, withinMs);
     try {
       return await askingAgain(
         (leftMs) => reserveSession(this.meta, signal, withinMs, leftMs),
         withinMs,
       );
     } catch (error) {
-      this.#freeOwnSlot();
+      this.#ownSlots.free();
       // A session that could not be opened: postgres.js keeps the failed
       // `reserve()` in its queue and opens a session for it once more
       // (index.js `reserve` queues it as well as connecting for it). The
@@ -438,54 +354,6 @@ export class PgPools {
   }
 
   /**
-   * One of the own pool's sessions for a statement, counted by dbport: a
-   * call waits here, not in postgres.js, when both are held. postgres.js
-   * then has a session open or to open for each `reserve()`, which it
-   * serves at once: one left waiting in postgres.js when a session closes
-   * is refused and asked again (pg_session.ts `requeueWaiters`), and the
-   * refused one, still in postgres.js's queue, reopened a session later
-   * for nobody (a session of dbport's back right after an administrator
-   * ended them all: outsider stop 47's test).
-   */
-  #ownSlot(signal: AbortSignal, withinMs: number): Promise<void> {
-    if (signal.aborted) return Promise.reject(notStarted());
-    if (this.#ownHeld < OWN_SESSIONS) {
-      this.#ownHeld++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const take = () => {
-        done();
-        this.#ownHeld++;
-        resolve();
-      };
-      const refuse = (error: DbError) => {
-        done();
-        reject(error);
-      };
-      const timer = alarm(
-        withinMs,
-        () => refuse(new DbError("timeout", OWN_WAIT_TIMEOUT(withinMs))),
-      );
-      const onAbort = () => refuse(notStarted());
-      const done = () => {
-        timer.clear();
-        signal.removeEventListener("abort", onAbort);
-        const at = this.#ownWaiting.indexOf(take);
-        if (at >= 0) this.#ownWaiting.splice(at, 1);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#ownWaiting.push(take);
-    });
-  }
-
-  /** A session of the own pool given back or closed: the next call's. */
-  #freeOwnSlot(): void {
-    this.#ownHeld--;
-    this.#ownWaiting[0]?.();
-  }
-
-  /**
    * The end of an own statement's session once the statement ended: given
    * back when `reusable` (no cancel request was sent for it:
    * pg_cancel.ts `reusableAfterStop`), closed otherwise — its socket
@@ -503,7 +371,7 @@ export class PgPools {
     try {
       await this.#endOwn(session, reusable, died);
     } finally {
-      this.#freeOwnSlot();
+      this.#ownSlots.free();
     }
   }
 
@@ -632,15 +500,6 @@ type Lingering = PromiseLike<unknown> & Cancellable;
  */
 const OWN_REOPEN_WAIT_MS = 2_000;
 
-/** The own pool's sessions (postgres.js's `max` for it). */
-const OWN_SESSIONS = 2;
-
-/** A catalog call that got no own session within its timeout. */
-const OWN_WAIT_TIMEOUT = (ms: number) =>
-  `the statement timeout of ${
-    formatSeconds(ms)
-  } ran out while dbport's catalog statement waited for a database session: it was not started`;
-
 /**
  * How many times a session of the own pool that must be closed but whose
  * socket postgres.js opened is asked to end its backend (`endOwn`): one
@@ -669,234 +528,5 @@ function closedUnder(error: unknown): unknown {
   return new DbError(
     "connect",
     error.message.replace("the request was cancelled", CLOSED_WHY),
-  );
-}
-
-/** Pools being ended or ended: they open no session more. */
-const ended = new WeakSet<object>();
-
-/**
- * End `pool`, giving its statements `seconds`; settles once it ended. From
- * the start it opens no socket: its calls were stopped (and their cancel
- * requests sent) before, and postgres.js, reopening a session for a queued
- * item while it ends, otherwise left that session's timers running after
- * the driver closed.
- */
-function endPool(pool: Sql, seconds: number): Promise<void> {
-  ended.add(pool);
-  return pool.end({ timeout: seconds }).catch(() => {});
-}
-
-/** The sockets `untilEnded` opens and opened for one pool. */
-interface PoolSockets {
-  /** Opened and not closed yet. */
-  readonly live: Set<Duplex>;
-  /** Being opened. */
-  opening: number;
-  /** Who waits for none to be open or opening (`socketsGone`). */
-  readonly waiting: (() => void)[];
-  /** Wake who waits, once none is open or opening. */
-  settle(): void;
-}
-
-const poolSockets = new WeakMap<object, PoolSockets>();
-
-function socketsOf(pool: object): PoolSockets {
-  let sockets = poolSockets.get(pool);
-  if (sockets === undefined) {
-    const made: PoolSockets = {
-      live: new Set(),
-      opening: 0,
-      waiting: [],
-      settle() {
-        if (made.live.size > 0 || made.opening > 0) return;
-        for (const resolve of made.waiting.splice(0)) resolve();
-      },
-    };
-    sockets = made;
-    poolSockets.set(pool, sockets);
-  }
-  return sockets;
-}
-
-/**
- * Settles once no socket of `pool` is open or being opened (or after
- * `ms`), and the turn after: a session postgres.js opened as its pool was
- * replaced is refused at its first write (`cancelsOnly`) and closes a tick
- * later, its connect and lifetime timers running until then; its close
- * schedules the next queued `reserve()`'s reconnection, at once
- * (`noWaitOnceRefused`), which an ended pool refuses without a socket.
- */
-async function socketsGone(pool: object, ms: number): Promise<void> {
-  const sockets = socketsOf(pool);
-  if (sockets.live.size > 0 || sockets.opening > 0) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await new Promise<void>((resolve) => {
-      sockets.waiting.push(resolve);
-      timer = setTimeout(resolve, ms);
-    });
-    clearTimeout(timer);
-  }
-  await new Promise((resolve) => setTimeout(resolve, 0));
-}
-
-/**
- * postgres.js's backoff (pg_options.ts `reopenDelay`), none once
- * `refusing()` (the pool replaced, or the driver closing): every session it
- * opens then is refused at its first write (`untilEnded`), so it waits for
- * nothing. postgres.js reopens a closed session for the next `reserve()`
- * queued in the pool after its backoff — up to 1 s after sessions closed
- * with errors — on a timer that the pool's `end()` does not clear: reads
- * asked again while a lost session replaced the pool had queued
- * `reserve()`s in it, and those timers ran on past the driver's close
- * (session_gone_test's replaced pool on a loaded CI machine: "a timer was
- * started in this test, but never completed"). Without the wait, what the
- * pool still holds is refused within a few turns of the event loop.
- */
-function noWaitOnceRefused(
-  refusing: () => boolean,
-): (retries: number) => number {
-  return (retries) => refusing() ? 0 : reopenDelay(retries);
-}
-
-/**
- * `open`, refused once the pool `pool()` names starts ending (`endPool`), and from when
- * `refusing()` says (its reads' pool retired, the driver closing) good for a
- * cancel request alone. postgres.js reconnects an ending or ended pool's
- * session for a statement or a `reserve()` it still holds — one dbport
- * refused (pg_session.ts `retirePool`), or a catalog statement queued as
- * the driver closed — and that session then idled for the idle timeout
- * after the driver was closed (tests/db/outsider_stop46_test.ts). A cancel
- * request, which postgres.js sends on a socket of its own, still goes out
- * until the pool starts ending. Undefined where postgres.js opens its own
- * sockets (a Unix socket).
- */
-function untilEnded(
-  pool: () => Sql,
-  open: (() => Promise<Duplex>) | undefined,
-  refusing: () => boolean,
-  failure?: () => Error | null,
-): (() => Promise<Duplex>) | undefined {
-  if (open === undefined) return undefined;
-  return async () => {
-    if (ended.has(pool())) throw poolEnded();
-    const sockets = socketsOf(pool());
-    sockets.opening++;
-    let socket: Duplex;
-    try {
-      socket = await open();
-    } finally {
-      sockets.opening--;
-    }
-    sockets.live.add(socket);
-    socket.once("close", () => {
-      sockets.live.delete(socket);
-      sockets.settle();
-    });
-    sockets.settle();
-    // Opened while the pool started ending (several hosts tried in turn,
-    // a tunnel): refused, and closed, never handed to it.
-    if (ended.has(pool())) {
-      socket.destroy();
-      throw poolEnded();
-    }
-    // A session that closes while reads wait for one — the server or an
-    // administrator ended it, even one dbport held for its cancel request's
-    // delivery — is reopened by postgres.js for the first waiting
-    // `reserve()`, which it then forgets (pg_session.ts `requeueWaiters`):
-    // once postgres.js has seen the close, every waiting read asks again
-    // (outsider stop 49b: a read waited its whole timeout with three of
-    // the pool's sessions idle).
-    // (A microtask: it runs once the close event's other listeners —
-    // postgres.js's own — have run; a timer would outlive a closed driver.)
-    // Where the socket's hosts could not be used at all (every host of a
-    // several-host URL down, or none matching), the waiting reads fail
-    // with that rather than ask again until their timeout.
-    socket.once("close", () => {
-      queueMicrotask(() => requeueWaiters(pool(), failure?.() ?? undefined));
-    });
-    return refusing() ? cancelsOnly(socket) : socket;
-  };
-}
-
-type Write = (chunk: unknown, ...rest: unknown[]) => boolean;
-type Emit = (event: string | symbol, ...args: unknown[]) => boolean;
-
-/** ReadyForQuery, idle: what postgres.js takes as a session ready. */
-const READY_IDLE = Uint8Array.of(0x5a, 0, 0, 0, 5, 0x49);
-
-/**
- * `socket`, a session of the own pool opened without postgres.js's array
- * types' query, on which postgres.js is told once more that the session is
- * ready right after the server's own first ReadyForQuery. postgres.js
- * 3.4.9 opening a session for a `reserve()` with `fetch_types` off drops
- * the `reserve()` at that first ReadyForQuery and leaves the session
- * connecting for good (connection.js `ReadyForQuery`: `initial = null`,
- * and nothing calls `onopen`); its second ReadyForQuery hands the session
- * to the first waiting `reserve()` (`onopen`). The own pool's sessions are
- * only ever opened for a `reserve()` (pg_own.ts), never for a statement
- * that the extra message would answer.
- */
-function openedForReserve(
-  socket: Duplex,
-  typesSkipped: () => boolean,
-): Duplex {
-  // The socket's own emit: the injected message goes past the framing below.
-  const emit = socket.emit.bind(socket) as Emit;
-  // Decided as postgres.js starts the session: it reads `fetch_types` and
-  // then, in the same turn, listens to the socket's data.
-  let inject: boolean | null = null;
-  type On = (event: string, listener: (...args: unknown[]) => void) => Duplex;
-  const on = socket.on.bind(socket) as On;
-  (socket as unknown as { on: On }).on = (event, listener) => {
-    if (event === "data" && inject === null) inject = typesSkipped();
-    return on(event, listener);
-  };
-  followStartup(socket, (type) => {
-    if (type !== 0x5a) return false;
-    // After postgres.js has read the server's own ReadyForQuery: the chunk
-    // carrying it reaches postgres.js before this microtask runs.
-    if (inject === true) {
-      queueMicrotask(() => {
-        if (!socket.destroyed) emit("data", Buffer.from(READY_IDLE));
-      });
-    }
-    return true;
-  });
-  return socket;
-}
-
-/**
- * `socket`, closed with an error unless the first thing written on it is
- * the protocol's cancel request (postgres.js writes a session's startup
- * message, or a cancel request, first and alone).
- */
-function cancelsOnly(socket: Duplex): Duplex {
-  const write = socket.write.bind(socket) as Write;
-  let first = true;
-  (socket as unknown as { write: Write }).write = (chunk, ...rest) => {
-    if (first) {
-      first = false;
-      if (!isCancelRequest(chunk)) {
-        socket.destroy(poolEnded());
-        return false;
-      }
-    }
-    return write(chunk, ...rest);
-  };
-  return socket;
-}
-
-/** Whether `chunk` is a cancel request: length 16, code 80877102. */
-function isCancelRequest(chunk: unknown): boolean {
-  if (!(chunk instanceof Uint8Array) || chunk.length !== 16) return false;
-  const view = new DataView(chunk.buffer, chunk.byteOffset, 16);
-  return view.getInt32(0) === 16 && view.getInt32(4) === 80877102;
-}
-
-function poolEnded(): Error {
-  return Object.assign(
-    new Error("the connection's pool was replaced or closed"),
-    { code: "CONNECTION_ENDED" },
   );
 }

@@ -34,8 +34,9 @@ import {
   reachesOutside,
 } from "../sql/classifier_words.ts";
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
-import { allowlisted } from "./allowlist.ts";
+import { allowlisted, writeAllowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
+import { configRefusal } from "../pg_settings.ts";
 import { vetStatement } from "./vet_sql.ts";
 
 /**
@@ -174,6 +175,8 @@ class Findings {
   foreignTable: string | null = null;
   /** An enabled event trigger: it runs code on any DDL. */
   eventTrigger: string | null = null;
+  /** Built-in functions the statement itself reaches (not a body's). */
+  readonly builtins = new Set<string>();
   /** User functions: who calls whom, for cycles. */
   readonly calls = new Map<number, Set<number>>();
   /** The search path each user function's body runs with. */
@@ -270,7 +273,7 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
       RETARGETING.has(analysis.kinds[0] ?? "")
     ? `the statement changes or reaches the foreign table ${found.foreignTable}: renaming it, moving it or changing its columns changes what it reads on the other server or from files (postgres_fdw maps names to remote ones); dbport leaves foreign tables to the server's administrator`
     : null;
-  const reach = found.reach ?? retargets;
+  const reach = found.reach ?? retargets ?? changesBuiltin(analysis, found);
   if (reach !== null) {
     return {
       tier: "write",
@@ -289,6 +292,34 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
     noPlan: found.plans,
     noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
   };
+}
+
+/** Statements that change the functions they name (GRANT, COMMENT). */
+const CHANGES_NAMED: Readonly<Record<string, string>> = {
+  GrantStmt: "GRANT|REVOKE",
+  CommentStmt: "COMMENT",
+};
+
+/**
+ * Why a GRANT|REVOKE or COMMENT changes a built-in function, or null: the
+ * parser refuses a name qualified with a catalog schema; an unqualified one
+ * (`revoke execute on function now() from public`) resolves to pg_catalog
+ * first, which only the catalog can tell. A built-in's privileges and
+ * comments are every user's (outsider stop 56).
+ */
+function changesBuiltin(
+  analysis: PgAnalysis,
+  found: Readonly<Findings>,
+): string | null {
+  const verb = CHANGES_NAMED[analysis.kinds[0] ?? ""];
+  if (verb === undefined) return null;
+  // A name it gives, not a cast its argument types bring (`f(int)`: int4()).
+  const named = analysis.functions.find((fn) =>
+    (fn.schema === null || fn.schema === "pg_catalog") &&
+    found.builtins.has(fn.name)
+  );
+  if (named === undefined) return null;
+  return `${verb} on ${named.name}() changes a built-in function of pg_catalog, an object of the server's own catalogs (its privileges and comment are every user's); dbport changes the database's own objects only`;
 }
 
 /** A text to parse: a statement, or a function body with its context. */
@@ -449,8 +480,10 @@ async function judgeFunction(
     return null;
   }
   if (row.builtin === true) {
+    if (via === null && how === "e") found.builtins.add(String(row.name));
     if (allowlisted(oid)) return null;
-    const reach = deniedFunction(String(row.name));
+    const reach = deniedFunction(String(row.name)) ??
+      (writeAllowlisted(oid) ? null : pastDatabase(String(row.name)));
     if (reach !== null) {
       found.reach ??= `${reach}${inside}`;
       found.fail(how, `${reach}${inside}`, true);
@@ -480,8 +513,25 @@ async function judgeFunction(
     callees.add(oid);
     found.calls.set(via, callees);
   }
+  // A user's LANGUAGE internal function runs a built-in's code: only one a
+  // token may call (outsider stop 56: an admin's alias of
+  // pg_terminate_backend in another schema ended sessions).
+  const runs = internalCode(row);
+  if (runs !== null) {
+    const why = `${name} ${runs}${inside}`;
+    found.reach ??= why;
+    found.fail(how, why, true);
+    return null;
+  }
   const refusal = functionRefusal(row, name);
   if (refusal !== null) found.fail(how, `${refusal}${inside}`, true);
+  // Its SET items apply at each call, before the server reads its body:
+  // checked as a SET statement is (pg_settings.ts), whenever it was made.
+  const settings = configRefusal(row.config);
+  if (settings !== null) {
+    found.reach ??= `${name} ${settings}${inside}`;
+    found.fail(how, `${name} ${settings}${inside}`, true);
+  }
   // Only a SQL body is read: any other language was refused above.
   if (row.language !== "sql") return null;
   const path = configuredPath(row.config as string[] | null) ??
@@ -517,6 +567,38 @@ async function judgeFunction(
   // Its names are looked up even when it is already refused: a function it
   // calls, a table it writes may reach further.
   return { analysis: merged, owner: oid, path };
+}
+
+/**
+ * Why a built-in on neither allowlist is refused to every token: the read
+ * list (only computes a result) and the write list (changes only the
+ * connection's own database, or its own session and transaction) leave out
+ * what reaches past the database - other sessions (pg_terminate_backend),
+ * the server's configuration (pg_reload_conf), replication, WAL, backups,
+ * the cluster's statistics (outsider stop 56: a write token ended another
+ * session).
+ */
+function pastDatabase(name: string): string {
+  return `${name.toLowerCase()}() is on neither of dbport's allowlists of built-in functions (those that only compute a result, and those that change only the connection's own database or its own session): it reaches past the database (other sessions, the server's configuration, replication, WAL, backups or the cluster's statistics), which is the server administrator's`;
+}
+
+/**
+ * Why a user's LANGUAGE internal function is refused, or null: it runs the
+ * C code of the built-ins of the same symbol (`symbol_of`), so it is
+ * allowed only if one of them is on the read or the write list. A C
+ * function's symbol is an extension library's, judged by refusedSymbol.
+ */
+function internalCode(row: Row): string | null {
+  if (row.language !== "internal" || row.builtin === true) return null;
+  const builtins = Array.isArray(row.symbol_of) ? row.symbol_of : [];
+  if (
+    builtins.some((oid) =>
+      allowlisted(Number(oid)) || writeAllowlisted(Number(oid))
+    )
+  ) return null;
+  return `runs ${
+    String(row.symbol)
+  }, the code of a built-in function on neither of dbport's allowlists: it may reach past the connection's own database (other sessions, the server's configuration)`;
 }
 
 /**

@@ -147,57 +147,80 @@ export function openPostgres(config: PostgresConfig): Driver {
       }
       return risks;
     },
-    async query(text, options) {
-      const plain = pools.plainSocket;
-      const run = options.mode === "write"
-        ? writeQuery
-        : plain === null
-        ? readQuery
-        : (sql: Sql, text: string, options: QueryOptions, lost: () => void) =>
-          wiredRead(
-            sql,
-            text,
-            options,
-            lost,
-            readQuery,
-            (backend) => cancelRequest(plain, backend, pools.cancelSockets),
-          );
-      try {
-        return await askingAgain((leftMs) => {
-          const pool = pools.sql;
-          return pools.track(
-            pool,
-            waitingAtMost(options, leftMs),
-            (tracked) => run(pool, text, tracked, pools.lostFrom(pool)),
-          );
-        }, options.timeoutMs);
-      } catch (error) {
-        throw fail(error);
-      }
-    },
-    // Asked again as a read is: a session of the pool closing (another
-    // client's value too large, an administrator) refuses every waiting
-    // `reserve()` before anything ran (outsider stop 50).
-    streamRead: (text, options, onBatch) =>
-      askingAgain((leftMs) => {
+    query: poolQuery(pools, fail),
+    streamRead: poolStreamRead(pools, fail),
+    close: () => pools.close(),
+  };
+}
+
+/**
+ * The driver's `query`: a write in its own transaction, a read wired where
+ * the pool's sockets are clear (pg_wired.ts) or through postgres.js, on the
+ * reads' pool of the moment, asked again while a session closing refused
+ * it before anything ran (pg_session.ts `askingAgain`).
+ */
+function poolQuery(
+  pools: PgPools,
+  fail: (error: unknown) => DbError,
+): Driver["query"] {
+  return async (text, options) => {
+    const plain = pools.plainSocket;
+    const run = options.mode === "write"
+      ? writeQuery
+      : plain === null
+      ? readQuery
+      : (sql: Sql, text: string, options: QueryOptions, lost: () => void) =>
+        wiredRead(
+          sql,
+          text,
+          options,
+          lost,
+          readQuery,
+          (backend) => cancelRequest(plain, backend, pools.cancelSockets),
+        );
+    try {
+      return await askingAgain((leftMs) => {
         const pool = pools.sql;
         return pools.track(
           pool,
           waitingAtMost(options, leftMs),
-          (tracked) =>
-            streamPostgresRead(
-              pool,
-              text,
-              tracked,
-              onBatch,
-              pools.lostFrom(pool),
-            ),
+          (tracked) => run(pool, text, tracked, pools.lostFrom(pool)),
         );
-      }, options.timeoutMs).catch((error) => {
-        throw fail(error);
-      }),
-    close: () => pools.close(),
+      }, options.timeoutMs);
+    } catch (error) {
+      throw fail(error);
+    }
   };
+}
+
+/**
+ * The driver's `streamRead`, on the reads' pool of the moment (pg_stream.ts).
+ * Asked again as a read is: a session of the pool closing (another
+ * client's value too large, an administrator) refuses every waiting
+ * `reserve()` before anything ran (outsider stop 50).
+ */
+function poolStreamRead(
+  pools: PgPools,
+  fail: (error: unknown) => DbError,
+): NonNullable<Driver["streamRead"]> {
+  return (text, options, onBatch) =>
+    askingAgain((leftMs) => {
+      const pool = pools.sql;
+      return pools.track(
+        pool,
+        waitingAtMost(options, leftMs),
+        (tracked) =>
+          streamPostgresRead(
+            pool,
+            text,
+            tracked,
+            onBatch,
+            pools.lostFrom(pool),
+          ),
+      );
+    }, options.timeoutMs).catch((error) => {
+      throw fail(error);
+    });
 }
 
 type Row = Record<string, unknown>;

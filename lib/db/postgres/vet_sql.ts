@@ -317,7 +317,12 @@ SELECT 'p' AS row, e.how, e.via, e.via::regprocedure::text AS caller, p.oid::int
             THEN p.prosrc END AS source,
        -- The C symbol of an internal or C function: no ALTER renames it.
        CASE WHEN l.lanname IN ('internal', 'c') THEN p.prosrc END AS symbol,
-       p.proconfig AS config, NULL::text AS relkind, false AS target, NULL::int AS item
+       p.proconfig AS config, NULL::text AS relkind, false AS target, NULL::int AS item,
+       -- A user's LANGUAGE internal function: the built-ins whose code it runs.
+       CASE WHEN l.lanname = 'internal' AND (p.oid >= ${FIRST_USER_OID} OR p.pronamespace <> 'pg_catalog'::regnamespace)
+            THEN ARRAY(SELECT b.oid::int FROM pg_proc b
+                        WHERE b.prosrc = p.prosrc AND b.prolang = p.prolang AND b.oid < ${FIRST_USER_OID}
+                          AND b.pronamespace = 'pg_catalog'::regnamespace) END AS symbol_of
   FROM (SELECT DISTINCT oid, how, via FROM edges WHERE cls = 'p') e
   JOIN pg_proc p ON p.oid = e.oid JOIN pg_language l ON l.oid = p.prolang
 UNION ALL
@@ -325,7 +330,7 @@ SELECT 'r', CASE WHEN bool_or(e.how = 'e') THEN 'e' ELSE 't' END, NULL, NULL, c.
        n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL, NULL,
        c.relkind::text || CASE WHEN bool_or(e.tgt) AND EXISTS (
               SELECT FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') THEN 'R' ELSE '' END,
-       bool_or(e.tgt), NULL
+       bool_or(e.tgt), NULL, NULL
   FROM edges e JOIN pg_class c ON c.oid = e.oid JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE e.cls = 'r'
    AND (e.tgt OR c.relkind = 'f' OR c.oid IN ('pg_catalog.pg_authid'::regclass, 'pg_catalog.pg_user_mapping'::regclass,
@@ -337,7 +342,7 @@ UNION ALL
 -- read the column (a superuser, pg_read_all_data). Reached directly or
 -- through a user's view (the system views' own relations are not walked).
 SELECT 's', NULL, NULL, NULL, c.oid::int, n.nspname || '.' || c.relname, false, NULL, NULL, false, NULL, NULL,
-       false, false, NULL, NULL, NULL, NULL, false, NULL
+       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL
   FROM (SELECT DISTINCT oid FROM edges WHERE cls = 'r') e JOIN pg_class c ON c.oid = e.oid
   JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE c.oid IN ('pg_catalog.pg_statistic'::regclass, 'pg_catalog.pg_stats'::regclass,
@@ -348,11 +353,11 @@ SELECT 's', NULL, NULL, NULL, c.oid::int, n.nspname || '.' || c.relname, false, 
 UNION ALL
 -- Event triggers run code on DDL, whoever sends it.
 SELECT 'x', NULL, NULL, NULL, NULL, evt.evtname, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL, NULL,
-       NULL, false, NULL
+       NULL, false, NULL, NULL
   FROM pg_event_trigger evt WHERE evt.evtenabled <> 'D'
 UNION ALL
 SELECT 'u', NULL, NULL, NULL, NULL, sp.n, false, NULL, NULL, false, NULL, NULL, false, false, NULL, NULL, NULL,
-       sp.kind, false, sp.item
+       sp.kind, false, sp.item, NULL
   FROM spaces sp
  WHERE sp.kind IN ('f', 'o') AND NOT sp.optional
    AND NOT EXISTS (SELECT FROM found f WHERE f.kind = sp.kind AND f.item = sp.item)`;

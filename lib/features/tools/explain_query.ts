@@ -10,8 +10,11 @@
 import { privateJoinRefusal } from "../../db/private_joins.ts";
 import { answerBudget } from "./answer_budget.ts";
 import { DIALECTS } from "../../db/dialect.ts";
-import type { PlanSummary } from "../../db/explain.ts";
-import type { Cell } from "../../db/types.ts";
+import type { Plan, PlanSummary } from "../../db/explain.ts";
+import type { Cell, QueryOptions, QueryResult } from "../../db/types.ts";
+import type { Classified } from "../../db/sql/classifier.ts";
+import type { CallContext } from "../context.ts";
+import type { Resolved } from "./resolved.ts";
 import { ENGINES } from "../../db/engines.ts";
 import { planRefusal } from "../../db/dry_run.ts";
 import * as s from "../../base/schema.ts";
@@ -113,57 +116,10 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         ctx,
         args.connection_id,
       );
-      // As vet.ts: a schema changed since the last re-sync is synced first,
-      // and a list not held refuses (ANALYZE's actual rows answer a WHERE).
-      const unheld = await deps.privateColumns?.problem(
-        resolved.connection,
-        () =>
-          resolved.driver.fingerprint({
-            signal: ctx.signal,
-            timeoutMs: 10_000,
-          }),
-      );
-      if (unheld !== undefined && unheld !== null) {
-        throw new ToolFailure(
-          "denied",
-          `the private columns of ${resolved.label} are not held by the database (${unheld}); AI clients may not run statements on it until they are: ask the user to run harden --apply`,
-        );
-      }
+      await refuseUnheldPrivate(deps, ctx, resolved);
       const statement = await classifyQuery(query, resolved, ctx);
-      // ANALYZE runs it, and a plan's row counts answer the join's question.
-      const blind = privateJoinRefusal(
-        query,
-        resolved.driver.engine,
-        resolved.connection.privateColumns,
-      );
-      if (blind !== null) throw new ToolFailure("denied", blind);
-      const noPlan = planRefusal(statement);
-      if (noPlan !== null) {
-        throw new ToolFailure(
-          "denied",
-          `explain_query does not plan this statement: the planner evaluates functions with constant arguments while planning, and ${noPlan}`,
-        );
-      }
-      if (PLAN_WORDS.has(statement.keyword.toUpperCase())) {
-        throw invalidArgument(
-          `send the statement itself: explain_query builds the ${statement.keyword.toUpperCase()} (drop it from query)`,
-        );
-      }
-      if (analyze && statement.tier !== "read") {
-        throw new ToolFailure(
-          "denied",
-          "analyze runs the statement, and this one writes: explain_query analyzes reads only (without analyze the plan is shown and nothing runs)",
-        );
-      }
+      refuseUnplanned(query, statement, resolved, analyze);
       const engine = resolved.driver.engine;
-      if (statement.tier !== "read" && !ENGINES[engine].plansWritesReadOnly) {
-        throw new ToolFailure(
-          "unsupported",
-          `${
-            ENGINES[engine].label
-          } will not plan a write inside dbport's read-only transaction; explain the SELECT that finds the same rows instead`,
-        );
-      }
       if (analyze) {
         // analyze runs the read: the token's rows budget and the
         // connection's plan limits hold it too.
@@ -198,26 +154,12 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         timeoutMs: withinDeadline(ctx, timeout * 1000),
         signal: ctx.signal,
       };
-      const result = await resolved.driver.query(text, limits).catch(
-        async (error) => {
-          // The engine refuses to plan a read of a private column too.
-          await refusePrivate(resolved, ctx, error);
-          return rethrow(error, resolved.label);
-        },
+      const { result, plan, summary } = await readPlan(
+        resolved,
+        ctx,
+        { text, statement: statement.text, analyze },
+        limits,
       );
-      const plan = dialect.planOf(result.rows);
-      const summary = dialect.summarize(plan);
-      if (analyze && dialect.countedAnalyze !== null) {
-        // The engine measures nothing itself: count what the read returns.
-        const started = performance.now();
-        const counted = await resolved.driver.query(
-          dialect.countedAnalyze(statement.text),
-          { ...limits, maxRows: 1 },
-        ).catch((error) => rethrow(error, resolved.label));
-        summary.actualTimeMs = Math.round((performance.now() - started) * 100) /
-          100;
-        summary.actualRows = Number(counted.rows[0]?.[0] ?? 0);
-      }
       // The rows the analyzed read produced count as read.
       if (analyze) ctx.budget?.spent("read", summary.actualRows ?? 0);
       ctx.progress(1, 1, "Plan read");
@@ -230,6 +172,117 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
       }, answerBudget(settings));
     },
   });
+}
+
+/**
+ * Refused while the connection's private columns are not held by the
+ * database: AI clients run no statement on it until they are.
+ */
+async function refuseUnheldPrivate(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  resolved: Resolved,
+): Promise<void> {
+  // As vet.ts: a schema changed since the last re-sync is synced first,
+  // and a list not held refuses (ANALYZE's actual rows answer a WHERE).
+  const unheld = await deps.privateColumns?.problem(
+    resolved.connection,
+    () =>
+      resolved.driver.fingerprint({
+        signal: ctx.signal,
+        timeoutMs: 10_000,
+      }),
+  );
+  if (unheld !== undefined && unheld !== null) {
+    throw new ToolFailure(
+      "denied",
+      `the private columns of ${resolved.label} are not held by the database (${unheld}); AI clients may not run statements on it until they are: ask the user to run harden --apply`,
+    );
+  }
+}
+
+/**
+ * Refused unless explain_query plans `statement`: a join a private column
+ * would answer, a statement the planner must not evaluate, one that asks
+ * for a plan itself, a write to analyze, or a write the engine will not
+ * plan read-only.
+ */
+function refuseUnplanned(
+  query: string,
+  statement: Classified,
+  resolved: Resolved,
+  analyze: boolean,
+): void {
+  // ANALYZE runs it, and a plan's row counts answer the join's question.
+  const blind = privateJoinRefusal(
+    query,
+    resolved.driver.engine,
+    resolved.connection.privateColumns,
+  );
+  if (blind !== null) throw new ToolFailure("denied", blind);
+  const noPlan = planRefusal(statement);
+  if (noPlan !== null) {
+    throw new ToolFailure(
+      "denied",
+      `explain_query does not plan this statement: the planner evaluates functions with constant arguments while planning, and ${noPlan}`,
+    );
+  }
+  if (PLAN_WORDS.has(statement.keyword.toUpperCase())) {
+    throw invalidArgument(
+      `send the statement itself: explain_query builds the ${statement.keyword.toUpperCase()} (drop it from query)`,
+    );
+  }
+  if (analyze && statement.tier !== "read") {
+    throw new ToolFailure(
+      "denied",
+      "analyze runs the statement, and this one writes: explain_query analyzes reads only (without analyze the plan is shown and nothing runs)",
+    );
+  }
+  const engine = resolved.driver.engine;
+  if (statement.tier !== "read" && !ENGINES[engine].plansWritesReadOnly) {
+    throw new ToolFailure(
+      "unsupported",
+      `${
+        ENGINES[engine].label
+      } will not plan a write inside dbport's read-only transaction; explain the SELECT that finds the same rows instead`,
+    );
+  }
+}
+
+/**
+ * The plan `text` asks `resolved` for, within `limits`, with its summary;
+ * an analyzed read the engine measures nothing of (`countedAnalyze`) is run
+ * once more, counted, for its rows and time.
+ */
+async function readPlan(
+  resolved: Resolved,
+  ctx: CallContext,
+  asked: { text: string; statement: string; analyze: boolean },
+  limits: QueryOptions,
+): Promise<{ result: QueryResult; plan: Plan; summary: PlanSummary }> {
+  const { text, analyze } = asked;
+  const dialect = DIALECTS[resolved.driver.engine];
+  const result = await resolved.driver.query(text, limits).catch(
+    async (error) => {
+      // The engine refuses to plan a read of a private column too.
+      await refusePrivate(resolved, ctx, error);
+      return rethrow(error, resolved.label);
+    },
+  );
+  const plan = dialect.planOf(result.rows);
+  const summary = dialect.summarize(plan);
+  if (analyze && dialect.countedAnalyze !== null) {
+    // The engine measures nothing itself: count what the read returns.
+    const started = performance.now();
+    const counted = await resolved.driver.query(
+      dialect.countedAnalyze(asked.statement),
+      { ...limits, maxRows: 1 },
+    ).catch((error) => rethrow(error, resolved.label));
+    summary.actualTimeMs = Math.round((performance.now() - started) * 100) /
+      100;
+    summary.actualRows = Number(counted.rows[0]?.[0] ?? 0);
+  }
+  return { result, plan, summary };
 }
 
 /** The longest plan statement the answer echoes whole. */

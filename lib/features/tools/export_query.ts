@@ -18,7 +18,9 @@ import type { Cell } from "../../db/types.ts";
 import { DbError } from "../../db/errors.ts";
 import type { ToolEntry } from "../catalog.ts";
 import { callSettings, type FeatureDeps } from "../deps.ts";
-import { withinDeadline } from "../context.ts";
+import { type CallContext, withinDeadline } from "../context.ts";
+import type { Settings } from "../../app/settings.ts";
+import type { Resolved } from "./resolved.ts";
 import { checkConnectionId } from "./access.ts";
 import { defineTool } from "./define.ts";
 import {
@@ -114,95 +116,28 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
         operation: "an export",
         readsOnly: true,
       });
-      // The call's settings snapshot first; the default directory else.
-      const dir = settings.exportDirectory ?? deps.exportDirectory();
-      const path = `${dir}/${exportFileName(resolved.connection.name, format)}`;
-      await ensureExportDirectory(dir).catch(cannotWrite);
-      const room = await exportRoom(dir, settings).catch((error) =>
-        error instanceof ToolFailure
-          ? Promise.reject(error)
-          : cannotWrite(error)
+      const { path, writer } = await openExport(
+        deps,
+        ctx,
+        settings,
+        exportFileName(resolved.connection.name, format),
+        format,
       );
-      const writer = await createUnlessStopped(ctx.signal, path, format, {
-        rows: settings.maxExportRows,
-        bytes: room.bytes,
-        bytesSetting: room.setting,
-      });
       const sample = new Budget({
         maxRows: SAMPLE_ROWS,
         maxBytes: 10_000,
         maxCellChars: SAMPLE_CELL_CHARS,
       });
-      let limit: ExportLimit | null = null;
-      let lastProgress = 0;
       const started = performance.now();
       ctx.progress(0.1, 1, `Exporting from ${resolved.label}`);
-      try {
-        const stream = resolved.driver.streamRead;
-        if (stream === undefined) {
-          throw new ToolFailure(
-            "unsupported",
-            "this connection cannot stream a result to a file",
-          );
-        }
-        await stream.call(resolved.driver, statement.text, {
-          mode: "read",
-          maxRows: settings.maxExportRows,
-          maxBytes: settings.maxExportBytes,
-          maxCellChars: Number.MAX_SAFE_INTEGER,
-          timeoutMs: withinDeadline(ctx, timeout * 1000),
-          signal: ctx.signal,
-          sign: signatureOf(ctx),
-        }, async (columns: string[], rows: Cell[][]) => {
-          if (ctx.signal.aborted) {
-            throw new DbError("cancelled", "the export was cancelled");
-          }
-          for (const row of rows) {
-            if (!sample.open) break;
-            sample.add([...row]);
-          }
-          await writer.write(columns, rows).catch((error) => {
-            if (error instanceof ExportLimit) limit = error;
-            throw error;
-          });
-          const now = performance.now();
-          if (now - lastProgress >= PROGRESS_EVERY_MS) {
-            lastProgress = now;
-            // Advancing and below 1 whatever the count.
-            const rowsSoFar = writer.rows;
-            ctx.progress(
-              0.1 + 0.89 * (rowsSoFar / (rowsSoFar + 100_000)),
-              1,
-              `Wrote ${rowsSoFar.toLocaleString("en-US")} rows (${
-                writer.bytes.toLocaleString("en-US")
-              } bytes)`,
-            );
-          }
-        });
-        // A cancel that landed as the stream ended (after its last batch):
-        // the client was answered as cancelled, so the file goes too.
-        if (ctx.signal.aborted) {
-          throw new DbError("cancelled", "the export was cancelled");
-        }
-      } catch (error) {
-        writer.close();
-        await Deno.remove(path).catch(() => {});
-        if (limit !== null) {
-          throw new ToolFailure(
-            "denied",
-            `the export stopped: ${
-              (limit as ExportLimit).message
-            }; the partial file was removed. Narrow the query, or ask the user to raise the limit in settings.json`,
-          );
-        }
-        if (error instanceof ToolFailure) throw error;
-        await refusePrivate(resolved, ctx, error);
-        if (error instanceof DbError) rethrow(error, resolved.label);
-        throw new ToolFailure(
-          "internal_failure",
-          "the export could not be written; the partial file was removed",
-        );
-      }
+      await streamExport(resolved, ctx, {
+        text: statement.text,
+        timeout,
+        settings,
+        path,
+        writer,
+        sample,
+      });
       writer.close();
       ctx.budget?.spent("read", writer.rows);
       const took = Math.round((performance.now() - started) * 100) / 100;
@@ -226,6 +161,122 @@ export function exportQueryTool(deps: FeatureDeps): ToolEntry {
       };
     },
   });
+}
+
+/**
+ * The new export file in the call's exports directory (its settings
+ * snapshot first, the default directory else), made unless the call was
+ * stopped, bounded by the export limits and the directory's room left.
+ */
+async function openExport(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  settings: Settings,
+  name: string,
+  format: ExportFormat,
+): Promise<{ path: string; writer: ExportWriter }> {
+  // The call's settings snapshot first; the default directory else.
+  const dir = settings.exportDirectory ?? deps.exportDirectory();
+  const path = `${dir}/${name}`;
+  await ensureExportDirectory(dir).catch(cannotWrite);
+  const room = await exportRoom(dir, settings).catch((error) =>
+    error instanceof ToolFailure ? Promise.reject(error) : cannotWrite(error)
+  );
+  const writer = await createUnlessStopped(ctx.signal, path, format, {
+    rows: settings.maxExportRows,
+    bytes: room.bytes,
+    bytesSetting: room.setting,
+  });
+  return { path, writer };
+}
+
+/**
+ * The read's rows streamed into `export.writer` (the first ones into
+ * `export.sample`), progress reported as they are written. On a failure,
+ * a cancel or an export limit, the partial file is closed and removed and
+ * the call fails naming why.
+ */
+async function streamExport(
+  resolved: Resolved,
+  ctx: CallContext,
+  exported: {
+    text: string;
+    timeout: number;
+    settings: Settings;
+    path: string;
+    writer: ExportWriter;
+    sample: Budget;
+  },
+): Promise<void> {
+  const { timeout, settings, path, writer, sample } = exported;
+  let limit: ExportLimit | null = null;
+  let lastProgress = 0;
+  try {
+    const stream = resolved.driver.streamRead;
+    if (stream === undefined) {
+      throw new ToolFailure(
+        "unsupported",
+        "this connection cannot stream a result to a file",
+      );
+    }
+    await stream.call(resolved.driver, exported.text, {
+      mode: "read",
+      maxRows: settings.maxExportRows,
+      maxBytes: settings.maxExportBytes,
+      maxCellChars: Number.MAX_SAFE_INTEGER,
+      timeoutMs: withinDeadline(ctx, timeout * 1000),
+      signal: ctx.signal,
+      sign: signatureOf(ctx),
+    }, async (columns: string[], rows: Cell[][]) => {
+      if (ctx.signal.aborted) {
+        throw new DbError("cancelled", "the export was cancelled");
+      }
+      for (const row of rows) {
+        if (!sample.open) break;
+        sample.add([...row]);
+      }
+      await writer.write(columns, rows).catch((error) => {
+        if (error instanceof ExportLimit) limit = error;
+        throw error;
+      });
+      const now = performance.now();
+      if (now - lastProgress >= PROGRESS_EVERY_MS) {
+        lastProgress = now;
+        // Advancing and below 1 whatever the count.
+        const rowsSoFar = writer.rows;
+        ctx.progress(
+          0.1 + 0.89 * (rowsSoFar / (rowsSoFar + 100_000)),
+          1,
+          `Wrote ${rowsSoFar.toLocaleString("en-US")} rows (${
+            writer.bytes.toLocaleString("en-US")
+          } bytes)`,
+        );
+      }
+    });
+    // A cancel that landed as the stream ended (after its last batch):
+    // the client was answered as cancelled, so the file goes too.
+    if (ctx.signal.aborted) {
+      throw new DbError("cancelled", "the export was cancelled");
+    }
+  } catch (error) {
+    writer.close();
+    await Deno.remove(path).catch(() => {});
+    if (limit !== null) {
+      throw new ToolFailure(
+        "denied",
+        `the export stopped: ${
+          (limit as ExportLimit).message
+        }; the partial file was removed. Narrow the query, or ask the user to raise the limit in settings.json`,
+      );
+    }
+    if (error instanceof ToolFailure) throw error;
+    await refusePrivate(resolved, ctx, error);
+    if (error instanceof DbError) rethrow(error, resolved.label);
+    throw new ToolFailure(
+      "internal_failure",
+      "the export could not be written; the partial file was removed",
+    );
+  }
 }
 
 /**
