@@ -47,8 +47,11 @@ Deno.test("parsePostgres() refuses each power attribute by its name: CREATEROLE,
     "ALTER ROLE … superuser hands a role powers beyond its data; dbport leaves role attributes to the server's administrator",
   );
   assert((await reachOf("ALTER ROLE r BYPASSRLS"))?.includes("bypassrls"));
-  assertEquals(await reachOf("ALTER ROLE r NOSUPERUSER"), null);
-  assertEquals(await reachOf("CREATE ROLE r LOGIN"), null);
+  // NOSUPERUSER and LOGIN hand no power (the statement may still be
+  // refused for acting outside the database, pg_statement_kinds.ts).
+  for (const sql of ["ALTER ROLE r NOSUPERUSER", "CREATE ROLE r LOGIN"]) {
+    assert(!(await reachOf(sql))?.includes("powers beyond its data"), sql);
+  }
 });
 
 Deno.test("parsePostgres() refuses GRANT on the catalogs: ALL IN SCHEMA pg_catalog, pg_catalog.pg_authid (named so) and pg_authid unqualified (named so)", async () => {
@@ -250,7 +253,9 @@ Deno.test("parsePostgres() refuses every change of role membership, naming the s
     await reachOf("ALTER ROLE pg_monitor CONNECTION LIMIT 1"),
     "ALTER ROLE|GROUP pg_monitor changes a predefined role, which holds the server's powers; dbport leaves role membership and attributes to the server's administrator",
   );
-  assertEquals(await reachOf("ALTER ROLE r CONNECTION LIMIT 1"), null);
+  const other = await reachOf("ALTER ROLE r CONNECTION LIMIT 1");
+  assert(!other?.includes("predefined role"), other ?? "");
+  assert(!other?.includes("role membership"), other ?? "");
 });
 
 const FOREIGN_TAIL =
@@ -656,7 +661,7 @@ Deno.test("parsePostgres() refuses changing each kind of catalog object, naming 
     const sql of [
       "ALTER TABLE pg_temp_3.t RENAME TO u",
       "ALTER TABLE pg_temp.t RENAME TO u",
-      "ALTER DOMAIN s.d OWNER TO r",
+      "ALTER DOMAIN s.d SET DEFAULT 1",
       "ALTER FUNCTION s.f() SET SCHEMA s2",
       "ALTER SCHEMA s RENAME TO s2",
       "CREATE VIEW s.v AS SELECT 1",
@@ -681,7 +686,7 @@ Deno.test("parsePostgres() treats information_schema as a catalog schema: GRANT 
       `AlterOwner changes ${schema}`,
     );
   }
-  assertEquals(await reachOf("ALTER SCHEMA s OWNER TO r"), null);
+  assertEquals(await reachOf("ALTER SCHEMA s RENAME TO s2"), null);
 });
 
 Deno.test("parsePostgres() reads each SQL/JSON constructor as a call of its name before the version that made it syntax", async () => {
@@ -751,9 +756,8 @@ Deno.test("analyze() of trees the grammar does not make: an exclusion pair witho
   // A value that is no node, under a key that names one, is read as nothing.
   assertEquals(analyze({ SelectStmt: { FuncCall: "f" } }).functions, []);
   // A reach statement nested anywhere is reach.
-  assertEquals(
-    analyze({ SelectStmt: { x: { DoStmt: {} } } }).reach,
-    "DO runs a block of procedural code",
+  assert(
+    analyze({ SelectStmt: { x: { DoStmt: {} } } }).reach?.startsWith("DO "),
   );
   // Only an exclusion constraint's pairs are operators.
   const pair = {
