@@ -230,3 +230,13 @@ Deno.test("urlEscapeProblem() reads a user name whole: a '%' at its end or at it
   assertEquals(urlEscapeProblem("postgres://u%@h/db"), problem);
   assertEquals(urlEscapeProblem("postgres://%zz:p@h/db"), problem);
 });
+
+Deno.test("urlProblem() reads query parameters on a PostgreSQL URL only: an unknown one is named there, a MariaDB URL's are its driver's", () => {
+  assertEquals(
+    urlProblem("postgres", "postgres://h/db?notaparam=1")?.startsWith(
+      'has the query parameter "notaparam", which dbport does not take',
+    ),
+    true,
+  );
+  assertEquals(urlProblem("mysql", "mysql://h/db?notaparam=1"), null);
+});
