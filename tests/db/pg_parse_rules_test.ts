@@ -753,6 +753,30 @@ Deno.test("analyze() of trees the grammar does not make: an exclusion pair witho
     }],
   };
   assertEquals(analyze({ CommentStmt: { other: routines } }).functions, []);
+  // GRANT … ALL … IN SCHEMA names schemas, not catalog objects to touch.
+  assertEquals(
+    analyze({
+      GrantStmt: {
+        is_grant: true,
+        targtype: "ACL_TARGET_ALL_IN_SCHEMA",
+        objtype: "OBJECT_SCHEMA",
+        objects: [{ String: { sval: "pg_x" } }],
+      },
+    }).reach,
+    null,
+  );
+  // Only GRANT's and COMMENT's routine objects are calls.
+  assertEquals(
+    analyze({
+      SelectStmt: {
+        x: {
+          objtype: "OBJECT_FUNCTION",
+          object: { ObjectWithArgs: { objname: [{ String: { sval: "f" } }] } },
+        },
+      },
+    }).functions,
+    [],
+  );
   // A value that is no node, under a key that names one, is read as nothing.
   assertEquals(analyze({ SelectStmt: { FuncCall: "f" } }).functions, []);
   // A reach statement nested anywhere is reach.
@@ -894,4 +918,64 @@ Deno.test({
     );
     stopParser();
   },
+});
+
+Deno.test("parsePostgres() refuses COMMENT on a catalog table's column, constraint, trigger, rule or policy, naming the table; GRANT|REVOKE on a catalog object by its verb", async () => {
+  const tail =
+    " changes an object of the server's own catalogs (its privileges and comments are every user's); dbport changes the database's own objects only";
+  const cases: [string, string | null][] = [
+    [
+      "COMMENT ON COLUMN pg_catalog.pg_class.relname IS 'x'",
+      "COMMENT on pg_catalog.pg_class" + tail,
+    ],
+    [
+      "COMMENT ON CONSTRAINT c ON pg_catalog.pg_class IS 'x'",
+      "COMMENT on pg_catalog.pg_class" + tail,
+    ],
+    [
+      "COMMENT ON TRIGGER t ON pg_catalog.pg_class IS 'x'",
+      "COMMENT on pg_catalog.pg_class" + tail,
+    ],
+    [
+      "COMMENT ON RULE r ON pg_catalog.pg_class IS 'x'",
+      "COMMENT on pg_catalog.pg_class" + tail,
+    ],
+    [
+      "COMMENT ON POLICY p ON pg_catalog.pg_class IS 'x'",
+      "COMMENT on pg_catalog.pg_class" + tail,
+    ],
+    ["COMMENT ON COLUMN s.t.pg_x IS 'x'", null],
+    ["COMMENT ON COLUMN s.pg_t.c IS 'x'", null],
+    ["COMMENT ON POLICY pg_p ON s.t IS 'x'", null],
+    [
+      "REVOKE EXECUTE ON FUNCTION pg_catalog.now() FROM public",
+      "REVOKE on pg_catalog.now" + tail,
+    ],
+    ["GRANT USAGE ON SCHEMA pg_toast TO r", "GRANT on pg_toast" + tail],
+  ];
+  for (const [sql, reach] of cases) {
+    assertEquals(await reachOf(sql), reach, sql);
+  }
+});
+
+Deno.test("parsePostgres() refuses VACUUM, ANALYZE of a catalog and VACUUM (FULL) of every table, by their verbs; FULL false|off|no|0 and other options are no FULL", async () => {
+  const why =
+    " locks the server's own catalogs, which every session's login and lookups wait on; dbport maintains the database's own tables only";
+  const cases: [string, string | null][] = [
+    ["VACUUM pg_catalog.pg_authid", "VACUUM pg_catalog.pg_authid" + why],
+    ["ANALYZE pg_class", "ANALYZE pg_class" + why],
+    ["VACUUM (FULL)", "VACUUM FULL of every table" + why],
+    ["VACUUM (FULL 1)", "VACUUM FULL of every table" + why],
+    ["VACUUM (FULL '1')", "VACUUM FULL of every table" + why],
+    ["VACUUM (VERBOSE)", null],
+    ["VACUUM (FULL false)", null],
+    ["VACUUM (FULL off)", null],
+    ["VACUUM (FULL no)", null],
+    ["VACUUM (FULL '0')", null],
+    ["VACUUM (FULL 0)", null],
+    ["VACUUM (FULL) s.t", null],
+  ];
+  for (const [sql, reach] of cases) {
+    assertEquals(await reachOf(sql), reach, sql);
+  }
 });
