@@ -434,9 +434,36 @@ const bypasses: [Dialect, string, Expect][] = [
   [S, "PRAGMA writable_schema = 1", "write"],
 ];
 
+/**
+ * DELETE and UPDATE that name an event or a privilege, not a statement: no
+ * approval for "every row" (outsider stop 57).
+ */
+const events: [Dialect, string, Expect][] = [
+  [P, "CREATE TABLE c (a int REFERENCES p (id) ON DELETE CASCADE)", "write"],
+  [P, "CREATE TABLE c (a int REFERENCES p ON UPDATE CASCADE)", "write"],
+  [P, "GRANT DELETE, UPDATE ON p TO PUBLIC", "write"],
+  [P, "REVOKE UPDATE ON p FROM r", "write"],
+  [P, "CREATE RULE r AS ON DELETE TO p DO ALSO NOTHING", "write"],
+  [
+    P,
+    "CREATE TRIGGER tr AFTER INSERT OR DELETE ON p FOR EACH ROW EXECUTE FUNCTION f()",
+    "write",
+  ],
+  [
+    P,
+    "CREATE TRIGGER tr INSTEAD OF UPDATE ON v FOR EACH ROW EXECUTE FUNCTION f()",
+    "write",
+  ],
+  [M, "CREATE TABLE t (a timestamp ON UPDATE CURRENT_TIMESTAMP)", "write"],
+  // The statements themselves still are.
+  [P, "CREATE RULE r AS ON INSERT TO p DO ALSO DELETE FROM q", "write!"],
+  [S, "CREATE TRIGGER tr AFTER INSERT ON p BEGIN DELETE FROM q; END", "write!"],
+];
+
 /** Every case of the corpus. */
 export const CORPUS: readonly Case[] = [
   ...plain.map(([dialect, sql, expect]): Case => ({ dialect, sql, expect })),
+  ...events.map(([dialect, sql, expect]): Case => ({ dialect, sql, expect })),
   ...bypasses.map(([dialect, sql, expect]): Case => ({
     dialect,
     sql,

@@ -246,3 +246,19 @@ Deno.test("parsePostgres() refuses VACUUM, ANALYZE, REINDEX and CLUSTER of the c
     ]
   ) assertEquals(await reachOf(sql), null, sql);
 });
+
+Deno.test("a text with lone surrogates is parsed whole: the tail after them is read (outsider stop 57)", async () => {
+  for (const k of [1, 2, 20, 41, 80]) {
+    const parsed = await parsePostgres(
+      `select '${
+        "\ud800".repeat(k)
+      }x\udc00' as s, pg_read_file('PG_VERSION') as p`,
+    );
+    assert(parsed.ok && parsed.analysis !== null, String(k));
+    assertEquals(
+      parsed.analysis.functions.map((call) => call.name),
+      ["pg_read_file"],
+      String(k),
+    );
+  }
+});

@@ -146,6 +146,20 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * `sql` as the parser must be given it: every lone surrogate as U+FFFD.
+ * libpg-query sizes its copy of the text with emscripten's
+ * `lengthBytesUTF8`, which counts a lone surrogate as 4 bytes and skips the
+ * unit after it, then writes it as 3: the text's end was cut off what the
+ * parser read, and a readOnly token read pg_authid behind 20 lone
+ * surrogates in a string literal (outsider stop 57). The server gets each
+ * as U+FFFD (every UTF-8 encoder, postgres.js's and the wired reader's,
+ * writes it so): the parser reads what the server runs.
+ */
+function grammarText(sql: string): string {
+  return sql.isWellFormed() ? sql : sql.toWellFormed();
+}
+
 /** Parse here, on this thread (the parse worker's entry). */
 export function parseNow(sql: string): Promise<PgParse> {
   return parseOnce(sql);
@@ -155,7 +169,7 @@ async function parseOnce(sql: string): Promise<PgParse> {
   await loadPgParser();
   let tree: unknown;
   try {
-    tree = parseSync(sql);
+    tree = parseSync(grammarText(sql));
   } catch (error) {
     return { ok: false, message: messageOf(error) };
   }
@@ -183,7 +197,7 @@ export async function parseBody(sql: string): Promise<PgBody> {
   await loadPgParser();
   let tree: unknown;
   try {
-    tree = parseSync(sql);
+    tree = parseSync(grammarText(sql));
   } catch (error) {
     return { ok: false, message: messageOf(error) };
   }
@@ -564,6 +578,8 @@ function locksCatalog(kind: string, body: Node): string | null {
     ? "REINDEX"
     : kind === "ClusterStmt"
     ? "CLUSTER"
+    : kind === "LockStmt"
+    ? "LOCK"
     : null;
   if (verb === null) return null;
   const why =
@@ -578,6 +594,8 @@ function locksCatalog(kind: string, body: Node): string | null {
     ? childList(body, "rels").map((item) =>
       child(child(item, "VacuumRelation"), "relation")
     )
+    : kind === "LockStmt"
+    ? childList(body, "relations").map((item) => child(item, "RangeVar"))
     : [child(body, "relation")];
   for (const relation of relations) {
     const named = catalogObject(relation, false);

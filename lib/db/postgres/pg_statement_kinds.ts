@@ -62,6 +62,7 @@ const DATABASE_STATEMENTS: ReadonlySet<string> = new Set([
   "CreateCastStmt",
   "AlterCollationStmt",
   "AlterTSConfigurationStmt",
+  "AlterTSDictionaryStmt",
   "RenameStmt",
   "AlterObjectSchemaStmt",
   "CommentStmt",
@@ -119,8 +120,13 @@ const DATABASE_OBJECTS: ReadonlySet<string> = new Set([
   "OBJECT_POLICY",
   "OBJECT_STATISTIC_EXT",
   "OBJECT_COLLATION",
-  "OBJECT_CAST",
+  // Not OBJECT_CAST: DROP|COMMENT ON CAST (bigint AS int4) changes a
+  // built-in cast, which the parser cannot tell from a user's
+  // (outsider stop 57); CREATE CAST is a kind of its own, vetted.
   "OBJECT_TSCONFIGURATION",
+  // Of a built-in template: its files (stop words, ispell) are read only
+  // from the server's tsearch_data folder, by name (outsider stop 57).
+  "OBJECT_TSDICTIONARY",
 ]);
 
 /** What GRANT and REVOKE may grant on: the database's own objects. */
@@ -143,6 +149,9 @@ const OBJECT_FIELD: Readonly<Record<string, string>> = {
   AlterObjectSchemaStmt: "objectType",
   DefineStmt: "kind",
   GrantStmt: "objtype",
+  // A comment on a database or a role is shared by the whole cluster
+  // (outsider stop 57).
+  CommentStmt: "objtype",
 };
 
 /** How a message names the statements of the kinds it refuses. */
@@ -178,7 +187,6 @@ const STATEMENT_WORDS: Readonly<Record<string, string>> = {
   AlterOpFamilyStmt: "ALTER OPERATOR FAMILY",
   AlterOperatorStmt: "ALTER OPERATOR … SET",
   AlterTypeStmt: "ALTER TYPE … SET",
-  AlterTSDictionaryStmt: "ALTER TEXT SEARCH DICTIONARY",
   AlterDefaultPrivilegesStmt: "ALTER DEFAULT PRIVILEGES",
   SecLabelStmt: "SECURITY LABEL",
   AlterExtensionContentsStmt: "ALTER EXTENSION … ADD|DROP",
@@ -194,6 +202,7 @@ const OBJECT_VERBS: Readonly<Record<string, string>> = {
   AlterObjectSchemaStmt: "ALTER … SET SCHEMA of a",
   DefineStmt: "CREATE",
   GrantStmt: "GRANT|REVOKE … ON",
+  CommentStmt: "COMMENT ON",
 };
 
 /** A statement kind in words (`AlterRoleSetStmt`: ALTER ROLE … SET). */
@@ -235,6 +244,9 @@ export function outsideDatabase(kind: string, body: Node): string | null {
       } acts outside the connection's own database; ${ADMINISTRATOR}`;
     }
   }
+  if (kind === "CreateSchemaStmt" && ownedByAnother(body)) {
+    return `CREATE SCHEMA … AUTHORIZATION hands the schema, and what it creates, to another role, which is the server administrator's to decide; ${ADMINISTRATOR}`;
+  }
   if (kind === "AlterTableStmt" && changesOwner(body)) {
     return `ALTER … OWNER TO hands an object to another role, which is the server administrator's to decide; ${ADMINISTRATOR}`;
   }
@@ -248,4 +260,16 @@ function changesOwner(body: Node): boolean {
     ((command as Node)?.AlterTableCmd as Node | undefined)?.subtype ===
       "AT_ChangeOwner"
   );
+}
+
+/**
+ * Whether `CREATE SCHEMA … AUTHORIZATION` names a role (rather than
+ * CURRENT_USER, CURRENT_ROLE or SESSION_USER, the login itself): the schema
+ * and the objects it creates belong to that role (outsider stop 57).
+ */
+function ownedByAnother(body: Node): boolean {
+  // A bare RoleSpec's fields (libpg_query 18), or one under its node name.
+  const role = body.authrole as Node | undefined;
+  const spec = (role?.RoleSpec as Node | undefined) ?? role;
+  return spec?.roletype === "ROLESPEC_CSTRING";
 }

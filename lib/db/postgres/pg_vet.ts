@@ -34,6 +34,7 @@ import {
   reachesOutside,
 } from "../sql/classifier_words.ts";
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
+import { lockedNonTable } from "./pg_lock_targets.ts";
 import { allowlisted, writeAllowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
 import { configRefusal } from "../pg_settings.ts";
@@ -237,6 +238,8 @@ export async function vetPostgres(
   const local = vetWithoutCatalog(analysis);
   if (local !== null) return local;
   const findings = new Findings();
+  const locked = await lockedNonTable(exec, analysis);
+  if (locked !== null) findings.reach ??= locked;
   let input: VetInput | null = inputOf([
     { analysis, owner: undefined, path: undefined },
   ]);

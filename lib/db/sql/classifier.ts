@@ -212,6 +212,10 @@ function tierAt(
       dangerous: false,
     };
   }
+  if (keyword === "GRANT" || keyword === "REVOKE") {
+    // `GRANT DELETE, UPDATE ON t`: privileges, never a statement.
+    return { tier: "write", dangerous: false };
+  }
   if (keyword === "SHOW" || keyword === "HELP") {
     return { tier: "read", dangerous: false };
   }

@@ -78,6 +78,15 @@ export const NOT_A_STATEMENT_BEFORE: ReadonlySet<string> = new Set([
   "KEY",
   "DO",
   ".",
+  // A foreign key's `ON DELETE|UPDATE CASCADE`, a rule's `ON DELETE TO`,
+  // MySQL's `ON UPDATE CURRENT_TIMESTAMP`; a trigger's `AFTER|BEFORE
+  // [INSERT OR] DELETE`, `INSTEAD OF UPDATE` (outsider stop 57: each asked
+  // for approval as a DELETE without WHERE).
+  "ON",
+  "AFTER",
+  "BEFORE",
+  "OF",
+  "OR",
 ]);
 
 /**
