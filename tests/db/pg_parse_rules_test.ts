@@ -958,7 +958,7 @@ Deno.test("parsePostgres() refuses COMMENT on a catalog table's column, constrai
   }
 });
 
-Deno.test("parsePostgres() refuses VACUUM, ANALYZE of a catalog and VACUUM (FULL) of every table, by their verbs; FULL false|off|no|0 and other options are no FULL", async () => {
+Deno.test("parsePostgres() refuses VACUUM, ANALYZE, LOCK, REINDEX, CLUSTER of a catalog and VACUUM (FULL) of every table, by their verbs; FULL false|off|no|0 and other options are no FULL", async () => {
   const why =
     " locks the server's own catalogs, which every session's login and lookups wait on; dbport maintains the database's own tables only";
   const cases: [string, string | null][] = [
@@ -974,6 +974,13 @@ Deno.test("parsePostgres() refuses VACUUM, ANALYZE of a catalog and VACUUM (FULL
     ["VACUUM (FULL '0')", null],
     ["VACUUM (FULL 0)", null],
     ["VACUUM (FULL) s.t", null],
+    ["LOCK pg_catalog.pg_authid", "LOCK pg_catalog.pg_authid" + why],
+    ["LOCK s.t, pg_class", "LOCK pg_class" + why],
+    ["LOCK s.t", null],
+    ["REINDEX SYSTEM db", "REINDEX SYSTEM" + why],
+    ["REINDEX TABLE pg_authid", "REINDEX pg_authid" + why],
+    ["REINDEX SCHEMA pg_catalog", "REINDEX SCHEMA pg_catalog" + why],
+    ["CLUSTER pg_class", "CLUSTER pg_class" + why],
   ];
   for (const [sql, reach] of cases) {
     assertEquals(await reachOf(sql), reach, sql);
