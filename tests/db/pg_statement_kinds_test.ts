@@ -138,3 +138,40 @@ Deno.test("statements outside the connection's own database are refused to every
     );
   }
 });
+
+Deno.test("an object created in a catalog schema, or an index on a catalog table, is refused; an unqualified pg_ name is created in the user's schema (notice56, stop 57)", async () => {
+  const refused: [string, RegExp][] = [
+    [
+      "create type pg_catalog.t as (a int)",
+      /^CREATE TYPE pg_catalog\.t creates/,
+    ],
+    [
+      "create type pg_catalog.e as enum ('a')",
+      /^CREATE TYPE … AS ENUM pg_catalog\.e/,
+    ],
+    [
+      "create type pg_catalog.r as range (subtype = int4)",
+      /AS RANGE pg_catalog\.r/,
+    ],
+    ["create domain pg_catalog.d as int", /^CREATE DOMAIN pg_catalog\.d/],
+    ["create table pg_catalog.x (a int)", /^CREATE TABLE pg_catalog\.x/],
+    ["create table information_schema.x (a int)", /information_schema\.x/],
+    ["create sequence pg_toast.q", /^CREATE SEQUENCE pg_toast\.q/],
+    ["create statistics pg_catalog.st on a, b from t", /^CREATE STATISTICS/],
+    ["create index on pg_class (relname)", /^CREATE INDEX on pg_class/],
+    ["create index on pg_catalog.pg_class (relname)", /pg_catalog\.pg_class/],
+  ];
+  for (const [sql, expected] of refused) {
+    const reach = await reachOf(sql);
+    assert(reach !== null && expected.test(reach), `${sql}: ${reach}`);
+  }
+  for (
+    const sql of [
+      "create table pg_mine (a int)",
+      "create type pg_mood as enum ('a')",
+      "create domain pg_d as int",
+      "create table pg_temp.t (a int)",
+      "create index on t (a)",
+    ]
+  ) assertEquals(await reachOf(sql), null, sql);
+});

@@ -622,6 +622,45 @@ function fullOption(option: Node): boolean {
       (child(arg, "Integer")?.ival ?? 0) === 0));
 }
 
+/**
+ * The field of a statement that creates an object naming it (a RangeVar or
+ * a name list), for {@linkcode createsInCatalog}.
+ */
+const CREATED_OBJECT: Readonly<Record<string, readonly [string, string]>> = {
+  CreateStmt: ["relation", "CREATE TABLE"],
+  CompositeTypeStmt: ["typevar", "CREATE TYPE"],
+  CreateEnumStmt: ["typeName", "CREATE TYPE … AS ENUM"],
+  CreateRangeStmt: ["typeName", "CREATE TYPE … AS RANGE"],
+  CreateDomainStmt: ["domainname", "CREATE DOMAIN"],
+  CreateSeqStmt: ["sequence", "CREATE SEQUENCE"],
+  CreateStatsStmt: ["defnames", "CREATE STATISTICS"],
+};
+
+/**
+ * Why a statement creates an object in a catalog schema, or null: `CREATE
+ * TYPE pg_catalog.t AS ENUM (…)`, `CREATE DOMAIN pg_catalog.d` put a name
+ * of the user's first on every search path (notice56, stop 57); an index
+ * on a catalog table changes it. Creating names a schema explicitly: an
+ * unqualified `pg_x` is created in the first schema of the path, never in
+ * pg_catalog.
+ */
+function createsInCatalog(kind: string, body: Node): string | null {
+  if (kind === "IndexStmt") {
+    const table = catalogObject(body.relation, false);
+    return table === null
+      ? null
+      : `CREATE INDEX on ${table} changes an object of the server's own catalogs; dbport changes the database's own objects only`;
+  }
+  const created = Object.hasOwn(CREATED_OBJECT, kind)
+    ? CREATED_OBJECT[kind]
+    : undefined;
+  if (created === undefined) return null;
+  const [field, words] = created;
+  const named = catalogObject(body[field], false);
+  if (named === null || !named.includes(".")) return null;
+  return `${words} ${named} creates an object in the server's own catalogs; dbport changes the database's own objects only`;
+}
+
 /** Read one statement's tree. */
 export function analyze(statement: Node): PgAnalysis {
   const [kind = "", value] = Object.entries(statement)[0] ?? [];
@@ -630,7 +669,8 @@ export function analyze(statement: Node): PgAnalysis {
     tier: "read",
     dangerous: false,
     reach: REACH_STATEMENTS[kind] ?? installsCode(kind, body) ??
-      changesCatalog(kind, body) ?? outsideDatabase(kind, body) ??
+      changesCatalog(kind, body) ?? createsInCatalog(kind, body) ??
+      outsideDatabase(kind, body) ??
       touchesCatalog(kind, body) ?? locksCatalog(kind, body),
     functions: [],
     operators: [],
