@@ -12,7 +12,9 @@
  */
 
 import type { PgAnalysis } from "./pg_parse.ts";
-import type { CatalogExec } from "./pg_vet.ts";
+
+/** A catalog question's rows (pg_vet.ts `CatalogExec`: several statements, the last one's). */
+type CatalogExec = (text: string) => Promise<Record<string, unknown>[]>;
 
 /** A name as a quoted identifier (`"a""b"`). */
 function quoted(name: string): string {
