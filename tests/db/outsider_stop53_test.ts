@@ -14,7 +14,7 @@
  * - FIXED (CREATE FUNCTION/PROCEDURE in any language but SQL is refused
  *   to every token, by allowlist; a reaching call found in a SQL body,
  *   behind an operator, a cast or a view is `reach` too, never only a
- *   write: pg_parse.ts `opaqueFunction`, pg_vet.ts `Findings.reach`)
+ *   write: pg_reach.ts `opaqueFunction`, pg_vet.ts `Findings.reach`)
  *   a readWrite token on a superuser login reads what is refused
  *   to every token by name — a server file (`pg_read_file`), pg_authid's
  *   password verifiers (`table_to_xml('pg_catalog.pg_authid', …)`, or

@@ -594,7 +594,7 @@ Deno.test({
     // token sends `alter foreign table s.ft options (set filename
     // 'PG_VERSION')`, then `select * from s.ft`.
     // What happens: `OK []`, then `OK [["15"]]` — the server file's text.
-    // pg_parse.ts REACH_STATEMENTS names CreateForeignTableStmt and
+    // pg_reach.ts REACH_STATEMENTS names CreateForeignTableStmt and
     // CreateForeignServerStmt, not ALTER FOREIGN TABLE's AT_GenericOptions
     // (an AlterTableStmt) nor AlterForeignServerStmt; reading a foreign
     // table is only "a write" for the token.
@@ -675,7 +675,7 @@ Deno.test({
     // <r2> in role postgres`. Then <r> logs in (trust here), `set role
     // postgres` and reads pg_authid.
     // What happens: every statement `OK []`; <r> reads pg_authid's
-    // rolpassword. pg_parse.ts grantsPower refuses `pg_` names and power
+    // rolpassword. pg_reach.ts grantsPower refuses `pg_` names and power
     // attributes only; a role with rolsuper (or a member of pg_ roles) is
     // granted by its own name.
     const own = ownSchema("a55", "su");

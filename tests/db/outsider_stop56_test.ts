@@ -23,13 +23,13 @@
  *   ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now(),
  *   GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION.
  *   Fixed: GRANT|REVOKE and COMMENT on a catalog object are reach
- *   (pg_parse.ts touchesCatalog; an unqualified built-in by the catalog,
+ *   (pg_reach.ts touchesCatalog; an unqualified built-in by the catalog,
  *   pg_vet.ts changesBuiltin).
  * - A readWrite token takes exclusive locks on the catalogs: VACUUM FULL /
  *   REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE
  *   pg_authid is refused). Fixed: VACUUM, ANALYZE, REINDEX and CLUSTER of
  *   a catalog, REINDEX SYSTEM|DATABASE, VACUUM FULL of every table are
- *   reach (pg_parse.ts locksCatalog).
+ *   reach (pg_reach.ts locksCatalog).
  * - A readWrite token re-owns and renames a foreign server and grants
  *   USAGE on it (CREATE/ALTER SERVER … OPTIONS are refused).
  * - With the default URL: a LANGUAGE sql function carrying `SET
@@ -322,7 +322,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "held (fixed: pg_parse.ts touchesCatalog, pg_vet.ts changesBuiltin): a readWrite token changes the server's catalogs — REVOKE/GRANT EXECUTE ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now() / ON TABLE pg_catalog.pg_class, GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION",
+    "held (fixed: pg_reach.ts touchesCatalog, pg_vet.ts changesBuiltin): a readWrite token changes the server's catalogs — REVOKE/GRANT EXECUTE ON FUNCTION pg_catalog.now(), COMMENT ON FUNCTION pg_catalog.now() / ON TABLE pg_catalog.pg_class, GRANT USAGE ON SCHEMA pg_toast, ALTER EXTENSION plpgsql ADD FUNCTION",
   ...needs("postgres"),
   async fn() {
     // What I did (in a database of the test's own): a readWrite token sends
@@ -384,7 +384,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "held (fixed: pg_parse.ts locksCatalog): a readWrite token takes exclusive locks on the catalogs every session needs — VACUUM FULL and REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE pg_catalog.pg_authid is refused)",
+    "held (fixed: pg_reach.ts locksCatalog): a readWrite token takes exclusive locks on the catalogs every session needs — VACUUM FULL and REINDEX TABLE pg_catalog.pg_authid, REINDEX SYSTEM (LOCK TABLE pg_catalog.pg_authid is refused)",
   ...needs("postgres"),
   async fn() {
     // What I did (in a database of the test's own): a readWrite token sends

@@ -321,7 +321,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "held (fixed: pg_parse.ts touchesCatalog): REVOKE USAGE ON SCHEMA pg_catalog FROM PUBLIC and GRANT USAGE ON TYPE pg_catalog.int4 change the catalogs' privileges — only GRANT … ALL … IN SCHEMA pg_catalog is refused",
+    "held (fixed: pg_reach.ts touchesCatalog): REVOKE USAGE ON SCHEMA pg_catalog FROM PUBLIC and GRANT USAGE ON TYPE pg_catalog.int4 change the catalogs' privileges — only GRANT … ALL … IN SCHEMA pg_catalog is refused",
   ...needs("postgres"),
   async fn() {
     // What I did: a readWrite token sends
@@ -360,7 +360,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "held (fixed: pg_parse.ts locksCatalog, pg_lock_targets.ts): LOCK TABLE pg_catalog.pg_database, or a view over it, locks the cluster's shared catalog (LOCK recurses into a view's tables; of the catalogs only pg_authid is refused by name)",
+    "held (fixed: pg_reach.ts locksCatalog, pg_lock_targets.ts): LOCK TABLE pg_catalog.pg_database, or a view over it, locks the cluster's shared catalog (LOCK recurses into a view's tables; of the catalogs only pg_authid is refused by name)",
   ...needs("postgres"),
   async fn() {
     // What I did: a readWrite token sends

@@ -6,7 +6,7 @@
  * session of every database (outsider stop 57). dbport does not follow a
  * view for it: a LOCK names tables (plain or partitioned) only, looked up
  * in the catalog; a catalog named directly is refused by the parser
- * (pg_parse.ts `locksCatalog`).
+ * (pg_reach.ts `locksCatalog`).
  *
  * @module
  */
