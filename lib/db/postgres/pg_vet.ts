@@ -29,16 +29,26 @@
  */
 
 import type { Tier } from "../sql/classifier.ts";
-import {
-  PG_DENIED_RELATIONS,
-  reachesOutside,
-} from "../sql/classifier_words.ts";
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
 import { lockedNonTable } from "./pg_lock_targets.ts";
 import { allowlisted, writeAllowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
 import { configRefusal } from "../pg_settings.ts";
 import { vetStatement } from "./vet_sql.ts";
+import {
+  deniedFunction,
+  functionRefusal,
+  internalCode,
+  namedReach,
+  pastDatabase,
+  refusedSymbol,
+} from "./pg_vet_functions.ts";
+import {
+  cycleOf,
+  definesInCatalog,
+  mergedBody,
+  PLAIN,
+} from "./pg_vet_bodies.ts";
 
 /**
  * Runs catalog statements as one simple query (no parameters) and answers
@@ -90,40 +100,6 @@ const RETARGETING = new Set([
   "RenameStmt",
   "AlterObjectSchemaStmt",
 ]);
-
-/** Statements no event trigger fires on. */
-const PLAIN = new Set([
-  "SelectStmt",
-  "InsertStmt",
-  "UpdateStmt",
-  "DeleteStmt",
-  "MergeStmt",
-  "ExplainStmt",
-]);
-
-/** A name's own reach, by the deny lists; null when it has none. */
-export function deniedFunction(name: string): string | null {
-  if (reachesOutside(name.toUpperCase(), true)) {
-    return `${name.toLowerCase()}() reaches files, code, other hosts or SQL text`;
-  }
-  return null;
-}
-
-/** The reach of what a parsed statement names by itself (no catalog needed). */
-export function namedReach(analysis: PgAnalysis): string | null {
-  if (analysis.reach !== null) return analysis.reach;
-  for (const fn of analysis.functions) {
-    if (fn.optional) continue;
-    const reach = deniedFunction(fn.name);
-    if (reach !== null) return reach;
-  }
-  for (const relation of analysis.relations) {
-    if (PG_DENIED_RELATIONS.has(relation.name.toUpperCase())) {
-      return `${relation.name} shows the server's files or configuration`;
-    }
-  }
-  return null;
-}
 
 /** One name to look up, as the query reads it. */
 interface Item {
@@ -572,158 +548,5 @@ async function judgeFunction(
   return { analysis: merged, owner: oid, path };
 }
 
-/**
- * Why a built-in on neither allowlist is refused to every token: the read
- * list (only computes a result) and the write list (changes only the
- * connection's own database, or its own session and transaction) leave out
- * what reaches past the database - other sessions (pg_terminate_backend),
- * the server's configuration (pg_reload_conf), replication, WAL, backups,
- * the cluster's statistics (outsider stop 56: a write token ended another
- * session).
- */
-function pastDatabase(name: string): string {
-  return `${name.toLowerCase()}() is on neither of dbport's allowlists of built-in functions (those that only compute a result, and those that change only the connection's own database or its own session): it reaches past the database (other sessions, the server's configuration, replication, WAL, backups or the cluster's statistics), which is the server administrator's`;
-}
-
-/**
- * Why a user's LANGUAGE internal function is refused, or null: it runs the
- * C code of the built-ins of the same symbol (`symbol_of`), so it is
- * allowed only if one of them is on the read or the write list. A C
- * function's symbol is an extension library's, judged by refusedSymbol.
- */
-function internalCode(row: Row): string | null {
-  if (row.language !== "internal" || row.builtin === true) return null;
-  const builtins = Array.isArray(row.symbol_of) ? row.symbol_of : [];
-  if (
-    builtins.some((oid) =>
-      allowlisted(Number(oid)) || writeAllowlisted(Number(oid))
-    )
-  ) return null;
-  return `runs ${
-    String(row.symbol)
-  }, the code of a built-in function on neither of dbport's allowlists: it may reach past the connection's own database (other sessions, the server's configuration)`;
-}
-
-/**
- * Why a LANGUAGE internal or C function reaches files, code, other hosts or
- * SQL text by its symbol (`prosrc`: `pg_read_file_off_len`,
- * `be_lo_export`, `dblink_record`), whatever it is called now and in
- * whatever schema it is; null when it does not.
- */
-export function refusedSymbol(symbol: unknown): string | null {
-  if (typeof symbol !== "string") return null;
-  const upper = symbol.toUpperCase();
-  if (
-    reachesOutside(upper, true) || REFUSED_SYMBOLS.has(upper) ||
-    upper.startsWith("BE_LO")
-  ) {
-    return `runs ${symbol}, the code of a function that reaches files, code, other hosts or SQL text`;
-  }
-  return null;
-}
-
-/**
- * The C symbols of refused PostgreSQL built-ins whose symbol is not itself
- * a refused name (pg_proc.prosrc on PostgreSQL 15: `pg_stat_file(text)` is
- * `pg_stat_file_1arg`, `lo_export` is `be_lo_export`, `ts_stat` is
- * `ts_stat1`). The `be_lo_` prefix covers every large-object function.
- */
-const REFUSED_SYMBOLS: ReadonlySet<string> = new Set([
-  "PG_STAT_FILE_1ARG",
-  "TSQUERY_REWRITE",
-  "TSQUERY_REWRITE_QUERY",
-  "TS_STAT1",
-  "TS_STAT2",
-]);
-
-/** Why a user function is not acceptable, or null. */
-function functionRefusal(row: Row, name: string): string | null {
-  if (row.definer === true) {
-    return `${name} is SECURITY DEFINER: it runs as its owner`;
-  }
-  if (row.language !== "sql") {
-    return `${name} is written in ${
-      String(row.language)
-    }: dbport reads only SQL function bodies`;
-  }
-  if (row.body_writes === true) {
-    return `${name} changes data (its body is not only SELECTs)`;
-  }
-  return null;
-}
-
-/**
- * Why a body whose own `SET search_path` puts a catalog schema first
- * defines or changes objects there, or null: an unqualified `CREATE OR
- * REPLACE FUNCTION upper(text)` would replace the built-in, keeping the OID
- * the allowlist trusts (outsider stop 55's rename, by another road).
- */
-function definesInCatalog(
-  statements: PgAnalysis[],
-  path: string[] | null,
-): string | null {
-  const first = path?.[0];
-  if (
-    first === undefined ||
-    !(first === "information_schema" ||
-      (first.startsWith("pg_") && !/^pg_temp(_[0-9]+)?$/.test(first)))
-  ) return null;
-  const kind = statements.map((statement) => statement.kinds[0] ?? "")
-    .find((kind) => !PLAIN.has(kind) && kind !== "VariableShowStmt");
-  if (kind === undefined) return null;
-  return `runs ${
-    kind.replace(/Stmt$/, "")
-  } with ${first} first on its search path: it may change the server's own catalogs; dbport changes the database's own objects only`;
-}
-
-/** A body's statements as one: names of all, the highest tier. */
-function mergedBody(statements: PgAnalysis[]): PgAnalysis {
-  const merged: PgAnalysis = {
-    tier: "read",
-    dangerous: false,
-    reach: null,
-    functions: [],
-    operators: [],
-    castTypes: [],
-    relations: [],
-    targets: [],
-    kinds: [],
-  };
-  for (const statement of statements) {
-    if (statement.tier !== "read" || statement.plansOnly) merged.tier = "write";
-    merged.reach ??= namedReach(statement);
-    merged.functions.push(...statement.functions);
-    merged.operators.push(...statement.operators);
-    merged.castTypes.push(...statement.castTypes);
-    merged.relations.push(...statement.relations);
-    merged.targets.push(...statement.targets);
-    if (statement.opclasses !== undefined) {
-      (merged.opclasses ??= []).push(...statement.opclasses);
-    }
-  }
-  return merged;
-}
-
-/** A cycle among user SQL functions, in words; null when none. */
-function cycleOf(
-  calls: Map<number, Set<number>>,
-  names: Map<number, string>,
-): string | null {
-  const state = new Map<number, "open" | "done">();
-  const visit = (oid: number): boolean => {
-    if (state.get(oid) === "open") return true;
-    if (state.get(oid) === "done") return false;
-    state.set(oid, "open");
-    for (const callee of calls.get(oid) ?? []) if (visit(callee)) return true;
-    state.set(oid, "done");
-    return false;
-  };
-  for (const oid of calls.keys()) {
-    if (visit(oid)) {
-      return `${
-        names.get(oid) ?? `function ${oid}`
-      } is part of a cycle of SQL functions calling each other`;
-    }
-  }
-  return null;
-}
+export { refusedSymbol };
+export { deniedFunction, namedReach };
