@@ -12,10 +12,9 @@ import mysql from "mysql2/promise";
 import postgres from "postgres";
 import type { Engine } from "../lib/db/types.ts";
 
-export const POSTGRES_URL = Deno.env.get("DBPORT_TEST_POSTGRES_URL") ??
-  "postgres://postgres@127.0.0.1:5432/test";
-export const MYSQL_URL = Deno.env.get("DBPORT_TEST_MYSQL_URL") ??
-  "mysql://root@127.0.0.1:3306/test";
+import { MYSQL_URL, POSTGRES_URL } from "./_db_urls.ts";
+
+export { MYSQL_URL, POSTGRES_URL };
 
 /** A fixture database: the URL a saved connection uses, and how to drop it. */
 export interface Fixture extends AsyncDisposable {

@@ -13,10 +13,7 @@
  */
 
 import postgres from "postgres";
-
-/** tests/_db.ts's URL (not imported: it loads every driver). */
-const POSTGRES_URL = Deno.env.get("DBPORT_TEST_POSTGRES_URL") ??
-  "postgres://postgres@127.0.0.1:5432/test";
+import { POSTGRES_URL } from "./_db_urls.ts";
 
 const EXTENSIONS = ["plpgsql", "file_fdw", "dblink"];
 

@@ -252,13 +252,20 @@ export function cutUtf8(bytes: Uint8Array, max: number): CutCell | null {
   if (bytes.length <= max) return null;
   // UTF-16 code units, as String.length counts them: one per lead byte, two
   // for a four-byte sequence (a surrogate pair).
+  // And, in the same pass, where the first character past `max` begins:
+  // only the head before it is decoded (decodeHead's bound).
   let units = 0;
+  let end = bytes.length;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
-    if ((byte & 0xc0) !== 0x80) units += byte >= 0xf0 ? 2 : 1;
+    if ((byte & 0xc0) === 0x80) continue;
+    if (units >= max && end === bytes.length) end = i;
+    units += byte >= 0xf0 ? 2 : 1;
   }
   if (units <= max) return null;
-  return new CutCell(cutText(decodeHead(bytes, max), max, units));
+  return new CutCell(
+    cutText(DECODER.decode(bytes.subarray(0, end)), max, units),
+  );
 }
 
 /**

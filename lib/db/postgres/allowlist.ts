@@ -18,11 +18,15 @@ export interface AllowlistFile {
 }
 
 const FILE = list as unknown as AllowlistFile;
+const WRITE_FILE = writeList as unknown as AllowlistFile;
+
+/** A list file's entries, of every category. */
+function entriesOf(file: AllowlistFile): [number, string][] {
+  return Object.values(file.functions).flat();
+}
 
 const ALLOWED: ReadonlySet<number> = new Set(
-  Object.values(FILE.functions).flatMap((entries) =>
-    entries.map(([oid]) => oid)
-  ),
+  entriesOf(FILE).map(([oid]) => oid),
 );
 
 /**
@@ -36,9 +40,7 @@ const ALLOWED: ReadonlySet<number> = new Set(
  * files) reaches past the database: refused to every token.
  */
 const WRITE_ALLOWED: ReadonlySet<number> = new Set(
-  Object.values((writeList as unknown as AllowlistFile).functions).flatMap((
-    entries,
-  ) => entries.map(([oid]) => oid)),
+  entriesOf(WRITE_FILE).map(([oid]) => oid),
 );
 
 /** Whether the built-in function `oid` is on the allowlist. */
@@ -48,7 +50,7 @@ export function allowlisted(oid: number): boolean {
 
 /** Every entry, for tests and review. */
 export function allowlistEntries(): [number, string][] {
-  return Object.values(FILE.functions).flat();
+  return entriesOf(FILE);
 }
 
 /** Whether a write token may call the built-in `oid` (not on the read list). */
@@ -58,6 +60,5 @@ export function writeAllowlisted(oid: number): boolean {
 
 /** Every entry of the write list, for tests and review. */
 export function writeAllowlistEntries(): [number, string][] {
-  return Object.values((writeList as unknown as AllowlistFile).functions)
-    .flat();
+  return entriesOf(WRITE_FILE);
 }
