@@ -455,9 +455,41 @@ const events: [Dialect, string, Expect][] = [
     "write",
   ],
   [M, "CREATE TABLE t (a timestamp ON UPDATE CURRENT_TIMESTAMP)", "write"],
-  // The statements themselves still are.
+  [
+    P,
+    "CREATE TABLE c (a int REFERENCES p ON DELETE SET NULL ON UPDATE NO ACTION)",
+    "write",
+  ],
+  // The statements themselves still are, whatever word comes before them
+  // (outsider stop 58: MariaDB names a trigger `after`).
+  [
+    M,
+    "CREATE TRIGGER t2 AFTER INSERT ON a FOR EACH ROW PRECEDES after DELETE FROM b",
+    "write!",
+  ],
+  [
+    M,
+    "CREATE TRIGGER t2 AFTER INSERT ON a FOR EACH ROW FOLLOWS on UPDATE b SET x = 1",
+    "write!",
+  ],
   [P, "CREATE RULE r AS ON INSERT TO p DO ALSO DELETE FROM q", "write!"],
   [S, "CREATE TRIGGER tr AFTER INSERT ON p BEGIN DELETE FROM q; END", "write!"],
+  [
+    M,
+    "CREATE TRIGGER t1 AFTER INSERT ON a FOR EACH ROW BEGIN IF 1 THEN DELETE FROM b; END IF; END",
+    "write!",
+  ],
+  [
+    M,
+    "CREATE EVENT e ON SCHEDULE AT CURRENT_TIMESTAMP DO DELETE FROM b",
+    "write!",
+  ],
+  [
+    P,
+    "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id)",
+    "write",
+  ],
+  [P, "INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET x = 2", "write"],
 ];
 
 /** Every case of the corpus. */

@@ -507,6 +507,21 @@ function createsInCatalog(kind: string, body: Node): string | null {
       ? null
       : `CREATE INDEX on ${table} changes an object of the server's own catalogs; dbport changes the database's own objects only`;
   }
+  // CREATE TABLE … AS, CREATE MATERIALIZED VIEW, SELECT … INTO (outsider
+  // stop 58): the relation their INTO clause names.
+  const into = kind === "CreateTableAsStmt"
+    ? child(body, "into")
+    : kind === "SelectStmt"
+    ? child(body, "intoClause")
+    : undefined;
+  if (into !== undefined) {
+    const named = catalogObject(child(into, "rel"), false);
+    return named === null || !named.includes(".")
+      ? null
+      : `${
+        kind === "SelectStmt" ? "SELECT … INTO" : "CREATE … AS"
+      } ${named} creates an object in the server's own catalogs; dbport changes the database's own objects only`;
+  }
   const created = Object.hasOwn(CREATED_OBJECT, kind)
     ? CREATED_OBJECT[kind]
     : undefined;

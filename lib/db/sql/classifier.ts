@@ -13,9 +13,12 @@
  */
 
 import {
+  CLAUSE_BEFORE,
   DENIED_FUNCTIONS,
   DESTRUCTIVE_LEADS,
   DML_WORDS,
+  EVENT_AFTER,
+  EVENT_BEFORE,
   EXPLAIN_OPTIONS,
   FILE_OR_CODE_LEADS,
   LIBRARY_SETTINGS,
@@ -294,7 +297,8 @@ function scan(
     }
     if (
       DML_WORDS.has(text) && after?.text !== "(" &&
-      !NOT_A_STATEMENT_BEFORE.has(before?.text ?? "")
+      !NOT_A_STATEMENT_BEFORE.has(before?.text ?? "") &&
+      !isEvent(tokens, k) && !isClauseAction(tokens, k)
     ) {
       tier = higher(tier, "write");
       if ((text === "DELETE" || text === "UPDATE") && !hasWhere(tokens, k)) {
@@ -313,6 +317,37 @@ function scan(
     }
   }
   return { tier, dangerous };
+}
+
+/**
+ * Whether the DELETE or UPDATE at `k` names an event or an action (`ON
+ * DELETE CASCADE`, `AFTER DELETE ON t`), by the words on both sides of it.
+ */
+function isEvent(tokens: readonly Token[], k: number): boolean {
+  if (!EVENT_BEFORE.has(word(tokens[k - 1]))) return false;
+  const after = word(tokens[k + 1]);
+  const next = word(tokens[k + 2]);
+  return EVENT_AFTER.has(after) ||
+    (after === "SET" && (next === "NULL" || next === "DEFAULT")) ||
+    (after === "NO" && next === "ACTION");
+}
+
+/**
+ * Whether the DML word at `k` is MERGE's or ON CONFLICT's action (`THEN
+ * UPDATE SET`, `THEN DELETE WHEN …`, `THEN INSERT VALUES`, `DO UPDATE
+ * SET`), not a statement of a body (`THEN DELETE FROM b`).
+ */
+function isClauseAction(tokens: readonly Token[], k: number): boolean {
+  if (!CLAUSE_BEFORE.has(word(tokens[k - 1]))) return false;
+  const text = word(tokens[k]);
+  const after = tokens[k + 1];
+  const next = word(after);
+  if (text === "UPDATE") return next === "SET";
+  if (text === "INSERT") return next === "VALUES" || next === "DEFAULT";
+  // DELETE: the clause ends (the next WHEN, the statement's end).
+  return text === "DELETE" &&
+    (after === undefined || next === "WHEN" || after.text === ";" ||
+      after.text === ")");
 }
 
 /** Whether the statement (or CTE part) starting at `i` has a WHERE of its own. */

@@ -73,20 +73,55 @@ export const DML_WORDS: ReadonlySet<string> = new Set([
  */
 export const NOT_A_STATEMENT_BEFORE: ReadonlySet<string> = new Set([
   "FOR",
-  "THEN",
   "NO",
   "KEY",
-  "DO",
   ".",
-  // A foreign key's `ON DELETE|UPDATE CASCADE`, a rule's `ON DELETE TO`,
-  // MySQL's `ON UPDATE CURRENT_TIMESTAMP`; a trigger's `AFTER|BEFORE
-  // [INSERT OR] DELETE`, `INSTEAD OF UPDATE` (outsider stop 57: each asked
-  // for approval as a DELETE without WHERE).
+]);
+
+/**
+ * Words before a DML word that make it a clause's action only when the
+ * words after say so ({@linkcode isEvent}'s sibling in classifier.ts):
+ * MERGE's `THEN UPDATE SET`, `THEN DELETE` (then WHEN or the end), `THEN
+ * INSERT (…)|VALUES`, `ON CONFLICT DO UPDATE SET`. A MariaDB trigger's `IF
+ * … THEN DELETE FROM b` and an event's `DO DELETE FROM b` are statements
+ * (outsider stop 58).
+ */
+export const CLAUSE_BEFORE: ReadonlySet<string> = new Set(["THEN", "DO"]);
+
+/**
+ * Words before DELETE or UPDATE naming an event or an action rather than a
+ * statement - a foreign key's `ON DELETE CASCADE`, a rule's `ON DELETE TO`,
+ * MySQL's `ON UPDATE CURRENT_TIMESTAMP`, a trigger's `AFTER|BEFORE [INSERT
+ * OR] DELETE ON`, `INSTEAD OF UPDATE` (outsider stop 57: each asked for
+ * approval as a DELETE without WHERE) - when the word after it says so too
+ * ({@linkcode EVENT_AFTER}): MariaDB's `… PRECEDES after DELETE FROM b`
+ * names a trigger `after` and deletes (outsider stop 58).
+ */
+export const EVENT_BEFORE: ReadonlySet<string> = new Set([
   "ON",
   "AFTER",
   "BEFORE",
   "OF",
   "OR",
+]);
+
+/**
+ * Words after an event's DELETE or UPDATE: `ON t`, `OR INSERT`, `OF col`,
+ * `TO t`, `CASCADE`, `RESTRICT`, `SET NULL|DEFAULT`, `NO ACTION`, MySQL's
+ * `CURRENT_TIMESTAMP|NOW()|LOCALTIMESTAMP|LOCALTIME` - never the table or
+ * modifier a statement's DELETE or UPDATE is followed by.
+ */
+export const EVENT_AFTER: ReadonlySet<string> = new Set([
+  "ON",
+  "OR",
+  "OF",
+  "TO",
+  "CASCADE",
+  "RESTRICT",
+  "CURRENT_TIMESTAMP",
+  "NOW",
+  "LOCALTIMESTAMP",
+  "LOCALTIME",
 ]);
 
 /**
