@@ -15,7 +15,8 @@
 import { assertEquals } from "@std/assert";
 import postgres from "postgres";
 import mysql from "mysql2/promise";
-import { MYSQL_URL, needs, POSTGRES_URL } from "../_db.ts";
+import { MYSQL_URL, needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { ownPostgresDriver } from "../_pg_driver.ts";
 import { said } from "../_outsider.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { callTool } from "../_tool_call.ts";
@@ -74,6 +75,7 @@ async function pgOwn() {
   const { server, write } = await writer("postgres", url.href);
   return {
     write,
+    url: url.href,
     sql: own,
     async [Symbol.asyncDispose]() {
       await server[Symbol.asyncDispose]();
@@ -248,6 +250,50 @@ Deno.test({
       db.close();
       await server[Symbol.asyncDispose]();
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres: a write's tracked counts (a preview's, the hold's) and its every-row counts are the engine's even when the statement set a search_path that puts a view named pg_stat_xact_user_tables first",
+  ...needs("postgres"),
+  async fn() {
+    await using db = await pgOwn();
+    await db.sql.unsafe(`
+      create table t (id int primary key, v text);
+      insert into t select g, 'v' || g from generate_series(1, 3) g;
+      create function wipe2() returns void language plpgsql as $$
+        begin
+          perform set_config('search_path', 'public, pg_catalog', true);
+          delete from t;
+        end $$;
+      create view public.pg_stat_xact_user_tables as
+        select * from pg_catalog.pg_stat_xact_user_tables where false;`);
+    const { driver } = ownPostgresDriver(db.url, "every_row");
+    try {
+      let tables: unknown = null;
+      let found: unknown = null;
+      const held = await driver.query("select wipe2()", {
+        ...READ_OPTIONS,
+        mode: "write",
+        track: { sampleRows: 0 },
+        everyRow: (rows) => {
+          found = rows;
+        },
+        beforeCommit: (result) => {
+          tables = result.changes?.tables;
+          throw new Error("held back");
+        },
+      }).catch((error: Error) => error.message);
+      assertEquals({ held, tables, found }, {
+        held: "held back",
+        tables: [{ table: "t", rows: 3 }],
+        found: [{ table: "public.t", rows: 3, how: "deleted" }],
+      });
+      assertEquals(Number((await db.sql`select count(*) from t`)[0]!.count), 3);
+    } finally {
+      await driver.close();
     }
   },
 });
