@@ -88,7 +88,7 @@ async function pgOwn() {
 
 Deno.test({
   name:
-    "postgres: DELETE … WHERE true, UPDATE … WHERE 1 = 1, MERGE … ON true, an upsert of a table from itself, a SQL function or a PL/pgSQL one that empties a table, and a partitioned table's every partition are asked about and rolled back",
+    "postgres: DELETE … WHERE true, UPDATE … WHERE 1 = 1, MERGE … ON true, an upsert of a table from itself, a SQL function or a PL/pgSQL one that empties a table, a PL/pgSQL function that truncates or drops one, and a partitioned table's every partition are asked about and rolled back",
   ...needs("postgres"),
   async fn() {
     await using db = await pgOwn();
@@ -106,8 +106,15 @@ Deno.test({
           delete from t;
         end $$;
       create view public.pg_stat_xact_user_tables as
-        select * from pg_catalog.pg_stat_xact_user_tables where false;`);
+        select * from pg_catalog.pg_stat_xact_user_tables where false;
+      create table gone (id int);
+      create function trunc() returns void language plpgsql as $$
+        begin truncate t; end $$;
+      create function dropper() returns void language plpgsql as $$
+        begin execute 'drop table gone'; end $$;`);
     const asked = [
+      "select trunc()",
+      "select dropper()",
       "delete from t where true",
       "update t set v = 'x' where 1 = 1",
       "merge into t using (select 1) s on true when matched then delete",
@@ -126,6 +133,10 @@ Deno.test({
       ["1:v1", "2:v2", "3:v3"],
     );
     assertEquals(Number((await db.sql`select count(*) from p`)[0]!.count), 2);
+    assertEquals(
+      (await db.sql`select to_regclass('gone') is not null as here`)[0]!.here,
+      true,
+    );
     // Rows picked by key, new rows, a VALUES upsert, one partition of
     // two and a table of one row run without asking.
     await db.sql.unsafe(
@@ -138,6 +149,8 @@ Deno.test({
       "insert into t values (2, 'z') on conflict (id) do update set v = excluded.v",
       "delete from p where d < 10",
       "delete from one where true",
+      "create table made (id int)",
+      "alter table made add column v text",
     ];
     assertEquals(await outcomes(db.write, ran), expect(ran, "ran"));
     assertEquals(
@@ -295,5 +308,52 @@ Deno.test({
     } finally {
       await driver.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "postgres: calling a SQL function whose body drops or truncates a table is destructive (a readWrite token is refused, naming the function), whoever made it; one that deletes by key is a write",
+  ...needs("postgres"),
+  async fn() {
+    await using db = await pgOwn();
+    await db.sql.unsafe(`
+      create table t (id int);
+      insert into t values (1), (2), (3);
+      create function owners_drop() returns void language sql as $$ drop table t $$;`);
+    const answers = await outcomes(db.write, [
+      "create function f() returns void language sql as $$ drop table t $$",
+      "select f()",
+      "create function g() returns int language sql as $$ truncate t; select 1 $$",
+      "select g()",
+      "select owners_drop()",
+      "create table d (id int default g())",
+      "create function k() returns void language sql as $$ delete from t where id = 1 $$",
+      "select k()",
+    ]);
+    // The refusal's reason, up to what it tells the caller to do.
+    const said = Object.fromEntries(
+      Object.entries(answers).map((
+        [step, answer],
+      ) => [step, answer.replace(/, which this client.*$/, "")]),
+    );
+    assertEquals(said, {
+      "create function f() returns void language sql as $$ drop table t $$":
+        "ran",
+      "select f()":
+        "ERR denied: this statement drops or truncates data (f() runs DROP in its body)",
+      "create function g() returns int language sql as $$ truncate t; select 1 $$":
+        "ran",
+      "select g()":
+        "ERR denied: this statement drops or truncates data (g() runs TRUNCATE in its body)",
+      "select owners_drop()":
+        "ERR denied: this statement drops or truncates data (owners_drop() runs DROP in its body)",
+      "create table d (id int default g())":
+        "ERR denied: this statement drops or truncates data (g() runs TRUNCATE in its body)",
+      "create function k() returns void language sql as $$ delete from t where id = 1 $$":
+        "ran",
+      "select k()": "ran",
+    });
+    assertEquals(Number((await db.sql`select count(*) from t`)[0]!.count), 2);
   },
 });

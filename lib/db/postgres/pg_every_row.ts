@@ -17,6 +17,7 @@ import {
 } from "../every_row.ts";
 import type { EveryRow } from "../types.ts";
 import type { PgExec } from "./pg_changes.ts";
+import { parsePostgres } from "./pg_parse.ts";
 
 /**
  * The transaction's rows inserted, updated and deleted so far, per table (a
@@ -44,6 +45,49 @@ const PG_NAMES = `SELECT c.oid::pg_catalog.int8 AS root,
     ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
  WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.oid[])`;
 
+/**
+ * The tables this session holds an ACCESS EXCLUSIVE lock on: what DROP,
+ * TRUNCATE, ALTER TABLE or CREATE took, which no row count shows (a
+ * function's `TRUNCATE` counts no deleted rows). A dropped table has no
+ * name any more.
+ */
+const PG_EXCLUSIVE = `SELECT l.relation::pg_catalog.int8 AS oid,
+  (SELECT pg_catalog.format('%I.%I', n.nspname, c.relname)
+     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n
+       ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE c.oid OPERATOR(pg_catalog.=) l.relation) AS name,
+  (SELECT c.relkind::pg_catalog.text FROM pg_catalog.pg_class c
+    WHERE c.oid OPERATOR(pg_catalog.=) l.relation) AS kind
+  FROM pg_catalog.pg_locks l
+ WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
+   AND l.locktype OPERATOR(pg_catalog.=) 'relation'
+   AND l.mode OPERATOR(pg_catalog.=) 'AccessExclusiveLock'
+   AND l.database OPERATOR(pg_catalog.=) (SELECT d.oid
+     FROM pg_catalog.pg_database d
+    WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())`;
+
+/**
+ * Tables the code a DML statement ran dropped, truncated or altered (it
+ * holds their ACCESS EXCLUSIVE lock): `unjudged`, as the rows they lost are
+ * not counted. Indexes, sequences and views are not tables.
+ */
+export async function pgExclusive(exec: PgExec): Promise<EveryRow[]> {
+  const found: EveryRow[] = [];
+  for (const row of await exec(PG_EXCLUSIVE)) {
+    const kind = row.kind === null ? null : String(row.kind);
+    if (kind !== null && kind !== "r" && kind !== "p") continue;
+    found.push({
+      table: null,
+      rows: null,
+      how: "unjudged",
+      why: kind === null
+        ? `code it runs dropped a table (oid ${row.oid})`
+        : `code it runs dropped, truncated or altered ${row.name} (it holds the table's exclusive lock)`,
+    });
+  }
+  return found;
+}
+
 /** Counts by table oid. */
 export type PgTouches = Map<string, { ins: number; upd: number; del: number }>;
 
@@ -66,6 +110,37 @@ export async function pgTouches(exec: PgExec): Promise<PgTouches> {
  * table `unjudged`: the write may have.
  */
 export async function pgEveryRow(
+  exec: PgExec,
+  before: PgTouches,
+  plain: boolean,
+): Promise<EveryRow[]> {
+  // DDL takes its own table's exclusive lock; DML takes none but through
+  // code it runs.
+  const exclusive = plain ? await pgExclusive(exec) : [];
+  return [...exclusive, ...await counted(exec, before)];
+}
+
+/**
+ * Whether `text` is one plain SELECT, INSERT, UPDATE, DELETE, MERGE or
+ * CALL: it takes no ACCESS EXCLUSIVE lock of its own.
+ */
+export async function plainDml(text: string): Promise<boolean> {
+  const parsed = await parsePostgres(text);
+  const kind = parsed.ok ? parsed.analysis?.kinds[0] : undefined;
+  return kind !== undefined && DML.has(kind);
+}
+
+const DML = new Set([
+  "SelectStmt",
+  "InsertStmt",
+  "UpdateStmt",
+  "DeleteStmt",
+  "MergeStmt",
+  "CallStmt",
+]);
+
+/** The tables the rows counted since `before` say were changed whole. */
+async function counted(
   exec: PgExec,
   before: PgTouches,
 ): Promise<EveryRow[]> {

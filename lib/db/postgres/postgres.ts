@@ -40,7 +40,7 @@ import {
   searchPostgres,
 } from "./postgres_schema.ts";
 import { type PgExec, pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
-import { pgEveryRow, pgTouches } from "./pg_every_row.ts";
+import { pgEveryRow, pgTouches, plainDml } from "./pg_every_row.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres, vetWithoutCatalog } from "./pg_vet.ts";
@@ -410,7 +410,9 @@ async function writeQuery(
         "the statement's cancel request was not confirmed by the database: the write was not committed",
       );
     }
-    if (touched !== null) options.everyRow!(await pgEveryRow(exec, touched));
+    if (touched !== null) {
+      options.everyRow!(await pgEveryRow(exec, touched, await plainDml(text)));
+    }
     options.beforeCommit?.(result);
     open = false;
     options.onCommit?.();
