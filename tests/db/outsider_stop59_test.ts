@@ -21,6 +21,9 @@ import { MYSQL_URL, needs, POSTGRES_URL } from "../_db.ts";
 import { said } from "../_outsider.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { callTool } from "../_tool_call.ts";
+import { modernRequest, postModern } from "../_server.ts";
+import { inAppDir } from "../../lib/app/paths.ts";
+import { QUERIES_FILE } from "../../lib/app/queries.ts";
 import type { Engine } from "../../lib/db/types.ts";
 
 const ASKED = "ERR user_cancelled";
@@ -83,6 +86,7 @@ async function pgOwn(setup: string) {
   return {
     write,
     sql,
+    url: url.href,
     async count(table: string): Promise<number> {
       return Number(
         (await sql.unsafe(`select count(*) from ${table}`))[0]!
@@ -547,19 +551,25 @@ Deno.test({
 });
 
 Deno.test({
-  // Sent (MariaDB): `insert into x values (1)`, x carrying `after insert
-  // for each row delete from t` (t of 3 rows; the trigger made by the
-  // user); SQLite: `insert into x values (1)` with a trigger `update u set
-  // v = 'trig'`, and `insert into vw values (1)`, vw a view with an
-  // INSTEAD OF INSERT trigger `delete from k`. Should: asked (the
-  // documented gap: "rows a trigger changes in another table"). Happened:
-  // OK, unasked; t emptied, every row of u changed, k emptied. Cheap ways
-  // to count: SQLite already reads total_changes() - before; when it
-  // exceeds the statement's own changes() by >= 2, other tables changed
-  // rows no count names: judge "unjudged". MariaDB: a target with triggers
-  // is known (mysql_changes.ts skips its dry run): judge "unjudged".
+  // Sent, all through the token. MariaDB: `create trigger xt after insert
+  // on x for each row delete from t where true` (t of 3 rows; the body's
+  // `where true` passes the words check a body `delete from t` fails),
+  // then `insert into x values (1)`. SQLite: `create trigger xi after
+  // insert on x begin update u set v = 'trig' where true; end`, `create
+  // view vw as select * from x`, `create trigger vwi instead of insert on
+  // vw begin delete from k where true; end`, `create trigger sd after
+  // update of v on s begin delete from s where id <> new.id; end` (a
+  // trigger on the SAME table), then `insert into x values (1)`, `insert
+  // into vw values (1)`, `update s set v = 'q' where id = 1`. Should: asked (the
+  // documented gap covers "rows a trigger changes in another table"; the
+  // same-table one is not even documented). Happened: all OK, unasked; t,
+  // k and s emptied, every row of u changed. Cheap ways to count: SQLite
+  // already reads total_changes() - before; when it exceeds the
+  // statement's own changes() by >= 2, other rows changed that no count
+  // names: judge "unjudged". MariaDB: a target with triggers is known
+  // (mysql_changes.ts skips its dry run for it): judge "unjudged".
   name:
-    "leaks: mysql, sqlite: a trigger (or an INSTEAD OF trigger of a view) that empties or rewrites another table runs unasked (documented; cheaply countable)",
+    "leaks: mysql, sqlite: a trigger the token creates itself (on another table, INSTEAD OF on a view, or SQLite on the same table) empties or rewrites a table unasked",
   ...needs("mysql"),
   ignore: Deno.env.get("ATTACK59_ALL") === undefined,
   async fn() {
@@ -567,31 +577,46 @@ Deno.test({
       "create table $p_t (id int primary key)",
       "insert into $p_t values (1), (2), (3)",
       "create table $p_x (id int)",
-      "create trigger $p_xt after insert on $p_x for each row delete from $p_t",
     ]);
-    const mysqlOut = outcome(await db.write("insert into $p_x values (1)"));
+    const mysqlSteps = [
+      "create trigger $p_xt after insert on $p_x for each row delete from $p_t where true",
+      "insert into $p_x values (1)",
+    ];
+    const mysqlOut = await outcomes(db.write, mysqlSteps);
     await using lite = await liteOwn(`
       create table u (id integer primary key, v text);
       insert into u values (1, 'a'), (2, 'b'), (3, 'c');
       create table k (id integer primary key);
       insert into k values (1), (2), (3);
-      create table x (id integer);
-      create view vw as select * from x;
-      create trigger vwi instead of insert on vw begin delete from k; end;
-      create trigger xi after insert on x begin update u set v = 'trig'; end;`);
-    const steps = ["insert into x values (1)", "insert into vw values (1)"];
+      create table s (id integer primary key, v text);
+      insert into s values (1, 'a'), (2, 'b'), (3, 'c');
+      create table x (id integer);`);
+    const made = [
+      "create trigger xi after insert on x begin update u set v = 'trig' where true; end",
+      "create view vw as select * from x",
+      "create trigger vwi instead of insert on vw begin delete from k where true; end",
+      "create trigger sd after update of v on s begin delete from s where id <> new.id; end",
+    ];
+    const steps = [
+      "insert into x values (1)",
+      "insert into vw values (1)",
+      "update s set v = 'q' where id = 1",
+    ];
     assertEquals({
+      made: await outcomes(lite.write, made),
       mysql: mysqlOut,
       sqlite: await outcomes(lite.write, steps),
       left: [
         await db.rows("select count(*) as n from $p_t"),
         lite.all("select count(*) as n from k"),
         lite.all("select count(*) as n from u where v = 'trig'"),
+        lite.all("select count(*) as n from s"),
       ],
     }, {
-      mysql: "asked",
+      made: all(made, "ran"),
+      mysql: { ...mysqlOut, [mysqlSteps[1]!]: "asked" },
       sqlite: all(steps, "asked"),
-      left: [[{ n: 3 }], [{ n: 3 }], [{ n: 0 }]],
+      left: [[{ n: 3 }], [{ n: 3 }], [{ n: 0 }], [{ n: 3 }]],
     });
   },
 });
@@ -703,7 +728,156 @@ Deno.test({
   },
 });
 
+Deno.test({
+  // Sent: MariaDB `create trigger d after delete on t for each row insert
+  // into log values (old.id)` (an ordinary audit trigger); SQLite `create
+  // trigger d after delete on t begin insert into log values (old.id);
+  // end`. Should: run unasked, as `create trigger … after insert …` does.
+  // Happened: both asked ("unjudged": dml_shape.ts reads the trigger's
+  // event word DELETE as the statement's keyword, and `DELETE ON` as a
+  // multi-table DELETE). On MariaDB the answer says "nothing was run" but
+  // the trigger exists (a DDL commits on its own); approved, it would run
+  // a second time ("trigger already exists").
+  name:
+    "leaks: mysql, sqlite: false ask: CREATE TRIGGER … AFTER DELETE ON … is asked as a multi-table DELETE; on MariaDB it was created all the same",
+  ...needs("mysql"),
+  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  async fn() {
+    await using db = await myOwn([
+      "create table $p_t (id int primary key)",
+      "create table $p_log (id int)",
+    ]);
+    const mysqlOut = outcome(
+      await db.write(
+        "create trigger $p_d after delete on $p_t for each row insert into $p_log values (old.id)",
+      ),
+    );
+    await using lite = await liteOwn(`
+      create table t (id integer primary key);
+      create table log (id integer);`);
+    const sqliteOut = outcome(
+      await lite.write(
+        "create trigger d after delete on t begin insert into log values (old.id); end",
+      ),
+    );
+    assertEquals({ mysql: mysqlOut, sqlite: sqliteOut }, {
+      mysql: "ran",
+      sqlite: "ran",
+    });
+  },
+});
+
 // ------------------------------------------------------------------- SQLite
+
+Deno.test({
+  name:
+    "held: sqlite, postgres: a saved query whose parameter makes it pick every row (`delete from t where id > :min`, min 0; `update … where id <= :max`) is asked; picked by key it runs",
+  ...needs("postgres"),
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "attack59_" });
+    const file = `${dir}/attack59.db`;
+    const { DatabaseSync } = await import("node:sqlite");
+    const lite = new DatabaseSync(file);
+    lite.exec(`create table t (id integer primary key, v text);
+      insert into t values (1, 'a'), (2, 'b'), (3, 'c');`);
+    await using pg = await pgOwn(PG_T);
+    const connections = [
+      savedConnection({ engine: "sqlite", url: file }, "Lite", {
+        externalAccess: "readWrite",
+        safeMode: "silent",
+      }),
+      savedConnection({ engine: "postgres", url: pg.url }, "Pg", {
+        externalAccess: "readWrite",
+        safeMode: "silent",
+      }),
+    ];
+    await using server = await serverWith(connections, {
+      approvalTimeoutSeconds: 1,
+    });
+    const queries = connections.flatMap((c) => {
+      const at = c.name.toLowerCase();
+      return [
+        {
+          name: `${at}_wipe`,
+          connectionId: c.id,
+          sql: "delete from t where id > :min",
+          params: [{ name: "min", type: "int" }],
+          description: "",
+        },
+        {
+          name: `${at}_set`,
+          connectionId: c.id,
+          sql: "update t set v = 'x' where id <= :max",
+          params: [{ name: "max", type: "int" }],
+          description: "",
+        },
+      ];
+    });
+    await Deno.writeTextFile(
+      inAppDir(server.home, QUERIES_FILE),
+      JSON.stringify({ queries }),
+    );
+    const token = (await server.mint("readWrite")).plaintext;
+    // Not callTool: its output check lists tools without the token.
+    const call = async (name: string, args: Record<string, unknown>) =>
+      outcome(
+        said(
+          await postModern(
+            server.url,
+            modernRequest("tools/call", { name, arguments: args }, 1),
+            { authorization: `Bearer ${token}` },
+          ),
+        ),
+      );
+    // The server reads queries.json when it changes: wait for its tools.
+    for (let i = 0; i < 100; i++) {
+      const list = await postModern(
+        server.url,
+        modernRequest("tools/list", {}, 1),
+        { authorization: `Bearer ${token}` },
+      );
+      const names = (list.json.result.tools as { name: string }[]).map((t) =>
+        t.name
+      );
+      if (names.includes("q_pg_set") && names.includes("q_lite_wipe")) break;
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    try {
+      const out: Record<string, string> = {};
+      for (const at of ["lite", "pg"]) {
+        out[`${at} wipe 0`] = await call(`q_${at}_wipe`, { min: 0 });
+        out[`${at} set all`] = await call(`q_${at}_set`, { max: 9 });
+        out[`${at} set one`] = await call(`q_${at}_set`, { max: 1 });
+        out[`${at} wipe 2`] = await call(`q_${at}_wipe`, { min: 2 });
+      }
+      assertEquals(out, {
+        "lite wipe 0": "asked",
+        "lite set all": "asked",
+        "lite set one": "ran",
+        "lite wipe 2": "ran",
+        "pg wipe 0": "asked",
+        "pg set all": "asked",
+        "pg set one": "ran",
+        "pg wipe 2": "ran",
+      });
+      assertEquals(
+        lite.prepare("select id, v from t order by id").all().map((r) =>
+          `${r.id}:${r.v}`
+        ),
+        ["1:x", "2:b"],
+      );
+      assertEquals(
+        (await pg.sql`select id, v from t order by id`).map((r) =>
+          `${r.id}:${r.v}`
+        ),
+        ["1:x", "2:v2"],
+      );
+    } finally {
+      lite.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
 
 Deno.test({
   name:
