@@ -22,6 +22,7 @@ import { said } from "../_outsider.ts";
 import { savedConnection, serverWith } from "../_connections.ts";
 import { callTool } from "../_tool_call.ts";
 import { modernRequest, postModern } from "../_server.ts";
+import { recordingDialog } from "../_dialog.ts";
 import { inAppDir } from "../../lib/app/paths.ts";
 import { QUERIES_FILE } from "../../lib/app/queries.ts";
 import type { Engine } from "../../lib/db/types.ts";
@@ -221,7 +222,7 @@ Deno.test({
   name:
     "leaks: postgres: a LANGUAGE sql function whose body is TRUNCATE or DROP TABLE empties or drops a table unasked, though TRUNCATE itself is denied to the token",
   ...needs("postgres"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await pgOwn(`${PG_T} create table u (id int);`);
     const steps = [
@@ -254,7 +255,7 @@ Deno.test({
   name:
     "leaks: postgres: DELETE … WHERE true of an inheritance parent whose rows are spread one per child table deletes them all unasked",
   ...needs("postgres"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await pgOwn(`create table p (id int);
       create table c1 () inherits (p); create table c2 () inherits (p);
@@ -277,7 +278,7 @@ Deno.test({
   name:
     "leaks: postgres: DELETE … WHERE true of one partition named directly empties it unasked (its counts are judged on the partitioned table)",
   ...needs("postgres"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await pgOwn(`
       create table q (id int, d int) partition by range (d);
@@ -303,7 +304,7 @@ Deno.test({
   name:
     "leaks: postgres: a row another session commits while the write runs makes the count see a kept row: every row deleted unasked",
   ...needs("postgres"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await pgOwn(PG_T);
     const a = db.write(
@@ -332,7 +333,7 @@ Deno.test({
   name:
     "leaks: postgres, mysql, sqlite: deleting all but one row (WHERE id <> (SELECT min(id) …)) runs unasked (the rule's limit, undocumented)",
   ...needs("postgres", "mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await pgOwn(PG_T);
     await using my = await myOwn([
@@ -365,7 +366,7 @@ Deno.test({
   name:
     "leaks: postgres: false asks: an UPDATE or a VALUES upsert that names every row of a 2-row table by key is asked",
   ...needs("postgres"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await pgOwn(`create table t (id int primary key, v text);
       insert into t values (1, 'v1'), (2, 'v2');`);
@@ -390,7 +391,7 @@ Deno.test({
   name:
     "leaks: postgres: ALTER TABLE … ALTER COLUMN … TYPE … USING overwrites a column of every row unasked (DROP COLUMN is denied)",
   ...needs("postgres"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await pgOwn(PG_T);
     const steps = [
@@ -405,6 +406,57 @@ Deno.test({
       out: { ...out, [steps[0]!]: "asked" },
       left: ["v1", "v2", "v3"],
     });
+  },
+});
+
+Deno.test({
+  name:
+    "held: postgres, sqlite: approved, an every-row write runs once, held to its preview, with the right rows_affected",
+  ...needs("postgres"),
+  async fn() {
+    await using dialog = await recordingDialog(0);
+    await using pg = await pgOwn(`${PG_T} create sequence s;`);
+    const dir = await Deno.makeTempDir({ prefix: "attack59_" });
+    const file = `${dir}/attack59.db`;
+    const { DatabaseSync } = await import("node:sqlite");
+    const lite = new DatabaseSync(file);
+    lite.exec(`create table t (id integer primary key, v text);
+      insert into t values (1, 'a'), (2, 'b'), (3, 'c');`);
+    const connections = [
+      savedConnection({ engine: "postgres", url: pg.url }, "Pg", {
+        externalAccess: "readWrite",
+        safeMode: "silent",
+      }),
+      savedConnection({ engine: "sqlite", url: file }, "Lite", {
+        externalAccess: "readWrite",
+        safeMode: "silent",
+      }),
+    ];
+    await using server = await serverWith(connections, {
+      hostDialog: dialog.setting,
+    });
+    const token = (await server.mint("readWrite")).plaintext;
+    const call = async (id: string, query: string) =>
+      (await callTool(server, "execute_query", {
+        connection_id: id,
+        query,
+        max_rows: 50,
+      }, { authorization: `Bearer ${token}` })).json.result?.structuredContent
+        ?.rows_affected;
+    try {
+      assertEquals({
+        pg: await call(connections[0]!.id, "delete from t where id > 0"),
+        lite: await call(connections[1]!.id, "delete from t where id > 0"),
+        asked: (await dialog.asked()).length,
+        left: [
+          await pg.count("t"),
+          lite.prepare("select count(*) as n from t").get()!.n,
+        ],
+      }, { pg: 3, lite: 3, asked: 2, left: [0, 0] });
+    } finally {
+      lite.close();
+      await Deno.remove(dir, { recursive: true });
+    }
   },
 });
 
@@ -459,7 +511,7 @@ Deno.test({
   name:
     "leaks: mysql: REPLACE … SELECT … RETURNING of a table from itself changes every row unasked (rows_affected 0)",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key, v varchar(20))",
@@ -495,7 +547,7 @@ Deno.test({
   name:
     "leaks: mysql: a one-row DELETE whose ON DELETE CASCADE empties another table runs unasked (PostgreSQL asks)",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_par (id int primary key) engine = innodb",
@@ -522,7 +574,7 @@ Deno.test({
   name:
     "leaks: mysql, sqlite: REPLACE … VALUES whose rows conflict on two unique keys replaces every row of the table unasked",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_k (id int primary key, k varchar(5) unique)",
@@ -575,7 +627,7 @@ Deno.test({
   name:
     "leaks: mysql, sqlite: a trigger the token creates itself (on another table, INSTEAD OF on a view, or SQLite on the same table) empties or rewrites a table unasked",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key)",
@@ -641,7 +693,7 @@ Deno.test({
   name:
     "leaks: mysql: an asked write on a MyISAM or MEMORY table has already removed the rows ('nothing was run'): the try before COMMIT cannot be rolled back",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([]);
     const setup = [
@@ -683,7 +735,7 @@ Deno.test({
   name:
     "leaks: mysql: SET STATEMENT … FOR <DDL> is asked only after the DDL committed (every value converted, a table created), then would run twice",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key, v varchar(20))",
@@ -718,7 +770,7 @@ Deno.test({
   name:
     "leaks: mysql: ALTER IGNORE TABLE … ADD UNIQUE deletes all rows but one of each value unasked (and commits on its own)",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key, w varchar(5))",
@@ -745,7 +797,7 @@ Deno.test({
   name:
     "leaks: mysql, sqlite: false ask: CREATE TRIGGER … AFTER DELETE ON … is asked as a multi-table DELETE; on MariaDB it was created all the same",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key)",
@@ -782,7 +834,7 @@ Deno.test({
   name:
     "leaks: mysql: a row another session commits while the write runs makes the count see a kept row: every row deleted unasked",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key)",
@@ -814,7 +866,7 @@ Deno.test({
   name:
     "leaks: mysql: ALTER TABLE … TRUNCATE PARTITION ALL (or every partition by name) empties a table unasked, though DROP PARTITION and TRUNCATE are denied",
   ...needs("mysql"),
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_p (id int primary key) partition by range (id) (partition p0 values less than (10), partition p1 values less than (100))",
@@ -837,6 +889,64 @@ Deno.test({
       out: all(steps, "ERR denied"),
       p: [{ n: 4 }],
       h: [{ n: 4 }],
+    });
+  },
+});
+
+Deno.test({
+  // The two MariaDB cases above with the user approving (a host dialog
+  // that answers yes). Sent: `delete from m where true` (m MyISAM, 3
+  // rows); `set statement max_statement_time = 0 for create table c as
+  // select 1 as x`. Should: the question tells the truth, and the approved
+  // write runs once. Happened: the question says "it deletes every row of
+  // m (3 rows): tried and rolled back, not committed" with the preview
+  // "Changes 0 rows of m" (the rows were already gone), and the answer's
+  // rows_affected is 0; for the SET STATEMENT … CREATE TABLE the question
+  // says "tried and rolled back, not committed" beside a preview note that
+  // MariaDB commits it at once, and the approved run fails "Table … already
+  // exists": it ran twice.
+  name:
+    "leaks: mysql: approving those writes: the question says 'rolled back, not committed' of rows already gone (preview 'Changes 0 rows'), and a SET STATEMENT … FOR CREATE TABLE runs twice",
+  ...needs("mysql"),
+  ignore: true,
+  async fn() {
+    await using dialog = await recordingDialog(0);
+    const saved = savedConnection(
+      { engine: "mysql", url: MYSQL_URL },
+      "Stop59",
+      { externalAccess: "readWrite", safeMode: "silent" },
+    );
+    await using server = await serverWith([saved], {
+      hostDialog: dialog.setting,
+    });
+    const token = (await server.mint("readWrite")).plaintext;
+    await using db = await myOwn([
+      "create table $p_m (id int primary key) engine = myisam",
+      "insert into $p_m values (1), (2), (3)",
+    ]);
+    const call = async (query: string) =>
+      await callTool(server, "execute_query", {
+        connection_id: saved.id,
+        query: query.replaceAll("$p", db.prefix),
+        max_rows: 50,
+      }, { authorization: `Bearer ${token}` });
+    const deleted = await call("delete from $p_m where true");
+    const deleteAsked = (await dialog.asked()).at(-1) as {
+      previewLine: string;
+    };
+    const created = said(
+      await call(
+        "set statement max_statement_time = 0 for create table $p_c as select 1 as x",
+      ),
+    );
+    assertEquals({
+      preview: deleteAsked.previewLine,
+      rowsAffected: deleted.json.result?.structuredContent?.rows_affected,
+      created: created.slice(0, 30),
+    }, {
+      preview: `Changes 3 rows of ${db.prefix}_m`,
+      rowsAffected: 3,
+      created: "OK []",
     });
   },
 });
@@ -997,7 +1107,7 @@ Deno.test({
   // fails and the write is asked.)
   name:
     "leaks: sqlite: a CTE named `replace` makes DELETE … WHERE true be judged as a REPLACE into table `as`: every row deleted unasked",
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await liteOwn(`
       create table w (id integer primary key, v text);
@@ -1025,7 +1135,7 @@ Deno.test({
   // `update t set v = 'x' where true`.
   name:
     "leaks: sqlite: UPDATE OR REPLACE … WHERE true of a UNIQUE column collapses the table to one row unasked",
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await liteOwn(`
       create table t (id integer primary key, v text unique);
@@ -1047,7 +1157,7 @@ Deno.test({
   // conflict clause makes it a REPLACE.
   name:
     "leaks: sqlite: a plain INSERT … SELECT of a table from itself whose key says ON CONFLICT REPLACE replaces every row unasked",
-  ignore: Deno.env.get("ATTACK59_ALL") === undefined,
+  ignore: true,
   async fn() {
     await using db = await liteOwn(`
       create table u (id integer primary key on conflict replace, v text);
