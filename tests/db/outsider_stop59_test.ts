@@ -161,11 +161,15 @@ const PG_T = `create table t (id int primary key, v text);
 
 Deno.test({
   name:
-    "held: postgres: the previously found cases (WHERE true, WHERE 1 = 1, MERGE ON true, a self-upsert, a SQL function that deletes every row) and writes that make the count fail or run elsewhere (statement_timeout, lock_timeout, search_path) are asked or fail; plpgsql, set_config of role or track_counts are refused; nothing is committed",
+    "held: postgres: the previously found cases (WHERE true, WHERE 1 = 1, MERGE ON true, a self-upsert, a SQL function that deletes every row), a one-row DELETE whose ON DELETE CASCADE empties a child table, and writes that make the count fail or run elsewhere (statement_timeout, lock_timeout, search_path) are asked or fail; plpgsql, set_config of role or track_counts are refused; nothing is committed",
   ...needs("postgres"),
   async fn() {
     await using db = await pgOwn(`${PG_T}
-      create function wipe() returns void language sql as $$ delete from t $$;`);
+      create function wipe() returns void language sql as $$ delete from t $$;
+      create table par (id int primary key);
+      insert into par values (1), (2);
+      create table ch (id int, pid int references par on delete cascade);
+      insert into ch values (1, 1), (2, 1), (3, 1);`);
     const asked = [
       "delete from t where true",
       "update t set v = 'x' where 1 = 1",
@@ -173,6 +177,7 @@ Deno.test({
       "merge into t using (select 1) s on true when matched then update set v = 'm'",
       "insert into t select id, 'u' from t on conflict (id) do update set v = excluded.v",
       "select wipe()",
+      "delete from par where id = 1",
       "delete from t where id > $1",
       "with x as (select set_config('lock_timeout', '1', true) s) delete from t where id > 0 and (select s from x) is not null",
       "with x as (select set_config('search_path', 'pg_catalog', true) s) delete from public.t where id > 0 and (select s from x) is not null",
@@ -1065,12 +1070,20 @@ Deno.test({
 
 Deno.test({
   name:
-    "held: sqlite: the previously found cases and DELETE … WHERE true RETURNING cut at max_rows 1 are asked; nothing is committed",
+    "held: sqlite: the previously found cases, WITHOUT ROWID and FTS5 tables, and DELETE … WHERE true RETURNING cut at max_rows 1 are asked; nothing is committed",
   async fn() {
     await using db = await liteOwn(`
       create table t (id integer primary key, v text);
-      insert into t values (1, 'v1'), (2, 'v2'), (3, 'v3');`);
+      insert into t values (1, 'v1'), (2, 'v2'), (3, 'v3');
+      create table k (id text primary key, v text) without rowid;
+      insert into k values ('1', 'a'), ('2', 'b'), ('3', 'c');
+      create virtual table f using fts5(x);
+      insert into f values ('a'), ('b'), ('c');`);
     const asked = [
+      "delete from k where true",
+      "update k set v = 'z' where id > '0'",
+      "delete from f where rowid > 0",
+      "update f set x = 'z' where true",
       "delete from t where true",
       "update t set v = 'x' where 1 = 1",
       "insert or replace into t select id, 'r' from t",
@@ -1134,17 +1147,22 @@ Deno.test({
   // count. Same with a column declared `on conflict replace` and a plain
   // `update t set v = 'x' where true`.
   name:
-    "leaks: sqlite: UPDATE OR REPLACE … WHERE true of a UNIQUE column collapses the table to one row unasked",
+    "leaks: sqlite: UPDATE OR REPLACE … WHERE true of a UNIQUE column (or a plain UPDATE of a column declared ON CONFLICT REPLACE) collapses the table to one row unasked",
   ignore: true,
   async fn() {
     await using db = await liteOwn(`
       create table t (id integer primary key, v text unique);
-      insert into t values (1, 'a'), (2, 'b'), (3, 'c');`);
-    assertEquals(
-      outcome(await db.write("update or replace t set v = 'x' where true")),
-      "asked",
-    );
-    assertEquals(db.all("select count(*) as n from t"), [{ n: 3 }]);
+      insert into t values (1, 'a'), (2, 'b'), (3, 'c');
+      create table u (id integer primary key, v text unique on conflict replace);
+      insert into u values (1, 'a'), (2, 'b'), (3, 'c');`);
+    assertEquals({
+      t: outcome(await db.write("update or replace t set v = 'x' where true")),
+      u: outcome(await db.write("update u set v = 'x' where true")),
+      left: [
+        db.all("select count(*) as n from t"),
+        db.all("select count(*) as n from u"),
+      ],
+    }, { t: "asked", u: "asked", left: [[{ n: 3 }], [{ n: 3 }]] });
   },
 });
 
