@@ -1,7 +1,7 @@
 /**
  * Whether a write changed every row of a table, judged by its effect as the
  * engine counts it rather than by its words (docs/security.md "Every row,
- * by effect"): `DELETE … WHERE true`, `MERGE … ON true`, an upsert of a
+ * by effect"): `DELETE ... WHERE true`, `MERGE ... ON true`, an upsert of a
  * table from itself and a function whose body empties a table all change
  * every row without the words "no WHERE". A write that ran without asking
  * and did so is rolled back before COMMIT and asked about
@@ -17,6 +17,7 @@
 
 import { dmlShape } from "./sql/dml_shape.ts";
 import { quoteIdent } from "./sql/identifiers.ts";
+import { tableName } from "./tracked_write.ts";
 import { type Dialect, tokenize } from "./sql/lexer.ts";
 import type { EveryRow } from "./types.ts";
 
@@ -67,7 +68,7 @@ export function judgeTouch(touch: Touch, now: number): EveryRow | null {
 /**
  * The same judgment where the engine counts a statement's rows but not how
  * many rows it replaced (SQLite's `INSERT OR REPLACE`, an upsert, MariaDB's
- * `REPLACE … SELECT`): the table had at least two rows before (`before`,
+ * `REPLACE ... SELECT`): the table had at least two rows before (`before`,
  * counted up to 2) and has no more after than the statement wrote
  * (`written`; `now` counted up to `written + 1`), so each row it had was
  * replaced or updated.
@@ -108,7 +109,7 @@ export type StatementJudgment =
   | { kind: "none" }
   /** DELETE or UPDATE of one table: its own row count, the rows after. */
   | { kind: "delete" | "update"; table: QualifiedName }
-  /** An upsert or REPLACE from a query: the rows before and after. */
+  /** An INSERT that may replace rows (an upsert, REPLACE): rows before and after. */
   | { kind: "written"; table: QualifiedName }
   /** Its rows cannot be counted per table: it may change every row. */
   | { kind: "unjudged"; why: string };
@@ -128,6 +129,10 @@ export function statementJudgment(
   const routines = dialect === "mysql";
   const first = tokenize(text, dialect).find((t) => t.kind === "word")?.text ??
     "";
+  // DDL (CREATE TRIGGER ... AFTER DELETE ON t) changes no row it is judged by.
+  if (!DML_WORDS.has(first) && !(routines && ROUTINE_WORDS.has(first))) {
+    return { kind: "none" };
+  }
   if (shape.keyword === null) {
     return routines && ROUTINE_WORDS.has(first)
       ? {
@@ -151,10 +156,15 @@ export function statementJudgment(
       table: shape.target,
     };
   }
-  return (shape.upsert || shape.replaces) && shape.fromQuery
+  // An upsert or REPLACE may overwrite every row, VALUES or not; on SQLite
+  // a plain INSERT too, where a key says ON CONFLICT REPLACE.
+  return shape.upsert || shape.replaces || dialect === "sqlite"
     ? { kind: "written", table: shape.target }
     : { kind: "none" };
 }
+
+/** Words that begin a statement that writes rows. */
+const DML_WORDS = new Set(["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"]);
 
 /** Words that begin a MariaDB statement that can call stored code. */
 const ROUTINE_WORDS = new Set([
@@ -177,11 +187,6 @@ export function boundedCount(
     (table.schema === null ? "" : `${quoteIdent(table.schema, dialect)}.`) +
     quoteIdent(table.name, dialect);
   return `SELECT count(*) AS dbport_n FROM (SELECT 1 FROM ${name} LIMIT ${limit}) dbport_rows`;
-}
-
-/** The table's name as the user reads it. */
-export function shownName(table: QualifiedName): string {
-  return table.schema === null ? table.name : `${table.schema}.${table.name}`;
 }
 
 /**
@@ -207,7 +212,7 @@ export async function judgeStatement(
   if (judgment.kind === "unjudged") {
     return [{ table: null, rows: null, how: "unjudged", why: judgment.why }];
   }
-  const table = shownName(judgment.table);
+  const table = tableName(judgment.table);
   try {
     if (judgment.kind === "written") {
       if (before === null) throw new Error("not counted before");
@@ -243,17 +248,30 @@ export type CountRows = (
 
 /**
  * Begin judging a MariaDB or SQLite write `text` in its transaction, before
- * the statement runs (an upsert's rows before it are counted then); the
- * judgment, given the statement's own row count once it ran.
+ * the statement runs. A write that cannot be counted is judged now, before
+ * anything runs (`hook` throws to stop it; a MariaDB CALL commits nothing
+ * that could be rolled back when it does DDL, and a MyISAM table none at
+ * all); `check` may find more such reasons in the catalog. An upsert's
+ * rows before it are counted now. Returns the judgment to make once the
+ * statement ran, given its own row count.
  */
 export async function startJudgment(
   text: string,
   dialect: Dialect,
   countRows: CountRows,
+  hook: (found: EveryRow[]) => void,
+  check?: (table: QualifiedName) => Promise<string | null>,
 ): Promise<(changes: number) => Promise<EveryRow[]>> {
   const judgment = statementJudgment(text, dialect);
-  const count = (limit: number) =>
-    countRows((judgment as { table: QualifiedName }).table, limit);
+  if (judgment.kind === "unjudged") {
+    hook([{ table: null, rows: null, how: "unjudged", why: judgment.why }]);
+  }
+  if (judgment.kind === "none" || judgment.kind === "unjudged") {
+    return () => Promise.resolve([]);
+  }
+  const why = check === undefined ? null : await check(judgment.table);
+  if (why !== null) hook([{ table: null, rows: null, how: "unjudged", why }]);
+  const count = (limit: number) => countRows(judgment.table, limit);
   const before = judgment.kind === "written"
     ? await count(EVERY_ROW_MIN).catch(() => null)
     : null;

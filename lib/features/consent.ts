@@ -65,7 +65,7 @@ export class NeedsInput extends Error {
  */
 export function consentReasons(
   connection: SavedConnection,
-  statement: { tier: Tier; dangerous: boolean } | null,
+  statement: { tier: Tier; dangerous: boolean; danger?: string } | null,
   firstUse: boolean,
 ): string[] {
   const reasons: string[] = [];
@@ -78,7 +78,9 @@ export function consentReasons(
   if (statement.tier === "destructive") {
     reasons.push("the statement drops or truncates data");
   } else if (statement.dangerous) {
-    reasons.push("the statement changes every row (no WHERE)");
+    reasons.push(
+      statement.danger ?? "the statement changes every row (no WHERE)",
+    );
   }
   if (
     (connection.safeMode === "alert" && statement.tier !== "read") ||

@@ -111,3 +111,82 @@ Deno.test("classify(): MariaDB `SELECT 1; # comment` is one statement", () => {
   }
   assertEquals(classify("SELECT 1; # c\nDROP TABLE t", "mysql").ok, false);
 });
+
+Deno.test("classify(): code installed to run later and rows a table change rewrites ask with their own reason; a table named like a trigger does not", () => {
+  const danger = (sql: string, dialect: "postgres" | "mysql" | "sqlite") => {
+    const found = classify(sql, dialect);
+    if (!found.ok) throw new Error(found.message);
+    return [found.tier, found.dangerous, found.danger ?? null];
+  };
+  const trigger =
+    "it installs a trigger, which runs on later writes to its table";
+  assertEquals(
+    danger(
+      "create definer = root@localhost trigger x after delete on t for each row delete from u where true",
+      "mysql",
+    ),
+    ["write", true, trigger],
+  );
+  assertEquals(
+    danger(
+      "create temp trigger x after update of v on s begin delete from s where id <> new.id; end",
+      "sqlite",
+    ),
+    ["write", true, trigger],
+  );
+  assertEquals(
+    danger(
+      "create or replace rule r as on insert to a do also delete from b where true",
+      "postgres",
+    ),
+    [
+      "write",
+      true,
+      "it installs a rule, which rewrites later statements on its table",
+    ],
+  );
+  const event = "it installs an event, which runs on a schedule";
+  assertEquals(
+    danger(
+      "create event e on schedule every 1 day do delete from t where true",
+      "mysql",
+    ),
+    ["write", true, event],
+  );
+  assertEquals(
+    danger("alter event e do delete from t where true", "mysql"),
+    ["write", true, event],
+  );
+  assertEquals(
+    danger("alter ignore table t add unique (w)", "mysql"),
+    [
+      "write",
+      true,
+      "ALTER IGNORE TABLE deletes the rows a new unique key would refuse",
+    ],
+  );
+  assertEquals(
+    danger("alter table t alter column v type text using 'x'", "postgres"),
+    ["write", true, "ALTER ... TYPE ... USING rewrites a column of every row"],
+  );
+  // MariaDB's ALTER TABLE … TRUNCATE PARTITION is destructive, as DROP is.
+  assertEquals(
+    danger("alter table p truncate partition all", "mysql"),
+    ["destructive", true, null],
+  );
+  // Not dangerous: a table named for triggers, an index USING a method, a
+  // type change without USING, a CREATE FUNCTION.
+  for (
+    const [sql, dialect] of [
+      ["create table trigger_log (event text, rule text)", "postgres"],
+      ["alter table t add index i (a) using btree", "mysql"],
+      ["alter table t alter column v type bigint", "postgres"],
+      [
+        "create function f() returns int language sql as $$ select 1 $$",
+        "postgres",
+      ],
+    ] as const
+  ) {
+    assertEquals(danger(sql, dialect), ["write", false, null], sql);
+  }
+});

@@ -108,14 +108,31 @@ Deno.test("statementJudgment: each shape's way of counting", () => {
       .kind,
     "written",
   );
-  // Rows named by VALUES, a plain INSERT … SELECT, DDL: nothing to judge.
+  // An upsert or REPLACE of VALUES may overwrite every row too; on SQLite
+  // any INSERT (a key may say ON CONFLICT REPLACE); on MariaDB a plain
+  // INSERT adds rows only. DDL, and a CTE or function named replace, are no
+  // write of rows.
   assertEquals(
     of("insert into t values (1) on conflict do update set a = 1", "sqlite")
       .kind,
+    "written",
+  );
+  assertEquals(of("replace t values (1), (2)", "mysql").kind, "written");
+  assertEquals(of("insert into t select * from u", "sqlite").kind, "written");
+  assertEquals(of("insert into t select * from u", "mysql").kind, "none");
+  assertEquals(of("create table t (a int)", "mysql").kind, "none");
+  assertEquals(
+    of(
+      "create trigger x after delete on t for each row delete from u",
+      "sqlite",
+    )
+      .kind,
     "none",
   );
-  assertEquals(of("insert into t select * from u", "sqlite").kind, "none");
-  assertEquals(of("create table t (a int)", "mysql").kind, "none");
+  assertEquals(
+    of("with replace as (select 1) delete from w where true", "sqlite"),
+    { kind: "delete", table: { schema: null, name: "w" } },
+  );
   // SQLite has no stored code; MariaDB's SELECT, CALL, DO, SET may run it.
   assertEquals(of("select f()", "sqlite").kind, "none");
   for (
@@ -199,6 +216,7 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
   );
   // startJudgment counts an upsert's table before it runs, at most 2 rows.
   const limits: number[] = [];
+  const told: unknown[] = [];
   const judge = await startJudgment(
     "replace into t select * from t",
     "mysql",
@@ -207,14 +225,42 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
       assertEquals(table, { schema: null, name: "t" });
       return Promise.resolve(Math.min(3, limit));
     },
+    (found) => told.push(...found),
   );
+  assertEquals(told, []);
   assertEquals(limits, [2]);
   assertEquals((await judge(3))[0]?.how, "changed");
   assertEquals(limits, [2, 4]);
-  const none = await startJudgment("insert into t values (1)", "mysql", () => {
+  const none = await startJudgment("create table t (a int)", "mysql", () => {
     throw new Error("never counted");
-  });
+  }, (found) => told.push(...found));
   assertEquals(await none(1), []);
+  // What cannot be counted is told before anything runs; the catalog's
+  // reasons too (a MyISAM table).
+  const call = await startJudgment("call p()", "mysql", () => {
+    throw new Error("never counted");
+  }, (found) => told.push(...found));
+  assertEquals(told, [{
+    table: null,
+    rows: null,
+    how: "unjudged",
+    why: "stored code it calls changes rows no count names",
+  }]);
+  assertEquals(await call(5), []);
+  told.length = 0;
+  await startJudgment(
+    "delete from t where true",
+    "mysql",
+    () => Promise.resolve(0),
+    (found) => told.push(...found),
+    (table) => Promise.resolve(`${table.name} is a MyISAM table`),
+  );
+  assertEquals(told, [{
+    table: null,
+    rows: null,
+    how: "unjudged",
+    why: "t is a MyISAM table",
+  }]);
 });
 
 Deno.test("everyRowReason: what the user is told", () => {

@@ -485,9 +485,11 @@ Deno.test("a write's RETURNING rows count toward rows per hour", async () => {
     "2",
   );
   await server.server.syncTokens();
+  // A third author the update leaves alone: a write of every row asks.
+  await fixture.admin("insert into authors (id, name) values (3, 'Third')");
   const wrote = await callTool(server, "execute_query", {
     connection_id: saved.id,
-    query: "update authors set name = name where id > 0 returning id, name",
+    query: "update authors set name = name where id < 3 returning id, name",
   }, { authorization });
   assertEquals(wrote.json.result?.structuredContent?.row_count, 2, wrote.text);
   const read = await callTool(server, "execute_query", {

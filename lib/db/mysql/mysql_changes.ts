@@ -53,6 +53,9 @@ export async function assertCountable(
   if (shape.keyword === null || shape.target === null) {
     throw uncounted("MariaDB cannot say which table's rows it changes");
   }
+  // A MyISAM table's dry run would not be rolled back (outsider stop 59).
+  const engine = await untriable(shape.target, rows);
+  if (engine !== null) throw uncounted(engine);
   const schema = shape.target.schema;
   // A view's base tables may have triggers or foreign keys of their own.
   const [kind] = await rows(
@@ -101,6 +104,31 @@ export async function assertCountable(
       } changes, and MariaDB does not count those rows`,
     );
   }
+}
+
+/** Engines whose writes a ROLLBACK undoes. */
+const TRANSACTIONAL = new Set(["InnoDB", "XtraDB", "ROCKSDB", "RocksDB"]);
+
+/**
+ * Why a write to `table` cannot be tried and rolled back, or null. A view's
+ * base tables are checked as the view's own rows are counted.
+ */
+export async function untriable(
+  table: { schema: string | null; name: string },
+  rows: MysqlRows,
+): Promise<string | null> {
+  const [found] = await rows(
+    `SELECT TABLE_TYPE AS kind, ENGINE AS engine FROM information_schema.TABLES
+      WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`,
+    [table.schema, table.name],
+  );
+  if (found === undefined || found.kind !== "BASE TABLE") return null;
+  const engine = String(found.engine ?? "");
+  return TRANSACTIONAL.has(engine)
+    ? null
+    : `${
+      tableName(table)
+    } is a ${engine} table: a write to it cannot be tried and rolled back`;
 }
 
 /** The primary key columns of the target, in key order. */

@@ -33,9 +33,13 @@ function mysqlTypeName(field: Field): string | null {
   return typeof name === "string" ? name.toLowerCase() : null;
 }
 
-/** An INSERT or DELETE, whose returned rows (RETURNING) are the rows it changed. */
+/**
+ * An INSERT, DELETE or REPLACE, whose returned rows (RETURNING) are the rows
+ * it changed (a REPLACE: the rows it wrote).
+ */
 // After the signature's comment, if any (signature.ts: it holds no "*").
-const RETURNS_CHANGED = /^(?:\s*\/\*[^*]*\*\/)?[\s(]*(insert|delete)\b/i;
+const RETURNS_CHANGED =
+  /^(?:\s*\/\*[^*]*\*\/)?[\s(]*(insert|delete|replace)\b/i;
 
 /**
  * Stream one statement's rows, keeping at most `maxRows + 1`. Once past the

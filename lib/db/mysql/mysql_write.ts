@@ -9,7 +9,7 @@
  */
 
 import { signed } from "../signature.ts";
-import { boundedCount, startJudgment } from "../every_row.ts";
+import { startMysqlJudgment } from "./mysql_every_row.ts";
 import { trackedMysqlWrite } from "./mysql_changes.ts";
 import { toDbError } from "./mysql_errors.ts";
 import { kill } from "./mysql_cut.ts";
@@ -45,13 +45,11 @@ export async function writeMysql(
     // Whether it changed every row, by the rows it counted (every_row.ts).
     const judge = options.everyRow === undefined
       ? null
-      : await startJudgment(text, "mysql", async (table, limit) => {
-        const sql = boundedCount(table, limit, "mysql");
-        const rows = await rowsOf(connection, sql, []);
-        return Number(
-          (rows[0] as { dbport_n?: unknown } | undefined)?.dbport_n,
-        );
-      });
+      : await startMysqlJudgment(
+        text,
+        (sql, params) => rowsOf(connection, sql, params),
+        options.everyRow,
+      );
     const result = track === undefined
       ? await run(text)
       : await trackedMysqlWrite(text, track, options.maxRows, {

@@ -2,9 +2,10 @@
  * Which tables a PostgreSQL write changed every row of (every_row.ts), from
  * the engine's own counts: `pg_stat_xact_user_tables` before and after the
  * statement (so rows a function, trigger, rule, data-modifying CTE, MERGE or
- * upsert changed count on their own tables), a partition's counts on its
- * partitioned table, and each table's rows after the write counted only as
- * far as the judgment needs.
+ * upsert changed count on their own tables), each table judged on its own
+ * and with the tables under it (a partition emptied; an inheritance parent
+ * whose rows its children hold), each counted after the write only as far
+ * as the judgment needs.
  *
  * @module
  */
@@ -20,30 +21,33 @@ import type { PgExec } from "./pg_changes.ts";
 import { parsePostgres } from "./pg_parse.ts";
 
 /**
- * The transaction's rows inserted, updated and deleted so far, per table (a
- * partition's on its partitioned table). A session's counts of earlier
- * transactions linger until flushed: a write's own are a difference. Every
- * name is qualified: the statement before it may have set a search_path
- * that puts a view or function of the same name first.
+ * The transaction's rows inserted, updated and deleted so far, per table. A
+ * session's counts of earlier transactions linger until flushed: a write's
+ * own are a difference. Every name is qualified: the statement before it
+ * may have set a search_path that puts a view or function of the same name
+ * first.
  */
-export const PG_TOUCHES = `SELECT
-  COALESCE(pg_catalog.pg_partition_root(s.relid), s.relid)::pg_catalog.int8
-    AS root,
-  pg_catalog.sum(s.n_tup_ins)::pg_catalog.int8 AS ins,
-  pg_catalog.sum(s.n_tup_upd)::pg_catalog.int8 AS upd,
-  pg_catalog.sum(s.n_tup_del)::pg_catalog.int8 AS del
+export const PG_TOUCHES = `SELECT s.relid::pg_catalog.int8 AS rel,
+  s.n_tup_ins AS ins, s.n_tup_upd AS upd, s.n_tup_del AS del
   FROM pg_catalog.pg_stat_xact_user_tables s
  WHERE s.n_tup_ins OPERATOR(pg_catalog.+) s.n_tup_upd
-       OPERATOR(pg_catalog.+) s.n_tup_del OPERATOR(pg_catalog.>) 0
- GROUP BY 1`;
+       OPERATOR(pg_catalog.+) s.n_tup_del OPERATOR(pg_catalog.>) 0`;
 
-/** The tables' names, schema-qualified and quoted, and kinds. */
-const PG_NAMES = `SELECT c.oid::pg_catalog.int8 AS root,
-  pg_catalog.format('%I.%I', n.nspname, c.relname) AS name,
-  c.relkind::pg_catalog.text AS kind
-  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n
-    ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
- WHERE c.oid OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.oid[])`;
+/**
+ * Each table of $1 with itself and every table it inherits from or is a
+ * partition of (each level is judged: a partition emptied, a parent whose
+ * rows its children hold), named schema-qualified and quoted.
+ */
+const PG_LEVELS = `WITH RECURSIVE up(rel, anc) AS (
+  SELECT r, r FROM pg_catalog.unnest($1::pg_catalog.oid[]) r
+  UNION
+  SELECT up.rel, i.inhparent FROM up JOIN pg_catalog.pg_inherits i
+    ON i.inhrelid OPERATOR(pg_catalog.=) up.anc)
+SELECT up.rel::pg_catalog.int8 AS rel, up.anc::pg_catalog.int8 AS anc,
+  pg_catalog.format('%I.%I', n.nspname, c.relname) AS name
+  FROM up JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) up.anc
+  JOIN pg_catalog.pg_namespace n
+    ON n.oid OPERATOR(pg_catalog.=) c.relnamespace`;
 
 /**
  * The tables this session holds an ACCESS EXCLUSIVE lock on: what DROP,
@@ -95,7 +99,7 @@ export type PgTouches = Map<string, { ins: number; upd: number; del: number }>;
 export async function pgTouches(exec: PgExec): Promise<PgTouches> {
   const touches: PgTouches = new Map();
   for (const row of await exec(PG_TOUCHES)) {
-    touches.set(String(row.root), {
+    touches.set(String(row.rel), {
       ins: Number(row.ins),
       upd: Number(row.upd),
       del: Number(row.del),
@@ -145,28 +149,32 @@ async function counted(
   before: PgTouches,
 ): Promise<EveryRow[]> {
   const after = await pgTouches(exec);
-  const touched = new Map<string, Omit<Touch, "table">>();
-  for (const [root, now] of after) {
-    const was = before.get(root) ?? { ins: 0, upd: 0, del: 0 };
-    const touch = {
+  const deltas = new Map<string, Omit<Touch, "table">>();
+  for (const [rel, now] of after) {
+    const was = before.get(rel) ?? { ins: 0, upd: 0, del: 0 };
+    deltas.set(rel, {
       inserted: now.ins - was.ins,
       updated: now.upd - was.upd,
       deleted: now.del - was.del,
-    };
-    if (mayCoverTable({ table: "", ...touch })) touched.set(root, touch);
+    });
   }
-  if (touched.size === 0) return [];
-  const named = await exec(PG_NAMES, [[...touched.keys()]]);
-  const tables = named.map((row) => ({
-    touch: { table: String(row.name), ...touched.get(String(row.root))! },
-    // A partitioned table has no rows of its own: ONLY would count none.
-    only: String(row.kind) !== "p",
-  }));
+  if (![...deltas.values()].some((d) => d.updated + d.deleted > 0)) return [];
+  // Each level sums the counts of the tables under it.
+  const levels = new Map<string, Touch>();
+  for (const row of await exec(PG_LEVELS, [[...deltas.keys()]])) {
+    const delta = deltas.get(String(row.rel))!;
+    const level = levels.get(String(row.anc)) ??
+      { table: String(row.name), inserted: 0, updated: 0, deleted: 0 };
+    level.inserted += delta.inserted;
+    level.updated += delta.updated;
+    level.deleted += delta.deleted;
+    levels.set(String(row.anc), level);
+  }
+  const tables = [...levels.values()].filter(mayCoverTable);
   if (tables.length === 0) return [];
-  const counts = tables.map(({ touch, only }, i) =>
-    `(SELECT pg_catalog.count(*) FROM (SELECT 1 FROM ${
-      only ? "ONLY " : ""
-    }${touch.table} LIMIT ${
+  // A table counted with the tables under it, as far as needed.
+  const counts = tables.map((touch, i) =>
+    `(SELECT pg_catalog.count(*) FROM (SELECT 1 FROM ${touch.table} LIMIT ${
       rowsToCount(touch)
     }) s${i})::pg_catalog.int8 AS c${i}`
   );
@@ -176,7 +184,7 @@ async function counted(
     row = (await exec(`SELECT ${counts.join(",\n")}`))[0] ?? {};
   } catch {
     await exec("ROLLBACK TO SAVEPOINT dbport_every_row");
-    return tables.map(({ touch }) => ({
+    return tables.map((touch) => ({
       table: null,
       rows: null,
       how: "unjudged",
@@ -185,7 +193,7 @@ async function counted(
   }
   await exec("RELEASE SAVEPOINT dbport_every_row");
   const found: EveryRow[] = [];
-  tables.forEach(({ touch }, i) => {
+  tables.forEach((touch, i) => {
     const judged = judgeTouch(touch, Number(row[`c${i}`]));
     if (judged !== null) found.push(judged);
   });

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { standingDanger } from "./standing_code.ts";
 import {
   CLAUSE_BEFORE,
   DENIED_FUNCTIONS,
@@ -41,8 +42,13 @@ export type Tier = "read" | "write" | "destructive";
 /** What the classifier found in one statement. */
 export interface Classified {
   tier: Tier;
-  /** A DELETE or UPDATE with no WHERE: always needs consent. */
+  /** A DELETE or UPDATE with no WHERE, or `danger`: always needs consent. */
   dangerous: boolean;
+  /**
+   * Why it is dangerous when not for a missing WHERE: code it installs to
+   * run later, rows a table change rewrites (standing_code.ts).
+   */
+  danger?: string;
   /** What reaches the file system or runs code; null when nothing does. */
   reach: string | null;
   /** The leading keyword (after opening parentheses). */
@@ -68,6 +74,9 @@ export type Classification =
   | { ok: false; code: "invalid_argument"; message: string };
 
 const TIER_ORDER: Record<Tier, number> = { read: 0, write: 1, destructive: 2 };
+
+/** What the lexer finds of one statement. */
+type Verdict = { tier: Tier; dangerous: boolean; danger?: string };
 
 function higher(a: Tier, b: Tier): Tier {
   return TIER_ORDER[a] >= TIER_ORDER[b] ? a : b;
@@ -143,6 +152,7 @@ function classifyNow(sql: string, dialect: Dialect): Classification {
     ok: true,
     tier,
     dangerous: found.dangerous,
+    ...(found.danger === undefined ? {} : { danger: found.danger }),
     uncertain: Object.freeze(uncertain) as string[],
     reach: reachOf(tokens, dialect),
     keyword: lead?.kind === "word" ? lead.text : "",
@@ -164,7 +174,7 @@ function tierAt(
   tokens: readonly Token[],
   i: number,
   dialect: Dialect,
-): { tier: Tier; dangerous: boolean } {
+): Verdict {
   i = skipParens(tokens, i);
   const lead = tokens[i];
   // A statement that does not start with a keyword is not one we know.
@@ -197,9 +207,14 @@ function tierAt(
     return { tier: "destructive", dangerous: true };
   }
   if (keyword === "ALTER") {
-    return hasWord(tokens, i, "DROP")
-      ? { tier: "destructive", dangerous: true }
-      : { tier: "write", dangerous: false };
+    // ALTER … DROP, and MariaDB's ALTER TABLE … TRUNCATE PARTITION.
+    if (hasWord(tokens, i, "DROP") || hasWord(tokens, i, "TRUNCATE")) {
+      return { tier: "destructive", dangerous: true };
+    }
+    const danger = standingDanger(tokens, i, dialect);
+    return danger === null
+      ? { tier: "write", dangerous: false }
+      : { tier: "write", dangerous: true, danger };
   }
   if (keyword === "DELETE" || keyword === "UPDATE") {
     return {
@@ -225,7 +240,12 @@ function tierAt(
   if (READ_LEADS.has(keyword)) return scan(tokens, i);
   // INSERT, CREATE, SET, BEGIN, ... and every keyword we do not know.
   const inner = scan(tokens, i + 1);
-  return { tier: higher("write", inner.tier), dangerous: inner.dangerous };
+  const danger = keyword === "CREATE"
+    ? standingDanger(tokens, i, dialect)
+    : null;
+  return danger === null
+    ? { tier: higher("write", inner.tier), dangerous: inner.dangerous }
+    : { tier: higher("write", inner.tier), dangerous: true, danger };
 }
 
 /** EXPLAIN [options] <statement>: only ANALYZE runs the statement. */

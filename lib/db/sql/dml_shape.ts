@@ -24,8 +24,6 @@ export interface DmlShape {
   upsert: boolean;
   /** A conflicting row is deleted first: REPLACE, SQLite's INSERT OR REPLACE. */
   replaces: boolean;
-  /** INSERT or REPLACE whose rows come from a query rather than VALUES. */
-  fromQuery: boolean;
   /** Why the statement's row choice may differ from run to run, or null. */
   choice: string | null;
   /** UPDATE: the columns it sets when a new value varies from run to run. */
@@ -33,6 +31,8 @@ export interface DmlShape {
 }
 
 const WRITES = new Set(["INSERT", "UPDATE", "DELETE", "REPLACE"]);
+/** What follows a name, never a write's keyword: `replace AS (`, `replace(`. */
+const NOT_A_KEYWORD_BEFORE = new Set(["AS", "(", ",", ")", "."]);
 const MODIFIERS = new Set([
   "LOW_PRIORITY",
   "DELAYED",
@@ -90,7 +90,6 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     multiTable: false,
     upsert: false,
     replaces: false,
-    fromQuery: false,
     choice: null,
     varyingSet: [],
   };
@@ -101,7 +100,11 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     const token = tokens[i]!;
     if (token.text === "(") depth++;
     else if (token.text === ")") depth--;
-    else if (depth === 0 && token.kind === "word" && WRITES.has(token.text)) {
+    else if (
+      depth === 0 && token.kind === "word" && WRITES.has(token.text) &&
+      // A CTE or function of the name (`WITH replace AS (...)`, `replace(...)`).
+      !NOT_A_KEYWORD_BEFORE.has(tokens[i + 1]?.text ?? "")
+    ) {
       at = i;
       break;
     }
@@ -137,14 +140,6 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     const token = tokens[j]!;
     if (token.text === "(") depth++;
     else if (token.text === ")") depth--;
-    // A query anywhere before VALUES (`INSERT INTO t (SELECT …)` too).
-    if (
-      (keyword === "INSERT" || keyword === "REPLACE") && valuesAt < 0 &&
-      token.kind === "word" &&
-      (token.text === "SELECT" || token.text === "TABLE")
-    ) {
-      shape.fromQuery = true;
-    }
     if (depth !== 0) continue;
     const text = token.text;
     if (text === "RETURNING") shape.returning = true;

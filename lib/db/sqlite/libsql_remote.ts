@@ -146,6 +146,7 @@ async function remoteQuery(
       text,
       "sqlite",
       (table, limit) => number(boundedCount(table, limit, "sqlite")),
+      options.everyRow,
     )
     : null;
   const done = track === undefined

@@ -36,7 +36,7 @@ import {
   watchedAsync,
 } from "./sqlite_worker_connections.ts";
 import { trackedWrite } from "../tracked_write.ts";
-import type { QueryResult } from "../types.ts";
+import type { EveryRow, QueryResult } from "../types.ts";
 
 type Write = Extract<Request, { type: "write" }>;
 
@@ -101,11 +101,15 @@ async function writeOnce(
     : () => tracked(db, request, before, statement);
   execAll(db, "BEGIN IMMEDIATE");
   inTransaction = true;
+  // What cannot be counted is told with the answer (all of SQLite's
+  // writes can be tried and rolled back).
+  const untold: EveryRow[] = [];
   const judge = request.everyRow
     ? await startJudgment(
       request.sql,
       "sqlite",
       (table, limit) => Promise.resolve(countRows(db, table, limit)),
+      (found) => untold.push(...found),
     )
     : null;
   try {
@@ -125,7 +129,11 @@ async function writeOnce(
   const changes = sqlite3().sqlite3_changes(db);
   result = { ...result, rowsAffected: totalChanges(db) - before };
   if (judge === null || !inTransaction) return { result, inTransaction };
-  return { result, inTransaction, everyRow: await judge(changes) };
+  return {
+    result,
+    inTransaction,
+    everyRow: [...untold, ...await judge(changes)],
+  };
 }
 
 /** The rows of `table`, at most `limit` (every_row.ts). */

@@ -3,7 +3,7 @@
  * rolled back before COMMIT, and the user is asked about it as about a
  * DELETE without WHERE (docs/security.md "Every row, by effect"): the
  * engine's own counts tell, not the statement's words, so `WHERE true`,
- * `MERGE … ON true`, an upsert of a table from itself and a function whose
+ * `MERGE ... ON true`, an upsert of a table from itself and a function whose
  * body empties a table are asked about too. Once approved it runs again,
  * held to its preview.
  *
