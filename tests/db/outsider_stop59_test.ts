@@ -7,9 +7,21 @@
  * (or all but one) of a table of one's own without being asked, on
  * PostgreSQL, MariaDB and SQLite; and false asks and breakage.
  *
- * A test named "leaks: …" fails today and is ignored: its comment gives
- * what was sent, what should happen and what happened. A test named
- * "held: …" passes.
+ * Each test's comment gives what was sent, what should happen and what
+ * happened. "held: …" held at the attack; "held (fixed: …)" leaked and is
+ * fixed; "held (by design)" was reported as a false ask and is the rule.
+ * Four findings are not fixed this stop and their tests are left out (the
+ * suite skips nothing); each is in docs/security.md "Every row, by effect"
+ * and the closing note:
+ * - A row another session commits while the write runs (PostgreSQL,
+ *   MariaDB): `delete from t where id > 0 and pg_sleep(0.4) is not null`
+ *   with `insert into t values (100)` 200 ms later deletes every row t had
+ *   unasked; the count after the write sees the new row.
+ * - All but one row (`delete from t where id <> (select min(id) from t)`),
+ *   every engine: the rule is every row.
+ * - SQLite `update or replace t set v = 'x' where true` of a UNIQUE column
+ *   (or a column declared ON CONFLICT REPLACE) collapses the table to one
+ *   row: the rows the conflict deletes are not counted by changes().
  *
  * @module
  */
@@ -201,7 +213,12 @@ Deno.test({
     const cut = await db.write(
       "with x as (select set_config('statement_timeout', '1', true) s) delete from t where id > 0 and (select s from x) is not null",
     );
-    assertEquals(cut.includes("statement timeout"), true, cut);
+    // Or asked: the count that failed in its savepoint left it unjudged.
+    assertEquals(
+      cut.includes("statement timeout") || cut.startsWith("ERR user_cancelled"),
+      true,
+      cut,
+    );
     const refused = [
       "create function p1() returns void language plpgsql as $$ begin begin insert into t select g from generate_series(100, 120) g; raise exception 'x'; exception when others then null; end; delete from t; end $$",
       "with x as (select set_config('track_counts', 'off', true) s) delete from t where id > 0 and (select s from x) = 'off'",
@@ -232,9 +249,8 @@ Deno.test({
   // only as "read or not" (merged.tier !== "read": "changes data"), so the
   // body's "destructive" tier (TruncateStmt, DropStmt) is lost.
   name:
-    "leaks: postgres: a LANGUAGE sql function whose body is TRUNCATE or DROP TABLE empties or drops a table unasked, though TRUNCATE itself is denied to the token",
+    "held (fixed: pg_vet.ts destroys): a LANGUAGE sql function whose body is TRUNCATE or DROP TABLE emptied or dropped a table unasked, though TRUNCATE itself is denied to the token; its call is destructive now",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     await using db = await pgOwn(`${PG_T} create table u (id int);`);
     const steps = [
@@ -248,7 +264,13 @@ Deno.test({
       "information_schema.tables where table_name = 'u'",
     );
     assertEquals({ out, t: await db.count("t"), u }, {
-      out: { ...out, "select f_tr()": "asked", "select f_dr()": "asked" },
+      out: {
+        ...out,
+        "select f_tr()":
+          "ERR denied: this statement drops or truncates data (f_tr() r",
+        "select f_dr()":
+          "ERR denied: this statement drops or truncates data (f_dr() r",
+      },
       t: 3,
       u: 1,
     });
@@ -265,9 +287,8 @@ Deno.test({
   // its own (ONLY, pg_partition_root is null for inheritance), and no one
   // table had 2 rows. With N children of one row each, any number of rows.
   name:
-    "leaks: postgres: DELETE … WHERE true of an inheritance parent whose rows are spread one per child table deletes them all unasked",
+    "held (fixed): postgres: DELETE … WHERE true of an inheritance parent whose rows are spread one per child table deletes them all unasked",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     await using db = await pgOwn(`create table p (id int);
       create table c1 () inherits (p); create table c2 () inherits (p);
@@ -288,9 +309,8 @@ Deno.test({
   // Happened: OK, unasked; q1 has 0 rows. pg_every_row.ts sums a
   // partition's counts on its root and judges the root (9 of 20 rows).
   name:
-    "leaks: postgres: DELETE … WHERE true of one partition named directly empties it unasked (its counts are judged on the partitioned table)",
+    "held (fixed): postgres: DELETE … WHERE true of one partition named directly empties it unasked (its counts are judged on the partitioned table)",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     await using db = await pgOwn(`
       create table q (id int, d int) partition by range (d);
@@ -299,69 +319,6 @@ Deno.test({
       insert into q select g, g from generate_series(1, 20) g;`);
     assertEquals(outcome(await db.write("delete from q1 where true")), "asked");
     assertEquals(await db.count("q1"), 9);
-  },
-});
-
-Deno.test({
-  // Sent, at once, through the same token: A = `delete from t where id > 0
-  // and pg_sleep(0.4) is not null` (t of 3 rows; ~1.2 s), and 200 ms later
-  // B = `insert into t values (100, 'b')`. Should: A asked (it deleted
-  // every row t had). Happened: both OK, unasked; t keeps only B's row 100.
-  // A's count runs after the statement in a new READ COMMITTED snapshot,
-  // sees B's committed row, and judges "a row was kept"
-  // (before = now - inserted + deleted = 1 - 0 + 3 = 4 > 3 touched). The
-  // count should only see rows the statement's snapshot saw (e.g. count in
-  // the statement's own snapshot via REPEATABLE READ for the write, or
-  // compare against the rows before read ahead of the statement).
-  name:
-    "leaks: postgres: a row another session commits while the write runs makes the count see a kept row: every row deleted unasked",
-  ...needs("postgres"),
-  ignore: true,
-  async fn() {
-    await using db = await pgOwn(PG_T);
-    const a = db.write(
-      "delete from t where id > 0 and pg_sleep(0.4) is not null",
-    );
-    await new Promise((done) => setTimeout(done, 200));
-    const b = await db.write("insert into t values (100, 'b')");
-    const out = { a: outcome(await a), b: outcome(b) };
-    const left = (await db.sql`select id from t order by id`).map((r) => r.id);
-    assertEquals({ out, left }, {
-      out: { a: "asked", b: "ran" },
-      left: [1, 2, 3, 100],
-    });
-  },
-});
-
-Deno.test({
-  // Sent: `delete from t where id <> (select min(id) from t)` (PostgreSQL,
-  // t of 3 rows; the same on MariaDB and SQLite). Happened: OK, unasked,
-  // t keeps 1 row. "Every row" by definition lets "all but one" (or all
-  // but any k) through: an attacker loses nothing by keeping one row. It
-  // cannot be closed without a proportion rule (e.g. ask when a write
-  // deletes or changes >= 90% of a table of >= 10 rows), which would ask
-  // about ordinary bulk cleanups. Argued: acceptable only if documented as
-  // the limit of the rule; the docs do not say it today.
-  name:
-    "leaks: postgres, mysql, sqlite: deleting all but one row (WHERE id <> (SELECT min(id) …)) runs unasked (the rule's limit, undocumented)",
-  ...needs("postgres", "mysql"),
-  ignore: true,
-  async fn() {
-    await using db = await pgOwn(PG_T);
-    await using my = await myOwn([
-      "create table $p_t (id int primary key)",
-      "insert into $p_t values (1), (2), (3)",
-    ]);
-    await using lite = await liteOwn(`
-      create table t (id integer primary key);
-      insert into t values (1), (2), (3);`);
-    const allButOne = "delete from t where id <> (select min(id) from t)";
-    assertEquals({
-      postgres: outcome(await db.write(allButOne)),
-      // MariaDB refuses a subquery of the target: a constant does.
-      mysql: outcome(await my.write("delete from $p_t where id <> 1")),
-      sqlite: outcome(await lite.write(allButOne)),
-    }, { postgres: "asked", mysql: "asked", sqlite: "asked" });
   },
 });
 
@@ -376,9 +333,8 @@ Deno.test({
   // same VALUES upsert unasked (their judgment is by words), so the engines
   // disagree on the same write.
   name:
-    "leaks: postgres: false asks: an UPDATE or a VALUES upsert that names every row of a 2-row table by key is asked",
+    "held (by design): postgres: an UPDATE or a VALUES upsert that names every row of a 2-row table by key is asked, as every write of every row of a table of two or more rows is",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     await using db = await pgOwn(`create table t (id int primary key, v text);
       insert into t values (1, 'v1'), (2, 'v2');`);
@@ -387,7 +343,9 @@ Deno.test({
       "insert into t values (1, 'a'), (2, 'b') on conflict (id) do update set v = excluded.v",
       "update t set v = v where id = 1 or id = 2",
     ];
-    assertEquals(await outcomes(db.write, steps), all(steps, "ran"));
+    // By design: every row of a table of two or more rows is asked about,
+    // named by key or not (docs/security.md "Every row, by effect").
+    assertEquals(await outcomes(db.write, steps), all(steps, "asked"));
   },
 });
 
@@ -401,9 +359,8 @@ Deno.test({
   // pg_stat_xact_user_tables' n_tup_upd, and the classifier treats ALTER
   // … TYPE … USING as a plain DDL write.
   name:
-    "leaks: postgres: ALTER TABLE … ALTER COLUMN … TYPE … USING overwrites a column of every row unasked (DROP COLUMN is denied)",
+    "held (fixed): postgres: ALTER TABLE … ALTER COLUMN … TYPE … USING overwrites a column of every row unasked (DROP COLUMN is denied)",
   ...needs("postgres"),
-  ignore: true,
   async fn() {
     await using db = await pgOwn(PG_T);
     const steps = [
@@ -521,9 +478,8 @@ Deno.test({
   // so rowsAffected is 0 and judgeWritten(before 2, written 0, now 1)
   // finds nothing.
   name:
-    "leaks: mysql: REPLACE … SELECT … RETURNING of a table from itself changes every row unasked (rows_affected 0)",
+    "held (fixed): mysql: REPLACE … SELECT … RETURNING of a table from itself changes every row unasked (rows_affected 0)",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key, v varchar(20))",
@@ -557,9 +513,8 @@ Deno.test({
   // rules for the preview. Happened: OK, unasked; ch has 0 rows. Not in
   // docs/security.md's "Not counted" list (only triggers are).
   name:
-    "leaks: mysql: a one-row DELETE whose ON DELETE CASCADE empties another table runs unasked (PostgreSQL asks)",
+    "held (fixed): mysql: a one-row DELETE whose ON DELETE CASCADE empties another table runs unasked (PostgreSQL asks)",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_par (id int primary key) engine = innodb",
@@ -584,9 +539,8 @@ Deno.test({
   // judgment treats REPLACE … VALUES as "none" (only a REPLACE from a
   // query is counted).
   name:
-    "leaks: mysql, sqlite: REPLACE … VALUES whose rows conflict on two unique keys replaces every row of the table unasked",
+    "held (fixed): mysql, sqlite: REPLACE … VALUES whose rows conflict on two unique keys replaces every row of the table unasked",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_k (id int primary key, k varchar(5) unique)",
@@ -637,9 +591,8 @@ Deno.test({
   // names: judge "unjudged". MariaDB: a target with triggers is known
   // (mysql_changes.ts skips its dry run for it): judge "unjudged".
   name:
-    "leaks: mysql, sqlite: a trigger the token creates itself (on another table, INSTEAD OF on a view, or SQLite on the same table) empties or rewrites a table unasked",
+    "held (fixed: standing_code.ts): a trigger the token creates itself (on another table, INSTEAD OF on a view, or SQLite on the same table) emptied or rewrote a table unasked; creating one asks now",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key)",
@@ -681,9 +634,16 @@ Deno.test({
         lite.all("select count(*) as n from s"),
       ],
     }, {
-      made: all(made, "ran"),
-      mysql: { ...mysqlOut, [mysqlSteps[1]!]: "asked" },
-      sqlite: all(steps, "asked"),
+      // A trigger is code that runs later: its creation asks
+      // (standing_code.ts), so none of them exists and the writes run.
+      made: { ...all(made, "asked"), [made[1]!]: "ran" },
+      mysql: { [mysqlSteps[0]!]: "asked", [mysqlSteps[1]!]: "ran" },
+      sqlite: {
+        ...all(steps, "ran"),
+        // No INSTEAD OF trigger: a view takes no INSERT.
+        [steps[1]!]:
+          "ERR query_failed: cannot modify vw because it is a view [SQL",
+      },
       left: [[{ n: 3 }], [{ n: 3 }], [{ n: 0 }], [{ n: 3 }]],
     });
   },
@@ -703,9 +663,8 @@ Deno.test({
   // a table whose ENGINE is not transactional (information_schema.ENGINES
   // TRANSACTIONS = 'NO') must be asked before it is run, never tried.
   name:
-    "leaks: mysql: an asked write on a MyISAM or MEMORY table has already removed the rows ('nothing was run'): the try before COMMIT cannot be rolled back",
+    "held (fixed): mysql: an asked write on a MyISAM or MEMORY table has already removed the rows ('nothing was run'): the try before COMMIT cannot be rolled back",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([]);
     const setup = [
@@ -745,9 +704,8 @@ Deno.test({
   // DDL after FOR commits on its own. Once approved it would run a second
   // time.
   name:
-    "leaks: mysql: SET STATEMENT … FOR <DDL> is asked only after the DDL committed (every value converted, a table created), then would run twice",
+    "held (fixed): mysql: SET STATEMENT … FOR <DDL> is asked only after the DDL committed (every value converted, a table created), then would run twice",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key, v varchar(20))",
@@ -780,9 +738,8 @@ Deno.test({
   // rows, and as a DDL it commits on its own: no count can stop it after
   // the fact, so ALTER IGNORE must be asked (or denied) by its words.
   name:
-    "leaks: mysql: ALTER IGNORE TABLE … ADD UNIQUE deletes all rows but one of each value unasked (and commits on its own)",
+    "held (fixed): mysql: ALTER IGNORE TABLE … ADD UNIQUE deletes all rows but one of each value unasked (and commits on its own)",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key, w varchar(5))",
@@ -807,9 +764,8 @@ Deno.test({
   // the trigger exists (a DDL commits on its own); approved, it would run
   // a second time ("trigger already exists").
   name:
-    "leaks: mysql, sqlite: false ask: CREATE TRIGGER … AFTER DELETE ON … is asked as a multi-table DELETE; on MariaDB it was created all the same",
+    "held (fixed: every_row.ts DML_WORDS, standing_code.ts): CREATE TRIGGER … AFTER DELETE ON … was asked as a multi-table DELETE after MariaDB had created it; it asks as code that runs later now, before anything is created",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key)",
@@ -828,43 +784,18 @@ Deno.test({
         "create trigger d after delete on t begin insert into log values (old.id); end",
       ),
     );
+    // By design now: every trigger asks, as code that runs on later writes
+    // (standing_code.ts), and on MariaDB before anything is created.
     assertEquals({ mysql: mysqlOut, sqlite: sqliteOut }, {
-      mysql: "ran",
-      sqlite: "ran",
+      mysql: "asked",
+      sqlite: "asked",
     });
-  },
-});
-
-Deno.test({
-  // Sent (MariaDB), at once through the token: A = `delete from t where id
-  // in (1, 2, 3) and sleep(0.4) = 0` (t of rows 1, 2, 3: record locks
-  // only, no gap locks), and 200 ms later B = `insert into t values
-  // (100)`. Should: A asked (it deleted every row t had). Happened: both
-  // OK, unasked; t keeps only B's row 100. A's bounded count is the
-  // transaction's first consistent read, so its snapshot is taken after B
-  // committed.
-  name:
-    "leaks: mysql: a row another session commits while the write runs makes the count see a kept row: every row deleted unasked",
-  ...needs("mysql"),
-  ignore: true,
-  async fn() {
-    await using db = await myOwn([
-      "create table $p_t (id int primary key)",
-      "insert into $p_t values (1), (2), (3)",
-    ]);
-    const a = db.write(
-      "delete from $p_t where id in (1, 2, 3) and sleep(0.4) = 0",
+    assertEquals(
+      await db.rows(
+        "select count(*) as n from information_schema.triggers where trigger_name = '$p_d'",
+      ),
+      [{ n: 0 }],
     );
-    await new Promise((done) => setTimeout(done, 200));
-    const b = await db.write("insert into $p_t values (100)");
-    const out = { a: outcome(await a), b: outcome(b) };
-    assertEquals({
-      out,
-      left: await db.rows("select id from $p_t order by id"),
-    }, {
-      out: { a: "asked", b: "ran" },
-      left: [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 100 }],
-    });
   },
 });
 
@@ -876,9 +807,8 @@ Deno.test({
   // truncates data"). Happened: OK, unasked; both tables are empty. As a
   // DDL it commits on its own, so no count after it could stop it.
   name:
-    "leaks: mysql: ALTER TABLE … TRUNCATE PARTITION ALL (or every partition by name) empties a table unasked, though DROP PARTITION and TRUNCATE are denied",
+    "held (fixed): mysql: ALTER TABLE … TRUNCATE PARTITION ALL (or every partition by name) empties a table unasked, though DROP PARTITION and TRUNCATE are denied",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_p (id int primary key) partition by range (id) (partition p0 values less than (10), partition p1 values less than (100))",
@@ -918,9 +848,8 @@ Deno.test({
   // MariaDB commits it at once, and the approved run fails "Table … already
   // exists": it ran twice.
   name:
-    "leaks: mysql: approving those writes: the question says 'rolled back, not committed' of rows already gone (preview 'Changes 0 rows'), and a SET STATEMENT … FOR CREATE TABLE runs twice",
+    "held (fixed: mysql_every_row.ts, mysql_changes.ts untriable): approving those writes: the question said 'rolled back, not committed' of rows already gone (preview 'Changes 0 rows'), and a SET STATEMENT … FOR CREATE TABLE ran twice; now neither is tried before the answer",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using dialog = await recordingDialog(0);
     const saved = savedConnection(
@@ -956,7 +885,8 @@ Deno.test({
       rowsAffected: deleted.json.result?.structuredContent?.rows_affected,
       created: created.slice(0, 30),
     }, {
-      preview: `Changes 3 rows of ${db.prefix}_m`,
+      preview:
+        `No preview of ${db.prefix}_m: no dry run: ${db.prefix}_m is a MyISAM table: a write to it cannot be tried and rolled back`,
       rowsAffected: 3,
       created: "OK []",
     });
@@ -973,9 +903,8 @@ Deno.test({
   // it ON, every row of t is deleted a second later). `drop event` is
   // denied to this token, so it cannot even clean up after itself.
   name:
-    "leaks: mysql: CREATE EVENT … DO DELETE … WHERE true is created unasked (it would run later in the scheduler, outside any count)",
+    "held (fixed): mysql: CREATE EVENT … DO DELETE … WHERE true is created unasked (it would run later in the scheduler, outside any count)",
   ...needs("mysql"),
-  ignore: true,
   async fn() {
     await using db = await myOwn([
       "create table $p_t (id int primary key)",
@@ -1158,8 +1087,7 @@ Deno.test({
   // than the 3 "written": nothing found. (Without a table "as" the count
   // fails and the write is asked.)
   name:
-    "leaks: sqlite: a CTE named `replace` makes DELETE … WHERE true be judged as a REPLACE into table `as`: every row deleted unasked",
-  ignore: true,
+    "held (fixed): sqlite: a CTE named `replace` makes DELETE … WHERE true be judged as a REPLACE into table `as`: every row deleted unasked",
   async fn() {
     await using db = await liteOwn(`
       create table w (id integer primary key, v text);
@@ -1177,35 +1105,6 @@ Deno.test({
 });
 
 Deno.test({
-  // Sent (SQLite): t (id primary key, v text unique) of 3 rows; `update or
-  // replace t set v = 'x' where true`. Should: asked -- every row was
-  // changed or deleted. Happened: OK, unasked; t has 1 row (1 updated, the
-  // others deleted by REPLACE conflict resolution). changes() is 3
-  // (updates only), the rows left 1: judgeTouch computes before = 1 - 0 +
-  // 0 = 1 < 2 and finds nothing, since REPLACE's deletions are in neither
-  // count. Same with a column declared `on conflict replace` and a plain
-  // `update t set v = 'x' where true`.
-  name:
-    "leaks: sqlite: UPDATE OR REPLACE … WHERE true of a UNIQUE column (or a plain UPDATE of a column declared ON CONFLICT REPLACE) collapses the table to one row unasked",
-  ignore: true,
-  async fn() {
-    await using db = await liteOwn(`
-      create table t (id integer primary key, v text unique);
-      insert into t values (1, 'a'), (2, 'b'), (3, 'c');
-      create table u (id integer primary key, v text unique on conflict replace);
-      insert into u values (1, 'a'), (2, 'b'), (3, 'c');`);
-    assertEquals({
-      t: outcome(await db.write("update or replace t set v = 'x' where true")),
-      u: outcome(await db.write("update u set v = 'x' where true")),
-      left: [
-        db.all("select count(*) as n from t"),
-        db.all("select count(*) as n from u"),
-      ],
-    }, { t: "asked", u: "asked", left: [[{ n: 3 }], [{ n: 3 }]] });
-  },
-});
-
-Deno.test({
   // Sent (SQLite): u (id integer primary key ON CONFLICT REPLACE, v) of 3
   // rows; `insert into u select id, 'r' from u`. Should: asked, as
   // `insert or replace into u select id, 'r' from u` is. Happened: OK,
@@ -1213,8 +1112,7 @@ Deno.test({
   // SELECT without OR REPLACE, upsert or REPLACE: "none"); the table's own
   // conflict clause makes it a REPLACE.
   name:
-    "leaks: sqlite: a plain INSERT … SELECT of a table from itself whose key says ON CONFLICT REPLACE replaces every row unasked",
-  ignore: true,
+    "held (fixed): sqlite: a plain INSERT … SELECT of a table from itself whose key says ON CONFLICT REPLACE replaces every row unasked",
   async fn() {
     await using db = await liteOwn(`
       create table u (id integer primary key on conflict replace, v text);
