@@ -31,10 +31,11 @@
 import type { Tier } from "../sql/classifier.ts";
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
 import { lockedNonTable } from "./pg_lock_targets.ts";
+import { changedBuiltin } from "./pg_builtin_targets.ts";
 import { allowlisted, writeAllowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
 import { configRefusal } from "../pg_settings.ts";
-import { vetStatement } from "./vet_sql.ts";
+import { FIRST_USER_OID, vetStatement } from "./vet_sql.ts";
 import {
   deniedFunction,
   functionRefusal,
@@ -216,6 +217,8 @@ export async function vetPostgres(
   const findings = new Findings();
   const locked = await lockedNonTable(exec, analysis);
   if (locked !== null) findings.reach ??= locked;
+  const builtin = await changedBuiltin(exec, analysis.changes ?? [], null);
+  if (builtin !== null) findings.reach ??= builtin;
   let input: VetInput | null = inputOf([
     { analysis, owner: undefined, path: undefined },
   ]);
@@ -230,11 +233,37 @@ export async function vetPostgres(
     }
     const rows = await exec(vetStatement(JSON.stringify(input)));
     const bodies = await judgeRows(rows, input, findings);
+    await judgeChanges(exec, bodies, findings);
     input = bodies.length === 0 ? null : inputOf(bodies);
   }
   const cycle = cycleOf(findings.calls, findings.names);
   if (cycle !== null) findings.fail("e", cycle, true);
   return verdict(analysis, findings);
+}
+
+/**
+ * What SQL function bodies change by name (a `comment on type int4` run
+ * when the function is called): the database's own objects only, resolved
+ * on the search path the body runs with.
+ */
+async function judgeChanges(
+  exec: CatalogExec,
+  bodies: Source[],
+  found: Findings,
+): Promise<void> {
+  for (const body of bodies) {
+    const why = await changedBuiltin(
+      exec,
+      body.analysis.changes ?? [],
+      body.path ?? null,
+    );
+    if (why === null) continue;
+    const name = body.owner === undefined
+      ? "a function"
+      : found.names.get(body.owner) ?? "a function";
+    found.reach ??= `${name} runs ${why}`;
+    found.fail("e", `${name} runs ${why}`, true);
+  }
 }
 
 function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
@@ -424,6 +453,16 @@ function judgeRelation(row: Row, found: Findings): void {
     );
   }
   if (row.target !== true) return;
+  // A superuser login may INSERT, UPDATE and DELETE the catalogs' rows
+  // themselves (only DDL and TRUNCATE need allow_system_table_mods): a
+  // comment, a function's definition, a role's attributes.
+  if (
+    Number(row.oid) < FIRST_USER_OID ||
+    /^(pg_catalog|pg_toast|information_schema)\./.test(name)
+  ) {
+    found.reach ??=
+      `the statement writes ${name}, a table of the server's own catalogs, which keep every object's definition, privileges and comment; dbport writes the database's own tables only`;
+  }
   if (kind.startsWith("f")) {
     found.dryRun ??=
       `${name} is a foreign table: a write there reaches another server`;
