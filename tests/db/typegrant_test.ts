@@ -333,10 +333,22 @@ Deno.test({
         ),
         "OK []",
       );
+      // An argument's type named by a column's %TYPE is not resolved:
+      // refused, the type itself to be named.
+      const pct = await db.write(
+        "comment on function typegrant_own.plus(typegrant_own.t.a%type, int4) is 'typegrant pct'",
+      );
+      assert(pct.startsWith("ERR denied") && pct.includes("%TYPE"), pct);
+      assertEquals(
+        await db.write(
+          "comment on function typegrant_own.plus(int4, int4) is 'typegrant mine'",
+        ),
+        "OK []",
+      );
       const [row] = await db.admin.unsafe(
         "select count(*)::int as n from pg_description where description = 'typegrant mine'",
       );
-      assertEquals(row?.n, 9);
+      assertEquals(row?.n, 10);
     } finally {
       await db.drop();
     }
@@ -375,6 +387,34 @@ Deno.test({
         );
         assert(!read.includes("SQLSTATE"), `${query} -> ${read}`);
       }
+    } finally {
+      await db.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "typegrant: a name holding $' or $` (a table \"typegrant$'t\") is vetted, not pasted into the vetting query's text (String.replace read them as the query's own remainder or head: every statement naming it failed with dbport's own syntax error)",
+  ...needs("postgres"),
+  async fn() {
+    const db = await own("dollar");
+    try {
+      await db.admin.unsafe(
+        `create table "typegrant$'t" (a int); insert into "typegrant$'t" values (7);
+         create table "typegrant$\`u" (a int); insert into "typegrant$\`u" values (8)`,
+      );
+      assertEquals(await db.read(`select a from "typegrant$'t"`), "OK [[7]]");
+      assertEquals(await db.read('select a from "typegrant$`u"'), "OK [[8]]");
+      assertEquals(
+        await db.write(`update "typegrant$'t" set a = 9 where a = 7`),
+        "OK []",
+      );
+      // The names a statement changes are resolved the same way.
+      assertEquals(
+        await db.write(`comment on table "typegrant$'t" is 'typegrant'`),
+        "OK []",
+      );
     } finally {
       await db.drop();
     }
