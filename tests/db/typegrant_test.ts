@@ -106,7 +106,8 @@ const BUILTIN_STATE = `
          obj_description('public.citext'::regtype, 'pg_type') as citext,
          (select dictinitoption from pg_ts_dict where oid = 'pg_catalog.simple'::regdictionary) as simple,
          (select count(*) from pg_description where description like 'typegrant%')::int as comments,
-         to_regtype('pg_catalog.int4') is not null as int4_named`;
+         to_regtype('pg_catalog.int4') is not null as int4_named,
+         to_regclass('information_schema.tables') is not null as tables`;
 
 Deno.test({
   name:
@@ -172,6 +173,15 @@ Deno.test({
         ["comment on view tables is 'typegrant'", "information_schema"],
         ["grant select on tables to public", "information_schema"],
         ["comment on column tables.table_name is 'typegrant'", "tables"],
+        // A schema is named exactly; information_schema is not pinned.
+        [
+          "drop schema information_schema cascade",
+          "schema information_schema, an object",
+        ],
+        [
+          "drop view information_schema.tables",
+          "view tables of information_schema",
+        ],
         // Statements inside CREATE SCHEMA are the same statements.
         [
           "create schema typegrant_s grant execute on function md5(text) to public",
@@ -282,6 +292,11 @@ Deno.test({
     try {
       const steps = [
         "create schema typegrant_own",
+        "comment on schema typegrant_own is 'typegrant mine'",
+        "comment on schema public is 'typegrant mine'",
+        "grant usage on schema typegrant_own to public",
+        "alter schema typegrant_own rename to typegrant_own2",
+        "alter schema typegrant_own2 rename to typegrant_own",
         "create type typegrant_own.ty as (a int)",
         "comment on type typegrant_own.ty is 'typegrant mine'",
         "grant usage on type typegrant_own.ty to public",
@@ -348,7 +363,7 @@ Deno.test({
       const [row] = await db.admin.unsafe(
         "select count(*)::int as n from pg_description where description = 'typegrant mine'",
       );
-      assertEquals(row?.n, 10);
+      assertEquals(row?.n, 12);
     } finally {
       await db.drop();
     }

@@ -89,10 +89,15 @@ found AS (
     FROM x JOIN pg_ts_dict d ON x.k = 'd' AND d.dictname = x.n
    WHERE CASE WHEN x.s IS NULL THEN pg_ts_dict_is_visible(d.oid)
               ELSE d.dictnamespace = (SELECT oid FROM pg_namespace WHERE nspname = x.s) END
+  UNION ALL
+  -- A schema is its own namespace here.
+  SELECT x.i, 'pg_namespace'::regclass, ns.oid, ns.oid
+    FROM x JOIN pg_namespace ns ON x.k = 's' AND ns.nspname = x.n
 ),
 judged AS (
-  SELECT f.i, pg_describe_object(f.cls, f.oid, 0) AS object, n.nspname AS schema,
-         f.oid < 16384 AS builtin,
+  SELECT f.i, pg_describe_object(f.cls, f.oid, 0) AS object,
+         CASE WHEN f.cls <> 'pg_namespace'::regclass THEN n.nspname END AS schema,
+         f.oid < 16384 AND NOT (f.cls = 'pg_namespace'::regclass AND n.nspname = 'public') AS builtin,
          n.oid < 16384 AND n.nspname <> 'public' AS catalog,
          (SELECT e.extname FROM pg_depend dep JOIN pg_extension e ON e.oid = dep.refobjid
            WHERE dep.classid = f.cls AND dep.objid = f.oid AND dep.deptype = 'e'
@@ -157,9 +162,8 @@ export async function changedBuiltin(
     : verbOf(named);
   const object = String(first.object);
   if (first.builtin === true || first.catalog === true) {
-    return `${verb} ${written} changes ${object} of ${
-      String(first.schema)
-    }, an object of the server's own catalogs (its privileges, comment, name and definition are every user's of the database); ${OWN_ONLY}`;
+    const where = first.schema === null ? "" : ` of ${String(first.schema)}`;
+    return `${verb} ${written} changes ${object}${where}, an object of the server's own catalogs (its privileges, comment, name and definition are every user's of the database); ${OWN_ONLY}`;
   }
   return `${verb} ${written} changes ${object}, a member of the extension ${
     String(first.extension)

@@ -9,10 +9,12 @@
  * the catalog can tell `comment on type int4` (a built-in) from a type of
  * the database's own.
  *
- * Object kinds no statement can name a built-in of are left out: schemas
- * (named exactly, pg_reach.ts refuses the catalogs' own) and extended
- * statistics (none is built in). Kinds the statement-kind allowlist
- * refuses (languages, conversions, casts, ...) never reach this.
+ * Extended statistics are left out (none is built in); a schema is named
+ * exactly, never on the search path, and looked up so (`drop schema
+ * information_schema cascade` dropped the catalog's views for a fullAccess
+ * token, which the parser's check of schema names missed: only GRANT,
+ * COMMENT and RENAME named one). Kinds the statement-kind allowlist refuses
+ * (languages, conversions, casts, ...) never reach this.
  *
  * @module
  */
@@ -143,6 +145,14 @@ function partsOf(value: unknown): string[] {
 
 /** The object of kind `type` that one node of a statement names, or null. */
 export function objectOf(type: string, value: unknown): PgNamedObject | null {
+  if (type === "OBJECT_SCHEMA") {
+    const name = typeof value === "string"
+      ? value
+      : child(isNode(value) ? value : undefined, "String")?.sval;
+    return typeof name === "string"
+      ? { k: "s", t: "", s: null, n: name, w: name }
+      : null;
+  }
   const relation = relationOf(value);
   if (relation !== null) return relation;
   const node = isNode(value) ? value : undefined;
@@ -227,7 +237,8 @@ function namingNodes(kind: string, body: Node): unknown[] {
     return Array.isArray(body.objects) ? body.objects : [];
   }
   if (kind === "AlterFunctionStmt") return [body.func];
-  return [body.relation ?? body.object];
+  // ALTER SCHEMA s RENAME: the schema's name alone.
+  return [body.relation ?? body.object ?? body.subname];
 }
 
 /**

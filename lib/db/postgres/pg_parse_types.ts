@@ -38,19 +38,29 @@ export interface PgCall extends PgName {
  * its argument types (`to_regprocedure`), `p` a routine by its unique name
  * (`to_regproc`), `o` an operator (`to_regoperator`), `c` a collation, `g` a
  * text search configuration, `d` a text search dictionary (schema and name
- * on the search path); `x` a name dbport does not resolve (an argument's
- * `%TYPE`).
+ * on the search path), `s` a schema (its name); `x` a name dbport does not
+ * resolve (an argument's `%TYPE`).
  */
-export type PgObjectKind = "r" | "t" | "f" | "p" | "o" | "c" | "g" | "d" | "x";
+export type PgObjectKind =
+  | "r"
+  | "t"
+  | "f"
+  | "p"
+  | "o"
+  | "c"
+  | "g"
+  | "d"
+  | "s"
+  | "x";
 
 /** An existing object a statement changes, named as the catalog reads it. */
 export interface PgNamedObject {
   k: PgObjectKind;
   /** The text the `to_reg*` function reads (kinds r t f p o). */
   t: string;
-  /** The schema written, null when unqualified (kinds c g d). */
+  /** The schema written, null when unqualified (kinds c g d s). */
   s?: string | null;
-  /** The name without its schema (kinds c g d). */
+  /** The name without its schema (kinds c g d s). */
   n?: string;
   /** The name as written, for a message. */
   w: string;
