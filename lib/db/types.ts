@@ -252,6 +252,13 @@ export interface QueryOptions {
    */
   track?: { sampleRows: number };
   /**
+   * Called before a write's COMMIT with the tables whose every row the
+   * transaction changed or deleted, as the engine counts them (every_row.ts;
+   * empty: none); a throw rolls the write back and is what the query throws.
+   * A write that cannot run in a transaction (VACUUM) runs without it.
+   */
+  everyRow?: (tables: EveryRow[]) => void;
+  /**
    * Who sent the statement (signature.ts): the driver sends it with the
    * signature's comment first and, on PostgreSQL, `application_name` set
    * for its transaction.
@@ -264,6 +271,24 @@ export interface TableChange {
   /** The table as the engine names it (schema-qualified outside the current schema). */
   table: string;
   rows: number;
+}
+
+/**
+ * A table a write changed every row of (QueryOptions.everyRow): all of the
+ * rows it had before the write, at least two, deleted or changed.
+ */
+export interface EveryRow {
+  /** The table as the engine names it; null: `unjudged`, for `why`. */
+  table: string | null;
+  /** Its rows before the write; null where the engine cannot say. */
+  rows: number | null;
+  /**
+   * `deleted` or `changed` every row; `unjudged`: the engine cannot count
+   * the write's rows per table (`why`), so it may have.
+   */
+  how: "deleted" | "changed" | "unjudged";
+  /** Why an `unjudged` write cannot be counted. */
+  why?: string;
 }
 
 /** The most keys a preview binds; past it, the count alone (KEY_LIMIT). */

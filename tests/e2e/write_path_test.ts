@@ -476,6 +476,54 @@ Deno.test("Safe Mode: silent runs writes unasked, but a dangerous write asks", a
   );
 });
 
+Deno.test("Safe Mode silent: a write that deletes every row by its effect (WHERE true) is rolled back, asked with its preview, and runs once accepted; declined, nothing changes", async () => {
+  await using t = await setup({ safeMode: "silent" }, { hostDialog: "deny" });
+  const token = await t.server.mint("fullAccess");
+  const forms: JsonObject[] = [];
+  let answer = false;
+  const client = await sdk(t.server.url, token.plaintext, (params) => {
+    forms.push(params);
+    return { action: "accept", content: { approved: answer } };
+  });
+  const query = "update authors set born = 1900 where true";
+  try {
+    const declined = await client.callTool({
+      name: "execute_query",
+      arguments: { connection_id: t.saved.id, query },
+    });
+    assert(/denied/i.test(errorText(declined)), errorText(declined));
+    const borns = async () =>
+      (await t.fixture.admin("select born from authors order by id")).map((
+        row,
+      ) => (row as { born: unknown }).born);
+    const before = await borns();
+    assert(!before.every((born) => born === 1900));
+    answer = true;
+    const done = await client.callTool({
+      name: "execute_query",
+      arguments: { connection_id: t.saved.id, query },
+    });
+    assertEquals(done.isError, undefined, JSON.stringify(done));
+    assertEquals((done.structuredContent as JsonObject).rows_affected, 2);
+    assertEquals(await borns(), [1900, 1900]);
+    // Asked once per call, saying why and what the dry run changes.
+    assertEquals(forms.length, 2);
+    const schema = forms[1]!.requestedSchema as {
+      properties: { approved: { description: string } };
+    };
+    const description = schema.properties.approved.description;
+    assert(description.startsWith("Changes 2 rows of authors"), description);
+    assert(
+      /it changes every row of authors \(2 rows\)/.test(
+        String(forms[1]!.message),
+      ),
+      String(forms[1]!.message),
+    );
+  } finally {
+    await client.close();
+  }
+});
+
 Deno.test("Safe Mode alertFull asks for reads", async () => {
   await using dialog = await recordingDialog(1);
   await using t = await setup({ safeMode: "alertFull" }, {

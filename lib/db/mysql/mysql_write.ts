@@ -9,6 +9,7 @@
  */
 
 import { signed } from "../signature.ts";
+import { boundedCount, startJudgment } from "../every_row.ts";
 import { trackedMysqlWrite } from "./mysql_changes.ts";
 import { toDbError } from "./mysql_errors.ts";
 import { kill } from "./mysql_cut.ts";
@@ -41,6 +42,16 @@ export async function writeMysql(
         stop,
       );
     const track = options.track;
+    // Whether it changed every row, by the rows it counted (every_row.ts).
+    const judge = options.everyRow === undefined
+      ? null
+      : await startJudgment(text, "mysql", async (table, limit) => {
+        const sql = boundedCount(table, limit, "mysql");
+        const rows = await rowsOf(connection, sql, []);
+        return Number(
+          (rows[0] as { dbport_n?: unknown } | undefined)?.dbport_n,
+        );
+      });
     const result = track === undefined
       ? await run(text)
       : await trackedMysqlWrite(text, track, options.maxRows, {
@@ -48,6 +59,7 @@ export async function writeMysql(
         rows: (sql, params) => rowsOf(connection, sql, params),
       });
     throwIfAborted(options.signal, ROLLED_BACK);
+    if (judge !== null) options.everyRow!(await judge(result.rowsAffected));
     options.beforeCommit?.(result);
     options.onCommit?.();
     await simple(connection, "COMMIT");

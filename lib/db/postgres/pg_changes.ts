@@ -233,24 +233,34 @@ export function regclassName(
  * snapshots, one after BEGIN and one before COMMIT.
  */
 export const PG_TABLE_COUNTS = `SELECT 'n' AS kind,
-  CASE WHEN schemaname = current_schema() THEN quote_ident(relname)
-       ELSE quote_ident(schemaname) || '.' || quote_ident(relname) END AS name,
-  n_tup_ins + n_tup_upd + n_tup_del AS n
-  FROM pg_stat_xact_user_tables
- WHERE n_tup_ins + n_tup_upd + n_tup_del > 0`;
+  CASE WHEN schemaname OPERATOR(pg_catalog.=) pg_catalog.current_schema()
+       THEN pg_catalog.quote_ident(relname)
+       ELSE pg_catalog.concat(pg_catalog.quote_ident(schemaname), '.',
+         pg_catalog.quote_ident(relname)) END AS name,
+  n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd OPERATOR(pg_catalog.+) n_tup_del
+    AS n
+  FROM pg_catalog.pg_stat_xact_user_tables
+ WHERE n_tup_ins OPERATOR(pg_catalog.+) n_tup_upd OPERATOR(pg_catalog.+)
+       n_tup_del OPERATOR(pg_catalog.>) 0`;
 
 /**
  * PG_TABLE_COUNTS, then (kind `k`) the primary key columns of the table
- * named by $1 (null: none), in key order.
+ * named by $1 (null: none), in key order. Every name is qualified: a
+ * statement run before it in the transaction may have set a search_path
+ * that puts a view or function of the same name first.
  */
 export const PG_COUNTS_AND_KEY = `${PG_TABLE_COUNTS}
 UNION ALL
 SELECT 'k', name, n FROM (
-  SELECT a.attname::text AS name,
-         array_position(i.indkey::int2[], a.attnum)::bigint AS n
-    FROM pg_index i
-    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-   WHERE $1::text IS NOT NULL AND i.indrelid = to_regclass($1::text)
+  SELECT a.attname::pg_catalog.text AS name,
+         pg_catalog.array_position(i.indkey::pg_catalog.int2[], a.attnum)
+           ::pg_catalog.int8 AS n
+    FROM pg_catalog.pg_index i
+    JOIN pg_catalog.pg_attribute a
+      ON a.attrelid OPERATOR(pg_catalog.=) i.indrelid
+     AND a.attnum OPERATOR(pg_catalog.=) ANY (i.indkey)
+   WHERE $1::pg_catalog.text IS NOT NULL
+     AND i.indrelid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1::pg_catalog.text)
      AND i.indisprimary
   ) k`;
 

@@ -149,6 +149,12 @@ class Findings {
    * statement only a write.
    */
   reach: string | null = null;
+  /**
+   * A SQL function it runs whose body drops or truncates: calling it is
+   * as destructive as its DROP (a readWrite token dropped a table through
+   * `LANGUAGE sql AS $$ drop table t $$`, outsider stop 59).
+   */
+  destroys: string | null = null;
   /** A foreign table the statement names (for DDL that retargets it). */
   foreignTable: string | null = null;
   /** An enabled event trigger: it runs code on any DDL. */
@@ -290,6 +296,16 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
       denied: found.denied,
       noPlan: reach,
       noDryRun: reach,
+    };
+  }
+  if (found.destroys !== null) {
+    return {
+      tier: "destructive",
+      reach: null,
+      why: found.destroys,
+      denied: found.denied,
+      noPlan: found.plans ?? found.destroys,
+      noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
     };
   }
   return {
@@ -572,6 +588,15 @@ async function judgeFunction(
   }
   const merged = mergedBody(body.statements);
   merged.reach ??= definesInCatalog(body.statements, path);
+  if (merged.tier === "destructive") {
+    const kind = body.statements.find((s) => s.tier === "destructive")!
+      .kinds[0]!;
+    found.destroys ??= `${name} runs ${
+      kind === "AlterTableStmt"
+        ? "ALTER TABLE … DROP"
+        : kind.replace(/Stmt$/, "").toUpperCase()
+    } in its body`;
+  }
   if (merged.reach !== null) found.reach ??= `${name} ${merged.reach}`;
   if (merged.reach !== null || merged.tier !== "read") {
     found.fail(

@@ -43,7 +43,10 @@ export function definesInCatalog(
   } with ${first} first on its search path: it may change the server's own catalogs; dbport changes the database's own objects only`;
 }
 
-/** A body's statements as one: names of all, the highest tier. */
+/**
+ * A body's statements as one: names of all, the highest tier (a DROP or
+ * TRUNCATE in it makes calling the function destructive, pg_vet.ts).
+ */
 export function mergedBody(statements: PgAnalysis[]): PgAnalysis {
   const merged: PgAnalysis = {
     tier: "read",
@@ -57,7 +60,10 @@ export function mergedBody(statements: PgAnalysis[]): PgAnalysis {
     kinds: [],
   };
   for (const statement of statements) {
-    if (statement.tier !== "read" || statement.plansOnly) merged.tier = "write";
+    if (statement.tier === "destructive") merged.tier = "destructive";
+    else if (statement.tier !== "read" || statement.plansOnly) {
+      if (merged.tier === "read") merged.tier = "write";
+    }
     merged.reach ??= namedReach(statement);
     merged.functions.push(...statement.functions);
     merged.operators.push(...statement.operators);

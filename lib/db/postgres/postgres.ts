@@ -39,7 +39,8 @@ import {
   postgresFingerprint,
   searchPostgres,
 } from "./postgres_schema.ts";
-import { pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
+import { type PgExec, pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
+import { pgEveryRow, pgTouches, plainDml } from "./pg_every_row.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres, vetWithoutCatalog } from "./pg_vet.ts";
@@ -356,10 +357,11 @@ async function writeQuery(
       trackedPgWrite(
         text,
         track,
-        (sql, params) =>
-          answered(reserved.unsafe(sql, params as never[]), answer),
+        exec,
         run,
       );
+  const exec: PgExec = (sql, params) =>
+    answered(reserved.unsafe(sql, params as never[]), answer);
   let open = false;
   let gone = false;
   try {
@@ -372,6 +374,10 @@ async function writeQuery(
       answer,
     );
     open = true;
+    // The counts the write's own are told from (pg_every_row.ts).
+    const touched = options.everyRow === undefined
+      ? null
+      : await pgTouches(exec);
     let result: QueryResult;
     try {
       result = await statement();
@@ -403,6 +409,9 @@ async function writeQuery(
         "connect",
         "the statement's cancel request was not confirmed by the database: the write was not committed",
       );
+    }
+    if (touched !== null) {
+      options.everyRow!(await pgEveryRow(exec, touched, await plainDml(text)));
     }
     options.beforeCommit?.(result);
     open = false;

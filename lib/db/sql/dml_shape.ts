@@ -22,6 +22,10 @@ export interface DmlShape {
   multiTable: boolean;
   /** It has an ON DUPLICATE KEY UPDATE or ON CONFLICT … DO UPDATE clause. */
   upsert: boolean;
+  /** A conflicting row is deleted first: REPLACE, SQLite's INSERT OR REPLACE. */
+  replaces: boolean;
+  /** INSERT or REPLACE whose rows come from a query rather than VALUES. */
+  fromQuery: boolean;
   /** Why the statement's row choice may differ from run to run, or null. */
   choice: string | null;
   /** UPDATE: the columns it sets when a new value varies from run to run. */
@@ -85,6 +89,8 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     returning: false,
     multiTable: false,
     upsert: false,
+    replaces: false,
+    fromQuery: false,
     choice: null,
     varyingSet: [],
   };
@@ -108,6 +114,8 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     const token = tokens[i + offset];
     return token?.kind === "word" ? token.text : "";
   };
+  shape.replaces = keyword === "REPLACE" ||
+    (keyword === "INSERT" && word() === "OR" && word(1) === "REPLACE");
   if (word() === "OR") i += 2; // SQLite: OR REPLACE, OR IGNORE …
   while (MODIFIERS.has(word())) i++;
   if (keyword === "DELETE") {
@@ -129,11 +137,20 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     const token = tokens[j]!;
     if (token.text === "(") depth++;
     else if (token.text === ")") depth--;
+    // A query anywhere before VALUES (`INSERT INTO t (SELECT …)` too).
+    if (
+      (keyword === "INSERT" || keyword === "REPLACE") && valuesAt < 0 &&
+      token.kind === "word" &&
+      (token.text === "SELECT" || token.text === "TABLE")
+    ) {
+      shape.fromQuery = true;
+    }
     if (depth !== 0) continue;
     const text = token.text;
     if (text === "RETURNING") shape.returning = true;
     if (text === "SET" && setAt < 0) setAt = j;
     if ((text === "VALUES" || text === "VALUE") && valuesAt < 0) valuesAt = j;
+
     if (
       text === "DUPLICATE" ||
       (text === "DO" && tokens[j + 1]?.text === "UPDATE")

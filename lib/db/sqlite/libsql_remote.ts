@@ -11,6 +11,7 @@
 import { createClient, type Transaction } from "@libsql/client";
 import { Budget } from "../budget.ts";
 import { dmlShape } from "../sql/dml_shape.ts";
+import { boundedCount, startJudgment } from "../every_row.ts";
 import { cellMapper, toDbError } from "./sqlite_cells.ts";
 import {
   SQLITE_KEY_COLUMNS,
@@ -137,10 +138,23 @@ async function remoteQuery(
   options: QueryOptions,
 ): Promise<QueryResult> {
   const track = options.mode === "write" ? options.track : undefined;
+  const number = async (sql: string) =>
+    Number((await tx.execute({ sql, args: [] })).rows[0]?.[0]);
+  // Whether it changed every row, by the rows it counted (every_row.ts).
+  const judge = options.mode === "write" && options.everyRow !== undefined
+    ? await startJudgment(
+      text,
+      "sqlite",
+      (table, limit) => number(boundedCount(table, limit, "sqlite")),
+    )
+    : null;
   const done = track === undefined
     ? await remoteRows(tx, text, options)
     : await remoteTracked(tx, text, track, options);
   if (options.mode !== "write") return { ...done, rowsAffected: 0 };
+  if (judge !== null) {
+    options.everyRow!(await judge(await number("select changes()")));
+  }
   options.beforeCommit?.(done);
   return done;
 }

@@ -8,7 +8,7 @@
  */
 
 import type { Limits } from "../budget.ts";
-import type { Cell, QueryResult } from "../types.ts";
+import type { Cell, EveryRow, QueryResult } from "../types.ts";
 
 /** How many connections one worker may hold at once. */
 export const REGISTRY_SLOTS = 256;
@@ -58,6 +58,8 @@ export type Request =
     needsTransaction: boolean;
     /** Count what it changes and bind its keys (QueryOptions.track). */
     track?: { sampleRows: number };
+    /** Judge whether it changed every row of its table (every_row.ts). */
+    everyRow?: true;
   }
   | { type: "finish"; id: number; commit: boolean }
   | Watch & {
@@ -80,4 +82,6 @@ export type Response =
 export interface WriteAnswer {
   result: QueryResult;
   inTransaction: boolean;
+  /** The tables it changed every row of, when asked (`everyRow`). */
+  everyRow?: EveryRow[];
 }

@@ -9,6 +9,11 @@
 
 import { dmlShape } from "../sql/dml_shape.ts";
 import {
+  boundedCount,
+  type QualifiedName,
+  startJudgment,
+} from "../every_row.ts";
+import {
   SQLITE_KEY_COLUMNS,
   SQLITE_TRACK,
   sqliteCounts,
@@ -20,7 +25,7 @@ import {
   SqliteError,
   step,
 } from "./sqlite_ffi.ts";
-import type { Limits, Request } from "./sqlite_protocol.ts";
+import type { Limits, Request, WriteAnswer } from "./sqlite_protocol.ts";
 import { failure, post } from "./sqlite_worker_channel.ts";
 import {
   close,
@@ -55,12 +60,12 @@ export async function write(request: Write): Promise<void> {
   let keep = false;
   try {
     await watchedAsync(db, { ...request }, async () => {
-      const { result, inTransaction } = await writeOnce(db, request);
-      if (inTransaction) {
+      const answer = await writeOnce(db, request);
+      if (answer.inTransaction) {
         writes.set(request.id, db);
         keep = true;
       }
-      post({ id: request.id, ok: true, value: { result, inTransaction } });
+      post({ id: request.id, ok: true, value: answer });
     });
   } catch (error) {
     sqlite3().sqlite3_get_autocommit(db) || execQuiet(db, "ROLLBACK");
@@ -77,7 +82,7 @@ export async function write(request: Write): Promise<void> {
 async function writeOnce(
   db: Deno.PointerValue,
   request: Write,
-): Promise<{ result: QueryResult; inTransaction: boolean }> {
+): Promise<WriteAnswer> {
   let inTransaction = false;
   let result: QueryResult;
   const before = totalChanges(db);
@@ -96,6 +101,13 @@ async function writeOnce(
     : () => tracked(db, request, before, statement);
   execAll(db, "BEGIN IMMEDIATE");
   inTransaction = true;
+  const judge = request.everyRow
+    ? await startJudgment(
+      request.sql,
+      "sqlite",
+      (table, limit) => Promise.resolve(countRows(db, table, limit)),
+    )
+    : null;
   try {
     result = await once();
   } catch (error) {
@@ -109,8 +121,29 @@ async function writeOnce(
     }
     result = statement(request.sql);
   }
+  // The statement's own rows (its triggers' are not among them).
+  const changes = sqlite3().sqlite3_changes(db);
   result = { ...result, rowsAffected: totalChanges(db) - before };
-  return { result, inTransaction };
+  if (judge === null || !inTransaction) return { result, inTransaction };
+  return { result, inTransaction, everyRow: await judge(changes) };
+}
+
+/** The rows of `table`, at most `limit` (every_row.ts). */
+function countRows(
+  db: Deno.PointerValue,
+  table: QualifiedName,
+  limit: number,
+): number {
+  return run(
+    db,
+    boundedCount(table, limit, "sqlite"),
+    [],
+    false,
+    (prepared) =>
+      step(db, prepared.handle)
+        ? Number(rowValues(prepared.handle, 1)[0])
+        : Number.NaN,
+  );
 }
 
 /** A tracked write's statement on the open transaction: counts and keys. */

@@ -57,6 +57,7 @@ async function writeNow(
     needsTransaction: options.beforeCommit !== undefined ||
       options.track !== undefined,
     ...(options.track === undefined ? {} : { track: options.track }),
+    ...(options.everyRow === undefined ? {} : { everyRow: true as const }),
   });
   const finish = (commit: boolean) =>
     client.call<null>(
@@ -68,7 +69,10 @@ async function writeNow(
   const done = answer.result;
   try {
     throwIfAborted(options.signal, ROLLED_BACK);
-    if (answer.inTransaction) options.beforeCommit?.(done);
+    if (answer.inTransaction) {
+      options.everyRow?.(answer.everyRow ?? []);
+      options.beforeCommit?.(done);
+    }
     options.onCommit?.();
   } catch (error) {
     if (answer.inTransaction) await finish(false).catch(() => {});

@@ -219,11 +219,16 @@ export async function admitStatement(
   operation: string,
   timeoutSeconds: number,
   params: readonly BindValue[] = [],
+  /** Why else to ask: what a write that ran was found to do (every_row.ts). */
+  found: readonly string[] = [],
 ): Promise<WritePreview | null> {
   const connection = resolved.connection;
   const firstUse = connection.aiPolicy === "askEachTime" &&
     !deps.consent.granted(ctx.principal, connection.id);
-  const reasons = consentReasons(connection, statement, firstUse);
+  const reasons = [
+    ...found,
+    ...consentReasons(connection, statement, firstUse),
+  ];
   if (reasons.length === 0) return null;
   let preview: WritePreview | null = null;
   if (statement.tier !== "read") {

@@ -15,12 +15,12 @@ import { callSettings, type FeatureDeps } from "../deps.ts";
 import { PARAMS } from "./bind.ts";
 import { invalidArgument } from "./failure.ts";
 import { vetStatement } from "./vet.ts";
+import { runVetted } from "./every_row.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import {
   QUERY,
   queryText,
   RESULT_SET_SCHEMA,
-  runClassified,
   TIMEOUT_SECONDS,
   timeoutSeconds,
 } from "./statement.ts";
@@ -79,12 +79,10 @@ export function executeQueryTool(deps: FeatureDeps): ToolEntry {
         ...(args.params === undefined ? {} : { params: args.params }),
         planLimits: true,
       });
-      const { resolved, statement, preview } = vetted;
-      return await runClassified(deps, ctx, resolved, statement, {
+      return await runVetted(deps, ctx, vetted, {
         maxRows,
         timeoutSeconds: timeout,
-        preview,
-        params: vetted.params,
+        operation: "a query",
       });
     },
   });

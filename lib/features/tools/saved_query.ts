@@ -29,8 +29,9 @@ import { isVisible } from "./access.ts";
 import type { ArgumentSpec } from "./arguments.ts";
 import { defineTool } from "./define.ts";
 import { invalidArgument } from "./failure.ts";
-import { RESULT_SET_SCHEMA, runClassified } from "./statement.ts";
+import { RESULT_SET_SCHEMA } from "./statement.ts";
 import { vetStatement } from "./vet.ts";
+import { runVetted } from "./every_row.ts";
 import { RESULT_GRID_URI, withView } from "../ui/apps.ts";
 
 /** The tool name of a saved query. */
@@ -162,18 +163,11 @@ export function savedQueryTool(
           declared(param)?.type === "float"
         ),
       });
-      return await runClassified(
-        deps,
-        ctx,
-        vetted.resolved,
-        vetted.statement,
-        {
-          maxRows: Math.min(settings.defaultRowLimit, settings.maxRowLimit),
-          timeoutSeconds,
-          preview: vetted.preview,
-          params: vetted.params,
-        },
-      );
+      return await runVetted(deps, ctx, vetted, {
+        maxRows: Math.min(settings.defaultRowLimit, settings.maxRowLimit),
+        timeoutSeconds,
+        operation: `the saved query ${name}`,
+      });
     },
   });
 }

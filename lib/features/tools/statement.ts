@@ -23,6 +23,7 @@ import { answerBudget } from "./answer_budget.ts";
 import { refusePrivate } from "./private_refusal.ts";
 import { signatureOf } from "./sign.ts";
 import { classifyQuery } from "./classify.ts";
+import { EveryRowFound, stopOnEveryRow } from "./every_row_found.ts";
 import { type ResultSet } from "./result_schema.ts";
 import {
   answerLimits,
@@ -150,6 +151,11 @@ export async function runClassified(
     preview?: WritePreview | null;
     /** Values bound to the statement's placeholders. */
     params?: readonly BindValue[];
+    /**
+     * A write no one was asked about: stopped before COMMIT when it changed
+     * every row of a table (every_row.ts, which asks then).
+     */
+    everyRow?: boolean;
   },
 ): Promise<ResultSet> {
   const settings = callSettings(deps, ctx);
@@ -178,11 +184,14 @@ export async function runClassified(
     options.beforeCommit = beforeCommit;
     options.track = HOLD_TRACK;
   }
+  if (write && limits.everyRow === true) options.everyRow = stopOnEveryRow;
   const history = { deps, ctx, settings, resolved, statement };
   let result: QueryResult;
   try {
     result = await resolved.driver.query(statement.text, options);
   } catch (error) {
+    // Rolled back to be asked about (every_row.ts): not a run of its own.
+    if (error instanceof EveryRowFound) throw error;
     remember(history, elapsedSince(started), null, error);
     if (limits.preview) ctx.note?.(`${previewNote(limits.preview)}, not run`);
     if (!write) await refusePrivate(resolved, ctx, error);

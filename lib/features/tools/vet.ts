@@ -89,11 +89,12 @@ export async function vetStatement(
   if (statement.tier === "destructive") {
     // Name only what this caller can do: confirm_destructive_operation
     // needs the admin scope, which a bridge or readWrite token lacks.
+    const because = statement.why ? ` (${statement.why})` : "";
     throw new ToolFailure(
       "denied",
       ctx.principal.scopes.has("admin")
-        ? "this statement drops or truncates data; use confirm_destructive_operation for it"
-        : "this statement drops or truncates data, which this client may not do: ask the user to run it in the app, or from a client with a fullAccess token (through confirm_destructive_operation)",
+        ? `this statement drops or truncates data${because}; use confirm_destructive_operation for it`
+        : `this statement drops or truncates data${because}, which this client may not do: ask the user to run it in the app, or from a client with a fullAccess token (through confirm_destructive_operation)`,
     );
   }
   if (statement.tier === "write") {

@@ -1,0 +1,229 @@
+/**
+ * The judgment of "every row" from the engine's counts (lib/db/every_row.ts):
+ * a table's rows before the write, told from its rows after and what the
+ * write inserted, updated and deleted; the statement shapes MariaDB and
+ * SQLite are judged by; the bounded counts.
+ *
+ * @module
+ */
+
+import { assertEquals } from "@std/assert";
+import {
+  boundedCount,
+  everyRowReason,
+  judgeStatement,
+  judgeTouch,
+  judgeWritten,
+  mayCoverTable,
+  rowsToCount,
+  startJudgment,
+  statementJudgment,
+  type Touch,
+} from "../../lib/db/every_row.ts";
+
+const touch = (inserted: number, updated: number, deleted: number): Touch => ({
+  table: "t",
+  inserted,
+  updated,
+  deleted,
+});
+
+Deno.test("judgeTouch: every row deleted or changed of a table of two or more rows", () => {
+  // Three rows deleted, none left.
+  assertEquals(judgeTouch(touch(0, 0, 3), 0), {
+    table: "t",
+    rows: 3,
+    how: "deleted",
+  });
+  // Three updated of three.
+  assertEquals(judgeTouch(touch(0, 3, 0), 3), {
+    table: "t",
+    rows: 3,
+    how: "changed",
+  });
+  // Rewritten: three deleted, three inserted.
+  assertEquals(judgeTouch(touch(3, 0, 3), 3)?.rows, 3);
+  // An upsert that updated two and added one: both old rows changed.
+  assertEquals(judgeTouch(touch(1, 2, 0), 3)?.rows, 2);
+});
+
+Deno.test("judgeTouch: a row left untouched, or fewer than two rows, is no whole-table change", () => {
+  // Two of three deleted: one left.
+  assertEquals(judgeTouch(touch(0, 0, 2), 1), null);
+  // Two of three updated (counted up to rowsToCount = 3: three rows now).
+  assertEquals(judgeTouch(touch(0, 2, 0), 3), null);
+  // The count stopped at its limit: more rows than the write put in.
+  assertEquals(judgeTouch(touch(0, 2, 0), rowsToCount(touch(0, 2, 0))), null);
+  // A table of one row.
+  assertEquals(judgeTouch(touch(0, 0, 1), 0), null);
+  assertEquals(judgeTouch(touch(0, 1, 0), 1), null);
+  // New rows only.
+  assertEquals(judgeTouch(touch(5, 0, 0), 5), null);
+  // Inserted and deleted again in the same write: the table was empty.
+  assertEquals(judgeTouch(touch(3, 0, 3), 0), null);
+  // Inserted then updated: none of the rows were there before.
+  assertEquals(judgeTouch(touch(2, 2, 0), 2), null);
+});
+
+Deno.test("mayCoverTable and rowsToCount: what is worth counting, and how far", () => {
+  assertEquals(mayCoverTable(touch(9, 0, 1)), false);
+  assertEquals(mayCoverTable(touch(0, 1, 1)), true);
+  assertEquals(mayCoverTable(touch(0, 2, 0)), true);
+  assertEquals(mayCoverTable(touch(0, 0, 2)), true);
+  assertEquals(rowsToCount(touch(0, 0, 7)), 1);
+  assertEquals(rowsToCount(touch(2, 3, 4)), 6);
+});
+
+Deno.test("judgeWritten: an upsert or REPLACE that left no more rows than it wrote, in a table of two or more", () => {
+  assertEquals(judgeWritten("t", 2, 3, 3), {
+    table: "t",
+    rows: null,
+    how: "changed",
+  });
+  // One REPLACEd row that took two old ones (two unique keys).
+  assertEquals(judgeWritten("t", 2, 1, 1)?.how, "changed");
+  assertEquals(judgeWritten("t", 2, 3, 4), null);
+  assertEquals(judgeWritten("t", 1, 3, 3), null);
+  assertEquals(judgeWritten("t", 0, 3, 3), null);
+});
+
+Deno.test("statementJudgment: each shape's way of counting", () => {
+  const of = (text: string, dialect: "mysql" | "sqlite") =>
+    statementJudgment(text, dialect);
+  assertEquals(of("delete from s.t where true", "mysql"), {
+    kind: "delete",
+    table: { schema: "s", name: "t" },
+  });
+  assertEquals(of("/* c */ update `t` set a = 1", "mysql"), {
+    kind: "update",
+    table: { schema: null, name: "t" },
+  });
+  assertEquals(of("insert or replace into t select * from t", "sqlite"), {
+    kind: "written",
+    table: { schema: null, name: "t" },
+  });
+  assertEquals(of("replace into t (select * from u)", "mysql").kind, "written");
+  assertEquals(
+    of("insert into t select * from u on duplicate key update a = 1", "mysql")
+      .kind,
+    "written",
+  );
+  // Rows named by VALUES, a plain INSERT … SELECT, DDL: nothing to judge.
+  assertEquals(
+    of("insert into t values (1) on conflict do update set a = 1", "sqlite")
+      .kind,
+    "none",
+  );
+  assertEquals(of("insert into t select * from u", "sqlite").kind, "none");
+  assertEquals(of("create table t (a int)", "mysql").kind, "none");
+  // SQLite has no stored code; MariaDB's SELECT, CALL, DO, SET may run it.
+  assertEquals(of("select f()", "sqlite").kind, "none");
+  for (
+    const text of [
+      "select f()",
+      "call p()",
+      "do f()",
+      "set @a = f()",
+      "execute s",
+      "with x as (select f()) select * from x",
+      "values (f())",
+    ]
+  ) {
+    assertEquals(of(text, "mysql").kind, "unjudged", text);
+  }
+  assertEquals(of("delete t from t join u on true", "mysql").kind, "unjudged");
+  assertEquals(of("update t, u set t.a = 1", "mysql").kind, "unjudged");
+});
+
+Deno.test("boundedCount: quoted the engine's way, limited", () => {
+  assertEquals(
+    boundedCount({ schema: "a`b", name: "t" }, 3, "mysql"),
+    "SELECT count(*) AS dbport_n FROM (SELECT 1 FROM `a``b`.`t` LIMIT 3) dbport_rows",
+  );
+  assertEquals(
+    boundedCount({ schema: null, name: 'x"y' }, 1, "sqlite"),
+    'SELECT count(*) AS dbport_n FROM (SELECT 1 FROM "x""y" LIMIT 1) dbport_rows',
+  );
+});
+
+Deno.test("judgeStatement and startJudgment: the counts asked for, and a count that fails is unjudged", async () => {
+  const asked: number[] = [];
+  const counter = (rows: number) => (limit: number) => {
+    asked.push(limit);
+    return Promise.resolve(Math.min(rows, limit));
+  };
+  const del = { kind: "delete" as const, table: { schema: null, name: "t" } };
+  assertEquals(await judgeStatement(del, 3, null, counter(0)), [
+    { table: "t", rows: 3, how: "deleted" },
+  ]);
+  assertEquals(asked, [1]);
+  // One row deleted: not counted at all.
+  assertEquals(await judgeStatement(del, 1, null, counter(0)), []);
+  assertEquals(asked, [1]);
+  const upd = { kind: "update" as const, table: { schema: "s", name: "t" } };
+  assertEquals(await judgeStatement(upd, 4, null, counter(9)), []);
+  assertEquals(asked, [1, 5]);
+  assertEquals(await judgeStatement(upd, 4, null, counter(4)), [
+    { table: "s.t", rows: 4, how: "changed" },
+  ]);
+  const failing = () => Promise.reject(new Error("permission denied"));
+  assertEquals(await judgeStatement(upd, 4, null, failing), [{
+    table: null,
+    rows: null,
+    how: "unjudged",
+    why: "the rows of s.t could not be counted",
+  }]);
+  // A session that answers no number (MariaDB's sql_select_limit = 0), or
+  // a number no count is.
+  assertEquals(
+    (await judgeStatement(upd, 4, null, () => Promise.resolve(-1)))[0]?.how,
+    "unjudged",
+  );
+  assertEquals(
+    (await judgeStatement(upd, 4, null, () => Promise.resolve(Number.NaN)))[0]
+      ?.how,
+    "unjudged",
+  );
+  const written = {
+    kind: "written" as const,
+    table: { schema: null, name: "t" },
+  };
+  assertEquals(await judgeStatement(written, 3, 1, counter(3)), []);
+  assertEquals(
+    (await judgeStatement(written, 3, null, counter(3)))[0]?.how,
+    "unjudged",
+  );
+  assertEquals(
+    (await judgeStatement(written, 3, 2, counter(3)))[0]?.how,
+    "changed",
+  );
+  // startJudgment counts an upsert's table before it runs, at most 2 rows.
+  const limits: number[] = [];
+  const judge = await startJudgment(
+    "replace into t select * from t",
+    "mysql",
+    (table, limit) => {
+      limits.push(limit);
+      assertEquals(table, { schema: null, name: "t" });
+      return Promise.resolve(Math.min(3, limit));
+    },
+  );
+  assertEquals(limits, [2]);
+  assertEquals((await judge(3))[0]?.how, "changed");
+  assertEquals(limits, [2, 4]);
+  const none = await startJudgment("insert into t values (1)", "mysql", () => {
+    throw new Error("never counted");
+  });
+  assertEquals(await none(1), []);
+});
+
+Deno.test("everyRowReason: what the user is told", () => {
+  assertEquals(
+    everyRowReason([
+      { table: "t", rows: 3, how: "deleted" },
+      { table: "u", rows: null, how: "changed" },
+      { table: null, rows: null, how: "unjudged", why: "stored code" },
+    ]),
+    "it deletes every row of t (3 rows); it changes every row of u; dbport cannot count which rows it changes (stored code): tried and rolled back, not committed",
+  );
+});
