@@ -20,7 +20,7 @@
  * @module
  */
 
-import type { PgNamedObject } from "./pg_parse.ts";
+import type { PgAnalysis, PgNamedObject } from "./pg_parse.ts";
 
 /** A catalog question's rows (pg_vet.ts `CatalogExec`: several statements, the last one's). */
 type CatalogExec = (text: string) => Promise<Record<string, unknown>[]>;
@@ -168,4 +168,37 @@ export async function changedBuiltin(
   return `${verb} ${written} changes ${object}, a member of the extension ${
     String(first.extension)
   }, which the server's administrator installed (and may have kept from PUBLIC on purpose); ${OWN_ONLY}`;
+}
+
+/** A SQL function's body as the vetting reads it (pg_vet.ts `Source`). */
+interface Body {
+  analysis: PgAnalysis;
+  /** The function's OID. */
+  owner: number | undefined;
+  /** Its own `SET search_path`; null or absent: the caller's. */
+  path: string[] | null | undefined;
+}
+
+/**
+ * Why a SQL function body changes by name an object that is not the
+ * database's own (a `comment on type int4` run when the function is
+ * called), resolved on the search path the body runs with; null when none
+ * of `bodies` does. `nameOf` names a function by its OID.
+ */
+export async function bodiesChange(
+  exec: CatalogExec,
+  bodies: readonly Body[],
+  nameOf: (oid: number) => string | undefined,
+): Promise<string | null> {
+  for (const body of bodies) {
+    const why = await changedBuiltin(
+      exec,
+      body.analysis.changes ?? [],
+      body.path ?? null,
+    );
+    if (why === null) continue;
+    const name = body.owner === undefined ? undefined : nameOf(body.owner);
+    return `${name ?? "a function"} runs ${why}`;
+  }
+  return null;
 }

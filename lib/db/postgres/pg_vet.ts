@@ -31,7 +31,7 @@
 import type { Tier } from "../sql/classifier.ts";
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
 import { lockedNonTable } from "./pg_lock_targets.ts";
-import { changedBuiltin } from "./pg_builtin_targets.ts";
+import { bodiesChange, changedBuiltin } from "./pg_builtin_targets.ts";
 import { allowlisted, writeAllowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
 import { configRefusal } from "../pg_settings.ts";
@@ -239,37 +239,20 @@ export async function vetPostgres(
     }
     const rows = await exec(vetStatement(JSON.stringify(input)));
     const bodies = await judgeRows(rows, input, findings);
-    await judgeChanges(exec, bodies, findings);
+    const changes = await bodiesChange(
+      exec,
+      bodies,
+      (oid) => findings.names.get(oid),
+    );
+    if (changes !== null) {
+      findings.reach ??= changes;
+      findings.fail("e", changes, true);
+    }
     input = bodies.length === 0 ? null : inputOf(bodies);
   }
   const cycle = cycleOf(findings.calls, findings.names);
   if (cycle !== null) findings.fail("e", cycle, true);
   return verdict(analysis, findings);
-}
-
-/**
- * What SQL function bodies change by name (a `comment on type int4` run
- * when the function is called): the database's own objects only, resolved
- * on the search path the body runs with.
- */
-async function judgeChanges(
-  exec: CatalogExec,
-  bodies: Source[],
-  found: Findings,
-): Promise<void> {
-  for (const body of bodies) {
-    const why = await changedBuiltin(
-      exec,
-      body.analysis.changes ?? [],
-      body.path ?? null,
-    );
-    if (why === null) continue;
-    const name = body.owner === undefined
-      ? "a function"
-      : found.names.get(body.owner) ?? "a function";
-    found.reach ??= `${name} runs ${why}`;
-    found.fail("e", `${name} runs ${why}`, true);
-  }
 }
 
 function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
