@@ -15,10 +15,17 @@ import { outsideDatabase } from "./pg_statement_kinds.ts";
 import { installsCode, REACH_STATEMENTS, statementReach } from "./pg_reach.ts";
 import { child, childList, isNode, names, type Node } from "./pg_tree.ts";
 import { settingsReach } from "../pg_settings.ts";
-import type { PgAnalysis, PgCall, PgName, PgParse } from "./pg_parse_types.ts";
+import { namedObjects } from "./pg_named_objects.ts";
+import type {
+  PgAnalysis,
+  PgCall,
+  PgName,
+  PgNamedObject,
+  PgParse,
+} from "./pg_parse_types.ts";
 import type { Tier } from "../sql/classifier.ts";
 
-export type { PgAnalysis, PgCall, PgName, PgParse };
+export type { PgAnalysis, PgCall, PgName, PgNamedObject, PgParse };
 
 let loaded: Promise<void> | null = null;
 
@@ -257,6 +264,10 @@ function walk(value: unknown, found: PgAnalysis): void {
       // A node's type, not a field named so (`InsertStmt.selectStmt`).
       found.reach ??= installsCode(key, node) ??
         (/^[A-Z]/.test(key) ? outsideDatabase(key, node) : null);
+      // What it changes by name, `CREATE SCHEMA s GRANT ...`'s too: the
+      // catalog tells a built-in from the database's own (pg_vet.ts).
+      const changes = /^[A-Z]/.test(key) ? namedObjects(key, node) : [];
+      if (changes.length > 0) (found.changes ??= []).push(...changes);
     }
     // Settings that change how the server reads what dbport vetted, who
     // runs it or the server's own checks (pg_settings.ts).

@@ -32,6 +32,42 @@ export interface PgCall extends PgName {
   before?: number;
 }
 
+/**
+ * How the catalog resolves a named object (pg_builtin_targets.ts): `r` a
+ * relation (`to_regclass`), `t` a type (`to_regtype`), `f` a routine with
+ * its argument types (`to_regprocedure`), `p` a routine by its unique name
+ * (`to_regproc`), `o` an operator (`to_regoperator`), `c` a collation, `g` a
+ * text search configuration, `d` a text search dictionary (schema and name
+ * on the search path), `s` a schema (its name); `x` a name dbport does not
+ * resolve (an argument's `%TYPE`).
+ */
+export type PgObjectKind =
+  | "r"
+  | "t"
+  | "f"
+  | "p"
+  | "o"
+  | "c"
+  | "g"
+  | "d"
+  | "s"
+  | "x";
+
+/** An existing object a statement changes, named as the catalog reads it. */
+export interface PgNamedObject {
+  k: PgObjectKind;
+  /** The text the `to_reg*` function reads (kinds r t f p o). */
+  t: string;
+  /** The schema written, null when unqualified (kinds c g d s). */
+  s?: string | null;
+  /** The name without its schema (kinds c g d s). */
+  n?: string;
+  /** The name as written, for a message. */
+  w: string;
+  /** The kind of the statement that names it (`CommentStmt`). */
+  v?: string;
+}
+
 /** What the parser found in one statement. */
 export interface PgAnalysis {
   tier: Tier;
@@ -57,6 +93,12 @@ export interface PgAnalysis {
    * elements name (`create index … (x s.opc)`); absent when none.
    */
   opclasses?: PgName[];
+  /**
+   * The existing objects the statement changes by name (COMMENT, GRANT,
+   * DROP, RENAME, SET SCHEMA, ALTER, a trigger's table, ...); absent when
+   * none.
+   */
+  changes?: PgNamedObject[];
   /** Every statement kind in the tree (`SelectStmt`, `VacuumStmt`, …). */
   kinds: string[];
   /** EXPLAIN without ANALYZE: the statement is only planned. */

@@ -386,9 +386,9 @@ const ON_TABLE = new Set([
  * catalogs, or null: `revoke execute on function pg_catalog.now() from
  * public` breaks every other user of the database, `comment on table
  * pg_catalog.pg_class`, `grant usage on schema pg_toast` change what the
- * server keeps for everyone (outsider stop 56). Unqualified function names
- * resolve to pg_catalog first: the catalog decides (pg_vet.ts
- * changesBuiltin).
+ * server keeps for everyone (outsider stop 56). Unqualified names resolve
+ * with pg_catalog first: the catalog decides what any name is
+ * (pg_builtin_targets.ts), this only what a written name says.
  */
 function touchesCatalog(kind: string, body: Node): string | null {
   const grant = kind === "GrantStmt" &&

@@ -154,6 +154,22 @@ const OBJECT_FIELD: Readonly<Record<string, string>> = {
   CommentStmt: "objtype",
 };
 
+/**
+ * The transaction statements a call may send: those of a transaction that
+ * ends with the session's. Not `PREPARE TRANSACTION`, which hands the
+ * transaction to the server past the session, nor `COMMIT|ROLLBACK
+ * PREPARED`, which ends one another session prepared.
+ */
+const SESSION_TRANSACTIONS: ReadonlySet<string> = new Set([
+  "TRANS_STMT_BEGIN",
+  "TRANS_STMT_START",
+  "TRANS_STMT_COMMIT",
+  "TRANS_STMT_ROLLBACK",
+  "TRANS_STMT_SAVEPOINT",
+  "TRANS_STMT_RELEASE",
+  "TRANS_STMT_ROLLBACK_TO",
+]);
+
 /** How a message names the statements of the kinds it refuses. */
 const STATEMENT_WORDS: Readonly<Record<string, string>> = {
   CreatedbStmt: "CREATE DATABASE",
@@ -243,6 +259,12 @@ export function outsideDatabase(kind: string, body: Node): string | null {
         objectWords(type)
       } acts outside the connection's own database; ${ADMINISTRATOR}`;
     }
+  }
+  if (
+    kind === "TransactionStmt" &&
+    !SESSION_TRANSACTIONS.has(String(body.kind ?? ""))
+  ) {
+    return `PREPARE TRANSACTION, COMMIT PREPARED and ROLLBACK PREPARED act past the session: a prepared transaction outlives dbport's session (and a restart of the server), holding its locks and the rows it wrote until someone commits or rolls it back by name, and COMMIT|ROLLBACK PREPARED ends one that another session prepared; a call's transaction ends with the call; ${ADMINISTRATOR}`;
   }
   if (kind === "CreateSchemaStmt" && ownedByAnother(body)) {
     return `CREATE SCHEMA … AUTHORIZATION hands the schema, and what it creates, to another role, which is the server administrator's to decide; ${ADMINISTRATOR}`;

@@ -31,10 +31,11 @@
 import type { Tier } from "../sql/classifier.ts";
 import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
 import { lockedNonTable } from "./pg_lock_targets.ts";
+import { bodiesChange, changedBuiltin } from "./pg_builtin_targets.ts";
 import { allowlisted, writeAllowlisted } from "./allowlist.ts";
 import { configuredPath } from "./search_path.ts";
 import { configRefusal } from "../pg_settings.ts";
-import { vetStatement } from "./vet_sql.ts";
+import { FIRST_USER_OID, vetStatement } from "./vet_sql.ts";
 import {
   deniedFunction,
   functionRefusal,
@@ -222,6 +223,8 @@ export async function vetPostgres(
   const findings = new Findings();
   const locked = await lockedNonTable(exec, analysis);
   if (locked !== null) findings.reach ??= locked;
+  const builtin = await changedBuiltin(exec, analysis.changes ?? [], null);
+  if (builtin !== null) findings.reach ??= builtin;
   let input: VetInput | null = inputOf([
     { analysis, owner: undefined, path: undefined },
   ]);
@@ -236,6 +239,15 @@ export async function vetPostgres(
     }
     const rows = await exec(vetStatement(JSON.stringify(input)));
     const bodies = await judgeRows(rows, input, findings);
+    const changes = await bodiesChange(
+      exec,
+      bodies,
+      (oid) => findings.names.get(oid),
+    );
+    if (changes !== null) {
+      findings.reach ??= changes;
+      findings.fail("e", changes, true);
+    }
     input = bodies.length === 0 ? null : inputOf(bodies);
   }
   const cycle = cycleOf(findings.calls, findings.names);
@@ -440,6 +452,16 @@ function judgeRelation(row: Row, found: Findings): void {
     );
   }
   if (row.target !== true) return;
+  // A superuser login may INSERT, UPDATE and DELETE the catalogs' rows
+  // themselves (only DDL and TRUNCATE need allow_system_table_mods): a
+  // comment, a function's definition, a role's attributes.
+  if (
+    Number(row.oid) < FIRST_USER_OID ||
+    /^(pg_catalog|pg_toast|information_schema)\./.test(name)
+  ) {
+    found.reach ??=
+      `the statement writes ${name}, a table of the server's own catalogs, which keep every object's definition, privileges and comment; dbport writes the database's own tables only`;
+  }
   if (kind.startsWith("f")) {
     found.dryRun ??=
       `${name} is a foreign table: a write there reaches another server`;

@@ -70,6 +70,9 @@ export function mergedBody(statements: PgAnalysis[]): PgAnalysis {
     merged.castTypes.push(...statement.castTypes);
     merged.relations.push(...statement.relations);
     merged.targets.push(...statement.targets);
+    if (statement.changes !== undefined) {
+      (merged.changes ??= []).push(...statement.changes);
+    }
     if (statement.opclasses !== undefined) {
       (merged.opclasses ??= []).push(...statement.opclasses);
     }

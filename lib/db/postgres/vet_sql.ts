@@ -31,11 +31,13 @@ export const FIRST_USER_OID = 16384;
  */
 export function vetStatement(input: string): string {
   return `SELECT set_config('jit', 'off', true);${
+    // A function, not a string: in a replacement string `$'` and `` $` ``
+    // insert the query's own text, and a table named `"t$'"` made the
+    // vetting query a syntax error.
     VET_SQL.replace(
       "$1::text::jsonb",
-      `'${input.replaceAll("'", "''")}'::jsonb`,
-    )
-  }`;
+      () => `'${input.replaceAll("'", "''")}'::jsonb`,
+    )}`;
 }
 
 const VET_SQL = `
