@@ -15,13 +15,10 @@ import type { Duplex } from "node:stream";
 import { parsePostgres } from "./pg_parse.ts";
 import { leanRead } from "./pg_lean.ts";
 import { PgRead } from "./pg_read.ts";
-import {
-  diedParked,
-  poolRetired,
-  reserveSession,
-  reserveWaiting,
-  sessionGone,
-} from "./pg_session.ts";
+import { diedParked } from "./pg_ask_again.ts";
+import { poolRetired } from "./pg_retire.ts";
+import { reserveSession, reserveWaiting } from "./pg_reserve.ts";
+import { sessionGone } from "./pg_session.ts";
 import { awaitWire, type Wire } from "./pg_wire.ts";
 import {
   park,

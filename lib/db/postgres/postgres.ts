@@ -14,16 +14,12 @@ import { Budget, type CutCell, cutUtf8 } from "../budget.ts";
 import { DbError, noTransaction } from "../errors.ts";
 import { toDbError } from "./pg_errors.ts";
 import { runOwn } from "./pg_own.ts";
-import {
-  answered,
-  askingAgain,
-  cancelDelivered,
-  giveBack,
-  inReadTransaction,
-  reserveSession,
-  sessionGone,
-  stoppableStatement,
-} from "./pg_session.ts";
+import { answered, giveBack, sessionGone } from "./pg_session.ts";
+import { askingAgain } from "./pg_ask_again.ts";
+import { cancelDelivered } from "./pg_stopped_sessions.ts";
+import { inReadTransaction } from "./pg_read_transaction.ts";
+import { reserveSession } from "./pg_reserve.ts";
+import { stoppableStatement } from "./pg_stop_statement.ts";
 import { CONNECT_TIMEOUT_SECONDS, type PostgresConfig } from "./pg_options.ts";
 import { type OwnSession, PgPools, WIRE_ENV } from "./pg_pools.ts";
 export { WIRE_ENV };
@@ -158,7 +154,7 @@ export function openPostgres(config: PostgresConfig): Driver {
  * The driver's `query`: a write in its own transaction, a read wired where
  * the pool's sockets are clear (pg_wired.ts) or through postgres.js, on the
  * reads' pool of the moment, asked again while a session closing refused
- * it before anything ran (pg_session.ts `askingAgain`).
+ * it before anything ran (pg_ask_again.ts `askingAgain`).
  */
 function poolQuery(
   pools: PgPools,
