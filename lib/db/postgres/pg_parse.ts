@@ -95,7 +95,13 @@ export function parseNow(sql: string): Promise<PgParse> {
   return parseOnce(sql);
 }
 
-async function parseOnce(sql: string): Promise<PgParse> {
+/**
+ * The statements' trees of `sql`, or the parser's message when it rejects
+ * the text.
+ */
+async function statementTrees(
+  sql: string,
+): Promise<{ ok: true; trees: Node[] } | { ok: false; message: string }> {
   await loadPgParser();
   let tree: unknown;
   try {
@@ -103,9 +109,18 @@ async function parseOnce(sql: string): Promise<PgParse> {
   } catch (error) {
     return { ok: false, message: messageOf(error) };
   }
-  const statements = childList(isNode(tree) ? tree : undefined, "stmts")
-    .map((entry) => child(entry, "stmt"))
-    .filter(isNode);
+  return {
+    ok: true,
+    trees: childList(isNode(tree) ? tree : undefined, "stmts")
+      .map((entry) => child(entry, "stmt"))
+      .filter(isNode),
+  };
+}
+
+async function parseOnce(sql: string): Promise<PgParse> {
+  const parsed = await statementTrees(sql);
+  if (!parsed.ok) return parsed;
+  const statements = parsed.trees;
   const [only] = statements;
   if (statements.length !== 1 || only === undefined) {
     return { ok: true, statements: statements.length, analysis: null };
@@ -124,20 +139,9 @@ export type PgBody =
  * server's older grammar may not be on ours). Not cached: bodies change.
  */
 export async function parseBody(sql: string): Promise<PgBody> {
-  await loadPgParser();
-  let tree: unknown;
-  try {
-    tree = parseSync(grammarText(sql));
-  } catch (error) {
-    return { ok: false, message: messageOf(error) };
-  }
-  return {
-    ok: true,
-    statements: childList(isNode(tree) ? tree : undefined, "stmts")
-      .map((entry) => child(entry, "stmt"))
-      .filter(isNode)
-      .map(analyze),
-  };
+  const parsed = await statementTrees(sql);
+  if (!parsed.ok) return parsed;
+  return { ok: true, statements: parsed.trees.map(analyze) };
 }
 
 /** Read one statement's tree. */

@@ -63,7 +63,7 @@ export async function vetStatement(
     resolved.driver.engine,
     request.approximate,
   );
-  await checkPrivateColumnsHeld(deps, ctx, resolved);
+  await refuseUnheldPrivate(deps, ctx, resolved);
   const statement = await classifyQuery(
     request.query,
     resolved,
@@ -107,11 +107,11 @@ export async function vetStatement(
 }
 
 /**
- * Refuse every statement on a connection whose private columns the
- * database does not hold; a schema changed since the last re-sync is synced
- * again first.
+ * Refused while the connection's private columns are not held by the
+ * database: AI clients run no statement on it until they are. A schema
+ * changed since the last re-sync is synced again first.
  */
-async function checkPrivateColumnsHeld(
+export async function refuseUnheldPrivate(
   deps: FeatureDeps,
   ctx: CallContext,
   resolved: Resolved,
