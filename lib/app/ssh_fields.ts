@@ -47,6 +47,12 @@ export function commandWords(text: string): string[] {
   return words;
 }
 
+/** What a connection's fields change: values set, and keys removed. */
+interface FieldChanges {
+  fields: Partial<SavedConnection>;
+  remove: (keyof SavedConnection)[];
+}
+
 /**
  * What the flags change: the `ssh` setting (or its removal) and the password
  * source. `current` is the connection being changed (set), if any.
@@ -55,9 +61,46 @@ export function sshFields(
   command: string,
   flags: Flags,
   current: SavedConnection | undefined,
-): { fields: Partial<SavedConnection>; remove: (keyof SavedConnection)[] } {
-  const fields: Partial<SavedConnection> = {};
-  const remove: (keyof SavedConnection)[] = [];
+): FieldChanges {
+  const changes: FieldChanges = { fields: {}, remove: [] };
+  passwordSource(command, flags, changes);
+  if (flags["no-ssh"] === true) {
+    if (Object.keys(flags).some((flag) => flag.startsWith("ssh"))) {
+      throw new FieldError(
+        `${command}: --no-ssh goes alone, without other --ssh flags`,
+      );
+    }
+    changes.remove.push("ssh");
+    return changes;
+  }
+  const given = SSH_FLAGS.filter((flag) =>
+    flag.startsWith("ssh") && flags[flag] !== undefined
+  );
+  if (given.length === 0) return changes;
+  const ssh: SshSetting =
+    given.includes("ssh") || given.includes("ssh-config-host")
+      ? {}
+      : { ...current?.ssh };
+  sshTarget(command, flags, ssh);
+  const key = text(flags, "ssh-key");
+  if (key !== undefined) ssh.identityFile = key;
+  const jump = text(flags, "ssh-jump");
+  if (jump !== undefined) ssh.jump = jump;
+  sshSecret(command, flags, ssh);
+  const problem = checkConnectionField("ssh", ssh);
+  if (problem !== null) {
+    throw new FieldError(`${command}: the SSH settings ${problem}`);
+  }
+  changes.fields.ssh = ssh;
+  return changes;
+}
+
+/** The database password's source (`--password-env`, `--password-command`). */
+function passwordSource(
+  command: string,
+  flags: Flags,
+  { fields, remove }: FieldChanges,
+): void {
   const passwordEnv = text(flags, "password-env");
   const passwordCommand = text(flags, "password-command");
   if (passwordEnv !== undefined && passwordCommand !== undefined) {
@@ -85,23 +128,10 @@ export function sshFields(
       );
     }
   }
-  if (flags["no-ssh"] === true) {
-    if (Object.keys(flags).some((flag) => flag.startsWith("ssh"))) {
-      throw new FieldError(
-        `${command}: --no-ssh goes alone, without other --ssh flags`,
-      );
-    }
-    remove.push("ssh");
-    return { fields, remove };
-  }
-  const given = SSH_FLAGS.filter((flag) =>
-    flag.startsWith("ssh") && flags[flag] !== undefined
-  );
-  if (given.length === 0) return { fields, remove };
-  const ssh: SshSetting =
-    given.includes("ssh") || given.includes("ssh-config-host")
-      ? {}
-      : { ...current?.ssh };
+}
+
+/** Where the tunnel goes: `--ssh user@host[:port]` or `--ssh-config-host`. */
+function sshTarget(command: string, flags: Flags, ssh: SshSetting): void {
   const target = text(flags, "ssh");
   const configHost = text(flags, "ssh-config-host");
   if (target !== undefined && configHost !== undefined) {
@@ -121,10 +151,14 @@ export function sshFields(
     if (hop.port !== undefined) ssh.port = hop.port;
   }
   if (configHost !== undefined) ssh.configHost = configHost;
-  const key = text(flags, "ssh-key");
-  if (key !== undefined) ssh.identityFile = key;
-  const jump = text(flags, "ssh-jump");
-  if (jump !== undefined) ssh.jump = jump;
+}
+
+/**
+ * The tunnel's secret: one of a password (a key's passphrase where a key
+ * or a config host is given), its environment variable or its command,
+ * replacing whichever was saved.
+ */
+function sshSecret(command: string, flags: Flags, ssh: SshSetting): void {
   const secret = text(flags, "ssh-password");
   const env = text(flags, "ssh-password-env");
   const run = text(flags, "ssh-password-command");
@@ -146,10 +180,4 @@ export function sshFields(
   }
   if (env !== undefined) ssh.passwordEnv = env;
   if (run !== undefined) ssh.passwordCommand = commandWords(run);
-  const problem = checkConnectionField("ssh", ssh);
-  if (problem !== null) {
-    throw new FieldError(`${command}: the SSH settings ${problem}`);
-  }
-  fields.ssh = ssh;
-  return { fields, remove };
 }

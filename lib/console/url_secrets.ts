@@ -10,12 +10,8 @@
  * @module
  */
 
-import {
-  decodedName,
-  hostList,
-  isSecretParam,
-  urlParts,
-} from "../db/target.ts";
+import { hostList, isSecretParam, urlParts } from "../db/target.ts";
+import { decodedName, rawQueryParts } from "../db/url_query.ts";
 
 /** What stands for a saved secret in a URL the console shows. */
 export const KEPT_SECRET = "(saved)";
@@ -29,22 +25,13 @@ export const KEPT_SECRET = "(saved)";
 function secretValues(
   url: string,
 ): { name: string; start: number; end: number }[] {
-  const at = url.indexOf("?");
-  if (at < 0) return [];
-  const hash = url.indexOf("#", at);
-  const stop = hash < 0 ? url.length : hash;
-  const found: { name: string; start: number; end: number }[] = [];
-  let start = at + 1;
-  while (start <= stop) {
-    const amp = url.indexOf("&", start);
-    const end = amp < 0 || amp > stop ? stop : amp;
-    const eq = url.indexOf("=", start);
-    if (eq >= 0 && eq < end && isSecretParam(url.slice(start, eq))) {
-      found.push({ name: url.slice(start, eq), start: eq + 1, end });
-    }
-    start = end + 1;
-  }
-  return found;
+  return rawQueryParts(url)
+    .filter((part) => isSecretParam(part.name))
+    .map((part) => ({
+      name: part.name,
+      start: part.valueStart,
+      end: part.valueEnd,
+    }));
 }
 
 /** `url` with each secret parameter's value replaced by `value(name, old)`. */

@@ -19,6 +19,7 @@
  */
 
 import { settingRefusal } from "./pg_settings.ts";
+import { urlQuery, withQuery } from "./url_query.ts";
 
 /** libpq's parameters dbport reads, as libpq names them. */
 export const PG_URL_PARAMS: ReadonlySet<string> = new Set([
@@ -53,17 +54,6 @@ export function isStartupSetting(name: string): boolean {
       settingRefusal(name) === null);
 }
 
-/**
- * The query parameters of `url` (a URL of several hosts is no WHATWG URL:
- * read from the query string alone), names decoded as the drivers do.
- */
-export function urlQuery(url: string): URLSearchParams {
-  const at = url.indexOf("?");
-  if (at < 0) return new URLSearchParams();
-  const hash = url.indexOf("#", at);
-  return new URLSearchParams(url.slice(at + 1, hash < 0 ? undefined : hash));
-}
-
 /** What is wrong with a PostgreSQL URL's query parameters, or null. */
 export function pgUrlParamsProblem(url: string): string | null {
   const names = [...new Set(urlQuery(url).keys())];
@@ -93,17 +83,11 @@ export function pgUrlParamsProblem(url: string): string | null {
  * pg_options.ts).
  */
 export function urlForPostgresJs(url: string): string {
-  const params = urlQuery(url);
-  const at = url.indexOf("?");
-  if (at < 0) return url;
   const kept = new URLSearchParams();
-  for (const [name, value] of params) {
+  for (const [name, value] of urlQuery(url)) {
     if (FOR_POSTGRES_JS.has(name)) kept.append(name, value);
   }
-  const hash = url.indexOf("#", at);
-  const rest = kept.toString();
-  return url.slice(0, at) + (rest === "" ? "" : `?${rest}`) +
-    (hash < 0 ? "" : url.slice(hash));
+  return withQuery(url, kept.toString());
 }
 
 /** What postgres.js reads of a URL's query as options of its own. */

@@ -32,7 +32,7 @@ export function notStarted(): DbError {
 /**
  * A statement that got no session within its timeout, `ms`: it was not
  * started. A timeout, not a lost connection: sessions busy with other
- * calls are no reason to open a fresh driver (PostgreSQL: pg_session.ts
+ * calls are no reason to open a fresh driver (PostgreSQL: pg_reserve.ts
  * `reserveSession`; MySQL/MariaDB: mysql_session.ts `acquire`).
  */
 export function noSession(ms: number): DbError {

@@ -8,6 +8,7 @@
 
 import { type Engine, ENGINES } from "./engines.ts";
 import { pgUrlParamsProblem } from "./pg_url_params.ts";
+import { decodedName, queryValues } from "./url_query.ts";
 
 /** Where a connection goes, and what must stay secret about it. */
 export interface Target {
@@ -131,41 +132,6 @@ const PATH_PARAMS = ["sslcert", "sslkey", "sslrootcert"];
  */
 export function queryStringPaths(url: string): string[] {
   return queryValues(url, PATH_PARAMS).filter((value) => value !== "system");
-}
-
-/**
- * The values of `names` in a URL's query string, as given and decoded (a
- * name percent-encoded too), read from the query string alone: a URL of
- * several hosts (`h1:5432,h2:5432`) is no WHATWG URL.
- */
-function queryValues(url: string, names: readonly string[]): string[] {
-  const at = url.indexOf("?");
-  if (at < 0) return [];
-  const hash = url.indexOf("#", at);
-  const query = url.slice(at + 1, hash < 0 ? undefined : hash);
-  const values: string[] = [];
-  for (const part of query.split("&")) {
-    const eq = part.indexOf("=");
-    if (eq < 0 || !names.includes(decodedName(part.slice(0, eq)))) continue;
-    const raw = part.slice(eq + 1);
-    values.push(raw);
-    try {
-      values.push(decodeURIComponent(raw.replaceAll("+", " ")));
-    } catch { /* not percent-encoded as it should be: the raw value only */ }
-  }
-  return [...new Set(values)].filter((value) => value !== "");
-}
-
-/**
- * A query parameter's name as URLSearchParams reads it (pg_tls.ts does):
- * `%73slcert` is `sslcert`.
- */
-export function decodedName(name: string): string {
-  try {
-    return decodeURIComponent(name.replaceAll("+", " "));
-  } catch {
-    return name;
-  }
 }
 
 /**

@@ -35,33 +35,15 @@ export function buildApp(
   log: Logger,
 ) {
   const { state, inflight, sessions, verifier, tokenSync } = core;
-  // The console's open pages follow the log and the history as they grow.
+  // The console's open pages follow the log as it grows.
   const record = (entry: ActivityEntry) => {
     stores.activity.record(entry);
     core.browser?.events.changed("activity");
   };
-  const history = {
-    record: (entry: HistoryEntry) => {
-      stores.history.record(entry);
-      core.browser?.events.changed("history");
-    },
-    recent: (id: string, limit: number) => stores.history.recent(id, limit),
-  };
   // One key for the list methods' cursors and list_tables': a cursor of one
   // is still refused by the other, by the method it names.
   const cursors = new CursorCodec();
-  const featureDeps: FeatureDeps = {
-    cursors,
-    connections: stores.connections,
-    queries: stores.queries,
-    pool: stores.pool,
-    settings: () => state.settings,
-    consent: core.approvals,
-    history,
-    exportDirectory: () =>
-      state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
-    privateColumns: stores.privateColumns,
-  };
+  const featureDeps = featureDepsOf(options, stores, core, cursors);
   const methods = buildMethodTable({
     // The features' code (the tools, the SQL classifier, the prompts, the
     // views: a third of dbport's) is imported at the first method that needs
@@ -97,39 +79,88 @@ export function buildApp(
       onVerified: (principal) => tokenSync.noteUse(principal),
       refresh: () => tokenSync.pollSoon(),
     },
-    dispatcher: new Dispatcher({
-      inflight,
-      budgets: core.budgets,
-      // One snapshot per call (ctx.settings): the features' reads of it.
-      settings: () => state.settings,
-      shutdown: core.shutdown.signal,
-      log,
-      now,
-      activity: record,
-      ...(options.deadlineMs === undefined
-        ? {}
-        : { deadlineMs: options.deadlineMs }),
-      ...(options.keepAliveMs === undefined
-        ? {}
-        : { keepAliveMs: options.keepAliveMs }),
-      ...(options.heartbeatMs === undefined
-        ? {}
-        : { heartbeatMs: options.heartbeatMs }),
-    }),
+    dispatcher: dispatcherOf(options, core, now, log, record),
   };
-  // The Hono app answers only what the fast path leaves to it (preflights,
-  // other methods and paths): it and Hono are loaded at the first such
-  // request, not at start (docs/performance.md "Memory").
+  return { fetchApp: lazyApp(deps), mcpPost: createMcpPost(deps) };
+}
+
+/** What the features are given: the stores, the settings, the consent. */
+function featureDepsOf(
+  options: StartOptions,
+  stores: Stores,
+  core: Core,
+  cursors: CursorCodec,
+): FeatureDeps {
+  const { state } = core;
+  // The console's open pages follow the history as it grows.
+  const history = {
+    record: (entry: HistoryEntry) => {
+      stores.history.record(entry);
+      core.browser?.events.changed("history");
+    },
+    recent: (id: string, limit: number) => stores.history.recent(id, limit),
+  };
+  return {
+    cursors,
+    connections: stores.connections,
+    queries: stores.queries,
+    pool: stores.pool,
+    settings: () => state.settings,
+    consent: core.approvals,
+    history,
+    exportDirectory: () =>
+      state.settings.exportDirectory ?? inAppDir(options.home, EXPORTS_DIR),
+    privateColumns: stores.privateColumns,
+  };
+}
+
+/** The dispatcher of the endpoint's calls, with the start's timings. */
+function dispatcherOf(
+  options: StartOptions,
+  core: Core,
+  now: () => number,
+  log: Logger,
+  record: (entry: ActivityEntry) => void,
+): Dispatcher {
+  const { state, inflight } = core;
+  return new Dispatcher({
+    inflight,
+    budgets: core.budgets,
+    // One snapshot per call (ctx.settings): the features' reads of it.
+    settings: () => state.settings,
+    shutdown: core.shutdown.signal,
+    log,
+    now,
+    activity: record,
+    ...(options.deadlineMs === undefined
+      ? {}
+      : { deadlineMs: options.deadlineMs }),
+    ...(options.keepAliveMs === undefined
+      ? {}
+      : { keepAliveMs: options.keepAliveMs }),
+    ...(options.heartbeatMs === undefined
+      ? {}
+      : { heartbeatMs: options.heartbeatMs }),
+  });
+}
+
+/**
+ * The Hono app over `deps`. It answers only what the fast path leaves to
+ * it (preflights, other methods and paths): it and Hono are loaded at the
+ * first such request, not at start (docs/performance.md "Memory").
+ */
+function lazyApp(
+  deps: AppDeps,
+): (request: Request) => Promise<Response> {
   let app: Promise<(request: Request) => Response | Promise<Response>> | null =
     null;
-  const fetchApp = async (request: Request) => {
+  return async (request: Request) => {
     app ??= import("../server/app.ts").then((module) => {
       const built = module.createApp(deps);
       return (r: Request) => built.fetch(r);
     });
     return (await app)(request);
   };
-  return { fetchApp, mcpPost: createMcpPost(deps) };
 }
 
 /** Step 4: listen on 127.0.0.1; a port in use is said in one sentence. */

@@ -12,7 +12,10 @@ import {
   editConnections,
   type SavedConnection,
 } from "../../app/connections.ts";
-import { createNewSqliteFile } from "../../app/sqlite_new_file.ts";
+import {
+  createNewSqliteFile,
+  type NewSqliteFile,
+} from "../../app/sqlite_new_file.ts";
 import { type Parsed, parseFlags, stringFlag } from "../args.ts";
 import { hardenCommand } from "../harden.ts";
 import { SSH_FLAG_SPEC, sshFields } from "../ssh.ts";
@@ -44,39 +47,12 @@ export async function add(
     harden: { type: "boolean" },
     "no-harden": { type: "boolean" },
   });
-  const engine = addEngine(parsed);
-  const fields = fieldsOf("connections add", parsed, engine);
-  const connections = await load(path);
-  if (sameName(connections, fields.name!)) {
-    throw new UsageError(
-      `connections add: a connection named "${fields.name}" already exists`,
-    );
-  }
-  const secrets = sshFields("connections add", parsed, undefined);
-  const connection = {
-    id: crypto.randomUUID(),
-    ...CONNECTION_DEFAULTS,
-    ...fields,
-    engine,
-    ...secrets.fields,
-  } as SavedConnection;
+  const connection = await newConnection(path, parsed);
   const testing = parsed.flags["no-test"] !== true;
-  // A new local database file is made here, by the user's command, before
-  // its test (sqlite_new_file.ts says why not at the first write).
-  const made = testing && ENGINES[connection.engine].filePaths
-    ? await createNewSqliteFile(connection.url, connection.safeMode)
-    : { kind: "none" as const };
+  const made = await madeFile(connection, testing, io);
   if (made.kind === "refused") {
     io.err(`connections add: ${made.message}`);
     return 1;
-  }
-  if (made.kind === "created") {
-    // A plain path is saved absolute: the server does not run in this
-    // directory (a file: URL keeps its own form and options).
-    if (!/^file:/i.test(connection.url)) connection.url = made.path;
-    io.out(
-      `Created the empty SQLite database ${made.path} (it did not exist; its directory does).`,
-    );
   }
   const tested = testing ? await probe(connection, io, path) : null;
   if (tested?.outcome === "failed") {
@@ -91,19 +67,7 @@ export async function add(
       return 1;
     }
   }
-  try {
-    await editConnections(path, (fresh) => {
-      if (sameName(fresh, connection.name)) {
-        throw new UsageError(
-          `connections add: a connection named "${connection.name}" already exists`,
-        );
-      }
-      return [...fresh, connection];
-    });
-  } catch (error) {
-    if (made.kind === "created") await made.undo();
-    throw error;
-  }
+  await saveNew(path, connection, made);
   if (made.kind === "created" && connection.externalAccess !== "readWrite") {
     io.out(
       `AI clients may not write it (--external-access ${connection.externalAccess}): make its tables yourself (the console's Query page, or sqlite3), or let them write with ${cli()} connections set "${connection.name}" --external-access readWrite.`,
@@ -130,6 +94,76 @@ export async function add(
     return await offerHarden(path, connection, tested.risks, parsed, io, input);
   }
   return 0;
+}
+
+/** The connection the flags describe, its name not yet taken. */
+async function newConnection(
+  path: string,
+  parsed: Parsed,
+): Promise<SavedConnection> {
+  const engine = addEngine(parsed);
+  const fields = fieldsOf("connections add", parsed, engine);
+  const connections = await load(path);
+  if (sameName(connections, fields.name!)) {
+    throw new UsageError(
+      `connections add: a connection named "${fields.name}" already exists`,
+    );
+  }
+  const secrets = sshFields("connections add", parsed, undefined);
+  return {
+    id: crypto.randomUUID(),
+    ...CONNECTION_DEFAULTS,
+    ...fields,
+    engine,
+    ...secrets.fields,
+  } as SavedConnection;
+}
+
+/**
+ * A new local database file, made here by the user's command before its
+ * test (sqlite_new_file.ts says why not at the first write); a plain path
+ * is then saved absolute in `connection`: the server does not run in this
+ * directory (a file: URL keeps its own form and options).
+ */
+async function madeFile(
+  connection: SavedConnection,
+  testing: boolean,
+  io: CliIO,
+): Promise<NewSqliteFile> {
+  const made = testing && ENGINES[connection.engine].filePaths
+    ? await createNewSqliteFile(connection.url, connection.safeMode)
+    : { kind: "none" as const };
+  if (made.kind === "created") {
+    if (!/^file:/i.test(connection.url)) connection.url = made.path;
+    io.out(
+      `Created the empty SQLite database ${made.path} (it did not exist; its directory does).`,
+    );
+  }
+  return made;
+}
+
+/**
+ * Save `connection` unless its name was taken meanwhile; the file made for
+ * it, if any, is removed when it is not saved.
+ */
+async function saveNew(
+  path: string,
+  connection: SavedConnection,
+  made: NewSqliteFile,
+): Promise<void> {
+  try {
+    await editConnections(path, (fresh) => {
+      if (sameName(fresh, connection.name)) {
+        throw new UsageError(
+          `connections add: a connection named "${connection.name}" already exists`,
+        );
+      }
+      return [...fresh, connection];
+    });
+  } catch (error) {
+    if (made.kind === "created") await made.undo();
+    throw error;
+  }
 }
 
 /**

@@ -54,86 +54,26 @@ export function streamRows(
   cut: (() => Promise<void>) | null,
 ): Promise<QueryResult> {
   return new Promise((answer, fail) => {
-    // A fatal error of the connection (the server closed it: KILL, a
-    // restart, the network) goes to the connection, not to a streamed
-    // query, which would never settle: the read waited for its timeout and
-    // the stop's grace (outsider stop48). Watched while the read lasts.
-    const lost = (error?: unknown) =>
-      reject(error instanceof Error ? error : connectionLost());
-    const ended = () => lost();
-    connection.on("error", lost);
-    connection.on("end", ended);
-    const unwatch = () => {
-      connection.off("error", lost);
-      connection.off("end", ended);
-    };
-    const resolve = (result: QueryResult) => {
-      unwatch();
-      answer(result);
-    };
-    const reject = (error: unknown) => {
-      unwatch();
-      fail(error);
-    };
-    const budget = new Budget(options);
-    let fields: Field[] = [];
-    let mappers: ((value: unknown) => Cell)[] = [];
-    let rowsAffected = 0;
-    // A MariaDB INSERT/DELETE … RETURNING answers rows and no OK packet:
-    // each returned row is one it changed.
-    let returned = 0;
+    const { resolve, reject } = settledOnLoss(connection, answer, fail);
+    const rows = new StreamedRows(options);
     let cutting = false;
-    // Bound values go by MariaDB's prepared statements (COM_STMT_EXECUTE,
-    // the binary protocol), never into the text; the statement is closed
-    // once read (unbound), so mysql2's cache never outlives a RESET.
-    const bound = options.params !== undefined && options.params.length > 0;
-    const query = bound
-      ? connection.execute({
-        sql: text,
-        values: options.params as unknown[],
-        rowsAsArray: true,
-      })
-      : connection.query({ sql: text, rowsAsArray: true });
-    const unprepare = () => {
-      if (bound) {
-        try {
-          // mysql2 caches a statement by its text and its row shape: the
-          // text alone finds nothing, and the statement stayed prepared on
-          // a session a plain read gives back without RESET CONNECTION.
-          (connection as unknown as { unprepare(key: object): unknown })
-            .unprepare({ sql: text, rowsAsArray: true });
-        } catch { /* the session is destroyed or recycled anyway */ }
-      }
-    };
+    const { query, unprepare } = sendStatement(connection, text, options);
     // A row larger than a read can hold is never read whole: the guard
     // stops handing bytes to mysql2 at its header (mysql_row_guard.ts).
     const guard = cut === null ? undefined : rowGuardOf(connection);
     guard?.limit(rowLimit(options.maxBytes), (bytes) => {
       cutting = true;
       cut!().catch(() => {});
-      if (budget.rows.length === 0) {
-        reject(tooLarge(budget.rows.length + 1, bytes));
+      if (rows.budget.rows.length === 0) {
+        reject(tooLarge(rows.budget.rows.length + 1, bytes));
       } else {
-        budget.truncation.bytes = true;
+        rows.budget.truncation.bytes = true;
         finish();
       }
     });
-    // A statement without a result set reports undefined fields.
-    query.on("fields", (list: Field[] | undefined) => {
-      fields = list ?? [];
-      mappers = fields.map(cellMapper);
-    });
+    query.on("fields", (list: Field[] | undefined) => rows.setFields(list));
     query.on("result", (row: unknown) => {
-      if (!Array.isArray(row)) {
-        rowsAffected += Number(
-          (row as { affectedRows?: number }).affectedRows ?? 0,
-        );
-        return;
-      }
-      returned++;
-      if (!budget.open) return;
-      for (let i = 0; i < row.length; i++) row[i] = mappers[i]!(row[i]);
-      if (!budget.add(row as Cell[]) && !cutting && cut !== null) {
+      if (!rows.add(row) && !cutting && cut !== null) {
         // Past the budget the rest is not wanted: answer now, read no more
         // of it, and stop it on the server (`cut` marks the session to be
         // destroyed, never pooled again).
@@ -146,16 +86,7 @@ export function streamRows(
     const finish = () => {
       guard?.clear();
       unprepare();
-      resolve({
-        columns: fields.map((field) => field.name),
-        columnTypes: fields.map((field) => mysqlTypeName(field)),
-        rows: budget.rows,
-        rowsAffected: rowsAffected === 0 && RETURNS_CHANGED.test(text)
-          ? returned
-          : rowsAffected,
-        truncated: budget.truncation.rows || budget.truncation.bytes,
-        truncation: budget.truncation,
-      });
+      resolve(rows.result(text));
     };
     query.on("error", (error: { errno?: number }) => {
       guard?.clear();
@@ -166,6 +97,129 @@ export function streamRows(
     });
     query.on("end", finish);
   });
+}
+
+/**
+ * `answer` and `fail`, settling a read that also fails when its connection
+ * is lost. A fatal error of the connection (the server closed it: KILL, a
+ * restart, the network) goes to the connection, not to a streamed query,
+ * which would never settle: the read waited for its timeout and the stop's
+ * grace (outsider stop48). Watched while the read lasts.
+ */
+function settledOnLoss(
+  connection: mysql.Connection,
+  answer: (result: QueryResult) => void,
+  fail: (error: unknown) => void,
+): {
+  resolve: (result: QueryResult) => void;
+  reject: (error: unknown) => void;
+} {
+  const lost = (error?: unknown) =>
+    reject(error instanceof Error ? error : connectionLost());
+  const ended = () => lost();
+  connection.on("error", lost);
+  connection.on("end", ended);
+  const unwatch = () => {
+    connection.off("error", lost);
+    connection.off("end", ended);
+  };
+  const resolve = (result: QueryResult) => {
+    unwatch();
+    answer(result);
+  };
+  const reject = (error: unknown) => {
+    unwatch();
+    fail(error);
+  };
+  return { resolve, reject };
+}
+
+/**
+ * The statement sent, its rows as arrays, and how to unprepare it once
+ * read. Bound values go by MariaDB's prepared statements
+ * (COM_STMT_EXECUTE, the binary protocol), never into the text; the
+ * statement is closed once read (unbound), so mysql2's cache never
+ * outlives a RESET.
+ */
+function sendStatement(
+  connection: mysql.Connection,
+  text: string,
+  options: QueryOptions,
+): { query: mysql.Query; unprepare: () => void } {
+  const bound = options.params !== undefined && options.params.length > 0;
+  const query = bound
+    ? connection.execute({
+      sql: text,
+      values: options.params as unknown[],
+      rowsAsArray: true,
+    })
+    : connection.query({ sql: text, rowsAsArray: true });
+  const unprepare = () => {
+    if (bound) {
+      try {
+        // mysql2 caches a statement by its text and its row shape: the
+        // text alone finds nothing, and the statement stayed prepared on
+        // a session a plain read gives back without RESET CONNECTION.
+        (connection as unknown as { unprepare(key: object): unknown })
+          .unprepare({ sql: text, rowsAsArray: true });
+      } catch { /* the session is destroyed or recycled anyway */ }
+    }
+  };
+  return { query, unprepare };
+}
+
+/** What a statement's stream answered so far: columns, rows, changes. */
+class StreamedRows {
+  readonly budget: Budget;
+  #fields: Field[] = [];
+  #mappers: ((value: unknown) => Cell)[] = [];
+  #rowsAffected = 0;
+  // A MariaDB INSERT/DELETE … RETURNING answers rows and no OK packet:
+  // each returned row is one it changed.
+  #returned = 0;
+
+  constructor(options: QueryOptions) {
+    this.budget = new Budget(options);
+  }
+
+  /** A statement without a result set reports undefined fields. */
+  setFields(list: Field[] | undefined): void {
+    this.#fields = list ?? [];
+    this.#mappers = this.#fields.map(cellMapper);
+  }
+
+  /**
+   * One `result` event: a row (kept while the budget is open) or an OK
+   * packet (its changed rows counted). False once the budget was passed.
+   */
+  add(row: unknown): boolean {
+    if (!Array.isArray(row)) {
+      this.#rowsAffected += Number(
+        (row as { affectedRows?: number }).affectedRows ?? 0,
+      );
+      return true;
+    }
+    this.#returned++;
+    if (!this.budget.open) return true;
+    const mappers = this.#mappers;
+    for (let i = 0; i < row.length; i++) row[i] = mappers[i]!(row[i]);
+    return this.budget.add(row as Cell[]);
+  }
+
+  /** The answer to `text`, as it stands. */
+  result(text: string): QueryResult {
+    const { budget } = this;
+    return {
+      columns: this.#fields.map((field) => field.name),
+      columnTypes: this.#fields.map((field) => mysqlTypeName(field)),
+      rows: budget.rows,
+      rowsAffected: this.#rowsAffected === 0 && RETURNS_CHANGED.test(text)
+        ? this.#returned
+        : this.#rowsAffected,
+      truncated: budget.truncation.rows || budget.truncation.bytes,
+      truncation: budget.truncation,
+    };
+  }
 }
 
 /** A read whose connection closed under it with no error said. */

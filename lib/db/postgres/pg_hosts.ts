@@ -25,7 +25,7 @@
  * in clear: the server's `in_hot_standby` (ParameterStatus, PostgreSQL 14+)
  * is read as it passes; a host that does not match ends that session before
  * postgres.js sees it ready, is remembered as not matching for
- * {@linkcode UNFIT_MS}, and the failed call is asked again (pg_session.ts
+ * {@linkcode UNFIT_MS}, and the failed call is asked again (pg_ask_again.ts
  * `askingAgain`) — the next attempt starts at the next host. No host left
  * that matches fails the call at once ("no host of the URL is a primary");
  * `prefer-standby` then takes the first host that connects (libpq's
@@ -50,7 +50,7 @@ import type { Duplex } from "node:stream";
 import { alarm } from "../../base/alarms.ts";
 import { CONNECT_TIMEOUT_SECONDS } from "./pg_options.ts";
 import type { HostAttrs } from "./pg_session_attrs.ts";
-import { askAgain } from "./pg_session.ts";
+import { askAgain } from "./pg_ask_again.ts";
 import { hostList } from "../target.ts";
 import { followStartup } from "./pg_startup.ts";
 

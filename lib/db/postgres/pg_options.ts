@@ -11,7 +11,8 @@
 import type { Duplex } from "node:stream";
 import postgres from "postgres";
 import type { PostgresJsAttrs } from "./pg_session_attrs.ts";
-import { isStartupSetting, urlQuery } from "../pg_url_params.ts";
+import { isStartupSetting } from "../pg_url_params.ts";
+import { urlQuery } from "../url_query.ts";
 
 /** How to reach one PostgreSQL database. */
 export interface PostgresConfig {

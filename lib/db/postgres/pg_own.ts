@@ -51,122 +51,170 @@ export const OWN_NET_MS = 1_000;
  * sending one again is harmless.
  */
 export async function runOwn(
-  start: (session: OwnSession) => postgres.PendingQuery<postgres.Row[]>,
+  start: (session: OwnSession) => PendingRows,
   options: { signal: AbortSignal; timeoutMs: number },
   secrets: readonly string[],
-  own: Pick<
-    PgPools,
-    | "closed"
-    | "ownSessionsSettled"
-    | "linger"
-    | "cancelOwn"
-    | "reserveOwn"
-    | "endOwn"
-  >,
+  own: OwnPools,
   caller: AbortSignal,
 ): Promise<Row[]> {
-  let pending: postgres.PendingQuery<postgres.Row[]> | null = null;
+  const run = new OwnRun(start, options, own);
+  try {
+    return await stoppable(() => run.rows(), options, () => run.stop(caller));
+  } catch (error) {
+    throw toDbError(error, secrets);
+  }
+}
+
+type PendingRows = postgres.PendingQuery<postgres.Row[]>;
+
+/** What `runOwn` asks of the pools. */
+type OwnPools = Pick<
+  PgPools,
+  | "closed"
+  | "ownSessionsSettled"
+  | "linger"
+  | "cancelOwn"
+  | "reserveOwn"
+  | "endOwn"
+>;
+
+/** One call of `runOwn`: its statement, each time it is sent, and its stop. */
+class OwnRun {
+  readonly #start: (session: OwnSession) => PendingRows;
+  readonly #options: { signal: AbortSignal; timeoutMs: number };
+  readonly #own: OwnPools;
+  readonly #deadline: number;
+  /** The running statement. */
+  #pending: PendingRows | null = null;
   /** The running statement's cancel requests, once it was stopped. */
-  let cancelling: Cancelling | null = null;
+  #cancelling: Cancelling | null = null;
   /** The running statement, settled (never failing) once it ended. */
-  let ended: Promise<unknown> | null = null;
-  const deadline = Date.now() + options.timeoutMs;
-  // Aborted by the stop: a call still waiting for a session starts nothing.
-  const stopped = new AbortController();
-  // A call its caller cancelled fails at once; its statement is left to end
-  // (below), and until it does the pools hold it (`linger`).
-  let abandon: (error: unknown) => void = () => {};
-  const abandoned = new Promise<never>((_, reject) => (abandon = reject));
-  abandoned.catch(() => {});
+  #ended: Promise<unknown> | null = null;
   /** Whether the running statement ended (its session's fate decided). */
-  let over = false;
-  const cancel = () => {
-    if (pending !== null && cancelling === null && !over) {
-      cancelling = own.cancelOwn(pending);
+  #over = false;
+  /** Aborted by the stop: a call still waiting for a session starts nothing. */
+  readonly #stopped = new AbortController();
+  // A call its caller cancelled fails at once; its statement is left to end
+  // (`stop`), and until it does the pools hold it (`linger`).
+  #abandon: (error: unknown) => void = () => {};
+  readonly #abandoned: Promise<never>;
+
+  constructor(
+    start: (session: OwnSession) => PendingRows,
+    options: { signal: AbortSignal; timeoutMs: number },
+    own: OwnPools,
+  ) {
+    this.#start = start;
+    this.#options = options;
+    this.#own = own;
+    this.#deadline = Date.now() + options.timeoutMs;
+    this.#abandoned = new Promise<never>((_, reject) => this.#abandon = reject);
+    this.#abandoned.catch(() => {});
+  }
+
+  /** The statement's rows, sent again while `#again` allows. */
+  async rows(): Promise<Row[]> {
+    for (let tries = 1;; tries++) {
+      const session = await this.#reserve(tries);
+      if (session === null) continue;
+      try {
+        return [
+          ...(await Promise.race([this.#send(session), this.#abandoned])),
+        ] as Row[];
+      } catch (error) {
+        if (!this.#again(error, tries)) throw error;
+        // Once postgres.js has seen the lost session close: sent
+        // before, the statement would go to it and never be answered.
+        await this.#own.ownSessionsSettled();
+        if (!this.#again(error, tries)) throw error;
+      }
     }
-  };
+  }
+
+  /** Whether the statement is sent again after `error`, its `tries`th. */
+  #again(error: unknown, tries: number): boolean {
+    return tries < OWN_TRIES && idleSessionLost(error) && !this.#own.closed &&
+      !this.#options.signal.aborted && Date.now() < this.#deadline;
+  }
+
+  /**
+   * A session of the own pool, or null when the one postgres.js opened for
+   * it was ended by the server at once (nothing ran): then ask again.
+   */
+  async #reserve(tries: number): Promise<OwnSession | null> {
+    try {
+      return await this.#own.reserveOwn(
+        this.#stopped.signal,
+        Math.max(1, this.#deadline - Date.now()),
+      );
+    } catch (error) {
+      if (!this.#again(error, tries)) throw error;
+      await this.#own.ownSessionsSettled();
+      return null;
+    }
+  }
+
+  /** Send the statement on `session`, whose end follows the statement's. */
+  #send(session: OwnSession): PendingRows {
+    this.#cancelling = null;
+    this.#over = false;
+    // The server's own net, in the same write as the statement.
+    session.unsafe(
+      `SET statement_timeout = ${
+        Math.max(1, Math.ceil(this.#deadline - Date.now() + OWN_NET_MS))
+      }`,
+    ).simple().catch(() => {});
+    const query = this.#start(session);
+    this.#pending = query;
+    // The session's end once the statement ended: given back when no
+    // cancel request of it can land any more, closed otherwise.
+    this.#ended = query.then(
+      () => this.#own.endOwn(session, this.#verdict()),
+      (error: unknown) =>
+        this.#own.endOwn(session, this.#verdict(), sessionDied(error)),
+    ).catch(() => {});
+    return query;
+  }
+
+  #cancel(): void {
+    if (this.#pending !== null && this.#cancelling === null && !this.#over) {
+      this.#cancelling = this.#own.cancelOwn(this.#pending);
+    }
+  }
+
   /**
    * The statement ended: no cancel request follows (those not yet sent are
    * not sent), and whether its session is reused is decided now.
    */
-  const verdict = () => {
-    over = true;
-    cancelling?.end();
-    return reusableAfterStop(cancelling);
-  };
-  try {
-    return await stoppable(
-      async () => {
-        for (let tries = 1;; tries++) {
-          const again = (error: unknown) =>
-            tries < OWN_TRIES && idleSessionLost(error) && !own.closed &&
-            !options.signal.aborted && Date.now() < deadline;
-          let session: OwnSession;
-          try {
-            session = await own.reserveOwn(
-              stopped.signal,
-              Math.max(1, deadline - Date.now()),
-            );
-          } catch (error) {
-            // A session postgres.js opened for it that the server ended at
-            // once: nothing ran.
-            if (!again(error)) throw error;
-            await own.ownSessionsSettled();
-            continue;
-          }
-          cancelling = null;
-          over = false;
-          // The server's own net, in the same write as the statement.
-          session.unsafe(
-            `SET statement_timeout = ${
-              Math.max(1, Math.ceil(deadline - Date.now() + OWN_NET_MS))
-            }`,
-          ).simple().catch(() => {});
-          const query = start(session);
-          pending = query;
-          // The session's end once the statement ended: given back when no
-          // cancel request of it can land any more, closed otherwise.
-          ended = query.then(
-            () => own.endOwn(session, verdict()),
-            (error: unknown) =>
-              own.endOwn(
-                session,
-                verdict(),
-                sessionDied(error),
-              ),
-          ).catch(() => {});
-          try {
-            return [...(await Promise.race([query, abandoned]))] as Row[];
-          } catch (error) {
-            if (!again(error)) throw error;
-            // Once postgres.js has seen the lost session close: sent
-            // before, the statement would go to it and never be answered.
-            await own.ownSessionsSettled();
-            if (!again(error)) throw error;
-          }
-        }
-      },
-      options,
-      () => {
-        stopped.abort();
-        // Its timeout, or the driver closing (`options.signal` aborted, the
-        // caller's not): stopped now.
-        if (!caller.aborted) return cancel();
-        // A cancelled call (its client left) lets its catalog statement end
-        // (it ends at its deadline and the net at the latest); its session
-        // is reused only if no cancel request was sent, so one sent after
-        // it ended would have closed it. The pools hold it until it ends:
-        // cancelled at its own timeout, so a client leaving cannot hold one
-        // of this pool's two sessions for longer, or when the driver
-        // closes. The call itself fails as cancelled at once — waiting for
-        // the statement, it ended after the stop's grace as a lost session,
-        // and the connection counted as lost (outsider stop48).
-        if (ended !== null) own.linger(ended, deadline - Date.now(), cancel);
-        abandon(new DbError("cancelled", "the request was cancelled"));
-      },
-    );
-  } catch (error) {
-    throw toDbError(error, secrets);
+  #verdict(): boolean {
+    this.#over = true;
+    this.#cancelling?.end();
+    return reusableAfterStop(this.#cancelling);
+  }
+
+  /** The call's stop: its timeout, the driver closing, or `caller`'s cancel. */
+  stop(caller: AbortSignal): void {
+    this.#stopped.abort();
+    // Its timeout, or the driver closing (`options.signal` aborted, the
+    // caller's not): stopped now.
+    if (!caller.aborted) return this.#cancel();
+    // A cancelled call (its client left) lets its catalog statement end
+    // (it ends at its deadline and the net at the latest); its session
+    // is reused only if no cancel request was sent, so one sent after
+    // it ended would have closed it. The pools hold it until it ends:
+    // cancelled at its own timeout, so a client leaving cannot hold one
+    // of this pool's two sessions for longer, or when the driver
+    // closes. The call itself fails as cancelled at once — waiting for
+    // the statement, it ended after the stop's grace as a lost session,
+    // and the connection counted as lost (outsider stop48).
+    if (this.#ended !== null) {
+      this.#own.linger(
+        this.#ended,
+        this.#deadline - Date.now(),
+        () => this.#cancel(),
+      );
+    }
+    this.#abandon(new DbError("cancelled", "the request was cancelled"));
   }
 }
 

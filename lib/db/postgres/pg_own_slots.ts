@@ -32,7 +32,7 @@ export class OwnSlots {
    * call waits here, not in postgres.js, when both are held. postgres.js
    * then has a session open or to open for each `reserve()`, which it
    * serves at once: one left waiting in postgres.js when a session closes
-   * is refused and asked again (pg_session.ts `requeueWaiters`), and the
+   * is refused and asked again (pg_reserve.ts `requeueWaiters`), and the
    * refused one, still in postgres.js's queue, reopened a session later
    * for nobody (a session of dbport's back right after an administrator
    * ended them all: outsider stop 47's test).

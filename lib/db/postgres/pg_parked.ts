@@ -8,7 +8,7 @@
  *
  * A parked session is given back to postgres.js after {@linkcode PARK_MS}
  * unused, at once when a statement of postgres.js's own path needs a
- * session of the pool (pg_session.ts `reserveSession`), and dropped with a
+ * session of the pool (pg_reserve.ts `reserveSession`), and dropped with a
  * pool that is replaced. Parked, it is idle outside any transaction, as in
  * postgres.js's own pool.
  *

@@ -102,7 +102,13 @@ export function parseNow(sql: string): Promise<PgParse> {
   return parseOnce(sql);
 }
 
-async function parseOnce(sql: string): Promise<PgParse> {
+/**
+ * The statements' trees of `sql`, or the parser's message when it rejects
+ * the text.
+ */
+async function statementTrees(
+  sql: string,
+): Promise<{ ok: true; trees: Node[] } | { ok: false; message: string }> {
   await loadPgParser();
   let tree: unknown;
   try {
@@ -110,9 +116,18 @@ async function parseOnce(sql: string): Promise<PgParse> {
   } catch (error) {
     return { ok: false, message: messageOf(error) };
   }
-  const statements = childList(isNode(tree) ? tree : undefined, "stmts")
-    .map((entry) => child(entry, "stmt"))
-    .filter(isNode);
+  return {
+    ok: true,
+    trees: childList(isNode(tree) ? tree : undefined, "stmts")
+      .map((entry) => child(entry, "stmt"))
+      .filter(isNode),
+  };
+}
+
+async function parseOnce(sql: string): Promise<PgParse> {
+  const parsed = await statementTrees(sql);
+  if (!parsed.ok) return parsed;
+  const statements = parsed.trees;
   const [only] = statements;
   if (statements.length !== 1 || only === undefined) {
     return { ok: true, statements: statements.length, analysis: null };
@@ -131,20 +146,9 @@ export type PgBody =
  * server's older grammar may not be on ours). Not cached: bodies change.
  */
 export async function parseBody(sql: string): Promise<PgBody> {
-  await loadPgParser();
-  let tree: unknown;
-  try {
-    tree = parseSync(grammarText(sql));
-  } catch (error) {
-    return { ok: false, message: messageOf(error) };
-  }
-  return {
-    ok: true,
-    statements: childList(isNode(tree) ? tree : undefined, "stmts")
-      .map((entry) => child(entry, "stmt"))
-      .filter(isNode)
-      .map(analyze),
-  };
+  const parsed = await statementTrees(sql);
+  if (!parsed.ok) return parsed;
+  return { ok: true, statements: parsed.trees.map(analyze) };
 }
 
 /** Read one statement's tree. */
@@ -416,62 +420,20 @@ const ROUTINE_OBJECTS = new Set([
 
 /** The functions, operators and casts one node calls (by name or implied). */
 function collectCalls(key: string, node: Node, found: PgAnalysis): void {
-  // By own key only: a tree's keys include `constructor` (JsonArrayAgg's).
-  const syntax =
-    (Object.hasOwn(NEWER_SYNTAX, key) ? NEWER_SYNTAX[key] : null) ??
-      (key === "JsonFuncExpr"
-        ? [JSON_FUNCTIONS[String(node.op)] ?? "json_value", 170000] as const
-        : undefined);
+  const syntax = newerSyntax(key, node);
   if (syntax !== undefined) {
     // Any arity: every candidate of the name on the path is vetted.
     const [name, before] = syntax;
     found.functions.push({ schema: null, name, args: null, before });
   } else if (key === "FuncCall" || key === "funccall") {
-    // CALL's procedure is `funccall`, not a `FuncCall` node: any arity (a
-    // procedure's OUT arguments are given too), every candidate vetted.
-    const call = key === "funccall";
-    // An ordered-set aggregate's WITHIN GROUP columns are arguments too.
-    const args = (Array.isArray(node.args) ? node.args.length : 0) +
-      (node.agg_within_group === true && Array.isArray(node.agg_order)
-        ? node.agg_order.length
-        : 0);
-    const name = pgName(names(node.funcname));
-    const variadic = call || node.func_variadic === true;
-    found.functions.push({ ...name, args: variadic ? null : args });
-    // `json_object(…)` is read as `pg_catalog.json_object(…)` since
-    // PostgreSQL 16's grammar; PostgreSQL 15 resolves `json_object` on the
-    // search path (a user's json_object(text) before the built-in's).
-    if (name.schema === "pg_catalog" && name.name === "json_object") {
-      found.functions.push({
-        schema: null,
-        name: name.name,
-        args: variadic ? null : args,
-        before: 160000,
-      });
-    }
+    collectFuncCall(key, node, found);
   } else if (key === "DefineStmt") {
     found.functions.push(...supportFunctions(node));
   } else if (
     (key === "GrantStmt" || key === "CommentStmt") &&
     ROUTINE_OBJECTS.has(String(node.objtype))
   ) {
-    // `GRANT EXECUTE ON FUNCTION pg_read_file(text) TO PUBLIC` runs nothing
-    // but hands what dbport refuses by name to every role: the functions
-    // it names are vetted as calls (outsider stop 54's left-over). A
-    // built-in among them is a catalog object (pg_vet.ts changesBuiltin).
-    const objects = key === "GrantStmt"
-      ? childList(node, "objects")
-      : [child(node, "object")].filter(isNode);
-    for (const item of objects) {
-      const routine = child(item, "ObjectWithArgs");
-      const parts = names(routine?.objname);
-      if (parts.length === 0) continue;
-      const args = routine?.args_unspecified === true ||
-          !Array.isArray(routine?.objargs)
-        ? null
-        : routine.objargs.length;
-      found.functions.push({ ...pgName(parts), args });
-    }
+    collectNamedRoutines(key, node, found);
   } else if (key === "CreateCastStmt") {
     // `WITH FUNCTION f(…)`: every use of the cast runs it.
     const func = child(node, "func");
@@ -480,7 +442,123 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
       const args = Array.isArray(func?.objargs) ? func.objargs.length : null;
       found.functions.push({ ...pgName(parts), args });
     }
-  } else if (key === "A_Expr") {
+  } else if (key === "typeName" || key === "TypeName") {
+    // Every type a value is converted to runs that type's domain checks: a
+    // cast, a column definition list (`json_to_record(..) AS x(d dom)`), an
+    // XMLTABLE column, `XMLSERIALIZE(.. AS dom)`, a JSON RETURNING clause.
+    // Read wherever a type name stands, not from a list of node kinds.
+    const typeNames = names(node.names);
+    if (typeNames.length > 0) found.castTypes.push(pgName(typeNames));
+  } else if (key === "RangeTableSample") {
+    found.functions.push({ ...pgName(names(node.method)), args: 1 });
+  } else if (key === "ColumnRef" || key === "A_Indirection") {
+    collectFieldCalls(key, node, found);
+  } else {
+    collectOperators(key, node, found);
+  }
+}
+
+/**
+ * The function a node of newer syntax calls (`NEWER_SYNTAX`, the JSON
+ * functions of `JsonFuncExpr`), with the server version that reads it so,
+ * or undefined.
+ */
+function newerSyntax(
+  key: string,
+  node: Node,
+): readonly [string, number] | undefined {
+  // By own key only: a tree's keys include `constructor` (JsonArrayAgg's).
+  return (Object.hasOwn(NEWER_SYNTAX, key) ? NEWER_SYNTAX[key] : null) ??
+    (key === "JsonFuncExpr"
+      ? [JSON_FUNCTIONS[String(node.op)] ?? "json_value", 170000] as const
+      : undefined);
+}
+
+/** A function call (`FuncCall`), or CALL's procedure (`funccall`). */
+function collectFuncCall(
+  key: "FuncCall" | "funccall",
+  node: Node,
+  found: PgAnalysis,
+): void {
+  // CALL's procedure is `funccall`, not a `FuncCall` node: any arity (a
+  // procedure's OUT arguments are given too), every candidate vetted.
+  const call = key === "funccall";
+  // An ordered-set aggregate's WITHIN GROUP columns are arguments too.
+  const args = (Array.isArray(node.args) ? node.args.length : 0) +
+    (node.agg_within_group === true && Array.isArray(node.agg_order)
+      ? node.agg_order.length
+      : 0);
+  const name = pgName(names(node.funcname));
+  const variadic = call || node.func_variadic === true;
+  found.functions.push({ ...name, args: variadic ? null : args });
+  // `json_object(…)` is read as `pg_catalog.json_object(…)` since
+  // PostgreSQL 16's grammar; PostgreSQL 15 resolves `json_object` on the
+  // search path (a user's json_object(text) before the built-in's).
+  if (name.schema === "pg_catalog" && name.name === "json_object") {
+    found.functions.push({
+      schema: null,
+      name: name.name,
+      args: variadic ? null : args,
+      before: 160000,
+    });
+  }
+}
+
+/**
+ * The routines a GRANT or COMMENT on functions names. `GRANT EXECUTE ON
+ * FUNCTION pg_read_file(text) TO PUBLIC` runs nothing but hands what dbport
+ * refuses by name to every role: the functions it names are vetted as
+ * calls (outsider stop 54's left-over). A built-in among them is a catalog
+ * object (pg_vet.ts changesBuiltin).
+ */
+function collectNamedRoutines(
+  key: "GrantStmt" | "CommentStmt",
+  node: Node,
+  found: PgAnalysis,
+): void {
+  const objects = key === "GrantStmt"
+    ? childList(node, "objects")
+    : [child(node, "object")].filter(isNode);
+  for (const item of objects) {
+    const routine = child(item, "ObjectWithArgs");
+    const parts = names(routine?.objname);
+    if (parts.length === 0) continue;
+    const args = routine?.args_unspecified === true ||
+        !Array.isArray(routine?.objargs)
+      ? null
+      : routine.objargs.length;
+    found.functions.push({ ...pgName(parts), args });
+  }
+}
+
+/** `t.f` is f(t) when t has no column f: a field may be a function. */
+function collectFieldCalls(
+  key: "ColumnRef" | "A_Indirection",
+  node: Node,
+  found: PgAnalysis,
+): void {
+  if (key === "ColumnRef") {
+    const fields = names(node.fields);
+    const last = fields.at(-1);
+    if (fields.length >= 2 && last) {
+      found.functions.push({
+        schema: null,
+        name: last,
+        args: 1,
+        optional: true,
+      });
+    }
+    return;
+  }
+  for (const name of names(node.indirection)) {
+    if (name === "") continue;
+    found.functions.push({ schema: null, name, args: 1, optional: true });
+  }
+}
+
+/** The operators an expression, a sort, a CASE or a join calls. */
+function collectOperators(key: string, node: Node, found: PgAnalysis): void {
+  if (key === "A_Expr") {
     const between = BETWEEN_OPERATORS[String(node.kind)];
     if (between !== undefined) {
       for (const name of between) found.operators.push({ schema: null, name });
@@ -495,32 +573,6 @@ function collectCalls(key: string, node: Node, found: PgAnalysis): void {
     key === "JoinExpr" && (node.isNatural === true || node.usingClause)
   ) {
     found.operators.push(EQUALS);
-  } else if (key === "typeName" || key === "TypeName") {
-    // Every type a value is converted to runs that type's domain checks: a
-    // cast, a column definition list (`json_to_record(..) AS x(d dom)`), an
-    // XMLTABLE column, `XMLSERIALIZE(.. AS dom)`, a JSON RETURNING clause.
-    // Read wherever a type name stands, not from a list of node kinds.
-    const typeNames = names(node.names);
-    if (typeNames.length > 0) found.castTypes.push(pgName(typeNames));
-  } else if (key === "RangeTableSample") {
-    found.functions.push({ ...pgName(names(node.method)), args: 1 });
-  } else if (key === "ColumnRef") {
-    // `t.f` is f(t) when t has no column f.
-    const fields = names(node.fields);
-    const last = fields.at(-1);
-    if (fields.length >= 2 && last) {
-      found.functions.push({
-        schema: null,
-        name: last,
-        args: 1,
-        optional: true,
-      });
-    }
-  } else if (key === "A_Indirection") {
-    for (const name of names(node.indirection)) {
-      if (name === "") continue;
-      found.functions.push({ schema: null, name, args: 1, optional: true });
-    }
   }
 }
 

@@ -13,7 +13,7 @@
 import { Buffer } from "node:buffer";
 import type postgres from "postgres";
 import { reopenDelay } from "./pg_options.ts";
-import { requeueWaiters } from "./pg_session.ts";
+import { requeueWaiters } from "./pg_reserve.ts";
 import { followStartup } from "./pg_startup.ts";
 import type { Duplex } from "node:stream";
 
@@ -116,7 +116,7 @@ export function noWaitOnceRefused(
  * `refusing()` says (its reads' pool retired, the driver closing) good for a
  * cancel request alone. postgres.js reconnects an ending or ended pool's
  * session for a statement or a `reserve()` it still holds — one dbport
- * refused (pg_session.ts `retirePool`), or a catalog statement queued as
+ * refused (pg_retire.ts `retirePool`), or a catalog statement queued as
  * the driver closed — and that session then idled for the idle timeout
  * after the driver was closed (tests/db/outsider_stop46_test.ts). A cancel
  * request, which postgres.js sends on a socket of its own, still goes out
@@ -155,7 +155,7 @@ export function untilEnded(
     // A session that closes while reads wait for one — the server or an
     // administrator ended it, even one dbport held for its cancel request's
     // delivery — is reopened by postgres.js for the first waiting
-    // `reserve()`, which it then forgets (pg_session.ts `requeueWaiters`):
+    // `reserve()`, which it then forgets (pg_reserve.ts `requeueWaiters`):
     // once postgres.js has seen the close, every waiting read asks again
     // (outsider stop 49b: a read waited its whole timeout with three of
     // the pool's sessions idle).

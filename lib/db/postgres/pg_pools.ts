@@ -16,15 +16,11 @@
 
 import postgres from "postgres";
 import type { PostgresConfig } from "./pg_options.ts";
-import {
-  askingAgain,
-  type Cancellable,
-  cancelRequests,
-  closeSession,
-  poolRetired,
-  reserveSession,
-  retirePool,
-} from "./pg_session.ts";
+import { askingAgain } from "./pg_ask_again.ts";
+import { type Cancellable, cancelRequests } from "./pg_stop_statement.ts";
+import { closeSession } from "./pg_session.ts";
+import { reserveSession } from "./pg_reserve.ts";
+import { poolRetired, retirePool } from "./pg_retire.ts";
 import { DbError } from "../errors.ts";
 import { type Alarm, alarm } from "../../base/alarms.ts";
 import { thrown } from "../../base/thrown.ts";
@@ -305,7 +301,7 @@ export class PgPools {
    * and pipelines nothing else on a reserved session. Refused when `signal`
    * aborts (the call's stop) or `withinMs` runs out waiting (a timeout that
    * started nothing); asked again when a session of the pool closed under
-   * the wait (pg_session.ts `requeueWaiters`).
+   * the wait (pg_reserve.ts `requeueWaiters`).
    */
   async reserveOwn(
     signal: AbortSignal,

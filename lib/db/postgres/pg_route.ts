@@ -21,7 +21,8 @@ import {
 } from "./pg_options.ts";
 import { sessionAttrs } from "./pg_session_attrs.ts";
 import { toDbError } from "./pg_errors.ts";
-import { urlForPostgresJs, urlQuery } from "../pg_url_params.ts";
+import { urlForPostgresJs } from "../pg_url_params.ts";
+import { urlQuery } from "../url_query.ts";
 import { startupOptionsRefusal } from "../pg_settings.ts";
 import { wireTarget } from "./pg_wired.ts";
 import { HostPicker, severalHosts } from "./pg_hosts.ts";

@@ -27,6 +27,7 @@
  */
 
 import { DbError } from "../errors.ts";
+import { urlQuery, withQuery } from "../url_query.ts";
 
 /** libpq's values. */
 const KNOWN = [
@@ -57,12 +58,7 @@ export interface SessionAttrs {
  * `DbError` naming a value libpq does not know.
  */
 export function sessionAttrs(url: string): SessionAttrs {
-  const at = url.indexOf("?");
-  if (at < 0) return { url, attrs: null, hosts: null };
-  const hash = url.indexOf("#", at);
-  const params = new URLSearchParams(
-    url.slice(at + 1, hash < 0 ? undefined : hash),
-  );
+  const params = urlQuery(url);
   const value = params.get("target_session_attrs");
   if (value === null) return { url, attrs: null, hosts: null };
   if (!(KNOWN as readonly string[]).includes(value)) {
@@ -74,8 +70,8 @@ export function sessionAttrs(url: string): SessionAttrs {
     );
   }
   params.delete("target_session_attrs");
-  const rest = params.toString();
-  const without = url.slice(0, at) + (rest === "" ? "" : `?${rest}`);
+  // The fragment goes too.
+  const without = withQuery(url, params.toString(), false);
   const hosts = forHosts(value);
   // postgres.js's `prefer-standby` refuses the only host it is given.
   const attrs = hosts === "prefer-standby" ? null : hosts;

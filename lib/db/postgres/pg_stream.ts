@@ -9,7 +9,8 @@
 
 import { signed } from "../signature.ts";
 import type postgres from "postgres";
-import { inReadTransaction, stoppableStatement } from "./pg_session.ts";
+import { inReadTransaction } from "./pg_read_transaction.ts";
+import { stoppableStatement } from "./pg_stop_statement.ts";
 import { rawCell } from "./pg_values.ts";
 import type { Cell, QueryOptions } from "../types.ts";
 

@@ -11,6 +11,7 @@
  */
 
 import { tlsError } from "./pg_tls_errors.ts";
+import { urlQuery, withQuery } from "../url_query.ts";
 
 /** How a connection's sessions negotiate TLS. */
 export interface TlsPlan {
@@ -88,7 +89,7 @@ export function tlsPlan(
 
 /** The client certificate the URL names (both files), if any. */
 function clientCertOf(url: string): ClientCertFiles | undefined {
-  const params = queryOf(url);
+  const params = urlQuery(url);
   const certFile = params.get("sslcert");
   const keyFile = params.get("sslkey");
   if (certFile === null || keyFile === null) return undefined;
@@ -109,7 +110,7 @@ function clientCertOf(url: string): ClientCertFiles | undefined {
  * the certificate. Refused before anything connects, as `uncheckedCa`.
  */
 export function clientCertRefusal(url: string, own: boolean): Error | null {
-  const params = queryOf(url);
+  const params = urlQuery(url);
   const cert = params.has("sslcert");
   const key = params.has("sslkey");
   if (!cert && !key) {
@@ -152,7 +153,7 @@ export function clientCertRefusal(url: string, own: boolean): Error | null {
  * password in clear (outsider stop 52).
  */
 function hasSslMode(url: string): boolean {
-  const params = queryOf(url);
+  const params = urlQuery(url);
   return params.getAll("sslmode").some((value) => value !== "") ||
     params.getAll("ssl").some((value) => value !== "");
 }
@@ -174,20 +175,7 @@ export function uncheckedCa(url: string): Error | null {
 
 /** The URL's `sslrootcert`, if any. */
 function rootCertOf(url: string): string | undefined {
-  return queryOf(url).get("sslrootcert") ?? undefined;
-}
-
-/**
- * A connection URL's parameters, read from its query string alone: a URL
- * of several hosts (`h1:5432,h2:5432`) is no WHATWG URL, and its CA must
- * not go unread for that (outsider stop 51).
- */
-function queryOf(url: string): URLSearchParams {
-  const at = url.indexOf("?");
-  const hash = url.indexOf("#", at < 0 ? 0 : at);
-  return new URLSearchParams(
-    at < 0 ? "" : url.slice(at + 1, hash < 0 ? undefined : hash),
-  );
+  return urlQuery(url).get("sslrootcert") ?? undefined;
 }
 
 /** The URL parameters dbport's own TLS reads (never the server's). */
@@ -199,10 +187,9 @@ const OWN_TLS_PARAMS = ["sslrootcert", "sslcert", "sslkey", "sslpassword"];
  * `sslpassword` — a passphrase sent to the server in a startup message).
  */
 export function withoutOwnTlsParams(url: string): string {
-  const params = queryOf(url);
+  const params = urlQuery(url);
   if (!OWN_TLS_PARAMS.some((name) => params.has(name))) return url;
   for (const name of OWN_TLS_PARAMS) params.delete(name);
-  const at = url.indexOf("?");
-  const rest = params.toString();
-  return url.slice(0, at) + (rest === "" ? "" : `?${rest}`);
+  // The fragment goes too.
+  return withQuery(url, params.toString(), false);
 }

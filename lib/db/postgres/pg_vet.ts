@@ -176,6 +176,12 @@ class Findings {
     this.evaluates ??= why;
     if (planner) this.plans ??= why;
   }
+
+  /** A function reached that reaches past a read (`reach`): refused. */
+  failReach(how: string, why: string): void {
+    this.reach ??= why;
+    this.fail(how, why, true);
+  }
 }
 
 /** What a statement that names nothing is found to do: nothing. */
@@ -472,6 +478,20 @@ function judgeRelation(row: Row, found: Findings): void {
   }
 }
 
+/** A reached function's row, as `judgeFunction`'s steps read it. */
+interface Reached {
+  row: Row;
+  oid: number;
+  /** How it runs (vet_sql.ts `how`: `e`, `d` or `t`). */
+  how: string;
+  /** The user function whose body calls it, if any. */
+  via: number | null;
+  /** Its signature. */
+  name: string;
+  /** Where it is called, for the messages: "" or " (called in f(int))". */
+  inside: string;
+}
+
 /**
  * One reached function: acceptable, refused (recorded in `found`), or a
  * string-bodied SQL function whose body is read next.
@@ -480,50 +500,67 @@ async function judgeFunction(
   row: Row,
   found: Findings,
 ): Promise<Source | null> {
-  const oid = Number(row.oid);
-  const how = String(row.how);
-  const via = row.via === null ? null : Number(row.via);
   const name = String(row.signature ?? `${String(row.name)}()`);
-  const inside = row.caller === null
-    ? ""
-    : ` (called in ${String(row.caller)})`;
+  const reached: Reached = {
+    row,
+    oid: Number(row.oid),
+    how: String(row.how),
+    via: row.via === null ? null : Number(row.via),
+    name,
+    inside: row.caller === null ? "" : ` (called in ${String(row.caller)})`,
+  };
   // A built-in's C symbol, which no ALTER renames or moves (outsider
   // stop 55: pg_read_file renamed to a55_alias read files as a write).
   const symbolReach = refusedSymbol(row.symbol);
   if (symbolReach !== null) {
-    const why = `${name} ${symbolReach}${inside}`;
-    found.reach ??= why;
-    found.fail(how, why, true);
+    found.failReach(reached.how, `${name} ${symbolReach}${reached.inside}`);
     return null;
   }
   if (row.builtin === true) {
-    if (via === null && how === "e") found.builtins.add(String(row.name));
-    if (allowlisted(oid)) return null;
-    const reach = deniedFunction(String(row.name)) ??
-      (writeAllowlisted(oid) ? null : pastDatabase(String(row.name)));
-    if (reach !== null) {
-      found.reach ??= `${reach}${inside}`;
-      found.fail(how, `${reach}${inside}`, true);
-      return null;
-    }
-    // A serial column's own default: the one effect a dry run may leave is
-    // a skipped sequence value, as any rolled-back INSERT leaves one.
-    // (Reached through a foreign key's cascade it is `t`: the child's.)
-    if ((how === "d" || how === "t") && oid === NEXTVAL) return null;
-    // The planner folds only IMMUTABLE (and, estimating, STABLE) functions;
-    // a built-in's label is set by PostgreSQL itself. Inside a user
-    // function's body it runs when the planner folds that function.
-    const planner = row.volatility !== "v" || row.language === "sql" ||
-      via !== null;
-    found.fail(
-      how,
-      `${
-        String(row.name)
-      }() is not on dbport's allowlist of built-in functions that only compute a result`,
-      planner,
-    );
+    judgeBuiltin(reached, found);
     return null;
   }
+  if (!judgeUserFunction(reached, found)) return null;
+  // Only a SQL body is read: any other language was refused above.
+  if (row.language !== "sql") return null;
+  return await readSqlBody(reached, found);
+}
+
+/** A built-in function reached: on an allowlist, or refused. */
+function judgeBuiltin(reached: Reached, found: Findings): void {
+  const { row, oid, how, via, inside } = reached;
+  if (via === null && how === "e") found.builtins.add(String(row.name));
+  if (allowlisted(oid)) return;
+  const reach = deniedFunction(String(row.name)) ??
+    (writeAllowlisted(oid) ? null : pastDatabase(String(row.name)));
+  if (reach !== null) {
+    found.failReach(how, `${reach}${inside}`);
+    return;
+  }
+  // A serial column's own default: the one effect a dry run may leave is
+  // a skipped sequence value, as any rolled-back INSERT leaves one.
+  // (Reached through a foreign key's cascade it is `t`: the child's.)
+  if ((how === "d" || how === "t") && oid === NEXTVAL) return;
+  // The planner folds only IMMUTABLE (and, estimating, STABLE) functions;
+  // a built-in's label is set by PostgreSQL itself. Inside a user
+  // function's body it runs when the planner folds that function.
+  const planner = row.volatility !== "v" || row.language === "sql" ||
+    via !== null;
+  found.fail(
+    how,
+    `${
+      String(row.name)
+    }() is not on dbport's allowlist of built-in functions that only compute a result`,
+    planner,
+  );
+}
+
+/**
+ * A user function reached: noted (its name, its caller), and refused for
+ * what its definition says. False when nothing more is to be read of it.
+ */
+function judgeUserFunction(reached: Reached, found: Findings): boolean {
+  const { row, oid, how, via, name, inside } = reached;
   found.names.set(oid, name);
   if (via !== null) {
     const callees = found.calls.get(via) ?? new Set<number>();
@@ -535,22 +572,28 @@ async function judgeFunction(
   // pg_terminate_backend in another schema ended sessions).
   const runs = internalCode(row);
   if (runs !== null) {
-    const why = `${name} ${runs}${inside}`;
-    found.reach ??= why;
-    found.fail(how, why, true);
-    return null;
+    found.failReach(how, `${name} ${runs}${inside}`);
+    return false;
   }
   const refusal = functionRefusal(row, name);
   if (refusal !== null) found.fail(how, `${refusal}${inside}`, true);
   // Its SET items apply at each call, before the server reads its body:
   // checked as a SET statement is (pg_settings.ts), whenever it was made.
   const settings = configRefusal(row.config);
-  if (settings !== null) {
-    found.reach ??= `${name} ${settings}${inside}`;
-    found.fail(how, `${name} ${settings}${inside}`, true);
-  }
-  // Only a SQL body is read: any other language was refused above.
-  if (row.language !== "sql") return null;
+  if (settings !== null) found.failReach(how, `${name} ${settings}${inside}`);
+  return true;
+}
+
+/**
+ * A SQL function's body, read once: refused for what it reaches or writes,
+ * and returned for its names to be looked up (null when already read, or
+ * none).
+ */
+async function readSqlBody(
+  reached: Reached,
+  found: Findings,
+): Promise<Source | null> {
+  const { row, oid, how, via, name, inside } = reached;
   const path = configuredPath(row.config as string[] | null) ??
     (via === null ? null : found.paths.get(via) ?? null);
   if (!found.paths.has(oid)) found.paths.set(oid, path);
@@ -563,10 +606,10 @@ async function judgeFunction(
   if (!body.ok) {
     // A body the server accepts and dbport's parser does not (a newer
     // grammar's keyword, `system_user`, as a name) may run anything.
-    const unread =
-      `the body of ${name} could not be read by dbport's parser (${body.message}): it may reach anything, so it is refused${inside}`;
-    found.reach ??= unread;
-    found.fail(how, unread, true);
+    found.failReach(
+      how,
+      `the body of ${name} could not be read by dbport's parser (${body.message}): it may reach anything, so it is refused${inside}`,
+    );
     return null;
   }
   const merged = mergedBody(body.statements);

@@ -141,6 +141,20 @@ function markerOf(chunk: Uint8Array): number | null {
 type Emit = (event: string | symbol, ...args: unknown[]) => boolean;
 type Write = (chunk: Uint8Array, ...rest: unknown[]) => boolean;
 
+/** A wired socket's own state, shared by its `Wire` and its patches. */
+interface Borrowable {
+  readonly socket: Duplex;
+  /** The socket's own `emit` and `write`, from before the patch. */
+  readonly emit: Emit;
+  readonly write: Write;
+  /** The read that owns the socket now, if any. */
+  owner: WireUser | null;
+  isClosed: boolean;
+  /** Waiting for the socket's close (`Wire.closed`). */
+  readonly onClosed: (() => void)[];
+  readonly session: WireSession;
+}
+
 /**
  * Patch `socket` so that dbport's reads can borrow it; returns it. Every
  * event and write passes through unchanged but a marker's and, while a read
@@ -149,28 +163,42 @@ type Write = (chunk: Uint8Array, ...rest: unknown[]) => boolean;
  * wired only to be closed one at a time).
  */
 export function wired<T extends Duplex>(socket: T, counted = true): T {
-  const emit = socket.emit.bind(socket) as Emit;
-  const write = socket.write.bind(socket) as Write;
-  let owner: WireUser | null = null;
-  let isClosed = false;
-  const onClosed: (() => void)[] = [];
-  const session: WireSession = { readOnly: false, timeout: null, app: null };
+  const state: Borrowable = {
+    socket,
+    emit: socket.emit.bind(socket) as Emit,
+    write: socket.write.bind(socket) as Write,
+    owner: null,
+    isClosed: false,
+    onClosed: [],
+    session: { readOnly: false, timeout: null, app: null },
+  };
   // A socket reading into its own buffer (pg_socket_reads.ts) hands this
   // patch views of it: the reader reads them in place.
   takesViews(socket);
+  const wire = wireOf(state);
+  (socket as unknown as { emit: Emit }).emit = (event, ...args) =>
+    wiredEmit(state, event, args);
+  (socket as unknown as { write: Write }).write = (chunk, ...rest) =>
+    wiredWrite(state, wire, counted, chunk, rest);
+  return socket;
+}
+
+/** The `Wire` a read borrows the socket of `state` by. */
+function wireOf(state: Borrowable): Wire {
+  const { socket } = state;
   const wire: Wire = {
-    session,
+    session: state.session,
     write: (bytes) => {
       wireWrites.reads++;
-      write(bytes);
+      state.write(bytes);
     },
     release: () => {
-      owner = null;
+      state.owner = null;
       // As if the server answered the marker: postgres.js resolves it.
-      emit("data", Buffer.from(MARKER_ANSWER));
+      state.emit("data", Buffer.from(MARKER_ANSWER));
     },
     hold: (trouble) => {
-      owner = {
+      state.owner = {
         data: () => {
           trouble?.(true);
           socket.destroy();
@@ -180,80 +208,103 @@ export function wired<T extends Duplex>(socket: T, counted = true): T {
       };
     },
     lend: (user) => {
-      owner = user;
+      state.owner = user;
       user.start(wire);
     },
     destroy: () => {
-      owner = null;
+      state.owner = null;
       socket.destroy();
     },
     closed: () =>
-      isClosed
+      state.isClosed
         ? Promise.resolve()
-        : new Promise<void>((resolve) => onClosed.push(resolve)),
+        : new Promise<void>((resolve) => state.onClosed.push(resolve)),
   };
-  (socket as unknown as { emit: Emit }).emit = (event, ...args) => {
-    if (owner !== null) {
-      if (event === "data") {
-        const user = owner;
-        try {
-          user.data(args[0] as Uint8Array);
-        } catch (error) {
-          // A fault of dbport's own reader, thrown in the socket's event:
-          // it would end the process. The read fails instead, and the
-          // session, read to an unknown point, is closed.
-          owner = null;
-          user.closed(readerFault(error));
-          socket.destroy();
-        }
-        return true;
-      }
-      if (event === "close" || event === "error" || event === "end") {
-        const user = owner;
-        if (event !== "end") owner = null;
-        user.closed(
-          event === "error" && args[0] instanceof Error
-            ? args[0]
-            : closedError(),
-        );
-      }
+  return wire;
+}
+
+/**
+ * The socket's events: the server's bytes to the read that owns it, if
+ * any, and its close or error to that read too; the rest to postgres.js.
+ */
+function wiredEmit(
+  state: Borrowable,
+  event: string | symbol,
+  args: unknown[],
+): boolean {
+  if (state.owner !== null) {
+    if (event === "data") {
+      toOwner(state, state.owner, args[0] as Uint8Array);
+      return true;
     }
-    // A view of the socket's read buffer is valid only in this event:
-    // postgres.js keeps a message's unread part for the next one.
-    const result = event === "data"
-      ? emit(event, ownCopy(args[0] as Uint8Array))
-      : emit(event, ...args);
-    if (event === "close") {
-      // postgres.js's own close handler has run by now.
-      isClosed = true;
-      for (const resolve of onClosed.splice(0)) resolve();
+    if (event === "close" || event === "error" || event === "end") {
+      const user = state.owner;
+      if (event !== "end") state.owner = null;
+      user.closed(
+        event === "error" && args[0] instanceof Error ? args[0] : closedError(),
+      );
     }
-    return result;
-  };
-  (socket as unknown as { write: Write }).write = (chunk, ...rest) => {
-    if (owner === null && chunk instanceof Uint8Array) {
-      const id = markerOf(chunk);
-      const user = id === null ? undefined : waiting.get(id);
-      if (user !== undefined && id !== null) {
-        waiting.delete(id);
-        wireWrites.markers++;
-        owner = user;
-        const done = rest.find((item) => typeof item === "function") as
-          | (() => void)
-          | undefined;
-        if (done !== undefined) queueMicrotask(done);
-        user.start(wire);
-        return true;
-      }
+  }
+  // A view of the socket's read buffer is valid only in this event:
+  // postgres.js keeps a message's unread part for the next one.
+  const result = event === "data"
+    ? state.emit(event, ownCopy(args[0] as Uint8Array))
+    : state.emit(event, ...args);
+  if (event === "close") {
+    // postgres.js's own close handler has run by now.
+    state.isClosed = true;
+    for (const resolve of state.onClosed.splice(0)) resolve();
+  }
+  return result;
+}
+
+/** The server's bytes, `chunk`, to the read that owns the socket, `user`. */
+function toOwner(state: Borrowable, user: WireUser, chunk: Uint8Array): void {
+  try {
+    user.data(chunk);
+  } catch (error) {
+    // A fault of dbport's own reader, thrown in the socket's event: it
+    // would end the process. The read fails instead, and the session, read
+    // to an unknown point, is closed.
+    state.owner = null;
+    user.closed(readerFault(error));
+    state.socket.destroy();
+  }
+}
+
+/**
+ * postgres.js's writes: a marker of a waiting read lends it the socket
+ * (never written); anything else is written, and may change the session's
+ * settings.
+ */
+function wiredWrite(
+  state: Borrowable,
+  wire: Wire,
+  counted: boolean,
+  chunk: Uint8Array,
+  rest: unknown[],
+): boolean {
+  if (state.owner === null && chunk instanceof Uint8Array) {
+    const id = markerOf(chunk);
+    const user = id === null ? undefined : waiting.get(id);
+    if (user !== undefined && id !== null) {
+      waiting.delete(id);
+      wireWrites.markers++;
+      state.owner = user;
+      const done = rest.find((item) => typeof item === "function") as
+        | (() => void)
+        | undefined;
+      if (done !== undefined) queueMicrotask(done);
+      user.start(wire);
+      return true;
     }
-    if (counted) wireWrites.postgresJs++;
-    // Whatever postgres.js sends may change the session's settings.
-    session.readOnly = false;
-    session.timeout = null;
-    session.app = null;
-    return write(chunk, ...rest);
-  };
-  return socket;
+  }
+  if (counted) wireWrites.postgresJs++;
+  // Whatever postgres.js sends may change the session's settings.
+  state.session.readOnly = false;
+  state.session.timeout = null;
+  state.session.app = null;
+  return state.write(chunk, ...rest);
 }
 
 /** A fault of the reader itself, as the read's error. */

@@ -14,14 +14,11 @@ import type postgres from "postgres";
 import type { Duplex } from "node:stream";
 import { parsePostgres } from "./pg_parse.ts";
 import { leanRead } from "./pg_lean.ts";
-import { PgRead } from "./pg_read.ts";
-import {
-  diedParked,
-  poolRetired,
-  reserveSession,
-  reserveWaiting,
-  sessionGone,
-} from "./pg_session.ts";
+import { PgRead, type ReadAsk } from "./pg_read.ts";
+import { diedParked } from "./pg_ask_again.ts";
+import { poolRetired } from "./pg_retire.ts";
+import { type Reserved, reserveSession, reserveWaiting } from "./pg_reserve.ts";
+import { sessionGone } from "./pg_session.ts";
 import { awaitWire, type Wire } from "./pg_wire.ts";
 import {
   park,
@@ -42,7 +39,6 @@ import type { QueryOptions, QueryResult } from "../types.ts";
 import { type Alarm, alarm, settledWithin } from "../../base/alarms.ts";
 
 type Sql = ReturnType<typeof postgres>;
-type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
 
 /** Where a wired session connects; null when sessions cannot be wired. */
 export type WireTarget = { host: string; port: number } | null;
@@ -191,37 +187,9 @@ export async function wiredRead(
       options.sessionWaitMs,
     );
   let marker: Promise<unknown> | null = kept?.marker ?? null;
-  const parsers = sql.options.parsers as Record<
-    number,
-    { array?: boolean } | undefined
-  >;
-  const clean = discard ? CLEAN_DISCARD : CLEAN;
-  // The session is reserved: postgres.js learnt the server's version.
-  const lean = leanRead(sql, !discard, options);
-  const read = new PgRead({
-    // Signed as sent (signature.ts); `text` itself is what was checked.
-    text: signed(text, options.sign),
-    // A lean read sends the settings its session lacks instead (pg_lean.ts
-    // planFor): its `begin` is never read, and not built.
-    begin: lean !== null
-      ? ""
-      : `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
-        options.timeoutMs + 5_000
-      }${setApplicationName(options.sign)}`,
-    maxRows: options.maxRows,
-    maxBytes: options.maxBytes,
-    maxCellChars: options.maxCellChars,
-    after: clean,
-    recover: clean,
-    isArray: (type) => parsers[type]?.array === true,
-    // The protocol's cancel request, on a socket of its own: it settles
-    // once delivered, and the session is given back only after (one
-    // delivered late would stop the session's next statement).
-    lean,
-    stop: () => {
-      const backend = (marker as { state?: Backend } | null)?.state;
-      return backend === undefined ? undefined : cancel(backend);
-    },
+  const read = readOnWire(sql, text, options, discard, () => {
+    const backend = (marker as { state?: Backend } | null)?.state;
+    return backend === undefined ? undefined : cancel(backend);
   });
   const wire = kept === null ? awaitWire(read) : null;
   let gone = false;
@@ -234,13 +202,7 @@ export async function wiredRead(
           kept.wire.lend(read);
           return read.done;
         }
-        const sent = reserved.unsafe(wire!.marker).simple();
-        marker = sent;
-        // Answered by the server itself: the marker was sent, not caught.
-        sent.then(
-          () => read.unwired(UNWIRED),
-          (error: Error) => read.unwired(error),
-        );
+        marker = sendMarker(reserved, wire!.marker, read);
         return read.done;
       },
       options,
@@ -265,32 +227,98 @@ export async function wiredRead(
       throw notStopped(stop, options.timeoutMs);
     }
     gone = sessionGone(error);
-    // A parked session the server ended while it was idle (an
-    // administrator, idle_session_timeout) and whose close had not reached
-    // dbport yet: the read's bytes met a closed socket (a reset), so
-    // nothing of it ran, and it is asked again on a live session (an
-    // outsider ended sessions under reads). A session ended while it ran
-    // the statement closes without a reset: that read fails as lost.
-    //
-    // The same for a session postgres.js lent from its idle ones (outsider
-    // stop48: reads failed "read ECONNRESET" with sessions ended only while
-    // idle): its marker met the closed socket and the read was never
-    // written, or the read's exchange met it — a reset, not the close a
-    // session ended under its statement makes, as long as the server would
-    // have taken the whole exchange in at once (its receive buffer, 8 KB):
-    // a backend ended with our bytes unread resets too.
-    if (
-      (!read.started && !(error instanceof DbError) && sessionGone(error)) ||
-      (resetUnread(error) && read.sent <= BACKEND_READS_BYTES)
-    ) {
-      throw diedParked();
-    }
-    throw error;
+    throw nothingRan(error, read) ? diedParked() : error;
   } finally {
     wire?.forget();
     if (kept !== null && !read.started) void kept.giveBack();
     else await handBack(sql, read, reserved, marker, gone, fellBack, lost);
   }
+}
+
+/**
+ * The read of `text` on a wired session: its exchange (pg_read.ts), with
+ * `ROLLBACK` (and `DISCARD ALL` when `discard`) as its clean-up, and `stop`
+ * for the protocol's cancel request.
+ */
+function readOnWire(
+  sql: Sql,
+  text: string,
+  options: QueryOptions,
+  discard: boolean,
+  stop: ReadAsk["stop"],
+): PgRead {
+  const parsers = sql.options.parsers as Record<
+    number,
+    { array?: boolean } | undefined
+  >;
+  const clean = discard ? CLEAN_DISCARD : CLEAN;
+  // The session is reserved: postgres.js learnt the server's version.
+  const lean = leanRead(sql, !discard, options);
+  return new PgRead({
+    // Signed as sent (signature.ts); `text` itself is what was checked.
+    text: signed(text, options.sign),
+    // A lean read sends the settings its session lacks instead (pg_lean.ts
+    // planFor): its `begin` is never read, and not built.
+    begin: lean !== null
+      ? ""
+      : `BEGIN READ ONLY; SET LOCAL statement_timeout = ${
+        options.timeoutMs + 5_000
+      }${setApplicationName(options.sign)}`,
+    maxRows: options.maxRows,
+    maxBytes: options.maxBytes,
+    maxCellChars: options.maxCellChars,
+    after: clean,
+    recover: clean,
+    isArray: (type) => parsers[type]?.array === true,
+    lean,
+    // The protocol's cancel request, on a socket of its own: it settles
+    // once delivered, and the session is given back only after (one
+    // delivered late would stop the session's next statement).
+    stop,
+  });
+}
+
+/**
+ * Send the wire's marker through postgres.js on `reserved` (pg_wire.ts: the
+ * session's socket is lent to `read` once it passes); an answer from the
+ * server itself means the marker was sent, not caught: the read is unwired.
+ */
+function sendMarker(
+  reserved: Reserved,
+  marker: string,
+  read: PgRead,
+): Promise<unknown> {
+  const sent = reserved.unsafe(marker).simple();
+  sent.then(
+    () => read.unwired(UNWIRED),
+    (error: Error) => read.unwired(error),
+  );
+  return sent;
+}
+
+/**
+ * Whether a read's failure, `error`, came before any of it ran, on a
+ * session that had been ended: then it is asked again on a live session.
+ *
+ * A parked session the server ended while it was idle (an administrator,
+ * idle_session_timeout) and whose close had not reached dbport yet: the
+ * read's bytes met a closed socket (a reset), so nothing of it ran, and it
+ * is asked again on a live session (an outsider ended sessions under
+ * reads). A session ended while it ran the statement closes without a
+ * reset: that read fails as lost.
+ *
+ * The same for a session postgres.js lent from its idle ones (outsider
+ * stop48: reads failed "read ECONNRESET" with sessions ended only while
+ * idle): its marker met the closed socket and the read was never written,
+ * or the read's exchange met it — a reset, not the close a session ended
+ * under its statement makes, as long as the server would have taken the
+ * whole exchange in at once (its receive buffer, 8 KB): a backend ended
+ * with our bytes unread resets too.
+ */
+function nothingRan(error: unknown, read: PgRead): boolean {
+  return (!read.started && !(error instanceof DbError) &&
+    sessionGone(error)) ||
+    (resetUnread(error) && read.sent <= BACKEND_READS_BYTES);
 }
 
 /**

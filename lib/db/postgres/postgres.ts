@@ -14,16 +14,12 @@ import { Budget, type CutCell, cutUtf8 } from "../budget.ts";
 import { DbError, noTransaction } from "../errors.ts";
 import { toDbError } from "./pg_errors.ts";
 import { runOwn } from "./pg_own.ts";
-import {
-  answered,
-  askingAgain,
-  cancelDelivered,
-  giveBack,
-  inReadTransaction,
-  reserveSession,
-  sessionGone,
-  stoppableStatement,
-} from "./pg_session.ts";
+import { answered, giveBack, sessionGone } from "./pg_session.ts";
+import { askingAgain } from "./pg_ask_again.ts";
+import { cancelDelivered } from "./pg_stopped_sessions.ts";
+import { inReadTransaction } from "./pg_read_transaction.ts";
+import { type Reserved, reserveSession } from "./pg_reserve.ts";
+import { stoppableStatement } from "./pg_stop_statement.ts";
 import { CONNECT_TIMEOUT_SECONDS, type PostgresConfig } from "./pg_options.ts";
 import { type OwnSession, PgPools, WIRE_ENV } from "./pg_pools.ts";
 export { WIRE_ENV };
@@ -158,7 +154,7 @@ export function openPostgres(config: PostgresConfig): Driver {
  * The driver's `query`: a write in its own transaction, a read wired where
  * the pool's sockets are clear (pg_wired.ts) or through postgres.js, on the
  * reads' pool of the moment, asked again while a session closing refused
- * it before anything ran (pg_session.ts `askingAgain`).
+ * it before anything ran (pg_ask_again.ts `askingAgain`).
  */
 function poolQuery(
   pools: PgPools,
@@ -401,18 +397,7 @@ async function writeQuery(
       );
       return await statement();
     }
-    throwIfAborted(options.signal, ROLLED_BACK);
-    // Stopped (its timeout) after it had ended: its cancel request lands
-    // before COMMIT is sent, never on the COMMIT.
-    if (!(await cancelDelivered(reserved))) {
-      throw new DbError(
-        "connect",
-        "the statement's cancel request was not confirmed by the database: the write was not committed",
-      );
-    }
-    if (touched !== null) {
-      options.everyRow!(await pgEveryRow(exec, touched, await plainDml(text)));
-    }
+    await readyToCommit(reserved, text, options, exec, touched);
     options.beforeCommit?.(result);
     open = false;
     options.onCommit?.();
@@ -433,7 +418,33 @@ async function writeQuery(
   }
 }
 
-type Reserved = Awaited<ReturnType<Sql["reserve"]>>;
+/**
+ * What must hold before a write's COMMIT is sent: it was not stopped, the
+ * cancel request of a stop after its statement ended landed, and what it
+ * changed was told to `everyRow` (which may refuse it), from the counts
+ * `touched` before it ran.
+ */
+async function readyToCommit(
+  reserved: Reserved,
+  text: string,
+  options: QueryOptions,
+  exec: PgExec,
+  touched: Awaited<ReturnType<typeof pgTouches>> | null,
+): Promise<void> {
+  throwIfAborted(options.signal, ROLLED_BACK);
+  // Stopped (its timeout) after it had ended: its cancel request lands
+  // before COMMIT is sent, never on the COMMIT.
+  if (!(await cancelDelivered(reserved))) {
+    throw new DbError(
+      "connect",
+      "the statement's cancel request was not confirmed by the database: the write was not committed",
+    );
+  }
+  if (touched !== null) {
+    options.everyRow!(await pgEveryRow(exec, touched, await plainDml(text)));
+  }
+}
+
 type Pending = ReturnType<ReturnType<Reserved["unsafe"]>["raw"]>;
 
 /** Run the client's statement on a reserved session, stoppable. */

@@ -27,35 +27,9 @@ export function resourceSubscriptions(
   deps: FeatureDeps,
   watch: SchemaWatch,
 ): SubscriptionSource {
-  /** Whether the principal may read the connection's schema without asking. */
-  const readable = (id: string, ctx: CallContext): boolean => {
-    const connection = deps.connections.byId(id);
-    return connection !== undefined &&
-      readableWithoutAsking(deps, connection, ctx.principal);
-  };
-
   return {
     accept(requested, ctx) {
-      // Without resources:read nothing here may be heard.
-      if (!ctx.principal.scopes.has("resources:read")) {
-        return Promise.resolve({});
-      }
-      const honoured: JsonObject = {};
-      if (requested.resourcesListChanged === true) {
-        honoured.resourcesListChanged = true;
-      }
-      const uris = new Set<string>();
-      for (const uri of stringsOf(requested.resourceSubscriptions)) {
-        // Only a connection's schema is subscribable; others are dropped
-        // (issue 7: "subscriptions to URIs the principal cannot read are
-        // dropped"). The honoured URI is the canonical spelling.
-        const parsed = parseResourceUri(uri);
-        if (!parsed.ok || parsed.ref.kind !== "schema") continue;
-        if (!readable(parsed.ref.connectionId, ctx)) continue;
-        uris.add(schemaUri(parsed.ref.connectionId));
-      }
-      if (uris.size > 0) honoured.resourceSubscriptions = [...uris];
-      return Promise.resolve(honoured);
+      return Promise.resolve(honouredOf(deps, requested, ctx));
     },
 
     async watch(honoured, ctx, signal) {
@@ -65,7 +39,7 @@ export function resourceSubscriptions(
       const held = new Map<string, string>();
       const updated = (uri: string, id: string) => {
         // A connection hidden since the subscription tells nothing more.
-        if (readable(id, ctx)) {
+        if (readable(deps, id, ctx)) {
           ctx.notify("notifications/resources/updated", { uri, _meta: meta });
         }
       };
@@ -79,53 +53,101 @@ export function resourceSubscriptions(
           else held.set(uri, id);
         }, signal));
       }
-      // What the principal's resources are made of: which connections it
-      // sees, under which name and policy (every one's schema is listed).
-      const listKey = () =>
-        visibleConnections(deps, ctx.principal).map((c) =>
-          [
-            c.id,
-            c.name,
-            c.externalAccess,
-            c.aiPolicy,
-            c.safeMode,
-          ].join("|")
-        ).sort().join("\n");
       // Taken before the baselines: a change meanwhile is announced after
       // the acknowledgement.
-      let sent = listKey();
+      const sent = resourcesKey(deps, ctx);
       await Promise.all(baselines);
-      return () => deliver();
-
-      async function deliver(): Promise<void> {
+      return async () => {
         delivering = true;
         for (const [uri, id] of held) updated(uri, id);
         held.clear();
         if (honoured.resourcesListChanged !== true) return;
-        const check = () => {
-          if (signal.aborted) return;
-          const now = listKey();
-          if (now !== sent && !signal.aborted) {
-            sent = now;
-            ctx.notify("notifications/resources/list_changed", {
-              _meta: meta,
-            });
-          }
-        };
-        // connections.json changes are seen at once; opened and closed
-        // connections at the next tick.
-        const unsubscribe = deps.connections.onChange(check);
-        const timer = setInterval(check, LIST_POLL_MS);
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearInterval(timer);
-            unsubscribe();
-            resolve();
-          };
-          if (signal.aborted) done();
-          else signal.addEventListener("abort", done, { once: true });
-        });
-      }
+        await announceListChanges(deps, ctx, signal, sent);
+      };
     },
   };
+}
+
+/** Whether the principal may read the connection's schema without asking. */
+function readable(deps: FeatureDeps, id: string, ctx: CallContext): boolean {
+  const connection = deps.connections.byId(id);
+  return connection !== undefined &&
+    readableWithoutAsking(deps, connection, ctx.principal);
+}
+
+/** What of the `requested` notifications this principal is given. */
+function honouredOf(
+  deps: FeatureDeps,
+  requested: JsonObject,
+  ctx: CallContext,
+): JsonObject {
+  // Without resources:read nothing here may be heard.
+  if (!ctx.principal.scopes.has("resources:read")) return {};
+  const honoured: JsonObject = {};
+  if (requested.resourcesListChanged === true) {
+    honoured.resourcesListChanged = true;
+  }
+  const uris = new Set<string>();
+  for (const uri of stringsOf(requested.resourceSubscriptions)) {
+    // Only a connection's schema is subscribable; others are dropped
+    // (issue 7: "subscriptions to URIs the principal cannot read are
+    // dropped"). The honoured URI is the canonical spelling.
+    const parsed = parseResourceUri(uri);
+    if (!parsed.ok || parsed.ref.kind !== "schema") continue;
+    if (!readable(deps, parsed.ref.connectionId, ctx)) continue;
+    uris.add(schemaUri(parsed.ref.connectionId));
+  }
+  if (uris.size > 0) honoured.resourceSubscriptions = [...uris];
+  return honoured;
+}
+
+/**
+ * What the principal's resources are made of: which connections it sees,
+ * under which name and policy (every one's schema is listed).
+ */
+function resourcesKey(deps: FeatureDeps, ctx: CallContext): string {
+  return visibleConnections(deps, ctx.principal).map((c) =>
+    [
+      c.id,
+      c.name,
+      c.externalAccess,
+      c.aiPolicy,
+      c.safeMode,
+    ].join("|")
+  ).sort().join("\n");
+}
+
+/**
+ * `notifications/resources/list_changed` each time the principal's
+ * resources differ from those last announced (`sent` at first), until
+ * `signal` aborts.
+ */
+async function announceListChanges(
+  deps: FeatureDeps,
+  ctx: CallContext,
+  signal: AbortSignal,
+  sent: string,
+): Promise<void> {
+  const meta = { [META_SUBSCRIPTION_ID]: ctx.id };
+  const check = () => {
+    if (signal.aborted) return;
+    const now = resourcesKey(deps, ctx);
+    if (now !== sent && !signal.aborted) {
+      sent = now;
+      ctx.notify("notifications/resources/list_changed", { _meta: meta });
+    }
+  };
+  // connections.json changes are seen at once; opened and closed
+  // connections at the next tick.
+  const unsubscribe = deps.connections.onChange(check);
+  const timer = setInterval(check, LIST_POLL_MS);
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearInterval(timer);
+      unsubscribe();
+      resolve();
+    };
+    if (signal.aborted) done();
+    else signal.addEventListener("abort", done, { once: true });
+  });
 }

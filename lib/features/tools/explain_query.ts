@@ -27,6 +27,7 @@ import { invalidArgument, rethrow, ToolFailure } from "./failure.ts";
 import { refusePrivate } from "./private_refusal.ts";
 import { CONNECTION_ID } from "./shared.ts";
 import { checkPlanLimits } from "./plan_guard.ts";
+import { refuseUnheldPrivate } from "./vet.ts";
 import {
   classifyQuery,
   queryText,
@@ -116,6 +117,7 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
         ctx,
         args.connection_id,
       );
+      // As a statement's gate (vet.ts): ANALYZE's actual rows answer a WHERE.
       await refuseUnheldPrivate(deps, ctx, resolved);
       const statement = await classifyQuery(query, resolved, ctx);
       refuseUnplanned(query, statement, resolved, analyze);
@@ -172,33 +174,6 @@ export function explainQueryTool(deps: FeatureDeps): ToolEntry {
       }, answerBudget(settings));
     },
   });
-}
-
-/**
- * Refused while the connection's private columns are not held by the
- * database: AI clients run no statement on it until they are.
- */
-async function refuseUnheldPrivate(
-  deps: FeatureDeps,
-  ctx: CallContext,
-  resolved: Resolved,
-): Promise<void> {
-  // As vet.ts: a schema changed since the last re-sync is synced first,
-  // and a list not held refuses (ANALYZE's actual rows answer a WHERE).
-  const unheld = await deps.privateColumns?.problem(
-    resolved.connection,
-    () =>
-      resolved.driver.fingerprint({
-        signal: ctx.signal,
-        timeoutMs: 10_000,
-      }),
-  );
-  if (unheld !== undefined && unheld !== null) {
-    throw new ToolFailure(
-      "denied",
-      `the private columns of ${resolved.label} are not held by the database (${unheld}); AI clients may not run statements on it until they are: ask the user to run harden --apply`,
-    );
-  }
 }
 
 /**

@@ -138,25 +138,31 @@ export function checkWrite(
   }
 }
 
+/** What a result set says was left out of it. */
+type Truncation = NonNullable<ResultSet["truncation"]>;
+
+/** What `runClassified` runs a statement within. */
+interface RunLimits {
+  maxRows: number;
+  timeoutSeconds: number;
+  /** The approved preview the write is held to (access.ts admitStatement). */
+  preview?: WritePreview | null;
+  /** Values bound to the statement's placeholders. */
+  params?: readonly BindValue[];
+  /**
+   * A write no one was asked about: stopped before COMMIT when it changed
+   * every row of a table (every_row.ts, which asks then).
+   */
+  everyRow?: boolean;
+}
+
 /** Run a classified statement, record it in the history, shape its result set. */
 export async function runClassified(
   deps: FeatureDeps,
   ctx: CallContext,
   resolved: Resolved,
   statement: Classified,
-  limits: {
-    maxRows: number;
-    timeoutSeconds: number;
-    /** The approved preview the write is held to (access.ts admitStatement). */
-    preview?: WritePreview | null;
-    /** Values bound to the statement's placeholders. */
-    params?: readonly BindValue[];
-    /**
-     * A write no one was asked about: stopped before COMMIT when it changed
-     * every row of a table (every_row.ts, which asks then).
-     */
-    everyRow?: boolean;
-  },
+  limits: RunLimits,
 ): Promise<ResultSet> {
   const settings = callSettings(deps, ctx);
   const write = statement.tier !== "read";
@@ -166,25 +172,7 @@ export async function runClassified(
   ctx.waiting?.(`the statement on ${resolved.label}`, timeoutMs);
   const started = performance.now();
   const params = limits.params ?? [];
-  // Built field by field (issue 38: no object a call to spread in).
-  const room = answerLimits(settings);
-  const options: QueryOptions = {
-    mode: write ? "write" : "read",
-    maxRows: limits.maxRows,
-    maxBytes: room.maxBytes,
-    maxCellChars: room.maxCellChars,
-    timeoutMs,
-    signal: ctx.signal,
-    onCommit: () => ctx.holdAnswer(),
-    sign: signatureOf(ctx),
-  };
-  if (params.length > 0) options.params = params;
-  const beforeCommit = holdTo(limits.preview ?? null);
-  if (beforeCommit !== undefined) {
-    options.beforeCommit = beforeCommit;
-    options.track = HOLD_TRACK;
-  }
-  if (write && limits.everyRow === true) options.everyRow = stopOnEveryRow;
+  const options = queryOptions(ctx, settings, limits, write, timeoutMs);
   const history = { deps, ctx, settings, resolved, statement };
   let result: QueryResult;
   try {
@@ -211,6 +199,65 @@ export async function runClassified(
     ctx.budget?.spent("read", result.rows.length);
   }
   if (write) narrowWrite(result, answerBudget(settings));
+  const { answer, truncation } = await fittedAnswer(
+    result,
+    took,
+    settings,
+    limits.maxRows,
+    // The rows a read would have given, for the truncation's message.
+    write ? null : () => countRows(resolved, ctx, statement.text, params),
+  );
+  ctx.progress(1, 1, doneMessage(write, result, answer.row_count, truncation));
+  return truncation === null ? answer : { ...answer, truncation };
+}
+
+/** The driver's options for a statement `runClassified` runs. */
+function queryOptions(
+  ctx: CallContext,
+  settings: Settings,
+  limits: RunLimits,
+  write: boolean,
+  timeoutMs: number,
+): QueryOptions {
+  const params = limits.params ?? [];
+  // Built field by field (issue 38: no object a call to spread in).
+  const room = answerLimits(settings);
+  const options: QueryOptions = {
+    mode: write ? "write" : "read",
+    maxRows: limits.maxRows,
+    maxBytes: room.maxBytes,
+    maxCellChars: room.maxCellChars,
+    timeoutMs,
+    signal: ctx.signal,
+    onCommit: () => ctx.holdAnswer(),
+    sign: signatureOf(ctx),
+  };
+  if (params.length > 0) options.params = params;
+  const beforeCommit = holdTo(limits.preview ?? null);
+  if (beforeCommit !== undefined) {
+    options.beforeCommit = beforeCommit;
+    options.track = HOLD_TRACK;
+  }
+  if (write && limits.everyRow === true) options.everyRow = stopOnEveryRow;
+  return options;
+}
+
+/**
+ * A statement's answer within the answer budget: whatever was left out is
+ * said, and how to get it (docs/wire.md "Results"); rows past the budget
+ * once the whole text is measured are left out too. `total` counts the
+ * rows a read would have given when its rows were cut (null: a write's).
+ */
+async function fittedAnswer(
+  result: QueryResult,
+  took: number,
+  settings: Settings,
+  maxRows: number,
+  total: (() => Promise<number | null>) | null,
+): Promise<{
+  answer: Omit<ResultSet, "truncation">;
+  truncation: Truncation | null;
+}> {
   const answer = {
     columns: result.columns,
     rows: result.rows,
@@ -219,25 +266,21 @@ export async function runClassified(
     execution_time_ms: took,
     is_truncated: isCut(result.truncation),
   };
-  // Whatever was left out is said, and how to get it (docs/wire.md "Results").
-  // Rows past the budget once the whole text is measured are left out too.
   const budget = answerBudget(settings);
   if (JSON.stringify(answer).length > budget) {
     const keep = fitRows(answer, budget);
     if (keep < answer.rows.length) result.truncation.bytes = true;
     answer.rows = answer.rows.slice(0, keep);
   }
-  let truncation: ResultSet["truncation"] | null = null;
+  let truncation: Truncation | null = null;
   if (isCut(result.truncation)) {
     answer.is_truncated = true;
     const rowsCut = result.truncation.rows || result.truncation.bytes;
     const left = {
       truncation: result.truncation,
       rowsReturned: answer.rows.length,
-      maxRows: limits.maxRows,
-      total: rowsCut && !write
-        ? await countRows(resolved, ctx, statement.text, params)
-        : null,
+      maxRows,
+      total: rowsCut && total !== null ? await total() : null,
     };
     truncation = truncationOf(left, settings);
     // The message itself may push the rows past the budget.
@@ -249,23 +292,24 @@ export async function runClassified(
     }
   }
   answer.row_count = answer.rows.length;
+  return { answer, truncation };
+}
+
+/** The progress message of a statement that ran: what it read or changed. */
+function doneMessage(
+  write: boolean,
+  result: QueryResult,
+  rowCount: number,
+  truncation: Truncation | null,
+): string {
   const cut = truncation === null ? "" : ` (${truncation.reasons})`;
-  ctx.progress(
-    1,
-    1,
-    write
-      ? `Committed: ${result.rowsAffected} row${
-        result.rowsAffected === 1 ? "" : "s"
-      } affected${
-        result.columns.length > 0
-          ? `, returned ${answer.row_count} rows${cut}`
-          : ""
-      }`
-      : `Read ${answer.row_count} row${
-        answer.row_count === 1 ? "" : "s"
-      }${cut}`,
-  );
-  return truncation === null ? answer : { ...answer, truncation };
+  return write
+    ? `Committed: ${result.rowsAffected} row${
+      result.rowsAffected === 1 ? "" : "s"
+    } affected${
+      result.columns.length > 0 ? `, returned ${rowCount} rows${cut}` : ""
+    }`
+    : `Read ${rowCount} row${rowCount === 1 ? "" : "s"}${cut}`;
 }
 
 /** Milliseconds since `started` (`performance.now()`), to two decimals. */
