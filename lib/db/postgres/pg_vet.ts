@@ -29,27 +29,18 @@
  */
 
 import type { Tier } from "../sql/classifier.ts";
-import { parseBody, type PgAnalysis, type PgName } from "./pg_parse.ts";
+import type { PgAnalysis, PgName } from "./pg_parse.ts";
 import { lockedNonTable } from "./pg_lock_targets.ts";
 import { bodiesChange, changedBuiltin } from "./pg_builtin_targets.ts";
-import { allowlisted, writeAllowlisted } from "./allowlist.ts";
-import { configuredPath } from "./search_path.ts";
-import { configRefusal } from "../pg_settings.ts";
 import { FIRST_USER_OID, vetStatement } from "./vet_sql.ts";
 import {
   deniedFunction,
-  functionRefusal,
-  internalCode,
   namedReach,
-  pastDatabase,
   refusedSymbol,
 } from "./pg_vet_functions.ts";
-import {
-  cycleOf,
-  definesInCatalog,
-  mergedBody,
-  PLAIN,
-} from "./pg_vet_bodies.ts";
+import { Findings } from "./pg_vet_findings.ts";
+import { judgeFunction, type Source } from "./pg_vet_reached.ts";
+import { cycleOf, PLAIN } from "./pg_vet_bodies.ts";
 
 /**
  * Runs catalog statements as one simple query (no parameters) and answers
@@ -71,9 +62,6 @@ export interface PgVetting {
   /** Why a write may not be tried and rolled back; null: it may. */
   noDryRun: string | null;
 }
-
-/** `nextval(regclass)`. */
-const NEXTVAL = 1574;
 
 /** How deep string-bodied SQL functions are followed. */
 const MAX_DEPTH = 8;
@@ -129,60 +117,6 @@ interface VetInput {
 }
 
 type Row = Record<string, unknown>;
-
-/** What one round found, folded into the verdict. */
-class Findings {
-  /** Why the statement (or planning it) would run what is not a read. */
-  evaluates: string | null = null;
-  /** Of those, what the planner itself may run. */
-  plans: string | null = null;
-  /** What only a dry run would run (triggers, cascades, targets). */
-  dryRun: string | null = null;
-  denied: string | null = null;
-  /**
-   * A function that reaches files, code, other hosts or SQL text, found
-   * where the statement runs it: in a SQL function's body, behind an
-   * operator, a cast or a view. Refused to every token as the same call
-   * named in the statement is: a write token ran `pg_read_file` and
-   * `table_to_xml('pg_authid', …)` through a `LANGUAGE sql` function it
-   * created (outsider stop 53), the body's verdict having made the
-   * statement only a write.
-   */
-  reach: string | null = null;
-  /**
-   * A SQL function it runs whose body drops or truncates: calling it is
-   * as destructive as its DROP (a readWrite token dropped a table through
-   * `LANGUAGE sql AS $$ drop table t $$`, outsider stop 59).
-   */
-  destroys: string | null = null;
-  /** A foreign table the statement names (for DDL that retargets it). */
-  foreignTable: string | null = null;
-  /** An enabled event trigger: it runs code on any DDL. */
-  eventTrigger: string | null = null;
-  /** Built-in functions the statement itself reaches (not a body's). */
-  readonly builtins = new Set<string>();
-  /** User functions: who calls whom, for cycles. */
-  readonly calls = new Map<number, Set<number>>();
-  /** The search path each user function's body runs with. */
-  readonly paths = new Map<number, string[] | null>();
-  readonly bodies = new Set<number>();
-  readonly names = new Map<number, string>();
-
-  fail(how: string, why: string, planner: boolean): void {
-    if (how === "t") {
-      this.dryRun ??= why;
-      return;
-    }
-    this.evaluates ??= why;
-    if (planner) this.plans ??= why;
-  }
-
-  /** A function reached that reaches past a read (`reach`): refused. */
-  failReach(how: string, why: string): void {
-    this.reach ??= why;
-    this.fail(how, why, true);
-  }
-}
 
 /** What a statement that names nothing is found to do: nothing. */
 const NOTHING_FOUND: Readonly<Findings> = Object.freeze(new Findings());
@@ -335,13 +269,6 @@ function changesBuiltin(
   return `${verb} on ${named.name}() changes a built-in function of pg_catalog, an object of the server's own catalogs (its privileges and comment are every user's); dbport changes the database's own objects only`;
 }
 
-/** A text to parse: a statement, or a function body with its context. */
-interface Source {
-  analysis: PgAnalysis;
-  owner: number | undefined;
-  path: string[] | null | undefined;
-}
-
 /**
  * The names in `sources`, for one round of the query. A function body's
  * write targets are looked up too: their defaults, checks, rules and
@@ -476,166 +403,6 @@ function judgeRelation(row: Row, found: Findings): void {
     found.dryRun ??=
       `${name} has rules that turn a write into other statements`;
   }
-}
-
-/** A reached function's row, as `judgeFunction`'s steps read it. */
-interface Reached {
-  row: Row;
-  oid: number;
-  /** How it runs (vet_sql.ts `how`: `e`, `d` or `t`). */
-  how: string;
-  /** The user function whose body calls it, if any. */
-  via: number | null;
-  /** Its signature. */
-  name: string;
-  /** Where it is called, for the messages: "" or " (called in f(int))". */
-  inside: string;
-}
-
-/**
- * One reached function: acceptable, refused (recorded in `found`), or a
- * string-bodied SQL function whose body is read next.
- */
-async function judgeFunction(
-  row: Row,
-  found: Findings,
-): Promise<Source | null> {
-  const name = String(row.signature ?? `${String(row.name)}()`);
-  const reached: Reached = {
-    row,
-    oid: Number(row.oid),
-    how: String(row.how),
-    via: row.via === null ? null : Number(row.via),
-    name,
-    inside: row.caller === null ? "" : ` (called in ${String(row.caller)})`,
-  };
-  // A built-in's C symbol, which no ALTER renames or moves (outsider
-  // stop 55: pg_read_file renamed to a55_alias read files as a write).
-  const symbolReach = refusedSymbol(row.symbol);
-  if (symbolReach !== null) {
-    found.failReach(reached.how, `${name} ${symbolReach}${reached.inside}`);
-    return null;
-  }
-  if (row.builtin === true) {
-    judgeBuiltin(reached, found);
-    return null;
-  }
-  if (!judgeUserFunction(reached, found)) return null;
-  // Only a SQL body is read: any other language was refused above.
-  if (row.language !== "sql") return null;
-  return await readSqlBody(reached, found);
-}
-
-/** A built-in function reached: on an allowlist, or refused. */
-function judgeBuiltin(reached: Reached, found: Findings): void {
-  const { row, oid, how, via, inside } = reached;
-  if (via === null && how === "e") found.builtins.add(String(row.name));
-  if (allowlisted(oid)) return;
-  const reach = deniedFunction(String(row.name)) ??
-    (writeAllowlisted(oid) ? null : pastDatabase(String(row.name)));
-  if (reach !== null) {
-    found.failReach(how, `${reach}${inside}`);
-    return;
-  }
-  // A serial column's own default: the one effect a dry run may leave is
-  // a skipped sequence value, as any rolled-back INSERT leaves one.
-  // (Reached through a foreign key's cascade it is `t`: the child's.)
-  if ((how === "d" || how === "t") && oid === NEXTVAL) return;
-  // The planner folds only IMMUTABLE (and, estimating, STABLE) functions;
-  // a built-in's label is set by PostgreSQL itself. Inside a user
-  // function's body it runs when the planner folds that function.
-  const planner = row.volatility !== "v" || row.language === "sql" ||
-    via !== null;
-  found.fail(
-    how,
-    `${
-      String(row.name)
-    }() is not on dbport's allowlist of built-in functions that only compute a result`,
-    planner,
-  );
-}
-
-/**
- * A user function reached: noted (its name, its caller), and refused for
- * what its definition says. False when nothing more is to be read of it.
- */
-function judgeUserFunction(reached: Reached, found: Findings): boolean {
-  const { row, oid, how, via, name, inside } = reached;
-  found.names.set(oid, name);
-  if (via !== null) {
-    const callees = found.calls.get(via) ?? new Set<number>();
-    callees.add(oid);
-    found.calls.set(via, callees);
-  }
-  // A user's LANGUAGE internal function runs a built-in's code: only one a
-  // token may call (outsider stop 56: an admin's alias of
-  // pg_terminate_backend in another schema ended sessions).
-  const runs = internalCode(row);
-  if (runs !== null) {
-    found.failReach(how, `${name} ${runs}${inside}`);
-    return false;
-  }
-  const refusal = functionRefusal(row, name);
-  if (refusal !== null) found.fail(how, `${refusal}${inside}`, true);
-  // Its SET items apply at each call, before the server reads its body:
-  // checked as a SET statement is (pg_settings.ts), whenever it was made.
-  const settings = configRefusal(row.config);
-  if (settings !== null) found.failReach(how, `${name} ${settings}${inside}`);
-  return true;
-}
-
-/**
- * A SQL function's body, read once: refused for what it reaches or writes,
- * and returned for its names to be looked up (null when already read, or
- * none).
- */
-async function readSqlBody(
-  reached: Reached,
-  found: Findings,
-): Promise<Source | null> {
-  const { row, oid, how, via, name, inside } = reached;
-  const path = configuredPath(row.config as string[] | null) ??
-    (via === null ? null : found.paths.get(via) ?? null);
-  if (!found.paths.has(oid)) found.paths.set(oid, path);
-  if (row.source === null || found.bodies.has(oid)) return null;
-  found.bodies.add(oid);
-  // The body is read whatever else refused the function (SECURITY DEFINER,
-  // a write): what it reaches is refused to every token, what it reads of a
-  // credential catalog to every AI client (outsider stop 54).
-  const body = await parseBody(String(row.source));
-  if (!body.ok) {
-    // A body the server accepts and dbport's parser does not (a newer
-    // grammar's keyword, `system_user`, as a name) may run anything.
-    found.failReach(
-      how,
-      `the body of ${name} could not be read by dbport's parser (${body.message}): it may reach anything, so it is refused${inside}`,
-    );
-    return null;
-  }
-  const merged = mergedBody(body.statements);
-  merged.reach ??= definesInCatalog(body.statements, path);
-  if (merged.tier === "destructive") {
-    const kind = body.statements.find((s) => s.tier === "destructive")!
-      .kinds[0]!;
-    found.destroys ??= `${name} runs ${
-      kind === "AlterTableStmt"
-        ? "ALTER TABLE … DROP"
-        : kind.replace(/Stmt$/, "").toUpperCase()
-    } in its body`;
-  }
-  if (merged.reach !== null) found.reach ??= `${name} ${merged.reach}`;
-  if (merged.reach !== null || merged.tier !== "read") {
-    found.fail(
-      how,
-      `${name} ${
-        merged.reach ?? "changes data (its body is not only SELECTs)"
-      }`,
-      true,
-    );
-  }
-  // Its names are looked up even when it is already refused: a function it
-  // calls, a table it writes may reach further.
-  return { analysis: merged, owner: oid, path };
 }
 
 export { refusedSymbol };
