@@ -19,7 +19,7 @@
  * @module
  */
 
-import { child, isNode, names, type Node } from "./pg_tree.ts";
+import { child, isNode, names, type Node, ON_TABLE } from "./pg_tree.ts";
 import type { PgNamedObject, PgObjectKind } from "./pg_parse_types.ts";
 
 /** Object kinds named by a relation: the relation is the object. */
@@ -32,15 +32,6 @@ const RELATIONS = new Set([
   "OBJECT_FOREIGN_TABLE",
   // ALTER TYPE ... RENAME ATTRIBUTE: a composite type's relation.
   "OBJECT_ATTRIBUTE",
-]);
-
-/** Object kinds named `[schema.]table.name`: the table is what changes. */
-const ON_TABLE = new Set([
-  "OBJECT_COLUMN",
-  "OBJECT_TABCONSTRAINT",
-  "OBJECT_TRIGGER",
-  "OBJECT_RULE",
-  "OBJECT_POLICY",
 ]);
 
 /** Object kinds that are routines (a name and argument types). */

@@ -11,7 +11,14 @@
  */
 
 import { outsideDatabase } from "./pg_statement_kinds.ts";
-import { child, childList, isNode, names, type Node } from "./pg_tree.ts";
+import {
+  child,
+  childList,
+  isNode,
+  names,
+  type Node,
+  ON_TABLE,
+} from "./pg_tree.ts";
 
 /** Statements that reach files, code or other hosts: refused whatever the tier. */
 export const REACH_STATEMENTS: Readonly<Record<string, string>> = {
@@ -371,15 +378,6 @@ function changesCatalog(kind: string, body: Node): string | null {
     kind.replace(/Stmt$/, "")
   } changes ${named}, an object of the server's own catalogs (a built-in renamed or replaced escapes what dbport refuses by name); dbport changes the database's own objects only`;
 }
-
-/** Object kinds named as `[schema.]table.name`: the table is the object's. */
-const ON_TABLE = new Set([
-  "OBJECT_COLUMN",
-  "OBJECT_TABCONSTRAINT",
-  "OBJECT_TRIGGER",
-  "OBJECT_RULE",
-  "OBJECT_POLICY",
-]);
 
 /**
  * Why a GRANT|REVOKE or COMMENT changes an object of the server's own

@@ -31,3 +31,12 @@ export function names(list: unknown): string[] {
     String(isNode(item) ? child(item, "String")?.sval ?? "" : "")
   );
 }
+
+/** Object kinds named `[schema.]table.name`: the table is what changes. */
+export const ON_TABLE: ReadonlySet<string> = new Set([
+  "OBJECT_COLUMN",
+  "OBJECT_TABCONSTRAINT",
+  "OBJECT_TRIGGER",
+  "OBJECT_RULE",
+  "OBJECT_POLICY",
+]);
