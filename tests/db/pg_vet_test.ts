@@ -916,3 +916,53 @@ vetTest(
     await t.read(`select x from ${s}.tt order by x desc`);
   },
 );
+
+vetTest(
+  "a user's LANGUAGE internal alias of a refused built-in's C symbol (large objects, pg_stat_file, ts_stat, ts_rewrite) → reach naming the symbol as one that reaches files, code, other hosts or SQL text",
+  async (t) => {
+    const s = t.s;
+    // Each symbol's own built-in is refused by name (lo_export, pg_stat_file,
+    // ts_stat, ts_rewrite); the alias, under a harmless name in a user
+    // schema, only by the symbol it runs.
+    const aliases: [string, string, string][] = [
+      ["lox", "(oid, text) returns integer", "be_lo_export"],
+      ["lor", "(integer, integer) returns bytea", "be_loread"],
+      ["stf", "(text) returns record", "pg_stat_file_1arg"],
+      ["tss1", "(text) returns setof record", "ts_stat1"],
+      ["tss2", "(text, text) returns setof record", "ts_stat2"],
+      ["tsr", "(tsquery, tsquery, tsquery) returns tsquery", "tsquery_rewrite"],
+      ["tsq", "(tsquery, text) returns tsquery", "tsquery_rewrite_query"],
+    ];
+    for (const [name, signature, symbol] of aliases) {
+      await t.admin(
+        `create function ${s}.${name}${signature} language internal strict as '${symbol}'`,
+      );
+    }
+    const calls: Record<string, string> = {
+      lox: `${s}.lox(0, '/tmp/x')`,
+      lor: `${s}.lor(0, 1)`,
+      stf: `${s}.stf('PG_VERSION')`,
+      tss1: `* from ${s}.tss1('select 1') as (w text, n int, d int)`,
+      tss2: `* from ${s}.tss2('select 1', 'a') as (w text, n int, d int)`,
+      tsr: `${s}.tsr('a'::tsquery, 'a'::tsquery, 'b'::tsquery)`,
+      tsq: `${s}.tsq('a'::tsquery, 'select 1')`,
+    };
+    for (const [name, signature, symbol] of aliases) {
+      const sql = `select ${calls[name]}`;
+      const verdict = await t.check(sql);
+      const args = signature.slice(1, signature.indexOf(")")).replaceAll(
+        ", ",
+        ",",
+      );
+      assertEquals(
+        [verdict.tier, verdict.reach],
+        [
+          "write",
+          // regprocedure text: the fixture's schema is on the search path.
+          `${name}(${args}) runs ${symbol}, the code of a function that reaches files, code, other hosts or SQL text`,
+        ],
+        sql,
+      );
+    }
+  },
+);
