@@ -883,7 +883,7 @@ vetTest(
     await reach(`select ${s}.moved()`, /pg_read_file/);
     await reach(
       `select ${s}.replaced()`,
-      /CreateFunction with pg_catalog first on its search path/,
+      /CreateFunction with pg_catalog on its search path/,
     );
     const own = await t.check(`select ${s}.own_path()`);
     assertEquals([own.tier, own.reach], ["write", null]);
@@ -963,6 +963,84 @@ vetTest(
         ],
         sql,
       );
+    }
+  },
+);
+
+vetTest(
+  "a SQL body that defines objects with pg_catalog anywhere on its search path, or after a setting changes (SET, set_config), is reach: the server creates an unqualified name in the first schema of the path that exists",
+  async (t) => {
+    const s = t.s;
+    const replace =
+      `create or replace function upper(text) returns text language sql as 'select $1'`;
+    for (
+      const statement of [
+        `create function ${s}.d_user() returns void language sql set search_path = "$user", pg_catalog as $b$ ${replace} $b$`,
+        `create function ${s}.d_missing() returns void language sql set search_path = ${s}_nosuch, pg_catalog as $b$ ${replace} $b$`,
+        `create function ${s}.d_info() returns void language sql set search_path = ${s}_nosuch, information_schema as $b$ create view v as select 1 $b$`,
+        `create function ${s}.d_set() returns void language sql as $b$ set search_path = pg_catalog; ${replace} $b$`,
+        `create function ${s}.d_config() returns void language sql as $b$ select set_config('search_path', 'pg_catalog', true); ${replace} $b$`,
+        `create function ${s}.d_make() returns void language sql as $b$ create table made (x int) $b$`,
+        `create function ${s}.d_path() returns text language sql as $b$ select set_config('search_path', 'pg_catalog', true) $b$`,
+        `create function ${s}.d_two() returns void language sql as $b$ select ${s}.d_path(); create table made (x int) $b$`,
+        `create function ${s}.d_tune() returns int language sql as $b$ set work_mem = '4MB'; select 1 $b$`,
+        `create function ${s}.d_probe() returns void language sql set search_path = ${s}_nosuch, pg_catalog as $b$ create function ${s}_made() returns int language sql as 'select 1' $b$`,
+      ]
+    ) await t.admin(statement);
+    // What the vetting models: with the first schema missing, the server
+    // creates the unqualified name in pg_catalog.
+    try {
+      await t.admin(`select ${s}.d_probe()`);
+      assertEquals(
+        await t.admin(
+          `select pronamespace::regnamespace::text as schema from pg_proc where proname = '${s}_made'`,
+        ),
+        [{ schema: "pg_catalog" }],
+      );
+    } finally {
+      await t.admin(`drop function if exists pg_catalog.${s}_made()`);
+    }
+    const onPath = (fn: string, schema: string, kind: string) =>
+      `${fn}() runs ${kind} with ${schema} on its search path (an unqualified name is created in the path's first schema that exists): it may change the server's own catalogs; dbport changes the database's own objects only`;
+    const moved = (fn: string, kind: string, setter: string) =>
+      `${fn}() runs ${kind} after ${setter} changes a setting, the search path among them: an unqualified name may be created in pg_catalog, the server's own catalogs; dbport changes the database's own objects only`;
+    for (
+      const [sql, reach] of <[string, string][]> [
+        [
+          `select ${s}.d_user()`,
+          onPath("d_user", "pg_catalog", "CreateFunction"),
+        ],
+        [
+          `select ${s}.d_missing()`,
+          onPath("d_missing", "pg_catalog", "CreateFunction"),
+        ],
+        [
+          `select ${s}.d_info()`,
+          onPath("d_info", "information_schema", "View"),
+        ],
+        [
+          `select ${s}.d_set()`,
+          moved("d_set", "CreateFunction", "d_set()"),
+        ],
+        [
+          `select ${s}.d_config()`,
+          moved("d_config", "CreateFunction", "set_config()"),
+        ],
+        [
+          `select set_config('search_path', 'pg_catalog', true), ${s}.d_make()`,
+          moved("d_make", "Create", "set_config()"),
+        ],
+        [`select ${s}.d_two()`, moved("d_two", "Create", "set_config()")],
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.tier, verdict.reach], ["write", reach], sql);
+    }
+    // Alone, a body that creates, or one that only tunes a setting, is a
+    // write and no more.
+    for (const sql of [`select ${s}.d_make()`, `select ${s}.d_tune()`]) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.tier, verdict.reach], ["write", null], sql);
     }
   },
 );

@@ -46,6 +46,7 @@ import {
 import {
   cycleOf,
   definesInCatalog,
+  definingKind,
   mergedBody,
   PLAIN,
 } from "./pg_vet_bodies.ts";
@@ -160,6 +161,10 @@ class Findings {
   readonly paths = new Map<number, string[] | null>();
   readonly bodies = new Set<number>();
   readonly names = new Map<number, string>();
+  /** What changes a setting (set_config, a body's SET): the search path too. */
+  setting: string | null = null;
+  /** A body that defines or changes objects, by unqualified names perhaps. */
+  defines: string | null = null;
 
   fail(how: string, why: string, planner: boolean): void {
     if (how === "t") {
@@ -234,7 +239,25 @@ export async function vetPostgres(
   }
   const cycle = cycleOf(findings.calls, findings.names);
   if (cycle !== null) findings.fail("e", cycle, true);
+  const moved = movedPath(findings);
+  if (moved !== null) {
+    findings.reach ??= moved;
+    findings.fail("e", moved, true);
+  }
   return verdict(analysis, findings);
+}
+
+/**
+ * Why a body that defines or changes objects may do so in the server's own
+ * catalogs, or null: something the same statement runs first changes a
+ * setting (`set_config('search_path', 'pg_catalog', true)`, a body's `SET
+ * search_path`), and the server creates an unqualified name in the first
+ * schema of the search path as it is then. The body's own path said
+ * nothing of it (definesInCatalog).
+ */
+function movedPath(found: Readonly<Findings>): string | null {
+  if (found.setting === null || found.defines === null) return null;
+  return `${found.defines} after ${found.setting} changes a setting, the search path among them: an unqualified name may be created in pg_catalog, the server's own catalogs; dbport changes the database's own objects only`;
 }
 
 function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
@@ -459,6 +482,7 @@ async function judgeFunction(
     return null;
   }
   if (row.builtin === true) {
+    if (row.name === "set_config") found.setting ??= "set_config()";
     if (via === null && how === "e") found.builtins.add(String(row.name));
     if (allowlisted(oid)) return null;
     const reach = deniedFunction(String(row.name)) ??
@@ -532,6 +556,13 @@ async function judgeFunction(
     return null;
   }
   const merged = mergedBody(body.statements);
+  if (body.statements.some((st) => st.kinds.includes("VariableSetStmt"))) {
+    found.setting ??= name;
+  }
+  const defining = definingKind(body.statements);
+  if (defining !== null) {
+    found.defines ??= `${name} runs ${defining.replace(/Stmt$/, "")}`;
+  }
   merged.reach ??= definesInCatalog(body.statements, path);
   if (merged.reach !== null) found.reach ??= `${name} ${merged.reach}`;
   if (merged.reach !== null || merged.tier !== "read") {
