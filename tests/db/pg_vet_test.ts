@@ -984,6 +984,7 @@ vetTest(
         `create function ${s}.d_path() returns text language sql as $b$ select set_config('search_path', 'pg_catalog', true) $b$`,
         `create function ${s}.d_two() returns void language sql as $b$ select ${s}.d_path(); create table made (x int) $b$`,
         `create function ${s}.d_tune() returns int language sql as $b$ set work_mem = '4MB'; select 1 $b$`,
+        `create function ${s}.d_show() returns void language sql set search_path = pg_catalog as $b$ show work_mem $b$`,
         `create function ${s}.d_probe() returns void language sql set search_path = ${s}_nosuch, pg_catalog as $b$ create function ${s}_made() returns int language sql as 'select 1' $b$`,
       ]
     ) await t.admin(statement);
@@ -1036,11 +1037,18 @@ vetTest(
       const verdict = await t.check(sql);
       assertEquals([verdict.tier, verdict.reach], ["write", reach], sql);
     }
-    // Alone, a body that creates, or one that only tunes a setting, is a
-    // write and no more.
-    for (const sql of [`select ${s}.d_make()`, `select ${s}.d_tune()`]) {
+    // Alone, a body that creates (beside a built-in that sets nothing), or
+    // one that only tunes a setting, is a write and no more; one that only
+    // shows a setting with pg_catalog on its path, a read.
+    for (
+      const sql of [
+        `select upper('a'), ${s}.d_make()`,
+        `select ${s}.d_tune()`,
+      ]
+    ) {
       const verdict = await t.check(sql);
       assertEquals([verdict.tier, verdict.reach], ["write", null], sql);
     }
+    await t.read(`select ${s}.d_show()`);
   },
 );
