@@ -792,3 +792,34 @@ Deno.test("fake catalog: GRANT|REVOKE or COMMENT naming a built-in → reach; a 
   );
   assertEquals([select.reach, select.tier], [null, "read"]);
 });
+
+Deno.test("fake catalog: a user aggregate answered after its support function → the refusal names the aggregate the statement calls", async () => {
+  const { exec } = fakeCatalog([[
+    proc({
+      oid: 20001,
+      via: 20000,
+      caller: "agg(integer)",
+      name: "sfunc",
+      language: "plpgsql",
+      signature: "sfunc(integer,integer)",
+    }),
+    proc({
+      oid: 20000,
+      name: "agg",
+      kind: "a",
+      language: "internal",
+      signature: "agg(integer)",
+      symbol: "aggregate_dummy",
+      symbol_of: [ALLOWED],
+    }),
+  ]]);
+  const vetted = await vetPostgres(
+    exec,
+    analysis({ functions: [{ schema: null, name: "agg", args: 1 }] }),
+  );
+  assertEquals(vetted.tier, "write");
+  assertEquals(
+    vetted.why,
+    "agg(integer) is written in internal: dbport reads only SQL function bodies",
+  );
+});

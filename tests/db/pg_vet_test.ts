@@ -1052,3 +1052,39 @@ vetTest(
     await t.read(`select ${s}.d_show()`);
   },
 );
+
+vetTest(
+  "statements that run stored expressions without naming them (ANALYZE, CLUSTER, REINDEX, REFRESH, ALTER TABLE, ALTER DOMAIN, CREATE TRIGGER) → no dry run, naming why; an UPDATE of a plain table → dry run",
+  async (t) => {
+    const s = t.s;
+    await t.admin(`create index w_v on ${s}.w (upper(v))`);
+    await t.admin(
+      `create materialized view ${s}.mv as select id from ${s}.w`,
+    );
+    for (
+      const [sql, why] of <[string, string][]> [
+        [`analyze ${s}.w`, "ANALYZE evaluates index expressions"],
+        [`cluster ${s}.w using w_v`, "CLUSTER evaluates index expressions"],
+        [`reindex table ${s}.w`, "REINDEX evaluates index expressions"],
+        [`refresh materialized view ${s}.mv`, "REFRESH runs the view's query"],
+        [
+          `alter table ${s}.w add constraint c check (id > 0)`,
+          "ALTER TABLE may evaluate stored checks and expressions",
+        ],
+        [
+          `alter domain ${s}.fine add constraint c check (value < 10)`,
+          "ALTER DOMAIN checks stored values",
+        ],
+        [
+          `create trigger t2 after insert on ${s}.w for each row execute function ${s}.trig()`,
+          "a trigger runs code on later writes",
+        ],
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.reach, verdict.noDryRun], [null, why], sql);
+    }
+    const update = await t.check(`update ${s}.w set v = 'c' where id = 1`);
+    assertEquals([update.tier, update.noDryRun], ["write", null]);
+  },
+);
