@@ -985,6 +985,7 @@ vetTest(
         `create function ${s}.d_two() returns void language sql as $b$ select ${s}.d_path(); create table made (x int) $b$`,
         `create function ${s}.d_tune() returns int language sql as $b$ set work_mem = '4MB'; select 1 $b$`,
         `create function ${s}.d_show() returns void language sql set search_path = pg_catalog as $b$ show work_mem $b$`,
+        `create function ${s}.d_analyze() returns void language sql set search_path = ${s}, pg_catalog as $b$ analyze w $b$`,
         `create function ${s}.d_probe() returns void language sql set search_path = ${s}_nosuch, pg_catalog as $b$ create function ${s}_made() returns int language sql as 'select 1' $b$`,
       ]
     ) await t.admin(statement);
@@ -1032,6 +1033,11 @@ vetTest(
           moved("d_make", "Create", "set_config()"),
         ],
         [`select ${s}.d_two()`, moved("d_two", "Create", "set_config()")],
+        // ANALYZE is named as such, not as the VACUUM node it shares.
+        [
+          `select ${s}.d_analyze()`,
+          onPath("d_analyze", "pg_catalog", "Analyze"),
+        ],
       ]
     ) {
       const verdict = await t.check(sql);
