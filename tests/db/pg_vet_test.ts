@@ -746,6 +746,7 @@ vetTest(
           `alter table ${s}.ft add column c text`,
           `alter table ${s}.ft rename column line to other`,
           `alter table ${s}.ft rename to ft2`,
+          `alter table ${s}.ft set schema ${s}_shadow`,
         ]
       ) await reach(sql, /foreign table .*ft: renaming it/);
       await reach(`alter server ${s}_srv options (add x 'y')`, /ALTER SERVER/);
@@ -1092,5 +1093,22 @@ vetTest(
     }
     const update = await t.check(`update ${s}.w set v = 'c' where id = 1`);
     assertEquals([update.tier, update.noDryRun], ["write", null]);
+  },
+);
+
+vetTest(
+  "LOCK of a view → reach naming it (locking a view locks what it reads); LOCK of a table → a write",
+  async (t) => {
+    const s = t.s;
+    const view = await t.check(`lock table ${s}.v_ok in access share mode`);
+    assertEquals(
+      [view.tier, view.reach],
+      [
+        "write",
+        "LOCK of v_ok, not a table (relkind v): locking a view locks every relation it reads, the server's catalogs among them; dbport locks the database's own tables only",
+      ],
+    );
+    const table = await t.check(`lock table ${s}.w in access share mode`);
+    assertEquals([table.tier, table.reach], ["write", null]);
   },
 );
