@@ -108,7 +108,12 @@ export type StatementJudgment =
   /** Nothing it does can change a row it did not add (a plain INSERT, DDL). */
   | { kind: "none" }
   /** DELETE or UPDATE of one table: its own row count, the rows after. */
-  | { kind: "delete" | "update"; table: QualifiedName }
+  | { kind: "delete"; table: QualifiedName }
+  /**
+   * UPDATE of one table; `replacing`: SQLite's UPDATE OR REPLACE, whose
+   * conflicts delete rows its count leaves out (counted before, then).
+   */
+  | { kind: "update"; table: QualifiedName; replacing?: boolean }
   /** An INSERT that may replace rows (an upsert, REPLACE): rows before and after. */
   | { kind: "written"; table: QualifiedName }
   /** Its rows cannot be counted per table: it may change every row. */
@@ -150,11 +155,13 @@ export function statementJudgment(
   if (shape.target === null) {
     return { kind: "unjudged", why: "its table is not one plain name" };
   }
-  if (shape.keyword === "DELETE" || shape.keyword === "UPDATE") {
-    return {
-      kind: shape.keyword === "DELETE" ? "delete" : "update",
-      table: shape.target,
-    };
+  if (shape.keyword === "DELETE") {
+    return { kind: "delete", table: shape.target };
+  }
+  if (shape.keyword === "UPDATE") {
+    return shape.replaces
+      ? { kind: "update", table: shape.target, replacing: true }
+      : { kind: "update", table: shape.target };
   }
   // An upsert or REPLACE may overwrite every row, VALUES or not; on SQLite
   // a plain INSERT too, where a key says ON CONFLICT REPLACE.
@@ -221,6 +228,19 @@ export async function judgeStatement(
       const found = judgeWritten(table, before!, changes, now);
       return found === null ? [] : [found];
     }
+    if (judgment.kind === "update" && before !== null) {
+      // A replacing UPDATE: the rows its conflicts deleted are the rows
+      // before less the rows now (a table past the count's cap: none).
+      if (before >= REPLACING_CAP) return [];
+      const now = await count(before + 1);
+      const found = judgeTouch({
+        table,
+        inserted: 0,
+        updated: changes,
+        deleted: Math.max(0, before - now),
+      }, now);
+      return found === null ? [] : [found];
+    }
     const touch: Touch = {
       table,
       inserted: 0,
@@ -239,6 +259,12 @@ export async function judgeStatement(
     }];
   }
 }
+
+/**
+ * The most rows counted before a replacing UPDATE (SQLite's, in-process):
+ * a larger table is not judged (docs/security.md "Every row, by effect").
+ */
+export const REPLACING_CAP = 100_001;
 
 /** Counts a table's rows, at most `limit`, in the write's transaction. */
 export type CountRows = (
@@ -260,8 +286,14 @@ export async function startJudgment(
   dialect: Dialect,
   countRows: CountRows,
   hook: (found: EveryRow[]) => void,
-  check?: (table: QualifiedName) => Promise<string | null>,
+  catalog: {
+    /** Why a write to the table cannot be tried (MariaDB's MyISAM). */
+    check?: (table: QualifiedName) => Promise<string | null>;
+    /** Whether a key of the table says ON CONFLICT REPLACE (SQLite). */
+    replaces?: (table: QualifiedName) => Promise<boolean>;
+  } = {},
 ): Promise<(changes: number) => Promise<EveryRow[]>> {
+  const { check } = catalog;
   const judgment = statementJudgment(text, dialect);
   if (judgment.kind === "unjudged") {
     hook([{ table: null, rows: null, how: "unjudged", why: judgment.why }]);
@@ -272,8 +304,13 @@ export async function startJudgment(
   const why = check === undefined ? null : await check(judgment.table);
   if (why !== null) hook([{ table: null, rows: null, how: "unjudged", why }]);
   const count = (limit: number) => countRows(judgment.table, limit);
+  const replacing = judgment.kind === "update" &&
+    (judgment.replacing === true ||
+      await (catalog.replaces?.(judgment.table) ?? false));
   const before = judgment.kind === "written"
     ? await count(EVERY_ROW_MIN).catch(() => null)
+    : replacing
+    ? await count(REPLACING_CAP).catch(() => REPLACING_CAP)
     : null;
   return (changes) => judgeStatement(judgment, changes, before, count);
 }

@@ -253,7 +253,7 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
     "mysql",
     () => Promise.resolve(0),
     (found) => told.push(...found),
-    (table) => Promise.resolve(`${table.name} is a MyISAM table`),
+    { check: (table) => Promise.resolve(`${table.name} is a MyISAM table`) },
   );
   assertEquals(told, [{
     table: null,

@@ -225,6 +225,8 @@ Deno.test("fake catalog: a volatile built-in of the write list called directly �
 });
 
 Deno.test("fake catalog: a non-allowlisted built-in the planner may fold (stable, sql, or in a body) → EXPLAIN refused", async () => {
+  // A built-in of the write list (pg_sleep): one on neither list is reach
+  // and refused to the planner whatever its label.
   for (
     const over of [
       { volatility: "s", language: "internal", via: null },
@@ -234,17 +236,24 @@ Deno.test("fake catalog: a non-allowlisted built-in the planner may fold (stable
     ]
   ) {
     const row = proc({
-      oid: TERMINATE,
+      oid: SLEEP,
       builtin: true,
-      name: "pg_terminate_backend",
+      name: "pg_sleep",
       ...over,
     });
     const vetted = await vetPostgres(
       fakeCatalog([[row]]).exec,
       analysis({ ...callF, plansOnly: true }),
     );
-    assertEquals(vetted.tier, "write", JSON.stringify(over));
-    assertMatch(vetted.noPlan ?? "", /pg_terminate_backend/);
+    assertEquals(
+      [vetted.tier, vetted.reach, vetted.noPlan],
+      [
+        "write",
+        null,
+        "pg_sleep() is not on dbport's allowlist of built-in functions that only compute a result",
+      ],
+      JSON.stringify(over),
+    );
   }
 });
 
@@ -785,10 +794,92 @@ Deno.test("fake catalog: GRANT|REVOKE or COMMENT naming a built-in → reach; a 
       analysis({ ...callF, tier: "write", kinds: [kind] }),
     );
     assertEquals(cast.reach, null, kind);
+    // A user's lower(text, integer), unqualified, whose body calls the
+    // built-in lower: the built-in is the body's, not a name it gives.
+    const inside = await vetPostgres(
+      fakeCatalog([[
+        proc({ name: "lower", signature: "lower(text,integer)" }),
+        { ...now, name: "lower", via: 20000, caller: "lower(text,integer)" },
+      ]]).exec,
+      analysis({
+        functions: [{ schema: null, name: "lower", args: 2 }],
+        tier: "write",
+        kinds: [kind],
+      }),
+    );
+    assertEquals(inside.reach, null, kind);
+    // `grant … on function s.int4(integer)`: a user's int4 in its own
+    // schema, beside the built-in int4 casts its argument type brings.
+    const qualified = await vetPostgres(
+      fakeCatalog([[
+        proc({ name: "int4", signature: "s.int4(integer)" }),
+        { ...now, name: "int4" },
+      ]]).exec,
+      analysis({
+        functions: [{ schema: "s", name: "int4", args: 1 }],
+        tier: "write",
+        kinds: [kind],
+      }),
+    );
+    assertEquals(qualified.reach, null, kind);
   }
   const select = await vetPostgres(
     fakeCatalog([[now]]).exec,
     analysis(callNow),
   );
   assertEquals([select.reach, select.tier], [null, "read"]);
+});
+
+Deno.test("fake catalog: a user aggregate answered after its support function → the refusal names the aggregate the statement calls", async () => {
+  const { exec } = fakeCatalog([[
+    proc({
+      oid: 20001,
+      via: 20000,
+      caller: "agg(integer)",
+      name: "sfunc",
+      language: "plpgsql",
+      signature: "sfunc(integer,integer)",
+    }),
+    proc({
+      oid: 20000,
+      name: "agg",
+      kind: "a",
+      language: "internal",
+      signature: "agg(integer)",
+      symbol: "aggregate_dummy",
+      symbol_of: [ALLOWED],
+    }),
+  ]]);
+  const vetted = await vetPostgres(
+    exec,
+    analysis({ functions: [{ schema: null, name: "agg", args: 1 }] }),
+  );
+  assertEquals(vetted.tier, "write");
+  assertEquals(
+    vetted.why,
+    "agg(integer) is written in internal: dbport reads only SQL function bodies",
+  );
+});
+
+Deno.test("fake catalog: ALTER TABLE of a foreign table → reach naming it; of a plain table → not", async () => {
+  const rel = (relkind: string) => ({
+    row: "r",
+    name: "public.ft",
+    oid: 30000,
+    relkind,
+    target: false,
+    how: "e",
+  });
+  const alter = analysis({
+    tier: "write",
+    kinds: ["AlterTableStmt"],
+    relations: [{ schema: null, name: "ft" }],
+  });
+  const foreign = await vetPostgres(fakeCatalog([[rel("f")]]).exec, alter);
+  assertMatch(
+    foreign.reach ?? "",
+    /^the statement changes or reaches the foreign table public\.ft: renaming it/,
+  );
+  const plain = await vetPostgres(fakeCatalog([[rel("r")]]).exec, alter);
+  assertEquals([plain.tier, plain.reach], ["write", null]);
 });

@@ -746,6 +746,7 @@ vetTest(
           `alter table ${s}.ft add column c text`,
           `alter table ${s}.ft rename column line to other`,
           `alter table ${s}.ft rename to ft2`,
+          `alter table ${s}.ft set schema ${s}_shadow`,
         ]
       ) await reach(sql, /foreign table .*ft: renaming it/);
       await reach(`alter server ${s}_srv options (add x 'y')`, /ALTER SERVER/);
@@ -883,7 +884,7 @@ vetTest(
     await reach(`select ${s}.moved()`, /pg_read_file/);
     await reach(
       `select ${s}.replaced()`,
-      /CreateFunction with pg_catalog first on its search path/,
+      /CreateFunction with pg_catalog on its search path/,
     );
     const own = await t.check(`select ${s}.own_path()`);
     assertEquals([own.tier, own.reach], ["write", null]);
@@ -914,5 +915,200 @@ vetTest(
     }
     await t.read(`select x from ${s}.tt order by x using <`);
     await t.read(`select x from ${s}.tt order by x desc`);
+  },
+);
+
+vetTest(
+  "a user's LANGUAGE internal alias of a refused built-in's C symbol (large objects, pg_stat_file, ts_stat, ts_rewrite) → reach naming the symbol as one that reaches files, code, other hosts or SQL text",
+  async (t) => {
+    const s = t.s;
+    // Each symbol's own built-in is refused by name (lo_export, pg_stat_file,
+    // ts_stat, ts_rewrite); the alias, under a harmless name in a user
+    // schema, only by the symbol it runs.
+    const aliases: [string, string, string][] = [
+      ["lox", "(oid, text) returns integer", "be_lo_export"],
+      ["lor", "(integer, integer) returns bytea", "be_loread"],
+      ["stf", "(text) returns record", "pg_stat_file_1arg"],
+      ["tss1", "(text) returns setof record", "ts_stat1"],
+      ["tss2", "(text, text) returns setof record", "ts_stat2"],
+      ["tsr", "(tsquery, tsquery, tsquery) returns tsquery", "tsquery_rewrite"],
+      ["tsq", "(tsquery, text) returns tsquery", "tsquery_rewrite_query"],
+    ];
+    for (const [name, signature, symbol] of aliases) {
+      await t.admin(
+        `create function ${s}.${name}${signature} language internal strict as '${symbol}'`,
+      );
+    }
+    const calls: Record<string, string> = {
+      lox: `${s}.lox(0, '/tmp/x')`,
+      lor: `${s}.lor(0, 1)`,
+      stf: `${s}.stf('PG_VERSION')`,
+      tss1: `* from ${s}.tss1('select 1') as (w text, n int, d int)`,
+      tss2: `* from ${s}.tss2('select 1', 'a') as (w text, n int, d int)`,
+      tsr: `${s}.tsr('a'::tsquery, 'a'::tsquery, 'b'::tsquery)`,
+      tsq: `${s}.tsq('a'::tsquery, 'select 1')`,
+    };
+    for (const [name, signature, symbol] of aliases) {
+      const sql = `select ${calls[name]}`;
+      const verdict = await t.check(sql);
+      const args = signature.slice(1, signature.indexOf(")")).replaceAll(
+        ", ",
+        ",",
+      );
+      assertEquals(
+        [verdict.tier, verdict.reach],
+        [
+          "write",
+          // regprocedure text: the fixture's schema is on the search path.
+          `${name}(${args}) runs ${symbol}, the code of a function that reaches files, code, other hosts or SQL text`,
+        ],
+        sql,
+      );
+    }
+  },
+);
+
+vetTest(
+  "a SQL body that defines objects with pg_catalog anywhere on its search path, or after a setting changes (SET, set_config), is reach: the server creates an unqualified name in the first schema of the path that exists",
+  async (t) => {
+    const s = t.s;
+    const replace =
+      `create or replace function upper(text) returns text language sql as 'select $1'`;
+    for (
+      const statement of [
+        `create function ${s}.d_user() returns void language sql set search_path = "$user", pg_catalog as $b$ ${replace} $b$`,
+        `create function ${s}.d_missing() returns void language sql set search_path = ${s}_nosuch, pg_catalog as $b$ ${replace} $b$`,
+        `create function ${s}.d_info() returns void language sql set search_path = ${s}_nosuch, information_schema as $b$ create view v as select 1 $b$`,
+        `create function ${s}.d_set() returns void language sql as $b$ set search_path = pg_catalog; ${replace} $b$`,
+        `create function ${s}.d_config() returns void language sql as $b$ select set_config('search_path', 'pg_catalog', true); ${replace} $b$`,
+        `create function ${s}.d_make() returns void language sql as $b$ create table made (x int) $b$`,
+        `create function ${s}.d_path() returns text language sql as $b$ select set_config('search_path', 'pg_catalog', true) $b$`,
+        `create function ${s}.d_two() returns void language sql as $b$ select ${s}.d_path(); create table made (x int) $b$`,
+        `create function ${s}.d_tune() returns int language sql as $b$ set work_mem = '4MB'; select 1 $b$`,
+        `create function ${s}.d_show() returns void language sql set search_path = pg_catalog as $b$ show work_mem $b$`,
+        `create function ${s}.d_analyze() returns void language sql set search_path = ${s}, pg_catalog as $b$ analyze w $b$`,
+        `create function ${s}.d_probe() returns void language sql set search_path = ${s}_nosuch, pg_catalog as $b$ create function ${s}_made() returns int language sql as 'select 1' $b$`,
+      ]
+    ) await t.admin(statement);
+    // What the vetting models: with the first schema missing, the server
+    // creates the unqualified name in pg_catalog.
+    try {
+      await t.admin(`select ${s}.d_probe()`);
+      assertEquals(
+        await t.admin(
+          `select pronamespace::regnamespace::text as schema from pg_proc where proname = '${s}_made'`,
+        ),
+        [{ schema: "pg_catalog" }],
+      );
+    } finally {
+      await t.admin(`drop function if exists pg_catalog.${s}_made()`);
+    }
+    const onPath = (fn: string, schema: string, kind: string) =>
+      `${fn}() runs ${kind} with ${schema} on its search path (an unqualified name is created in the path's first schema that exists): it may change the server's own catalogs; dbport changes the database's own objects only`;
+    const moved = (fn: string, kind: string, setter: string) =>
+      `${fn}() runs ${kind} after ${setter} changes a setting, the search path among them: an unqualified name may be created in pg_catalog, the server's own catalogs; dbport changes the database's own objects only`;
+    for (
+      const [sql, reach] of <[string, string][]> [
+        [
+          `select ${s}.d_user()`,
+          onPath("d_user", "pg_catalog", "CreateFunction"),
+        ],
+        [
+          `select ${s}.d_missing()`,
+          onPath("d_missing", "pg_catalog", "CreateFunction"),
+        ],
+        [
+          `select ${s}.d_info()`,
+          onPath("d_info", "information_schema", "View"),
+        ],
+        [
+          `select ${s}.d_set()`,
+          moved("d_set", "CreateFunction", "d_set()"),
+        ],
+        [
+          `select ${s}.d_config()`,
+          moved("d_config", "CreateFunction", "set_config()"),
+        ],
+        [
+          `select set_config('search_path', 'pg_catalog', true), ${s}.d_make()`,
+          moved("d_make", "Create", "set_config()"),
+        ],
+        [`select ${s}.d_two()`, moved("d_two", "Create", "set_config()")],
+        // ANALYZE is named as such, not as the VACUUM node it shares.
+        [
+          `select ${s}.d_analyze()`,
+          onPath("d_analyze", "pg_catalog", "Analyze"),
+        ],
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.tier, verdict.reach], ["write", reach], sql);
+    }
+    // Alone, a body that creates (beside a built-in that sets nothing), or
+    // one that only tunes a setting, is a write and no more; one that only
+    // shows a setting with pg_catalog on its path, a read.
+    for (
+      const sql of [
+        `select upper('a'), ${s}.d_make()`,
+        `select ${s}.d_tune()`,
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.tier, verdict.reach], ["write", null], sql);
+    }
+    await t.read(`select ${s}.d_show()`);
+  },
+);
+
+vetTest(
+  "statements that run stored expressions without naming them (ANALYZE, CLUSTER, REINDEX, REFRESH, ALTER TABLE, ALTER DOMAIN, CREATE TRIGGER) → no dry run, naming why; an UPDATE of a plain table → dry run",
+  async (t) => {
+    const s = t.s;
+    await t.admin(`create index w_v on ${s}.w (upper(v))`);
+    await t.admin(
+      `create materialized view ${s}.mv as select id from ${s}.w`,
+    );
+    for (
+      const [sql, why] of <[string, string][]> [
+        [`analyze ${s}.w`, "ANALYZE evaluates index expressions"],
+        [`cluster ${s}.w using w_v`, "CLUSTER evaluates index expressions"],
+        [`reindex table ${s}.w`, "REINDEX evaluates index expressions"],
+        [`refresh materialized view ${s}.mv`, "REFRESH runs the view's query"],
+        [
+          `alter table ${s}.w add constraint c check (id > 0)`,
+          "ALTER TABLE may evaluate stored checks and expressions",
+        ],
+        [
+          `alter domain ${s}.fine add constraint c check (value < 10)`,
+          "ALTER DOMAIN checks stored values",
+        ],
+        [
+          `create trigger t2 after insert on ${s}.w for each row execute function ${s}.trig()`,
+          "a trigger runs code on later writes",
+        ],
+      ]
+    ) {
+      const verdict = await t.check(sql);
+      assertEquals([verdict.reach, verdict.noDryRun], [null, why], sql);
+    }
+    const update = await t.check(`update ${s}.w set v = 'c' where id = 1`);
+    assertEquals([update.tier, update.noDryRun], ["write", null]);
+  },
+);
+
+vetTest(
+  "LOCK of a view → reach naming it (locking a view locks what it reads); LOCK of a table → a write",
+  async (t) => {
+    const s = t.s;
+    const view = await t.check(`lock table ${s}.v_ok in access share mode`);
+    assertEquals(
+      [view.tier, view.reach],
+      [
+        "write",
+        "LOCK of v_ok, not a table (relkind v): locking a view locks every relation it reads, the server's catalogs among them; dbport locks the database's own tables only",
+      ],
+    );
+    const table = await t.check(`lock table ${s}.w in access share mode`);
+    assertEquals([table.tier, table.reach], ["write", null]);
   },
 );

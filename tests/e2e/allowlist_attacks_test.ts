@@ -15,6 +15,7 @@ import { type Fixture, needs, openFixture, POSTGRES_URL } from "../_db.ts";
 import { recordingDialog } from "../_dialog.ts";
 import type { TestServer } from "../_server.ts";
 import { callTool } from "../_tool_call.ts";
+import { servers } from "../_outsider.ts";
 
 /** A session of its own that the attacks try to end. */
 async function victim() {
@@ -482,6 +483,43 @@ Deno.test(
       }
     } finally {
       await t.fixture.admin(`drop server if exists ${s}_fs cascade`);
+    }
+  },
+);
+
+Deno.test(
+  "postgres: a readWrite token's SQL function whose search path puts a missing schema before pg_catalog cannot replace pg_catalog.upper (the server creates in the path's first schema that exists)",
+  needs("postgres"),
+  async () => {
+    // A database of the test's own: before the fix, its pg_catalog.upper
+    // was replaced.
+    const name = `notice59_path_${crypto.randomUUID().slice(0, 8)}`;
+    const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
+    await root.unsafe(`create database ${name}`);
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${name}`;
+    const { server, write, read } = await servers("CatalogPath", url.href);
+    try {
+      const replace =
+        `create or replace function upper(text) returns text language sql return 'replaced'`;
+      for (
+        const sql of [
+          `create function public.by_user() returns void language sql set search_path = "$user", pg_catalog as $b$ ${replace} $b$`,
+          `create function public.by_config() returns void language sql as $b$ select set_config('search_path', 'pg_catalog', true); ${replace} $b$`,
+        ]
+      ) assertEquals(await write(sql), "OK []", sql);
+      for (
+        const call of ["select public.by_user()", "select public.by_config()"]
+      ) {
+        const got = await write(call);
+        assertMatch(got, /^ERR denied.*pg_catalog/s, call);
+      }
+      assertEquals(await write("select upper('abc')"), 'OK [["ABC"]]');
+      assertEquals(await read("select upper('abc')"), 'OK [["ABC"]]');
+    } finally {
+      await server[Symbol.asyncDispose]();
+      await root.unsafe(`drop database if exists ${name} with (force)`);
+      await root.end();
     }
   },
 );

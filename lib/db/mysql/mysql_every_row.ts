@@ -49,9 +49,11 @@ export async function startMysqlJudgment(
     return Number(row?.dbport_n);
   };
   let target: QualifiedName | null = null;
-  const judge = await startJudgment(text, "mysql", count, hook, (table) => {
-    target = table;
-    return untriable(table, rows);
+  const judge = await startJudgment(text, "mysql", count, hook, {
+    check: (table) => {
+      target = table;
+      return untriable(table, rows);
+    },
   });
   // A DELETE or REPLACE's cascades: each child with rows now, counted again.
   const children = target === null || !/^\W*(delete|replace)\b/i.test(text)

@@ -192,7 +192,25 @@ export async function vetPostgres(
   }
   const cycle = cycleOf(findings.calls, findings.names);
   if (cycle !== null) findings.fail("e", cycle, true);
+  const moved = movedPath(findings);
+  if (moved !== null) {
+    findings.reach ??= moved;
+    findings.fail("e", moved, true);
+  }
   return verdict(analysis, findings);
+}
+
+/**
+ * Why a body that defines or changes objects may do so in the server's own
+ * catalogs, or null: something the same statement runs first changes a
+ * setting (`set_config('search_path', 'pg_catalog', true)`, a body's `SET
+ * search_path`), and the server creates an unqualified name in the first
+ * schema of the search path as it is then. The body's own path said
+ * nothing of it (definesInCatalog).
+ */
+function movedPath(found: Readonly<Findings>): string | null {
+  if (found.setting === null || found.defines === null) return null;
+  return `${found.defines} after ${found.setting} changes a setting, the search path among them: an unqualified name may be created in pg_catalog, the server's own catalogs; dbport changes the database's own objects only`;
 }
 
 function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {

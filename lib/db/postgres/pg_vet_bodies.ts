@@ -20,27 +20,46 @@ export const PLAIN = new Set([
 ]);
 
 /**
- * Why a body whose own `SET search_path` puts a catalog schema first
- * defines or changes objects there, or null: an unqualified `CREATE OR
- * REPLACE FUNCTION upper(text)` would replace the built-in, keeping the OID
- * the allowlist trusts (outsider stop 55's rename, by another road).
+ * Whether a schema is one of the server's own (pg_catalog, pg_toast, ...);
+ * a session's temporary schema (pg_temp) is the database's.
+ */
+function catalogSchema(schema: string): boolean {
+  return schema === "information_schema" ||
+    (schema.startsWith("pg_") && !/^pg_temp(_[0-9]+)?$/.test(schema));
+}
+
+/** Statements that define no object, beside PLAIN: SHOW and SET. */
+const SETTINGS = new Set(["VariableShowStmt", "VariableSetStmt"]);
+
+/**
+ * The kind of a body's first statement that defines or changes objects
+ * (not a plain read or write, not SHOW or SET), or null when none does.
+ */
+export function definingKind(statements: PgAnalysis[]): string | null {
+  return statements.map((statement) => statement.kinds[0] ?? "")
+    .find((kind) => !PLAIN.has(kind) && !SETTINGS.has(kind)) ?? null;
+}
+
+/**
+ * Why a body whose own `SET search_path` names a catalog schema defines or
+ * changes objects there, or null: an unqualified `CREATE OR REPLACE
+ * FUNCTION upper(text)` would replace the built-in, keeping the OID the
+ * allowlist trusts (outsider stop 55's rename, by another road). Anywhere
+ * on the path, not only first: the server creates an unqualified name in
+ * the first schema of the path that exists, and `"$user"`, a dropped or a
+ * misspelt schema before pg_catalog do not (the body may drop one itself).
  */
 export function definesInCatalog(
   statements: PgAnalysis[],
   path: string[] | null,
 ): string | null {
-  const first = path?.[0];
-  if (
-    first === undefined ||
-    !(first === "information_schema" ||
-      (first.startsWith("pg_") && !/^pg_temp(_[0-9]+)?$/.test(first)))
-  ) return null;
-  const kind = statements.map((statement) => statement.kinds[0] ?? "")
-    .find((kind) => !PLAIN.has(kind) && kind !== "VariableShowStmt");
-  if (kind === undefined) return null;
+  const catalog = path?.find(catalogSchema);
+  if (catalog === undefined) return null;
+  const kind = definingKind(statements);
+  if (kind === null) return null;
   return `runs ${
     kind.replace(/Stmt$/, "")
-  } with ${first} first on its search path: it may change the server's own catalogs; dbport changes the database's own objects only`;
+  } with ${catalog} on its search path (an unqualified name is created in the path's first schema that exists): it may change the server's own catalogs; dbport changes the database's own objects only`;
 }
 
 /**

@@ -43,6 +43,10 @@ export class Findings {
   readonly paths = new Map<number, string[] | null>();
   readonly bodies = new Set<number>();
   readonly names = new Map<number, string>();
+  /** What changes a setting (set_config, a body's SET): the search path too. */
+  setting: string | null = null;
+  /** A body that defines or changes objects, by unqualified names perhaps. */
+  defines: string | null = null;
 
   fail(how: string, why: string, planner: boolean): void {
     if (how === "t") {

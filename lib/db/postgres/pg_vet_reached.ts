@@ -18,7 +18,7 @@ import {
   pastDatabase,
   refusedSymbol,
 } from "./pg_vet_functions.ts";
-import { definesInCatalog, mergedBody } from "./pg_vet_bodies.ts";
+import { definesInCatalog, definingKind, mergedBody } from "./pg_vet_bodies.ts";
 import type { Findings } from "./pg_vet_findings.ts";
 
 type Row = Record<string, unknown>;
@@ -84,6 +84,7 @@ export async function judgeFunction(
 /** A built-in function reached: on an allowlist, or refused. */
 function judgeBuiltin(reached: Reached, found: Findings): void {
   const { row, oid, how, via, inside } = reached;
+  if (row.name === "set_config") found.setting ??= "set_config()";
   if (via === null && how === "e") found.builtins.add(String(row.name));
   if (allowlisted(oid)) return;
   const reach = deniedFunction(String(row.name)) ??
@@ -168,6 +169,13 @@ async function readSqlBody(
     return null;
   }
   const merged = mergedBody(body.statements);
+  if (body.statements.some((st) => st.kinds.includes("VariableSetStmt"))) {
+    found.setting ??= name;
+  }
+  const defining = definingKind(body.statements);
+  if (defining !== null) {
+    found.defines ??= `${name} runs ${defining.replace(/Stmt$/, "")}`;
+  }
   merged.reach ??= definesInCatalog(body.statements, path);
   if (merged.tier === "destructive") {
     const kind = body.statements.find((s) => s.tier === "destructive")!

@@ -22,7 +22,7 @@ export interface DmlShape {
   multiTable: boolean;
   /** It has an ON DUPLICATE KEY UPDATE or ON CONFLICT … DO UPDATE clause. */
   upsert: boolean;
-  /** A conflicting row is deleted first: REPLACE, SQLite's INSERT OR REPLACE. */
+  /** A conflicting row is deleted first: REPLACE, SQLite's INSERT|UPDATE OR REPLACE. */
   replaces: boolean;
   /** Why the statement's row choice may differ from run to run, or null. */
   choice: string | null;
@@ -118,7 +118,8 @@ export function dmlShape(text: string, dialect: Dialect): DmlShape {
     return token?.kind === "word" ? token.text : "";
   };
   shape.replaces = keyword === "REPLACE" ||
-    (keyword === "INSERT" && word() === "OR" && word(1) === "REPLACE");
+    ((keyword === "INSERT" || keyword === "UPDATE") && word() === "OR" &&
+      word(1) === "REPLACE");
   if (word() === "OR") i += 2; // SQLite: OR REPLACE, OR IGNORE …
   while (MODIFIERS.has(word())) i++;
   if (keyword === "DELETE") {

@@ -8,6 +8,7 @@
  */
 
 import { dmlShape } from "../sql/dml_shape.ts";
+import { quoteIdent } from "../sql/identifiers.ts";
 import {
   boundedCount,
   type QualifiedName,
@@ -110,6 +111,7 @@ async function writeOnce(
       "sqlite",
       (table, limit) => Promise.resolve(countRows(db, table, limit)),
       (found) => untold.push(...found),
+      { replaces: (table) => Promise.resolve(conflictReplaces(db, table)) },
     )
     : null;
   try {
@@ -134,6 +136,25 @@ async function writeOnce(
     inTransaction,
     everyRow: [...untold, ...await judge(changes)],
   };
+}
+
+/** Whether a key of `table` says ON CONFLICT REPLACE (every_row.ts). */
+function conflictReplaces(
+  db: Deno.PointerValue,
+  table: QualifiedName,
+): boolean {
+  const master = table.schema === null
+    ? "sqlite_master"
+    : `${quoteIdent(table.schema, "sqlite")}.sqlite_master`;
+  return run(
+    db,
+    `SELECT sql FROM ${master} WHERE type = 'table' AND name = ?`,
+    [table.name],
+    false,
+    (prepared) =>
+      step(db, prepared.handle) &&
+      /\bconflict\s+replace\b/i.test(String(rowValues(prepared.handle, 1)[0])),
+  );
 }
 
 /** The rows of `table`, at most `limit` (every_row.ts). */
