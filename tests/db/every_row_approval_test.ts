@@ -226,7 +226,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "sqlite: DELETE … WHERE true, UPDATE … WHERE 1 = 1, INSERT OR REPLACE … SELECT and an upsert … SELECT of a table from itself are asked about and rolled back",
+    "sqlite: DELETE … WHERE true, UPDATE … WHERE 1 = 1, INSERT OR REPLACE … SELECT, an upsert … SELECT of a table from itself, and an UPDATE whose conflicts replace every other row (OR REPLACE, a key ON CONFLICT REPLACE) are asked about and rolled back",
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "every_row_" });
     const file = `${dir}/every_row.db`;
@@ -235,6 +235,12 @@ Deno.test({
     db.exec(
       "create table t (id integer primary key, v text); insert into t values (1, 'v1'), (2, 'v2'), (3, 'v3')",
     );
+    // Conflicts that delete rows the statement's count leaves out.
+    db.exec(`
+      create table un (id integer primary key, u text unique);
+      insert into un values (1, 'a'), (2, 'b'), (3, 'c');
+      create table cr (id integer primary key, u text unique on conflict replace);
+      insert into cr values (1, 'a'), (2, 'b'), (3, 'c');`);
     const { server, write } = await writer("sqlite", file);
     try {
       const asked = [
@@ -243,8 +249,17 @@ Deno.test({
         "insert or replace into t select id, 'r' from t",
         "replace into t select id, 'r' from t",
         "insert into t select id, 'u' from t where true on conflict (id) do update set v = excluded.v",
+        "update or replace un set u = 'x' where true",
+        "update cr set u = 'x' where true",
       ];
       assertEquals(await outcomes(write, asked), expect(asked, "asked"));
+      const left = (table: string) =>
+        Number(
+          (db.prepare(`select count(*) as n from ${table}`).get() as {
+            n: number;
+          }).n,
+        );
+      assertEquals([left("un"), left("cr")], [3, 3]);
       const rows = () =>
         (db.prepare("select id, v from t order by id").all() as {
           id: number;

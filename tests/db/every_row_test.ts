@@ -15,6 +15,7 @@ import {
   judgeTouch,
   judgeWritten,
   mayCoverTable,
+  REPLACING_CAP,
   rowsToCount,
   startJudgment,
   statementJudgment,
@@ -200,6 +201,24 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
     (await judgeStatement(upd, 4, null, () => Promise.resolve(Number.NaN)))[0]
       ?.how,
     "unjudged",
+  );
+  // SQLite's UPDATE OR REPLACE: the rows before, counted first, and now.
+  const replacing = {
+    kind: "update" as const,
+    table: { schema: null, name: "t" },
+    replacing: true,
+  };
+  assertEquals(await judgeStatement(replacing, 3, 3, counter(1)), [
+    { table: "t", rows: 3, how: "changed" },
+  ]);
+  assertEquals(await judgeStatement(replacing, 1, 3, counter(3)), []);
+  assertEquals(
+    await judgeStatement(replacing, 3, REPLACING_CAP, counter(1)),
+    [],
+  );
+  assertEquals(
+    statementJudgment("update or replace t set u = 1 where true", "sqlite"),
+    replacing,
   );
   const written = {
     kind: "written" as const,

@@ -10,7 +10,7 @@
  * Each test's comment gives what was sent, what should happen and what
  * happened. "held: …" held at the attack; "held (fixed: …)" leaked and is
  * fixed; "held (by design)" was reported as a false ask and is the rule.
- * Four findings are not fixed this stop and their tests are left out (the
+ * Three findings are not fixed this stop and their tests are left out (the
  * suite skips nothing); each is in docs/security.md "Every row, by effect"
  * and the closing note:
  * - A row another session commits while the write runs (PostgreSQL,
@@ -19,9 +19,9 @@
  *   unasked; the count after the write sees the new row.
  * - All but one row (`delete from t where id <> (select min(id) from t)`),
  *   every engine: the rule is every row.
- * - SQLite `update or replace t set v = 'x' where true` of a UNIQUE column
- *   (or a column declared ON CONFLICT REPLACE) collapses the table to one
- *   row: the rows the conflict deletes are not counted by changes().
+ * SQLite's `update or replace t set v = 'x' where true` of a UNIQUE column
+ * (or a column declared ON CONFLICT REPLACE), which collapsed the table to
+ * one row, is fixed; tests/db/every_row_approval_test.ts holds it.
  *
  * @module
  */
