@@ -114,10 +114,19 @@ export type StatementJudgment =
    * conflicts delete rows its count leaves out (counted before, then).
    */
   | { kind: "update"; table: QualifiedName; replacing?: boolean }
-  /** An INSERT that may replace rows (an upsert, REPLACE): rows before and after. */
-  | { kind: "written"; table: QualifiedName }
+  /**
+   * An INSERT that may replace rows (an upsert, REPLACE): rows before and
+   * after; `replaces`: conflicting rows are deleted (their cascades too).
+   */
+  | { kind: "written"; table: QualifiedName; replaces: boolean }
   /** Its rows cannot be counted per table: it may change every row. */
   | { kind: "unjudged"; why: string };
+
+/** A judgment made by counting its table's rows. */
+export type CountedJudgment = Exclude<
+  StatementJudgment,
+  { kind: "none" } | { kind: "unjudged" }
+>;
 
 /** A table as a statement names it. */
 export type QualifiedName = { schema: string | null; name: string };
@@ -134,12 +143,11 @@ export function statementJudgment(
   const routines = dialect === "mysql";
   const first = tokenize(text, dialect).find((t) => t.kind === "word")?.text ??
     "";
+  const callsCode = routines && ROUTINE_WORDS.has(first);
   // DDL (CREATE TRIGGER ... AFTER DELETE ON t) changes no row it is judged by.
-  if (!DML_WORDS.has(first) && !(routines && ROUTINE_WORDS.has(first))) {
-    return { kind: "none" };
-  }
+  if (!DML_WORDS.has(first) && !callsCode) return { kind: "none" };
   if (shape.keyword === null) {
-    return routines && ROUTINE_WORDS.has(first)
+    return callsCode
       ? {
         kind: "unjudged",
         why: "stored code it calls changes rows no count names",
@@ -166,7 +174,7 @@ export function statementJudgment(
   // An upsert or REPLACE may overwrite every row, VALUES or not; on SQLite
   // a plain INSERT too, where a key says ON CONFLICT REPLACE.
   return shape.upsert || shape.replaces || dialect === "sqlite"
-    ? { kind: "written", table: shape.target }
+    ? { kind: "written", table: shape.target, replaces: shape.replaces }
     : { kind: "none" };
 }
 
@@ -203,12 +211,11 @@ export function boundedCount(
  * they could not be counted).
  */
 export async function judgeStatement(
-  judgment: StatementJudgment,
+  judgment: CountedJudgment,
   changes: number,
   before: number | null,
   counted: (limit: number) => Promise<number>,
 ): Promise<EveryRow[]> {
-  if (judgment.kind === "none") return [];
   // A session the statement left odd (MariaDB's sql_select_limit = 0)
   // answers no number: the write may have changed every row.
   const count = async (limit: number) => {
@@ -216,23 +223,21 @@ export async function judgeStatement(
     if (!Number.isSafeInteger(n) || n < 0) throw new Error("no count");
     return n;
   };
-  if (judgment.kind === "unjudged") {
-    return [{ table: null, rows: null, how: "unjudged", why: judgment.why }];
-  }
   const table = tableName(judgment.table);
   try {
     if (judgment.kind === "written") {
       if (before === null) throw new Error("not counted before");
       if (before < EVERY_ROW_MIN) return [];
       const now = await count(changes + 1);
-      const found = judgeWritten(table, before!, changes, now);
+      const found = judgeWritten(table, before, changes, now);
       return found === null ? [] : [found];
     }
     if (judgment.kind === "update" && before !== null) {
       // A replacing UPDATE: the rows its conflicts deleted are the rows
-      // before less the rows now (a table past the count's cap: none).
+      // before less the rows now (a table past the count's cap: none). An
+      // UPDATE adds no row: counting stops at the rows before.
       if (before >= REPLACING_CAP) return [];
-      const now = await count(before + 1);
+      const now = await count(before);
       const found = judgeTouch({
         table,
         inserted: 0,
@@ -273,8 +278,8 @@ export type CountRows = (
 ) => Promise<number>;
 
 /**
- * Begin judging a MariaDB or SQLite write `text` in its transaction, before
- * the statement runs. A write that cannot be counted is judged now, before
+ * Begin judging a MariaDB or SQLite write ({@linkcode statementJudgment})
+ * in its transaction, before the statement runs. A write that cannot be counted is judged now, before
  * anything runs (`hook` throws to stop it; a MariaDB CALL commits nothing
  * that could be rolled back when it does DDL, and a MyISAM table none at
  * all); `check` may find more such reasons in the catalog. An upsert's
@@ -282,8 +287,7 @@ export type CountRows = (
  * statement ran, given its own row count.
  */
 export async function startJudgment(
-  text: string,
-  dialect: Dialect,
+  judgment: StatementJudgment,
   countRows: CountRows,
   hook: (found: EveryRow[]) => void,
   catalog: {
@@ -294,7 +298,6 @@ export async function startJudgment(
   } = {},
 ): Promise<(changes: number) => Promise<EveryRow[]>> {
   const { check } = catalog;
-  const judgment = statementJudgment(text, dialect);
   if (judgment.kind === "unjudged") {
     hook([{ table: null, rows: null, how: "unjudged", why: judgment.why }]);
   }

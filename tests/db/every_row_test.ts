@@ -102,6 +102,7 @@ Deno.test("statementJudgment: each shape's way of counting", () => {
   assertEquals(of("insert or replace into t select * from t", "sqlite"), {
     kind: "written",
     table: { schema: null, name: "t" },
+    replaces: true,
   });
   assertEquals(of("replace into t (select * from u)", "mysql").kind, "written");
   assertEquals(
@@ -220,9 +221,32 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
     statementJudgment("update or replace t set u = 1 where true", "sqlite"),
     replacing,
   );
+  // Counted first: by its words (OR REPLACE), or a key the catalog says
+  // replaces on conflict; a plain UPDATE of a plain table is not.
+  for (
+    const [sql, keyReplaces, counts] of [
+      ["update or replace t set u = 1 where true", false, [REPLACING_CAP, 3]],
+      ["update t set u = 1 where true", true, [REPLACING_CAP, 3]],
+      ["update t set u = 1 where true", false, [4]],
+    ] as const
+  ) {
+    const limits: number[] = [];
+    const judge = await startJudgment(
+      statementJudgment(sql, "sqlite"),
+      (_table, limit) => {
+        limits.push(limit);
+        return Promise.resolve(Math.min(3, limit));
+      },
+      () => {},
+      { replaces: () => Promise.resolve(keyReplaces) },
+    );
+    assertEquals((await judge(3))[0]?.how, "changed", sql);
+    assertEquals(limits, [...counts], sql);
+  }
   const written = {
     kind: "written" as const,
     table: { schema: null, name: "t" },
+    replaces: false,
   };
   assertEquals(await judgeStatement(written, 3, 1, counter(3)), []);
   assertEquals(
@@ -237,8 +261,7 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
   const limits: number[] = [];
   const told: unknown[] = [];
   const judge = await startJudgment(
-    "replace into t select * from t",
-    "mysql",
+    statementJudgment("replace into t select * from t", "mysql"),
     (table, limit) => {
       limits.push(limit);
       assertEquals(table, { schema: null, name: "t" });
@@ -250,15 +273,23 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
   assertEquals(limits, [2]);
   assertEquals((await judge(3))[0]?.how, "changed");
   assertEquals(limits, [2, 4]);
-  const none = await startJudgment("create table t (a int)", "mysql", () => {
-    throw new Error("never counted");
-  }, (found) => told.push(...found));
+  const none = await startJudgment(
+    statementJudgment("create table t (a int)", "mysql"),
+    () => {
+      throw new Error("never counted");
+    },
+    (found) => told.push(...found),
+  );
   assertEquals(await none(1), []);
   // What cannot be counted is told before anything runs; the catalog's
   // reasons too (a MyISAM table).
-  const call = await startJudgment("call p()", "mysql", () => {
-    throw new Error("never counted");
-  }, (found) => told.push(...found));
+  const call = await startJudgment(
+    statementJudgment("call p()", "mysql"),
+    () => {
+      throw new Error("never counted");
+    },
+    (found) => told.push(...found),
+  );
   assertEquals(told, [{
     table: null,
     rows: null,
@@ -268,8 +299,7 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
   assertEquals(await call(5), []);
   told.length = 0;
   await startJudgment(
-    "delete from t where true",
-    "mysql",
+    statementJudgment("delete from t where true", "mysql"),
     () => Promise.resolve(0),
     (found) => told.push(...found),
     { check: (table) => Promise.resolve(`${table.name} is a MyISAM table`) },

@@ -15,6 +15,7 @@ import {
   EVERY_ROW_MIN,
   type QualifiedName,
   startJudgment,
+  statementJudgment,
 } from "../every_row.ts";
 import type { EveryRow } from "../types.ts";
 import { type MysqlRows, untriable } from "./mysql_changes.ts";
@@ -48,17 +49,14 @@ export async function startMysqlJudgment(
     const [row] = await rows(boundedCount(table, limit, "mysql"), []);
     return Number(row?.dbport_n);
   };
-  let target: QualifiedName | null = null;
-  const judge = await startJudgment(text, "mysql", count, hook, {
-    check: (table) => {
-      target = table;
-      return untriable(table, rows);
-    },
+  const judgment = statementJudgment(text, "mysql");
+  const judge = await startJudgment(judgment, count, hook, {
+    check: (table) => untriable(table, rows),
   });
   // A DELETE or REPLACE's cascades: each child with rows now, counted again.
-  const children = target === null || !/^\W*(delete|replace)\b/i.test(text)
-    ? []
-    : await cascadingChildren(target, rows);
+  const deletes = judgment.kind === "delete" ||
+    (judgment.kind === "written" && judgment.replaces);
+  const children = deletes ? await cascadingChildren(judgment.table, rows) : [];
   const before = await Promise.all(children.map((child) => count(child, 2)));
   return async (changes) => {
     const found = await judge(changes);

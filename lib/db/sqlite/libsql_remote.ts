@@ -11,7 +11,11 @@
 import { createClient, type Transaction } from "@libsql/client";
 import { Budget } from "../budget.ts";
 import { dmlShape } from "../sql/dml_shape.ts";
-import { boundedCount, startJudgment } from "../every_row.ts";
+import {
+  boundedCount,
+  startJudgment,
+  statementJudgment,
+} from "../every_row.ts";
 import { cellMapper, toDbError } from "./sqlite_cells.ts";
 import {
   SQLITE_KEY_COLUMNS,
@@ -143,8 +147,7 @@ async function remoteQuery(
   // Whether it changed every row, by the rows it counted (every_row.ts).
   const judge = options.mode === "write" && options.everyRow !== undefined
     ? await startJudgment(
-      text,
-      "sqlite",
+      statementJudgment(text, "sqlite"),
       (table, limit) => number(boundedCount(table, limit, "sqlite")),
       options.everyRow,
     )

@@ -13,6 +13,7 @@ import {
   boundedCount,
   type QualifiedName,
   startJudgment,
+  statementJudgment,
 } from "../every_row.ts";
 import {
   SQLITE_KEY_COLUMNS,
@@ -107,8 +108,7 @@ async function writeOnce(
   const untold: EveryRow[] = [];
   const judge = request.everyRow
     ? await startJudgment(
-      request.sql,
-      "sqlite",
+      statementJudgment(request.sql, "sqlite"),
       (table, limit) => Promise.resolve(countRows(db, table, limit)),
       (found) => untold.push(...found),
       { replaces: (table) => Promise.resolve(conflictReplaces(db, table)) },

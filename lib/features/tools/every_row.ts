@@ -20,7 +20,7 @@ import type { Vetted } from "./vet.ts";
 
 /**
  * Run a vetted statement (vet.ts). A write no one was asked about runs with
- * {@linkcode stopOnEveryRow}; when it stops, the user is asked (with its
+ * `stopOnEveryRow` (every_row_found.ts); when it stops, the user is asked (with its
  * preview), and the approved write runs held to that preview.
  */
 export async function runVetted(
