@@ -217,6 +217,15 @@ Deno.test("judgeStatement and startJudgment: the counts asked for, and a count t
     await judgeStatement(replacing, 3, REPLACING_CAP, counter(1)),
     [],
   );
+  // Tables of up to 100,000 rows are judged (docs/security.md), larger not.
+  assertEquals(
+    (await judgeStatement(replacing, 100_000, 100_000, counter(1)))[0]?.rows,
+    100_000,
+  );
+  assertEquals(
+    await judgeStatement(replacing, 100_001, 100_001, counter(1)),
+    [],
+  );
   assertEquals(
     statementJudgment("update or replace t set u = 1 where true", "sqlite"),
     replacing,
