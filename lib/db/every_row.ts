@@ -141,8 +141,7 @@ export function statementJudgment(
 ): StatementJudgment {
   const shape = dmlShape(text, dialect);
   const routines = dialect === "mysql";
-  const first = tokenize(text, dialect).find((t) => t.kind === "word")?.text ??
-    "";
+  const first = firstWord(text, dialect);
   const callsCode = routines && ROUTINE_WORDS.has(first);
   // DDL (CREATE TRIGGER ... AFTER DELETE ON t) changes no row it is judged by.
   if (!DML_WORDS.has(first) && !callsCode) return { kind: "none" };
@@ -176,6 +175,16 @@ export function statementJudgment(
   return shape.upsert || shape.replaces || dialect === "sqlite"
     ? { kind: "written", table: shape.target, replaces: shape.replaces }
     : { kind: "none" };
+}
+
+/** The statement's first word, upper-cased ("" when none). */
+function firstWord(text: string, dialect: Dialect): string {
+  return tokenize(text, dialect).find((t) => t.kind === "word")?.text ?? "";
+}
+
+/** Whether `text` begins as a statement that writes rows (no DDL). */
+export function writesRows(text: string, dialect: Dialect): boolean {
+  return DML_WORDS.has(firstWord(text, dialect));
 }
 
 /** Words that begin a statement that writes rows. */

@@ -169,6 +169,33 @@ Deno.test("classify(): code installed to run later and rows a table change rewri
     danger("alter table t alter column v type text using 'x'", "postgres"),
     ["write", true, "ALTER ... TYPE ... USING rewrites a column of every row"],
   );
+  // A definer named like an object kind hides nothing (outsider stop 60).
+  for (
+    const sql of [
+      "create definer = type@localhost trigger x after insert on t for each row set @a = 1",
+      "create definer = `role`@`%` trigger x after insert on t for each row set @a = 1",
+      "create definer = current_user() trigger x after insert on t for each row set @a = 1",
+    ]
+  ) assertEquals(danger(sql, "mysql"), ["write", true, trigger], sql);
+  assertEquals(
+    danger("alter definer = user@localhost event e enable", "mysql"),
+    ["write", true, event],
+  );
+  assertEquals(
+    danger(
+      "create schema s create table x (id int) create trigger xt after insert on x for each row execute function f()",
+      "postgres",
+    ),
+    ["write", true, trigger],
+  );
+  assertEquals(
+    danger("alter table p exchange partition p0 with table e", "mysql"),
+    [
+      "write",
+      true,
+      "ALTER TABLE ... EXCHANGE PARTITION swaps every row of a partition and a table",
+    ],
+  );
   // MariaDB's ALTER TABLE … TRUNCATE PARTITION is destructive, as DROP is.
   assertEquals(
     danger("alter table p truncate partition all", "mysql"),
@@ -181,6 +208,10 @@ Deno.test("classify(): code installed to run later and rows a table change rewri
       ["create table trigger_log (event text, rule text)", "postgres"],
       ["alter table t add index i (a) using btree", "mysql"],
       ["alter table t alter column v type bigint", "postgres"],
+      [
+        "alter table u alter column id type bigint, add constraint u_ex exclude using btree (id with =)",
+        "postgres",
+      ],
       [
         "create function f() returns int language sql as $$ select 1 $$",
         "postgres",

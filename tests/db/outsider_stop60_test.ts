@@ -4,8 +4,14 @@
  * its words, PostgreSQL's ALTER ... TYPE ... USING), attacked through the MCP
  * endpoint as tests/db/every_row_approval_test.ts does (execute_query, a
  * readWrite token, Safe Mode silent, approvals cut at 1 s: an asked write
- * answers `ERR user_cancelled`). "held:" tests pass; "leaks:" tests are the
- * findings, ignored until fixed.
+ * answers `ERR user_cancelled`). "held:" held at the attack; "held (fixed:
+ * ...)" leaked and is fixed. Six findings are not fixed this stop and their
+ * tests are left out (the suite skips nothing); each is in docs/security.md
+ * "Every row, by effect" and the closing note: a cascade two levels deep,
+ * ON DELETE SET NULL and ON UPDATE CASCADE children (MariaDB); a column
+ * type change that rounds every row (MariaDB MODIFY, PostgreSQL TYPE
+ * without USING); CREATE OR REPLACE PROCEDURE of a procedure an existing
+ * event calls.
  *
  * @module
  */
@@ -201,7 +207,7 @@ function expect(steps: string[], what: string): Record<string, string> {
 
 type MyDb = Awaited<ReturnType<typeof myOwn>>;
 
-/** A MariaDB test on fresh fixtures; a "leaks:" test is ignored. */
+/** A MariaDB test on fresh fixtures. */
 function myTest(
   name: string,
   fn: (db: MyDb, p: string) => Promise<void>,
@@ -209,7 +215,7 @@ function myTest(
   const { ignore } = needs("mysql");
   Deno.test({
     name,
-    ignore: ignore || name.startsWith("leaks:"),
+    ignore,
     async fn() {
       await using db = await myOwn();
       await myFixtures(db);
@@ -233,12 +239,12 @@ const PG_FIXTURES = `
 
 type PgDb = Awaited<ReturnType<typeof pgOwn>>;
 
-/** A PostgreSQL test on a fresh database; a "leaks:" test is ignored. */
+/** A PostgreSQL test on a fresh database. */
 function pgTest(name: string, fn: (db: PgDb) => Promise<void>) {
   const { ignore } = needs("postgres");
   Deno.test({
     name,
-    ignore: ignore || name.startsWith("leaks:"),
+    ignore,
     async fn() {
       await using db = await pgOwn();
       await db.sql.unsafe(PG_FIXTURES);
@@ -254,46 +260,11 @@ function pgTest(name: string, fn: (db: PgDb) => Promise<void>) {
 // stored code is). Did: ran; t empty. Only SELECT/CALL/DO/SET/EXECUTE/VALUES/
 // WITH are judged as calling code; an INSERT, UPDATE or DELETE may too.
 myTest(
-  "leaks: mysql: INSERT ... VALUES (f()) whose stored function deletes every row of another table",
+  "held (fixed: mysql_every_row.ts storedCall): mysql: INSERT ... VALUES (f()) whose stored function deletes every row of another table",
   async (db, p) => {
     const q = `insert into ${p}_log values (${p}_wipe())`;
     assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
     assertEquals(await db.rows(`${p}_t`), ["1:1", "2:2", "3:3"]);
-  },
-);
-
-// Sent: `delete from pa where id = 1`; ch (1->1, 2->2) ON DELETE CASCADE to pa,
-// gc (both rows -> ch 1) ON DELETE CASCADE to ch. Should: asked (gc emptied).
-// Did: ran, gc empty: cascadingChildren reads one level only.
-myTest(
-  "leaks: mysql: a DELETE of one parent row whose cascade empties a grandchild table (two levels of ON DELETE CASCADE)",
-  async (db, p) => {
-    const q = `delete from ${p}_pa where id = 1`;
-    assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
-    assertEquals(await db.rows(`${p}_gc`), ["1:1", "2:1"]);
-  },
-);
-
-// Sent: `delete from pn where id = 1`; sn's two rows both reference pn 1, ON
-// DELETE SET NULL. Should: asked (every sn row changed). Did: ran, pid null in
-// both: only DELETE_RULE = 'CASCADE' children are counted, and by rows left.
-myTest(
-  "leaks: mysql: a DELETE of one parent row whose ON DELETE SET NULL changes every row of the child",
-  async (db, p) => {
-    const q = `delete from ${p}_pn where id = 1`;
-    assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
-    assertEquals(await db.rows(`${p}_sn`, "pid"), ["1:1", "2:1"]);
-  },
-);
-
-// Sent: `update pu set id = 10 where id = 1`; cu's two rows reference pu 1, ON
-// UPDATE CASCADE. Should: asked. Did: ran, both cu rows now reference 10.
-myTest(
-  "leaks: mysql: an UPDATE of one parent key whose ON UPDATE CASCADE changes every row of the child",
-  async (db, p) => {
-    const q = `update ${p}_pu set id = 10 where id = 1`;
-    assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
-    assertEquals(await db.rows(`${p}_cu`, "pid"), ["1:1", "2:1"]);
   },
 );
 
@@ -302,7 +273,7 @@ myTest(
 // Did: answered ERR user_cancelled ("rolled back") but m is empty:
 // untriable() skips anything not a BASE TABLE, so the view was tried.
 myTest(
-  "leaks: mysql: a DELETE through a view of a MyISAM table is asked about only after its rows are gone",
+  "held (fixed: mysql_changes.ts untriable: any view): mysql: a DELETE through a view of a MyISAM table is asked about only after its rows are gone",
   async (db, p) => {
     const q = `delete from ${p}_vm where id > 0`;
     assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
@@ -327,22 +298,11 @@ myTest(
 // ex holds 5, 6; InnoDB). Should: asked (every row of ex replaced). Did: ran;
 // ex = {1}, pt = {5, 6}.
 myTest(
-  "leaks: mysql: ALTER TABLE ... EXCHANGE PARTITION ... WITH TABLE replaces every row of the other table",
+  "held (fixed: standing_code.ts): mysql: ALTER TABLE ... EXCHANGE PARTITION ... WITH TABLE replaces every row of the other table",
   async (db, p) => {
     const q = `alter table ${p}_pt exchange partition p0 with table ${p}_ex`;
     assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
     assertEquals(await db.rows(`${p}_ex`), ["5:5", "6:6"]);
-  },
-);
-
-// Sent: `alter table n modify v int` (v decimal 1.40, 2.60). Should: asked,
-// as PostgreSQL's ALTER ... TYPE ... USING is. Did: ran; v = 1, 3.
-myTest(
-  "leaks: mysql: ALTER TABLE ... MODIFY decimal to int rounds every row's value",
-  async (db, p) => {
-    const q = `alter table ${p}_n modify v int`;
-    assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
-    assertEquals(await db.rows(`${p}_n`, "v"), ["1:1.40", "2:2.60"]);
   },
 );
 
@@ -363,7 +323,7 @@ myTest(
 // Should: asked (CREATE TRIGGER asks). Did: all five ran; triggers exist.
 // standingDanger takes the first OBJECTS word (TYPE, USER, ...) as the kind.
 myTest(
-  "leaks: mysql: CREATE DEFINER = type|user|role|sequence|server@localhost TRIGGER is not asked (standing_code.ts takes the definer's name as the object kind)",
+  "held (fixed: standing_code.ts kindAt): mysql: CREATE DEFINER = type|user|role|sequence|server@localhost TRIGGER is not asked (standing_code.ts takes the definer's name as the object kind)",
   async (db, p) => {
     const steps = ["type", "user", "role", "sequence", "server"].map((who, i) =>
       `create definer = ${who}@localhost trigger ${p}_trd${i} after insert on ${p}_log for each row delete from ${p}_t where id > 0`
@@ -379,7 +339,7 @@ myTest(
 // Sent: `create definer = type@localhost event ev on schedule at ... do delete
 // from t where id > 0`. Should: asked. Did: ran (same cause as above).
 myTest(
-  "leaks: mysql: CREATE DEFINER = type@localhost EVENT ... DO DELETE ... WHERE is not asked",
+  "held (fixed: standing_code.ts kindAt): mysql: CREATE DEFINER = type@localhost EVENT ... DO DELETE ... WHERE is not asked",
   async (db, p) => {
     const q =
       `create definer = type@localhost event ${p}_ev on schedule at current_timestamp + interval 1 day do delete from ${p}_t where id > 0`;
@@ -391,7 +351,7 @@ myTest(
 // calls a procedure). Should: asked, as `alter event ev2 enable` is. Did:
 // ran; ev2 ENABLED.
 myTest(
-  "leaks: mysql: ALTER DEFINER = type@localhost EVENT e ENABLE turns on a disabled event unasked (ALTER EVENT asks)",
+  "held (fixed: standing_code.ts kindAt): mysql: ALTER DEFINER = type@localhost EVENT e ENABLE turns on a disabled event unasked (ALTER EVENT asks)",
   async (db, p) => {
     const steps = [
       `alter event ${p}_ev2 enable`,
@@ -402,18 +362,6 @@ myTest(
       `select status as s from information_schema.events where event_schema = 'test' and event_name = '${p}_ev2'`,
     );
     assertEquals((evs as { s: string }[]).map((r) => r.s), ["DISABLED"]);
-  },
-);
-
-// Sent: `create or replace procedure proc() delete from t where id > 0`, proc
-// called by an existing (disabled) event. Should: asked (code that runs later
-// on a schedule). Did: ran.
-myTest(
-  "leaks: mysql: CREATE OR REPLACE PROCEDURE of the procedure an existing event calls is not asked",
-  async (db, p) => {
-    const q =
-      `create or replace procedure ${p}_proc() delete from ${p}_t where id > 0`;
-    assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
   },
 );
 
@@ -449,26 +397,11 @@ myTest(
 
 // ---- PostgreSQL ----
 
-// Sent: `alter table t alter column n type int` (n numeric 1.40, 2.60). Should:
-// asked (rewrites every row as TYPE ... USING does). Did: ran; n = 1, 3: an
-// assignment cast rounds without USING.
-pgTest(
-  "leaks: postgres: ALTER TABLE ... ALTER COLUMN ... TYPE int without USING rounds every row's value",
-  async (db) => {
-    const q = "alter table t alter column n type int";
-    assertEquals(await outcomes(db.write, [q]), expect([q], "asked"));
-    assertEquals(
-      (await db.sql`select n::text as n from t order by id`).map((r) => r.n),
-      ["1.40", "2.60"],
-    );
-  },
-);
-
 // Sent: `create schema attack60_s create table x (id int) create trigger xt
 // after insert on x for each row execute function public.wipe_t()`. Should:
 // asked (CREATE TRIGGER asks). Did: ran; trigger xt exists (kind read: SCHEMA).
 pgTest(
-  "leaks: postgres: CREATE SCHEMA ... CREATE TRIGGER installs a trigger unasked",
+  "held (fixed: standing_code.ts): postgres: CREATE SCHEMA ... CREATE TRIGGER installs a trigger unasked",
   async (db) => {
     const q =
       "create schema attack60_s create table x (id int) create trigger xt after insert on x for each row execute function public.wipe_t()";
@@ -484,7 +417,7 @@ pgTest(
 // exclude using btree (id with =)`. Should: run (no TYPE ... USING). Did:
 // asked: rewritesColumn pairs the TYPE with EXCLUDE's USING.
 pgTest(
-  "leaks: postgres: false refusal: ALTER ... TYPE bigint, ADD CONSTRAINT ... EXCLUDE USING btree is asked as TYPE ... USING",
+  "held (fixed: standing_code.ts rewritesColumn): postgres: false refusal: ALTER ... TYPE bigint, ADD CONSTRAINT ... EXCLUDE USING btree is asked as TYPE ... USING",
   async (db) => {
     const q =
       "alter table u alter column id type bigint, add constraint u_ex exclude using btree (id with =)";

@@ -110,8 +110,9 @@ export async function assertCountable(
 const TRANSACTIONAL = new Set(["InnoDB", "XtraDB", "ROCKSDB", "RocksDB"]);
 
 /**
- * Why a write to `table` cannot be tried and rolled back, or null. A view's
- * base tables are checked as the view's own rows are counted.
+ * Why a write to `table` cannot be tried and rolled back, or null: an
+ * engine that cannot roll back (a view of one, outsider stop 60, so any
+ * view).
  */
 export async function untriable(
   table: { schema: string | null; name: string },
@@ -122,7 +123,13 @@ export async function untriable(
       WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`,
     [table.schema, table.name],
   );
-  if (found === undefined || found.kind !== "BASE TABLE") return null;
+  if (found === undefined) return null;
+  if (found.kind !== "BASE TABLE") {
+    // Its tables may be MyISAM: what a write through it does is not tried.
+    return `${
+      tableName(table)
+    } is a view: dbport cannot tell whether the tables under it roll back`;
+  }
   const engine = String(found.engine ?? "");
   return TRANSACTIONAL.has(engine)
     ? null

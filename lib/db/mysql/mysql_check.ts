@@ -129,6 +129,54 @@ async function storedFunctions(
   };
 }
 
+/**
+ * A function `text` calls that is not built in (a stored function may
+ * write rows its statement's count does not name), or null.
+ */
+export function storedCall(text: string): string | null {
+  const tables = tableNames(text);
+  return calledNames(text).find((name) =>
+    !tables.has(name) && !WRITE_WORDS.has(name) &&
+    (name.includes(".") || !MYSQL_BUILTINS.has(name))
+  ) ?? null;
+}
+
+/** Words a write follows with "(" that call nothing. */
+const WRITE_WORDS = new Set(["VALUES", "VALUE", "INTO", "SET"]);
+
+/** Names in a table's place (`INSERT INTO t (a)`), upper-cased. */
+function tableNames(text: string): Set<string> {
+  const tokens = tokenize(text, "mysql");
+  const names = new Set<string>();
+  for (let k = 1; k < tokens.length; k++) {
+    if (!TABLE_BEFORE.has(tokens[k - 1]!.text)) continue;
+    // `schema.table` counts as the name after its dot, as calledNames reads it.
+    let at = k;
+    if (tokens[at + 1]?.text === ".") at += 2;
+    const token = tokens[at];
+    if (token?.kind === "word") names.add(token.text);
+    if (token?.kind === "quoted") {
+      names.add(token.text.slice(1, -1).toUpperCase());
+    }
+    if (at !== k) {
+      const schema = tokens[k]!.text.replace(/`/g, "").toUpperCase();
+      names.add(`${schema}.${[...names].at(-1)}`);
+    }
+  }
+  return names;
+}
+
+/** Words after which a name is a table's. */
+const TABLE_BEFORE = new Set([
+  "INTO",
+  "TABLE",
+  "UPDATE",
+  "FROM",
+  "JOIN",
+  "REPLACE",
+  "INSERT",
+]);
+
 /** Names called as functions in a MySQL statement, upper-cased (`db.f` kept). */
 function calledNames(text: string): string[] {
   const tokens = tokenize(text, "mysql");

@@ -56,13 +56,23 @@ export function standingDanger(
   dialect: Dialect,
 ): string | null {
   const lead = tokens[i]?.text;
-  const kind = tokens.slice(i + 1, i + 1 + KIND_WITHIN)
-    .find((token) => token.kind === "word" && OBJECTS.has(token.text))?.text;
+  const kind = kindAt(tokens, i + 1);
   if (kind !== undefined && (lead === "CREATE" || kind === "EVENT")) {
     const why = STANDING.get(kind);
     if (why !== undefined) return why;
   }
+  // PostgreSQL's CREATE SCHEMA holds CREATE statements of its own.
+  if (lead === "CREATE" && kind === "SCHEMA") {
+    for (let j = i + 1; j < tokens.length; j++) {
+      if (tokens[j]!.kind !== "word" || tokens[j]!.text !== "CREATE") continue;
+      const inner = standingDanger(tokens, j, dialect);
+      if (inner !== null) return inner;
+    }
+  }
   if (lead !== "ALTER") return null;
+  if (dialect === "mysql" && hasWords(tokens, i, "EXCHANGE", "PARTITION")) {
+    return "ALTER TABLE ... EXCHANGE PARTITION swaps every row of a partition and a table";
+  }
   if (tokens[i + 1]?.text === "IGNORE" && dialect === "mysql") {
     return "ALTER IGNORE TABLE deletes the rows a new unique key would refuse";
   }
@@ -72,6 +82,48 @@ export function standingDanger(
   return null;
 }
 
+/**
+ * The kind of object named from token `j` on: the first of OBJECTS within
+ * KIND_WITHIN words, past a MariaDB `DEFINER = user@host` (whose user may
+ * be named `type` or `role`, outsider stop 60).
+ */
+function kindAt(tokens: readonly Token[], j: number): string | undefined {
+  const end = Math.min(tokens.length, j + KIND_WITHIN);
+  for (; j < end; j++) {
+    const token = tokens[j]!;
+    if (token.kind === "word" && token.text === "DEFINER") {
+      j = pastDefiner(tokens, j) - 1;
+      continue;
+    }
+    if (token.kind === "word" && OBJECTS.has(token.text)) return token.text;
+  }
+  return undefined;
+}
+
+/** The token after `DEFINER = name[@host]` or `DEFINER = CURRENT_USER[()]`. */
+function pastDefiner(tokens: readonly Token[], j: number): number {
+  j++; // DEFINER
+  if (tokens[j]?.text === "=") j++;
+  j++; // the user, or CURRENT_USER / CURRENT_ROLE
+  if (tokens[j]?.text === "(" && tokens[j + 1]?.text === ")") j += 2;
+  // `user@host`: the lexer may read `@host` as one token or two.
+  if (tokens[j]?.text === "@") j += 2;
+  else if (tokens[j]?.text.startsWith("@")) j++;
+  return j;
+}
+
+/** Whether the words `a` then `b` follow each other after token `i`. */
+function hasWords(
+  tokens: readonly Token[],
+  i: number,
+  a: string,
+  b: string,
+): boolean {
+  return tokens.some((token, k) =>
+    k > i && token.text === a && tokens[k + 1]?.text === b
+  );
+}
+
 /** `ALTER ... TYPE ... USING <expression>` at the top level. */
 function rewritesColumn(tokens: readonly Token[], i: number): boolean {
   let typed = false;
@@ -79,6 +131,8 @@ function rewritesColumn(tokens: readonly Token[], i: number): boolean {
   for (const token of tokens.slice(i)) {
     if (token.text === "(") depth++;
     else if (token.text === ")") depth--;
+    // Each subcommand of one ALTER TABLE apart (EXCLUDE USING btree).
+    if (depth === 0 && token.text === ",") typed = false;
     if (depth !== 0 || token.kind !== "word") continue;
     if (token.text === "TYPE") typed = true;
     else if (token.text === "USING" && typed) return true;
