@@ -28,7 +28,19 @@ export async function writeMysql(
   const stop = () => kill(state.base, connection.threadId);
   try {
     await simple(connection, "SET SESSION TRANSACTION READ WRITE");
-    await simple(connection, "START TRANSACTION");
+    if (options.everyRow === undefined) {
+      await simple(connection, "START TRANSACTION");
+    } else {
+      // The counts after the write see the rows it saw or wrote, not a row
+      // another session committed meanwhile (outsider stop 59: one
+      // inserted while a DELETE of every row ran made the count see a
+      // kept row). The session is destroyed after the write.
+      await simple(
+        connection,
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+      );
+      await simple(connection, "START TRANSACTION WITH CONSISTENT SNAPSHOT");
+    }
     const run = (text: string, limits: Partial<QueryOptions> = {}) =>
       stoppable(
         () =>

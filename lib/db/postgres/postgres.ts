@@ -36,7 +36,12 @@ import {
   searchPostgres,
 } from "./postgres_schema.ts";
 import { type PgExec, pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
-import { pgEveryRow, pgTouches, plainDml } from "./pg_every_row.ts";
+import {
+  type PgBefore,
+  pgBefore,
+  pgEveryRow,
+  plainDml,
+} from "./pg_every_row.ts";
 import { parsePostgres } from "./pg_parse.ts";
 import { isVerbatimText, rawCell } from "./pg_values.ts";
 import { type CatalogExec, vetPostgres, vetWithoutCatalog } from "./pg_vet.ts";
@@ -373,7 +378,7 @@ async function writeQuery(
     // The counts the write's own are told from (pg_every_row.ts).
     const touched = options.everyRow === undefined
       ? null
-      : await pgTouches(exec);
+      : await pgBefore(exec);
     let result: QueryResult;
     try {
       result = await statement();
@@ -429,7 +434,7 @@ async function readyToCommit(
   text: string,
   options: QueryOptions,
   exec: PgExec,
-  touched: Awaited<ReturnType<typeof pgTouches>> | null,
+  touched: PgBefore | null,
 ): Promise<void> {
   throwIfAborted(options.signal, ROLLED_BACK);
   // Stopped (its timeout) after it had ended: its cancel request lands
