@@ -10,13 +10,12 @@
  * Each test's comment gives what was sent, what should happen and what
  * happened. "held: …" held at the attack; "held (fixed: …)" leaked and is
  * fixed; "held (by design)" was reported as a false ask and is the rule.
- * Three findings are not fixed this stop and their tests are left out (the
- * suite skips nothing); each is in docs/security.md "Every row, by effect"
- * and the closing note:
+ * Findings not fixed that stop had their tests left out (the suite skips
+ * nothing); each is in docs/security.md "Every row, by effect":
  * - A row another session commits while the write runs (PostgreSQL,
  *   MariaDB): `delete from t where id > 0 and pg_sleep(0.4) is not null`
- *   with `insert into t values (100)` 200 ms later deletes every row t had
- *   unasked; the count after the write sees the new row.
+ *   with `insert into t values (100)` 200 ms later deleted every row t had
+ *   unasked. Fixed at stop 61: tests/db/every_row_concurrent_test.ts.
  * - All but one row (`delete from t where id <> (select min(id) from t)`),
  *   every engine: the rule is every row.
  * SQLite's `update or replace t set v = 'x' where true` of a UNIQUE column
