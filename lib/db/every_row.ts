@@ -201,16 +201,22 @@ const ROUTINE_WORDS = new Set([
   "VALUES",
 ]);
 
-/** A bounded count of `table`'s rows (at most `limit`), as `dbport_n`. */
+/**
+ * A bounded count of `table`'s rows (at most `limit`; those where `where`
+ * holds), as `dbport_n`.
+ */
 export function boundedCount(
   table: QualifiedName,
   limit: number,
   dialect: Dialect,
+  where?: string,
 ): string {
   const name =
     (table.schema === null ? "" : `${quoteIdent(table.schema, dialect)}.`) +
     quoteIdent(table.name, dialect);
-  return `SELECT count(*) AS dbport_n FROM (SELECT 1 FROM ${name} LIMIT ${limit}) dbport_rows`;
+  return `SELECT count(*) AS dbport_n FROM (SELECT 1 FROM ${name}${
+    where === undefined ? "" : ` WHERE ${where}`
+  } LIMIT ${limit}) dbport_rows`;
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   statementJudgment,
   type Touch,
 } from "../../lib/db/every_row.ts";
+import { bodyWrites, setColumns } from "../../lib/db/every_row_effects.ts";
 
 const touch = (inserted: number, updated: number, deleted: number): Touch => ({
   table: "t",
@@ -330,4 +331,59 @@ Deno.test("everyRowReason: what the user is told", () => {
     ]),
     "it deletes every row of t (3 rows); it changes every row of u; dbport cannot count which rows it changes (stored code): tried and rolled back, not committed",
   );
+});
+
+Deno.test("a trigger body's writes: DELETE and INSERT targets by name; UPDATE, REPLACE, CALL and multi-table DELETE are not counted (lib/db/every_row_effects.ts)", () => {
+  const read = (body: string) => bodyWrites(body, "mysql", "db");
+  assertEquals(read("delete from t"), {
+    deletes: [{ schema: "db", name: "t" }],
+    inserts: [],
+  });
+  assertEquals(
+    read("begin insert into `a`.audit values (new.id, now()); end"),
+    { deletes: [], inserts: [{ schema: "a", name: "audit" }] },
+  );
+  assertEquals(
+    read(
+      "begin if new.id > 0 then delete low_priority from x where id = new.id; end if; end",
+    ),
+    { deletes: [{ schema: "db", name: "x" }], inserts: [] },
+  );
+  for (
+    const body of [
+      "update t set v = 1",
+      "replace into t values (1)",
+      "call p()",
+      "delete t from t join u on t.id = u.id",
+      "insert into t values (1) on duplicate key update v = 2",
+    ]
+  ) assertEquals(typeof read(body), "string", body);
+  // REPLACE() the function, INSERT() the function: not writes.
+  assertEquals(read("set new.v = replace(new.v, 'a', 'b')"), {
+    deletes: [],
+    inserts: [],
+  });
+});
+
+Deno.test("an UPDATE's SET list is read for the columns it changes; an upsert's too (lib/db/every_row_effects.ts)", () => {
+  assertEquals(
+    setColumns("update t set id = 10, `v` = v + 1 where id = 1", "mysql"),
+    ["id", "v"],
+  );
+  assertEquals(setColumns("update t set t.v = 5 where id = 1", "mysql"), ["v"]);
+  assertEquals(
+    setColumns(
+      "insert into t values (1, 2) on duplicate key update v = 3",
+      "mysql",
+    ),
+    ["v"],
+  );
+  assertEquals(
+    setColumns(
+      "insert into t values (1) on conflict (id) do update set v = excluded.v",
+      "sqlite",
+    ),
+    ["v"],
+  );
+  assertEquals(setColumns("update t set (a, b) = (1, 2)", "sqlite"), null);
 });

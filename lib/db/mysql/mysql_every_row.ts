@@ -2,9 +2,9 @@
  * Judging whether a MariaDB write changed every row of a table
  * (every_row.ts), with what the catalog says of its table: a write to a
  * table whose engine cannot roll back (MyISAM, MEMORY, Aria) cannot be
- * tried first, so it is judged before it runs; a child table a DELETE's
- * foreign keys cascade to is counted before and after, as its rows are not
- * among the statement's own.
+ * tried first, so it is judged before it runs; the tables its foreign keys'
+ * actions and its table's triggers reach are counted before and after, as
+ * their rows are not among the statement's own (every_row_effects.ts).
  *
  * @module
  */
@@ -12,31 +12,121 @@
 import {
   boundedCount,
   type CountRows,
-  EVERY_ROW_MIN,
   type QualifiedName,
   startJudgment,
   type StatementJudgment,
   statementJudgment,
   writesRows,
 } from "../every_row.ts";
+import {
+  type EffectsCatalog,
+  type EffectsRoot,
+  type Look,
+  setColumns,
+  startEffects,
+  type TriggerEvent,
+} from "../every_row_effects.ts";
+import { dmlShape } from "../sql/dml_shape.ts";
 import { storedCall } from "./mysql_check.ts";
 import type { EveryRow } from "../types.ts";
 import { type MysqlRows, untriable } from "./mysql_changes.ts";
-import { tableName } from "../tracked_write.ts";
 
-/** The tables whose foreign keys to `table` delete their rows with it. */
-async function cascadingChildren(
-  table: QualifiedName,
+/**
+ * The foreign keys referencing `table` whose `rule` acts on their rows,
+ * and `table`'s triggers on `events`: one query.
+ */
+async function look(
   rows: MysqlRows,
-): Promise<QualifiedName[]> {
+  table: QualifiedName,
+  rule: "DELETE" | "UPDATE" | null,
+  events: TriggerEvent[],
+): Promise<Look> {
+  const column = rule === "UPDATE" ? "UPDATE_RULE" : "DELETE_RULE";
+  const columns = (name: string) =>
+    `(SELECT GROUP_CONCAT(u.${name} ORDER BY u.ORDINAL_POSITION SEPARATOR '\\n')
+        FROM information_schema.KEY_COLUMN_USAGE u
+       WHERE u.CONSTRAINT_SCHEMA = r.CONSTRAINT_SCHEMA
+         AND u.TABLE_NAME = r.TABLE_NAME
+         AND u.CONSTRAINT_NAME = r.CONSTRAINT_NAME)`;
+  // No rule (a plain INSERT): the triggers only, no scan of the keys.
+  const keys = rule === null ? "" : `
+    SELECT 'fk' AS k, r.CONSTRAINT_SCHEMA AS s, r.TABLE_NAME AS t,
+           r.CONSTRAINT_NAME AS c, r.${column} AS rule,
+           ${columns("COLUMN_NAME")} AS cols,
+           ${columns("REFERENCED_COLUMN_NAME")} AS refs
+      FROM information_schema.REFERENTIAL_CONSTRAINTS r
+     WHERE r.UNIQUE_CONSTRAINT_SCHEMA = COALESCE(?, DATABASE())
+       AND r.REFERENCED_TABLE_NAME = ?
+       AND r.${column} IN ('CASCADE', 'SET NULL', 'SET DEFAULT')
+    UNION ALL`;
   const found = await rows(
-    `SELECT CONSTRAINT_SCHEMA AS s, TABLE_NAME AS t
-       FROM information_schema.REFERENTIAL_CONSTRAINTS
-      WHERE UNIQUE_CONSTRAINT_SCHEMA = COALESCE(?, DATABASE())
-        AND REFERENCED_TABLE_NAME = ? AND DELETE_RULE = 'CASCADE'`,
-    [table.schema, table.name],
+    `${keys}
+     SELECT 'tr' AS k, TRIGGER_SCHEMA AS s, TRIGGER_NAME AS t, NULL AS c,
+            NULL AS rule, NULL AS cols, ACTION_STATEMENT AS refs
+       FROM information_schema.TRIGGERS
+      WHERE EVENT_OBJECT_SCHEMA = COALESCE(?, DATABASE())
+        AND EVENT_OBJECT_TABLE = ? AND FIND_IN_SET(EVENT_MANIPULATION, ?)`,
+    [
+      ...(rule === null ? [] : [table.schema, table.name]),
+      table.schema,
+      table.name,
+      events.join(","),
+    ],
   );
-  return found.map((row) => ({ schema: String(row.s), name: String(row.t) }));
+  const lines = (value: unknown) =>
+    value === null || value === undefined
+      ? []
+      : String(value).split("\n").filter((line) => line !== "");
+  return {
+    references: found.filter((row) => row.k === "fk").map((row) => ({
+      child: { schema: String(row.s), name: String(row.t) },
+      name: String(row.c),
+      rule: String(row.rule),
+      columns: lines(row.cols),
+      referenced: lines(row.refs).length === 0 ? null : lines(row.refs),
+    })),
+    triggers: found.filter((row) => row.k === "tr").map((row) => ({
+      name: String(row.t),
+      schema: String(row.s),
+      body: String(row.refs ?? ""),
+    })),
+  };
+}
+
+/** What `text` sets off on its table: the rule and the triggers' events. */
+export function mysqlRoot(text: string): EffectsRoot | null {
+  const shape = dmlShape(text, "mysql");
+  if (shape.target === null || shape.multiTable) return null;
+  const table = shape.target;
+  switch (shape.keyword) {
+    case "DELETE":
+      return { table, rule: "DELETE", events: ["DELETE"], sets: null };
+    case "UPDATE":
+      return {
+        table,
+        rule: "UPDATE",
+        events: ["UPDATE"],
+        sets: setColumns(text, "mysql"),
+      };
+    case "REPLACE":
+      return {
+        table,
+        rule: "DELETE",
+        events: ["INSERT", "DELETE"],
+        sets: null,
+      };
+    case "INSERT":
+      return shape.upsert
+        ? {
+          table,
+          rule: "UPDATE",
+          events: ["INSERT", "UPDATE"],
+          sets: setColumns(text, "mysql"),
+        }
+        : { table, rule: null, events: ["INSERT"], sets: null };
+    default:
+      return null;
+  }
 }
 
 /**
@@ -65,17 +155,29 @@ export async function startMysqlJudgment(
   const judge = await startJudgment(judgment, count, hook, {
     check: (table) => untriable(table, rows),
   });
-  // A DELETE or REPLACE's cascades: each child with rows now, counted again.
-  const deletes = judgment.kind === "delete" ||
-    (judgment.kind === "written" && judgment.replaces);
-  const children = deletes ? await cascadingChildren(judgment.table, rows) : [];
-  const before = await Promise.all(children.map((child) => count(child, 2)));
-  return async (changes) => {
-    const found = await judge(changes);
-    for (const [i, child] of children.entries()) {
-      if (before[i]! < EVERY_ROW_MIN || await count(child, 1) > 0) continue;
-      found.push({ table: tableName(child), rows: null, how: "deleted" });
-    }
-    return found;
+  // Its foreign keys' actions and its table's triggers. MariaDB's actions
+  // set off no trigger; a trigger's own DELETE does.
+  const root = judgment.kind === "unjudged" ? null : mysqlRoot(text);
+  const catalog: EffectsCatalog = {
+    dialect: "mysql",
+    look: (table, rule, events) => look(rows, table, rule, events),
+    actionsFireTriggers: false,
+    count: async (table, limit, where) => {
+      const [row] = await rows(boundedCount(table, limit, "mysql", where), []);
+      return Number(row?.dbport_n);
+    },
+    callsCode: (body) => {
+      const name = storedCall(body);
+      return name === null
+        ? null
+        : `calls ${name.toLowerCase()}(), which may change rows no count names`;
+    },
   };
+  const effects = root === null
+    ? null
+    : await startEffects(catalog, root, hook);
+  return async (changes) => [
+    ...await judge(changes),
+    ...(effects === null ? [] : await effects()),
+  ];
 }

@@ -25,6 +25,7 @@ import {
 import { type Exec, sqliteCatalog } from "./sqlite_schema.ts";
 import { stoppable } from "../stoppable.ts";
 import { trackedWrite } from "../tracked_write.ts";
+import { startSqliteEffects } from "./sqlite_every_row.ts";
 import {
   type CallOptions,
   type Driver,
@@ -152,12 +153,26 @@ async function remoteQuery(
       options.everyRow,
     )
     : null;
+  // What its triggers and foreign keys' actions reach (every_row_effects.ts).
+  const effects = options.mode === "write" && options.everyRow !== undefined
+    ? await startSqliteEffects(
+      text,
+      async (sql, args) =>
+        (await tx.execute({ sql, args })).rows.map((row) =>
+          Array.from({ length: row.length }, (_, i) => row[i])
+        ),
+      options.everyRow,
+    )
+    : null;
   const done = track === undefined
     ? await remoteRows(tx, text, options)
     : await remoteTracked(tx, text, track, options);
   if (options.mode !== "write") return { ...done, rowsAffected: 0 };
   if (judge !== null) {
-    options.everyRow!(await judge(await number("select changes()")));
+    options.everyRow!([
+      ...await judge(await number("select changes()")),
+      ...(effects === null ? [] : await effects()),
+    ]);
   }
   options.beforeCommit?.(done);
   return done;

@@ -38,6 +38,7 @@ import {
   watchedAsync,
 } from "./sqlite_worker_connections.ts";
 import { trackedWrite } from "../tracked_write.ts";
+import { startSqliteEffects } from "./sqlite_every_row.ts";
 import type { EveryRow, QueryResult } from "../types.ts";
 
 type Write = Extract<Request, { type: "write" }>;
@@ -114,6 +115,14 @@ async function writeOnce(
       { replaces: (table) => Promise.resolve(conflictReplaces(db, table)) },
     )
     : null;
+  // What its triggers and foreign keys' actions reach (every_row_effects.ts).
+  const effects = request.everyRow
+    ? await startSqliteEffects(
+      request.sql,
+      (sql, params) => Promise.resolve(allRows(db, sql, params)),
+      (found) => untold.push(...found),
+    )
+    : null;
   try {
     result = await once();
   } catch (error) {
@@ -134,7 +143,11 @@ async function writeOnce(
   return {
     result,
     inTransaction,
-    everyRow: [...untold, ...await judge(changes)],
+    everyRow: [
+      ...untold,
+      ...await judge(changes),
+      ...(effects === null ? [] : await effects()),
+    ],
   };
 }
 
@@ -155,6 +168,22 @@ function conflictReplaces(
       step(db, prepared.handle) &&
       /\bconflict\s+replace\b/i.test(String(rowValues(prepared.handle, 1)[0])),
   );
+}
+
+/** Every row of one query of dbport's own (sqlite_every_row.ts). */
+function allRows(
+  db: Deno.PointerValue,
+  sql: string,
+  params: string[],
+): unknown[][] {
+  return run(db, sql, params, false, (prepared) => {
+    const count = sqlite3().sqlite3_column_count(prepared.handle);
+    const rows: unknown[][] = [];
+    while (step(db, prepared.handle)) {
+      rows.push(rowValues(prepared.handle, count));
+    }
+    return rows;
+  });
 }
 
 /** The rows of `table`, at most `limit` (every_row.ts). */
