@@ -57,6 +57,20 @@ export function rowsToCount(touch: Touch): number {
 export function judgeTouch(touch: Touch, now: number): EveryRow | null {
   const before = now - touch.inserted + touch.deleted;
   const touched = touch.updated + touch.deleted;
+  // Rows inserted and undone (a subtransaction rolled back) count as
+  // inserted, and make the rows before look fewer than two (outsider stop
+  // 61: ten rows inserted and undone, then every row deleted).
+  if (
+    before < EVERY_ROW_MIN && touch.inserted > 0 && touched >= EVERY_ROW_MIN
+  ) {
+    return {
+      table: null,
+      rows: null,
+      how: "unjudged",
+      why:
+        `it inserted rows into ${touch.table} and deleted or changed ${touched}: whether they were every row it had cannot be told`,
+    };
+  }
   if (before < EVERY_ROW_MIN || touched < before) return null;
   return {
     table: touch.table,
@@ -203,20 +217,23 @@ const ROUTINE_WORDS = new Set([
 
 /**
  * A bounded count of `table`'s rows (at most `limit`; those where `where`
- * holds), as `dbport_n`.
+ * holds), as `dbport_n`; `locking` (MariaDB): read as a locking read does,
+ * the rows committed now rather than the transaction's snapshot, waiting
+ * at most 2 s for another session's lock.
  */
 export function boundedCount(
   table: QualifiedName,
   limit: number,
   dialect: Dialect,
   where?: string,
+  locking = false,
 ): string {
   const name =
     (table.schema === null ? "" : `${quoteIdent(table.schema, dialect)}.`) +
     quoteIdent(table.name, dialect);
   return `SELECT count(*) AS dbport_n FROM (SELECT 1 FROM ${name}${
     where === undefined ? "" : ` WHERE ${where}`
-  } LIMIT ${limit}) dbport_rows`;
+  } LIMIT ${limit}${locking ? " LOCK IN SHARE MODE WAIT 2" : ""}) dbport_rows`;
 }
 
 /**

@@ -356,6 +356,8 @@ export type EngineCheck =
     noPlan?: string | null;
     /** Why a write may not be tried and rolled back. */
     noDryRun?: string | null;
+    /** Why a write always asks the user (as a DELETE without WHERE). */
+    danger?: string | null;
   }
   | { ok: false; message: string };
 

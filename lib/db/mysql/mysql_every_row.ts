@@ -138,10 +138,27 @@ export async function startMysqlJudgment(
   rows: MysqlRows,
   hook: (found: EveryRow[]) => void,
 ): Promise<(changes: number) => Promise<EveryRow[]>> {
-  const count: CountRows = async (table, limit) => {
-    const [row] = await rows(boundedCount(table, limit, "mysql"), []);
-    return Number(row?.dbport_n);
+  // Once the write ran, a count is the fewer of two views: the
+  // transaction's snapshot, taken as it started (mysql_write.ts: a row
+  // another session inserted meanwhile is not in it), and the rows
+  // committed now, as the write's own locking reads saw them (a row
+  // another session re-keyed meanwhile is gone from it, outsider stop 61).
+  let ran = false;
+  const counted = async (
+    table: QualifiedName,
+    limit: number,
+    where?: string,
+  ) => {
+    const one = async (locking: boolean) => {
+      const [row] = await rows(
+        boundedCount(table, limit, "mysql", where, locking),
+        [],
+      );
+      return Number(row?.dbport_n);
+    };
+    return ran ? Math.min(await one(false), await one(true)) : one(false);
   };
+  const count: CountRows = (table, limit) => counted(table, limit);
   const called = writesRows(text, "mysql") ? storedCall(text) : null;
   // A stored function a write calls changes rows no count names: asked
   // before it runs (`insert into log values (wipe())`, outsider stop 60).
@@ -162,10 +179,7 @@ export async function startMysqlJudgment(
     dialect: "mysql",
     look: (table, rule, events) => look(rows, table, rule, events),
     actionsFireTriggers: false,
-    count: async (table, limit, where) => {
-      const [row] = await rows(boundedCount(table, limit, "mysql", where), []);
-      return Number(row?.dbport_n);
-    },
+    count: counted,
     callsCode: (body) => {
       const name = storedCall(body);
       return name === null
@@ -176,8 +190,11 @@ export async function startMysqlJudgment(
   const effects = root === null
     ? null
     : await startEffects(catalog, root, hook);
-  return async (changes) => [
-    ...await judge(changes),
-    ...(effects === null ? [] : await effects()),
-  ];
+  return async (changes) => {
+    ran = true;
+    return [
+      ...await judge(changes),
+      ...(effects === null ? [] : await effects()),
+    ];
+  };
 }

@@ -95,22 +95,29 @@ export async function pgExclusive(exec: PgExec): Promise<EveryRow[]> {
 /** Counts by table oid. */
 export type PgTouches = Map<string, { ins: number; upd: number; del: number }>;
 
-/** What a write is judged against: the counts and the snapshot before it. */
+/** What a write is judged against: the counts before it. */
 export interface PgBefore {
   touches: PgTouches;
-  /** `txid_current_snapshot()` just before the statement, as text. */
-  snapshot: string;
+}
+
+/**
+ * The counts before a write. The write runs in REPEATABLE READ
+ * (postgres.ts): this query takes the transaction's snapshot, so the
+ * statement and the counts after it see the same rows, and a row another
+ * session commits meanwhile is not a row the write kept (outsider stop 59:
+ * `delete from t where id > 0 and pg_sleep(0.4) is not null`, with
+ * `insert into t values (100)` committed meanwhile, deleted every row t
+ * had unasked; a filter on `xmin` tried first took another session's
+ * subtransaction for a row committed before, outsider stop 61).
+ */
+export async function pgBefore(exec: PgExec): Promise<PgBefore> {
+  return { touches: await pgTouches(exec) };
 }
 
 /** The transaction's counts now ({@linkcode PG_TOUCHES}). */
 async function pgTouches(exec: PgExec): Promise<PgTouches> {
-  return touchesOf(await exec(PG_TOUCHES));
-}
-
-function touchesOf(rows: Record<string, unknown>[]): PgTouches {
   const touches: PgTouches = new Map();
-  for (const row of rows) {
-    if (row.rel === null || row.rel === undefined) continue;
+  for (const row of await exec(PG_TOUCHES)) {
     touches.set(String(row.rel), {
       ins: Number(row.ins),
       upd: Number(row.upd),
@@ -119,55 +126,6 @@ function touchesOf(rows: Record<string, unknown>[]): PgTouches {
   }
   return touches;
 }
-
-/** The counts and the snapshot before a write, in one query. */
-export async function pgBefore(exec: PgExec): Promise<PgBefore> {
-  const rows = await exec(`SELECT pg_catalog.txid_current_snapshot()
-  ::pg_catalog.text AS dbport_snapshot, t.* FROM (SELECT 1) dbport_one
-  LEFT JOIN (${PG_TOUCHES}) t ON true`);
-  return {
-    touches: touchesOf(rows),
-    snapshot: String(rows[0]?.dbport_snapshot),
-  };
-}
-
-/**
- * Whether row `alias` of a count after the write was there for the write to
- * see, or is the write's own: not a row another session committed after the
- * snapshot `$1` taken before the statement (outsider stop 59: a row
- * inserted meanwhile was counted as a row the write kept, and a DELETE of
- * every row ran unasked). Its `xmin`, 32 bits, is placed in the epoch
- * around the newest transaction (`dbport_top`); a transaction at or past
- * it is the write's own or an old frozen row's, both counted; one the
- * snapshot did not see counts only while in progress (the write's own,
- * or one of its subtransactions). A row someone else changed meanwhile is
- * not counted: the judgment errs towards asking.
- */
-export function seenBefore(alias: string): string {
-  const raw = `${alias}.xmin::pg_catalog.text::pg_catalog.int8`;
-  const placed = `(SELECT w.x OPERATOR(pg_catalog.-) CASE
-      WHEN w.x OPERATOR(pg_catalog.>=)
-        (w.top OPERATOR(pg_catalog.+) 2147483648)
-        THEN 4294967296
-      WHEN w.x OPERATOR(pg_catalog.<)
-        (w.top OPERATOR(pg_catalog.-) 2147483648)
-        THEN -4294967296
-      ELSE 0 END
-    FROM (SELECT dbport_top.top, ((dbport_top.top OPERATOR(pg_catalog./)
-        4294967296) OPERATOR(pg_catalog.*) 4294967296) OPERATOR(pg_catalog.+)
-        ${raw} AS x FROM dbport_top) w)`;
-  return `(SELECT CASE
-    WHEN ${raw} OPERATOR(pg_catalog.<) 3 THEN true
-    WHEN m.x OPERATOR(pg_catalog.>=) dbport_top.top THEN true
-    WHEN pg_catalog.txid_visible_in_snapshot(m.x,
-      $1::pg_catalog.txid_snapshot) THEN true
-    ELSE pg_catalog.txid_status(m.x) OPERATOR(pg_catalog.=) 'in progress'
-    END FROM (SELECT ${placed} AS x) m, dbport_top)`;
-}
-
-/** The newest transaction, for {@linkcode seenBefore}. */
-const TOP = `WITH dbport_top AS (SELECT pg_catalog.txid_snapshot_xmax(
-  pg_catalog.txid_current_snapshot()) AS top)`;
 
 /**
  * The tables the statement run since `before` changed every row of. A
@@ -207,8 +165,21 @@ const DML = new Set([
 /** The tables the rows counted since `before` say were changed whole. */
 async function counted(
   exec: PgExec,
-  { touches: before, snapshot }: PgBefore,
+  { touches: before }: PgBefore,
 ): Promise<EveryRow[]> {
+  // A function may turn the counts off for the transaction (outsider stop
+  // 61: `set_config('track_counts', 'off', true)`, as a superuser login).
+  const [setting] = await exec(
+    "SELECT pg_catalog.current_setting('track_counts') AS on",
+  );
+  if (setting?.on !== "on") {
+    return [{
+      table: null,
+      rows: null,
+      how: "unjudged",
+      why: "the engine's row counts were turned off (track_counts) as it ran",
+    }];
+  }
   const after = await pgTouches(exec);
   const deltas = new Map<string, Omit<Touch, "table">>();
   for (const [rel, now] of after) {
@@ -233,19 +204,17 @@ async function counted(
   }
   const tables = [...levels.values()].filter(mayCoverTable);
   if (tables.length === 0) return [];
-  // A table counted with the tables under it, as far as needed, of the
-  // rows the write saw or wrote.
+  // A table counted with the tables under it, as far as needed, in the
+  // write's own snapshot.
   const counts = tables.map((touch, i) =>
-    `(SELECT pg_catalog.count(*) FROM (SELECT 1 FROM ${touch.table} r${i}
-      WHERE ${seenBefore(`r${i}`)} LIMIT ${
+    `(SELECT pg_catalog.count(*) FROM (SELECT 1 FROM ${touch.table} LIMIT ${
       rowsToCount(touch)
     }) s${i})::pg_catalog.int8 AS c${i}`
   );
   await exec("SAVEPOINT dbport_every_row");
   let row: Record<string, unknown>;
   try {
-    row = (await exec(`${TOP} SELECT ${counts.join(",\n")}`, [snapshot]))[0] ??
-      {};
+    row = (await exec(`SELECT ${counts.join(",\n")}`))[0] ?? {};
   } catch {
     await exec("ROLLBACK TO SAVEPOINT dbport_every_row");
     return tables.map((touch) => ({

@@ -61,6 +61,11 @@ export interface PgVetting {
   noPlan: string | null;
   /** Why a write may not be tried and rolled back; null: it may. */
   noDryRun: string | null;
+  /**
+   * Why a write always asks the user, whatever Safe Mode says: it writes a
+   * foreign table, whose rows no count judges (every_row.ts).
+   */
+  danger?: string | null;
 }
 
 /** How deep string-bodied SQL functions are followed. */
@@ -247,6 +252,7 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
       denied: found.denied,
       noPlan: found.plans ?? found.destroys,
       noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
+      danger: foreignDanger(found),
     };
   }
   return {
@@ -256,7 +262,15 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
     denied: found.denied,
     noPlan: found.plans,
     noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
+    danger: foreignDanger(found),
   };
+}
+
+/** Why a write to a foreign table asks, or null. */
+function foreignDanger(found: Readonly<Findings>): string | null {
+  return found.writesForeign === null
+    ? null
+    : `it writes the foreign table ${found.writesForeign}, whose rows are another server's: dbport cannot count what it changes there`;
 }
 
 /** Statements that change the functions they name (GRANT, COMMENT). */
@@ -416,6 +430,7 @@ function judgeRelation(row: Row, found: Findings): void {
   if (kind.startsWith("f")) {
     found.dryRun ??=
       `${name} is a foreign table: a write there reaches another server`;
+    found.writesForeign ??= name;
   }
   if (kind.includes("R")) {
     found.dryRun ??=

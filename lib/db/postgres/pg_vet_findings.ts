@@ -14,6 +14,11 @@ export class Findings {
   plans: string | null = null;
   /** What only a dry run would run (triggers, cascades, targets). */
   dryRun: string | null = null;
+  /**
+   * A foreign table the statement writes: its rows are another server's,
+   * which no count of this one tells (outsider stop 61).
+   */
+  writesForeign: string | null = null;
   denied: string | null = null;
   /**
    * A function that reaches files, code, other hosts or SQL text, found

@@ -320,6 +320,7 @@ async function checkStatement(
     denied: vetted.denied,
     noPlan: vetted.noPlan,
     noDryRun: vetted.noDryRun,
+    danger: vetted.danger ?? null,
   };
 }
 
@@ -366,9 +367,16 @@ async function writeQuery(
   let open = false;
   let gone = false;
   try {
+    // A judged write sees one snapshot, taken by its counts before it, as
+    // do its counts after (pg_every_row.ts `pgBefore`). A row another
+    // session changed meanwhile fails it ("could not serialize access"):
+    // nothing is written.
+    const isolation = options.everyRow === undefined
+      ? ""
+      : " ISOLATION LEVEL REPEATABLE READ";
     await answered(
       reserved.unsafe(
-        `BEGIN READ WRITE; SET LOCAL ${timeout}${
+        `BEGIN${isolation} READ WRITE; SET LOCAL ${timeout}${
           setApplicationName(options.sign)
         }`,
       ).simple(),

@@ -84,7 +84,11 @@ export async function checkStatement(
   return {
     ...lexical,
     tier,
-    dangerous: lexical.dangerous || engine.dangerous,
+    dangerous: lexical.dangerous || engine.dangerous ||
+      (engine.danger ?? null) !== null,
+    ...(lexical.danger === undefined && (engine.danger ?? null) !== null
+      ? { danger: engine.danger! }
+      : {}),
     reach: engine.reach,
     why: engine.why,
     ...(engine.noPlan === undefined ? {} : { noPlan: engine.noPlan }),
