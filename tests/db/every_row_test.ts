@@ -61,10 +61,29 @@ Deno.test("judgeTouch: a row left untouched, or fewer than two rows, is no whole
   assertEquals(judgeTouch(touch(0, 1, 0), 1), null);
   // New rows only.
   assertEquals(judgeTouch(touch(5, 0, 0), 5), null);
-  // Inserted and deleted again in the same write: the table was empty.
-  assertEquals(judgeTouch(touch(3, 0, 3), 0), null);
-  // Inserted then updated: none of the rows were there before.
-  assertEquals(judgeTouch(touch(2, 2, 0), 2), null);
+  // Inserted, and one changed: fewer than two touched.
+  assertEquals(judgeTouch(touch(3, 1, 0), 3), null);
+});
+
+Deno.test("judgeTouch: rows inserted and deleted or changed by one write, of a table that looks empty, are asked about", () => {
+  const unjudged = (touched: number) => ({
+    table: null,
+    rows: null,
+    how: "unjudged" as const,
+    why:
+      `it inserted rows into t and deleted or changed ${touched}: whether they were every row it had cannot be told`,
+  });
+  // Inserted and deleted again: the table was empty, or the inserts were
+  // undone (a rolled-back subtransaction still counts them) and three rows
+  // it had were deleted (outsider stop 61).
+  assertEquals(judgeTouch(touch(3, 0, 3), 0), unjudged(3));
+  assertEquals(judgeTouch(touch(10, 0, 3), 0), unjudged(3));
+  // Inserted then updated.
+  assertEquals(judgeTouch(touch(2, 2, 0), 2), unjudged(2));
+  // Exactly two touched, rows before counted as one.
+  assertEquals(judgeTouch(touch(1, 0, 2), 0), unjudged(2));
+  // No row inserted: a table of one row stays a table of one row.
+  assertEquals(judgeTouch(touch(0, 0, 1), 0), null);
 });
 
 Deno.test("mayCoverTable and rowsToCount: what is worth counting, and how far", () => {
