@@ -67,6 +67,7 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/outsider_stop59_test.ts",
   "tests/db/typegrant_test.ts",
   "tests/db/every_row_approval_test.ts",
+  "tests/db/typechange_test.ts",
   "tests/db/every_row_concurrent_test.ts",
   "tests/db/pg_read_test.ts",
   "tests/db/pg_tls_test.ts",

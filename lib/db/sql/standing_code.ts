@@ -5,12 +5,14 @@
  * (outsider stop 59: `CREATE EVENT ... DO DELETE FROM t WHERE true`, a
  * trigger that empties another table at the user's next INSERT), and a
  * table change that rewrites or removes rows (MariaDB's `ALTER IGNORE
- * TABLE ... ADD UNIQUE`, PostgreSQL's `ALTER ... TYPE ... USING`). Each asks the
- * user, as a DELETE without WHERE does.
+ * TABLE ... ADD UNIQUE`, PostgreSQL's `ALTER ... TYPE ... USING`, any column
+ * type change and `CREATE OR REPLACE` of a routine: column_change.ts). Each
+ * asks the user, as a DELETE without WHERE does.
  *
  * @module
  */
 
+import { replacesRoutine, typeChange } from "./column_change.ts";
 import type { Dialect, Token } from "./lexer.ts";
 
 /** The kinds of object whose code runs later, outside the call. */
@@ -41,6 +43,7 @@ const OBJECTS = new Set([
   "AGGREGATE",
   "OPERATOR",
   "COLLATION",
+  "PACKAGE",
 ]);
 
 /** How far after CREATE or ALTER the kind of object is looked for. */
@@ -56,11 +59,14 @@ export function standingDanger(
   dialect: Dialect,
 ): string | null {
   const lead = tokens[i]?.text;
-  const kind = kindAt(tokens, i + 1);
+  const at = kindIndex(tokens, i + 1);
+  const kind = at < 0 ? undefined : tokens[at]!.text;
   if (kind !== undefined && (lead === "CREATE" || kind === "EVENT")) {
     const why = STANDING.get(kind);
     if (why !== undefined) return why;
   }
+  const replaced = replacesRoutine(tokens, i, at);
+  if (replaced !== null) return replaced;
   // PostgreSQL's CREATE SCHEMA holds CREATE statements of its own.
   if (lead === "CREATE" && kind === "SCHEMA") {
     for (let j = i + 1; j < tokens.length; j++) {
@@ -79,15 +85,15 @@ export function standingDanger(
   if (dialect === "postgres" && rewritesColumn(tokens, i)) {
     return "ALTER ... TYPE ... USING rewrites a column of every row";
   }
-  return null;
+  return typeChange(tokens, i, dialect);
 }
 
 /**
- * The kind of object named from token `j` on: the first of OBJECTS within
- * KIND_WITHIN words, past a MariaDB `DEFINER = user@host` (whose user may
- * be named `type` or `role`, outsider stop 60).
+ * Where the kind of object named from token `j` on is (-1: none): the first
+ * of OBJECTS within KIND_WITHIN words, past a MariaDB `DEFINER = user@host`
+ * (whose user may be named `type` or `role`, outsider stop 60).
  */
-function kindAt(tokens: readonly Token[], j: number): string | undefined {
+function kindIndex(tokens: readonly Token[], j: number): number {
   const end = Math.min(tokens.length, j + KIND_WITHIN);
   for (; j < end; j++) {
     const token = tokens[j]!;
@@ -95,9 +101,9 @@ function kindAt(tokens: readonly Token[], j: number): string | undefined {
       j = pastDefiner(tokens, j) - 1;
       continue;
     }
-    if (token.kind === "word" && OBJECTS.has(token.text)) return token.text;
+    if (token.kind === "word" && OBJECTS.has(token.text)) return j;
   }
-  return undefined;
+  return -1;
 }
 
 /** The token after `DEFINER = name[@host]` or `DEFINER = CURRENT_USER[()]`. */
