@@ -23,6 +23,8 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/outsider_stop60_test.ts",
   "tests/db/cascade_every_row_test.ts",
   "tests/db/outsider_stop61_test.ts",
+  "tests/db/outsider_stop62_test.ts",
+  "tests/db/outsider_stop62_pg_test.ts",
   // Reads its thread's CPU time from /proc/thread-self, which Deno grants
   // only with every permission (the unit tier denies the databases' ports).
   "tests/db/pg_parse_off_loop_test.ts",
