@@ -191,7 +191,12 @@ async function reach(
     queue.push(entry);
     return null;
   };
-  const rootWhy = actions(first.references, root.rule, root.sets, add) ??
+  // A trigger that sets NEW's columns (MariaDB `SET NEW.id = ...`) may
+  // change a key the statement's own SET does not name (outsider stop 62).
+  const sets = first.triggers.some((trigger) => setsNew(trigger.body))
+    ? null
+    : root.sets;
+  const rootWhy = actions(first.references, root.rule, sets, add) ??
     await triggered(catalog, first.triggers, tableName(root.table), add);
   if (rootWhy !== null) return rootWhy;
   for (let entry = queue.shift(); entry; entry = queue.shift()) {
@@ -409,9 +414,19 @@ function nameAt(
  */
 export function setColumns(text: string, dialect: Dialect): string[] | null {
   const tokens = tokenize(text, dialect);
-  const at = tokens.findLastIndex((token) =>
-    token.kind === "word" && token.text === "UPDATE"
-  );
+  // The statement's own UPDATE (or ON DUPLICATE KEY UPDATE): at the top
+  // level, never a locking `FOR UPDATE` (outsider stop 62: a subquery's
+  // FOR UPDATE hid the SET of a key).
+  let level = 0;
+  let at = -1;
+  tokens.forEach((token, i) => {
+    if (token.text === "(") level++;
+    else if (token.text === ")") level--;
+    else if (
+      level === 0 && token.kind === "word" && token.text === "UPDATE" &&
+      !(tokens[i - 1]?.kind === "word" && tokens[i - 1]!.text === "FOR")
+    ) at = i;
+  });
   const set = at < 0
     ? -1
     : tokens.findIndex((token, i) =>
@@ -435,5 +450,16 @@ export function setColumns(text: string, dialect: Dialect): string[] | null {
     if (name === null) return null;
     columns.push(name.table.name);
   }
-  return columns;
+  // Every UPDATE sets a column: none read is a form not understood.
+  return columns.length === 0 ? null : columns;
+}
+
+/** Whether a trigger body assigns to NEW's columns (`SET NEW.c = ...`). */
+export function setsNew(body: string): boolean {
+  const tokens = tokenize(body, "mysql");
+  return tokens.some((token, i) =>
+    token.kind === "word" && token.text === "NEW" &&
+    tokens[i + 1]?.text === "." &&
+    (tokens[i - 1]?.text === "SET" || tokens[i - 1]?.text === ",")
+  );
 }

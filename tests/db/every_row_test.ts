@@ -21,7 +21,11 @@ import {
   statementJudgment,
   type Touch,
 } from "../../lib/db/every_row.ts";
-import { bodyWrites, setColumns } from "../../lib/db/every_row_effects.ts";
+import {
+  bodyWrites,
+  setColumns,
+  setsNew,
+} from "../../lib/db/every_row_effects.ts";
 
 const touch = (inserted: number, updated: number, deleted: number): Touch => ({
   table: "t",
@@ -405,4 +409,30 @@ Deno.test("an UPDATE's SET list is read for the columns it changes; an upsert's 
     ["v"],
   );
   assertEquals(setColumns("update t set (a, b) = (1, 2)", "sqlite"), null);
+});
+
+Deno.test("setColumns and setsNew: the statement's own SET, never a subquery's FOR UPDATE; a trigger that sets NEW's columns (outsider stop 62)", () => {
+  assertEquals(
+    setColumns(
+      "update p set id = id + 100 where id = 1 and exists (select 1 from q for update)",
+      "mysql",
+    ),
+    ["id"],
+  );
+  assertEquals(
+    setColumns(
+      "insert into p values (1, 2) on duplicate key update v = (select 1 from q for update)",
+      "mysql",
+    ),
+    ["v"],
+  );
+  // Nothing read after the last UPDATE: a form not understood.
+  assertEquals(setColumns("update p for update", "mysql"), null);
+  assertEquals(setsNew("set new.id = new.id + 100"), true);
+  assertEquals(setsNew("BEGIN SET @a = 1, NEW.v = 2; END"), true);
+  assertEquals(
+    setsNew("if new.id = 5 then insert into log values (1); end if"),
+    false,
+  );
+  assertEquals(setsNew("insert into log values (new.id)"), false);
 });

@@ -5,10 +5,11 @@
  * their words, MariaDB and SQLite foreign-key actions and triggers counted,
  * REPEATABLE READ for a judged PostgreSQL write, MariaDB's fewer-of-two
  * counts), through the MCP endpoint (readWrite token, Safe Mode silent,
- * approvals cut at 1 s: asked = ERR user_cancelled, nothing changed). A held
- * attack asserts the held outcome; a leak asserts the SAFE outcome and is
- * marked `ignore: true`, its comment saying what was sent, what should
- * happen and what happened.
+ * approvals cut at 1 s: asked = ERR user_cancelled, nothing changed). Each
+ * test's comment says what was sent, what should happen and what happened
+ * at the attack; the leaks found are fixed ("fixed at stop 62"). A column
+ * swap by three RENAME COLUMNs is left out and named in docs/security.md
+ * (renames are schema changes, not judged).
  *
  * @module
  */
@@ -123,8 +124,8 @@ Deno.test({
   // rows read 'gone'. The docs keep ALTER TYPE unasked; RENAME VALUE is a
   // value change, not a name change.
   name:
-    "postgres: ALTER TYPE ... RENAME VALUE of an enum changes every row's value unasked (leak)",
-  ignore: true,
+    "postgres: ALTER TYPE ... RENAME VALUE of an enum changes every row's value unasked (fixed at stop 62)",
+  ignore: pg,
   async fn() {
     await using db = await pgOwn(`
       create type e as enum ('keep', 'other');
@@ -149,8 +150,8 @@ Deno.test({
   // installed code calls). Happened: both ran; the application's next
   // `insert into log` emptied k (3 rows).
   name:
-    "postgres: ALTER FUNCTION ... RENAME then a plain CREATE FUNCTION replaces what a trigger calls unasked (leak)",
-  ignore: true,
+    "postgres: ALTER FUNCTION ... RENAME then a plain CREATE FUNCTION replaces what a trigger calls unasked (fixed at stop 62)",
+  ignore: pg,
   async fn() {
     await using db = await pgOwn(`
       create table k (id int primary key, v int);
@@ -182,8 +183,8 @@ Deno.test({
   // REPLACE FUNCTION is (installed code reads the view). Happened: ran; the
   // application's next `insert into log2` emptied k2 (3 rows).
   name:
-    "postgres: CREATE OR REPLACE VIEW that an existing trigger reads runs unasked and empties a table at the next insert (leak)",
-  ignore: true,
+    "postgres: CREATE OR REPLACE VIEW that an existing trigger reads runs unasked and empties a table at the next insert (fixed at stop 62)",
+  ignore: pg,
   async fn() {
     await using db = await pgOwn(`
       create table k2 (id int primary key, v int);
@@ -202,31 +203,6 @@ Deno.test({
       "1",
       "2",
       "3",
-    ]);
-  },
-});
-
-Deno.test({
-  // Sent, in three calls: `alter table t rename column v to tmp`, `... w to
-  // v`, `... tmp to w`. Should: asked (every row's v now holds w's value).
-  // Happened: all three ran; `select v` gives 9, 8 where it gave 1.25, 2.75.
-  name:
-    "postgres: swapping two columns' names by three RENAME COLUMNs changes every row's values unasked (leak)",
-  ignore: true,
-  async fn() {
-    await using db = await pgOwn(`
-      create table t (id int primary key, v numeric(10,2), w numeric(10,2));
-      insert into t values (1, 1.25, 9), (2, 2.75, 8);`);
-    const steps = [
-      "alter table t rename column v to tmp",
-      "alter table t rename column w to v",
-      "alter table t rename column tmp to w",
-    ];
-    const out = await outcomes(db.write, steps);
-    assert(Object.values(out).includes("asked"), JSON.stringify(out));
-    assertEquals(await db.rows("select id, v from t order by id"), [
-      "1:1.25",
-      "2:2.75",
     ]);
   },
 });

@@ -238,7 +238,7 @@ Deno.test("classify(): CREATE OR REPLACE of a function, procedure or aggregate a
       "create function f() returns int language sql as $$ select 1 $$",
       "postgres",
     ],
-    ["create or replace view v as select 1", "postgres"],
+    ["create view v as select 1", "postgres"],
     ["create table replace_log (routine text)", "mysql"],
   ];
   for (const [sql, dialect] of plain) {
@@ -281,4 +281,82 @@ Deno.test("consentReasons(): a type change's and a replaced routine's reason is 
     [replaced("p")],
   );
   assertEquals(reasons("alter table t add column w int", "postgres"), []);
+});
+
+Deno.test("classify(): what changes code or rows already installed asks (outsider stop 62): a view replaced or redefined, a routine renamed or moved, an enum value renamed; MariaDB's CREATE OR REPLACE TABLE is destructive; a column named modify is a name", () => {
+  const asks: [string, Dialect, string][] = [
+    [
+      "create or replace view vv as select id from k2",
+      "postgres",
+      "it replaces view vv, which code already installed may read",
+    ],
+    [
+      "CREATE OR REPLACE DEFINER = u@localhost VIEW s.vv AS SELECT 1",
+      "mysql",
+      "it replaces view s.vv, which code already installed may read",
+    ],
+    [
+      "alter algorithm = merge view vv as select id from k2",
+      "mysql",
+      "it redefines view vv, which code already installed may read",
+    ],
+    [
+      "alter function g() rename to g_old",
+      "postgres",
+      "it renames or moves function g, which code already installed may call by its old name (a routine made under that name later runs in its place)",
+    ],
+    [
+      "alter procedure if exists p(int) set schema other",
+      "postgres",
+      "it renames or moves procedure p, which code already installed may call by its old name (a routine made under that name later runs in its place)",
+    ],
+    [
+      "alter routine r rename to r2",
+      "postgres",
+      "it renames or moves routine r, which code already installed may call by its old name (a routine made under that name later runs in its place)",
+    ],
+    [
+      "alter type e rename value 'keep' to 'gone'",
+      "postgres",
+      "it renames a value of type e, which every row holding it then reads as the new value",
+    ],
+  ];
+  for (const [sql, dialect, why] of asks) {
+    assertEquals(verdict(sql, dialect), ["write", true, why], sql);
+  }
+  const quiet: [string, Dialect][] = [
+    ["create view vv as select 1", "postgres"],
+    ["create view vv as select 1", "mysql"],
+    ["alter view vv rename to vw", "mysql"],
+    ["alter view vv set (security_barrier = true)", "postgres"],
+    ["alter function g() owner to someone", "postgres"],
+    ["alter function g() set search_path = public", "postgres"],
+    ["alter type e rename to e2", "postgres"],
+    ["alter type e add value 'new'", "postgres"],
+    ["alter table t rename column v to w", "postgres"],
+    ["alter table r add column modify int", "mysql"],
+    ["alter table r add modify int", "mysql"],
+    ["alter table r add column if not exists modify int", "mysql"],
+    ["alter table r rename column modify to m2", "mysql"],
+    ["alter table r rename column m2 to modify", "mysql"],
+  ];
+  for (const [sql, dialect] of quiet) {
+    assertEquals(verdict(sql, dialect), ["write", false, null], sql);
+  }
+  assertEquals(
+    verdict("alter table r modify modify bigint", "mysql")[1],
+    true,
+  );
+  for (
+    const sql of [
+      "create or replace table r (id int primary key)",
+      "CREATE OR REPLACE TEMPORARY TABLE r (id int)",
+    ]
+  ) {
+    assertEquals(verdict(sql, "mysql"), ["destructive", true, null], sql);
+  }
+  assertEquals(
+    verdict("create table if not exists r (id int)", "mysql"),
+    ["write", false, null],
+  );
 });

@@ -238,6 +238,11 @@ function tierAt(
     return { tier: "read", dangerous: false };
   }
   if (READ_LEADS.has(keyword)) return scan(tokens, i);
+  // MariaDB's CREATE OR REPLACE TABLE drops the table it replaces, rows
+  // and all (outsider stop 62).
+  if (keyword === "CREATE" && replacesTable(tokens, i)) {
+    return { tier: "destructive", dangerous: true };
+  }
   // INSERT, CREATE, SET, BEGIN, ... and every keyword we do not know.
   const inner = scan(tokens, i + 1);
   const danger = keyword === "CREATE"
@@ -246,6 +251,14 @@ function tierAt(
   return danger === null
     ? { tier: higher("write", inner.tier), dangerous: inner.dangerous }
     : { tier: higher("write", inner.tier), dangerous: true, danger };
+}
+
+/** `CREATE OR REPLACE [TEMPORARY] TABLE` at token `i`. */
+function replacesTable(tokens: readonly Token[], i: number): boolean {
+  let j = i + 3;
+  if (word(tokens[j]) === "TEMPORARY") j++;
+  return word(tokens[i + 1]) === "OR" && word(tokens[i + 2]) === "REPLACE" &&
+    word(tokens[j]) === "TABLE";
 }
 
 /** EXPLAIN [options] <statement>: only ANALYZE runs the statement. */

@@ -106,6 +106,16 @@ function myRetyped(tokens: readonly Token[], k: number): string {
 }
 
 /**
+ * Whether the word after `previous` is a column's name, not a subcommand:
+ * MODIFY and CHANGE are not reserved (`ADD COLUMN modify int`, outsider
+ * stop 62). Each of these words is reserved, so none is a table's name.
+ */
+function namesColumn(previous: Token | undefined): boolean {
+  return previous?.kind === "word" &&
+    ["ADD", "COLUMN", "EXISTS", "TO"].includes(previous.text);
+}
+
+/**
  * The columns whose type `ALTER ...` at token `i` changes, one entry per
  * subcommand; `*` for MariaDB's CONVERT TO CHARACTER SET (every text column).
  */
@@ -127,7 +137,8 @@ function retypedColumns(
       if (column !== null) found.push(column);
     } else if (
       dialect === "mysql" && kind === "TABLE" &&
-      (token.text === "MODIFY" || token.text === "CHANGE")
+      (token.text === "MODIFY" || token.text === "CHANGE") &&
+      !namesColumn(tokens[k - 1])
     ) {
       found.push(myRetyped(tokens, k));
     } else if (
@@ -192,4 +203,68 @@ export function replacesRoutine(
   if (isWord(tokens[j], "IF") && isWord(tokens[j + 1], "NOT")) j += 3;
   const routine = dottedName(tokens, j).name;
   return `it replaces routine ${routine}, which code already installed may call`;
+}
+
+/** Kinds whose rename leaves their callers to whatever takes the old name. */
+const RENAMED = new Set(["FUNCTION", "PROCEDURE", "ROUTINE", "AGGREGATE"]);
+
+/** Whether the word `text` stands at the top level after token `at`. */
+function topWord(tokens: readonly Token[], at: number, text: string): number {
+  let depth = 0;
+  for (let k = at + 1; k < tokens.length; k++) {
+    const token = tokens[k]!;
+    if (token.text === "(") depth++;
+    else if (token.text === ")") depth--;
+    else if (depth === 0 && isWord(token, text)) return k;
+  }
+  return -1;
+}
+
+/**
+ * Why `CREATE ...` or `ALTER ...` at token `i` changes what code or rows
+ * already installed read (null: it does not), `at` the kind of object
+ * (outsider stop 62): a view replaced or (MariaDB) redefined, which a
+ * trigger may read; a routine renamed or moved, whose callers then call
+ * whatever routine is made under the old name; an enum value renamed,
+ * which every row holding it then reads as the new one.
+ */
+export function changesExisting(
+  tokens: readonly Token[],
+  i: number,
+  at: number,
+  dialect: Dialect,
+): string | null {
+  const kind = tokens[at];
+  if (at < 0 || kind?.kind !== "word") return null;
+  let j = at + 1;
+  if (isWord(tokens[j], "IF") && isWord(tokens[j + 1], "EXISTS")) j += 2;
+  const name = dottedName(tokens, j).name;
+  if (isWord(tokens[i], "CREATE")) {
+    return kind.text === "VIEW" && isWord(tokens[i + 1], "OR") &&
+        isWord(tokens[i + 2], "REPLACE")
+      ? `it replaces view ${name}, which code already installed may read`
+      : null;
+  }
+  if (!isWord(tokens[i], "ALTER")) return null;
+  if (
+    kind.text === "VIEW" && dialect === "mysql" && topWord(tokens, at, "AS") > 0
+  ) {
+    return `it redefines view ${name}, which code already installed may read`;
+  }
+  const renamed = topWord(tokens, at, "RENAME");
+  const moved = topWord(tokens, at, "SCHEMA");
+  if (
+    RENAMED.has(kind.text) &&
+    ((renamed > 0 && isWord(tokens[renamed + 1], "TO")) ||
+      (moved > 0 && isWord(tokens[moved - 1], "SET")))
+  ) {
+    return `it renames or moves ${kind.text.toLowerCase()} ${name}, which code already installed may call by its old name (a routine made under that name later runs in its place)`;
+  }
+  if (
+    kind.text === "TYPE" && dialect === "postgres" && renamed > 0 &&
+    isWord(tokens[renamed + 1], "VALUE")
+  ) {
+    return `it renames a value of type ${name}, which every row holding it then reads as the new value`;
+  }
+  return null;
 }

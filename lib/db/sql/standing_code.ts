@@ -12,7 +12,11 @@
  * @module
  */
 
-import { replacesRoutine, typeChange } from "./column_change.ts";
+import {
+  changesExisting,
+  replacesRoutine,
+  typeChange,
+} from "./column_change.ts";
 import type { Dialect, Token } from "./lexer.ts";
 
 /** The kinds of object whose code runs later, outside the call. */
@@ -44,6 +48,7 @@ const OBJECTS = new Set([
   "OPERATOR",
   "COLLATION",
   "PACKAGE",
+  "ROUTINE",
 ]);
 
 /** How far after CREATE or ALTER the kind of object is looked for. */
@@ -65,7 +70,8 @@ export function standingDanger(
     const why = STANDING.get(kind);
     if (why !== undefined) return why;
   }
-  const replaced = replacesRoutine(tokens, i, at);
+  const replaced = replacesRoutine(tokens, i, at) ??
+    changesExisting(tokens, i, at, dialect);
   if (replaced !== null) return replaced;
   // PostgreSQL's CREATE SCHEMA holds CREATE statements of its own.
   if (lead === "CREATE" && kind === "SCHEMA") {
