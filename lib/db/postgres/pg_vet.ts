@@ -252,7 +252,7 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
       denied: found.denied,
       noPlan: found.plans ?? found.destroys,
       noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
-      danger: foreignDanger(found),
+      ...foreignDanger(found),
     };
   }
   return {
@@ -262,15 +262,16 @@ function verdict(analysis: PgAnalysis, found: Readonly<Findings>): PgVetting {
     denied: found.denied,
     noPlan: found.plans,
     noDryRun: found.evaluates ?? found.dryRun ?? opaque ?? null,
-    danger: foreignDanger(found),
+    ...foreignDanger(found),
   };
 }
 
-/** Why a write to a foreign table asks, or null. */
-function foreignDanger(found: Readonly<Findings>): string | null {
-  return found.writesForeign === null
-    ? null
-    : `it writes the foreign table ${found.writesForeign}, whose rows are another server's: dbport cannot count what it changes there`;
+/** Why a write to a foreign table asks (`danger`), if it writes one. */
+function foreignDanger(found: Readonly<Findings>): { danger?: string } {
+  return found.writesForeign === null ? {} : {
+    danger:
+      `it writes the foreign table ${found.writesForeign}, whose rows are another server's: dbport cannot count what it changes there`,
+  };
 }
 
 /** Statements that change the functions they name (GRANT, COMMENT). */
