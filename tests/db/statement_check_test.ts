@@ -3,7 +3,7 @@
  * ways, explains, fails or is never asked (issue 34): the lexer/parser
  * disagreement refusal and how the two verdicts combine.
  */
-import { assertEquals } from "@std/assert";
+import { assert, assertEquals } from "@std/assert";
 import { checkStatement } from "../../lib/db/sql/statement_check.ts";
 import type { Tier } from "../../lib/db/sql/classifier.ts";
 import {
@@ -200,4 +200,41 @@ Deno.test("checkStatement: dangerous if either reader says so (engine only, lexe
     engine("write", "write"),
   );
   assertEquals(neither.verdict.ok && neither.verdict.dangerous, false);
+});
+
+Deno.test("checkStatement: the engine's danger (a write to a foreign table) makes a write dangerous with its reason; the lexer's own danger stays first; none leaves it as it was", async () => {
+  const foreign = "it writes the foreign table public.ft";
+  const asked = await check(
+    "DELETE FROM ft WHERE id = 1",
+    engine("write", "write", { danger: foreign }),
+  );
+  assert(asked.verdict.ok);
+  if (!asked.verdict.ok) return;
+  assertEquals(
+    [asked.verdict.dangerous, asked.verdict.danger],
+    [true, foreign],
+  );
+  const lexical = await check(
+    "CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW DELETE FROM u",
+    engine("write", "write", { danger: foreign }),
+  );
+  assert(lexical.verdict.ok);
+  if (!lexical.verdict.ok) return;
+  assertEquals(lexical.verdict.dangerous, true);
+  assertEquals(
+    lexical.verdict.danger,
+    "it installs a trigger, which runs on later writes to its table",
+  );
+  for (const danger of [null, undefined]) {
+    const quiet = await check(
+      "DELETE FROM t WHERE id = 1",
+      engine("write", "write", danger === undefined ? {} : { danger }),
+    );
+    assert(quiet.verdict.ok);
+    if (!quiet.verdict.ok) return;
+    assertEquals([quiet.verdict.dangerous, quiet.verdict.danger], [
+      false,
+      undefined,
+    ]);
+  }
 });
