@@ -11,7 +11,12 @@ import { DbError } from "../lib/db/errors.ts";
 import type { Driver } from "../lib/db/types.ts";
 import { savedConnection, serverWith } from "./_connections.ts";
 import { POSTGRES_URL, READ_OPTIONS } from "./_db.ts";
-import { envelope, modernRequest, postModern } from "./_server.ts";
+import {
+  envelope,
+  modernRequest,
+  postModern,
+  type TestServer,
+} from "./_server.ts";
 import { callTool } from "./_tool_call.ts";
 
 /** A tools/call body whose argument `field` is `depth` nested arrays. */
@@ -155,20 +160,29 @@ export async function servers(name: string, url = POSTGRES_URL) {
   const server = await serverWith([saved]);
   const writer = (await server.mint("readWrite")).plaintext;
   const reader = (await server.mint("readOnly")).plaintext;
-  const run = async (token: string, query: string) =>
-    said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 20,
-      }, { authorization: `Bearer ${token}` }),
-    );
   return {
     server,
     saved,
-    write: (query: string) => run(writer, query),
-    read: (query: string) => run(reader, query),
+    write: sender(server, saved.id, writer, 20),
+    read: sender(server, saved.id, reader, 20),
   };
+}
+
+/** `execute_query` on `connectionId` as `token`; the answer in one line. */
+export function sender(
+  server: TestServer,
+  connectionId: string,
+  token: string,
+  maxRows: number,
+): (query: string) => Promise<string> {
+  return async (query) =>
+    said(
+      await callTool(server, "execute_query", {
+        connection_id: connectionId,
+        query,
+        max_rows: maxRows,
+      }, { authorization: `Bearer ${token}` }),
+    );
 }
 
 /** A schema of the test's own, dropped at the end, and the admin login. */

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { dmlShape } from "./sql/dml_shape.ts";
 import { quoteIdent } from "./sql/identifiers.ts";
 import { type Dialect, tokenize } from "./sql/lexer.ts";
 import type { Token } from "./token.ts";
@@ -85,6 +86,48 @@ export interface EffectsRoot {
   events: TriggerEvent[];
   /** UPDATE: the columns it sets; null: unknown (any). */
   sets: string[] | null;
+}
+
+/**
+ * What a MariaDB or SQLite write `text` sets off on its table: its foreign
+ * keys' rule and its triggers' events; null for no write of one table. A
+ * REPLACE, or SQLite's INSERT|UPDATE OR REPLACE (a syntax error on
+ * MariaDB), deletes the rows it conflicts with: rule DELETE, and DELETE
+ * triggers beside its own event's.
+ */
+export function effectsRoot(
+  text: string,
+  dialect: "mysql" | "sqlite",
+): EffectsRoot | null {
+  const shape = dmlShape(text, dialect);
+  if (shape.target === null || shape.multiTable) return null;
+  const table = shape.target;
+  const deletes: TriggerEvent[] = shape.replaces ? ["DELETE"] : [];
+  switch (shape.keyword) {
+    case "DELETE":
+      return { table, rule: "DELETE", events: ["DELETE"], sets: null };
+    case "UPDATE":
+      return {
+        table,
+        rule: "UPDATE",
+        events: ["UPDATE", ...deletes],
+        sets: setColumns(text, dialect),
+      };
+    case "INSERT":
+    case "REPLACE":
+      return shape.replaces
+        ? { table, rule: "DELETE", events: ["INSERT", ...deletes], sets: null }
+        : shape.upsert
+        ? {
+          table,
+          rule: "UPDATE",
+          events: ["INSERT", "UPDATE"],
+          sets: setColumns(text, dialect),
+        }
+        : { table, rule: null, events: ["INSERT"], sets: null };
+    default:
+      return null;
+  }
 }
 
 /** A table whose rows the write deletes, or whose keys it sets to NULL. */

@@ -13,97 +13,21 @@
  */
 
 import { assertEquals } from "@std/assert";
-import mysql from "mysql2/promise";
-import { MYSQL_URL, needs } from "../_db.ts";
-import { said } from "../_outsider.ts";
-import { savedConnection, serverWith } from "../_connections.ts";
-import { callTool } from "../_tool_call.ts";
-import type { Engine } from "../../lib/db/types.ts";
+import { needs } from "../_db.ts";
+import { all, everyRow, outcomes } from "../_every_row_harness.ts";
 
-const ASKED = "ERR user_cancelled";
+const { myOwn, liteOwn } = everyRow({
+  tag: "cascade",
+  name: "Cascade",
+  cut: 160,
+});
 
-/** A readWrite token (Safe Mode silent) on `url`; approvals cut at 1 s. */
-async function writer(engine: Engine, url: string) {
-  const saved = savedConnection({ engine, url }, "Cascade", {
-    externalAccess: "readWrite",
-    safeMode: "silent",
-  });
-  const server = await serverWith([saved], { approvalTimeoutSeconds: 1 });
-  const token = (await server.mint("readWrite")).plaintext;
-  const write = async (query: string) =>
-    said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 50,
-      }, { authorization: `Bearer ${token}` }),
-    );
-  return { server, write };
-}
+type MyDb = Awaited<ReturnType<typeof myOwn>> & {
+  /** A table's rows as "id:col" strings, by id. */
+  rows(table: string, col?: string): Promise<string[]>;
+};
 
-/** Each statement's outcome: "asked", "ran", or the start of the answer. */
-async function outcomes(
-  write: (query: string) => Promise<string>,
-  steps: string[],
-): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const step of steps) {
-    const answer = await write(step);
-    out[step] = answer.startsWith(ASKED)
-      ? "asked"
-      : answer.startsWith("OK")
-      ? "ran"
-      : answer.slice(0, 160);
-  }
-  return out;
-}
-
-function expect(steps: string[], what: string): Record<string, string> {
-  return Object.fromEntries(steps.map((step) => [step, what]));
-}
-
-/** MariaDB tables of the test's own (`cascade_<id>_...`) in `test`. */
-async function myOwn() {
-  const prefix = `cascade_${crypto.randomUUID().slice(0, 8)}`;
-  const { server, write } = await writer("mysql", MYSQL_URL);
-  const root = await mysql.createConnection({
-    uri: MYSQL_URL,
-    multipleStatements: true,
-  });
-  return {
-    prefix,
-    write,
-    root,
-    /** A table's rows as "id:col" strings, by id. */
-    async rows(table: string, col = "id"): Promise<string[]> {
-      const [rows] = await root.query(
-        `select id, ${col} as c from ${prefix}_${table} order by id`,
-      );
-      return (rows as { id: number; c: unknown }[]).map((r) =>
-        `${r.id}:${r.c}`
-      );
-    },
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      try {
-        const [tables] = await root.query(
-          "select table_name as n from information_schema.tables where table_schema = 'test' and table_name like ?",
-          [`${prefix}%`],
-        );
-        await root.query("set foreign_key_checks = 0");
-        for (const { n } of tables as { n: string }[]) {
-          await root.query(`drop table if exists \`${n}\``);
-        }
-      } finally {
-        await root.end();
-      }
-    },
-  };
-}
-
-type MyDb = Awaited<ReturnType<typeof myOwn>>;
-
-/** A MariaDB test on tables of its own. */
+/** A MariaDB test on tables of its own (`cascade_<id>_...`) in `test`. */
 function myTest(name: string, fn: (db: MyDb, p: string) => Promise<void>) {
   const { ignore } = needs("mysql");
   Deno.test({
@@ -111,7 +35,9 @@ function myTest(name: string, fn: (db: MyDb, p: string) => Promise<void>) {
     ignore,
     async fn() {
       await using db = await myOwn();
-      await fn(db, db.prefix);
+      const rows = (table: string, col = "id") =>
+        db.rows(`select id, ${col} as c from $p_${table} order by id`);
+      await fn({ ...db, rows }, db.prefix);
     },
   });
 }
@@ -132,17 +58,17 @@ function chain(p: string, name: string, rule: string, gc: string): string {
 myTest(
   "mysql: a DELETE whose ON DELETE CASCADE empties a grandchild is asked about and rolled back; one whose grandchildren keep rows runs",
   async (db, p) => {
-    await db.root.query(
+    await db.root(
       chain(p, "a", "on delete cascade", "(1, 1), (2, 1)") +
         chain(p, "b", "on delete cascade", "(1, 1), (2, 2)"),
     );
     const asked = [`delete from ${p}_ap where id = 1`];
-    assertEquals(await outcomes(db.write, asked), expect(asked, "asked"));
+    assertEquals(await outcomes(db.write, asked), all(asked, "asked"));
     assertEquals(await db.rows("ap", "v"), ["1:1", "2:2"]);
     assertEquals(await db.rows("ac", "pid"), ["1:1", "2:2"]);
     assertEquals(await db.rows("ag", "cid"), ["1:1", "2:1"]);
     const ran = [`delete from ${p}_bp where id = 1`];
-    assertEquals(await outcomes(db.write, ran), expect(ran, "ran"));
+    assertEquals(await outcomes(db.write, ran), all(ran, "ran"));
     assertEquals(await db.rows("bg", "cid"), ["2:2"]);
   },
 );
@@ -157,9 +83,9 @@ myTest(
         foreign key (pid) references ${p}_k0 (id) on delete cascade)
         engine=InnoDB; insert into ${p}_k${i} values (1, 1), (2, 2);`;
     }
-    await db.root.query(sql);
+    await db.root(sql);
     const asked = [`delete from ${p}_k0 where id = 1`];
-    assertEquals(await outcomes(db.write, asked), expect(asked, "asked"));
+    assertEquals(await outcomes(db.write, asked), all(asked, "asked"));
     assertEquals(await db.rows("k21", "pid"), ["1:1", "2:2"]);
   },
 );
@@ -167,7 +93,7 @@ myTest(
 myTest(
   "mysql: ON DELETE SET NULL that nulls every child row, and ON UPDATE CASCADE or SET NULL of a changed key, are asked about; writes that leave child rows or keys alone run",
   async (db, p) => {
-    await db.root.query(`
+    await db.root(`
       create table ${p}_np (id int primary key, v int) engine=InnoDB;
       insert into ${p}_np values (1, 1), (2, 2);
       create table ${p}_nc (id int primary key, pid int null,
@@ -191,7 +117,7 @@ myTest(
       `update ${p}_np set id = 10 where id = 1`,
       `update ${p}_up set id = 10 where id = 1`,
     ];
-    assertEquals(await outcomes(db.write, asked), expect(asked, "asked"));
+    assertEquals(await outcomes(db.write, asked), all(asked, "asked"));
     assertEquals(await db.rows("nc", "pid"), ["1:1", "2:1"]);
     assertEquals(await db.rows("uc", "pid"), ["1:1", "2:1"]);
     const ran = [
@@ -199,7 +125,7 @@ myTest(
       `update ${p}_up set v = 5 where id = 1`,
       `update ${p}_np set v = 5 where id = 1`,
     ];
-    assertEquals(await outcomes(db.write, ran), expect(ran, "ran"));
+    assertEquals(await outcomes(db.write, ran), all(ran, "ran"));
     assertEquals(await db.rows("mc", "pid"), ["1:null", "2:2"]);
     assertEquals(await db.rows("up", "v"), ["1:5", "2:2"]);
   },
@@ -208,7 +134,7 @@ myTest(
 myTest(
   "mysql: an INSERT whose existing trigger empties or updates another table is asked about and rolled back; one whose trigger only inserts into a log, or deletes one row, runs",
   async (db, p) => {
-    await db.root.query(`
+    await db.root(`
       create table ${p}_t (id int primary key, v int) engine=InnoDB;
       insert into ${p}_t values (1, 1), (2, 2), (3, 3);
       create table ${p}_log (id int) engine=InnoDB;
@@ -228,13 +154,13 @@ myTest(
       `insert into ${p}_log values (1)`,
       `insert into ${p}_log2 values (1)`,
     ];
-    assertEquals(await outcomes(db.write, asked), expect(asked, "asked"));
+    assertEquals(await outcomes(db.write, asked), all(asked, "asked"));
     assertEquals(await db.rows("t", "v"), ["1:1", "2:2", "3:3"]);
     const ran = [
       `insert into ${p}_log3 values (7)`,
       `insert into ${p}_log4 values (3)`,
     ];
-    assertEquals(await outcomes(db.write, ran), expect(ran, "ran"));
+    assertEquals(await outcomes(db.write, ran), all(ran, "ran"));
     assertEquals(await db.rows("audit", "id"), ["7:7"]);
     assertEquals(await db.rows("t", "v"), ["1:1", "2:2"]);
   },
@@ -244,11 +170,7 @@ Deno.test({
   name:
     "sqlite: an INSERT whose existing trigger empties or updates another table, and a DELETE of one row whose trigger empties its own table, are asked about and rolled back; an INSERT whose trigger only inserts into a log runs",
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "cascade_" });
-    const file = `${dir}/cascade.db`;
-    const { DatabaseSync } = await import("node:sqlite");
-    const db = new DatabaseSync(file);
-    db.exec(`
+    await using lite = await liteOwn(`
       create table t (id integer primary key, v int);
       insert into t values (1, 1), (2, 2), (3, 3);
       create table log (id int);
@@ -262,27 +184,17 @@ Deno.test({
       create table r (id integer primary key, v int);
       insert into r values (1, 1), (2, 2), (3, 3);
       create trigger trr after delete on r begin delete from r; end;`);
-    const { server, write } = await writer("sqlite", file);
-    try {
-      const rows = (table: string) =>
-        (db.prepare(`select * from ${table} order by 1`).all() as Record<
-          string,
-          unknown
-        >[]).map((row) => Object.values(row).join(":"));
-      const asked = [
-        "insert into log values (1)",
-        "insert into log2 values (1)",
-      ];
-      assertEquals(await outcomes(write, asked), expect(asked, "asked"));
-      assertEquals(rows("t"), ["1:1", "2:2", "3:3"]);
-      assertEquals(rows("r"), ["1:1", "2:2", "3:3"]);
-      const ran = ["insert into log3 values (7)"];
-      assertEquals(await outcomes(write, ran), expect(ran, "ran"));
-      assertEquals(rows("audit"), ["7"]);
-    } finally {
-      db.close();
-      await server[Symbol.asyncDispose]();
-      await Deno.remove(dir, { recursive: true });
-    }
+    const rows = (table: string) =>
+      lite.rows(`select * from ${table} order by 1`);
+    const asked = [
+      "insert into log values (1)",
+      "insert into log2 values (1)",
+    ];
+    assertEquals(await outcomes(lite.write, asked), all(asked, "asked"));
+    assertEquals(rows("t"), ["1:1", "2:2", "3:3"]);
+    assertEquals(rows("r"), ["1:1", "2:2", "3:3"]);
+    const ran = ["insert into log3 values (7)"];
+    assertEquals(await outcomes(lite.write, ran), all(ran, "ran"));
+    assertEquals(rows("audit"), ["7"]);
   },
 });

@@ -13,78 +13,15 @@
  */
 
 import { assertEquals } from "@std/assert";
-import postgres from "postgres";
-import mysql from "mysql2/promise";
-import { MYSQL_URL, needs, POSTGRES_URL, READ_OPTIONS } from "../_db.ts";
+import { needs, READ_OPTIONS } from "../_db.ts";
 import { ownPostgresDriver } from "../_pg_driver.ts";
-import { said } from "../_outsider.ts";
-import { savedConnection, serverWith } from "../_connections.ts";
-import { callTool } from "../_tool_call.ts";
-import type { Engine } from "../../lib/db/types.ts";
+import { all, everyRow, outcomes } from "../_every_row_harness.ts";
 
-const ASKED = "ERR user_cancelled";
-
-/** A readWrite token (Safe Mode silent) on `url`; approvals cut at 1 s. */
-async function writer(engine: Engine, url: string) {
-  const saved = savedConnection({ engine, url }, "EveryRow", {
-    externalAccess: "readWrite",
-    safeMode: "silent",
-  });
-  const server = await serverWith([saved], { approvalTimeoutSeconds: 1 });
-  const token = (await server.mint("readWrite")).plaintext;
-  const write = async (query: string) =>
-    said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 50,
-      }, { authorization: `Bearer ${token}` }),
-    );
-  return { server, write };
-}
-
-/** Each statement and whether it was asked about, then what `check` read. */
-async function outcomes(
-  write: (query: string) => Promise<string>,
-  steps: string[],
-): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const step of steps) {
-    const answer = await write(step);
-    out[step] = answer.startsWith(ASKED)
-      ? "asked"
-      : answer.startsWith("OK")
-      ? "ran"
-      : answer.slice(0, 120);
-  }
-  return out;
-}
-
-function expect(steps: string[], outcome: string): Record<string, string> {
-  return Object.fromEntries(steps.map((step) => [step, outcome]));
-}
-
-/** A PostgreSQL database of the test's own. */
-async function pgOwn() {
-  const name = `every_row_${crypto.randomUUID().slice(0, 8)}`;
-  const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-  await root.unsafe(`create database ${name}`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  const own = postgres(url.href, { max: 1, onnotice: () => {} });
-  const { server, write } = await writer("postgres", url.href);
-  return {
-    write,
-    url: url.href,
-    sql: own,
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await own.end();
-      await root.unsafe(`drop database if exists ${name} with (force)`);
-      await root.end();
-    },
-  };
-}
+const { pgOwn, myOwn, liteOwn } = everyRow({
+  tag: "every_row",
+  name: "EveryRow",
+  cut: 120,
+});
 
 Deno.test({
   name:
@@ -125,7 +62,7 @@ Deno.test({
       "with d as (delete from t where id > 0 returning id) select count(*) from d",
       "delete from p where d >= 0",
     ];
-    assertEquals(await outcomes(db.write, asked), expect(asked, "asked"));
+    assertEquals(await outcomes(db.write, asked), all(asked, "asked"));
     assertEquals(
       (await db.sql`select id, v from t order by id`).map((r) =>
         `${r.id}:${r.v}`
@@ -152,7 +89,7 @@ Deno.test({
       "create table made (id int)",
       "alter table made add column v text",
     ];
-    assertEquals(await outcomes(db.write, ran), expect(ran, "ran"));
+    assertEquals(await outcomes(db.write, ran), all(ran, "ran"));
     assertEquals(
       (await db.sql`select id, v from t order by id`).map((r) =>
         `${r.id}:${r.v}`
@@ -162,32 +99,6 @@ Deno.test({
   },
 });
 
-/** MariaDB tables of the test's own (`<prefix>_…`) in `test`. */
-async function myOwn() {
-  const prefix = `every_row_${crypto.randomUUID().slice(0, 8)}`;
-  const { server, write } = await writer("mysql", MYSQL_URL);
-  const root = await mysql.createConnection(MYSQL_URL);
-  return {
-    prefix,
-    write,
-    root,
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      try {
-        const [rows] = await root.query(
-          "select table_name as t from information_schema.tables where table_schema = 'test' and table_name like ?",
-          [`${prefix}%`],
-        );
-        for (const row of rows as { t: string }[]) {
-          await root.query(`drop table if exists \`${row.t}\``);
-        }
-      } finally {
-        await root.end();
-      }
-    },
-  };
-}
-
 Deno.test({
   name:
     "mysql: DELETE … WHERE true, UPDATE … WHERE 1 = 1, INSERT … SELECT … ON DUPLICATE KEY UPDATE and REPLACE … SELECT of a table from itself, and a multi-table DELETE are asked about and rolled back",
@@ -195,8 +106,8 @@ Deno.test({
   async fn() {
     await using db = await myOwn();
     const t = `${db.prefix}_t`;
-    await db.root.query(`create table ${t} (id int primary key, v text)`);
-    await db.root.query(
+    await db.root(`create table ${t} (id int primary key, v text)`);
+    await db.root(
       `insert into ${t} values (1, 'v1'), (2, 'v2'), (3, 'v3')`,
     );
     const asked = [
@@ -206,9 +117,9 @@ Deno.test({
       `replace into ${t} select id, 'r' from ${t}`,
       `delete ${t} from ${t} where id > 2`,
     ];
-    assertEquals(await outcomes(db.write, asked), expect(asked, "asked"));
+    assertEquals(await outcomes(db.write, asked), all(asked, "asked"));
     const rows = async () =>
-      ((await db.root.query(`select id, v from ${t} order by id`))[0] as {
+      ((await db.root(`select id, v from ${t} order by id`)) as {
         id: number;
         v: string;
       }[]).map((r) => `${r.id}:${r.v}`);
@@ -219,7 +130,7 @@ Deno.test({
       `insert into ${t} values (9, 'n')`,
       `insert into ${t} values (2, 'z') on duplicate key update v = 'z'`,
     ];
-    assertEquals(await outcomes(db.write, ran), expect(ran, "ran"));
+    assertEquals(await outcomes(db.write, ran), all(ran, "ran"));
     assertEquals(await rows(), ["2:z", "3:v3", "9:n"]);
   },
 });
@@ -228,57 +139,46 @@ Deno.test({
   name:
     "sqlite: DELETE … WHERE true, UPDATE … WHERE 1 = 1, INSERT OR REPLACE … SELECT, an upsert … SELECT of a table from itself, and an UPDATE whose conflicts replace every other row (OR REPLACE, a key ON CONFLICT REPLACE) are asked about and rolled back",
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "every_row_" });
-    const file = `${dir}/every_row.db`;
-    const { DatabaseSync } = await import("node:sqlite");
-    const db = new DatabaseSync(file);
-    db.exec(
-      "create table t (id integer primary key, v text); insert into t values (1, 'v1'), (2, 'v2'), (3, 'v3')",
-    );
-    // Conflicts that delete rows the statement's count leaves out.
-    db.exec(`
+    // Conflicts that delete rows the statement's count leaves out: un, cr.
+    await using lite = await liteOwn(`
+      create table t (id integer primary key, v text);
+      insert into t values (1, 'v1'), (2, 'v2'), (3, 'v3');
       create table un (id integer primary key, u text unique);
       insert into un values (1, 'a'), (2, 'b'), (3, 'c');
       create table cr (id integer primary key, u text unique on conflict replace);
       insert into cr values (1, 'a'), (2, 'b'), (3, 'c');`);
-    const { server, write } = await writer("sqlite", file);
-    try {
-      const asked = [
-        "delete from t where true",
-        "update t set v = 'x' where 1 = 1",
-        "insert or replace into t select id, 'r' from t",
-        "replace into t select id, 'r' from t",
-        "insert into t select id, 'u' from t where true on conflict (id) do update set v = excluded.v",
-        "update or replace un set u = 'x' where true",
-        "update cr set u = 'x' where true",
-      ];
-      assertEquals(await outcomes(write, asked), expect(asked, "asked"));
-      const left = (table: string) =>
-        Number(
-          (db.prepare(`select count(*) as n from ${table}`).get() as {
-            n: number;
-          }).n,
-        );
-      assertEquals([left("un"), left("cr")], [3, 3]);
-      const rows = () =>
-        (db.prepare("select id, v from t order by id").all() as {
-          id: number;
-          v: string;
-        }[]).map((r) => `${r.id}:${r.v}`);
-      assertEquals(rows(), ["1:v1", "2:v2", "3:v3"]);
-      const ran = [
-        "delete from t where id = 1",
-        "update t set v = 'y' where id = 2",
-        "insert into t values (9, 'n')",
-        "insert or replace into t values (2, 'z')",
-      ];
-      assertEquals(await outcomes(write, ran), expect(ran, "ran"));
-      assertEquals(rows(), ["2:z", "3:v3", "9:n"]);
-    } finally {
-      db.close();
-      await server[Symbol.asyncDispose]();
-      await Deno.remove(dir, { recursive: true });
-    }
+    const { db, write } = lite;
+    const asked = [
+      "delete from t where true",
+      "update t set v = 'x' where 1 = 1",
+      "insert or replace into t select id, 'r' from t",
+      "replace into t select id, 'r' from t",
+      "insert into t select id, 'u' from t where true on conflict (id) do update set v = excluded.v",
+      "update or replace un set u = 'x' where true",
+      "update cr set u = 'x' where true",
+    ];
+    assertEquals(await outcomes(write, asked), all(asked, "asked"));
+    const left = (table: string) =>
+      Number(
+        (db.prepare(`select count(*) as n from ${table}`).get() as {
+          n: number;
+        }).n,
+      );
+    assertEquals([left("un"), left("cr")], [3, 3]);
+    const rows = () =>
+      (db.prepare("select id, v from t order by id").all() as {
+        id: number;
+        v: string;
+      }[]).map((r) => `${r.id}:${r.v}`);
+    assertEquals(rows(), ["1:v1", "2:v2", "3:v3"]);
+    const ran = [
+      "delete from t where id = 1",
+      "update t set v = 'y' where id = 2",
+      "insert into t values (9, 'n')",
+      "insert or replace into t values (2, 'z')",
+    ];
+    assertEquals(await outcomes(write, ran), all(ran, "ran"));
+    assertEquals(rows(), ["2:z", "3:v3", "9:n"]);
   },
 });
 

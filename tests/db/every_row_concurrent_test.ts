@@ -15,128 +15,15 @@
  */
 
 import { assertEquals } from "@std/assert";
-import postgres from "postgres";
-import mysql from "mysql2/promise";
-import { MYSQL_URL, needs, POSTGRES_URL } from "../_db.ts";
-import { said } from "../_outsider.ts";
-import { savedConnection, serverWith } from "../_connections.ts";
-import { callTool } from "../_tool_call.ts";
+import { needs } from "../_db.ts";
+import { everyRow } from "../_every_row_harness.ts";
 import { pgBefore, pgEveryRow } from "../../lib/db/postgres/pg_every_row.ts";
-import type { Engine } from "../../lib/db/types.ts";
 
-const ASKED = "ERR user_cancelled";
-
-/** A readWrite token (Safe Mode silent) on `url`; approvals cut at 1 s. */
-async function writer(engine: Engine, url: string) {
-  const saved = savedConnection({ engine, url }, "Concurrent", {
-    externalAccess: "readWrite",
-    safeMode: "silent",
-  });
-  const server = await serverWith([saved], { approvalTimeoutSeconds: 1 });
-  const token = (await server.mint("readWrite")).plaintext;
-  const write = async (query: string) => {
-    const answer = said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 50,
-      }, { authorization: `Bearer ${token}` }),
-    );
-    return answer.startsWith(ASKED)
-      ? "asked"
-      : answer.startsWith("OK")
-      ? "ran"
-      : answer.slice(0, 160);
-  };
-  return { server, write };
-}
-
-/** A PostgreSQL database of the test's own, `setup` run in it. */
-async function pgOwn(setup: string) {
-  const name = `concurrent_${crypto.randomUUID().slice(0, 8)}`;
-  const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-  await root.unsafe(`create database ${name}`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  const own = postgres(url.href, { max: 2, onnotice: () => {} });
-  await own.unsafe(setup);
-  const { server, write } = await writer("postgres", url.href);
-  return {
-    write,
-    sql: own,
-    async ids(table: string): Promise<number[]> {
-      return (await own.unsafe(`select id from ${table} order by id`)).map((
-        row,
-      ) => Number(row.id));
-    },
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await own.end();
-      await root.unsafe(`drop database if exists ${name} with (force)`);
-      await root.end();
-    },
-  };
-}
-
-/** MariaDB tables of the test's own (`$p` is their prefix). */
-async function myOwn(setup: string[]) {
-  const root = await mysql.createConnection(MYSQL_URL);
-  const prefix = `concurrent_${crypto.randomUUID().slice(0, 6)}`;
-  const named = (text: string) => text.replaceAll("$p", prefix);
-  for (const step of setup) await root.query(named(step));
-  const { server, write } = await writer("mysql", MYSQL_URL);
-  return {
-    write: (query: string) => write(named(query)),
-    async root(query: string): Promise<void> {
-      await root.query(named(query));
-    },
-    /** Until a statement holding `marker` (and this test's prefix) runs. */
-    async running(marker: string): Promise<void> {
-      for (let i = 0; i < 200; i++) {
-        const [rows] = await root.query(
-          `select count(*) as n from information_schema.processlist
-            where id <> connection_id() and command = 'Query'
-              and info like ? and info like ?`,
-          [`%${marker}%`, `%${prefix}%`],
-        );
-        if (Number((rows as { n: number }[])[0]!.n) > 0) return;
-        await pause(10);
-      }
-      throw new Error(`no statement holding ${marker} ran`);
-    },
-    async ids(table: string): Promise<number[]> {
-      const [rows] = await root.query(
-        named(`select id from ${table} order by id`),
-      );
-      return (rows as { id: number }[]).map((row) => Number(row.id));
-    },
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      const [rows] = await root.query(
-        "select table_name as t from information_schema.tables where table_schema = database() and table_name like ?",
-        [`${prefix}%`],
-      );
-      for (const row of rows as { t: string }[]) {
-        await root.query(`drop table if exists \`${row.t}\``);
-      }
-      await root.end();
-    },
-  };
-}
-
-const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-/** Until a statement holding `marker` runs on this test's own database. */
-async function running(sql: postgres.Sql, marker: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const [row] = await sql`select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and state = 'active'
-        and pid <> pg_backend_pid() and position(${marker} in query) > 0`;
-    if (row!.n > 0) return;
-    await pause(10);
-  }
-  throw new Error(`no statement holding ${marker} ran`);
-}
+const { pgOwn, myOwn } = everyRow({
+  tag: "concurrent",
+  name: "Concurrent",
+  cut: 160,
+});
 
 Deno.test({
   name:
@@ -149,7 +36,7 @@ Deno.test({
     const a = db.write(
       "delete from t where id > 0 and pg_sleep(0.3) is not null",
     );
-    await running(db.sql, "delete from t where id > 0");
+    await db.running("delete from t where id > 0");
     await db.sql.unsafe("insert into t values (100, 'b')");
     assertEquals(await a, "asked");
     assertEquals(await db.ids("t"), [1, 2, 3, 100]);
@@ -176,7 +63,7 @@ Deno.test({
     const a = db.write(
       "update t set v = 'x' where id > 0 and pg_sleep(0.2) is not null",
     );
-    await running(db.sql, "update t set v = 'x' where id");
+    await db.running("update t set v = 'x' where id");
     await db.sql.unsafe("insert into t values (100, 'b')");
     assertEquals(await a, "asked");
     assertEquals(
@@ -202,7 +89,7 @@ Deno.test({
       insert into t select g, 'v' from generate_series(1, 3) g;
       create table u (id int primary key, v text);
       insert into u select g, 'v' from generate_series(1, 3) g;`);
-    const session = await db.sql.reserve();
+    await using session = await db.session();
     const exec = (sql: string, params?: unknown[]) =>
       session.unsafe(sql, params as never[]) as Promise<
         Record<string, unknown>[]
@@ -218,25 +105,21 @@ Deno.test({
         await exec("rollback");
       }
     };
-    try {
-      assertEquals(
-        await judged("delete from t", "insert into t values (100, 'b')"),
-        [{ table: "public.t", rows: 3, how: "deleted" }],
-      );
-      assertEquals(
-        await judged("update u set v = 'x'", "insert into u values (100, 'b')"),
-        [{ table: "public.u", rows: 3, how: "changed" }],
-      );
-      assertEquals(
-        await judged(
-          "delete from t where id < 3",
-          "delete from u where id = 100",
-        ),
-        [],
-      );
-    } finally {
-      session.release();
-    }
+    assertEquals(
+      await judged("delete from t", "insert into t values (100, 'b')"),
+      [{ table: "public.t", rows: 3, how: "deleted" }],
+    );
+    assertEquals(
+      await judged("update u set v = 'x'", "insert into u values (100, 'b')"),
+      [{ table: "public.u", rows: 3, how: "changed" }],
+    );
+    assertEquals(
+      await judged(
+        "delete from t where id < 3",
+        "delete from u where id = 100",
+      ),
+      [],
+    );
   },
 });
 

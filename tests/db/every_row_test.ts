@@ -23,6 +23,7 @@ import {
 } from "../../lib/db/every_row.ts";
 import {
   bodyWrites,
+  effectsRoot,
   setColumns,
   setsNew,
 } from "../../lib/db/every_row_effects.ts";
@@ -435,4 +436,65 @@ Deno.test("setColumns and setsNew: the statement's own SET, never a subquery's F
     false,
   );
   assertEquals(setsNew("insert into log values (new.id)"), false);
+});
+
+Deno.test("effectsRoot: what a MariaDB or SQLite write sets off on its table, one reading for both (REPLACE and OR REPLACE delete the rows they conflict with)", () => {
+  const t = { schema: null, name: "t" };
+  for (const dialect of ["mysql", "sqlite"] as const) {
+    assertEquals(effectsRoot("delete from t where id = 1", dialect), {
+      table: t,
+      rule: "DELETE",
+      events: ["DELETE"],
+      sets: null,
+    });
+    assertEquals(effectsRoot("update t set v = 1 where id = 2", dialect), {
+      table: t,
+      rule: "UPDATE",
+      events: ["UPDATE"],
+      sets: ["v"],
+    });
+    assertEquals(effectsRoot("replace into t values (1, 2)", dialect), {
+      table: t,
+      rule: "DELETE",
+      events: ["INSERT", "DELETE"],
+      sets: null,
+    });
+    assertEquals(effectsRoot("insert into t values (1)", dialect), {
+      table: t,
+      rule: null,
+      events: ["INSERT"],
+      sets: null,
+    });
+    assertEquals(effectsRoot("select 1", dialect), null);
+  }
+  assertEquals(
+    effectsRoot(
+      "insert into t values (1) on duplicate key update v = 2",
+      "mysql",
+    ),
+    { table: t, rule: "UPDATE", events: ["INSERT", "UPDATE"], sets: ["v"] },
+  );
+  assertEquals(
+    effectsRoot(
+      "insert into t values (1) on conflict (id) do update set v = excluded.v",
+      "sqlite",
+    ),
+    { table: t, rule: "UPDATE", events: ["INSERT", "UPDATE"], sets: ["v"] },
+  );
+  assertEquals(effectsRoot("update or replace t set u = 'x'", "sqlite"), {
+    table: t,
+    rule: "UPDATE",
+    events: ["UPDATE", "DELETE"],
+    sets: ["u"],
+  });
+  assertEquals(effectsRoot("insert or replace into t values (1)", "sqlite"), {
+    table: t,
+    rule: "DELETE",
+    events: ["INSERT", "DELETE"],
+    sets: null,
+  });
+  assertEquals(
+    effectsRoot("delete t from t join u on t.id = u.id", "mysql"),
+    null,
+  );
 });

@@ -16,133 +16,10 @@
 
 import { assert, assertEquals, assertMatch } from "@std/assert";
 import postgres from "postgres";
-import mysql from "mysql2/promise";
-import { MYSQL_URL, needs, POSTGRES_URL } from "../_db.ts";
-import { said } from "../_outsider.ts";
-import { savedConnection, serverWith } from "../_connections.ts";
-import { callTool } from "../_tool_call.ts";
-import type { Engine } from "../../lib/db/types.ts";
+import { needs, POSTGRES_URL } from "../_db.ts";
+import { everyRow, pause } from "../_every_row_harness.ts";
 
-const ASKED = "ERR user_cancelled";
-
-/** A readWrite token (Safe Mode silent) on `url`; approvals cut at 1 s. */
-async function writer(engine: Engine, url: string) {
-  const saved = savedConnection({ engine, url }, "Stop61", {
-    externalAccess: "readWrite",
-    safeMode: "silent",
-  });
-  const server = await serverWith([saved], { approvalTimeoutSeconds: 1 });
-  const token = (await server.mint("readWrite")).plaintext;
-  const write = async (query: string) => {
-    const answer = said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 50,
-      }, { authorization: `Bearer ${token}` }),
-    );
-    return answer.startsWith(ASKED)
-      ? "asked"
-      : answer.startsWith("OK")
-      ? "ran"
-      : answer.slice(0, 200);
-  };
-  return { server, write };
-}
-
-/** A PostgreSQL database of the test's own, `setup` run in it. */
-async function pgOwn(setup: string) {
-  const name = `attack61_${crypto.randomUUID().slice(0, 8)}`;
-  const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-  await root.unsafe(`create database ${name}`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  const own = postgres(url.href, { max: 3, onnotice: () => {} });
-  await own.unsafe(setup);
-  const { server, write } = await writer("postgres", url.href);
-  return {
-    write,
-    sql: own,
-    url: url.href,
-    async ids(table: string): Promise<number[]> {
-      return (await own.unsafe(`select id from ${table} order by id`)).map((
-        row,
-      ) => Number(row.id));
-    },
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await own.end();
-      await root.unsafe(`drop database if exists ${name} with (force)`);
-      await root.end();
-    },
-  };
-}
-
-/** MariaDB tables of the test's own (`$p` is their prefix). */
-async function myOwn(setup: string[]) {
-  const root = await mysql.createConnection(MYSQL_URL);
-  const other = await mysql.createConnection(MYSQL_URL);
-  const prefix = `attack61_${crypto.randomUUID().slice(0, 6)}`;
-  const named = (text: string) => text.replaceAll("$p", prefix);
-  for (const step of setup) await root.query(named(step));
-  const { server, write } = await writer("mysql", MYSQL_URL);
-  return {
-    write: (query: string) => write(named(query)),
-    async root(query: string): Promise<void> {
-      await root.query(named(query));
-    },
-    /** A second session, for a statement that may wait on the first. */
-    async other(query: string): Promise<void> {
-      await other.query(named(query));
-    },
-    /** Until a statement holding `marker` (and this test's prefix) runs. */
-    async running(marker: string): Promise<void> {
-      for (let i = 0; i < 200; i++) {
-        const [rows] = await root.query(
-          `select count(*) as n from information_schema.processlist
-            where id <> connection_id() and command = 'Query'
-              and info like ? and info like ?`,
-          [`%${marker}%`, `%${prefix}%`],
-        );
-        if (Number((rows as { n: number }[])[0]!.n) > 0) return;
-        await pause(10);
-      }
-      throw new Error(`no statement holding ${marker} ran`);
-    },
-    async ids(table: string): Promise<number[]> {
-      const [rows] = await root.query(
-        named(`select id from ${table} order by id`),
-      );
-      return (rows as { id: number }[]).map((row) => Number(row.id));
-    },
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await other.end();
-      const [rows] = await root.query(
-        "select table_name as t from information_schema.tables where table_schema = database() and table_name like ?",
-        [`${prefix}%`],
-      );
-      for (const row of rows as { t: string }[]) {
-        await root.query(`drop table if exists \`${row.t}\``);
-      }
-      await root.end();
-    },
-  };
-}
-
-const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-/** Until a statement holding `marker` runs on this test's own database. */
-async function running(sql: postgres.Sql, marker: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const [row] = await sql`select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and state = 'active'
-        and pid <> pg_backend_pid() and position(${marker} in query) > 0`;
-    if (row!.n > 0) return;
-    await pause(10);
-  }
-  throw new Error(`no statement holding ${marker} ran`);
-}
+const { pgOwn, myOwn, writer } = everyRow({ tag: "attack61", name: "Stop61" });
 
 /** A postgres_fdw server `loop` back to the database of `url`. */
 function loopback(url: string): string {
@@ -172,26 +49,22 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     await using db = await pgOwn(T3);
-    const b = await db.sql.reserve();
-    try {
-      await b.unsafe("begin");
-      await b.unsafe("select txid_current()");
-      await b.unsafe("savepoint s");
-      await b.unsafe("insert into t values (100, 'b')");
-      await b.unsafe("release savepoint s");
-      // Any transaction that ends after B's subtransaction id (on a busy
-      // server, always) moves the snapshot's xmax past it.
-      await db.sql.unsafe("select txid_current()");
-      const a = db.write(
-        "delete from t where id > 0 and pg_sleep(0.3) is not null",
-      );
-      await running(db.sql, "delete from t where id > 0");
-      await b.unsafe("commit");
-      assertEquals(await a, "asked");
-      assertEquals(await db.ids("t"), [1, 2, 3, 100]);
-    } finally {
-      b.release();
-    }
+    await using b = await db.session();
+    await b.unsafe("begin");
+    await b.unsafe("select txid_current()");
+    await b.unsafe("savepoint s");
+    await b.unsafe("insert into t values (100, 'b')");
+    await b.unsafe("release savepoint s");
+    // Any transaction that ends after B's subtransaction id (on a busy
+    // server, always) moves the snapshot's xmax past it.
+    await db.sql.unsafe("select txid_current()");
+    const a = db.write(
+      "delete from t where id > 0 and pg_sleep(0.3) is not null",
+    );
+    await db.running("delete from t where id > 0");
+    await b.unsafe("commit");
+    assertEquals(await a, "asked");
+    assertEquals(await db.ids("t"), [1, 2, 3, 100]);
   },
 });
 
@@ -206,23 +79,19 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     await using db = await pgOwn(T3);
-    const b = await db.sql.reserve();
-    try {
-      await b.unsafe("begin");
-      await b.unsafe("update t set v = 'b' where id = 2");
-      await b.unsafe("savepoint s");
-      await b.unsafe("insert into t values (100, 'b')");
-      await b.unsafe("release savepoint s");
-      await db.sql.unsafe("select txid_current()");
-      const a = db.write("delete from t where id > 0");
-      await running(db.sql, "delete from t where id > 0");
-      await pause(100);
-      await b.unsafe("commit");
-      assertMatch(await a, /could not serialize access/);
-      assertEquals(await db.ids("t"), [1, 2, 3, 100]);
-    } finally {
-      b.release();
-    }
+    await using b = await db.session();
+    await b.unsafe("begin");
+    await b.unsafe("update t set v = 'b' where id = 2");
+    await b.unsafe("savepoint s");
+    await b.unsafe("insert into t values (100, 'b')");
+    await b.unsafe("release savepoint s");
+    await db.sql.unsafe("select txid_current()");
+    const a = db.write("delete from t where id > 0");
+    await db.running("delete from t where id > 0");
+    await pause(100);
+    await b.unsafe("commit");
+    assertMatch(await a, /could not serialize access/);
+    assertEquals(await db.ids("t"), [1, 2, 3, 100]);
   },
 });
 
@@ -314,21 +183,17 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     await using db = await pgOwn(T3);
-    const b = await db.sql.reserve();
-    try {
-      await b.unsafe("begin");
-      await b.unsafe("update t set v = 'b' where id = 2");
-      await b.unsafe("insert into t values (100, 'b')");
-      const a = db.write("delete from t where id > 0");
-      await running(db.sql, "delete from t where id > 0");
-      await pause(100);
-      await b.unsafe("commit");
-      // REPEATABLE READ: row 2 changed after the write's snapshot.
-      assertMatch(await a, /could not serialize access/);
-      assertEquals(await db.ids("t"), [1, 2, 3, 100]);
-    } finally {
-      b.release();
-    }
+    await using b = await db.session();
+    await b.unsafe("begin");
+    await b.unsafe("update t set v = 'b' where id = 2");
+    await b.unsafe("insert into t values (100, 'b')");
+    const a = db.write("delete from t where id > 0");
+    await db.running("delete from t where id > 0");
+    await pause(100);
+    await b.unsafe("commit");
+    // REPEATABLE READ: row 2 changed after the write's snapshot.
+    assertMatch(await a, /could not serialize access/);
+    assertEquals(await db.ids("t"), [1, 2, 3, 100]);
   },
 });
 
@@ -344,19 +209,15 @@ Deno.test({
   ...needs("postgres"),
   async fn() {
     await using db = await pgOwn(T3);
-    const b = await db.sql.reserve();
-    try {
-      await b.unsafe("begin");
-      await b.unsafe("update t set v = 'b' where id = 2");
-      const a = db.write("delete from t where v = 'v'");
-      await running(db.sql, "delete from t where v = 'v'");
-      await pause(100);
-      await b.unsafe("commit");
-      assertMatch(await a, /could not serialize access/);
-      assertEquals(await db.ids("t"), [1, 2, 3]);
-    } finally {
-      b.release();
-    }
+    await using b = await db.session();
+    await b.unsafe("begin");
+    await b.unsafe("update t set v = 'b' where id = 2");
+    const a = db.write("delete from t where v = 'v'");
+    await db.running("delete from t where v = 'v'");
+    await pause(100);
+    await b.unsafe("commit");
+    assertMatch(await a, /could not serialize access/);
+    assertEquals(await db.ids("t"), [1, 2, 3]);
   },
 });
 
@@ -397,7 +258,7 @@ Deno.test({
     ];
     for (const [statement, marker, meanwhile] of cases) {
       const a = db.write(statement);
-      await running(db.sql, marker);
+      await db.running(marker);
       await db.sql.unsafe(meanwhile);
       assertEquals(await a, "asked", statement);
     }
@@ -424,7 +285,7 @@ Deno.test({
     const a = db.write(
       "update t set v = 'x' where id <= 2 and pg_sleep(0.3) is not null",
     );
-    await running(db.sql, "update t set v = 'x' where id <= 2");
+    await db.running("update t set v = 'x' where id <= 2");
     await db.sql.unsafe("update t set v = 'b' where id = 3");
     assertEquals(await a, "ran");
     // Without the other session's change it runs.

@@ -15,103 +15,10 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
-import postgres from "postgres";
-import { needs, POSTGRES_URL } from "../_db.ts";
-import { said } from "../_outsider.ts";
-import { savedConnection, serverWith } from "../_connections.ts";
-import { callTool } from "../_tool_call.ts";
-import type { Engine } from "../../lib/db/types.ts";
+import { needs } from "../_db.ts";
+import { all, everyRow, outcomes, pause } from "../_every_row_harness.ts";
 
-const ASKED = "ERR user_cancelled";
-
-/** A readWrite token (Safe Mode silent) on `url`; approvals cut at 1 s. */
-async function writer(engine: Engine, url: string) {
-  const saved = savedConnection({ engine, url }, "Stop62", {
-    externalAccess: "readWrite",
-    safeMode: "silent",
-  });
-  const server = await serverWith([saved], { approvalTimeoutSeconds: 1 });
-  const token = (await server.mint("readWrite")).plaintext;
-  const write = async (query: string) => {
-    const answer = said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 50,
-      }, { authorization: `Bearer ${token}` }),
-    );
-    return answer.startsWith(ASKED)
-      ? "asked"
-      : answer.startsWith("OK")
-      ? "ran"
-      : answer.slice(0, 200);
-  };
-  return { server, write };
-}
-
-/** Each statement's outcome, in order. */
-async function outcomes(
-  write: (query: string) => Promise<string>,
-  steps: string[],
-): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const step of steps) out[step] = await write(step);
-  return out;
-}
-
-function all(steps: string[], what: string): Record<string, string> {
-  return Object.fromEntries(steps.map((step) => [step, what]));
-}
-
-/** A PostgreSQL database of the test's own, `setup` run in it. */
-async function pgOwn(setup: string) {
-  const name = `attack62_${crypto.randomUUID().slice(0, 8)}`;
-  const root = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
-  await root.unsafe(`create database ${name}`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  const own = postgres(url.href, { max: 3, onnotice: () => {} });
-  await own.unsafe(setup);
-  const { server, write } = await writer("postgres", url.href);
-  return {
-    write,
-    sql: own,
-    async rows(query: string): Promise<string[]> {
-      return (await own.unsafe(query)).map((row) =>
-        Object.values(row).join(":")
-      );
-    },
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await own.end();
-      await root.unsafe(`drop database if exists ${name} with (force)`);
-      await root.end();
-    },
-  };
-}
-
-/** A SQLite file of the test's own, `setup` run in it. */
-async function liteOwn(setup: string) {
-  const dir = await Deno.makeTempDir({ prefix: "attack62_" });
-  const file = `${dir}/attack62.db`;
-  const { DatabaseSync } = await import("node:sqlite");
-  const db = new DatabaseSync(file);
-  db.exec(setup);
-  const { server, write } = await writer("sqlite", file);
-  return {
-    write,
-    rows(query: string): string[] {
-      return (db.prepare(query).all() as Record<string, unknown>[]).map((
-        row,
-      ) => Object.values(row).join(":"));
-    },
-    async [Symbol.asyncDispose]() {
-      db.close();
-      await server[Symbol.asyncDispose]();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
+const { pgOwn, liteOwn } = everyRow({ tag: "attack62", name: "Stop62" });
 
 const pg = needs("postgres").ignore;
 
@@ -264,23 +171,17 @@ Deno.test({
     await using db = await pgOwn(`
       create table a (id int primary key, v int);
       insert into a values (1, 1), (2, 2);`);
-    const other = await db.sql.reserve();
-    try {
-      await other.unsafe("begin");
-      await other.unsafe("update a set v = v where id = 1");
-      const answer = db.write("update a set v = 7 where id = 1");
-      await pause(300);
-      await other.unsafe("commit");
-      const out = await answer;
-      assert(out.includes("could not serialize access"), out);
-      assertEquals(await db.rows("select v from a where id = 1"), ["1"]);
-    } finally {
-      other.release();
-    }
+    await using other = await db.session();
+    await other.unsafe("begin");
+    await other.unsafe("update a set v = v where id = 1");
+    const answer = db.write("update a set v = 7 where id = 1");
+    await pause(300);
+    await other.unsafe("commit");
+    const out = await answer;
+    assert(out.includes("could not serialize access"), out);
+    assertEquals(await db.rows("select v from a where id = 1"), ["1"]);
   },
 });
-
-const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 // SQLite -------------------------------------------------------------------
 

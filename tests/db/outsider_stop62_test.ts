@@ -16,90 +16,10 @@
  */
 
 import { assert, assertEquals } from "@std/assert";
-import mysql from "mysql2/promise";
-import { MYSQL_URL, needs } from "../_db.ts";
-import { said } from "../_outsider.ts";
-import { savedConnection, serverWith } from "../_connections.ts";
-import { callTool } from "../_tool_call.ts";
-import type { Engine } from "../../lib/db/types.ts";
+import { needs } from "../_db.ts";
+import { all, everyRow, outcomes } from "../_every_row_harness.ts";
 
-const ASKED = "ERR user_cancelled";
-
-/** A readWrite token (Safe Mode silent) on `url`; approvals cut at 1 s. */
-async function writer(engine: Engine, url: string) {
-  const saved = savedConnection({ engine, url }, "Stop62", {
-    externalAccess: "readWrite",
-    safeMode: "silent",
-  });
-  const server = await serverWith([saved], { approvalTimeoutSeconds: 1 });
-  const token = (await server.mint("readWrite")).plaintext;
-  const write = async (query: string) => {
-    const answer = said(
-      await callTool(server, "execute_query", {
-        connection_id: saved.id,
-        query,
-        max_rows: 50,
-      }, { authorization: `Bearer ${token}` }),
-    );
-    return answer.startsWith(ASKED)
-      ? "asked"
-      : answer.startsWith("OK")
-      ? "ran"
-      : answer.slice(0, 200);
-  };
-  return { server, write };
-}
-
-/** Each statement's outcome, in order. */
-async function outcomes(
-  write: (query: string) => Promise<string>,
-  steps: string[],
-): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const step of steps) out[step] = await write(step);
-  return out;
-}
-
-function all(steps: string[], what: string): Record<string, string> {
-  return Object.fromEntries(steps.map((step) => [step, what]));
-}
-
-/** A MariaDB database of the test's own, `setup` run in it. */
-async function myOwn(setup: string) {
-  const name = `attack62_${crypto.randomUUID().slice(0, 8)}`;
-  const root = await mysql.createConnection({
-    uri: MYSQL_URL,
-    multipleStatements: true,
-  });
-  await root.query(`create database ${name}`);
-  const url = new URL(MYSQL_URL);
-  url.pathname = `/${name}`;
-  const own = await mysql.createConnection({
-    uri: url.href,
-    multipleStatements: true,
-  });
-  const other = await mysql.createConnection({ uri: url.href });
-  if (setup.trim() !== "") await own.query(setup);
-  const { server, write } = await writer("mysql", url.href);
-  return {
-    write,
-    own,
-    other,
-    async rows(query: string): Promise<string[]> {
-      const [rows] = await own.query(query);
-      return (rows as Record<string, unknown>[]).map((row) =>
-        Object.values(row).join(":")
-      );
-    },
-    async [Symbol.asyncDispose]() {
-      await server[Symbol.asyncDispose]();
-      await other.end();
-      await own.end();
-      await root.query(`drop database if exists ${name}`);
-      await root.end();
-    },
-  };
-}
+const { myDatabase } = everyRow({ tag: "attack62", name: "Stop62" });
 
 const my = needs("mysql").ignore;
 
@@ -125,7 +45,7 @@ Deno.test({
     "mysql: a BEFORE UPDATE trigger that sets NEW.id sets off ON UPDATE CASCADE on every child row unasked (fixed at stop 62)",
   ignore: my,
   async fn() {
-    await using db = await myOwn(
+    await using db = await myDatabase(
       ON_UPDATE_CASCADE("p", "c") +
         "create trigger trk before update on p for each row set new.id = new.id + 100;",
     );
@@ -145,7 +65,7 @@ Deno.test({
     "mysql: an UPDATE of a key with a FOR UPDATE subquery hides the key from setColumns and ON UPDATE CASCADE runs unasked (fixed at stop 62)",
   ignore: my,
   async fn() {
-    await using db = await myOwn(
+    await using db = await myDatabase(
       ON_UPDATE_CASCADE("p", "c") +
         "create table q (id int primary key) engine=InnoDB; insert into q values (1);",
     );
@@ -167,7 +87,7 @@ Deno.test({
     "mysql: CREATE OR REPLACE TABLE of an existing table empties it unasked (fixed at stop 62)",
   ignore: my,
   async fn() {
-    await using db = await myOwn(`
+    await using db = await myDatabase(`
       create table r (id int primary key, v int) engine=InnoDB;
       insert into r values (1, 1), (2, 2);`);
     // Destructive now, as DROP TABLE: a readWrite token is refused.
@@ -184,7 +104,7 @@ Deno.test({
     "mysql: column type changes written oddly (comments, backquotes, ONLINE, ALGORITHM=COPY, LOCK=NONE, CHANGE) are asked; an executable comment is refused; the values stay",
   ignore: my,
   async fn() {
-    await using db = await myOwn(`
+    await using db = await myDatabase(`
       create table t (id int primary key, v decimal(10,2)) engine=InnoDB;
       insert into t values (1, 1.25), (2, 2.75);`);
     const asked = [
@@ -212,7 +132,7 @@ Deno.test({
     "mysql: an upsert hiding its key behind CHARACTER SET, a REPLACE whose children cascade, trigger bodies with labels, nested blocks, QUICK IGNORE and backquotes, a trigger emptying a view, and a schema-qualified DELETE are asked; the rows stay",
   ignore: my,
   async fn() {
-    await using db = await myOwn(
+    await using db = await myDatabase(
       ON_UPDATE_CASCADE("p3", "c3") + `
       create table rp (id int primary key, v int) engine=InnoDB;
       insert into rp values (1, 1), (2, 2);
@@ -260,7 +180,7 @@ Deno.test({
     "mysql: ordinary writes still run unasked: ADD COLUMN, SET DEFAULT, CREATE PROCEDURE, an INSERT with an audit trigger, a non-key UPDATE of one row of a parent with ON UPDATE CASCADE children",
   ignore: my,
   async fn() {
-    await using db = await myOwn(
+    await using db = await myDatabase(
       ON_UPDATE_CASCADE("p", "c") + `
       create table a (id int primary key, v int) engine=InnoDB;
       insert into a values (1, 1), (2, 2);
@@ -289,7 +209,7 @@ Deno.test({
     "mysql: ADD COLUMN of a column named modify is asked as a type change (fixed at stop 62)",
   ignore: my,
   async fn() {
-    await using db = await myOwn(
+    await using db = await myDatabase(
       "create table r (id int primary key, v int) engine=InnoDB;",
     );
     assertEquals(await db.write("alter table r add column modify int"), "ran");
@@ -316,7 +236,7 @@ Deno.test({
         create table c${i} (id int primary key, pid int, foreign key (pid)
           references p${i} (id) on delete cascade) engine=InnoDB;`;
     }
-    await using db = await myOwn(setup);
+    await using db = await myDatabase(setup);
     for (let i = 0; i < 5; i++) {
       assertEquals(
         await db.write("update t set v = v + 1 where id = 1"),

@@ -20,13 +20,11 @@ import {
 } from "../every_row.ts";
 import {
   type EffectsCatalog,
-  type EffectsRoot,
+  effectsRoot,
   type Look,
-  setColumns,
   startEffects,
   type TriggerEvent,
 } from "../every_row_effects.ts";
-import { dmlShape } from "../sql/dml_shape.ts";
 import { storedCall } from "./mysql_check.ts";
 import type { EveryRow } from "../types.ts";
 import { type MysqlRows, untriable } from "./mysql_changes.ts";
@@ -93,42 +91,6 @@ async function look(
   };
 }
 
-/** What `text` sets off on its table: the rule and the triggers' events. */
-export function mysqlRoot(text: string): EffectsRoot | null {
-  const shape = dmlShape(text, "mysql");
-  if (shape.target === null || shape.multiTable) return null;
-  const table = shape.target;
-  switch (shape.keyword) {
-    case "DELETE":
-      return { table, rule: "DELETE", events: ["DELETE"], sets: null };
-    case "UPDATE":
-      return {
-        table,
-        rule: "UPDATE",
-        events: ["UPDATE"],
-        sets: setColumns(text, "mysql"),
-      };
-    case "REPLACE":
-      return {
-        table,
-        rule: "DELETE",
-        events: ["INSERT", "DELETE"],
-        sets: null,
-      };
-    case "INSERT":
-      return shape.upsert
-        ? {
-          table,
-          rule: "UPDATE",
-          events: ["INSERT", "UPDATE"],
-          sets: setColumns(text, "mysql"),
-        }
-        : { table, rule: null, events: ["INSERT"], sets: null };
-    default:
-      return null;
-  }
-}
-
 /**
  * Start judging `text` on its session (`rows`): `hook` is called before it
  * runs when it cannot be tried; the judgment once it ran, given its count.
@@ -174,7 +136,7 @@ export async function startMysqlJudgment(
   });
   // Its foreign keys' actions and its table's triggers. MariaDB's actions
   // set off no trigger; a trigger's own DELETE does.
-  const root = judgment.kind === "unjudged" ? null : mysqlRoot(text);
+  const root = judgment.kind === "unjudged" ? null : effectsRoot(text, "mysql");
   const catalog: EffectsCatalog = {
     dialect: "mysql",
     look: (table, rule, events) => look(rows, table, rule, events),

@@ -9,14 +9,12 @@
  * @module
  */
 
-import { dmlShape } from "../sql/dml_shape.ts";
 import { quoteIdent } from "../sql/identifiers.ts";
 import { tokenize } from "../sql/lexer.ts";
 import { boundedCount, type QualifiedName } from "../every_row.ts";
 import {
-  type EffectsRoot,
+  effectsRoot,
   type Look,
-  setColumns,
   startEffects,
   type TriggerEvent,
 } from "../every_row_effects.ts";
@@ -27,40 +25,6 @@ export type SqliteRows = (
   sql: string,
   params: string[],
 ) => Promise<unknown[][]>;
-
-/** What `text` sets off on its table: the rule and the triggers' events. */
-export function sqliteRoot(text: string): EffectsRoot | null {
-  const shape = dmlShape(text, "sqlite");
-  if (shape.target === null || shape.multiTable) return null;
-  const table = shape.target;
-  // A conflict that REPLACE resolves deletes the row it conflicts with.
-  const deletes: TriggerEvent[] = shape.replaces ? ["DELETE"] : [];
-  switch (shape.keyword) {
-    case "DELETE":
-      return { table, rule: "DELETE", events: ["DELETE"], sets: null };
-    case "UPDATE":
-      return {
-        table,
-        rule: "UPDATE",
-        events: ["UPDATE", ...deletes],
-        sets: setColumns(text, "sqlite"),
-      };
-    case "INSERT":
-    case "REPLACE":
-      return shape.replaces
-        ? { table, rule: "DELETE", events: ["INSERT", ...deletes], sets: null }
-        : shape.upsert
-        ? {
-          table,
-          rule: "UPDATE",
-          events: ["INSERT", "UPDATE"],
-          sets: setColumns(text, "sqlite"),
-        }
-        : { table, rule: null, events: ["INSERT"], sets: null };
-    default:
-      return null;
-  }
-}
 
 /** The event a trigger's text says it fires on, and its body. */
 function triggerParts(
@@ -143,7 +107,7 @@ export async function startSqliteEffects(
   rows: SqliteRows,
   hook: (found: EveryRow[]) => void,
 ): Promise<() => Promise<EveryRow[]>> {
-  const root = sqliteRoot(text);
+  const root = effectsRoot(text, "sqlite");
   if (root === null) return () => Promise.resolve([]);
   return await startEffects(
     {
