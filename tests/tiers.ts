@@ -25,6 +25,8 @@ export const E2E_FILES: readonly string[] = [
   "tests/db/outsider_stop61_test.ts",
   "tests/db/outsider_stop62_test.ts",
   "tests/db/outsider_stop62_pg_test.ts",
+  "tests/db/outsider_stop63_test.ts",
+  "tests/db/outsider_stop63_pg_test.ts",
   // Reads its thread's CPU time from /proc/thread-self, which Deno grants
   // only with every permission (the unit tier denies the databases' ports).
   "tests/db/pg_parse_off_loop_test.ts",
