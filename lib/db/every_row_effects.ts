@@ -500,9 +500,11 @@ export function setColumns(text: string, dialect: Dialect): string[] | null {
 /** Whether a trigger body assigns to NEW's columns (`SET NEW.c = ...`). */
 export function setsNew(body: string): boolean {
   const tokens = tokenize(body, "mysql");
+  // NEW however written: a word, `new` or "new" (outsider stop 63).
+  const isNew = (token: Token) =>
+    token.text.replace(/^[`"]|[`"]$/g, "").toUpperCase() === "NEW";
   return tokens.some((token, i) =>
-    token.kind === "word" && token.text === "NEW" &&
-    tokens[i + 1]?.text === "." &&
+    isNew(token) && tokens[i + 1]?.text === "." &&
     (tokens[i - 1]?.text === "SET" || tokens[i - 1]?.text === ",")
   );
 }

@@ -436,6 +436,11 @@ Deno.test("setColumns and setsNew: the statement's own SET, never a subquery's F
     false,
   );
   assertEquals(setsNew("insert into log values (new.id)"), false);
+  // MariaDB takes a backquoted `new` for the NEW row (outsider stop 63).
+  assertEquals(
+    setsNew("lbl: begin set `new`.id = new.id + 100; end lbl"),
+    true,
+  );
 });
 
 Deno.test("effectsRoot: what a MariaDB or SQLite write sets off on its table, one reading for both (REPLACE and OR REPLACE delete the rows they conflict with)", () => {

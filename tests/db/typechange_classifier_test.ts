@@ -316,6 +316,16 @@ Deno.test("classify(): what changes code or rows already installed asks (outside
       "it renames or moves routine r, which code already installed may call by its old name (a routine made under that name later runs in its place)",
     ],
     [
+      "alter function g() set search_path = s2, public",
+      "postgres",
+      "it changes function g (how it runs), which code already installed may call",
+    ],
+    [
+      "alter table log enable always trigger tr",
+      "postgres",
+      "it enables a trigger on log, which runs on later writes to its table",
+    ],
+    [
       "alter type e rename value 'keep' to 'gone'",
       "postgres",
       "it renames a value of type e, which every row holding it then reads as the new value",
@@ -330,10 +340,11 @@ Deno.test("classify(): what changes code or rows already installed asks (outside
     ["alter view vv rename to vw", "mysql"],
     ["alter view vv set (security_barrier = true)", "postgres"],
     ["alter function g() owner to someone", "postgres"],
-    ["alter function g() set search_path = public", "postgres"],
     ["alter type e rename to e2", "postgres"],
     ["alter type e add value 'new'", "postgres"],
     ["alter table t rename column v to w", "postgres"],
+    ["alter table t disable trigger tr", "postgres"],
+    ["alter table t enable row level security", "postgres"],
     ["alter table r add column modify int", "mysql"],
     ["alter table r add modify int", "mysql"],
     ["alter table r add column if not exists modify int", "mysql"],
@@ -351,6 +362,8 @@ Deno.test("classify(): what changes code or rows already installed asks (outside
     const sql of [
       "create or replace table r (id int primary key)",
       "CREATE OR REPLACE TEMPORARY TABLE r (id int)",
+      "create or replace database d",
+      "create /*x*/ or replace schema d",
     ]
   ) {
     assertEquals(verdict(sql, "mysql"), ["destructive", true, null], sql);

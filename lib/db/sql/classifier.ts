@@ -239,7 +239,8 @@ function tierAt(
   }
   if (READ_LEADS.has(keyword)) return scan(tokens, i);
   // MariaDB's CREATE OR REPLACE TABLE drops the table it replaces, rows
-  // and all (outsider stop 62).
+  // and all (outsider stop 62); CREATE OR REPLACE DATABASE|SCHEMA drops
+  // every table of it (outsider stop 63).
   if (keyword === "CREATE" && replacesTable(tokens, i)) {
     return { tier: "destructive", dangerous: true };
   }
@@ -253,13 +254,16 @@ function tierAt(
     : { tier: higher("write", inner.tier), dangerous: true, danger };
 }
 
-/** `CREATE OR REPLACE [TEMPORARY] TABLE` at token `i`. */
+/** `CREATE OR REPLACE [TEMPORARY] TABLE|DATABASE|SCHEMA` at token `i`. */
 function replacesTable(tokens: readonly Token[], i: number): boolean {
   let j = i + 3;
   if (word(tokens[j]) === "TEMPORARY") j++;
   return word(tokens[i + 1]) === "OR" && word(tokens[i + 2]) === "REPLACE" &&
-    word(tokens[j]) === "TABLE";
+    DROPPED_BY_REPLACE.has(word(tokens[j]));
 }
+
+/** What MariaDB's CREATE OR REPLACE drops first, with the rows it holds. */
+const DROPPED_BY_REPLACE = new Set(["TABLE", "DATABASE", "SCHEMA"]);
 
 /** EXPLAIN [options] <statement>: only ANALYZE runs the statement. */
 function explained(

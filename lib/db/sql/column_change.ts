@@ -260,6 +260,23 @@ export function changesExisting(
   ) {
     return `it renames or moves ${kind.text.toLowerCase()} ${name}, which code already installed may call by its old name (a routine made under that name later runs in its place)`;
   }
+  // Any other change of a routine changes how the code that calls it runs:
+  // `SET search_path` made a trigger's unqualified call reach another
+  // routine (outsider stop 63); SECURITY DEFINER, a volatility label.
+  if (RENAMED.has(kind.text) && topWord(tokens, at, "OWNER") < 0) {
+    return `it changes ${kind.text.toLowerCase()} ${name} (how it runs), which code already installed may call`;
+  }
+  // A trigger or rule switched on runs on later writes, as one created.
+  const enables = topWord(tokens, at, "ENABLE");
+  if (kind.text === "TABLE" && enables > 0) {
+    let k = enables + 1;
+    if (isWord(tokens[k], "ALWAYS") || isWord(tokens[k], "REPLICA")) k++;
+    if (isWord(tokens[k], "TRIGGER") || isWord(tokens[k], "RULE")) {
+      return `it enables a ${
+        tokens[k]!.text.toLowerCase()
+      } on ${name}, which runs on later writes to its table`;
+    }
+  }
   if (
     kind.text === "TYPE" && dialect === "postgres" && renamed > 0 &&
     isWord(tokens[renamed + 1], "VALUE")
