@@ -347,12 +347,12 @@ Deno.test({
         await db.write("select typegrant_own.md5('a') as m"),
         'OK [["mine"]]',
       );
-      assertEquals(
-        await db.write(
-          "alter function typegrant_own.md5(text) rename to typegrant_md6",
-        ),
-        "OK []",
+      // A routine renamed asks since stop 62 (code already installed may
+      // call it by its old name): asked, not refused.
+      const renamed = await db.write(
+        "alter function typegrant_own.md5(text) rename to typegrant_md6",
       );
+      assert(renamed.startsWith("ERR user_cancelled"), renamed);
       // An argument's type named by a column's %TYPE is not resolved:
       // refused, the type itself to be named.
       const pct = await db.write(
