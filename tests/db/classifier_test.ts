@@ -217,3 +217,54 @@ Deno.test("classify(): code installed to run later and rows a table change rewri
     assertEquals(danger(sql, dialect), ["write", false, null], sql);
   }
 });
+
+Deno.test("classify(): a nested write is dangerous only when it is a DELETE or UPDATE without WHERE; only FOR UPDATE|SHARE|NO KEY|KEY locks rows; ON DELETE SET NULL and SET DEFAULT are actions, not statements", () => {
+  const verdict = (sql: string, dialect: "postgres" | "mysql") => {
+    const found = classify(sql, dialect);
+    if (!found.ok) throw new Error(found.message);
+    return [found.tier, found.dangerous];
+  };
+  assertEquals(
+    verdict(
+      "WITH a AS (INSERT INTO t VALUES (1) RETURNING id) SELECT * FROM a",
+      "postgres",
+    ),
+    ["write", false],
+  );
+  assertEquals(
+    verdict(
+      "WITH a AS (DELETE FROM t WHERE id = 1 RETURNING id) SELECT * FROM a",
+      "postgres",
+    ),
+    ["write", false],
+  );
+  assertEquals(
+    verdict(
+      "WITH a AS (DELETE FROM t RETURNING id) SELECT * FROM a",
+      "postgres",
+    ),
+    ["write", true],
+  );
+  // Only FOR UPDATE|SHARE|NO KEY|KEY SHARE locks rows: a column named key
+  // or no is read.
+  assertEquals(
+    verdict("SELECT key, x AS no, y AS share FROM t", "postgres"),
+    ["read", false],
+  );
+  assertEquals(verdict("SELECT * FROM t FOR NO KEY UPDATE", "postgres"), [
+    "write",
+    false,
+  ]);
+  for (const action of ["SET NULL", "SET DEFAULT", "CASCADE", "NO ACTION"]) {
+    for (const dialect of ["postgres", "mysql"] as const) {
+      assertEquals(
+        verdict(
+          `CREATE TABLE c (id int, pid int REFERENCES p (id) ON DELETE ${action} ON UPDATE ${action})`,
+          dialect,
+        ),
+        ["write", false],
+        `${action} (${dialect})`,
+      );
+    }
+  }
+});
