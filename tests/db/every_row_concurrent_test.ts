@@ -5,7 +5,7 @@
  * meanwhile, had deleted every row t had without asking, as the count
  * after the write saw the new row. A PostgreSQL write that is judged runs
  * in REPEATABLE READ, its counts in its own snapshot (postgres.ts,
- * pg_every_row.ts `pgBefore`); MariaDB counts the fewer of the rows in a
+ * pg_every_row.ts `pgTouches`); MariaDB counts the fewer of the rows in a
  * snapshot taken as its transaction starts and the rows committed now
  * (mysql_write.ts, mysql_every_row.ts). Through the MCP endpoint
  * (execute_query, a readWrite token, Safe Mode silent, approvals cut at
@@ -17,7 +17,7 @@
 import { assertEquals } from "@std/assert";
 import { needs } from "../_db.ts";
 import { everyRow } from "../_every_row_harness.ts";
-import { pgBefore, pgEveryRow } from "../../lib/db/postgres/pg_every_row.ts";
+import { pgEveryRow, pgTouches } from "../../lib/db/postgres/pg_every_row.ts";
 
 const { pgOwn, myOwn } = everyRow({
   tag: "concurrent",
@@ -97,7 +97,7 @@ Deno.test({
     const judged = async (statement: string, meanwhile: string) => {
       await exec("begin isolation level repeatable read");
       try {
-        const before = await pgBefore(exec);
+        const before = await pgTouches(exec);
         await exec(statement);
         await db.sql.unsafe(meanwhile);
         return await pgEveryRow(exec, before, true);

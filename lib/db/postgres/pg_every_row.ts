@@ -95,27 +95,17 @@ export async function pgExclusive(exec: PgExec): Promise<EveryRow[]> {
 /** Counts by table oid. */
 export type PgTouches = Map<string, { ins: number; upd: number; del: number }>;
 
-/** What a write is judged against: the counts before it. */
-export interface PgBefore {
-  touches: PgTouches;
-}
-
 /**
- * The counts before a write. The write runs in REPEATABLE READ
- * (postgres.ts): this query takes the transaction's snapshot, so the
- * statement and the counts after it see the same rows, and a row another
- * session commits meanwhile is not a row the write kept (outsider stop 59:
- * `delete from t where id > 0 and pg_sleep(0.4) is not null`, with
- * `insert into t values (100)` committed meanwhile, deleted every row t
- * had unasked; a filter on `xmin` tried first took another session's
- * subtransaction for a row committed before, outsider stop 61).
+ * The transaction's counts now ({@linkcode PG_TOUCHES}). Before a write,
+ * run in REPEATABLE READ (postgres.ts), this query takes the transaction's
+ * snapshot, so the statement and the counts after it see the same rows,
+ * and a row another session commits meanwhile is not a row the write kept
+ * (outsider stop 59: `delete from t where id > 0 and pg_sleep(0.4) is not
+ * null`, with `insert into t values (100)` committed meanwhile, deleted
+ * every row t had unasked; a filter on `xmin` tried first took another
+ * session's subtransaction for a row committed before, outsider stop 61).
  */
-export async function pgBefore(exec: PgExec): Promise<PgBefore> {
-  return { touches: await pgTouches(exec) };
-}
-
-/** The transaction's counts now ({@linkcode PG_TOUCHES}). */
-async function pgTouches(exec: PgExec): Promise<PgTouches> {
+export async function pgTouches(exec: PgExec): Promise<PgTouches> {
   const touches: PgTouches = new Map();
   for (const row of await exec(PG_TOUCHES)) {
     touches.set(String(row.rel), {
@@ -134,7 +124,7 @@ async function pgTouches(exec: PgExec): Promise<PgTouches> {
  */
 export async function pgEveryRow(
   exec: PgExec,
-  before: PgBefore,
+  before: PgTouches,
   plain: boolean,
 ): Promise<EveryRow[]> {
   // DDL takes its own table's exclusive lock; DML takes none but through
@@ -165,7 +155,7 @@ const DML = new Set([
 /** The tables the rows counted since `before` say were changed whole. */
 async function counted(
   exec: PgExec,
-  { touches: before }: PgBefore,
+  before: PgTouches,
 ): Promise<EveryRow[]> {
   // A function may turn the counts off for the transaction (outsider stop
   // 61: `set_config('track_counts', 'off', true)`, as a superuser login).

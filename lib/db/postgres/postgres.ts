@@ -37,9 +37,9 @@ import {
 } from "./postgres_schema.ts";
 import { type PgExec, pgWriteShape, trackedPgWrite } from "./pg_changes.ts";
 import {
-  type PgBefore,
-  pgBefore,
   pgEveryRow,
+  type PgTouches,
+  pgTouches,
   plainDml,
 } from "./pg_every_row.ts";
 import { parsePostgres } from "./pg_parse.ts";
@@ -368,7 +368,7 @@ async function writeQuery(
   let gone = false;
   try {
     // A judged write sees one snapshot, taken by its counts before it, as
-    // do its counts after (pg_every_row.ts `pgBefore`). A row another
+    // do its counts after (pg_every_row.ts `pgTouches`). A row another
     // session changed meanwhile fails it ("could not serialize access"):
     // nothing is written.
     const isolation = options.everyRow === undefined
@@ -386,7 +386,7 @@ async function writeQuery(
     // The counts the write's own are told from (pg_every_row.ts).
     const touched = options.everyRow === undefined
       ? null
-      : await pgBefore(exec);
+      : await pgTouches(exec);
     let result: QueryResult;
     try {
       result = await statement();
@@ -442,7 +442,7 @@ async function readyToCommit(
   text: string,
   options: QueryOptions,
   exec: PgExec,
-  touched: PgBefore | null,
+  touched: PgTouches | null,
 ): Promise<void> {
   throwIfAborted(options.signal, ROLLED_BACK);
   // Stopped (its timeout) after it had ended: its cancel request lands

@@ -81,14 +81,12 @@ export async function checkStatement(
     }
   }
   const tier = higher(lexical.tier, engine.tier ?? lexical.tier);
+  const danger = lexical.danger ?? engine.danger ?? null;
   return {
     ...lexical,
     tier,
-    dangerous: lexical.dangerous || engine.dangerous ||
-      (engine.danger ?? null) !== null,
-    ...(lexical.danger === undefined && (engine.danger ?? null) !== null
-      ? { danger: engine.danger! }
-      : {}),
+    dangerous: lexical.dangerous || engine.dangerous || danger !== null,
+    ...(danger === null ? {} : { danger }),
     reach: engine.reach,
     why: engine.why,
     ...(engine.noPlan === undefined ? {} : { noPlan: engine.noPlan }),
